@@ -1,0 +1,61 @@
+"""The one settings object of rlstream.
+
+Every value comes from here: defaults, then environment variables with the ``RLSTREAM_`` prefix (nested
+fields use ``__``, e.g. ``RLSTREAM_KAFKA__BOOTSTRAP_SERVERS``), then a ``.env`` file in the working
+directory. Components never read the environment themselves: the composition root hands each the part
+of this object it needs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from infra.kafka.config import BrokerConfig, KafkaConfig
+from infra.telemetry.config import TelemetryConfig
+from producers.generator.config import GeneratorConfig
+from schemas.errors import UsageError
+from streams.sandbox.config import SandboxConfig
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RLSTREAM_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+        frozen=True,
+    )
+
+    #: root of everything rlstream keeps on disk (jar cache, broker data, models, sandbox cache)
+    home: Path = Field(default_factory=lambda: Path.home() / ".rlstream")
+    run_id: str = "local"
+    kafka: KafkaConfig = KafkaConfig()
+    broker: BrokerConfig = BrokerConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    generator: GeneratorConfig = GeneratorConfig()
+
+    @property
+    def broker_data_dir(self) -> Path:
+        return self.broker.data_dir or self.home / "broker"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = "__".join(str(p) for p in first["loc"]).upper()
+        raise UsageError(
+            f"setting RLSTREAM_{field}: {first['msg']}",
+            hint="correct or unset that environment variable (or its line in .env)",
+        ) from exc

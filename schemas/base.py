@@ -1,0 +1,67 @@
+"""Base of every event: a frozen, versioned pydantic model with a deterministic identity."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+#: namespace of every deterministic event id (UUIDv5); never change it, ids already on the log depend on it
+EVENT_ID_NAMESPACE = uuid.UUID("6f1c2f8e-3a4b-5c6d-9e0f-7a8b9c0d1e2f")
+
+
+def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
+    """A UUIDv5 of the event type, what caused it and the attempt number.
+
+    The same cause always yields the same id, so a retried or re-delivered write is recognisable and
+    every consumer can be idempotent by event id.
+    """
+    name = "|".join((ce_type, *causation, str(attempt)))
+    return str(uuid.uuid5(EVENT_ID_NAMESPACE, name))
+
+
+def content_hash(payload: Any) -> str:
+    """sha256 hex of a canonical JSON rendering (sorted keys) of ``payload``."""
+    import json
+
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class FrozenModel(BaseModel):
+    """A value object inside an event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Event(FrozenModel):
+    """One immutable fact on the log.
+
+    Subclasses set ``event_type`` (``rlstream.<aggregate>.<verb>``), ``version`` and ``schema_version``
+    (a ``Literal`` equal to ``version``). A new version is a new class; the old one stays, and an
+    upcaster turns its bodies into the next version when read.
+    """
+
+    event_type: ClassVar[str]
+    version: ClassVar[int]
+    #: the aggregate field whose value is the Kafka key and the CloudEvents subject
+    key_field: ClassVar[str]
+
+    schema_version: int
+
+    @classmethod
+    def ce_type(cls) -> str:
+        return f"{cls.event_type}.v{cls.version}"
+
+    @property
+    def key(self) -> str:
+        return str(getattr(self, self.key_field))
+
+    def identity(self) -> tuple[str, ...]:
+        """What makes this fact unique; feeds the deterministic event id. Default: the whole body."""
+        return (content_hash(self.model_dump(mode="json")),)
+
+    def event_id(self, attempt: int = 0) -> str:
+        return make_event_id(self.ce_type(), *self.identity(), attempt=attempt)

@@ -1,0 +1,155 @@
+"""Encode events to Kafka records and decode them back, validating everything on the way in.
+
+A record is (key, value, headers): the key is the event's aggregate id, the value its JSON body and the
+headers the envelope. Decoding checks the headers, the body's JSON and its schema, upcasts old versions,
+and raises :class:`EventDecodeError` naming exactly what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from schemas import envelope as env
+from schemas.base import Event
+from schemas.envelope import Envelope
+from schemas.errors import EventDecodeError
+from schemas.registry import upcast
+
+E = TypeVar("E", bound=Event)
+
+Header = tuple[str, bytes]
+
+#: largest body we accept; protects consumers from a single hostile record
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Record:
+    key: bytes | None
+    value: bytes
+    headers: tuple[Header, ...]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    envelope: Envelope
+    event: Event
+
+
+def encode(event: Event, envelope: Envelope) -> Record:
+    if envelope.type != event.ce_type():
+        raise ValueError(f"envelope type {envelope.type} does not match event {event.ce_type()}")
+    headers: list[Header] = [
+        (env.H_SPECVERSION, envelope.specversion.encode()),
+        (env.H_ID, envelope.id.encode()),
+        (env.H_SOURCE, envelope.source.encode()),
+        (env.H_TYPE, envelope.type.encode()),
+        (env.H_TIME, envelope.time.isoformat().encode()),
+        (env.H_CONTENT_TYPE, envelope.content_type.encode()),
+    ]
+    optional = (
+        (env.H_SUBJECT, envelope.subject),
+        (env.H_TRACEPARENT, envelope.traceparent),
+        (env.H_TRACESTATE, envelope.tracestate),
+        (env.H_RUN_ID, envelope.run_id),
+        (env.H_CAUSATION_ID, envelope.causation_id),
+    )
+    headers.extend((name, value.encode()) for name, value in optional if value)
+    return Record(key=event.key.encode(), value=event.model_dump_json().encode(), headers=tuple(headers))
+
+
+def headers_dict(headers: Iterable[tuple[str, bytes | str | None]] | None) -> dict[str, str]:
+    """Kafka headers as text; the last value wins for a repeated name. Undecodable bytes are an error."""
+    out: dict[str, str] = {}
+    for name, raw in headers or ():
+        if raw is None:
+            continue
+        try:
+            out[name] = raw.decode() if isinstance(raw, bytes) else str(raw)
+        except UnicodeDecodeError:
+            raise EventDecodeError("header is not UTF-8", location=f"header {name}") from None
+    return out
+
+
+def decode_envelope(headers: Sequence[tuple[str, bytes | str | None]] | None) -> Envelope:
+    h = headers_dict(headers)
+    missing = [name for name in env.REQUIRED_HEADERS if not h.get(name)]
+    if missing:
+        raise EventDecodeError(
+            "missing CloudEvents header(s): " + ", ".join(missing),
+            location="headers",
+            hint="publish with rlstream's producer or set the ce_* headers of CloudEvents binary mode",
+        )
+    if h[env.H_SPECVERSION] != env.SPECVERSION:
+        raise EventDecodeError(f"unsupported specversion {h[env.H_SPECVERSION]!r}", location="header ce_specversion")
+    ctype = h.get(env.H_CONTENT_TYPE, env.CONTENT_TYPE)
+    if not ctype.startswith(env.CONTENT_TYPE):
+        raise EventDecodeError(f"content-type {ctype!r} is not {env.CONTENT_TYPE}", location="header content-type")
+    try:
+        time = datetime.fromisoformat(h[env.H_TIME].replace("Z", "+00:00"))
+    except ValueError:
+        raise EventDecodeError(f"not an ISO-8601 time: {h[env.H_TIME]!r}", location="header ce_time") from None
+    try:
+        return Envelope(
+            id=h[env.H_ID],
+            source=h[env.H_SOURCE],
+            type=h[env.H_TYPE],
+            time=time,
+            subject=h.get(env.H_SUBJECT),
+            run_id=h.get(env.H_RUN_ID),
+            causation_id=h.get(env.H_CAUSATION_ID),
+            traceparent=h.get(env.H_TRACEPARENT),
+            tracestate=h.get(env.H_TRACESTATE),
+        )
+    except ValidationError as exc:
+        raise EventDecodeError(_first_error(exc), location="headers") from None
+
+
+def decode_body(ce_type: str, value: bytes | None) -> Event:
+    """Validate a JSON body written as ``ce_type`` and return it as the newest version of its event."""
+    if value is None:
+        raise EventDecodeError("record has no value (tombstone)", location="value")
+    if len(value) > MAX_BODY_BYTES:
+        raise EventDecodeError(f"body of {len(value)} bytes exceeds {MAX_BODY_BYTES}", location="value")
+    try:
+        body: Any = json.loads(value)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EventDecodeError(f"body is not JSON: {exc}", location="value") from None
+    if not isinstance(body, dict):
+        raise EventDecodeError("body must be a JSON object", location="value")
+    try:
+        cls, body = upcast(ce_type, body)
+    except (KeyError, ValueError) as exc:
+        raise EventDecodeError(str(exc).strip("'\""), location="header ce_type") from None
+    try:
+        return cls.model_validate(body)
+    except ValidationError as exc:
+        raise EventDecodeError(_first_error(exc), location=f"{ce_type} body") from None
+
+
+def decode(value: bytes | None, headers: Sequence[tuple[str, bytes | str | None]] | None) -> Decoded:
+    envelope = decode_envelope(headers)
+    return Decoded(envelope=envelope, event=decode_body(envelope.type, value))
+
+
+def decode_as(cls: type[E], value: bytes | None, headers: Sequence[tuple[str, bytes | str | None]] | None) -> tuple[Envelope, E]:
+    decoded = decode(value, headers)
+    if not isinstance(decoded.event, cls):
+        raise EventDecodeError(
+            f"expected {cls.ce_type()}, got {decoded.envelope.type}", location="header ce_type"
+        )
+    return decoded.envelope, decoded.event
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(root)"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"field {loc}: {first['msg']}{more}"

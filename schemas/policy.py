@@ -1,0 +1,37 @@
+"""The policy aggregate: each version the learner publishes (one partition, totally ordered per run)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from schemas.base import Event, FrozenModel
+
+
+class ConsumedOffset(FrozenModel):
+    """The next offset to read on one partition: what a checkpoint has consumed up to."""
+
+    topic: str
+    partition: int = Field(ge=0)
+    offset: int = Field(ge=0)
+
+
+class PolicyPublished(Event):
+    event_type: ClassVar[str] = "rlstream.policy.published"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "run_id"
+
+    schema_version: Literal[1] = 1
+    run_id: str = Field(min_length=1)
+    policy_version: int = Field(ge=0)
+    step: int = Field(ge=0)
+    checkpoint_uri: str = Field(description="where the weights are, e.g. file:///.../v3/model.safetensors")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    model: str = ""
+    consumed: tuple[ConsumedOffset, ...] = ()
+    trained_sample_ids: tuple[str, ...] = ()
+    metrics: dict[str, float] = Field(default_factory=dict)
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.run_id, str(self.policy_version))

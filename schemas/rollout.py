@@ -1,0 +1,229 @@
+"""The rollout aggregate (one GRPO group of one task): request, generations, executions, rewards,
+verdicts and the assembled experience. All keyed by ``group_id`` so a group stays on one partition."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from schemas.base import Event, FrozenModel
+
+
+class SamplingParams(FrozenModel):
+    temperature: float = Field(default=1.0, ge=0.0, le=10.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=256, ge=1, le=65536)
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+
+class RolloutRequested(Event):
+    """The scheduler asks for ``group_size`` samples of one task under one policy version."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.requested"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    group_size: int = Field(ge=1, le=1024)
+    prompt: str = Field(description="the prompt text, visible cases only")
+    entry_point: str
+    tenant: str = "default"
+    priority: int = 0
+    #: the newest policy version the scheduler knew of; generators refuse to be staler than the bound
+    policy_version: int = Field(default=0, ge=0)
+    sampling: SamplingParams = SamplingParams()
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.group_id,)
+
+
+class CodeGenerated(Event):
+    """One sample: the model's raw completion, the code extracted from it, and the exact behaviour
+    policy (version, token ids, per-token log-probs under the sampling distribution used)."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.generated"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    sample_index: int = Field(ge=0)
+    policy_version: int = Field(ge=0)
+    model: str
+    prompt_text: str
+    completion_text: str
+    code: str = Field(description="what the sandbox executes (extracted from the completion)")
+    extraction: str = Field(default="", description="how the code was extracted, e.g. fenced, body")
+    prompt_token_ids: tuple[int, ...] = ()
+    completion_token_ids: tuple[int, ...] = ()
+    behaviour_logprobs: tuple[float, ...] = ()
+    finish_reason: str = "stop"
+    sampling: SamplingParams = SamplingParams()
+    duration_s: float = Field(default=0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _logprobs_match_tokens(self) -> CodeGenerated:
+        if self.behaviour_logprobs and len(self.behaviour_logprobs) != len(self.completion_token_ids):
+            raise ValueError(
+                f"behaviour_logprobs has {len(self.behaviour_logprobs)} entries for "
+                f"{len(self.completion_token_ids)} completion tokens"
+            )
+        return self
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id,)
+
+
+CaseStatus = Literal["ok", "error", "timeout", "missing"]
+
+
+class CaseResult(FrozenModel):
+    """The outcome of one case as reported over the trusted channel: ``repr()`` of the returned value
+    (never compared inside the sandbox) or the error raised."""
+
+    index: int = Field(ge=0)
+    hidden: bool = False
+    status: CaseStatus
+    result_repr: str | None = None
+    error: str | None = None
+    duration_s: float = Field(default=0.0, ge=0)
+
+
+class SandboxExecuted(Event):
+    """What the sandbox observed when running one sample's code against its task's case inputs."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.executed"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    #: 0 for the first execution, 1.. for the noise filter's flakiness re-runs
+    run_index: int = Field(default=0, ge=0)
+    backend: Literal["wasm", "container", "subprocess"]
+    backend_reason: str = ""
+    mode: Literal["cases", "check"] = "cases"
+    cases: tuple[CaseResult, ...] = ()
+    exit_code: int | None = None
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    violation: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = Field(default=0.0, ge=0)
+    runtime_hash: str = ""
+    cache_key: str = ""
+    cache_hit: bool = False
+    #: set when the sandbox itself failed; such a result is never scored as the model's failure
+    infra_error: str | None = None
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id, str(self.run_index))
+
+
+class RewardScored(Event):
+    """A versioned, multi-dimensional reward of one sample's execution."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.scored"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    execution_event_id: str
+    reward_fn: str = Field(description="registered name, e.g. code")
+    reward_version: str = Field(description="version of the reward function, e.g. v1")
+    components: dict[str, float]
+    weights: dict[str, float]
+    total: float
+    passed: int = Field(ge=0)
+    total_cases: int = Field(ge=0)
+    details: dict[str, str] = Field(default_factory=dict)
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id, self.execution_event_id, self.reward_fn, self.reward_version)
+
+
+class Reason(FrozenModel):
+    code: str = Field(pattern=r"^[a-z][a-z0-9_.]*$", description="machine-readable, e.g. hack.forced_exit")
+    detail: str = ""
+
+
+class NoiseVerdict(Event):
+    """The noise filter's decision about whether a sample may feed the gradient. It never rewrites the
+    reward: ``mask`` removes the sample, ``reject`` removes it and marks it as a hack."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.filtered"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    reward_event_id: str
+    verdict: Literal["accept", "mask", "reject"]
+    reasons: tuple[Reason, ...] = ()
+    reward: float
+    filter_version: str = "v1"
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id, self.reward_event_id, self.filter_version)
+
+
+class ExperienceSample(FrozenModel):
+    sample_id: str
+    policy_version: int = Field(ge=0)
+    reward: float
+    advantage: float
+    prompt_token_ids: tuple[int, ...]
+    completion_token_ids: tuple[int, ...]
+    behaviour_logprobs: tuple[float, ...]
+
+
+class ExperienceReady(Event):
+    """A GRPO group ready for the learner: accepted samples with group-relative advantages."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.assembled"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    group_size: int = Field(ge=1)
+    samples: tuple[ExperienceSample, ...]
+    #: the group's deadline passed before every sample had a verdict
+    partial: bool = False
+    masked: int = Field(default=0, ge=0)
+    rejected: int = Field(default=0, ge=0)
+    std_normalised: bool = True
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.group_id,)
+
+
+class ReviewRecorded(Event):
+    """A human reviewer's verdict on one sample, overriding the automated one where not yet trained."""
+
+    event_type: ClassVar[str] = "rlstream.review.recorded"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[1] = 1
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    verdict: Literal["accept", "mask", "reject"]
+    note: str = ""
+    reviewer: str = Field(min_length=1)
+    previous_verdict: Literal["accept", "mask", "reject"] | None = None

@@ -1,0 +1,97 @@
+"""The task aggregate: what upstream systems publish on ``rl.tasks``."""
+
+from __future__ import annotations
+
+import ast
+from typing import ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from schemas.base import Event, FrozenModel
+
+TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$"
+
+
+def _check_literal(text: str, what: str) -> str:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"{what} is not a plain Python literal: {exc.__class__.__name__}") from None
+    return text
+
+
+class TestCase(FrozenModel):
+    """One call of the entry point: the argument tuple and the expected value, both as Python literals."""
+
+    __test__ = False  # not a pytest class
+
+    input: str = Field(description="Python literal of the argument tuple, e.g. '(1, [2, 3])'")
+    output: str = Field(description="Python literal of the expected return value")
+
+    @field_validator("input")
+    @classmethod
+    def _input_is_tuple(cls, v: str) -> str:
+        _check_literal(v, "input")
+        if not isinstance(ast.literal_eval(v), tuple):
+            raise ValueError("input must be a tuple literal of the arguments, e.g. '(3,)' for one argument")
+        return v
+
+    @field_validator("output")
+    @classmethod
+    def _output_is_literal(cls, v: str) -> str:
+        return _check_literal(v, "output")
+
+
+class Limits(FrozenModel):
+    timeout_s: float = Field(default=10.0, gt=0, le=600)
+    memory_mb: int = Field(default=256, ge=16, le=16384)
+
+
+class TaskPublishedV1(Event):
+    """The minimum task format of the first contract: cases, or a HumanEval-style check."""
+
+    event_type: ClassVar[str] = "rlstream.task.published"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "task_id"
+
+    schema_version: Literal[1] = 1
+    task_id: str = Field(pattern=TASK_ID_PATTERN)
+    prompt: str = Field(min_length=1)
+    entry_point: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    tests: tuple[TestCase, ...] = ()
+    check: str | None = None
+    reference: str | None = None
+
+
+class TaskPublished(Event):
+    """A coding task: the prompt the model completes and the cases that judge it.
+
+    Version 2 adds hidden cases (never shown in prompts), tenant, priority and limits.
+    """
+
+    event_type: ClassVar[str] = "rlstream.task.published"
+    version: ClassVar[int] = 2
+    key_field: ClassVar[str] = "task_id"
+
+    schema_version: Literal[2] = 2
+    task_id: str = Field(pattern=TASK_ID_PATTERN, description="stable id of the task, the Kafka key")
+    prompt: str = Field(min_length=1, description="function signature and docstring the model completes")
+    entry_point: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="name of the function")
+    tests: tuple[TestCase, ...] = Field(default=(), description="visible cases (may appear in prompts)")
+    hidden_tests: tuple[TestCase, ...] = Field(default=(), description="held-out cases, never in prompts")
+    check: str | None = Field(default=None, description="HumanEval-style check(candidate) source")
+    reference: str | None = Field(default=None, description="a reference solution")
+    tenant: str = Field(default="default", min_length=1, max_length=100)
+    priority: int = Field(default=0, ge=-100, le=100)
+    limits: Limits = Limits()
+    source: str | None = Field(default=None, description="where the task came from, e.g. humaneval")
+
+    @model_validator(mode="after")
+    def _has_a_judge(self) -> TaskPublished:
+        if not self.tests and not self.hidden_tests and not self.check:
+            raise ValueError("a task needs 'tests', 'hidden_tests' or 'check': nothing could judge it")
+        return self
+
+    def identity(self) -> tuple[str, ...]:
+        # a re-publication of the same content is the same fact; changed content is a new one
+        return (self.task_id, *super().identity())
