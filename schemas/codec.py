@@ -87,14 +87,20 @@ def decode_envelope(headers: Sequence[tuple[str, bytes | str | None]] | None) ->
             hint="publish with rlstream's producer or set the ce_* headers of CloudEvents binary mode",
         )
     if h[env.H_SPECVERSION] != env.SPECVERSION:
-        raise EventDecodeError(f"unsupported specversion {h[env.H_SPECVERSION]!r}", location="header ce_specversion")
+        raise EventDecodeError(
+            f"unsupported specversion {h[env.H_SPECVERSION]!r}", location="header ce_specversion"
+        )
     ctype = h.get(env.H_CONTENT_TYPE, env.CONTENT_TYPE)
     if not ctype.startswith(env.CONTENT_TYPE):
-        raise EventDecodeError(f"content-type {ctype!r} is not {env.CONTENT_TYPE}", location="header content-type")
+        raise EventDecodeError(
+            f"content-type {ctype!r} is not {env.CONTENT_TYPE}", location="header content-type"
+        )
     try:
         time = datetime.fromisoformat(h[env.H_TIME].replace("Z", "+00:00"))
     except ValueError:
-        raise EventDecodeError(f"not an ISO-8601 time: {h[env.H_TIME]!r}", location="header ce_time") from None
+        raise EventDecodeError(
+            f"not an ISO-8601 time: {h[env.H_TIME]!r}", location="header ce_time"
+        ) from None
     try:
         return Envelope(
             id=h[env.H_ID],
@@ -138,7 +144,9 @@ def decode(value: bytes | None, headers: Sequence[tuple[str, bytes | str | None]
     return Decoded(envelope=envelope, event=decode_body(envelope.type, value))
 
 
-def decode_as(cls: type[E], value: bytes | None, headers: Sequence[tuple[str, bytes | str | None]] | None) -> tuple[Envelope, E]:
+def decode_as(
+    cls: type[E], value: bytes | None, headers: Sequence[tuple[str, bytes | str | None]] | None
+) -> tuple[Envelope, E]:
     decoded = decode(value, headers)
     if not isinstance(decoded.event, cls):
         raise EventDecodeError(

@@ -36,7 +36,9 @@ class Envelope(FrozenModel):
     subject: str | None = None
     run_id: str | None = None
     causation_id: str | None = None
-    traceparent: str | None = Field(default=None, pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
+    traceparent: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
+    )
     tracestate: str | None = None
     specversion: str = SPECVERSION
     content_type: str = CONTENT_TYPE

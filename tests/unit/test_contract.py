@@ -1,0 +1,149 @@
+"""The event contract: golden samples keep decoding, schemas are current, ids are deterministic."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schemas import codec, export
+from schemas.base import make_event_id
+from schemas.envelope import Envelope
+from schemas.errors import EventDecodeError
+from schemas.registry import BY_CE_TYPE, EVENT_CLASSES, LATEST, split_ce_type
+from schemas.rollout import CodeGenerated
+from schemas.task import TaskPublished, TaskPublishedV1
+from schemas.topics import CATALOG, EVENT_TOPICS, topic_for
+
+GOLDEN = Path(export.__file__).parent / "golden"
+
+
+def load_golden(ce_type: str) -> tuple[bytes, list[tuple[str, bytes]], dict[str, Any]]:
+    doc = json.loads((GOLDEN / f"{ce_type}.json").read_text())
+    headers = [(k, v.encode()) for k, v in doc["headers"].items()]
+    return json.dumps(doc["body"]).encode(), headers, doc
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.ce_type())
+def test_every_event_version_has_a_golden_sample_that_still_decodes(cls):
+    value, headers, doc = load_golden(cls.ce_type())
+    decoded = codec.decode(value, headers)
+    latest = LATEST[cls.event_type]
+    assert type(decoded.event) is latest
+    assert decoded.envelope.id == doc["headers"]["ce_id"]
+    assert decoded.envelope.type == cls.ce_type()
+    assert decoded.event.key == doc["key"]
+
+
+@pytest.mark.parametrize(
+    "cls", [c for c in EVENT_CLASSES if LATEST[c.event_type] is c], ids=lambda c: c.ce_type()
+)
+def test_latest_versions_reencode_to_the_golden_bytes(cls):
+    # a renamed, retyped or reordered field changes the body bytes: that needs a new version, not an edit
+    value, headers, doc = load_golden(cls.ce_type())
+    decoded = codec.decode(value, headers)
+    record = codec.encode(decoded.event, decoded.envelope)
+    assert json.loads(record.value) == doc["body"]
+    assert dict((k, v.decode()) for k, v in record.headers) == doc["headers"]
+    assert record.key == str(doc["key"]).encode()
+
+
+def test_v1_task_is_upcast_to_v2_with_v2_defaults():
+    value, headers, _ = load_golden(TaskPublishedV1.ce_type())
+    event = codec.decode(value, headers).event
+    assert isinstance(event, TaskPublished)
+    assert event.schema_version == 2
+    assert event.hidden_tests == ()
+    assert event.tenant == "default"
+    assert event.limits.timeout_s == 10.0
+    assert [c.input for c in event.tests] == ["(1, 2)", "(-1, 1)"]
+
+
+def test_exported_json_schemas_are_current():
+    expected = export.event_schemas()
+    on_disk = {p.name for p in export.JSON_DIR.glob("*.json")}
+    assert on_disk == set(expected), "run: .venv/bin/python -m schemas.export"
+    for name, schema in expected.items():
+        assert (export.JSON_DIR / name).read_text() == export.render(schema), (
+            f"schemas/json/{name} is stale; run: .venv/bin/python -m schemas.export"
+        )
+
+
+def test_event_ids_are_deterministic_and_distinguish_causes():
+    a = make_event_id("rlstream.rollout.scored.v1", "s1", "exec1")
+    assert a == make_event_id("rlstream.rollout.scored.v1", "s1", "exec1")
+    assert a != make_event_id("rlstream.rollout.scored.v1", "s1", "exec2")
+    assert a != make_event_id("rlstream.rollout.scored.v1", "s1", "exec1", attempt=1)
+    value, headers, _ = load_golden(CodeGenerated.ce_type())
+    event = codec.decode(value, headers).event
+    assert event.event_id() == CodeGenerated.model_validate(event.model_dump()).event_id()
+
+
+def test_republishing_the_same_task_gives_the_same_id_and_changed_content_a_new_one():
+    t1 = TaskPublished(task_id="t", prompt="p", entry_point="f", check="def check(c): pass")
+    t2 = TaskPublished(task_id="t", prompt="p", entry_point="f", check="def check(c): pass")
+    t3 = TaskPublished(task_id="t", prompt="p2", entry_point="f", check="def check(c): pass")
+    assert t1.event_id() == t2.event_id() != t3.event_id()
+
+
+def _headers(**over: str) -> list[tuple[str, bytes]]:
+    _, headers, _ = load_golden(TaskPublished.ce_type())
+    h = dict(headers)
+    for k, v in over.items():
+        h[k] = v.encode()
+    return list(h.items())
+
+
+def test_decode_errors_name_what_is_wrong():
+    value, headers, _ = load_golden(TaskPublished.ce_type())
+    with pytest.raises(EventDecodeError, match="missing CloudEvents header.*ce_type"):
+        codec.decode(value, [(k, v) for k, v in headers if k != "ce_type"])
+    with pytest.raises(EventDecodeError, match="body is not JSON"):
+        codec.decode(b"{not json", headers)
+    with pytest.raises(EventDecodeError, match="newer than this build"):
+        codec.decode(value, _headers(ce_type="rlstream.task.published.v9"))
+    with pytest.raises(EventDecodeError, match="unknown event type"):
+        codec.decode(value, _headers(ce_type="rlstream.nothing.v1"))
+    with pytest.raises(EventDecodeError, match="ce_time"):
+        codec.decode(value, _headers(ce_time="yesterday"))
+    body = json.loads(value)
+    body["tests"][0]["input"] = "(1, 2"
+    with pytest.raises(EventDecodeError, match=r"field tests\.0\.input"):
+        codec.decode(json.dumps(body).encode(), headers)
+    body = json.loads(value)
+    del body["entry_point"]
+    with pytest.raises(EventDecodeError, match="field entry_point"):
+        codec.decode(json.dumps(body).encode(), headers)
+
+
+def test_decode_as_rejects_the_wrong_event_type():
+    value, headers, _ = load_golden(TaskPublished.ce_type())
+    with pytest.raises(EventDecodeError, match="expected rlstream.rollout.generated.v1"):
+        codec.decode_as(CodeGenerated, value, headers)
+
+
+def test_envelope_type_must_match_the_event():
+    task = TaskPublished(task_id="t", prompt="p", entry_point="f", check="x")
+    envl = Envelope(id="x", source="s", type="rlstream.other.v1", time=datetime.now(UTC))
+    with pytest.raises(ValueError, match="does not match"):
+        codec.encode(task, envl)
+
+
+def test_task_without_any_judge_is_invalid():
+    with pytest.raises(ValueError, match="nothing could judge it"):
+        TaskPublished(task_id="t", prompt="p", entry_point="f")
+
+
+def test_catalog_covers_every_latest_event_and_keeps_event_topics_forever():
+    carried = {t.event for t in CATALOG}
+    for cls in LATEST.values():
+        assert cls.__name__ in carried
+        assert topic_for(cls.__name__).name.startswith("rl.")
+    for topic in EVENT_TOPICS:
+        assert topic.configs["retention.ms"] == "-1"
+    assert len({t.name for t in CATALOG}) == len(CATALOG)
+    assert split_ce_type("rlstream.task.published.v2") == ("rlstream.task.published", 2)
+    assert set(BY_CE_TYPE) == {c.ce_type() for c in EVENT_CLASSES}
