@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -51,7 +51,7 @@ def load_rows(path: Path | None = None) -> list[HumanEvalRow]:
         return [HumanEvalRow(**json.loads(line)) for line in fh if line.strip()]
 
 
-_BINOPS = {
+_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
