@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The test command (README): installs what is missing, checks style and types, then runs every test
+# against the real services the tests start themselves (Kafka broker, sandbox runtimes).
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/unit -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+echo "[test] ruff" >&2
+.venv/bin/ruff check .
+.venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }
+echo "[test] mypy" >&2
+.venv/bin/mypy
+echo "[test] pytest" >&2
+set +e
+.venv/bin/pytest "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "[test] pytest collected no tests: treating as a failure" >&2
+  exit 1
+fi
+exit "$rc"
