@@ -1,0 +1,109 @@
+"""Group assembly: collect every sample's verdict of one GRPO group, then compute group-relative
+advantages from the accepted samples only.
+
+Pure: the Faust agent keeps a ``GroupState`` per group in a changelog-backed table and asks it
+whether the group is complete or past its deadline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from schemas.rollout import CodeGenerated, ExperienceReady, ExperienceSample, NoiseVerdict
+
+Verdict = Literal["accept", "mask", "reject"]
+
+
+def group_advantages(rewards: list[float], *, normalise_std: bool = True, eps: float = 1e-6) -> list[float]:
+    """GRPO advantages: reward minus the group mean, optionally divided by the group's std.
+
+    A group whose rewards are all equal has zero advantage everywhere (nothing to learn from it).
+    """
+    if not rewards:
+        return []
+    mean = sum(rewards) / len(rewards)
+    centred = [r - mean for r in rewards]
+    if not normalise_std:
+        return centred
+    std = math.sqrt(sum(c * c for c in centred) / len(centred))
+    if std < eps:
+        return [0.0 for _ in centred]
+    return [c / (std + eps) for c in centred]
+
+
+@dataclass
+class SampleSlot:
+    generation: CodeGenerated | None = None
+    verdict: Verdict | None = None
+    reward: float = 0.0
+    verdict_event_id: str | None = None
+
+
+@dataclass
+class GroupState:
+    group_id: str
+    task_id: str
+    group_size: int
+    deadline: float
+    samples: dict[str, SampleSlot] = field(default_factory=dict)
+    emitted: bool = False
+
+    def add_generation(self, event: CodeGenerated) -> bool:
+        """Returns False for a duplicate (idempotent by sample id)."""
+        slot = self.samples.setdefault(event.sample_id, SampleSlot())
+        if slot.generation is not None:
+            return False
+        slot.generation = event
+        return True
+
+    def add_verdict(self, event: NoiseVerdict, event_id: str) -> bool:
+        slot = self.samples.setdefault(event.sample_id, SampleSlot())
+        if slot.verdict_event_id == event_id or slot.verdict is not None:
+            return False
+        slot.verdict, slot.reward, slot.verdict_event_id = event.verdict, event.reward, event_id
+        return True
+
+    @property
+    def complete(self) -> bool:
+        done = [s for s in self.samples.values() if s.verdict is not None and s.generation is not None]
+        return len(done) >= self.group_size
+
+    def due(self, now: float) -> bool:
+        return not self.emitted and (self.complete or now >= self.deadline)
+
+    def assemble(self, *, now: float, normalise_std: bool = True) -> ExperienceReady:
+        ready = [
+            (sid, s)
+            for sid, s in sorted(self.samples.items())
+            if s.verdict is not None and s.generation is not None
+        ]
+        accepted = [(sid, s) for sid, s in ready if s.verdict == "accept"]
+        advantages = group_advantages([s.reward for _, s in accepted], normalise_std=normalise_std)
+        samples = []
+        for (sid, slot), adv in zip(accepted, advantages, strict=True):
+            gen = slot.generation
+            assert gen is not None
+            samples.append(
+                ExperienceSample(
+                    sample_id=sid,
+                    policy_version=gen.policy_version,
+                    reward=slot.reward,
+                    advantage=adv,
+                    prompt_token_ids=gen.prompt_token_ids,
+                    completion_token_ids=gen.completion_token_ids,
+                    behaviour_logprobs=gen.behaviour_logprobs,
+                )
+            )
+        self.emitted = True
+        return ExperienceReady(
+            group_id=self.group_id,
+            task_id=self.task_id,
+            group_size=self.group_size,
+            samples=tuple(samples),
+            partial=not self.complete,
+            masked=sum(1 for _, s in ready if s.verdict == "mask"),
+            rejected=sum(1 for _, s in ready if s.verdict == "reject"),
+            std_normalised=normalise_std,
+        )
