@@ -85,6 +85,9 @@ class State:
         # what a failed handler call must undo: previous values since the last _savepoint()
         self._undo: dict[tuple[int, str], Any] = {}
         self._dirty_at_savepoint: dict[tuple[int, str], Any] = {}
+        #: bumped whenever partitions are restored or dropped: agents that derive in-memory
+        #: structures from the state (e.g. a queue) rebuild them when it changes
+        self.generation = 0
 
     def partition(self, p: int) -> dict[str, Any]:
         return self._data.setdefault(p, {})
@@ -129,6 +132,7 @@ class State:
             self.partition(p)[key] = value
 
     def _drop(self, p: int) -> None:
+        self.generation += 1
         self._data.pop(p, None)
         for k in [k for k in self._dirty if k[0] == p]:
             del self._dirty[k]
@@ -469,6 +473,7 @@ class TransactionalProcessor:
                 for p in parts:
                     self.state.partition(p)
                 return
+            self.state.generation += 1
             wanted = [p for p in parts if p in md.partitions]
             ends: dict[int, int] = {}
             for p in wanted:

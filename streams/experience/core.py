@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from schemas.rollout import CodeGenerated, ExperienceReady, ExperienceSample, NoiseVerdict
 
@@ -69,6 +69,38 @@ class GroupState:
     def complete(self) -> bool:
         done = [s for s in self.samples.values() if s.verdict is not None and s.generation is not None]
         return len(done) >= self.group_size
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group_id": self.group_id,
+            "task_id": self.task_id,
+            "group_size": self.group_size,
+            "deadline": self.deadline,
+            "emitted": self.emitted,
+            "samples": {
+                sid: {
+                    "generation": slot.generation.model_dump(mode="json") if slot.generation else None,
+                    "verdict": slot.verdict,
+                    "reward": slot.reward,
+                    "verdict_event_id": slot.verdict_event_id,
+                }
+                for sid, slot in self.samples.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GroupState:
+        group = cls(data["group_id"], data["task_id"], data["group_size"], data["deadline"])
+        group.emitted = data["emitted"]
+        for sid, slot in data["samples"].items():
+            gen = slot["generation"]
+            group.samples[sid] = SampleSlot(
+                generation=CodeGenerated.model_validate(gen) if gen else None,
+                verdict=slot["verdict"],
+                reward=slot["reward"],
+                verdict_event_id=slot["verdict_event_id"],
+            )
+        return group
 
     def due(self, now: float) -> bool:
         return not self.emitted and (self.complete or now >= self.deadline)

@@ -1,0 +1,40 @@
+"""Configuration of the stream processors (composed into the one settings object by ``rlstream.settings``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from schemas.rollout import SamplingParams
+
+
+class SchedulerConfig(BaseModel):
+    model_config = {"frozen": True}
+
+    group_size: int = Field(default=4, ge=1, le=1024)
+    #: groups issued per task over a run (1 = every task once)
+    epochs: int = Field(default=1, ge=1)
+    #: tenant -> weight for weighted-fair scheduling (unlisted tenants weigh 1)
+    tenant_weights: dict[str, float] = Field(default_factory=dict)
+    #: backpressure bounds: hold back instead of producing samples the learner would discard
+    max_learner_lag: int = Field(default=64, ge=1, description="unconsumed experiences")
+    max_groups_in_flight: int = Field(default=16, ge=1)
+    max_staleness: int = Field(default=2, ge=0, description="policy versions")
+    #: skip tasks whose last `curriculum_window` groups were all-pass or all-fail (0 disables)
+    curriculum_window: int = Field(default=0, ge=0)
+    curriculum_cooldown: int = Field(default=50, ge=0)
+    sampling: SamplingParams = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=128)
+
+
+class PipelineConfig(BaseModel):
+    model_config = {"frozen": True}
+
+    scheduler: SchedulerConfig = SchedulerConfig()
+    #: records handed to a processor's handler at once (one Kafka transaction per batch)
+    batch_size: int = Field(default=32, ge=1, le=10_000)
+    #: seconds after its request a group is emitted even if incomplete (flagged partial)
+    group_deadline_s: float = Field(default=600.0, gt=0)
+    #: GRPO advantages divided by the group's reward std
+    normalise_std: bool = True
+    #: sandbox infra failures are retried this many times (with backoff) before rl.dlq
+    max_retries: int = Field(default=3, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)

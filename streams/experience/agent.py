@@ -1,0 +1,77 @@
+"""The experience processor: generations + verdicts -> one ExperienceReady per GRPO group, when the
+group is complete or its deadline passes (then flagged partial).
+
+Inputs are co-partitioned by ``group_id``: the request (group size, deadline), each generation (tokens
+and behaviour log-probs) and each verdict of a group arrive on the same partition number, so one
+instance owns a group's whole state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from infra.kafka.transactional import Emit, Incoming, State
+from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested
+from schemas.topics import GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
+from streams.experience.core import GroupState
+
+INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, GENERATIONS.name, VERDICTS.name)
+
+
+class ExperienceAgent:
+    def __init__(self, *, deadline_s: float, normalise_std: bool = True) -> None:
+        self.deadline_s = deadline_s
+        self.normalise_std = normalise_std
+
+    def _group(self, state: State, p: int, group_id: str, task_id: str) -> GroupState:
+        raw = state.get(p, f"group:{group_id}")
+        if raw is not None:
+            return GroupState.from_json(raw)
+        # group size unknown until the request is seen: 0 keeps it from completing early
+        return GroupState(group_id, task_id, group_size=0, deadline=float("inf"))
+
+    def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
+        out: list[Emit] = []
+        for msg in batch:
+            event = msg.event
+            p = msg.partition
+            if state.get(p, f"done:{getattr(event, 'group_id', '')}"):
+                continue  # a late or re-delivered record of a group already emitted
+            if isinstance(event, RolloutRequested):
+                group = self._group(state, p, event.group_id, event.task_id)
+                if group.group_size:
+                    continue
+                group.group_size = event.group_size
+                group.deadline = msg.timestamp_ms / 1000.0 + self.deadline_s
+            elif isinstance(event, CodeGenerated):
+                group = self._group(state, p, event.group_id, event.task_id)
+                if not group.add_generation(event):
+                    continue
+            elif isinstance(event, NoiseVerdict):
+                group = self._group(state, p, event.group_id, event.task_id)
+                if not group.add_verdict(event, msg.envelope.id):
+                    continue
+            else:
+                continue
+            out.extend(self._save_or_emit(state, p, group, now=msg.timestamp_ms / 1000.0))
+        return out
+
+    def _save_or_emit(self, state: State, p: int, group: GroupState, *, now: float) -> list[Emit]:
+        if group.group_size and group.complete:
+            return self._emit(state, p, group, now)
+        state.put(p, f"group:{group.group_id}", group.to_json())
+        return []
+
+    def _emit(self, state: State, p: int, group: GroupState, now: float) -> list[Emit]:
+        experience = group.assemble(now=now, normalise_std=self.normalise_std)
+        state.delete(p, f"group:{group.group_id}")
+        state.put(p, f"done:{group.group_id}", True)
+        return [Emit(experience)]
+
+    def tick(self, state: State, now: float) -> list[Emit]:
+        out: list[Emit] = []
+        for p in state.owned_partitions():
+            for key, raw in list(state.partition(p).items()):
+                if key.startswith("group:") and raw["group_size"] and now >= raw["deadline"]:
+                    out.extend(self._emit(state, p, GroupState.from_json(raw), now))
+        return out

@@ -1,0 +1,146 @@
+"""The scheduler processor: tasks -> RolloutRequested groups, fair across tenants, held back under
+pressure. A singleton (it decides globally); its state lives in changelog partition 0.
+
+Input: ``rl.tasks`` (new work), ``rl.experiences`` (groups finished), ``rl.policy`` (versions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from infra.kafka.transactional import Emit, Incoming, State
+from schemas.policy import PolicyPublished
+from schemas.rollout import ExperienceReady, RolloutRequested
+from schemas.task import TaskPublished
+from schemas.topics import EXPERIENCES, POLICY, TASKS
+from streams.config import SchedulerConfig
+from streams.scheduler.policy import (
+    BackpressureBounds,
+    Curriculum,
+    Decision,
+    Pressure,
+    TaskRef,
+    WeightedFairQueue,
+    backpressure,
+)
+
+INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name)
+P = 0  # the singleton's state partition
+
+
+class SchedulerAgent:
+    def __init__(self, cfg: SchedulerConfig, run_id: str, learner_lag: Callable[[], int]) -> None:
+        self.cfg = cfg
+        self.run_id = run_id
+        self._learner_lag = learner_lag
+        self._bounds = BackpressureBounds(cfg.max_learner_lag, cfg.max_groups_in_flight, cfg.max_staleness)
+        self._queue = WeightedFairQueue(cfg.tenant_weights)
+        self._curriculum = Curriculum(window=max(cfg.curriculum_window, 1), cooldown=cfg.curriculum_cooldown)
+        self._built_generation = -1
+        self.last_decision = Decision(True)
+
+    # the queue and curriculum are derived from the state: rebuilt after every restore
+    def _rebuild(self, state: State) -> None:
+        if self._built_generation == state.generation:
+            return
+        self._queue = WeightedFairQueue(self.cfg.tenant_weights)
+        self._curriculum = Curriculum(
+            window=max(self.cfg.curriculum_window, 1), cooldown=self.cfg.curriculum_cooldown
+        )
+        for key, value in sorted(state.partition(P).items()):
+            if key.startswith("task:") and value["issued"] < self.cfg.epochs:
+                self._queue.push(TaskRef(key[5:], value["tenant"], value["priority"]))
+            elif key.startswith("hist:"):
+                for rewards in value:
+                    self._curriculum.record(key[5:], rewards)
+        self._built_generation = state.generation
+
+    def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
+        self._rebuild(state)
+        for msg in batch:
+            event = msg.event
+            if isinstance(event, TaskPublished):
+                key = f"task:{event.task_id}"
+                known = state.get(P, key)
+                if known is not None and known["event_id"] == msg.envelope.id:
+                    continue  # re-delivery or re-publication of the same content
+                issued = known["issued"] if known else 0
+                state.put(
+                    P,
+                    key,
+                    {
+                        "event_id": msg.envelope.id,
+                        "issued": issued,
+                        "tenant": event.tenant,
+                        "priority": event.priority,
+                        "prompt": event.prompt,
+                        "entry_point": event.entry_point,
+                    },
+                )
+                if known is None:
+                    self._queue.push(TaskRef(event.task_id, event.tenant, event.priority))
+            elif isinstance(event, ExperienceReady):
+                if state.get(P, f"inflight:{event.group_id}") is None:
+                    continue
+                state.delete(P, f"inflight:{event.group_id}")
+                rewards = [s.reward for s in event.samples]
+                history = (state.get(P, f"hist:{event.task_id}") or [])[-(self.cfg.curriculum_window or 1) :]
+                state.put(P, f"hist:{event.task_id}", [*history, rewards])
+                self._curriculum.record(event.task_id, rewards)
+            elif isinstance(event, PolicyPublished) and event.policy_version > state.get(
+                P, "policy_version", 0
+            ):
+                state.put(P, "policy_version", event.policy_version)
+        return []
+
+    def in_flight(self, state: State) -> int:
+        return sum(1 for k in state.partition(P) if k.startswith("inflight:"))
+
+    def tick(self, state: State, now: float) -> list[Emit]:
+        if P not in state.owned_partitions():
+            return []
+        self._rebuild(state)
+        out: list[Emit] = []
+        version = state.get(P, "policy_version", 0)
+        lag = self._learner_lag()
+        skipped: list[TaskRef] = []
+        while len(self._queue):
+            pressure = Pressure(
+                learner_lag=lag,
+                groups_in_flight=self.in_flight(state),
+                newest_policy_version=version,
+                generator_policy_version=version,
+            )
+            self.last_decision = backpressure(pressure, self._bounds)
+            if not self.last_decision.issue:
+                break
+            ref = self._queue.pop()
+            assert ref is not None
+            record = state.get(P, f"task:{ref.task_id}")
+            if self.cfg.curriculum_window and self._curriculum.should_skip(ref.task_id):
+                skipped.append(ref)
+                if len(skipped) > len(self._queue):
+                    break
+                continue
+            epoch = record["issued"]
+            group_id = f"{self.run_id}/{ref.task_id}/{epoch}"
+            state.put(P, f"task:{ref.task_id}", {**record, "issued": epoch + 1})
+            state.put(P, f"inflight:{group_id}", {"task_id": ref.task_id, "at": now})
+            self._curriculum.issued()
+            if epoch + 1 < self.cfg.epochs:
+                self._queue.push(ref)
+            request = RolloutRequested(
+                group_id=group_id,
+                task_id=ref.task_id,
+                group_size=self.cfg.group_size,
+                prompt=record["prompt"],
+                entry_point=record["entry_point"],
+                tenant=ref.tenant,
+                priority=ref.priority,
+                policy_version=version,
+                sampling=self.cfg.sampling,
+            )
+            out.append(Emit(request, causation_id=record["event_id"], run_id=self.run_id))
+        for ref in skipped:
+            self._queue.push(ref)
+        return out
