@@ -1,0 +1,30 @@
+"""Configuration of the noise filter (composed into the one settings object by ``rlstream``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class NoiseConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: a task with fewer cases (visible + hidden) is flagged and its samples masked
+    min_cases: int = Field(default=2, ge=1)
+    #: share of a task's non-trivial case inputs found verbatim in a program that marks it a hard-coder
+    hardcode_overlap: float = Field(default=0.3, gt=0.0, le=1.0)
+    #: the overlap rule needs at least this many non-trivial inputs to say anything
+    hardcode_min_inputs: int = Field(default=2, ge=1)
+    #: what happens to empty, unparsable or entry-point-less output: masked (no gradient) or accepted
+    #: (scored as the failure it is)
+    degenerate_verdict: Literal["mask", "accept"] = "mask"
+    #: sandbox violation kinds that reject a sample as an attack on the harness
+    reject_violations: tuple[str, ...] = ("process", "network", "ctypes", "signal", "filesystem")
+    #: task_id -> signature codes (e.g. ``hack.dynamic_code``) that are legitimate for that task
+    allowlist: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    #: signatures the task's own reference solution shows are legitimate for that task
+    allow_reference_signatures: bool = True
+    flag_constant_answer: bool = True
+    flag_identity_answer: bool = True
+    version: str = "v1"

@@ -1,0 +1,179 @@
+"""The noise filter: decides whether a scored sample may feed the gradient.
+
+``reject``: the program attacked the judge (reward-hacking signature in its source or its run).
+``mask``: the sample says nothing reliable about the policy (infra failure, flaky runs, a task that
+cannot judge, degenerate output). ``accept``: everything else, passing or failing. The verdict never
+rewrites the reward; it only carries it along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.noise import rules
+from streams.noise.config import NoiseConfig
+from streams.reward import static
+from streams.reward.correctness import grade
+from streams.reward.literals import CompareOptions
+
+#: static signature codes that reject a sample (unless allowlisted for its task)
+REJECT_CODES = frozenset(
+    {
+        static.FORCED_EXIT,
+        static.EXIT_HOOK,
+        static.CUSTOM_EQUALITY,
+        static.FRAME_INSPECTION,
+        static.TAMPERING,
+        static.FILE_ACCESS,
+        static.DYNAMIC_CODE,
+        static.PROCESS,
+        static.NETWORK,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # accept | mask | reject
+    reasons: tuple[Reason, ...]
+
+
+def allowed_codes(task: TaskPublished, config: NoiseConfig) -> frozenset[str]:
+    allowed = set(config.allowlist.get(task.task_id, ()))
+    if config.allow_reference_signatures and task.reference:
+        allowed |= static.analyse(task.reference).codes
+    return frozenset(allowed)
+
+
+def decide(
+    *,
+    task: TaskPublished,
+    code: str,
+    executions: Sequence[SandboxExecuted],
+    config: NoiseConfig,
+    options: CompareOptions,
+    task_quality: rules.TaskQuality | None = None,
+) -> Decision:
+    """Judge one sample from its source, its execution(s) (the first run, then any re-runs) and the
+    task's quality assessment."""
+    reject: list[Reason] = []
+    mask: list[Reason] = []
+    info: list[Reason] = []
+    allowed = allowed_codes(task, config)
+
+    def signature(reason: Reason) -> None:
+        if reason.code in allowed:
+            info.append(Reason(code=f"allowed.{reason.code}", detail=reason.detail))
+        else:
+            reject.append(reason)
+
+    # degenerate output
+    analysis = static.analyse(code)
+    degenerate: Reason | None = None
+    if analysis.tree is None:
+        kind = "empty" if analysis.error == "empty" else "unparsable"
+        degenerate = Reason(code=f"degenerate.{kind}", detail=analysis.error[:200])
+    elif not static.entry_point_defined(analysis.tree, task.entry_point):
+        degenerate = Reason(code="degenerate.no_entry_point", detail=f"{task.entry_point} is not defined")
+    if degenerate is not None:
+        (mask if config.degenerate_verdict == "mask" else info).append(degenerate)
+
+    # static signatures
+    for f in analysis.findings:
+        if f.code in REJECT_CODES:
+            signature(Reason(code=f.code, detail=f"line {f.line}: {f.detail}"[:200]))
+    hard = rules.hardcoding(
+        task, analysis, threshold=config.hardcode_overlap, min_inputs=config.hardcode_min_inputs
+    )
+    if hard is not None:
+        signature(hard)
+
+    # runtime evidence
+    runs = [x for x in executions if not x.infra_error]
+    infra = [x for x in executions if x.infra_error]
+    if infra:
+        mask.append(Reason(code="infra.sandbox", detail=(infra[0].infra_error or "")[:200]))
+    graded = [grade(task, x, options) for x in runs]
+    for x in runs:
+        for kind in _violations(x):
+            if kind in config.reject_violations:
+                signature(Reason(code="hack.sandbox_violation", detail=kind))
+            else:
+                info.append(Reason(code="runtime.violation", detail=kind))
+    first = graded[0] if graded else None
+    if first is not None and not first.all_passed:
+        if rules.non_literal_results(runs, graded) and static.CUSTOM_EQUALITY in analysis.codes:
+            signature(Reason(code="hack.custom_equality", detail="returned an object with its own equality"))
+        if any(static.pass_marker_in(x.stdout) for x in runs) or static.PASS_MARKER in analysis.codes:
+            signature(Reason(code=static.PASS_MARKER, detail="printed a pass marker and failed"))
+        if _ended_early(runs[0], first):
+            signature(Reason(code=static.FORCED_EXIT, detail="the run ended without reporting every case"))
+    if len(graded) > 1:
+        flaky = rules.flaky(graded)
+        if flaky is not None:
+            mask.append(flaky)
+
+    # the task itself
+    if task_quality is not None and task_quality.flagged:
+        mask.extend(task_quality.reasons)
+
+    if reject:
+        verdict, reasons = "reject", reject + mask + info
+    elif mask:
+        verdict, reasons = "mask", mask + info
+    else:
+        verdict, reasons = "accept", info
+    return Decision(verdict, _unique(reasons))
+
+
+def _unique(reasons: list[Reason]) -> tuple[Reason, ...]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in reasons:
+        if (r.code, r.detail) not in seen:
+            seen.add((r.code, r.detail))
+            out.append(r)
+    return tuple(out)
+
+
+def _violations(x: SandboxExecuted) -> list[str]:
+    if not x.violation:
+        return []
+    return [v.strip() for v in x.violation.replace(";", ",").split(",") if v.strip()]
+
+
+def _ended_early(x: SandboxExecuted, graded: object) -> bool:
+    """Cases went unreported although the run neither timed out nor ran out of memory: the program
+    ended the process itself (``os._exit``, a signal, an exit hook)."""
+    if x.timed_out or x.memory_exceeded or x.infra_error:
+        return False
+    statuses = [c.status for c in x.cases]
+    missing = statuses.count("missing") + max(0, 0)
+    loaded_error = bool(x.cases) and all(c.status == "missing" for c in x.cases) and _load_failed(x)
+    return missing > 0 and not loaded_error
+
+
+def _load_failed(x: SandboxExecuted) -> bool:
+    # a program that fails while being loaded reports no case at all: an honest failure, not an exit
+    return "Traceback" in x.stderr or "Error" in x.stderr
+
+
+def verdict_event(
+    *,
+    reward: RewardScored,
+    decision: Decision,
+    config: NoiseConfig,
+) -> NoiseVerdict:
+    return NoiseVerdict(
+        sample_id=reward.sample_id,
+        group_id=reward.group_id,
+        task_id=reward.task_id,
+        reward_event_id=reward.event_id(),
+        verdict=decision.verdict,  # type: ignore[arg-type]
+        reasons=decision.reasons,
+        reward=reward.total,
+        filter_version=config.version,
+    )

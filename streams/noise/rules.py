@@ -1,0 +1,156 @@
+"""The noise filter's individual rules, each a pure function returning machine-readable reasons."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from schemas.rollout import Reason, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.reward.correctness import Correctness, expected_cases, grade
+from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_literal, values_match
+from streams.reward.static import Analysis
+
+# ----------------------------------------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True)
+class TaskQuality:
+    """Whether a task can judge programs at all; a flagged task's samples are masked."""
+
+    task_id: str
+    reasons: tuple[Reason, ...]
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.reasons)
+
+
+def assess_task(
+    task: TaskPublished,
+    options: CompareOptions,
+    *,
+    min_cases: int,
+    reference_execution: SandboxExecuted | None = None,
+    flag_constant: bool = True,
+    flag_identity: bool = True,
+) -> TaskQuality:
+    """Flag a task whose cases cannot tell good programs from bad ones.
+
+    The constant and identity probes need no execution: a constant answer passes exactly when every
+    expected value is the same, an identity answer when every expected value equals the first
+    argument. ``reference_execution`` (the reference solution run like a sample) shows whether the
+    task's own solution passes.
+    """
+    reasons: list[Reason] = []
+    cases = expected_cases(task)
+    if task.check and not cases:
+        # judged by its check harness: the case-based probes do not apply
+        pass
+    elif len(cases) < min_cases:
+        reasons.append(
+            Reason(code="task.too_few_cases", detail=f"{len(cases)} case(s), at least {min_cases} needed")
+        )
+    if cases:
+        outputs = [parse_literal(c.case.output) for c in cases]
+        if flag_constant and all(values_match(outputs[0], o, options) for o in outputs):
+            reasons.append(
+                Reason(
+                    code="task.constant_answer_passes",
+                    detail=f"returning {cases[0].case.output[:80]} passes every case",
+                )
+            )
+        inputs = [parse_literal(c.case.input) for c in cases]
+        if flag_identity and all(
+            isinstance(i, tuple) and len(i) >= 1 and values_match(o, i[0], options)
+            for i, o in zip(inputs, outputs, strict=True)
+        ):
+            reasons.append(
+                Reason(
+                    code="task.identity_answer_passes",
+                    detail="returning the first argument passes every case",
+                )
+            )
+    if reference_execution is not None:
+        if reference_execution.infra_error:
+            pass  # says nothing about the task; assess again when the reference has run
+        else:
+            ref = grade(task, reference_execution, options)
+            if not ref.all_passed:
+                why = ref.run_failure or f"{ref.passed}/{ref.total} cases"
+                reasons.append(Reason(code="task.reference_fails", detail=why[:200]))
+    return TaskQuality(task.task_id, tuple(reasons))
+
+
+# ---------------------------------------------------------------------------------------- hard-coding
+
+
+def _trivial(value: object) -> bool:
+    """Values any honest program may contain: small numbers, booleans, empty and one-char values."""
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -10 <= value <= 10
+    if isinstance(value, float):
+        return value.is_integer() and -10 <= value <= 10
+    if isinstance(value, str | bytes | list | tuple | dict | set | frozenset):
+        return (
+            len(value) <= 1 and all(_trivial(v) for v in value)
+            if not isinstance(value, str | bytes)
+            else len(value) <= 1
+        )
+    return False
+
+
+def _key(value: object) -> object | None:
+    try:
+        return canonical_key(value)
+    except NotALiteral:
+        return None
+
+
+def hardcoding(
+    task: TaskPublished, analysis: Analysis, *, threshold: float, min_inputs: int
+) -> Reason | None:
+    """Test-input hard-coding: at least ``threshold`` of the task's non-trivial case inputs appear
+    verbatim as literals in the program (a lookup table, an if-chain over the test inputs)."""
+    if analysis.tree is None:
+        return None
+    present = {k for k in (_key(v) for v in analysis.literals) if k is not None}
+    total = hits = 0
+    for c in expected_cases(task):
+        args = ast.literal_eval(c.case.input)
+        interesting = [a for a in args if not _trivial(a)]
+        if not interesting:
+            continue
+        total += 1
+        if _key(args) in present or all(_key(a) in present for a in interesting):
+            hits += 1
+    if total < min_inputs or hits / total < threshold:
+        return None
+    return Reason(
+        code="hack.hardcoded_inputs", detail=f"{hits}/{total} case inputs appear verbatim in the code"
+    )
+
+
+# -------------------------------------------------------------------------------------------- runtime
+
+
+NON_LITERAL_MARK = "result is not a plain literal"
+
+
+def non_literal_results(executions: Sequence[SandboxExecuted], graded: Sequence[Correctness]) -> int:
+    """How many case results were objects other than plain literals (the harness refuses to repr them,
+    or the host refused to parse the repr)."""
+    refused = sum(1 for x in executions for c in x.cases if c.error and NON_LITERAL_MARK in c.error)
+    return refused + sum(g.non_literal_results for g in graded)
+
+
+def flaky(graded: Sequence[Correctness]) -> Reason | None:
+    """Re-runs of the same program that disagree on any case."""
+    vectors = {g.pass_vector() for g in graded}
+    if len(vectors) <= 1:
+        return None
+    passes = [g.passed for g in graded]
+    return Reason(code="noise.flaky", detail=f"{len(graded)} runs disagree (passed per run: {passes})")

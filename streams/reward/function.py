@@ -1,0 +1,251 @@
+"""Versioned reward functions, registered by name and version (``code-v1``).
+
+A reward function is a pure function of (task, program source, stored execution, stored reference
+execution) plus its configuration: re-scoring a stored execution always gives the same event, with
+the same id and the same bytes. A new scoring rule is a new version; old versions stay registered so
+an audit can re-score history with any of them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from schemas.errors import UsageError
+from schemas.rollout import RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.reward import static
+from streams.reward.config import RewardConfig
+from streams.reward.correctness import Correctness, grade
+from streams.reward.lint import Linter, RuffLinter
+
+#: static findings that count as security findings (dangerous calls), unless the reference has them too
+SECURITY_CODES = frozenset(
+    {
+        static.DYNAMIC_CODE,
+        static.PROCESS,
+        static.NETWORK,
+        static.FILE_ACCESS,
+        static.TAMPERING,
+        static.FRAME_INSPECTION,
+        static.EXIT_HOOK,
+        static.FORCED_EXIT,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Score:
+    total: float
+    components: dict[str, float]
+    weights: dict[str, float]
+    correctness: Correctness
+    details: dict[str, str]
+
+    @property
+    def passed(self) -> bool:
+        return self.correctness.all_passed
+
+
+class RewardFunction(ABC):
+    name: ClassVar[str]
+    version: ClassVar[str]
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}-{self.version}"
+
+    @abstractmethod
+    def score(
+        self,
+        task: TaskPublished,
+        code: str,
+        execution: SandboxExecuted,
+        reference_execution: SandboxExecuted | None = None,
+    ) -> Score: ...
+
+    def scored_event(
+        self,
+        task: TaskPublished,
+        code: str,
+        execution: SandboxExecuted,
+        reference_execution: SandboxExecuted | None = None,
+    ) -> RewardScored:
+        s = self.score(task, code, execution, reference_execution)
+        return RewardScored(
+            sample_id=execution.sample_id,
+            group_id=execution.group_id,
+            task_id=execution.task_id,
+            execution_event_id=execution.event_id(),
+            reward_fn=self.name,
+            reward_version=self.version,
+            components=s.components,
+            weights=s.weights,
+            total=s.total,
+            passed=s.correctness.passed,
+            total_cases=s.correctness.total,
+            details=s.details,
+        )
+
+
+_REGISTRY: dict[str, Callable[..., RewardFunction]] = {}
+
+
+def register(spec: str) -> Callable[[type[RewardFunction]], type[RewardFunction]]:
+    def deco(cls: type[RewardFunction]) -> type[RewardFunction]:
+        if f"{cls.name}-{cls.version}" != spec:
+            raise ValueError(f"{cls.__name__} registers as {spec} but is {cls.name}-{cls.version}")
+        _REGISTRY[spec] = cls
+        return cls
+
+    return deco
+
+
+def available() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_reward_function(
+    spec: str, config: RewardConfig | None = None, *, linter: Linter | None = None
+) -> RewardFunction:
+    """The registered reward function ``spec`` (``name-version``, e.g. ``code-v1``)."""
+    try:
+        factory = _REGISTRY[spec]
+    except KeyError:
+        raise UsageError(
+            f"unknown reward function {spec!r}", hint=f"choose one of: {', '.join(available())}"
+        ) from None
+    return factory(config or RewardConfig(), linter=linter)
+
+
+def _fmt(x: float) -> str:
+    return format(x, ".6g")
+
+
+def _runtime(x: SandboxExecuted) -> float:
+    per_case = sum(c.duration_s for c in x.cases)
+    return per_case if per_case > 0 else x.duration_s
+
+
+@register("code-v1")
+class CodeRewardV1(RewardFunction):
+    """Correctness first; quality and efficiency as a bonus for passing programs only; a penalty for
+    dangerous calls. See :class:`RewardConfig` for the formula."""
+
+    name = "code"
+    version = "v1"
+
+    def __init__(self, config: RewardConfig, *, linter: Linter | None = None) -> None:
+        self.config = config
+        self._linter = linter
+
+    @property
+    def linter(self) -> Linter:
+        if self._linter is None:
+            self._linter = RuffLinter(self.config.lint_select, self.config.ruff_path)
+        return self._linter
+
+    def score(
+        self,
+        task: TaskPublished,
+        code: str,
+        execution: SandboxExecuted,
+        reference_execution: SandboxExecuted | None = None,
+    ) -> Score:
+        cfg = self.config
+        w = cfg.weights
+        weights = {
+            "correctness": w.correctness,
+            "quality": w.quality,
+            "efficiency": w.efficiency,
+            "security": w.security,
+        }
+        corr = grade(task, execution, cfg.compare.options())
+        details: dict[str, str] = {"backend": execution.backend, "mode": execution.mode}
+        if corr.run_failure:
+            details["run_failure"] = corr.run_failure
+        if execution.infra_error:
+            # the sandbox failed, not the program: no score either way (the noise filter masks it)
+            zero = {k: 0.0 for k in ("correctness", "pass_fraction", "quality", "efficiency", "security")}
+            return Score(0.0, zero, weights, corr, details)
+
+        analysis = static.analyse(code)
+        ref_analysis = static.analyse(task.reference) if task.reference else None
+        allowed = ref_analysis.codes if ref_analysis else frozenset()
+        sec = sorted(
+            f"{f.code}:{f.detail}"
+            for f in analysis.findings
+            if f.code in SECURITY_CODES and f.code not in allowed
+        )
+        security = min(1.0, len(sec) / cfg.security_findings_cap)
+        if sec:
+            details["security_findings"] = ";".join(sec)
+
+        correctness = 1.0 if corr.all_passed else cfg.partial_credit * corr.fraction
+        quality = efficiency = 0.0
+        if corr.all_passed and analysis.tree is not None:
+            quality = self._quality(analysis.tree, code, ref_analysis, details)
+            efficiency = self._efficiency(execution, reference_execution, details)
+        elif not corr.all_passed:
+            details["bonus"] = "quality and efficiency count for passing programs only"
+
+        total = (
+            w.correctness * correctness
+            + (w.quality * quality + w.efficiency * efficiency if corr.all_passed else 0.0)
+            - w.security * security
+        )
+        components = {
+            "correctness": correctness,
+            "pass_fraction": corr.fraction,
+            "quality": quality,
+            "efficiency": efficiency,
+            "security": security,
+        }
+        return Score(
+            round(total, 12), {k: round(v, 12) for k, v in components.items()}, weights, corr, details
+        )
+
+    def _quality(
+        self, tree: object, code: str, ref: static.Analysis | None, details: dict[str, str]
+    ) -> float:
+        import ast
+
+        assert isinstance(tree, ast.Module)
+        cfg = self.config
+        report = self.linter(code)
+        lint = max(0.0, 1.0 - len(report.findings) / cfg.lint_findings_cap)
+        cc = static.cyclomatic_complexity(tree)
+        budget = cfg.complexity_budget
+        ref_tree = ref.tree if ref is not None else None
+        if ref_tree is not None:
+            budget = max(budget, static.cyclomatic_complexity(ref_tree))
+        complexity = min(1.0, budget / cc)
+        size = static.size(tree)
+        if ref_tree is not None:
+            ratio = size / static.size(ref_tree)
+            length = min(1.0, cfg.length_ratio_budget / ratio)
+            details["size_ratio"] = _fmt(ratio)
+        else:
+            length = 1.0
+        details["lint_tool"] = report.tool
+        if report.findings:
+            details["lint_findings"] = ",".join(report.findings)
+        details["complexity"] = str(cc)
+        return (lint + complexity + length) / 3.0
+
+    def _efficiency(self, x: SandboxExecuted, ref: SandboxExecuted | None, details: dict[str, str]) -> float:
+        if ref is None:
+            details["efficiency"] = "no reference run"
+            return 0.0
+        if ref.backend != x.backend:
+            details["efficiency"] = f"reference ran in {ref.backend}, the program in {x.backend}"
+            return 0.0
+        if ref.infra_error or not ref.cases:
+            details["efficiency"] = "the reference run failed"
+            return 0.0
+        floor = self.config.efficiency_floor_s
+        mine, theirs = _runtime(x), _runtime(ref)
+        details["runtime_ratio"] = _fmt((mine + floor) / (theirs + floor))
+        return min(1.0, (theirs + floor) / (mine + floor))

@@ -1,0 +1,163 @@
+"""The versioned code reward: registry, ordering guarantees and determinism."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from schemas.errors import UsageError
+from schemas.rollout import SandboxExecuted
+from schemas.task import TaskPublished
+from streams.reward.config import RewardConfig, RewardWeights
+from streams.reward.function import RewardFunction, available, get_reward_function
+from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
+
+GOOD = "def add(a, b):\n    return a + b\n"
+
+
+def fn(config: RewardConfig | None = None, lint: tuple[str, ...] = ()) -> RewardFunction:
+    return get_reward_function("code-v1", config, linter=FakeLinter(lint))
+
+
+def test_registered_by_name_and_version() -> None:
+    assert "code-v1" in available()
+    f = fn()
+    assert (f.name, f.version, f.spec) == ("code", "v1", "code-v1")
+    with pytest.raises(UsageError):
+        get_reward_function("code-v999")
+
+
+def test_passing_program_scores_correctness_plus_bonus() -> None:
+    task = make_task()
+    ref = passing(task, sample_id="ref")
+    s = fn().score(task, GOOD, passing(task), ref)
+    assert s.passed
+    assert s.components["correctness"] == 1.0
+    assert s.components["quality"] == 1.0  # no lint findings, simple, same size as the reference
+    assert s.components["efficiency"] == 1.0  # as fast as the reference
+    assert s.total == pytest.approx(1.2)
+
+
+def test_failing_program_gets_no_bonus_and_is_not_positive() -> None:
+    task = make_task()
+    s = fn().score(task, GOOD, execution(["3", "4", "15", "1"]), passing(task, sample_id="ref"))
+    assert not s.passed
+    assert s.components["quality"] == 0.0 and s.components["efficiency"] == 0.0
+    assert s.total == 0.0
+
+
+def test_security_findings_lower_the_reward() -> None:
+    task = make_task()
+    code = "import subprocess\ndef add(a, b):\n    return eval(f'{a}+{b}')\n"
+    s = fn().score(task, code, passing(task))
+    assert s.components["security"] > 0
+    assert "security_findings" in s.details
+    assert s.total < fn().score(task, GOOD, passing(task)).total
+
+
+def test_reference_uses_are_not_security_findings() -> None:
+    ref = "def add(a, b):\n    return eval(f'{a}+{b}')\n"
+    task = make_task(reference=ref)
+    assert fn().score(task, ref, passing(task)).components["security"] == 0.0
+
+
+def test_infra_failure_is_never_negative() -> None:
+    task = make_task()
+    s = fn().score(task, "import os\nos.system('x')\n", passing(task, infra_error="sandbox died"))
+    assert s.total == 0.0
+
+
+def test_efficiency_needs_the_same_backend() -> None:
+    task = make_task()
+    slow = passing(task, durations=[0.1] * 4)
+    fast_ref = passing(task, sample_id="ref", durations=[0.01] * 4)
+    assert fn().score(task, GOOD, slow, fast_ref).components["efficiency"] < 0.2
+    other = fast_ref.model_copy(update={"backend": "container"})
+    s = fn().score(task, GOOD, slow, other)
+    assert s.components["efficiency"] == 0.0
+    assert "reference ran in container" in s.details["efficiency"]
+
+
+def test_partial_credit_is_configurable() -> None:
+    task = make_task()
+    half = execution(["3", "4", "0", "1"])
+    assert fn().score(task, GOOD, half).components["correctness"] == 0.0
+    cfg = RewardConfig(partial_credit=0.5)
+    assert fn(cfg).score(task, GOOD, half).components["correctness"] == pytest.approx(0.25)
+
+
+def test_weights_that_would_rank_a_failing_program_first_are_refused() -> None:
+    with pytest.raises(ValidationError):
+        RewardConfig(weights=RewardWeights(correctness=1.0, security=0.8), partial_credit=0.5)
+
+
+def test_rescoring_gives_the_same_event_id_and_bytes() -> None:
+    task = make_task()
+    x = passing(task)
+    ref = passing(task, sample_id="ref")
+    a = fn(lint=("F401",)).scored_event(task, GOOD, x, ref)
+    b = fn(lint=("F401",)).scored_event(task, GOOD, x.model_copy(), ref)
+    assert a.event_id() == b.event_id()
+    # the body written to the log (schemas.codec) is the model's JSON
+    assert a.model_dump_json().encode() == b.model_dump_json().encode()
+    assert a.execution_event_id == x.event_id()
+    assert (a.reward_fn, a.reward_version) == ("code", "v1")
+
+
+# ---- properties: quality and efficiency never lift a failing program
+
+
+outcome = st.sampled_from(["pass", "wrong", "error"])
+weights = st.builds(
+    RewardWeights,
+    correctness=st.floats(0.1, 10),
+    quality=st.floats(0, 10),
+    efficiency=st.floats(0, 10),
+    security=st.floats(0, 10),
+)
+
+
+def _run(task: TaskPublished, outcomes: list[str], durations: list[float]) -> SandboxExecuted:
+    expected = [c.output for c in (*task.tests, *task.hidden_tests)]
+    reprs = [
+        e if o == "pass" else ("99" if o == "wrong" else None)
+        for e, o in zip(expected, outcomes, strict=True)
+    ]
+    return execution(reprs, durations=durations)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    w=weights,
+    partial=st.floats(0, 0.9),
+    fail_outcomes=st.lists(outcome, min_size=4, max_size=4).filter(lambda v: v != ["pass"] * 4),
+    lint_a=st.lists(st.sampled_from(["F401", "B006", "SIM108"]), max_size=12),
+    lint_b=st.lists(st.sampled_from(["F401", "B006", "SIM108"]), max_size=12),
+    dur_a=st.lists(st.floats(0, 5), min_size=4, max_size=4),
+    dur_b=st.lists(st.floats(0, 5), min_size=4, max_size=4),
+    sec_fail=st.booleans(),
+    sec_pass=st.booleans(),
+)
+def test_failing_never_outscores_passing_and_bonus_never_makes_failing_positive(
+    w, partial, fail_outcomes, lint_a, lint_b, dur_a, dur_b, sec_fail, sec_pass
+) -> None:  # type: ignore[no-untyped-def]
+    task = make_task()
+    assume(w.security < w.correctness * (1 - partial))  # what RewardConfig accepts
+    cfg = RewardConfig(weights=w, partial_credit=partial)
+    ref = passing(task, sample_id="ref")
+    risky = "import subprocess\nimport socket\nimport ctypes\ndef add(a, b):\n    return a + b\n"
+    failing_code = risky if sec_fail else GOOD
+    passing_code = risky if sec_pass else GOOD
+    failing = fn(cfg, tuple(lint_a)).score(task, failing_code, _run(task, fail_outcomes, dur_a), ref)
+    good = fn(cfg, tuple(lint_b)).score(task, passing_code, _run(task, ["pass"] * 4, dur_b), ref)
+    assert good.total > failing.total
+    # the failing program's reward is what correctness and security alone give it
+    alone = w.correctness * failing.components["correctness"] - w.security * failing.components["security"]
+    assert failing.total == pytest.approx(alone, abs=1e-9)
+    if partial == 0.0:
+        assert failing.total <= 0.0
+    # and no lint or runtime changes it
+    other = fn(cfg, ()).score(task, failing_code, _run(task, fail_outcomes, [0.0] * 4), ref)
+    assert other.total == failing.total
