@@ -13,6 +13,17 @@ from streams.sandbox.protocol import Mode, Verdicts, case_results
 
 #: labels the backends observe themselves, reported before what the program was caught trying
 LIMIT_LABELS = ("output_limit", "pids_limit", "file_size_limit", "stack_overflow")
+#: errors that only a capability the runtime does not have produces, and what was tried
+REFUSAL_SIGNATURES = (
+    ("wasi does not support processes", "process"),
+    ("has no attribute 'fork'", "process"),
+    ("has no attribute 'system'", "process"),
+    ("can't start new thread", "thread"),
+    ("has no attribute 'kill'", "signal"),
+    ("ctypes is unavailable", "ctypes"),
+    ("[Errno 27] File too large", "file_size_limit"),
+    ("No space left on device", "disk_full"),
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,10 @@ def interpret(job: Job, raw: RawRun, verdicts: Verdicts, *, runtime_hash: str, r
         stderr += f"\n[sandbox] stopped by the runtime: {raw.trap}\n"
     violations = [v for v in LIMIT_LABELS if v in raw.limit_labels]
     violations += [v for v in verdicts.violations if v not in violations]
+    texts = [stderr[-4000:], verdicts.load_error or ""] + [c.error or "" for c in verdicts.cases.values()]
+    for sig, label in REFUSAL_SIGNATURES:
+        if label not in violations and any(sig in t for t in texts):
+            violations.append(label)
     n = 1 if job.mode == "check" else len(job.inputs)
     cases: tuple[CaseResult, ...] = ()
     check_passed: bool | None = None

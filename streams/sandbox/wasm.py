@@ -35,6 +35,8 @@ REALTIME, MONOTONIC = 0, 1
 ABSTIME = 1
 MAX_SUBSCRIPTIONS = 4096
 MAX_FRAMES = 100_000
+GUEST_THREAD_STACK = 64 << 20
+_STACK_LOCK = threading.Lock()
 #: the guest may not run anything else than the harness, and sees only these files
 GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
 GUEST_BLOCK = ("network", "ctypes", "signal", "introspection", "filesystem", "process", "thread")
@@ -63,6 +65,7 @@ class _Call:
     origin_ns: int
     channel_cap: int
     frames: list[bytes] = field(default_factory=list)
+    deadline_hit: bool = False
     channel_bytes: int = 0
     channel_dropped: bool = False
 
@@ -129,6 +132,9 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
                 until = min(until, call.deadline)
             while (left := until - time.perf_counter()) > 0:
                 time.sleep(min(left, TICK_S))
+            if call is not None and time.perf_counter() >= call.deadline:
+                # the sleep outlived the job: the epoch check stops the guest within a tick
+                call.deadline_hit = True
             due_ns = int(wait_s * 1e9)
             events = [(u, 0, CLOCK, 0, 0) for t, u in clocks if t <= due_ns]
         memory.write(caller, b"".join(struct.pack(EVENT, *e) for e in events), out_ptr)
@@ -225,28 +231,24 @@ class WasmBackend:
             origin_ns=time.perf_counter_ns(),
             channel_cap=max(4 << 20, 8 * limits.output_bytes),
         )
-        exit_code: int | None = None
-        trap: str | None = None
-        timed_out = False
         store.set_epoch_deadline(ticks)
-        _current.call = call
-        try:
-            instance = self.pre.instantiate(store)
-            exit_code = instance.exports(store)["run"](store)
-        except wt.ExitTrap as exc:
-            exit_code = exc.code
-        except wt.Trap as exc:
-            code = getattr(exc, "trap_code", None)
-            trap = getattr(code, "name", None) or str(exc).splitlines()[0]
-            timed_out = code == wt.TrapCode.INTERRUPT or "interrupt" in str(exc)
-        except wt.WasmtimeError as exc:
-            first = str(exc).strip().splitlines()
-            trap = first[0] if first else "error"
-            timed_out = "interrupt" in str(exc)
-        finally:
-            _current.call = None
-            duration = time.perf_counter() - t0
-            store.close()
+        outcome: dict[str, Any] = {}
+        # The guest runs on a thread of its own whose native stack is larger than the wasm stack
+        # wasmtime allows it, so a deep recursion is a trap, never a crash of this process.
+        worker = threading.Thread(target=self._drive, args=(store, call, outcome), name="rlstream-guest")
+        with _STACK_LOCK:
+            previous = threading.stack_size(GUEST_THREAD_STACK)
+            try:
+                worker.start()
+            finally:
+                threading.stack_size(previous)
+        worker.join()
+        duration = time.perf_counter() - t0
+        exit_code: int | None = outcome.get("exit_code")
+        trap: str | None = outcome.get("trap")
+        timed_out = bool(outcome.get("timed_out")) or call.deadline_hit
+        if "error" in outcome:
+            raise SandboxError(f"the WASM runtime failed: {outcome['error']}")
         labels: list[str] = []
         if out.dropped or err.dropped or call.channel_dropped:
             labels.append("output_limit")
@@ -256,7 +258,7 @@ class WasmBackend:
             timed_out = True
         return RawRun(
             backend=self.name,
-            exit_code=exit_code,
+            exit_code=None if timed_out else exit_code,
             stdout=bytes(out.data),
             stderr=bytes(err.data),
             frames=call.frames,
@@ -265,6 +267,28 @@ class WasmBackend:
             limit_labels=labels,
             trap=None if timed_out else trap,
         )
+
+    def _drive(self, store: Any, call: _Call, outcome: dict[str, Any]) -> None:
+        wt = self._wt
+        _current.call = call
+        try:
+            instance = self.pre.instantiate(store)
+            outcome["exit_code"] = instance.exports(store)["run"](store)
+        except wt.ExitTrap as exc:
+            outcome["exit_code"] = exc.code
+        except wt.Trap as exc:
+            code = getattr(exc, "trap_code", None)
+            outcome["trap"] = getattr(code, "name", None) or str(exc).splitlines()[0]
+            outcome["timed_out"] = code == wt.TrapCode.INTERRUPT or "interrupt" in str(exc)
+        except wt.WasmtimeError as exc:
+            first = str(exc).strip().splitlines()
+            outcome["trap"] = first[0] if first else "error"
+            outcome["timed_out"] = "interrupt" in str(exc)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller's thread
+            outcome["error"] = repr(exc)
+        finally:
+            _current.call = None
+            store.close()
 
     def policy(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return GUEST_BLOCK, GUEST_READ_ROOTS

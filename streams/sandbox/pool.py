@@ -1,0 +1,141 @@
+"""A pool of sandbox worker processes (one per core by default) with a content-hash result cache.
+
+Workers are started by ``forkserver`` (or ``spawn``), never ``fork``: a process that holds a wasmtime
+engine must not be forked. Each worker makes its own :class:`Sandbox` on first use. The cache lives in
+the parent: key = mode + code + entry point + case inputs + check + limits + backend + runtime hash,
+so a changed runtime, harness or limit never serves an old result. Infra failures are never cached.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import replace
+
+from streams.sandbox.config import BackendName, SandboxConfig
+from streams.sandbox.result import ExecutionResult, Job
+from streams.sandbox.service import Sandbox
+
+_worker_sandbox: Sandbox | None = None
+
+
+def _init_worker(config: SandboxConfig) -> None:
+    global _worker_sandbox
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _worker_sandbox = Sandbox(config)
+
+
+def _warm(backend: BackendName) -> bool:
+    assert _worker_sandbox is not None
+    if backend in ("wasm", "auto"):
+        _worker_sandbox.wasm()
+    return True
+
+
+def _work(job: Job, backend: BackendName) -> ExecutionResult:
+    assert _worker_sandbox is not None
+    return _worker_sandbox.execute(job, backend)
+
+
+class ResultCache:
+    """A bounded LRU of results by content hash (thread-safe)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._data: OrderedDict[str, ExecutionResult] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> ExecutionResult | None:
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return hit
+
+    def put(self, key: str, result: ExecutionResult) -> None:
+        if self.capacity <= 0 or result.infra_error:
+            return
+        with self._lock:
+            self._data[key] = result
+            self._data.move_to_end(key)
+            while len(self._data) > self.capacity:
+                self._data.popitem(last=False)
+
+
+class SandboxPool:
+    """``submit(job)`` returns a future of its :class:`ExecutionResult`; ``run_many`` keeps order."""
+
+    def __init__(self, config: SandboxConfig | None = None, *, workers: int | None = None,
+                 start_method: str = "forkserver") -> None:
+        self.config = config or SandboxConfig()
+        n = workers if workers is not None else (self.config.workers or os.cpu_count() or 1)
+        self.workers = max(1, n)
+        if start_method not in multiprocessing.get_all_start_methods():
+            start_method = "spawn"
+        ctx = multiprocessing.get_context(start_method)
+        self._executor = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=ctx, initializer=_init_worker, initargs=(self.config,)
+        )
+        self.cache = ResultCache(self.config.result_cache_entries)
+        self._runtime_hash: str | None = None
+
+    def warm_up(self, backend: BackendName | None = None) -> None:
+        """Load the compiled module in every worker now, not on the first job."""
+        name = backend or self.config.backend
+        futures = [self._executor.submit(_warm, name) for _ in range(self.workers)]
+        for f in futures:
+            f.result()
+
+    def _key(self, job: Job, backend: BackendName) -> str:
+        if self._runtime_hash is None:
+            from streams.sandbox.artifact import runtime_hash
+
+            self._runtime_hash = runtime_hash()
+        return job.cache_key(backend, self._runtime_hash + self.config.container_python)
+
+    def submit(self, job: Job, backend: BackendName | None = None, *, use_cache: bool = True) -> Future[ExecutionResult]:
+        name = backend or self.config.backend
+        key = self._key(job, name)
+        if use_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                done: Future[ExecutionResult] = Future()
+                done.set_result(replace(hit, cache_hit=True))
+                return done
+        inner = self._executor.submit(_work, job, name)
+        outer: Future[ExecutionResult] = Future()
+
+        def finish(f: Future[ExecutionResult]) -> None:
+            exc = f.exception()
+            if exc is not None:
+                outer.set_exception(exc)
+                return
+            result = replace(f.result(), cache_key=key)
+            self.cache.put(key, result)
+            outer.set_result(result)
+
+        inner.add_done_callback(finish)
+        return outer
+
+    def run_many(self, jobs: Iterable[Job], backend: BackendName | None = None, *,
+                 use_cache: bool = True) -> list[ExecutionResult]:
+        futures = [self.submit(j, backend, use_cache=use_cache) for j in jobs]
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
