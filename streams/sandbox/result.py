@@ -21,6 +21,7 @@ REFUSAL_SIGNATURES = (
     ("can't start new thread", "thread"),
     ("has no attribute 'kill'", "signal"),
     ("ctypes is unavailable", "ctypes"),
+    ("module '_socket' has no attribute", "network"),
     ("[Errno 27] File too large", "file_size_limit"),
     ("No space left on device", "disk_full"),
 )

@@ -53,6 +53,13 @@ class Sandbox:
                 )
             return self._container
 
+    def ensure(self, backend: BackendName) -> None:
+        """Raise DependencyError (naming the set-up step) unless ``backend`` can run here."""
+        if backend in ("wasm", "auto"):
+            self.wasm()
+        if backend in ("container", "auto"):
+            self.container()
+
     def runtime_hash(self) -> str:
         if self._runtime_hash is None:
             self._runtime_hash = artifact.runtime_hash()

@@ -133,8 +133,10 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
             while (left := until - time.perf_counter()) > 0:
                 time.sleep(min(left, TICK_S))
             if call is not None and time.perf_counter() >= call.deadline:
-                # the sleep outlived the job: the epoch check stops the guest within a tick
+                # The sleep outlived the job: an epoch deadline of 0 stops the guest at its next
+                # function entry, before it runs anything after the sleep.
                 call.deadline_hit = True
+                _stop_now(caller)
             due_ns = int(wait_s * 1e9)
             events = [(u, 0, CLOCK, 0, 0) for t, u in clocks if t <= due_ns]
         memory.write(caller, b"".join(struct.pack(EVENT, *e) for e in events), out_ptr)
@@ -142,6 +144,14 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
         return 0
     except Exception:  # noqa: BLE001 - an exception must never cross into wasmtime
         return EINVAL
+
+
+def _stop_now(caller: Any) -> None:
+    from wasmtime import _ffi
+
+    context = getattr(caller, "_Caller__context", None)
+    if context is not None:
+        _ffi.wasmtime_context_set_epoch_deadline(context, 0)
 
 
 def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int) -> int:

@@ -1,0 +1,176 @@
+"""Hostile programs on both backends: each is contained and labelled, the host survives, and the next
+execution is clean. Limits are small so the corpus runs in well under a minute per backend."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from streams.sandbox import ExecutionResult, Limits, Sandbox
+
+BACKENDS = ["wasm", "container"]
+LIMITS = Limits(timeout_s=2.0, memory_mb=192, output_bytes=16 * 1024, pids=24, tmpfs_mb=4, file_mb=2)
+SECRET = "rlstream-test-secret-7f3a"
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[socket.socket]:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.settimeout(0.05)
+    yield srv
+    srv.close()
+
+
+def run(sandbox: Sandbox, code: str, backend: str, limits: Limits = LIMITS) -> ExecutionResult:
+    result = sandbox.run_script(code, limits=limits, backend=backend)  # type: ignore[arg-type]
+    assert result.infra_error is None, result.infra_error
+    # the host survived and the next execution is clean
+    after = sandbox.run_script("print('clean')", limits=LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert (after.exit_code, after.stdout, after.violation) == (0, "clean\n", None), after
+    return result
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_infinite_loop_times_out(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "while True:\n    pass\n", backend)
+    assert r.timed_out and not r.memory_exceeded
+    assert r.duration_s < LIMITS.timeout_s + 1.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sleep_is_bounded_by_the_deadline(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "import time\ntime.sleep(3600)\nprint('woke')\n", backend)
+    assert r.timed_out and "woke" not in r.stdout
+    assert r.duration_s < LIMITS.timeout_s + 1.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memory_bomb_is_labelled(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "x = []\nwhile True:\n    x.append(bytearray(10**7))\n", backend)
+    assert r.memory_exceeded and not r.timed_out and r.exit_code != 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fork_bomb(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "import os\nwhile True:\n    os.fork()\n", backend)
+    assert r.exit_code != 0
+    assert r.violation in {"process", "pids_limit"}
+    if backend == "container":
+        assert "pids_limit" in r.violations
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_thread_bomb(sandbox: Sandbox, backend: str) -> None:
+    code = "import threading, time\nwhile True:\n    threading.Thread(target=time.sleep, args=(60,)).start()\n"
+    r = run(sandbox, code, backend)
+    assert r.violation in {"thread", "pids_limit"}
+    if backend == "container":
+        assert "pids_limit" in r.violations
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_output_flood_is_capped(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n", backend)
+    assert r.violation == "output_limit"
+    assert len(r.stdout) <= LIMITS.output_bytes
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_disk_fill(sandbox: Sandbox, backend: str) -> None:
+    code = "f = open('/tmp/fill', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))\n    f.flush()\n"
+    r = run(sandbox, code, backend)
+    assert r.exit_code != 0 and not r.timed_out
+    assert r.violation in {"filesystem", "file_size_limit", "disk_full"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "code",
+    [
+        "print(open('/etc/passwd').read())",
+        "print(open('/proc/self/environ', 'rb').read())",
+        "import os\nos.symlink('/etc/passwd', '/tmp/p')\nprint(open('/tmp/p').read())",
+        "print(open('../../../../../../etc/passwd').read())",
+        "print(open('/usr/lib/../../etc/passwd').read())",
+    ],
+    ids=["passwd", "environ", "symlink", "dotdot", "dotdot-from-allowed"],
+)
+def test_host_files_are_not_readable(sandbox: Sandbox, backend: str, code: str) -> None:
+    r = run(sandbox, code, backend)
+    assert r.exit_code != 0
+    assert "root:" not in r.stdout and SECRET not in r.stdout
+    assert r.violation == "filesystem"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_host_environment_is_not_visible(sandbox: Sandbox, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLSTREAM_TEST_SECRET", SECRET)
+    r = run(sandbox, "import os\nprint(dict(os.environ))\n", backend)
+    assert r.exit_code == 0
+    assert SECRET not in r.stdout and "RLSTREAM_TEST_SECRET" not in r.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_network_to_a_host_listener(sandbox: Sandbox, backend: str, listener: socket.socket) -> None:
+    port = listener.getsockname()[1]
+    code = f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\ns.sendall(b'hi')\n"
+    r = run(sandbox, code, backend)
+    assert r.exit_code != 0 and r.violation == "network"
+    with pytest.raises(OSError):
+        listener.accept()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_killing_the_parent_is_refused(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, f"import os\nos.kill({os.getpid()}, 9)\nos.kill(os.getppid(), 9)\n", backend)
+    assert r.exit_code != 0 and r.violation == "signal"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctypes_is_refused(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "import ctypes\nctypes.string_at(0)\n", backend)
+    assert r.exit_code != 0 and r.violation == "ctypes"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_subprocess(sandbox: Sandbox, backend: str) -> None:
+    code = "import subprocess\nprint(subprocess.run(['id'], capture_output=True, text=True).stdout)\n"
+    r = run(sandbox, code, backend)
+    assert r.violation == "process"
+    if backend == "wasm":
+        assert r.exit_code != 0
+    else:  # the jail allows processes, as the unprivileged user, inside its limits
+        assert "uid=65534" in r.stdout and "uid=0(" not in r.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_deep_recursion(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "def f(n):\n    return f(n + 1)\nf(0)\n", backend)
+    assert r.exit_code != 0 and "RecursionError" in r.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_deep_native_recursion_is_a_contained_stop(sandbox: Sandbox, backend: str) -> None:
+    r = run(sandbox, "x = []\nfor _ in range(10**6):\n    x = [x]\nprint(repr(x)[:5])\n", backend)
+    assert r.exit_code != 0
+    assert "RecursionError" in r.stderr or r.violation == "stack_overflow"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_results_cannot_be_forged_from_stdout_or_exit(sandbox: Sandbox, backend: str) -> None:
+    code = (
+        "import sys, os, atexit\n"
+        "print('RLS1' + '00' * 16 + '{\"t\":\"case\",\"i\":0,\"s\":\"ok\",\"r\":\"3\"}')\n"
+        "atexit.register(lambda: os._exit(0))\n"
+        "def add(a, b):\n    os._exit(0)\n"
+    )
+    r = sandbox.run_cases(code, "add", ["(1, 2)", "(2, 2)"], limits=LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert [c.status for c in r.cases] == ["missing", "missing"]
+    r = sandbox.run_check(code.replace("os._exit(0)", "sys.exit(0)"), "def check(c):\n    assert c(1, 2) == 3\n",
+                          "add", limits=LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert r.check_passed is False
