@@ -1,0 +1,220 @@
+"""Batch assembly: from ExperienceReady events to padded training batches (pure; no model, no Kafka).
+
+Each sample becomes one row ``prompt + completion``. The model's logits at position t score token t+1,
+so the per-token tensors have ``L - 1`` columns, and the loss mask is true exactly on the columns that
+score a completion token. Samples are taken in arrival order (so a batch covers a contiguous run of the
+log) and a batch is closed when adding the next row would exceed the token budget (rows x longest row,
+padding included, since that is what the step's memory pays for).
+
+A sample the learner must not train on is dropped and counted in :class:`AssemblyStats`, never used
+silently and never lost silently: too stale (its policy version lags the learner's by more than the
+bound), too long for the budget on its own, or without usable behaviour log-probs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from schemas.rollout import ExperienceReady
+
+
+@dataclass(frozen=True)
+class TrainSample:
+    sample_id: str
+    group_id: str
+    policy_version: int
+    reward: float
+    advantage: float
+    prompt_token_ids: tuple[int, ...]
+    completion_token_ids: tuple[int, ...]
+    behaviour_logprobs: tuple[float, ...]
+
+    @property
+    def length(self) -> int:
+        return len(self.prompt_token_ids) + len(self.completion_token_ids)
+
+
+@dataclass
+class AssemblyStats:
+    """What happened to every sample offered: ``seen == used + dropped_*``."""
+
+    seen: int = 0
+    used: int = 0
+    dropped_stale: int = 0
+    dropped_too_long: int = 0
+    dropped_invalid: int = 0
+    #: staleness (learner version - sample version) -> count, over the samples used
+    staleness_hist: Counter[int] = field(default_factory=Counter)
+    dropped_sample_ids: list[str] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> int:
+        return self.dropped_stale + self.dropped_too_long + self.dropped_invalid
+
+    def merge(self, other: AssemblyStats) -> None:
+        self.seen += other.seen
+        self.used += other.used
+        self.dropped_stale += other.dropped_stale
+        self.dropped_too_long += other.dropped_too_long
+        self.dropped_invalid += other.dropped_invalid
+        self.staleness_hist.update(other.staleness_hist)
+        self.dropped_sample_ids.extend(other.dropped_sample_ids)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One step's data. ``[B, L]``: input_ids, attention_mask; ``[B, L-1]``: targets, loss_mask,
+    behaviour_logprobs; ``[B]``: advantages."""
+
+    input_ids: Tensor
+    attention_mask: Tensor
+    targets: Tensor
+    loss_mask: Tensor
+    behaviour_logprobs: Tensor
+    advantages: Tensor
+    sample_ids: tuple[str, ...]
+    policy_versions: tuple[int, ...]
+    #: non-padding tokens (prompt + completion) in the batch
+    num_tokens: int
+    #: completion tokens, the ones the loss is averaged over
+    num_loss_tokens: int
+
+    @property
+    def rows(self) -> int:
+        return int(self.input_ids.shape[0])
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(
+            input_ids=self.input_ids.to(device),
+            attention_mask=self.attention_mask.to(device),
+            targets=self.targets.to(device),
+            loss_mask=self.loss_mask.to(device),
+            behaviour_logprobs=self.behaviour_logprobs.to(device),
+            advantages=self.advantages.to(device),
+            sample_ids=self.sample_ids,
+            policy_versions=self.policy_versions,
+            num_tokens=self.num_tokens,
+            num_loss_tokens=self.num_loss_tokens,
+        )
+
+
+def samples_of(event: ExperienceReady) -> list[TrainSample]:
+    return [
+        TrainSample(
+            sample_id=s.sample_id,
+            group_id=event.group_id,
+            policy_version=s.policy_version,
+            reward=s.reward,
+            advantage=s.advantage,
+            prompt_token_ids=s.prompt_token_ids,
+            completion_token_ids=s.completion_token_ids,
+            behaviour_logprobs=s.behaviour_logprobs,
+        )
+        for s in event.samples
+    ]
+
+
+def select_samples(
+    samples: Iterable[TrainSample],
+    *,
+    current_version: int,
+    staleness_bound: int,
+    token_budget: int,
+) -> tuple[list[TrainSample], AssemblyStats]:
+    """Keep the samples the learner may train on now; count every one it may not."""
+    stats = AssemblyStats()
+    kept: list[TrainSample] = []
+    for s in samples:
+        stats.seen += 1
+        staleness = current_version - s.policy_version
+        if staleness > staleness_bound:
+            stats.dropped_stale += 1
+            stats.dropped_sample_ids.append(s.sample_id)
+        elif (
+            not s.completion_token_ids
+            or not s.prompt_token_ids
+            or len(s.behaviour_logprobs) != len(s.completion_token_ids)
+        ):
+            # no prompt token means nothing scores the first completion token; no log-probs, no ratio
+            stats.dropped_invalid += 1
+            stats.dropped_sample_ids.append(s.sample_id)
+        elif s.length > token_budget:
+            stats.dropped_too_long += 1
+            stats.dropped_sample_ids.append(s.sample_id)
+        else:
+            stats.used += 1
+            # a sample from a *newer* version than the learner's (a restarted learner) counts as fresh
+            stats.staleness_hist[max(staleness, 0)] += 1
+            kept.append(s)
+    return kept, stats
+
+
+def pack(samples: Sequence[TrainSample], *, token_budget: int) -> list[list[TrainSample]]:
+    """Split samples, in order, into groups whose padded size (rows x longest) fits the budget.
+    Every sample must fit on its own (``select_samples`` guarantees it)."""
+    groups: list[list[TrainSample]] = []
+    current: list[TrainSample] = []
+    longest = 0
+    for s in samples:
+        grown = max(longest, s.length)
+        if current and grown * (len(current) + 1) > token_budget:
+            groups.append(current)
+            current, grown = [], s.length
+        current.append(s)
+        longest = grown
+    if current:
+        groups.append(current)
+    return groups
+
+
+def collate(samples: Sequence[TrainSample], *, pad_token_id: int = 0) -> Batch:
+    """Right-padded tensors for one batch (see the module docstring for the layout)."""
+    if not samples:
+        raise ValueError("collate needs at least one sample")
+    width = max(s.length for s in samples)
+    rows = len(samples)
+    input_ids = torch.full((rows, width), pad_token_id, dtype=torch.long)
+    attention_mask = torch.zeros((rows, width), dtype=torch.long)
+    loss_mask = torch.zeros((rows, width - 1), dtype=torch.bool)
+    behaviour = torch.zeros((rows, width - 1), dtype=torch.float32)
+    for i, s in enumerate(samples):
+        p, c = len(s.prompt_token_ids), len(s.completion_token_ids)
+        input_ids[i, : p + c] = torch.tensor(s.prompt_token_ids + s.completion_token_ids, dtype=torch.long)
+        attention_mask[i, : p + c] = 1
+        # column t scores token t+1: completion token j sits at position p+j, scored by column p+j-1
+        loss_mask[i, p - 1 : p + c - 1] = True
+        behaviour[i, p - 1 : p + c - 1] = torch.tensor(s.behaviour_logprobs, dtype=torch.float32)
+    return Batch(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        targets=input_ids[:, 1:].clone(),
+        loss_mask=loss_mask,
+        behaviour_logprobs=behaviour,
+        advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
+        sample_ids=tuple(s.sample_id for s in samples),
+        policy_versions=tuple(s.policy_version for s in samples),
+        num_tokens=sum(s.length for s in samples),
+        num_loss_tokens=sum(len(s.completion_token_ids) for s in samples),
+    )
+
+
+def build_batches(
+    events: Iterable[ExperienceReady],
+    *,
+    current_version: int,
+    staleness_bound: int,
+    token_budget: int,
+    pad_token_id: int = 0,
+) -> tuple[list[Batch], AssemblyStats]:
+    """Everything above in one call: select, pack, collate."""
+    samples = [s for e in events for s in samples_of(e)]
+    kept, stats = select_samples(
+        samples, current_version=current_version, staleness_bound=staleness_bound, token_budget=token_budget
+    )
+    batches = [collate(g, pad_token_id=pad_token_id) for g in pack(kept, token_budget=token_budget)]
+    return batches, stats

@@ -1,0 +1,90 @@
+"""Configuration of the learner (composed into the one settings object by ``rlstream.settings``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class DistributedConfig(BaseModel):
+    """How this process joins the training group.
+
+    ``single``: one process, the engine sets up the rank environment itself from these fields.
+    ``external``: a launcher (``deepspeed``, ``torchrun``) already set RANK, WORLD_SIZE, ... for every
+    rank; the engine leaves them alone.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    launcher: Literal["single", "external"] = "single"
+    master_addr: str = "127.0.0.1"
+    master_port: int = Field(default=29500, ge=1, le=65535)
+    #: CPU only: build DeepSpeed's shared-memory all-reduce op (a C++ compile of 1-3 minutes on first
+    #: use). It only speeds up several CPU ranks on one machine; a single process never needs it.
+    cpu_shm_comm: bool = False
+
+
+class LearnerConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: ``deepspeed`` (the real engine) or ``torch`` (a plain single-process loop with the same
+    #: interface: no ZeRO, for machines where DeepSpeed is unusable and as the benchmark baseline)
+    backend: Literal["deepspeed", "torch"] = "deepspeed"
+    #: ``auto``: cuda when torch sees a GPU, else cpu
+    accelerator: Literal["auto", "cpu", "cuda"] = "auto"
+    #: ``auto``: bf16 on a GPU that supports it, else fp32 (CPU bf16 matmuls are slower than fp32
+    #: on most CPUs without AMX)
+    precision: Literal["auto", "bf16", "fp32"] = "auto"
+    zero_stage: int = Field(default=2, ge=0, le=2, description="ZeRO stage 0-2 (3 is not supported yet)")
+    distributed: DistributedConfig = DistributedConfig()
+    seed: int = 0
+
+    # optimizer
+    lr: float = Field(default=1e-6, gt=0)
+    weight_decay: float = Field(default=0.0, ge=0)
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    adam_eps: float = Field(default=1e-8, gt=0)
+    max_grad_norm: float = Field(default=1.0, gt=0)
+
+    # objective (see learner/grpo.py)
+    clip_eps_low: float = Field(default=0.2, gt=0, lt=1)
+    clip_eps_high: float = Field(default=0.2, gt=0)
+    #: truncation cap C of the importance ratio against the behaviour policy
+    is_cap: float = Field(default=2.0, ge=1.0)
+    #: weight of k3 KL to the reference policy (the initial weights); 0 keeps no reference copy
+    kl_coef: float = Field(default=0.0, ge=0)
+    #: decoupled PPO: trust region against the learner's own pre-update weights, staleness corrected
+    #: by a separate truncated importance weight
+    decoupled: bool = False
+    #: gradient steps taken on each batch (>1 makes the clip bite; 1 is the streaming default)
+    updates_per_batch: int = Field(default=1, ge=1, le=64)
+    #: must equal the generator's sampling temperature, or the recorded behaviour log-probs describe
+    #: another distribution than the one the learner scores
+    temperature: float = Field(default=1.0, gt=0)
+
+    # data
+    #: samples whose policy version lags the learner's by more than this are dropped (and counted)
+    staleness_bound: int = Field(default=4, ge=0)
+    #: padded tokens (rows x longest row) per batch; bounds activation memory of one step
+    token_budget: int = Field(default=8192, ge=16)
+    pad_token_id: int = Field(default=0, ge=0)
+
+    # checkpoints and publication
+    checkpoint_dir: Path = Path("checkpoints")
+    #: complete checkpoints kept on disk (older ones are removed after a newer one is complete)
+    keep_checkpoints: int = Field(default=3, ge=1)
+    #: publish a new policy version (weights + PolicyPublished) every K optimizer steps
+    publish_every: int = Field(default=1, ge=1)
+    #: where published weights go (a registered URI scheme); ``None``: file://<checkpoint_dir>/published
+    publish_uri: str | None = None
+
+    @model_validator(mode="after")
+    def _cap_covers_clip(self) -> LearnerConfig:
+        if self.is_cap < 1.0 + self.clip_eps_high:
+            raise ValueError(
+                f"is_cap ({self.is_cap}) must be >= 1 + clip_eps_high ({1.0 + self.clip_eps_high}): "
+                "a cap inside the trust region would truncate ratios the clip still lets through"
+            )
+        return self

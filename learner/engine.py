@@ -1,0 +1,380 @@
+"""The learner engine: one optimizer step per batch with DeepSpeed (ZeRO 0-2) on GPU or CPU, checkpoints
+and weight export. The learning rule itself lives in ``learner/grpo.py``.
+
+``backend="torch"`` runs the same interface as a plain single-process torch loop (no ZeRO): for
+machines where DeepSpeed is unusable and as the benchmark's baseline.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from learner.batch import Batch
+from learner.checkpoint import STATE_DIR, WEIGHTS, CheckpointDir, CheckpointManifest
+from learner.config import LearnerConfig
+from learner.grpo import grpo_loss, token_logprobs
+from learner.store import file_sha256, fsync_dir, fsync_file, store_for
+from schemas.errors import DependencyError, UsageError
+from schemas.policy import ConsumedOffset, PolicyPublished
+
+log = logging.getLogger(__name__)
+
+_DS_TAG = "ds"
+
+
+def resolve_accelerator(config: LearnerConfig) -> str:
+    if config.accelerator == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if config.accelerator == "cuda" and not torch.cuda.is_available():
+        raise UsageError(
+            "learner accelerator is cuda but torch sees no GPU",
+            hint="set RLSTREAM_LEARNER__ACCELERATOR=cpu (or auto)",
+        )
+    return config.accelerator
+
+
+def resolve_bf16(config: LearnerConfig, accelerator: str) -> bool:
+    if config.precision == "bf16":
+        return True
+    if config.precision == "fp32":
+        return False
+    return accelerator == "cuda" and torch.cuda.is_bf16_supported()
+
+
+def prepare_process(config: LearnerConfig, accelerator: str) -> None:
+    """Set the process environment DeepSpeed and torch.distributed read, from the config.
+
+    DeepSpeed picks its accelerator from DS_ACCELERATOR when first asked, and ``init_distributed``
+    needs the rank variables even for a single process (without them it looks for MPI).
+    """
+    os.environ["DS_ACCELERATOR"] = accelerator
+    dist = config.distributed
+    if dist.launcher == "single":
+        os.environ.update(
+            RANK="0",
+            WORLD_SIZE="1",
+            LOCAL_RANK="0",
+            MASTER_ADDR=dist.master_addr,
+            MASTER_PORT=str(dist.master_port),
+        )
+
+
+def _import_deepspeed(config: LearnerConfig, accelerator: str) -> Any:
+    try:
+        import deepspeed
+        from deepspeed.accelerator import get_accelerator
+    except ImportError as exc:  # pragma: no cover - deepspeed is a project dependency
+        raise DependencyError(
+            f"deepspeed cannot be imported: {exc}",
+            hint="run `uv sync --frozen`, or set RLSTREAM_LEARNER__BACKEND=torch",
+        ) from exc
+    name = get_accelerator().device_name()
+    if name != accelerator:
+        raise DependencyError(
+            f"DeepSpeed chose accelerator {name!r}, the learner is configured for {accelerator!r}",
+            hint="start the learner in a fresh process (DeepSpeed fixes its accelerator on first use)",
+        )
+    if accelerator == "cpu" and not config.distributed.cpu_shm_comm:
+        # The shared-memory all-reduce is a C++ op compiled on first use (minutes; a killed compile
+        # leaves a lock that hangs later runs). It only helps several CPU ranks, so skip it by default.
+        deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+    return deepspeed
+
+
+class LearnerEngine:
+    """Wraps a causal LM (a ``transformers`` model or anything whose forward takes ``input_ids`` and
+    ``attention_mask`` and returns ``.logits``) with the optimizer, the GRPO step and checkpoints.
+
+    ``policy_version`` is the version of the weights as generators know it: it rises by one with every
+    :meth:`publish`. ``step`` counts optimizer steps.
+    """
+
+    def __init__(self, model: nn.Module, config: LearnerConfig) -> None:
+        self.config = config
+        self.accelerator = resolve_accelerator(config)
+        self.bf16 = resolve_bf16(config, self.accelerator)
+        self.step = 0
+        self.policy_version = 0
+        self.checkpoints = CheckpointDir(config.checkpoint_dir, keep=config.keep_checkpoints)
+        torch.manual_seed(config.seed)
+
+        self._ref: nn.Module | None = None
+        if config.kl_coef > 0:
+            # the reference policy is the starting point: a frozen copy taken before any update
+            self._ref = copy.deepcopy(model).eval()
+            for p in self._ref.parameters():
+                p.requires_grad_(False)
+
+        self._ds: Any = None
+        if config.backend == "deepspeed":
+            prepare_process(config, self.accelerator)
+            deepspeed = _import_deepspeed(config, self.accelerator)
+            if self.accelerator == "cuda":
+                local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+                torch.cuda.set_device(local_rank)
+            optimizer = self._make_optimizer(model)
+            deepspeed.init_distributed(dist_backend="nccl" if self.accelerator == "cuda" else "gloo")
+            self._ds, self._optimizer, _, _ = deepspeed.initialize(
+                model=model, optimizer=optimizer, config=self.deepspeed_config()
+            )
+            self.device = torch.device(self._ds.device)
+            self._module: nn.Module = self._ds.module
+        else:
+            self.device = torch.device("cuda", 0) if self.accelerator == "cuda" else torch.device("cpu")
+            self._module = model.to(self.device)
+            self._optimizer = self._make_optimizer(self._module)
+        if self._ref is not None:
+            self._ref.to(self.device, dtype=torch.bfloat16 if self.bf16 else torch.float32)
+        self._module.train()
+
+    # -- set-up -----------------------------------------------------------------------------------
+    def _make_optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
+        # A client torch AdamW: DeepSpeed's own Adam is a C++ op compiled at first use.
+        c = self.config
+        return torch.optim.AdamW(
+            [p for p in model.parameters() if p.requires_grad],
+            lr=c.lr,
+            betas=c.adam_betas,
+            eps=c.adam_eps,
+            weight_decay=c.weight_decay,
+        )
+
+    def deepspeed_config(self) -> dict[str, Any]:
+        c = self.config
+        return {
+            # batches are sized by the token budget, not by a row count: one micro-batch per step
+            "train_micro_batch_size_per_gpu": 1,
+            "gradient_accumulation_steps": 1,
+            "gradient_clipping": c.max_grad_norm,
+            "zero_optimization": {"stage": c.zero_stage},
+            "bf16": {"enabled": self.bf16},
+            "zero_allow_untested_optimizer": True,
+            "steps_per_print": 2**31 - 1,
+            "wall_clock_breakdown": False,
+        }
+
+    @property
+    def module(self) -> nn.Module:
+        """The trained model itself (unwrapped)."""
+        return self._module
+
+    @property
+    def rank(self) -> int:
+        return int(self._ds.global_rank) if self._ds is not None else 0
+
+    @property
+    def world_size(self) -> int:
+        return int(self._ds.world_size) if self._ds is not None else 1
+
+    # -- the step ---------------------------------------------------------------------------------
+    def _forward(self, model: Any, batch: Batch) -> Tensor:
+        if self._ds is None and self.bf16:
+            with torch.autocast(self.device.type, dtype=torch.bfloat16):
+                out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+        else:
+            out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+        logits = out.logits[:, :-1, :]
+        return token_logprobs(logits, batch.targets, temperature=self.config.temperature)
+
+    @torch.no_grad()
+    def logprobs(self, batch: Batch) -> Tensor:
+        """The current policy's log-probs of the batch's target tokens (no gradient)."""
+        model = self._ds if self._ds is not None else self._module
+        return self._forward(model, batch.to(self.device))
+
+    def train_step(
+        self, batch: Batch, *, staleness_hist: Mapping[int, int] | None = None
+    ) -> dict[str, float]:
+        """``updates_per_batch`` optimizer steps on one batch; returns the metrics of the last one.
+
+        Metric names are fixed (see ``grpo.METRIC_NAMES``); the staleness histogram, which belongs to
+        batch assembly, is passed in and reported as ``staleness_hist.<lag>`` entries.
+        """
+        c = self.config
+        started = time.perf_counter()
+        batch = batch.to(self.device)
+        model = self._ds if self._ds is not None else self._module
+        ref_logprobs = None
+        if self._ref is not None:
+            with torch.no_grad():
+                ref_logprobs = self._forward(self._ref, batch)
+        proximal: Tensor | None = None
+        metrics: dict[str, float] = {}
+        for _ in range(c.updates_per_batch):
+            logprobs = self._forward(model, batch)
+            if c.decoupled and proximal is None:
+                # the weights before this batch's first update are the proximal policy
+                proximal = logprobs.detach()
+            out = grpo_loss(
+                logprobs,
+                batch.behaviour_logprobs,
+                batch.advantages,
+                batch.loss_mask,
+                clip_eps_low=c.clip_eps_low,
+                clip_eps_high=c.clip_eps_high,
+                is_cap=c.is_cap,
+                proximal_logprobs=proximal,
+                ref_logprobs=ref_logprobs,
+                kl_coef=c.kl_coef,
+            )
+            if self._ds is not None:
+                self._ds.backward(out.loss)
+                self._ds.step()
+                grad_norm = self._ds.get_global_grad_norm()
+            else:
+                self._optimizer.zero_grad(set_to_none=True)
+                out.loss.backward()  # type: ignore[no-untyped-call]
+                grad_norm = torch.nn.utils.clip_grad_norm_(self._module.parameters(), c.max_grad_norm)
+                self._optimizer.step()
+            self.step += 1
+            metrics = dict(out.metrics)
+            if grad_norm is not None:
+                metrics["grad_norm"] = float(grad_norm)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        elapsed = time.perf_counter() - started
+        metrics["tokens_per_s"] = batch.num_tokens * c.updates_per_batch / max(elapsed, 1e-9)
+        for lag, count in sorted((staleness_hist or {}).items()):
+            metrics[f"staleness_hist.{lag}"] = float(count)
+        return metrics
+
+    # -- weights and checkpoints ------------------------------------------------------------------
+    def export_weights(self, path: Path) -> str:
+        """Write the full weights as safetensors (atomically) and return their sha256.
+
+        Every state-dict key is stored as its own tensor (tied weights twice; ZeRO keeps parameters
+        as views into one flat buffer), so a reader needs nothing but
+        ``model.load_state_dict(safetensors.torch.load_file(path))``.
+        """
+        tmp = path.with_name(f".{path.name}.tmp")
+        tensors = {
+            name: t.detach().to("cpu", copy=True).contiguous()
+            for name, t in self._module.state_dict().items()
+        }
+        save_file(
+            tensors, str(tmp), metadata={"step": str(self.step), "policy_version": str(self.policy_version)}
+        )
+        del tensors
+        fsync_file(tmp)
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+        return file_sha256(path)
+
+    def save_checkpoint(
+        self, consumed: Sequence[ConsumedOffset] = (), *, extra: Mapping[str, Any] | None = None
+    ) -> tuple[Path, CheckpointManifest]:
+        """An atomic checkpoint of model, optimizer, config, step, policy version and offsets."""
+        tmp = self.checkpoints.tmp_path(self.step)
+        if self.rank == 0:
+            tmp = self.checkpoints.begin(self.step)
+        self._barrier()
+        if self._ds is not None:
+            # every rank writes its own ZeRO partition of the optimizer state
+            self._ds.save_checkpoint(str(tmp / STATE_DIR), tag=_DS_TAG, save_latest=False)
+        elif self.rank == 0:
+            (tmp / STATE_DIR).mkdir()
+            torch.save({"optimizer": self._optimizer.state_dict()}, tmp / STATE_DIR / "optimizer.pt")
+        self._barrier()
+        result: tuple[Path, CheckpointManifest] | None = None
+        if self.rank == 0:
+            sha = self.export_weights(tmp / WEIGHTS)
+            manifest = CheckpointManifest(
+                step=self.step,
+                policy_version=self.policy_version,
+                consumed=tuple(consumed),
+                config=self.config.model_dump(mode="json"),
+                backend=self.config.backend,
+                zero_stage=self.config.zero_stage if self._ds is not None else 0,
+                world_size=self.world_size,
+                weights_sha256=sha,
+                created_at=datetime.now(UTC).isoformat(),
+                extra=dict(extra or {}),
+            )
+            result = (self.checkpoints.commit(tmp, manifest), manifest)
+        self._barrier()
+        if result is None:
+            found = self.checkpoints.newest()
+            assert found is not None
+            result = found
+        return result
+
+    def load_checkpoint(self, path: Path | None = None) -> CheckpointManifest | None:
+        """Restore the newest complete checkpoint (or ``path``); None when there is none to load."""
+        if path is None:
+            found = self.checkpoints.newest()
+            if found is None:
+                return None
+            path, manifest = found
+        else:
+            manifest = self.checkpoints.verify(path)
+        if manifest.backend != self.config.backend or manifest.world_size != self.world_size:
+            raise UsageError(
+                f"checkpoint {path} was written by backend {manifest.backend} with "
+                f"{manifest.world_size} rank(s); this learner runs {self.config.backend} with "
+                f"{self.world_size}",
+                hint="resume with the same backend and world size, or start from its model.safetensors",
+            )
+        if self._ds is not None:
+            load_path, _ = self._ds.load_checkpoint(
+                str(path / STATE_DIR),
+                tag=_DS_TAG,
+                load_optimizer_states=True,
+                load_lr_scheduler_states=False,
+                load_module_strict=True,
+            )
+            if load_path is None:
+                raise UsageError(f"DeepSpeed found no state under {path / STATE_DIR}")
+        else:
+            self._module.load_state_dict(load_file(str(path / WEIGHTS), device=str(self.device)))
+            state = torch.load(path / STATE_DIR / "optimizer.pt", map_location=self.device, weights_only=True)
+            self._optimizer.load_state_dict(state["optimizer"])
+        self.step = manifest.step
+        self.policy_version = manifest.policy_version
+        return manifest
+
+    def publish(
+        self,
+        *,
+        run_id: str,
+        consumed: Sequence[ConsumedOffset] = (),
+        trained_sample_ids: Sequence[str] = (),
+        metrics: Mapping[str, float] | None = None,
+        model_name: str = "",
+    ) -> PolicyPublished:
+        """Bump the policy version, checkpoint (with the offsets), put the weights into the store and
+        return the PolicyPublished event to emit. The event is only built after the checkpoint is
+        complete, so a published version always has a checkpoint to resume from."""
+        self.policy_version += 1
+        try:
+            path, manifest = self.save_checkpoint(consumed)
+        except BaseException:
+            self.policy_version -= 1
+            raise
+        base = self.config.publish_uri or (self.config.checkpoint_dir.resolve() / "published").as_uri()
+        uri = store_for(base).put(path / WEIGHTS, f"{run_id}/v{self.policy_version:06d}/{WEIGHTS}")
+        return PolicyPublished(
+            run_id=run_id,
+            policy_version=self.policy_version,
+            step=self.step,
+            checkpoint_uri=uri,
+            sha256=manifest.weights_sha256,
+            model=model_name,
+            consumed=tuple(consumed),
+            trained_sample_ids=tuple(trained_sample_ids),
+            metrics={k: float(v) for k, v in (metrics or {}).items()},
+        )
+
+    def _barrier(self) -> None:
+        if self._ds is not None and self.world_size > 1:
+            torch.distributed.barrier()
