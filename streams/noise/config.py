@@ -12,10 +12,11 @@ class NoiseConfig(BaseModel):
 
     #: a task with fewer cases (visible + hidden) is flagged and its samples masked
     min_cases: int = Field(default=2, ge=1)
-    #: share of a task's non-trivial case inputs found verbatim in a program that marks it a hard-coder
+    #: share of a task's case inputs found verbatim in a program that marks it a hard-coder (inputs the
+    #: task's reference also contains are left out)
     hardcode_overlap: float = Field(default=0.3, gt=0.0, le=1.0)
-    #: the overlap rule needs at least this many non-trivial inputs to say anything
-    hardcode_min_inputs: int = Field(default=2, ge=1)
+    #: the overlap rule needs at least this many inputs found in the program to say anything
+    hardcode_min_inputs: int = Field(default=1, ge=1)
     #: what happens to empty, unparsable or entry-point-less output: masked (no gradient) or accepted
     #: (scored as the failure it is)
     degenerate_verdict: Literal["mask", "accept"] = "mask"

@@ -109,7 +109,7 @@ def decide(
             signature(Reason(code="hack.custom_equality", detail="returned an object with its own equality"))
         if any(static.pass_marker_in(x.stdout) for x in runs) or static.PASS_MARKER in analysis.codes:
             signature(Reason(code=static.PASS_MARKER, detail="printed a pass marker and failed"))
-        if _ended_early(runs[0], first):
+        if _ended_early(runs[0]):
             signature(Reason(code=static.FORCED_EXIT, detail="the run ended without reporting every case"))
     if len(graded) > 1:
         flaky = rules.flaky(graded)
@@ -145,20 +145,19 @@ def _violations(x: SandboxExecuted) -> list[str]:
     return [v.strip() for v in x.violation.replace(";", ",").split(",") if v.strip()]
 
 
-def _ended_early(x: SandboxExecuted, graded: object) -> bool:
-    """Cases went unreported although the run neither timed out nor ran out of memory: the program
-    ended the process itself (``os._exit``, a signal, an exit hook)."""
-    if x.timed_out or x.memory_exceeded or x.infra_error:
+#: what the sandbox reports when it stopped a run for a resource limit (not the program's own exit)
+LIMIT_LABELS = frozenset({"output_limit", "pids_limit", "file_size_limit", "stack_overflow"})
+
+
+def _ended_early(x: SandboxExecuted) -> bool:
+    """Cases went unreported although no limit stopped the run: the program ended the process itself
+    (``os._exit``, a signal, an exit hook). A program that fails while loading reports every case as
+    an error instead, so it never lands here."""
+    if x.timed_out or x.memory_exceeded or x.infra_error or set(_violations(x)) & LIMIT_LABELS:
         return False
-    statuses = [c.status for c in x.cases]
-    missing = statuses.count("missing") + max(0, 0)
-    loaded_error = bool(x.cases) and all(c.status == "missing" for c in x.cases) and _load_failed(x)
-    return missing > 0 and not loaded_error
-
-
-def _load_failed(x: SandboxExecuted) -> bool:
-    # a program that fails while being loaded reports no case at all: an honest failure, not an exit
-    return "Traceback" in x.stderr or "Error" in x.stderr
+    return any(c.status == "missing" for c in x.cases) or (
+        x.mode == "cases" and not x.cases and x.exit_code != 0
+    )
 
 
 def verdict_event(

@@ -110,24 +110,45 @@ def _key(value: object) -> object | None:
         return None
 
 
+def _literal_keys(analysis: Analysis) -> set[object]:
+    return {k for k in (_key(v) for v in analysis.literals) if k is not None}
+
+
+def _case_in(args: tuple[object, ...], present: set[object]) -> bool:
+    """Whether a case's input is written out in a program: the whole argument tuple as a literal (a
+    lookup table's key), or every non-trivial argument (an if-chain over the inputs)."""
+    if _key(args) in present:
+        return True
+    interesting = [a for a in args if not _trivial(a)]
+    return bool(interesting) and all(_key(a) in present for a in interesting)
+
+
 def hardcoding(
-    task: TaskPublished, analysis: Analysis, *, threshold: float, min_inputs: int
+    task: TaskPublished,
+    analysis: Analysis,
+    *,
+    threshold: float,
+    min_inputs: int,
+    reference: Analysis | None = None,
 ) -> Reason | None:
-    """Test-input hard-coding: at least ``threshold`` of the task's non-trivial case inputs appear
-    verbatim as literals in the program (a lookup table, an if-chain over the test inputs)."""
+    """Test-input hard-coding: at least ``threshold`` of the task's case inputs appear verbatim as
+    literals in the program (a lookup table, an if-chain over the test inputs).
+
+    Inputs the task's own reference solution also contains (a table of planet names, the numerals of
+    a roman-number converter) are no evidence and are left out of the count altogether.
+    """
     if analysis.tree is None:
         return None
-    present = {k for k in (_key(v) for v in analysis.literals) if k is not None}
+    present = _literal_keys(analysis)
+    needed = _literal_keys(reference) if reference is not None and reference.tree is not None else set()
     total = hits = 0
     for c in expected_cases(task):
         args = ast.literal_eval(c.case.input)
-        interesting = [a for a in args if not _trivial(a)]
-        if not interesting:
+        if needed and _case_in(args, needed):
             continue
         total += 1
-        if _key(args) in present or all(_key(a) in present for a in interesting):
-            hits += 1
-    if total < min_inputs or hits / total < threshold:
+        hits += _case_in(args, present)
+    if total < min_inputs or hits < min_inputs or hits / total < threshold:
         return None
     return Reason(
         code="hack.hardcoded_inputs", detail=f"{hits}/{total} case inputs appear verbatim in the code"

@@ -20,6 +20,7 @@ from streams.reward import static
 from streams.reward.config import RewardConfig
 from streams.reward.correctness import Correctness, grade
 from streams.reward.lint import Linter, RuffLinter
+from streams.reward.literals import CompareOptions
 
 #: static findings that count as security findings (dangerous calls), unless the reference has them too
 SECURITY_CODES = frozenset(
@@ -66,6 +67,10 @@ class RewardFunction(ABC):
         reference_execution: SandboxExecuted | None = None,
     ) -> Score: ...
 
+    @abstractmethod
+    def compare_options(self) -> CompareOptions:
+        """How this function compares returned values (the noise filter grades re-runs the same way)."""
+
     def scored_event(
         self,
         task: TaskPublished,
@@ -73,7 +78,9 @@ class RewardFunction(ABC):
         execution: SandboxExecuted,
         reference_execution: SandboxExecuted | None = None,
     ) -> RewardScored:
-        s = self.score(task, code, execution, reference_execution)
+        return self.to_event(self.score(task, code, execution, reference_execution), execution)
+
+    def to_event(self, s: Score, execution: SandboxExecuted) -> RewardScored:
         return RewardScored(
             sample_id=execution.sample_id,
             group_id=execution.group_id,
@@ -140,6 +147,9 @@ class CodeRewardV1(RewardFunction):
     def __init__(self, config: RewardConfig, *, linter: Linter | None = None) -> None:
         self.config = config
         self._linter = linter
+
+    def compare_options(self) -> CompareOptions:
+        return self.config.compare.options()
 
     @property
     def linter(self) -> Linter:

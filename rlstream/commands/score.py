@@ -1,0 +1,82 @@
+"""``rlstream score``: run one program against one task and show its reward and noise verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from producers.ingest.jsonl import parse_line
+from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands.sandbox import BACKENDS, sandbox_config
+from rlstream.settings import get_settings
+from schemas.errors import InputError, SandboxError, UsageError
+from streams.noise.config import NoiseConfig
+from streams.reward.config import RewardConfig
+from streams.reward.evaluate import Evaluator
+from streams.reward.function import available, get_reward_function
+from streams.sandbox import Sandbox
+
+
+def _read_task(path: Path):  # type: ignore[no-untyped-def]
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the task file: {exc}", location=str(path)) from exc
+    try:
+        return parse_line(text.strip())
+    except InputError as exc:
+        raise InputError(
+            exc.message,
+            location=str(path),
+            hint="the task file is one TaskPublished JSON object (see DESIGN.md)",
+        ) from exc
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("score")
+    @handle_errors
+    def score(
+        task: Path = typer.Option(..., "--task", help="TASK.json: one task in the TaskPublished format"),
+        code: Path = typer.Option(..., "--code", help="FILE.py: the program to score"),
+        backend: str = typer.Option(None, "--backend", help="wasm | container | auto (default: settings)"),
+        reward: str = typer.Option("code-v1", "--reward", help="registered reward function, name-version"),
+        reruns: int = typer.Option(0, "--reruns", min=0, max=10, help="extra runs to detect flaky results"),
+        as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    ) -> None:
+        """Score FILE.py on TASK.json: sandbox run, versioned reward, noise-filter verdict."""
+        if backend is not None and backend not in BACKENDS:
+            raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        if reward not in available():
+            raise UsageError(
+                f"--reward {reward!r} is not registered", hint=f"choose one of {', '.join(available())}"
+            )
+        the_task = _read_task(task)
+        try:
+            source = code.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the program: {exc}", location=str(code)) from exc
+        settings = get_settings()
+        # the settings object carries these once the composition root knows them; defaults otherwise
+        reward_config = getattr(settings, "reward", None) or RewardConfig()
+        noise_config = getattr(settings, "noise", None) or NoiseConfig()
+        evaluator = Evaluator(
+            Sandbox(sandbox_config()), get_reward_function(reward, reward_config), noise_config, reruns=reruns
+        )
+        result = evaluator.evaluate(the_task, source, sample_id="cli", group_id="cli", backend=backend)  # type: ignore[arg-type]
+        if result.execution.infra_error:
+            raise SandboxError(
+                f"the sandbox failed ({result.execution.backend}): {result.execution.infra_error}"
+            )
+        if as_json:
+            echo_json(result.cli_json())
+            return
+        out = result.cli_json()
+        typer.echo(
+            f"reward {out['reward']:.4f} ({reward}) passed {out['passed']}/{out['total']} "
+            f"verdict {out['verdict']} [{out['backend']}]"
+        )
+        for name, value in result.reward.components.items():
+            typer.echo(f"  {name}: {value:.4f}")
+        for r in result.verdict.reasons:
+            typer.echo(f"  reason {r.code}: {r.detail}")

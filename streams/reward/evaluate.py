@@ -1,0 +1,153 @@
+"""Evaluate one program against one task end to end: execute it in the sandbox (and the task's
+reference in the same backend), score it with a registered reward function, judge it with the noise
+filter. The stream agents do the same in three hops over the log; the CLI and the acceptance tests use
+this in one process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.noise.config import NoiseConfig
+from streams.noise.filter import Decision, decide, verdict_event
+from streams.noise.rules import TaskQuality, assess_task
+from streams.reward.correctness import expected_cases
+from streams.reward.function import RewardFunction, Score
+from streams.sandbox.result import to_event
+from streams.sandbox.service import Sandbox
+
+Backend = Literal["wasm", "container", "auto"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    execution: SandboxExecuted
+    reruns: tuple[SandboxExecuted, ...]
+    reference_execution: SandboxExecuted | None
+    score: Score
+    reward: RewardScored
+    task_quality: TaskQuality
+    decision: Decision
+    verdict: NoiseVerdict
+
+    def cli_json(self) -> dict[str, object]:
+        """The fields of the ``rlstream score --json`` contract."""
+        return {
+            "reward": self.reward.total,
+            "components": dict(self.reward.components),
+            "verdict": self.verdict.verdict,
+            "reasons": [r.model_dump() for r in self.verdict.reasons],
+            "passed": self.reward.passed,
+            "total": self.reward.total_cases,
+            "backend": self.execution.backend,
+        }
+
+
+def run_program(
+    sandbox: Sandbox,
+    task: TaskPublished,
+    code: str,
+    *,
+    sample_id: str,
+    group_id: str,
+    backend: Backend | None = None,
+    run_index: int = 0,
+) -> SandboxExecuted:
+    """Run ``code`` on the task's case inputs (visible, then hidden; expected outputs stay here), or
+    under its ``check`` when the task has no cases."""
+    limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
+    cases = expected_cases(task)
+    if cases:
+        result = sandbox.run_cases(
+            code, task.entry_point, [c.case.input for c in cases], limits=limits, backend=backend
+        )
+    elif task.check:
+        result = sandbox.run_check(code, task.check, task.entry_point, limits=limits, backend=backend)
+    else:  # the task model refuses this, but a stored v1 body upcast may still arrive here
+        result = sandbox.run_cases(code, task.entry_point, [], limits=limits, backend=backend)
+    n_visible = len(task.tests)
+    hidden = frozenset(range(n_visible, len(cases)))
+    return to_event(
+        result,
+        sample_id=sample_id,
+        group_id=group_id,
+        task_id=task.task_id,
+        run_index=run_index,
+        hidden=hidden,
+    )
+
+
+class Evaluator:
+    """Sandbox + reward function + noise filter, with the reference run cached per task and backend."""
+
+    def __init__(
+        self, sandbox: Sandbox, reward_fn: RewardFunction, noise: NoiseConfig, *, reruns: int = 0
+    ) -> None:
+        self.sandbox = sandbox
+        self.reward_fn = reward_fn
+        self.noise = noise
+        self.reruns = reruns
+        self._references: dict[tuple[str, str, str], SandboxExecuted | None] = {}
+
+    def reference(self, task: TaskPublished, backend: str) -> SandboxExecuted | None:
+        if not task.reference:
+            return None
+        key = (task.task_id, task.event_id(), backend)
+        if key not in self._references:
+            self._references[key] = run_program(
+                self.sandbox,
+                task,
+                task.reference,
+                sample_id=f"{task.task_id}#reference",
+                group_id=f"{task.task_id}#reference",
+                backend=backend,  # type: ignore[arg-type]
+            )
+        return self._references[key]
+
+    def evaluate(
+        self,
+        task: TaskPublished,
+        code: str,
+        *,
+        sample_id: str = "sample",
+        group_id: str = "group",
+        backend: Backend | None = None,
+    ) -> Evaluation:
+        first = run_program(self.sandbox, task, code, sample_id=sample_id, group_id=group_id, backend=backend)
+        # re-runs stay on the backend the first run used, so they can only disagree by flakiness
+        reruns = tuple(
+            run_program(
+                self.sandbox,
+                task,
+                code,
+                sample_id=sample_id,
+                group_id=group_id,
+                backend=first.backend if first.backend != "subprocess" else backend,  # type: ignore[arg-type]
+                run_index=i,
+            )
+            for i in range(1, self.reruns + 1)
+        )
+        ref = self.reference(task, first.backend) if not first.infra_error else None
+        score = self.reward_fn.score(task, code, first, ref)
+        reward = self.reward_fn.to_event(score, first)
+        options = self.reward_fn.compare_options()
+        quality = assess_task(
+            task,
+            options,
+            min_cases=self.noise.min_cases,
+            reference_execution=ref,
+            flag_constant=self.noise.flag_constant_answer,
+            flag_identity=self.noise.flag_identity_answer,
+        )
+        decision = decide(
+            task=task,
+            code=code,
+            executions=(first, *reruns),
+            config=self.noise,
+            options=options,
+            task_quality=quality,
+        )
+        verdict = verdict_event(reward=reward, decision=decision, config=self.noise)
+        return Evaluation(first, reruns, ref, score, reward, quality, decision, verdict)
