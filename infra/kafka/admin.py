@@ -1,0 +1,182 @@
+"""Cluster administration: is the cluster answering, and create the topic catalog idempotently."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._metadata import ClusterMetadata
+from confluent_kafka.cimpl import NewTopic
+
+from infra.kafka.config import KafkaConfig
+from schemas.errors import BrokerError
+from schemas.topics import Topic
+
+# librdkafka's own log lines (connection refused while a broker starts, ...) go through this logger
+# instead of straight to stderr, so a waiting CLI stays quiet.
+_client_log = logging.getLogger("rlstream.kafka.client")
+
+
+def client_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
+    return {"bootstrap.servers": bootstrap, "logger": _client_log, **extra}
+
+
+def admin_client(bootstrap: str, *, client_id: str = "rlstream") -> AdminClient:
+    return AdminClient(client_config(bootstrap, **{"client.id": client_id}))
+
+
+def first_reachable(bootstrap: str, timeout_s: float = 1.0) -> bool:
+    """Whether any bootstrap server accepts a TCP connection (cheap pre-check before a client)."""
+    for server in bootstrap.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def metadata(bootstrap: str, timeout_s: float = 5.0) -> ClusterMetadata:
+    """The cluster's metadata, or a BrokerError naming the servers that did not answer."""
+    try:
+        return admin_client(bootstrap).list_topics(timeout=timeout_s)
+    except KafkaException as exc:
+        raise BrokerError(
+            f"Kafka at {bootstrap} did not answer within {timeout_s:.0f}s: {_reason(exc)}",
+            hint="start it with `rlstream broker up`, or correct RLSTREAM_KAFKA__BOOTSTRAP_SERVERS",
+        ) from None
+
+
+def wait_until_answering(bootstrap: str, *, brokers: int, timeout_s: float) -> ClusterMetadata:
+    """Poll until the cluster's metadata lists ``brokers`` brokers; BrokerError after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    last: str = "no answer yet"
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise BrokerError(f"Kafka at {bootstrap} did not become ready within {timeout_s:.0f}s ({last})")
+        if first_reachable(bootstrap, timeout_s=min(1.0, remaining)):
+            try:
+                md = admin_client(bootstrap).list_topics(timeout=min(3.0, max(remaining, 0.1)))
+                if len(md.brokers) >= brokers:
+                    return md
+                last = f"{len(md.brokers)} of {brokers} brokers registered"
+            except KafkaException as exc:
+                last = _reason(exc)
+        else:
+            last = "port not accepting connections"
+        time.sleep(0.25)
+
+
+TopicStatus = Literal["created", "exists", "fewer_partitions"]
+
+
+@dataclass(frozen=True)
+class TopicResult:
+    name: str
+    status: TopicStatus
+    partitions: int
+    wanted_partitions: int
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "fewer_partitions"
+
+
+def wanted_partitions(topic: Topic, kafka: KafkaConfig) -> int:
+    return topic.partitions if topic.partitions is not None else kafka.partitions
+
+
+def ensure_topics(bootstrap: str, kafka: KafkaConfig, topics: Sequence[Topic]) -> list[TopicResult]:
+    """Create the topics that are missing; report the ones that exist (with fewer partitions: clearly).
+
+    Idempotent: existing topics are never altered. Adding partitions to an existing topic would move
+    keys to other partitions and break per-aggregate ordering, so that is left to the operator.
+    """
+    admin = admin_client(bootstrap, client_id=kafka.client_id)
+    timeout = kafka.request_timeout_s
+    existing = _partition_counts(admin, timeout)
+    missing = [t for t in topics if t.name not in existing]
+    created: set[str] = set()
+    if missing:
+        new = [
+            NewTopic(
+                t.name,
+                num_partitions=wanted_partitions(t, kafka),
+                replication_factor=kafka.replication_factor or -1,
+                config=_topic_configs(t, kafka),
+            )
+            for t in missing
+        ]
+        futures = admin.create_topics(new, request_timeout=timeout, operation_timeout=timeout)
+        for name, future in futures.items():
+            try:
+                future.result()
+                created.add(name)
+            except KafkaException as exc:
+                err = exc.args[0]
+                if isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    continue  # created concurrently by someone else: report it as existing
+                hint = None
+                if isinstance(err, KafkaError) and err.code() == KafkaError.INVALID_REPLICATION_FACTOR:
+                    hint = (
+                        "lower RLSTREAM_KAFKA__REPLICATION_FACTOR to at most the number of brokers "
+                        "(or unset it to use the cluster default)"
+                    )
+                raise BrokerError(f"could not create topic {name}: {_reason(exc)}", hint=hint) from None
+        existing = _partition_counts(admin, timeout, wait_for=created)
+    results = []
+    for t in topics:
+        want = wanted_partitions(t, kafka)
+        have = existing.get(t.name, want)
+        if t.name in created:
+            results.append(TopicResult(t.name, "created", have, want, f"created with {have} partition(s)"))
+        elif have < want:
+            results.append(
+                TopicResult(
+                    t.name,
+                    "fewer_partitions",
+                    have,
+                    want,
+                    f"exists with {have} partition(s), fewer than the {want} configured: processors "
+                    f"reading it cannot spread over more than {have} worker(s); recreate it on a fresh "
+                    "cluster, or lower RLSTREAM_KAFKA__PARTITIONS to match",
+                )
+            )
+        else:
+            results.append(TopicResult(t.name, "exists", have, want, f"exists with {have} partition(s)"))
+    return results
+
+
+def _topic_configs(topic: Topic, kafka: KafkaConfig) -> dict[str, str]:
+    configs = dict(topic.configs)
+    if kafka.min_insync_replicas is not None:
+        configs.setdefault("min.insync.replicas", str(kafka.min_insync_replicas))
+    return configs
+
+
+def _partition_counts(admin: AdminClient, timeout: float, wait_for: set[str] | None = None) -> dict[str, int]:
+    # metadata of freshly created topics can lag the create call by a moment
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            md = admin.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            raise BrokerError(f"could not list topics: {_reason(exc)}") from None
+        counts = {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
+        if not wait_for or wait_for <= counts.keys() or time.monotonic() > deadline:
+            return counts
+        time.sleep(0.1)
+
+
+def _reason(exc: KafkaException) -> str:
+    err = exc.args[0] if exc.args else None
+    return err.str() if isinstance(err, KafkaError) else str(exc)

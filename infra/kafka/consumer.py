@@ -1,0 +1,307 @@
+"""The event consumer: decode and validate each record, dead-letter what cannot be decoded.
+
+At-least-once: a record's offset is stored for commit only after the caller has handled it (asked for
+the next event) or after it was dead-lettered and the dead letter acknowledged. A record that fails to
+decode never stops the consumer and is never silently skipped: it is published to ``rl.dlq`` as a
+:class:`DeadLettered` event (original bytes base64, the error, topic/partition/offset) and consumption
+continues.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
+from opentelemetry import context as otel_context
+from opentelemetry.trace import SpanKind, set_span_in_context
+
+from infra.kafka.admin import client_config
+from infra.kafka.producer import EventProducer
+from infra.telemetry.tracing import extract, tracer
+from schemas.base import Event
+from schemas.codec import decode
+from schemas.dlq import DeadLettered
+from schemas.envelope import H_ID, Envelope
+from schemas.errors import BrokerError, EventDecodeError
+from schemas.topics import DLQ
+
+
+@dataclass(frozen=True)
+class ConsumedEvent:
+    envelope: Envelope
+    event: Event
+    topic: str
+    partition: int
+    offset: int
+    #: the record's Kafka timestamp (UTC); None when the record carries none
+    timestamp: datetime | None
+    key: bytes | None = None
+
+
+def message_headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
+    raw = msg.headers()
+    if raw is None:
+        return []
+    return list(raw.items()) if isinstance(raw, dict) else list(raw)
+
+
+def message_timestamp(msg: Message) -> datetime | None:
+    kind, ms = msg.timestamp()
+    if kind == 0 or ms < 0:  # TIMESTAMP_NOT_AVAILABLE
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def decode_message(msg: Message) -> ConsumedEvent:
+    """Decode one Kafka message; :class:`EventDecodeError` when it is not a valid rlstream event."""
+    decoded = decode(msg.value(), message_headers(msg))
+    return ConsumedEvent(
+        envelope=decoded.envelope,
+        event=decoded.event,
+        topic=msg.topic() or "",
+        partition=msg.partition() or 0,
+        offset=msg.offset() or 0,
+        timestamp=message_timestamp(msg),
+        key=msg.key() if isinstance(msg.key(), bytes) else None,
+    )
+
+
+def dead_letter_for(msg: Message, error: Exception, *, stage: str, attempt: int = 0) -> DeadLettered:
+    """The DeadLettered event that preserves ``msg`` exactly, with ``error`` as the reason."""
+    headers: dict[str, str] = {}
+    for name, raw in message_headers(msg):
+        if raw is None:
+            continue
+        headers[name] = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+    key = msg.key()
+    value = msg.value()
+    return DeadLettered(
+        stage=stage,
+        error_type=type(error).__name__,
+        error=str(error),
+        attempt=attempt,
+        original_topic=msg.topic() or "",
+        original_partition=msg.partition() if msg.partition() is not None else -1,
+        original_offset=msg.offset() if msg.offset() is not None else -1,
+        original_event_id=headers.get(H_ID),
+        original_key_b64=base64.b64encode(key).decode() if isinstance(key, bytes) else None,
+        original_value_b64=base64.b64encode(value).decode() if isinstance(value, bytes) else "",
+        original_headers=headers,
+    )
+
+
+class EventConsumer:
+    """Consume decoded events from ``topics`` as member of consumer group ``group_id``.
+
+    Iterate :meth:`events` (or call :meth:`poll`); each yielded event counts as handled when the next
+    one is requested, and only then is its offset stored for commit (auto-committed every second and
+    on :meth:`close`; :meth:`commit` commits at once). Leaving the loop early leaves the last yielded
+    event uncommitted, so it is delivered again: handlers must be idempotent by event id.
+
+    Each yielded event is the current OpenTelemetry context while the caller handles it: a CONSUMER
+    span ``<topic> process`` whose parent is the producer's span from the envelope's ``traceparent``,
+    so events published while handling continue the same trace.
+    """
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topics: Sequence[str],
+        *,
+        group_id: str,
+        stage: str = "consumer",
+        dead_letters: EventProducer | None = None,
+        dlq_topic: str = DLQ.name,
+        client_id: str = "rlstream",
+        from_beginning: bool = True,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.topics = list(topics)
+        self.group_id = group_id
+        self.stage = stage
+        self.dlq_topic = dlq_topic
+        self.dead_lettered = 0
+        self._own_dlq = dead_letters is None
+        self._dlq = dead_letters or EventProducer(bootstrap, source=f"rlstream/{stage}", client_id=client_id)
+        self._consumer = Consumer(
+            client_config(
+                bootstrap,
+                **{
+                    "group.id": group_id,
+                    "client.id": client_id,
+                    "enable.auto.commit": True,
+                    "auto.commit.interval.ms": 1000,
+                    # offsets are stored by hand once a record is handled: at-least-once, never ahead
+                    "enable.auto.offset.store": False,
+                    "auto.offset.reset": "earliest" if from_beginning else "latest",
+                    "isolation.level": "read_committed",
+                    **(config or {}),
+                },
+            )
+        )
+        self._consumer.subscribe(self.topics)
+        self._pending: Message | None = None
+        self._span_token: object | None = None
+        self._span: Any = None
+        self._closed = False
+
+    # ---- reading -------------------------------------------------------------------------------
+
+    def poll(self, timeout_s: float = 1.0) -> ConsumedEvent | None:
+        """The next decodable event, or None when none arrived within ``timeout_s``.
+
+        Calling it marks the event returned by the previous call as handled.
+        """
+        self._finish_pending()
+        msg = self._consumer.poll(timeout_s)
+        while msg is not None:
+            err = msg.error()
+            if err is not None:
+                self._on_error(err)
+                msg = self._consumer.poll(0)
+                continue
+            try:
+                item = decode_message(msg)
+            except EventDecodeError as exc:
+                self._dead_letter(msg, exc)
+                msg = self._consumer.poll(0)
+                continue
+            self._pending = msg
+            self._open_span(item)
+            return item
+        return None
+
+    def events(
+        self, *, idle_timeout_s: float | None = None, max_events: int | None = None
+    ) -> Iterator[ConsumedEvent]:
+        """Yield events until ``max_events`` were yielded or nothing arrived for ``idle_timeout_s``.
+
+        With neither set it runs until the consumer is closed.
+        """
+        count = 0
+        idle = 0.0
+        step = 0.5 if idle_timeout_s is None else min(0.5, idle_timeout_s)
+        try:
+            while not self._closed and (max_events is None or count < max_events):
+                item = self.poll(step)
+                if item is None:
+                    idle += step
+                    if idle_timeout_s is not None and idle >= idle_timeout_s:
+                        return
+                    continue
+                idle = 0.0
+                count += 1
+                yield item
+            self._finish_pending()
+        finally:
+            # leaving early (break, exception in the caller): the last event was not handled
+            self._close_span()
+            self._pending = None
+
+    def commit(self) -> None:
+        """Mark the last event handled and commit the stored offsets now (synchronously)."""
+        self._finish_pending()
+        try:
+            self._consumer.commit(asynchronous=False)
+        except KafkaException as exc:
+            err = exc.args[0]
+            if isinstance(err, KafkaError) and err.code() == KafkaError._NO_OFFSET:
+                return
+            raise BrokerError(f"could not commit offsets of group {self.group_id}: {err}") from None
+
+    def assignment(self) -> list[TopicPartition]:
+        return list(self._consumer.assignment())
+
+    def seek_to_beginning(self) -> None:
+        for tp in self._consumer.assignment():
+            self._consumer.seek(TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._close_span()
+        self._pending = None
+        try:
+            self._consumer.close()  # commits the stored offsets
+        finally:
+            if self._own_dlq:
+                self._dlq.close()
+
+    def __enter__(self) -> EventConsumer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # ---- internals -----------------------------------------------------------------------------
+
+    def _finish_pending(self) -> None:
+        self._close_span()
+        if self._pending is not None:
+            self._store(self._pending)
+            self._pending = None
+
+    def _store(self, msg: Message) -> None:
+        self._consumer.store_offsets(message=msg)
+
+    def _dead_letter(self, msg: Message, exc: Exception) -> None:
+        letter = dead_letter_for(msg, exc, stage=self.stage)
+        causation = letter.original_event_id
+        self._dlq.publish(letter, topic=self.dlq_topic, causation_id=causation)
+        # the record's offset moves on only once its dead letter is safely on the log
+        self._dlq.flush()
+        self._store(msg)
+        self.dead_lettered += 1
+
+    def _on_error(self, err: KafkaError) -> None:
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
+            raise BrokerError(
+                f"topic missing: {err.str()} (subscribed to {', '.join(self.topics)})",
+                hint="run `rlstream topics create`",
+            )
+        if err.fatal():
+            raise BrokerError(f"Kafka consumer failed: {err.str()}")
+        # anything else is transient (a broker restarting, a rebalance): librdkafka retries by itself
+
+    def _open_span(self, item: ConsumedEvent) -> None:
+        parent = extract(item.envelope.traceparent, item.envelope.tracestate)
+        span = tracer().start_span(
+            f"{item.topic} process",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.destination.name": item.topic,
+                "messaging.operation.type": "process",
+                "messaging.operation.name": "process",
+                "messaging.consumer.group.name": self.group_id,
+                "messaging.destination.partition.id": str(item.partition),
+                "messaging.kafka.offset": item.offset,
+                "messaging.message.id": item.envelope.id,
+                "cloudevents.event_id": item.envelope.id,
+                "cloudevents.event_type": item.envelope.type,
+                "cloudevents.event_source": item.envelope.source,
+            },
+        )
+        self._span = span
+        self._span_token = otel_context.attach(set_span_in_context(span))
+
+    def _close_span(self) -> None:
+        if self._span_token is not None:
+            with contextlib.suppress(Exception):  # detaching from another thread/context is harmless
+                otel_context.detach(self._span_token)  # type: ignore[arg-type]
+            self._span_token = None
+        if self._span is not None:
+            self._span.end()
+            self._span = None

@@ -1,0 +1,84 @@
+"""OpenTelemetry for rlstream: SDK set-up for process entry points, and W3C trace-context helpers.
+
+Library code only uses the OpenTelemetry API (``tracer()``, ``inject``/``extract`` below); without a
+configured SDK those calls are no-ops, so importing a component never starts exporters. Entry points
+(the CLI, a worker process) call :func:`configure_tracing` once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from opentelemetry import propagate, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Tracer
+
+from infra.telemetry.config import TelemetryConfig
+
+TRACER_NAME = "rlstream"
+_lock = threading.Lock()
+_configured: object | None = None
+
+
+def tracer() -> Tracer:
+    return trace.get_tracer(TRACER_NAME)
+
+
+def configure_tracing(config: TelemetryConfig, service_name: str) -> None:
+    """Install the SDK tracer provider for this process (once; later calls are ignored).
+
+    Spans always get real trace ids, so ``traceparent`` ties the hops of a sample together on the log
+    even when nothing is exported; with ``otlp_endpoint`` set they are exported over OTLP/HTTP.
+    """
+    global _configured
+    with _lock:
+        if _configured is not None:
+            return
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            ConsoleSpanExporter,
+            SimpleSpanProcessor,
+        )
+
+        resource = Resource.create(
+            {"service.name": service_name, "service.namespace": config.service_namespace}
+        )
+        provider = TracerProvider(resource=resource)
+        if config.otlp_endpoint:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            endpoint = config.otlp_endpoint.rstrip("/")
+            if not endpoint.endswith("/v1/traces"):
+                endpoint += "/v1/traces"
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+        if config.console:
+            provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        trace.set_tracer_provider(provider)
+        _configured = provider
+
+
+def shutdown_tracing() -> None:
+    """Flush and stop exporters (call at process exit; spans still buffered are sent)."""
+    provider = trace.get_tracer_provider()
+    shutdown = getattr(provider, "shutdown", None)
+    if callable(shutdown):
+        shutdown()
+
+
+def inject(context: Context | None = None) -> tuple[str | None, str | None]:
+    """``(traceparent, tracestate)`` of the current (or given) context, for an event envelope."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=context)
+    return carrier.get("traceparent"), carrier.get("tracestate") or None
+
+
+def extract(traceparent: str | None, tracestate: str | None = None) -> Context:
+    """The remote context an envelope carries (an empty context when it carries none)."""
+    carrier = {}
+    if traceparent:
+        carrier["traceparent"] = traceparent
+        if tracestate:
+            carrier["tracestate"] = tracestate
+    return propagate.extract(carrier)
