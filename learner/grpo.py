@@ -137,9 +137,20 @@ def grpo_loss(
     eps_high = clip_eps_low if clip_eps_high is None else clip_eps_high
     if advantages.dim() == logprobs.dim() - 1:
         advantages = advantages.unsqueeze(-1)
-    adv = advantages.to(logprobs.dtype).expand_as(logprobs)
     keep = mask.bool()
-    behaviour = behaviour_logprobs.to(logprobs.dtype)
+
+    def only_kept(values: Tensor) -> Tensor:
+        # Padding may hold anything (-inf log-probs, garbage ratios): zero it before any arithmetic, so
+        # no NaN can reach the gradient through a branch whose value is later masked out.
+        return torch.where(keep, values.to(logprobs.dtype), torch.zeros((), dtype=logprobs.dtype))
+
+    logprobs = only_kept(logprobs)
+    adv = only_kept(advantages.to(logprobs.dtype).expand_as(logprobs))
+    behaviour = only_kept(behaviour_logprobs)
+    if proximal_logprobs is not None:
+        proximal_logprobs = only_kept(proximal_logprobs)
+    if ref_logprobs is not None:
+        ref_logprobs = only_kept(ref_logprobs)
     log_cap = math.log(is_cap)
 
     if proximal_logprobs is None:
@@ -154,7 +165,7 @@ def grpo_loss(
         weight = torch.ones_like(ratio)
         old = behaviour
     else:
-        proximal = proximal_logprobs.to(logprobs.dtype).detach()
+        proximal = proximal_logprobs.detach()
         raw_log_is = proximal - behaviour
         truncated = raw_log_is > log_cap
         weight = torch.exp(raw_log_is.clamp(max=log_cap))
@@ -168,7 +179,7 @@ def grpo_loss(
 
     metrics: dict[str, float] = {}
     if ref_logprobs is not None and kl_coef > 0.0:
-        kl = masked_mean(kl_k3(logprobs, ref_logprobs.to(logprobs.dtype)), keep)
+        kl = masked_mean(kl_k3(logprobs, ref_logprobs), keep)
         loss = loss + kl_coef * kl
         metrics["kl_ref"] = float(kl.detach())
     elif kl_coef > 0.0:
