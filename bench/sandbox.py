@@ -1,0 +1,97 @@
+"""Sandbox throughput on the 164 HumanEval canonical solutions (each with its own ``check``).
+
+Runs, in one process and under the same parallelism: plain ``python3 -I`` subprocesses (the
+baseline: no isolation at all), then the WASM backend, the container backend and the ``auto``
+router through the worker pool (result cache off), and prints executions/second, the ratio to the
+baseline, and how many solutions passed. Finally the same WASM batch again with the cache on.
+
+    .venv/bin/python bench/sandbox.py [--workers N] [--repeat R] [--limit N] [--backends wasm,container,auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from producers.ingest.humaneval import load_rows
+from streams.sandbox import Job, Limits, SandboxConfig, SandboxPool
+from streams.sandbox.config import BackendName
+
+
+#: a real interpreter binary (a version manager's shim script would make the baseline look slow)
+BASELINE_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").is_file() else sys.executable
+
+
+def _baseline_one(source: str, timeout: float) -> bool:
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(source)
+        path = f.name
+    try:
+        proc = subprocess.run([BASELINE_PYTHON, "-I", path], capture_output=True, timeout=timeout)
+        return proc.returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        os.unlink(path)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=1, help="run the task list this many times")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    ap.add_argument("--backends", default="wasm,container,auto")
+    args = ap.parse_args()
+
+    rows = load_rows()[: args.limit] * args.repeat
+    limits = Limits(timeout_s=10.0, memory_mb=512)
+    jobs = [
+        Job(mode="check", code=r.prompt + r.canonical_solution, check=r.test, entry_point=r.entry_point,
+            limits=limits)
+        for r in rows
+    ]
+    n = len(jobs)
+    print(f"{n} executions (HumanEval canonical solutions + check), {args.workers} workers, "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, baseline {BASELINE_PYTHON}")
+
+    sources = [f"{j.code}\n\n{j.check}\n\ncheck({j.entry_point})\n" for j in jobs]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(args.workers) as ex:
+        ok = sum(ex.map(lambda s: _baseline_one(s, limits.timeout_s), sources))
+    base = n / (time.perf_counter() - t0)
+    print(f"{'python3 -I subprocess':24s} {base:7.1f} exec/s   ratio 1.00   passed {ok}/{n}")
+
+    config = SandboxConfig(workers=args.workers)
+    with SandboxPool(config, workers=args.workers) as pool:
+        for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
+            backend: BackendName = name  # type: ignore[assignment]
+            pool.warm_up(backend)
+            t0 = time.perf_counter()
+            results = pool.run_many(jobs, backend, use_cache=False)
+            rate = n / (time.perf_counter() - t0)
+            passed = sum(bool(r.check_passed) for r in results)
+            where = {}
+            for r in results:
+                where[r.backend] = where.get(r.backend, 0) + 1
+            infra = sum(r.infra_error is not None for r in results)
+            print(f"{name + ' (pool)':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   passed {passed}/{n}"
+                  f"   ran on {where}" + (f"   infra errors {infra}" if infra else ""))
+        if "wasm" in args.backends:
+            pool.run_many(jobs, "wasm")
+            t0 = time.perf_counter()
+            pool.run_many(jobs, "wasm")
+            rate = n / (time.perf_counter() - t0)
+            print(f"{'wasm, cached results':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   "
+                  f"cache hits {pool.cache.hits}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    raise SystemExit(main())
