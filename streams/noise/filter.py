@@ -85,8 +85,13 @@ def decide(
     for f in analysis.findings:
         if f.code in REJECT_CODES:
             signature(Reason(code=f.code, detail=f"line {f.line}: {f.detail}"[:200]))
+    reference = static.analyse(task.reference) if task.reference else None
     hard = rules.hardcoding(
-        task, analysis, threshold=config.hardcode_overlap, min_inputs=config.hardcode_min_inputs
+        task,
+        analysis,
+        threshold=config.hardcode_overlap,
+        min_inputs=config.hardcode_min_inputs,
+        reference=reference,
     )
     if hard is not None:
         signature(hard)

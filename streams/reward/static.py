@@ -7,6 +7,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 #: signature families; each is also a ``Reason.code`` of the noise filter
 FORCED_EXIT = "hack.forced_exit"
@@ -218,7 +219,9 @@ def parse_program(code: str) -> tuple[ast.Module | None, str]:
         return None, f"{exc.__class__.__name__}"
 
 
+@lru_cache(maxsize=1024)
 def analyse(code: str) -> Analysis:
+    """Findings and literals of one program (cached: a task's reference is analysed for every sample)."""
     tree, error = parse_program(code)
     if tree is None:
         return Analysis(None, error)
