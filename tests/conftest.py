@@ -1,0 +1,115 @@
+"""Session fixtures shared by every test folder: one real Apache Kafka broker per test session.
+
+The broker is the project's own local launcher on free ports in a temporary data directory, so it never
+collides with a developer's `rlstream broker up`. With RLSTREAM_KAFKA__BOOTSTRAP_SERVERS set, that
+cluster is used instead. A missing Java or missing jars FAIL the tests that need Kafka (with the set-up
+command); they are never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from infra.kafka.admin import admin_client, ensure_topics
+from infra.kafka.config import BrokerConfig, KafkaConfig
+from infra.kafka.jars import SETUP_HINT, jars_present, lib_dir
+from infra.kafka.local import LocalCluster, check_java, find_free_base_port
+from rlstream.settings import get_settings
+from schemas.errors import DependencyError
+from schemas.topics import CATALOG
+
+# one OpenMP/torch thread: the test machines are small and shared
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@pytest.fixture(scope="session")
+def kafka_lib() -> Path:
+    """The cached Kafka jars; fails (never skips) with the set-up command when they are missing."""
+    return _lib_or_fail()
+
+
+@pytest.fixture(scope="session")
+def test_broker_config() -> BrokerConfig:
+    """Broker settings for clusters that tests start themselves (free ports chosen per cluster)."""
+    return get_settings().broker.model_copy(update={"heap_mb": 512, "start_timeout_s": 180.0})
+
+
+def start_test_cluster(config: BrokerConfig, lib: Path, data_dir: Path, brokers: int = 1) -> LocalCluster:
+    base = find_free_base_port(config.host, 2 * brokers)
+    cluster = LocalCluster(
+        config.model_copy(update={"base_port": base, "brokers": brokers}), data_dir=data_dir, lib_dir=lib
+    )
+    try:
+        cluster.up(brokers)
+    except BaseException:
+        cluster.down()
+        raise
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Bootstrap servers of the session's broker (started once, stopped at the end of the session)."""
+    settings = get_settings()
+    if settings.kafka.bootstrap_servers:
+        yield settings.kafka.bootstrap_servers
+        return
+    lib = _lib_or_fail()
+    config = settings.broker.model_copy(update={"heap_mb": 768, "start_timeout_s": 180.0})
+    cluster = start_test_cluster(config, lib, tmp_path_factory.mktemp("kafka"))
+    try:
+        assert cluster.running_bootstrap() is not None
+        yield cluster.running_bootstrap() or ""
+    finally:
+        cluster.down()
+
+
+@pytest.fixture(scope="session")
+def kafka_config(kafka_bootstrap: str) -> KafkaConfig:
+    """The session's KafkaConfig, pointing at the session broker."""
+    return get_settings().kafka.model_copy(update={"bootstrap_servers": kafka_bootstrap})
+
+
+@pytest.fixture(scope="session")
+def kafka_catalog(kafka_bootstrap: str, kafka_config: KafkaConfig) -> str:
+    """The session broker with every catalog topic created; returns its bootstrap servers."""
+    ensure_topics(kafka_bootstrap, kafka_config, CATALOG)
+    return kafka_bootstrap
+
+
+@pytest.fixture
+def new_topic(kafka_bootstrap: str) -> Callable[..., str]:
+    """Create a uniquely named topic: ``new_topic(partitions=3, prefix="t")`` returns its name."""
+
+    def make(partitions: int = 3, prefix: str = "test") -> str:
+        from confluent_kafka.cimpl import NewTopic
+
+        name = f"{prefix}.{uuid.uuid4().hex[:12]}"
+        admin = admin_client(kafka_bootstrap)  # keep the client alive until the futures resolve
+        futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=-1)])
+        for future in futures.values():
+            future.result(30)
+        return name
+
+    return make
+
+
+def _lib_or_fail() -> Path:
+    s = get_settings()
+    try:
+        check_java(s.broker.java)
+    except DependencyError as exc:
+        pytest.fail(f"Kafka tests need Java: {exc}", pytrace=False)
+    root = s.broker.jar_dir or s.home / "kafka"
+    version = s.broker.kafka_version
+    if not jars_present(root, version):
+        pytest.fail(
+            f"Kafka tests need the Apache Kafka {version} jars in {lib_dir(root, version)}: {SETUP_HINT}",
+            pytrace=False,
+        )
+    return lib_dir(root, version)
