@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -192,12 +193,10 @@ class ContainerBackend:
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
         timed_out = False
-        try:
-            proc.wait(timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
+        if not _wait_exit(proc, t0 + limits.timeout_s):
             timed_out = not killed.is_set()
             kill()
-            proc.wait()
+        proc.wait()
         duration = time.perf_counter() - t0
         # The jail's leader is gone; anything it left behind in the cgroup goes now.
         if group is not None:
@@ -237,6 +236,29 @@ class ContainerBackend:
             memory_exceeded=memory_exceeded,
             limit_labels=labels,
         )
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Wait for the jail's leader until ``deadline`` (perf_counter); True when it exited. A pidfd
+    wakes us the moment it exits (``Popen.wait(timeout)`` polls with sleeps up to 50 ms)."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.perf_counter()))
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return proc.poll() is not None
+            ready, _, _ = select.select([pidfd], [], [], left)
+            if ready:
+                return True
+    finally:
+        os.close(pidfd)
 
 
 def _split(data: bytes) -> list[bytes]:
