@@ -178,6 +178,7 @@ class TransactionalProcessor:
         batch_size: int = 64,
         poll_timeout_s: float = 0.2,
         client_config: dict[str, Any] | None = None,
+        consumer_config: dict[str, Any] | None = None,
         replication_factor: int = 1,
     ) -> None:
         self._bootstrap = bootstrap
@@ -202,6 +203,10 @@ class TransactionalProcessor:
                 "auto.offset.reset": "earliest",
                 "isolation.level": "read_committed",
                 "partition.assignment.strategy": "cooperative-sticky",
+                # a killed instance's partitions move to a live one after this long
+                "session.timeout.ms": 10_000,
+                "heartbeat.interval.ms": 2_000,
+                **(consumer_config or {}),
             }
         )
         self._producer = Producer(
@@ -262,15 +267,21 @@ class TransactionalProcessor:
         finally:
             self._producer.flush(5)
 
+    @property
+    def assigned(self) -> bool:
+        """Whether this instance owns any input partition yet (after the group's rebalance)."""
+        return bool(self._assigned)
+
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
-        """Process until ``stop`` is set (or, with ``idle_exit_s``, until input stays empty that long)."""
+        """Process until ``stop`` is set (or, with ``idle_exit_s``, until input stays empty that long
+        once partitions are assigned)."""
         self.start()
         last_input = time.monotonic()
         try:
             while not stop.is_set():
                 n = self.step()
                 now = time.monotonic()
-                if n:
+                if n or not self.assigned:
                     last_input = now
                 elif idle_exit_s is not None and now - last_input >= idle_exit_s:
                     break
@@ -321,8 +332,7 @@ class TransactionalProcessor:
         except Exception as exc:
             self.state._rollback()
             if len(batch) == 1:
-                self._dead_letter_event(batch[0], exc)
-                return []
+                return [self._dead_letter_event(batch[0], exc)]
             log.warning("%s: batch failed (%s); isolating the bad record", self.name, exc)
         # one record at a time: a poison record goes to the DLQ, the others are processed normally
         out: list[tuple[Emit, Incoming | None]] = []
@@ -332,7 +342,7 @@ class TransactionalProcessor:
                 out.extend(self._pair([item], list(self._handler([item], self.state))))
             except Exception as exc:
                 self.state._rollback()
-                self._dead_letter_event(item, exc)
+                out.append(self._dead_letter_event(item, exc))
         return out
 
     @staticmethod
@@ -401,7 +411,7 @@ class TransactionalProcessor:
         self._producer.produce(topic, key=record.key, value=record.value, headers=list(record.headers))
         self._producer.poll(0)
 
-    def _dead_letter_event(self, item: Incoming, exc: Exception) -> None:
+    def _dead_letter_event(self, item: Incoming, exc: Exception) -> tuple[Emit, Incoming | None]:
         self.stats.dead_lettered += 1
         log.warning(
             "%s: dead-lettering %s@%s:%s: %s", self.name, item.topic, item.partition, item.offset, exc
@@ -417,7 +427,7 @@ class TransactionalProcessor:
             original_value_b64=base64.b64encode(item.event.model_dump_json().encode()).decode(),
             original_headers={"ce_type": item.envelope.type, "ce_id": item.envelope.id},
         )
-        self._produce(Emit(letter, topic=DLQ.name), item)
+        return Emit(letter, topic=DLQ.name), item
 
     def _produce_dead_letter(self, msg: Message, exc: Exception) -> None:
         self.stats.dead_lettered += 1
