@@ -26,3 +26,7 @@ for _info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.nam
     if _info.name.startswith("_"):
         continue
     importlib.import_module(f"rlstream.commands.{_info.name}").register(app)
+
+
+if __name__ == "__main__":
+    app()
