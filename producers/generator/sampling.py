@@ -1,0 +1,109 @@
+"""The sampling semantics shared by every backend, as plain tensor functions.
+
+One next-token distribution is derived from the model's logits like this (the same order and rules as
+vLLM's sampler, so the HF and vLLM backends record comparable behaviour log-probs):
+
+1. **temperature** ``T > 0``: logits are divided by ``T``.
+2. **top-p** ``p < 1``: tokens are sorted by probability; the least likely tokens are removed while their
+   cumulative probability stays ``<= 1 - p`` (the most likely token always survives).
+3. The token is drawn from ``softmax`` of what is left, and its **behaviour log-prob** is the
+   ``log_softmax`` of that same processed distribution - exactly what the learner's importance ratio
+   needs.
+
+``T == 0`` means greedy decoding: the arg-max token is taken, and (as vLLM does) the recorded log-prob is
+the one of the unprocessed distribution (``T = 1``, no top-p), since a point mass carries no
+information.
+
+Generation stops at the model's end-of-sequence token (kept in the token ids and log-probs: the learner
+must learn to stop), at the first occurrence of any stop string (the completion text is cut before it;
+the token ids keep every sampled token, including the one that completed the stop string), or after
+``max_tokens`` tokens (``finish_reason == "length"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import torch
+
+#: below this a temperature counts as greedy decoding
+GREEDY_EPS = 1e-5
+
+
+def is_greedy(temperature: float) -> bool:
+    return temperature < GREEDY_EPS
+
+
+def processed_logprobs(logits: torch.Tensor, temperature: float, top_p: float) -> torch.Tensor:
+    """Log-probabilities of the distribution actually sampled from (``[..., vocab]``, float32).
+
+    Removed tokens get ``-inf``. Greedy decoding (``temperature == 0``) returns the plain log-softmax.
+    """
+    logits = logits.float()
+    if is_greedy(temperature):
+        return torch.log_softmax(logits, dim=-1)
+    if temperature != 1.0:
+        logits = logits / temperature
+    if top_p < 1.0:
+        sorted_logits, order = torch.sort(logits, dim=-1, descending=False)
+        cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+        remove_sorted = cumulative <= (1.0 - top_p)
+        remove_sorted[..., -1] = False
+        remove = remove_sorted.scatter(-1, order, remove_sorted)
+        logits = logits.masked_fill(remove, float("-inf"))
+    return torch.log_softmax(logits, dim=-1)
+
+
+def sample_next(
+    logprobs: torch.Tensor, temperature: float, generators: Sequence[torch.Generator]
+) -> torch.Tensor:
+    """One token per row of ``logprobs`` (``[batch, vocab]``); row ``i`` draws from ``generators[i]``,
+    so a sample's tokens depend on its own seed only, never on what else shares the batch."""
+    if is_greedy(temperature):
+        return logprobs.argmax(dim=-1)
+    probs = logprobs.exp()
+    picks = [torch.multinomial(probs[i], 1, generator=generators[i]) for i in range(probs.shape[0])]
+    return torch.cat(picks).to(logprobs.device)
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from any values (stable across processes, unlike ``hash``)."""
+    digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+def find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
+    """Position and value of the earliest stop string in ``text``."""
+    best: tuple[int, str] | None = None
+    for stop in stops:
+        if not stop:
+            continue
+        at = text.find(stop)
+        if at >= 0 and (best is None or at < best[0]):
+            best = (at, stop)
+    return best
+
+
+@torch.no_grad()
+def teacher_forced_logprobs(
+    model: torch.nn.Module,
+    prompt_token_ids: Sequence[int],
+    completion_token_ids: Sequence[int],
+    *,
+    temperature: float,
+    top_p: float,
+) -> list[float]:
+    """Recompute the behaviour log-probs of a completion with one forward pass over prompt + completion
+    (no cache, no padding), under the same temperature/top-p processing. Used to check backends and by
+    audits; the learner computes its own under gradient."""
+    if not completion_token_ids:
+        return []
+    device = next(model.parameters()).device
+    ids = torch.tensor([list(prompt_token_ids) + list(completion_token_ids)], device=device)
+    logits = model(input_ids=ids, use_cache=False).logits[0]
+    start = len(prompt_token_ids) - 1
+    window = logits[start : start + len(completion_token_ids)]
+    logprobs = processed_logprobs(window, temperature, top_p)
+    targets = torch.tensor(list(completion_token_ids), device=device)
+    return logprobs.gather(-1, targets[:, None])[:, 0].tolist()
