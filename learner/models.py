@@ -19,8 +19,12 @@ def random_llama(
     tie_word_embeddings: bool = False,
     seed: int = 0,
     dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
 ) -> Any:
-    """A ``LlamaForCausalLM`` with random weights, identical for a given seed."""
+    """A ``LlamaForCausalLM`` with random weights, identical for a given seed and device.
+
+    Built directly on ``device`` so a billion-parameter model never takes a detour through host memory.
+    """
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(
@@ -37,5 +41,6 @@ def random_llama(
         eos_token_id=2,
     )
     torch.manual_seed(seed)
-    model: Any = LlamaForCausalLM(config)  # type: ignore[no-untyped-call]
+    with torch.device(device):
+        model: Any = LlamaForCausalLM(config)  # type: ignore[no-untyped-call]
     return model.to(dtype)
