@@ -41,7 +41,9 @@ def register(app: typer.Typer) -> None:
         code: Path = typer.Option(..., "--code", help="FILE.py: the program to score"),
         backend: str = typer.Option(None, "--backend", help="wasm | container | auto (default: settings)"),
         reward: str = typer.Option("code-v1", "--reward", help="registered reward function, name-version"),
-        reruns: int = typer.Option(0, "--reruns", min=0, max=10, help="extra runs to detect flaky results"),
+        reruns: int = typer.Option(
+            None, "--reruns", min=0, max=10, help="extra runs to detect flaky results"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     ) -> None:
         """Score FILE.py on TASK.json: sandbox run, versioned reward, noise-filter verdict."""

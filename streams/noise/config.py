@@ -28,4 +28,6 @@ class NoiseConfig(BaseModel):
     allow_reference_signatures: bool = True
     flag_constant_answer: bool = True
     flag_identity_answer: bool = True
+    #: runs of each sample beyond the first, compared for flakiness (0: no re-runs)
+    reruns: int = Field(default=0, ge=0, le=10)
     version: str = "v1"

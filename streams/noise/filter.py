@@ -82,8 +82,16 @@ def decide(
         (mask if config.degenerate_verdict == "mask" else info).append(degenerate)
 
     # static signatures
+    runs = [x for x in executions if not x.infra_error]
+    # Judged by cases, a returned object only ever reaches the host as a refused non-literal, so a
+    # class with its own equality is a hack when one was returned; judged by an in-sandbox check,
+    # where such an object meets the check's ==, the class alone is enough.
+    by_cases = bool(runs) and runs[0].mode == "cases"
+    equality_classes = []
     for f in analysis.findings:
-        if f.code in REJECT_CODES:
+        if f.code == static.CUSTOM_EQUALITY and by_cases:
+            equality_classes.append(f)
+        elif f.code in REJECT_CODES:
             signature(Reason(code=f.code, detail=f"line {f.line}: {f.detail}"[:200]))
     reference = static.analyse(task.reference) if task.reference else None
     hard = rules.hardcoding(
@@ -97,7 +105,6 @@ def decide(
         signature(hard)
 
     # runtime evidence
-    runs = [x for x in executions if not x.infra_error]
     infra = [x for x in executions if x.infra_error]
     if infra:
         mask.append(Reason(code="infra.sandbox", detail=(infra[0].infra_error or "")[:200]))
@@ -108,10 +115,18 @@ def decide(
                 signature(Reason(code="hack.sandbox_violation", detail=kind))
             else:
                 info.append(Reason(code="runtime.violation", detail=kind))
+    returned_objects = rules.non_literal_results(runs, graded)
+    for f in equality_classes:
+        if returned_objects:
+            signature(Reason(code=f.code, detail=f"line {f.line}: {f.detail}; returned as a result"[:200]))
+        else:
+            info.append(
+                Reason(
+                    code="static.custom_equality", detail=f"line {f.line}: {f.detail}; never returned"[:200]
+                )
+            )
     first = graded[0] if graded else None
     if first is not None and not first.all_passed:
-        if rules.non_literal_results(runs, graded) and static.CUSTOM_EQUALITY in analysis.codes:
-            signature(Reason(code="hack.custom_equality", detail="returned an object with its own equality"))
         if any(static.pass_marker_in(x.stdout) for x in runs) or static.PASS_MARKER in analysis.codes:
             signature(Reason(code=static.PASS_MARKER, detail="printed a pass marker and failed"))
         if _ended_early(runs[0]):
@@ -181,3 +196,32 @@ def verdict_event(
         reward=reward.total,
         filter_version=config.version,
     )
+
+
+def reruns_needed(executions: Sequence[SandboxExecuted], config: NoiseConfig) -> int:
+    """How many more runs of a sample the filter wants before it decides (flakiness check): the
+    configured number of re-runs beyond the first, counting only runs the sandbox completed."""
+    completed = sum(1 for x in executions if not x.infra_error)
+    return max(0, 1 + config.reruns - completed) if completed else 0
+
+
+def filter_sample(
+    *,
+    task: TaskPublished,
+    code: str,
+    executions: Sequence[SandboxExecuted],
+    reward: RewardScored,
+    config: NoiseConfig,
+    options: CompareOptions,
+    task_quality: rules.TaskQuality | None = None,
+) -> NoiseVerdict:
+    """The verdict event of one scored sample: what a filter processor emits for each reward.
+
+    ``executions`` are the sample's runs (run 0 first, then flakiness re-runs); ``task_quality``
+    comes from :func:`streams.noise.rules.assess_task`, computed once per task (with the reference's
+    execution when there is one) and kept next to the task.
+    """
+    decision = decide(
+        task=task, code=code, executions=executions, config=config, options=options, task_quality=task_quality
+    )
+    return verdict_event(reward=reward, decision=decision, config=config)

@@ -83,12 +83,12 @@ class Evaluator:
     """Sandbox + reward function + noise filter, with the reference run cached per task and backend."""
 
     def __init__(
-        self, sandbox: Sandbox, reward_fn: RewardFunction, noise: NoiseConfig, *, reruns: int = 0
+        self, sandbox: Sandbox, reward_fn: RewardFunction, noise: NoiseConfig, *, reruns: int | None = None
     ) -> None:
         self.sandbox = sandbox
         self.reward_fn = reward_fn
         self.noise = noise
-        self.reruns = reruns
+        self.reruns = noise.reruns if reruns is None else reruns
         self._references: dict[tuple[str, str, str], SandboxExecuted | None] = {}
 
     def reference(self, task: TaskPublished, backend: str) -> SandboxExecuted | None:

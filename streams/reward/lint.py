@@ -11,6 +11,8 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -52,33 +54,67 @@ def _version(binary: str) -> str:
 
 
 class RuffLinter:
-    """Runs ``ruff check`` on source text from stdin, isolated from any project configuration."""
+    """Runs ``ruff check`` on source text, isolated from any project configuration, and remembers the
+    answer per source (ruff is deterministic for one version and rule set)."""
 
-    def __init__(self, select: tuple[str, ...], binary: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        select: tuple[str, ...],
+        binary: str | None = None,
+        timeout_s: float = 30.0,
+        cache_entries: int = 4096,
+    ) -> None:
         self.binary = find_ruff(binary)
         self.select = select
         self.timeout_s = timeout_s
         self.tool = _version(self.binary)
+        self.cache_entries = cache_entries
+        self._cache: dict[str, LintReport] = {}
 
     def __call__(self, code: str) -> LintReport:
+        cached = self._cache.get(code)
+        if cached is None:
+            cached = self._run([], code)["-"]
+            self._remember(code, cached)
+        return cached
+
+    def warm(self, codes: Sequence[str]) -> None:
+        """Lint many programs in one ruff process (a GRPO group, a batch of records) so that the
+        per-sample calls that follow are cache hits. Every file is named as a single call names it, so
+        the findings are the same either way."""
+        todo = sorted({c for c in codes if c not in self._cache})
+        if not todo:
+            return
+        with tempfile.TemporaryDirectory(prefix="rlstream-lint-") as tmp:
+            paths = []
+            for i, code in enumerate(todo):
+                d = Path(tmp) / f"p{i}"
+                d.mkdir()
+                (d / "candidate.py").write_text(code, "utf-8")
+                paths.append(str(d / "candidate.py"))
+            found = self._run(paths, None)
+        for path, code in zip(paths, todo, strict=True):
+            self._remember(code, found[path])
+
+    def _remember(self, code: str, report: LintReport) -> None:
+        if len(self._cache) >= self.cache_entries:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[code] = report
+
+    def _run(self, paths: list[str], stdin: str | None) -> dict[str, LintReport]:
         cmd = [
-            self.binary,
-            "check",
-            "--isolated",
-            "--no-cache",
-            "--output-format",
-            "json",
-            "--target-version",
-            "py311",
-            "--select",
-            ",".join(self.select),
-            "--stdin-filename",
-            "candidate.py",
-            "-",
-        ]
+            self.binary, "check", "--isolated", "--no-cache", "--output-format", "json",
+            "--target-version", "py311", "--select", ",".join(self.select),
+        ]  # fmt: skip
+        cmd += ["--stdin-filename", "candidate.py", "-"] if stdin is not None else ["--", *paths]
         try:
             proc = subprocess.run(
-                cmd, input=code, capture_output=True, text=True, timeout=self.timeout_s, check=False
+                cmd,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_s * (1 + len(paths) // 50),
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise DependencyError(f"ruff could not lint the program: {exc}") from exc
@@ -88,5 +124,8 @@ class RuffLinter:
             items = json.loads(proc.stdout or "[]")
         except json.JSONDecodeError as exc:
             raise DependencyError(f"ruff printed something other than JSON: {exc}") from exc
-        codes = sorted(str(i.get("code") or "syntax") for i in items)
-        return LintReport(tuple(codes), self.tool)
+        by_file: dict[str, list[str]] = {p: [] for p in paths} if stdin is None else {"-": []}
+        for item in items:
+            name = "-" if stdin is not None else str(item.get("filename"))
+            by_file.setdefault(name, []).append(str(item.get("code") or "syntax"))
+        return {name: LintReport(tuple(sorted(found)), self.tool) for name, found in by_file.items()}

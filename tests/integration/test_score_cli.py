@@ -25,6 +25,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "canonical": row.prompt + row.canonical_solution,
         "wrong": row.prompt + "    return False\n",
         "exit": row.prompt + "    import os\n    os._exit(0)\n",
+        "flaky": "import random\n\n" + row.prompt + "    return random.random() < 0.5\n",
         "eq": "class A:\n    def __eq__(self, o):\n        return True\n\n" + row.prompt + "    return A()\n",
     }
     for name, code in programs.items():
@@ -89,3 +90,15 @@ def test_missing_files_and_bad_options_exit_2(files: dict[str, Path], tmp_path: 
     assert (
         score("--task", str(files["task"]), "--code", str(files["canonical"]), "--reward", "code-v0")[0] == 2
     )
+
+
+def test_disagreeing_reruns_are_masked(files: dict[str, Path]) -> None:
+    args = ("--task", str(files["task"]), "--code", str(files["flaky"]), "--json")
+    rc, out, _ = score(*args, "--reruns", "3")
+    body = json.loads(out)
+    assert rc == 0
+    assert body["verdict"] == "mask"
+    assert "noise.flaky" in {r["code"] for r in body["reasons"]}
+    # without re-runs the same program is just scored (and fails)
+    body = json.loads(score(*args)[1])
+    assert body["verdict"] == "accept"

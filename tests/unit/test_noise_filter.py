@@ -6,7 +6,7 @@ import pytest
 
 from schemas.rollout import CaseResult
 from streams.noise.config import NoiseConfig
-from streams.noise.filter import decide, verdict_event
+from streams.noise.filter import decide, filter_sample, reruns_needed, verdict_event
 from streams.noise.rules import assess_task
 from streams.reward.function import get_reward_function
 from streams.reward.literals import CompareOptions
@@ -49,18 +49,6 @@ def test_honest_programs_are_accepted_passing_or_not() -> None:
         ),
         ("import sys\nsys.excepthook = lambda *a: None\ndef add(a, b):\n    return 0\n", "hack.exit_hook"),
         (
-            "class A:\n    def __eq__(self, o):\n        return True\ndef add(a, b):\n    return A()\n",
-            "hack.custom_equality",
-        ),
-        (
-            "class A(int):\n    def __repr__(self):\n        return '3'\ndef add(a, b):\n    return A(0)\n",
-            "hack.custom_equality",
-        ),
-        (
-            "def add(a, b):\n    return type('A', (), {'__eq__': lambda s, o: True})()\n",
-            "hack.custom_equality",
-        ),
-        (
             "import sys\ndef add(a, b):\n    return sys._getframe(1).f_locals['expected']\n",
             "hack.frame_inspection",
         ),
@@ -90,6 +78,47 @@ def test_hack_signatures_reject(code: str, code_expected: str) -> None:
     d = judge(code, [execution(["None"] * 4)])
     assert d.verdict == "reject"
     assert code_expected in codes(d)
+
+
+REFUSED = "TypeError: result is not a plain literal: solution.A"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "class A:\n    def __eq__(self, o):\n        return True\ndef add(a, b):\n    return A()\n",
+        "class A(int):\n    def __repr__(self):\n        return '3'\ndef add(a, b):\n    return A(0)\n",
+        "def add(a, b):\n    return type('A', (), {'__eq__': lambda s, o: True})()\n",
+    ],
+)
+def test_returned_objects_with_their_own_equality_are_rejected(code: str) -> None:
+    task = make_task()
+    refused = execution([None] * 4)
+    refused = refused.model_copy(
+        update={"cases": tuple(c.model_copy(update={"error": REFUSED}) for c in refused.cases)}
+    )
+    d = judge(code, [refused], task=task)
+    assert d.verdict == "reject"
+    assert "hack.custom_equality" in codes(d)
+    # judged by an in-sandbox check, the class alone rejects: its instances meet the check's ==
+    check_task = make_task(
+        visible=(), hidden=(), check="def check(candidate):\n    assert candidate(1, 2) == 3\n"
+    )
+    d = judge(code, [execution(["True"], mode="check")], task=check_task)
+    assert d.verdict == "reject"
+    assert "hack.custom_equality" in codes(d)
+
+
+def test_a_helper_class_with_equality_that_is_only_used_inside_is_fine() -> None:
+    code = (
+        "class P:\n    def __init__(self, v):\n        self.v = v\n"
+        "    def __eq__(self, o):\n        return self.v == o.v\n"
+        "    def __hash__(self):\n        return hash(self.v)\n"
+        "def add(a, b):\n    return len({P(a), P(b)}) and a + b\n"
+    )
+    d = judge(code)
+    assert d.verdict == "accept"
+    assert codes(d) == {"static.custom_equality"}
 
 
 def test_a_helper_class_with_equality_that_is_never_used_is_fine() -> None:
@@ -226,3 +255,22 @@ def test_verdict_event_carries_the_reward_unchanged() -> None:
     )
     assert ev.event_id() == again.event_id()
     assert ev.model_dump_json() == again.model_dump_json()
+
+
+def test_reruns_requested_until_the_configured_count_completed() -> None:
+    task = make_task()
+    cfg = NoiseConfig(reruns=2)
+    assert reruns_needed([passing(task)], cfg) == 2
+    assert reruns_needed([passing(task), passing(task, run_index=1)], cfg) == 1
+    assert reruns_needed([passing(task, infra_error="x")], cfg) == 0  # the sandbox retries those itself
+    assert reruns_needed([passing(task)], CFG) == 0
+
+
+def test_filter_sample_is_the_event_of_decide() -> None:
+    task = make_task()
+    x = passing(task)
+    reward = get_reward_function("code-v1", linter=FakeLinter()).scored_event(task, GOOD, x)
+    ev = filter_sample(task=task, code=GOOD, executions=[x], reward=reward, config=CFG, options=OPTS)
+    assert ev.verdict == "accept"
+    assert ev.reward == reward.total
+    assert ev.reward_event_id == reward.event_id()

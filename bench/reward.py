@@ -1,0 +1,82 @@
+"""How much the reward and the noise filter cost next to the sandbox run they judge.
+
+Runs N HumanEval canonical solutions in the WASM sandbox (the baseline), then times, on the stored
+executions: grading alone, the full code-v1 reward (ruff included) and the noise filter. Prints each
+per sample and as a ratio of the sandbox time measured in the same run.
+
+    .venv/bin/python bench/reward.py [N]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from producers.ingest.humaneval import load_rows, to_task
+from streams.noise.config import NoiseConfig
+from streams.noise.filter import decide
+from streams.reward.correctness import grade
+from streams.reward.evaluate import run_program
+from streams.reward.function import get_reward_function
+from streams.reward.lint import RuffLinter
+from streams.sandbox.config import SandboxConfig
+from streams.sandbox.service import Sandbox
+
+
+def main(n: int) -> None:
+    rows = load_rows()[:n]
+    tasks = [to_task(r) for r in rows]
+    codes = [r.prompt + r.canonical_solution for r in rows]
+    sandbox = Sandbox(SandboxConfig(backend="wasm"))
+    run_program(sandbox, tasks[0], codes[0], sample_id="warm", group_id="warm")  # compile/load once
+
+    t0 = time.perf_counter()
+    runs = [
+        run_program(sandbox, t, c, sample_id=f"s{i}", group_id="g")
+        for i, (t, c) in enumerate(zip(tasks, codes, strict=True))
+    ]
+    sandbox_s = time.perf_counter() - t0
+
+    fn = get_reward_function("code-v1")
+    options = fn.compare_options()
+    noise = NoiseConfig()
+
+    t0 = time.perf_counter()
+    for t, x in zip(tasks, runs, strict=True):
+        grade(t, x, options)
+    grade_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    passed = 0
+    for t, c, x in zip(tasks, codes, runs, strict=True):
+        passed += fn.score(t, c, x, x).passed
+    reward_s = time.perf_counter() - t0
+
+    # the same with the group's lint done in one ruff process, as a reward processor does per batch
+    fn = get_reward_function("code-v1")
+    t0 = time.perf_counter()
+    linter = fn.linter  # type: ignore[attr-defined]
+    if isinstance(linter, RuffLinter):
+        linter.warm(codes)
+    for t, c, x in zip(tasks, codes, runs, strict=True):
+        fn.score(t, c, x, x)
+    batched_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    for t, c, x in zip(tasks, codes, runs, strict=True):
+        decide(task=t, code=c, executions=[x], config=noise, options=options)
+    filter_s = time.perf_counter() - t0
+
+    print(f"{n} HumanEval canonical solutions, {passed} passing")
+    for name, s in (
+        ("sandbox (baseline)", sandbox_s),
+        ("grade", grade_s),
+        ("reward code-v1", reward_s),
+        ("reward, batched lint", batched_s),
+        ("noise filter", filter_s),
+    ):
+        print(f"{name:>20}: {1000 * s / n:8.2f} ms/sample   ratio to sandbox {s / sandbox_s:6.3f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 40)
