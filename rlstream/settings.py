@@ -16,8 +16,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.telemetry.config import TelemetryConfig
+from learner.config import LearnerConfig
 from producers.generator.config import GeneratorConfig
 from schemas.errors import UsageError
+from streams.config import PipelineConfig
+from streams.noise.config import NoiseConfig
+from streams.reward.config import RewardConfig
 from streams.sandbox.config import SandboxConfig
 
 
@@ -38,6 +42,12 @@ class Settings(BaseSettings):
     telemetry: TelemetryConfig = TelemetryConfig()
     sandbox: SandboxConfig = SandboxConfig()
     generator: GeneratorConfig = GeneratorConfig()
+    pipeline: PipelineConfig = PipelineConfig()
+    #: the registered reward function (name-version) the pipeline scores with
+    reward_function: str = "code-v1"
+    reward: RewardConfig = RewardConfig()
+    noise: NoiseConfig = NoiseConfig()
+    learner: LearnerConfig = LearnerConfig()
 
     @property
     def broker_data_dir(self) -> Path:

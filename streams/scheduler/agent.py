@@ -1,6 +1,10 @@
 """The scheduler processor: tasks -> RolloutRequested groups, fair across tenants, held back under
 pressure. A singleton (it decides globally); its state lives in changelog partition 0.
 
+A task belongs to the run that published it (the envelope's run id; tasks from upstream systems
+without one belong to the scheduler's own run), and its groups are named ``<run>/<task>/<epoch>``:
+publishing the same tasks in a new run schedules them again, and restarting a run resumes it.
+
 Input: ``rl.tasks`` (new work), ``rl.experiences`` (groups finished), ``rl.policy`` (versions).
 """
 
@@ -60,7 +64,8 @@ class SchedulerAgent:
         for msg in batch:
             event = msg.event
             if isinstance(event, TaskPublished):
-                key = f"task:{event.task_id}"
+                run = msg.envelope.run_id or self.run_id
+                key = f"task:{run}/{event.task_id}"
                 known = state.get(P, key)
                 if known is not None and known["event_id"] == msg.envelope.id:
                     continue  # re-delivery or re-publication of the same content
@@ -70,6 +75,8 @@ class SchedulerAgent:
                     key,
                     {
                         "event_id": msg.envelope.id,
+                        "run": run,
+                        "task_id": event.task_id,
                         "issued": issued,
                         "tenant": event.tenant,
                         "priority": event.priority,
@@ -78,7 +85,7 @@ class SchedulerAgent:
                     },
                 )
                 if known is None:
-                    self._queue.push(TaskRef(event.task_id, event.tenant, event.priority))
+                    self._queue.push(TaskRef(f"{run}/{event.task_id}", event.tenant, event.priority))
             elif isinstance(event, ExperienceReady):
                 if state.get(P, f"inflight:{event.group_id}") is None:
                     continue
@@ -117,13 +124,13 @@ class SchedulerAgent:
             ref = self._queue.pop()
             assert ref is not None
             record = state.get(P, f"task:{ref.task_id}")
-            if self.cfg.curriculum_window and self._curriculum.should_skip(ref.task_id):
+            if self.cfg.curriculum_window and self._curriculum.should_skip(record["task_id"]):
                 skipped.append(ref)
                 if len(skipped) > len(self._queue):
                     break
                 continue
             epoch = record["issued"]
-            group_id = f"{self.run_id}/{ref.task_id}/{epoch}"
+            group_id = f"{ref.task_id}/{epoch}"  # ref.task_id is <run>/<task>
             state.put(P, f"task:{ref.task_id}", {**record, "issued": epoch + 1})
             state.put(P, f"inflight:{group_id}", {"task_id": ref.task_id, "at": now})
             self._curriculum.issued()
@@ -131,7 +138,7 @@ class SchedulerAgent:
                 self._queue.push(ref)
             request = RolloutRequested(
                 group_id=group_id,
-                task_id=ref.task_id,
+                task_id=record["task_id"],
                 group_size=self.cfg.group_size,
                 prompt=record["prompt"],
                 entry_point=record["entry_point"],
@@ -140,7 +147,7 @@ class SchedulerAgent:
                 policy_version=version,
                 sampling=self.cfg.sampling,
             )
-            out.append(Emit(request, causation_id=record["event_id"], run_id=self.run_id))
+            out.append(Emit(request, causation_id=record["event_id"], run_id=record["run"]))
         for ref in skipped:
             self._queue.push(ref)
         return out

@@ -1,0 +1,175 @@
+"""Wiring of each processor: which agent, which inputs, which adapters. ``rlstream worker NAME`` runs
+one of these in its own process; ``rlstream run`` starts them all."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from infra.kafka.global_table import GlobalTable
+from infra.kafka.lag import LagProbe
+from infra.kafka.transactional import Handler, Tick, TransactionalProcessor
+from rlstream.commands.broker import bootstrap_servers
+from rlstream.settings import Settings
+from schemas.errors import UsageError
+from schemas.rollout import SandboxExecuted
+from schemas.task import TaskPublished
+from schemas.topics import EXPERIENCES, TASKS
+
+log = logging.getLogger(__name__)
+
+#: the consumer group the learner commits its offsets under (its lag drives backpressure)
+LEARNER_GROUP = "rlstream.learner"
+
+PIPELINE_WORKERS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
+
+
+@dataclass
+class Worker:
+    name: str
+    processor: TransactionalProcessor
+    closers: list[Callable[[], None]]
+
+    def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> None:
+        try:
+            self.processor.run(stop, idle_exit_s=idle_exit_s)
+        finally:
+            for close in self.closers:
+                try:
+                    close()
+                except Exception:  # a failing close must not hide the others
+                    log.exception("%s: closing failed", self.name)
+
+
+def _tasks_table(bootstrap: str) -> GlobalTable[TaskPublished]:
+    table: GlobalTable[TaskPublished] = GlobalTable(
+        bootstrap, TASKS.name, TaskPublished, key=lambda t: t.task_id
+    )
+    table.start()
+    return table
+
+
+class _CachedLag:
+    """The learner's lag, read from the broker at most once a second."""
+
+    def __init__(self, probe: LagProbe, every_s: float = 1.0) -> None:
+        self.probe, self.every_s = probe, every_s
+        self._at, self._value = 0.0, 0
+
+    def __call__(self) -> int:
+        now = time.monotonic()
+        if now - self._at >= self.every_s:
+            self._value, self._at = self.probe.lag(), now
+        return self._value
+
+
+@dataclass(frozen=True)
+class _Factory:
+    bootstrap: str
+    settings: Settings
+    instance: str
+
+    def make(
+        self,
+        name: str,
+        topics: tuple[str, ...],
+        handler: Handler,
+        tick: Tick | None = None,
+        batch_size: int | None = None,
+    ) -> TransactionalProcessor:
+        return TransactionalProcessor(
+            name,
+            bootstrap=self.bootstrap,
+            input_topics=topics,
+            handler=handler,
+            tick=tick,
+            instance=self.instance,
+            run_id=self.settings.run_id,
+            batch_size=batch_size or self.settings.pipeline.batch_size,
+            # None: the cluster's default replication
+            replication_factor=self.settings.kafka.replication_factor or -1,
+        )
+
+
+def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
+    bootstrap = bootstrap_servers()
+    pipe = settings.pipeline
+    common = _Factory(bootstrap, settings, instance)
+    closers: list[Callable[[], None]] = []
+    if name == "scheduler":
+        from streams.scheduler.agent import INPUT_TOPICS, SchedulerAgent
+
+        probe = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
+        closers.append(probe.close)
+        agent = SchedulerAgent(pipe.scheduler, settings.run_id, _CachedLag(probe))
+        proc = common.make(name, INPUT_TOPICS, agent.handle, agent.tick)
+        return Worker(name, proc, closers)
+    if name == "experience":
+        from streams.experience.agent import INPUT_TOPICS as EXP_INPUTS
+        from streams.experience.agent import ExperienceAgent
+
+        exp = ExperienceAgent(deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std)
+        proc = common.make(name, EXP_INPUTS, exp.handle, exp.tick)
+        return Worker(name, proc, closers)
+    if name in ("sandbox", "reward", "filter"):
+        return _build_execution_side(name, settings, common, closers)
+    if name == "generator":
+        from producers.generator.agent import build_generator
+
+        agent_handle, close = build_generator(settings.generator, settings.home, run_id=settings.run_id)
+        closers.append(close)
+        proc = common.make(name, ("rl.rollouts.requested", "rl.policy"), agent_handle, batch_size=1)
+        return Worker(name, proc, closers)
+    raise UsageError(f"unknown worker {name!r}", hint="one of: " + ", ".join(PIPELINE_WORKERS))
+
+
+def _build_execution_side(
+    name: str, settings: Settings, common: _Factory, closers: list[Callable[[], None]]
+) -> Worker:
+    from streams.reward.evaluate import Evaluator
+    from streams.reward.function import get_reward_function
+    from streams.sandbox.service import Sandbox
+
+    sandbox_config = settings.sandbox
+    if sandbox_config.cache_dir is None:
+        sandbox_config = sandbox_config.model_copy(update={"cache_dir": settings.cache_dir / "sandbox"})
+    tasks = _tasks_table(common.bootstrap)
+    closers.append(tasks.close)
+    reward_fn = get_reward_function(settings.reward_function, settings.reward)
+
+    def reference_runner() -> Callable[[TaskPublished, str], SandboxExecuted | None]:
+        evaluator = Evaluator(Sandbox(sandbox_config), reward_fn, settings.noise)
+        return lambda task, backend: evaluator.reference(task, backend)
+
+    if name == "sandbox":
+        from streams.sandbox.agent import INPUT_TOPICS as SB_INPUTS
+        from streams.sandbox.agent import SandboxAgent
+        from streams.sandbox.pool import SandboxPool
+
+        pool = SandboxPool(sandbox_config)
+        closers.append(pool.close)
+        agent = SandboxAgent(
+            pool,
+            tasks,
+            reruns=settings.noise.reruns,
+            max_retries=settings.pipeline.max_retries,
+            backoff_s=settings.pipeline.retry_backoff_s,
+        )
+        proc = common.make(name, SB_INPUTS, agent.handle)
+        return Worker(name, proc, closers)
+    if name == "reward":
+        from streams.reward.agent import INPUT_TOPICS as RW_INPUTS
+        from streams.reward.agent import RewardAgent
+
+        ragent = RewardAgent(reward_fn, tasks, reference_runner())
+        proc = common.make(name, RW_INPUTS, ragent.handle)
+        return Worker(name, proc, closers)
+    from streams.noise.agent import INPUT_TOPICS as NF_INPUTS
+    from streams.noise.agent import FilterAgent
+
+    fagent = FilterAgent(settings.noise, reward_fn.compare_options(), tasks, reference_runner())
+    proc = common.make(name, NF_INPUTS, fagent.handle)
+    return Worker(name, proc, closers)
