@@ -23,7 +23,6 @@ from producers.ingest.humaneval import load_rows
 from streams.sandbox import Job, Limits, SandboxConfig, SandboxPool
 from streams.sandbox.config import BackendName
 
-
 #: a real interpreter binary (a version manager's shim script would make the baseline look slow)
 BASELINE_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").is_file() else sys.executable
 
@@ -52,13 +51,20 @@ def main() -> int:
     rows = load_rows()[: args.limit] * args.repeat
     limits = Limits(timeout_s=10.0, memory_mb=512)
     jobs = [
-        Job(mode="check", code=r.prompt + r.canonical_solution, check=r.test, entry_point=r.entry_point,
-            limits=limits)
+        Job(
+            mode="check",
+            code=r.prompt + r.canonical_solution,
+            check=r.test,
+            entry_point=r.entry_point,
+            limits=limits,
+        )
         for r in rows
     ]
     n = len(jobs)
-    print(f"{n} executions (HumanEval canonical solutions + check), {args.workers} workers, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, baseline {BASELINE_PYTHON}")
+    print(
+        f"{n} executions (HumanEval canonical solutions + check), {args.workers} workers, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, baseline {BASELINE_PYTHON}"
+    )
 
     sources = [f"{j.code}\n\n{j.check}\n\ncheck({j.entry_point})\n" for j in jobs]
     t0 = time.perf_counter()
@@ -76,19 +82,23 @@ def main() -> int:
             results = pool.run_many(jobs, backend, use_cache=False)
             rate = n / (time.perf_counter() - t0)
             passed = sum(bool(r.check_passed) for r in results)
-            where = {}
+            where: dict[str, int] = {}
             for r in results:
                 where[r.backend] = where.get(r.backend, 0) + 1
             infra = sum(r.infra_error is not None for r in results)
-            print(f"{name + ' (pool)':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   passed {passed}/{n}"
-                  f"   ran on {where}" + (f"   infra errors {infra}" if infra else ""))
+            print(
+                f"{name + ' (pool)':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   passed {passed}/{n}"
+                f"   ran on {where}" + (f"   infra errors {infra}" if infra else "")
+            )
         if "wasm" in args.backends:
             pool.run_many(jobs, "wasm")
             t0 = time.perf_counter()
             pool.run_many(jobs, "wasm")
             rate = n / (time.perf_counter() - t0)
-            print(f"{'wasm, cached results':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   "
-                  f"cache hits {pool.cache.hits}")
+            print(
+                f"{'wasm, cached results':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   "
+                f"cache hits {pool.cache.hits}"
+            )
     return 0
 
 

@@ -25,8 +25,9 @@ def sandbox_config() -> SandboxConfig:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="Run programs in the sandbox (WASM first, a bubblewrap jail as fallback).",
-                        no_args_is_help=True)
+    group = typer.Typer(
+        help="Run programs in the sandbox (WASM first, a bubblewrap jail as fallback).", no_args_is_help=True
+    )
     app.add_typer(group, name="sandbox")
 
     @group.command("exec")
@@ -51,7 +52,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"cannot read the program: {exc}", location=str(file)) from exc
         sandbox = Sandbox(sandbox_config())
         limits = sandbox.limits(timeout_s=timeout, memory_mb=memory)
-        result = sandbox.run_script(code, limits=limits, backend=backend)  # type: ignore[arg-type]
+        result = sandbox.run_script(code, limits=limits, backend=backend)
         if result.infra_error:
             raise SandboxError(f"the sandbox failed ({result.backend}): {result.infra_error}")
         if as_json:
@@ -77,5 +78,9 @@ def register(app: typer.Typer) -> None:
         """Verify the runtime wheel, unpack it and compile the interpreter once for this machine."""
         config = sandbox_config()
         assert config.cache_dir is not None
-        runtime = prepare_runtime(config.cache_dir, wheel=wheel, log=lambda m: typer.echo(f"[sandbox] {m}", err=True))
-        typer.echo(f"[sandbox] runtime ready: {runtime.cwasm} (runtime hash {runtime.runtime_hash})", err=True)
+        runtime = prepare_runtime(
+            config.cache_dir, wheel=wheel, log=lambda m: typer.echo(f"[sandbox] {m}", err=True)
+        )
+        typer.echo(
+            f"[sandbox] runtime ready: {runtime.cwasm} (runtime hash {runtime.runtime_hash})", err=True
+        )

@@ -174,6 +174,30 @@ def prepare(cache_dir: Path, *, wheel: Path | None = None, log: Any = None) -> R
     return load(cache_dir)
 
 
+def _stamp(path: Path) -> str:
+    st = path.stat()
+    # ctime changes on every write, chmod or utime, so a file changed since its check never matches
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
+
+
+def _verify_once(path: Path, want: str, stamp_dir: Path) -> None:
+    """Check ``path`` against ``want``; remember the check in a stamp so later processes skip the
+    ~1 s of hashing a 270 MB module, until the file changes in any way."""
+    stamp_file = stamp_dir / (path.name + ".verified")  # never inside a folder the guest sees
+    stamp = f"{_stamp(path)}:{want}"
+    try:
+        if stamp_file.read_text() == stamp:
+            return
+    except OSError:
+        pass
+    got = _sha256_file(path)
+    if got != want:
+        raise SandboxError(f"{path}: sha256 {got} does not match {want}", hint=f"delete it and {SETUP_HINT}")
+    tmp = stamp_file.with_name(stamp_file.name + ".part")
+    tmp.write_text(stamp)
+    os.replace(tmp, stamp_file)
+
+
 def load(cache_dir: Path, *, verify_cwasm: bool = True) -> Runtime:
     """The prepared runtime, checked; raises DependencyError naming the set-up step when absent."""
     root = runtime_dir(cache_dir)
@@ -184,15 +208,17 @@ def load(cache_dir: Path, *, verify_cwasm: bool = True) -> Runtime:
     for p in (snapshot, stdlib, cwasm, digest_file):
         if not p.is_file():
             raise DependencyError(f"the WASM runtime is not prepared: {p} is missing", hint=SETUP_HINT)
-    if stdlib.is_symlink() or (stdlib.parent / STDLIB_NAME).is_symlink():
-        raise SandboxError(f"{stdlib} must be a real file, not a link")
+    if stdlib.is_symlink() or sorted(p.name for p in stdlib.parent.iterdir()) != [STDLIB_NAME]:
+        raise SandboxError(
+            f"{stdlib.parent} must hold the stdlib zip alone, as a real file (the guest sees this folder)",
+            hint=f"delete {root} and {SETUP_HINT}",
+        )
     if verify_cwasm:
         st = cwasm.stat()
         if st.st_uid != os.getuid() or st.st_mode & 0o077:
             raise SandboxError(f"{cwasm} is not private to this user (mode {oct(st.st_mode)})")
-        if _sha256_file(cwasm) != digest_file.read_text().strip():
-            raise SandboxError(f"{cwasm} does not match its recorded digest", hint=f"delete it and {SETUP_HINT}")
-        if _sha256_file(stdlib) != STDLIB_SHA256:
-            raise SandboxError(f"{stdlib} does not match its pinned sha256", hint=f"delete it and {SETUP_HINT}")
-    return Runtime(root=root, snapshot=snapshot, stdlib_dir=stdlib.parent, cwasm=cwasm,
-                   runtime_hash=runtime_hash())
+        _verify_once(cwasm, digest_file.read_text().strip(), root)
+        _verify_once(stdlib, STDLIB_SHA256, root)
+    return Runtime(
+        root=root, snapshot=snapshot, stdlib_dir=stdlib.parent, cwasm=cwasm, runtime_hash=runtime_hash()
+    )

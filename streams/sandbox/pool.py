@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
 
-from streams.sandbox.config import BackendName, SandboxConfig
+from streams.sandbox.config import SandboxConfig
 from streams.sandbox.result import ExecutionResult, Job
 from streams.sandbox.service import Sandbox
 
@@ -29,14 +29,14 @@ def _init_worker(config: SandboxConfig) -> None:
     _worker_sandbox = Sandbox(config)
 
 
-def _warm(backend: BackendName) -> bool:
+def _warm(backend: str) -> bool:
     assert _worker_sandbox is not None
     if backend in ("wasm", "auto"):
         _worker_sandbox.wasm()
     return True
 
 
-def _work(job: Job, backend: BackendName) -> ExecutionResult:
+def _work(job: Job, backend: str) -> ExecutionResult:
     assert _worker_sandbox is not None
     return _worker_sandbox.execute(job, backend)
 
@@ -74,8 +74,13 @@ class ResultCache:
 class SandboxPool:
     """``submit(job)`` returns a future of its :class:`ExecutionResult`; ``run_many`` keeps order."""
 
-    def __init__(self, config: SandboxConfig | None = None, *, workers: int | None = None,
-                 start_method: str = "forkserver") -> None:
+    def __init__(
+        self,
+        config: SandboxConfig | None = None,
+        *,
+        workers: int | None = None,
+        start_method: str = "forkserver",
+    ) -> None:
         self.config = config or SandboxConfig()
         n = workers if workers is not None else (self.config.workers or os.cpu_count() or 1)
         self.workers = max(1, n)
@@ -88,21 +93,23 @@ class SandboxPool:
         self.cache = ResultCache(self.config.result_cache_entries)
         self._runtime_hash: str | None = None
 
-    def warm_up(self, backend: BackendName | None = None) -> None:
+    def warm_up(self, backend: str | None = None) -> None:
         """Load the compiled module in every worker now, not on the first job."""
         name = backend or self.config.backend
         futures = [self._executor.submit(_warm, name) for _ in range(self.workers)]
         for f in futures:
             f.result()
 
-    def _key(self, job: Job, backend: BackendName) -> str:
+    def _key(self, job: Job, backend: str) -> str:
         if self._runtime_hash is None:
             from streams.sandbox.artifact import runtime_hash
 
             self._runtime_hash = runtime_hash()
         return job.cache_key(backend, self._runtime_hash + self.config.container_python)
 
-    def submit(self, job: Job, backend: BackendName | None = None, *, use_cache: bool = True) -> Future[ExecutionResult]:
+    def submit(
+        self, job: Job, backend: str | None = None, *, use_cache: bool = True
+    ) -> Future[ExecutionResult]:
         name = backend or self.config.backend
         key = self._key(job, name)
         if use_cache:
@@ -126,8 +133,9 @@ class SandboxPool:
         inner.add_done_callback(finish)
         return outer
 
-    def run_many(self, jobs: Iterable[Job], backend: BackendName | None = None, *,
-                 use_cache: bool = True) -> list[ExecutionResult]:
+    def run_many(
+        self, jobs: Iterable[Job], backend: str | None = None, *, use_cache: bool = True
+    ) -> list[ExecutionResult]:
         futures = [self.submit(j, backend, use_cache=use_cache) for j in jobs]
         return [f.result() for f in futures]
 

@@ -134,9 +134,8 @@ def read_verdicts(frames: list[bytes], nonce: str) -> Verdicts:
             v.done = True
         elif kind == "memory":
             v.memory_error = True
-        elif kind == "violation" and isinstance(rec.get("v"), str):
-            if rec["v"] not in v.violations:
-                v.violations.append(rec["v"])
+        elif kind == "violation" and isinstance(rec.get("v"), str) and rec["v"] not in v.violations:
+            v.violations.append(rec["v"])
     return v
 
 

@@ -40,8 +40,16 @@ class Job:
 
     def cache_key(self, backend: str, runtime_hash: str) -> str:
         payload = json.dumps(
-            [self.mode, self.code, self.entry_point, list(self.inputs), self.check, self.limits.key(),
-             backend, runtime_hash],
+            [
+                self.mode,
+                self.code,
+                self.entry_point,
+                list(self.inputs),
+                self.check,
+                self.limits.key(),
+                backend,
+                runtime_hash,
+            ],
             ensure_ascii=False,
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -93,7 +101,9 @@ class ExecutionResult:
         return d
 
 
-def interpret(job: Job, raw: RawRun, verdicts: Verdicts, *, runtime_hash: str, reason: str) -> ExecutionResult:
+def interpret(
+    job: Job, raw: RawRun, verdicts: Verdicts, *, runtime_hash: str, reason: str
+) -> ExecutionResult:
     timed_out = raw.timed_out
     stderr = raw.stderr.decode("utf-8", "replace")
     memory = raw.memory_exceeded or verdicts.memory_error
@@ -114,7 +124,8 @@ def interpret(job: Job, raw: RawRun, verdicts: Verdicts, *, runtime_hash: str, r
         cases = case_results(verdicts, n, timed_out=timed_out)
         if verdicts.loaded is False:
             cases = tuple(
-                c if c.status != "missing"
+                c
+                if c.status != "missing"
                 else CaseResult(index=c.index, status="error", error=f"program failed: {verdicts.load_error}")
                 for c in cases
             )

@@ -21,7 +21,17 @@ NEEDS_CONTAINER = {
     "pty": "starts processes",
 }
 #: os functions WASI does not have
-NEEDS_CONTAINER_OS = {"fork", "forkpty", "system", "popen", "spawnl", "spawnv", "execv", "execl", "posix_spawn"}
+NEEDS_CONTAINER_OS = {
+    "fork",
+    "forkpty",
+    "system",
+    "popen",
+    "spawnl",
+    "spawnv",
+    "execv",
+    "execl",
+    "posix_spawn",
+}
 #: text that only a missing WASI capability produces
 FAILURE_SIGNATURES = (
     "can't start new thread",

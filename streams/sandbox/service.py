@@ -10,7 +10,7 @@ from typing import Any
 
 from schemas.errors import DependencyError, SandboxError, UsageError
 from streams.sandbox import artifact
-from streams.sandbox.config import BackendName, SandboxConfig
+from streams.sandbox.config import SandboxConfig
 from streams.sandbox.container import ContainerBackend
 from streams.sandbox.limits import Limits, RawRun
 from streams.sandbox.protocol import encode_job, new_nonce, read_verdicts
@@ -53,7 +53,7 @@ class Sandbox:
                 )
             return self._container
 
-    def ensure(self, backend: BackendName) -> None:
+    def ensure(self, backend: str) -> None:
         """Raise DependencyError (naming the set-up step) unless ``backend`` can run here."""
         if backend in ("wasm", "auto"):
             self.wasm()
@@ -76,12 +76,17 @@ class Sandbox:
         inputs: list[str] | tuple[str, ...],
         *,
         limits: Limits | None = None,
-        backend: BackendName | None = None,
+        backend: str | None = None,
     ) -> ExecutionResult:
         """Call ``entry_point`` on each input (a literal of its argument tuple); results come back as
         ``repr()`` text per case. Comparing them with expected outputs is the caller's business."""
-        job = Job(mode="cases", code=code, entry_point=entry_point, inputs=tuple(inputs),
-                  limits=limits or self.limits())
+        job = Job(
+            mode="cases",
+            code=code,
+            entry_point=entry_point,
+            inputs=tuple(inputs),
+            limits=limits or self.limits(),
+        )
         return self.execute(job, backend)
 
     def run_check(
@@ -91,21 +96,22 @@ class Sandbox:
         entry_point: str,
         *,
         limits: Limits | None = None,
-        backend: BackendName | None = None,
+        backend: str | None = None,
     ) -> ExecutionResult:
         """HumanEval-style ``check(candidate)``: passes when the check returns. Weaker than cases: the
         comparison runs inside the sandbox, next to the program."""
-        job = Job(mode="check", code=code, entry_point=entry_point, check=check_src,
-                  limits=limits or self.limits())
+        job = Job(
+            mode="check", code=code, entry_point=entry_point, check=check_src, limits=limits or self.limits()
+        )
         return self.execute(job, backend)
 
     def run_script(
-        self, code: str, *, limits: Limits | None = None, backend: BackendName | None = None
+        self, code: str, *, limits: Limits | None = None, backend: str | None = None
     ) -> ExecutionResult:
         """A whole program as ``__main__``: exit code, stdout and stderr."""
         return self.execute(Job(mode="script", code=code, limits=limits or self.limits()), backend)
 
-    def execute(self, job: Job, backend: BackendName | None = None) -> ExecutionResult:
+    def execute(self, job: Job, backend: str | None = None) -> ExecutionResult:
         name = backend or self.config.backend
         if name == "wasm":
             return self._run_on("wasm", job, "requested")
@@ -128,14 +134,26 @@ class Sandbox:
         t0 = time.perf_counter()
         try:
             impl = self.wasm() if name == "wasm" else self.container()
-            runtime_hash = self.runtime_hash() if name == "wasm" else f"container:{self.config.container_python}"
+            runtime_hash = (
+                self.runtime_hash() if name == "wasm" else f"container:{self.config.container_python}"
+            )
             raw, nonce = self._raw(impl, job)
         except DependencyError as exc:
-            return ExecutionResult(backend=name, mode=job.mode, backend_reason=reason,
-                                   infra_error=f"dependency: {exc}", duration_s=time.perf_counter() - t0)
+            return ExecutionResult(
+                backend=name,
+                mode=job.mode,
+                backend_reason=reason,
+                infra_error=f"dependency: {exc}",
+                duration_s=time.perf_counter() - t0,
+            )
         except SandboxError as exc:
-            return ExecutionResult(backend=name, mode=job.mode, backend_reason=reason,
-                                   infra_error=f"sandbox: {exc}", duration_s=time.perf_counter() - t0)
+            return ExecutionResult(
+                backend=name,
+                mode=job.mode,
+                backend_reason=reason,
+                infra_error=f"sandbox: {exc}",
+                duration_s=time.perf_counter() - t0,
+            )
         verdicts = read_verdicts(raw.frames, nonce)
         return interpret(job, raw, verdicts, runtime_hash=runtime_hash, reason=reason)
 
@@ -145,8 +163,15 @@ class Sandbox:
 
         def payload(channel: str) -> bytes:
             return encode_job(
-                nonce=nonce, mode=job.mode, code=job.code, channel=channel, entry_point=job.entry_point,
-                inputs=job.inputs, check=job.check, block=block, read_roots=roots,
+                nonce=nonce,
+                mode=job.mode,
+                code=job.code,
+                channel=channel,
+                entry_point=job.entry_point,
+                inputs=job.inputs,
+                check=job.check,
+                block=block,
+                read_roots=roots,
             )
 
         raw: RawRun = impl.run(payload, job.limits)

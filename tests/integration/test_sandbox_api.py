@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,19 +19,24 @@ ADD = "def add(a, b):\n    return a + b\n"
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
+def sandbox() -> Sandbox:
     sb = Sandbox(SandboxConfig())
     try:
         sb.ensure("auto")
     except DependencyError as exc:
         pytest.fail(f"the sandbox is not set up: {exc}", pytrace=False)
-    yield sb
+    return sb
 
 
 @pytest.mark.parametrize("backend", ["wasm", "container", "auto"])
 def test_cases_come_back_as_reprs(sandbox: Sandbox, backend: str) -> None:
-    r = sandbox.run_cases(ADD + "print('noise')\n", "add", ["(1, 2)", "('a', 'b')", "([1], [2])", "(1,)", "nope("],
-                          limits=LIMITS, backend=backend)  # type: ignore[arg-type]
+    r = sandbox.run_cases(
+        ADD + "print('noise')\n",
+        "add",
+        ["(1, 2)", "('a', 'b')", "([1], [2])", "(1,)", "nope("],
+        limits=LIMITS,
+        backend=backend,
+    )
     assert [c.status for c in r.cases] == ["ok", "ok", "ok", "error", "error"]
     assert [c.result_repr for c in r.cases[:3]] == ["3", "'ab'", "[1, 2]"]
     assert "missing 1 required positional argument" in (r.cases[3].error or "")
@@ -43,11 +47,12 @@ def test_cases_come_back_as_reprs(sandbox: Sandbox, backend: str) -> None:
 @pytest.mark.parametrize("backend", ["wasm", "container"])
 def test_objects_that_lie_in_eq_or_repr_are_not_results(sandbox: Sandbox, backend: str) -> None:
     code = (
-        "class Yes:\n    def __eq__(self, other):\n        return True\n    def __repr__(self):\n        return '3'\n"
+        "class Yes:\n    def __eq__(self, other):\n        return True\n"
+        "    def __repr__(self):\n        return '3'\n"
         "class Int(int):\n    pass\n"
         "def add(a, b):\n    return Yes() if a == 1 else Int(a + b)\n"
     )
-    r = sandbox.run_cases(code, "add", ["(1, 2)", "(2, 2)"], limits=LIMITS, backend=backend)  # type: ignore[arg-type]
+    r = sandbox.run_cases(code, "add", ["(1, 2)", "(2, 2)"], limits=LIMITS, backend=backend)
     assert [c.status for c in r.cases] == ["error", "error"]
     assert all("not a plain literal" in (c.error or "") for c in r.cases)
 
@@ -56,14 +61,14 @@ def test_objects_that_lie_in_eq_or_repr_are_not_results(sandbox: Sandbox, backen
 def test_exits_show_up_as_missing_results(sandbox: Sandbox, backend: str) -> None:
     for ending in ["import os\n    os._exit(0)", "import sys\n    sys.exit(0)", "raise SystemExit(0)"]:
         code = f"def add(a, b):\n    {ending}\n"
-        r = sandbox.run_cases(code, "add", ["(1, 2)"], limits=LIMITS, backend=backend)  # type: ignore[arg-type]
+        r = sandbox.run_cases(code, "add", ["(1, 2)"], limits=LIMITS, backend=backend)
         assert r.cases[0].status != "ok", (ending, r.cases)
 
 
 @pytest.mark.parametrize("backend", ["wasm", "container"])
 def test_a_timeout_marks_the_running_case(sandbox: Sandbox, backend: str) -> None:
     code = "def f(x):\n    while x:\n        pass\n    return x\n"
-    r = sandbox.run_cases(code, "f", ["(0,)", "(1,)", "(0,)"], limits=Limits(timeout_s=1.0), backend=backend)  # type: ignore[arg-type]
+    r = sandbox.run_cases(code, "f", ["(0,)", "(1,)", "(0,)"], limits=Limits(timeout_s=1.0), backend=backend)
     assert r.timed_out
     assert [c.status for c in r.cases] == ["ok", "timeout", "missing"]
 
@@ -91,8 +96,13 @@ def test_auto_falls_back_for_threads_and_records_why(sandbox: Sandbox) -> None:
 def test_auto_never_reruns_wrong_answers_or_timeouts(sandbox: Sandbox) -> None:
     wrong = sandbox.run_cases(ADD.replace("+", "-"), "add", ["(1, 2)"], limits=LIMITS, backend="auto")
     assert wrong.backend == "wasm" and wrong.cases[0].result_repr == "-1"
-    slow = sandbox.run_cases("def add(a, b):\n    while True: pass\n", "add", ["(1, 2)"],
-                             limits=Limits(timeout_s=0.5), backend="auto")
+    slow = sandbox.run_cases(
+        "def add(a, b):\n    while True: pass\n",
+        "add",
+        ["(1, 2)"],
+        limits=Limits(timeout_s=0.5),
+        backend="auto",
+    )
     assert slow.backend == "wasm" and slow.timed_out
 
 
@@ -112,12 +122,36 @@ def test_cli_exec_json(tmp_path: Path, backend: str) -> None:
     program = tmp_path / "p.py"
     program.write_text("import sys\nprint('hi')\nprint('err', file=sys.stderr)\nsys.exit(3)\n")
     cli = Path(sys.executable).parent / "rlstream"
-    proc = subprocess.run([str(cli), "sandbox", "exec", str(program), "--backend", backend, "--timeout", "5",
-                           "--memory", "128", "--json"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.run(
+        [
+            str(cli),
+            "sandbox",
+            "exec",
+            str(program),
+            "--backend",
+            backend,
+            "--timeout",
+            "5",
+            "--memory",
+            "128",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     out = json.loads(proc.stdout)
-    assert list(out) == ["exit_code", "stdout", "stderr", "timed_out", "memory_exceeded", "violation", "backend",
-                         "duration_s"]
+    assert list(out) == [
+        "exit_code",
+        "stdout",
+        "stderr",
+        "timed_out",
+        "memory_exceeded",
+        "violation",
+        "backend",
+        "duration_s",
+    ]
     assert (out["exit_code"], out["stdout"], out["stderr"]) == (3, "hi\n", "err\n")
     assert out["backend"] == ("wasm" if backend == "auto" else backend)
     assert proc.returncode == 1  # the program failed: "the work found a problem"
@@ -127,14 +161,22 @@ def test_cli_exec_labels_a_timeout(tmp_path: Path) -> None:
     program = tmp_path / "loop.py"
     program.write_text("while True:\n    pass\n")
     cli = Path(sys.executable).parent / "rlstream"
-    proc = subprocess.run([str(cli), "sandbox", "exec", str(program), "--timeout", "1", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(cli), "sandbox", "exec", str(program), "--timeout", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = json.loads(proc.stdout)
     assert out["timed_out"] is True and out["backend"] == "wasm"
 
 
 def test_cli_rejects_bad_usage(tmp_path: Path) -> None:
     cli = Path(sys.executable).parent / "rlstream"
-    proc = subprocess.run([str(cli), "sandbox", "exec", str(tmp_path / "absent.py"), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(cli), "sandbox", "exec", str(tmp_path / "absent.py"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "absent.py" in proc.stderr

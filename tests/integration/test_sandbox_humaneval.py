@@ -25,7 +25,7 @@ def pool() -> Iterator[SandboxPool]:
     config = SandboxConfig()
     for backend in BACKENDS:
         try:
-            Sandbox(config).ensure(backend)  # type: ignore[arg-type]
+            Sandbox(config).ensure(backend)
         except DependencyError as exc:
             pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
     with SandboxPool(config, workers=min(2, os.cpu_count() or 1)) as p:
@@ -36,7 +36,7 @@ def _same(got: Any, expected: Any) -> bool:
     if type(got) is not type(expected):
         return False
     if isinstance(got, float):
-        return abs(got - expected) <= 1e-6 * max(1.0, abs(expected))
+        return bool(abs(got - expected) <= 1e-6 * max(1.0, abs(expected)))
     if isinstance(got, (list, tuple)):
         return len(got) == len(expected) and all(_same(a, b) for a, b in zip(got, expected, strict=True))
     return bool(got == expected)
@@ -46,11 +46,22 @@ def _same(got: Any, expected: Any) -> bool:
 def test_canonical_solutions_pass_their_checks(pool: SandboxPool, backend: str) -> None:
     rows = load_rows()
     assert len(rows) == 164
-    jobs = [Job(mode="check", code=r.prompt + r.canonical_solution, check=r.test, entry_point=r.entry_point,
-                limits=LIMITS) for r in rows]
-    results = pool.run_many(jobs, backend, use_cache=False)  # type: ignore[arg-type]
-    failed = [(r.task_id, res.cases[0].error if res.cases else res.infra_error, res.stderr[-300:])
-              for r, res in zip(rows, results, strict=True) if not res.check_passed]
+    jobs = [
+        Job(
+            mode="check",
+            code=r.prompt + r.canonical_solution,
+            check=r.test,
+            entry_point=r.entry_point,
+            limits=LIMITS,
+        )
+        for r in rows
+    ]
+    results = pool.run_many(jobs, backend, use_cache=False)
+    failed = [
+        (r.task_id, res.cases[0].error if res.cases else res.infra_error, res.stderr[-300:])
+        for r, res in zip(rows, results, strict=True)
+        if not res.check_passed
+    ]
     assert not failed, failed[:5]
     assert {res.backend for res in results} == {backend}
 
@@ -64,15 +75,26 @@ def test_canonical_solutions_return_the_expected_values_per_case(pool: SandboxPo
     for t in tasks:
         cases = [*t.tests, *t.hidden_tests]
         row = rows[t.task_id]
-        jobs.append(Job(mode="cases", code=row.prompt + row.canonical_solution, entry_point=t.entry_point,
-                        inputs=tuple(c.input for c in cases), limits=LIMITS))
+        jobs.append(
+            Job(
+                mode="cases",
+                code=row.prompt + row.canonical_solution,
+                entry_point=t.entry_point,
+                inputs=tuple(c.input for c in cases),
+                limits=LIMITS,
+            )
+        )
         expected.append([ast.literal_eval(c.output) for c in cases])
-    results = pool.run_many(jobs, backend, use_cache=False)  # type: ignore[arg-type]
+    results = pool.run_many(jobs, backend, use_cache=False)
     wrong = []
     for t, res, exp in zip(tasks, results, expected, strict=True):
         assert len(res.cases) == len(exp)
         for case, want in zip(res.cases, exp, strict=True):
-            ok = case.status == "ok" and case.result_repr is not None and _same(ast.literal_eval(case.result_repr), want)
+            ok = (
+                case.status == "ok"
+                and case.result_repr is not None
+                and _same(ast.literal_eval(case.result_repr), want)
+            )
             if not ok:
                 wrong.append((t.task_id, case.index, case.status, case.result_repr, case.error))
     assert not wrong, wrong[:5]

@@ -4,7 +4,6 @@ the set-up command when a backend's prerequisites are missing."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
@@ -13,12 +12,12 @@ from streams.sandbox import Sandbox, SandboxConfig
 
 
 @pytest.fixture(scope="session")
-def sandbox() -> Iterator[Sandbox]:
+def sandbox() -> Sandbox:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     sb = Sandbox(SandboxConfig())
     for backend in ("wasm", "container"):
         try:
-            sb.ensure(backend)  # type: ignore[arg-type]
+            sb.ensure(backend)
         except DependencyError as exc:
             pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
-    yield sb
+    return sb

@@ -103,7 +103,9 @@ def _result(**fields: object) -> ExecutionResult:
 
 def test_failure_signatures_fall_back_but_wrong_answers_and_timeouts_do_not() -> None:
     assert failure_reason(_result(violations=("thread",))) is not None
-    assert failure_reason(_result(load_error="OSError: [Errno 58] wasi does not support processes.")) is not None
+    assert (
+        failure_reason(_result(load_error="OSError: [Errno 58] wasi does not support processes.")) is not None
+    )
     wrong = CaseResult(index=0, status="ok", result_repr="41")
     assert failure_reason(_result(cases=(wrong,))) is None
     assert failure_reason(_result(timed_out=True, violations=("thread",))) is None
@@ -113,11 +115,19 @@ def test_failure_signatures_fall_back_but_wrong_answers_and_timeouts_do_not() ->
 def test_cache_key_covers_everything_that_changes_a_result() -> None:
     job = Job(mode="cases", code="def f(x): return x", entry_point="f", inputs=("(1,)",))
     key = job.cache_key("wasm", "rt1")
-    assert key == Job(mode="cases", code="def f(x): return x", entry_point="f", inputs=("(1,)",)).cache_key("wasm", "rt1")
+    assert key == Job(mode="cases", code="def f(x): return x", entry_point="f", inputs=("(1,)",)).cache_key(
+        "wasm", "rt1"
+    )
     variants = [
         Job(mode="cases", code="def f(x): return x ", entry_point="f", inputs=("(1,)",)),
         Job(mode="cases", code="def f(x): return x", entry_point="f", inputs=("(2,)",)),
-        Job(mode="cases", code="def f(x): return x", entry_point="f", inputs=("(1,)",), limits=Limits(timeout_s=1)),
+        Job(
+            mode="cases",
+            code="def f(x): return x",
+            entry_point="f",
+            inputs=("(1,)",),
+            limits=Limits(timeout_s=1),
+        ),
     ]
     assert all(v.cache_key("wasm", "rt1") != key for v in variants)
     assert job.cache_key("container", "rt1") != key
@@ -137,9 +147,13 @@ def test_interpret_labels_limits_and_refusals() -> None:
     nonce = new_nonce()
     job = Job(mode="cases", code="x", entry_point="f", inputs=("(1,)", "(2,)"))
     raw = RawRun(
-        backend="wasm", exit_code=None, stdout=b"", stderr=b"RuntimeError: can't start new thread\n",
+        backend="wasm",
+        exit_code=None,
+        stdout=b"",
+        stderr=b"RuntimeError: can't start new thread\n",
         frames=[frame(nonce, {"t": "load", "s": "error", "e": "RuntimeError: can't start new thread"})],
-        duration_s=0.1, limit_labels=["output_limit"],
+        duration_s=0.1,
+        limit_labels=["output_limit"],
     )
     r = interpret(job, raw, read_verdicts(raw.frames, nonce), runtime_hash="h", reason="requested")
     assert r.violation == "output_limit" and "thread" in r.violations
@@ -154,11 +168,22 @@ def test_to_event_builds_a_valid_sandbox_executed() -> None:
     assert isinstance(event, SandboxExecuted)
     assert event.backend == "wasm" and event.run_index == 2 and event.mode == "cases"
     assert [c.hidden for c in event.cases] == [False, True]
-    assert event.event_id() == to_event(result, sample_id="s1", group_id="g1", task_id="t1", run_index=2,
-                                        hidden=frozenset({1})).event_id()
+    assert (
+        event.event_id()
+        == to_event(
+            result, sample_id="s1", group_id="g1", task_id="t1", run_index=2, hidden=frozenset({1})
+        ).event_id()
+    )
 
 
 def test_cli_json_has_exactly_the_contract_fields() -> None:
     assert set(_result().cli_json()) == {
-        "exit_code", "stdout", "stderr", "timed_out", "memory_exceeded", "violation", "backend", "duration_s",
+        "exit_code",
+        "stdout",
+        "stderr",
+        "timed_out",
+        "memory_exceeded",
+        "violation",
+        "backend",
+        "duration_s",
     }
