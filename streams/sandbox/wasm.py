@@ -224,8 +224,11 @@ class WasmBackend:
         digest = hashlib.sha256(self.harness.encode()).hexdigest()[:16]
         folder = self.runtime.root / f"harness-{digest}"
         pyc = folder / "harness.pyc"
-        if pyc.is_file():
-            return str(folder)
+        recorded = self.runtime.root / f"harness-{digest}.sha256"  # outside what the guest sees
+        if pyc.is_file() and recorded.is_file():
+            if hashlib.sha256(pyc.read_bytes()).hexdigest() == recorded.read_text().strip():
+                return str(folder)
+            raise SandboxError(f"{pyc} changed since it was made", hint=f"delete {folder} and {recorded}")
         maker = (
             "import marshal, sys\n"
             "from importlib.util import MAGIC_NUMBER\n"
@@ -241,10 +244,12 @@ class WasmBackend:
         if raw.exit_code != 0 or not raw.stdout:
             raise SandboxError(f"compiling the harness in the guest failed: {raw.stderr[-500:]!r}")
         folder.mkdir(mode=0o700, exist_ok=True)
-        tmp = folder / ".harness.pyc.part"
-        tmp.write_bytes(bytes.fromhex(raw.stdout.decode("ascii")))
+        data = bytes.fromhex(raw.stdout.decode("ascii"))
+        tmp = self.runtime.root / ".harness.pyc.part"
+        tmp.write_bytes(data)
         os.chmod(tmp, 0o444)
         os.replace(tmp, pyc)
+        recorded.write_text(hashlib.sha256(data).hexdigest())
         return str(folder)
 
     def run(self, make_job: Callable[[str], bytes], limits: Limits) -> RawRun:
@@ -256,10 +261,10 @@ class WasmBackend:
         wasi.env = [("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1")]
         wasi.stdout_custom = out.write
         wasi.stderr_custom = err.write
-        perms = (wt.DirPerms.READ_ONLY, wt.FilePerms.READ_ONLY) if hasattr(wt, "DirPerms") else ()
-        wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, *perms)
+        # Both folders are read-only for the guest (wasmtime's default would let it write there).
+        wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, False)
         if self.harness_dir is not None:
-            wasi.preopen_dir(self.harness_dir, HARNESS_GUEST_DIR, *perms)
+            wasi.preopen_dir(self.harness_dir, HARNESS_GUEST_DIR, False)
         # The job travels as the guest's stdin: a private file, unlinked before the guest starts.
         fd, stdin_path = tempfile.mkstemp(prefix="rlstream-job-")
         try:

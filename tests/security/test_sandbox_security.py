@@ -185,3 +185,23 @@ def test_results_cannot_be_forged_from_stdout_or_exit(sandbox: Sandbox, backend:
         backend=backend,
     )
     assert r.check_passed is False
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_folders_the_program_sees_are_read_only(sandbox: Sandbox, backend: str) -> None:
+    code = (
+        "import os, sys\n"
+        "done = []\n"
+        "roots = ['/usr/local/lib', '/usr/local/rlstream', '/usr/lib', os.path.dirname(os.__file__)]\n"
+        "for d in roots:\n"
+        "    for act in (lambda: os.open(d + '/x', os.O_WRONLY | os.O_CREAT), lambda: os.mkdir(d + '/dir'),\n"
+        "                lambda: os.unlink(os.__file__), lambda: open(os.__file__, 'r+b')):\n"
+        "        try:\n"
+        "            act()\n"
+        "            done.append(d)\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "print('WROTE' if done else 'nothing written', done)\n"
+    )
+    r = run(sandbox, code, backend)
+    assert "nothing written" in r.stdout, r.stdout
