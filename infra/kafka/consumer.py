@@ -276,24 +276,23 @@ class EventConsumer:
 
     def _open_span(self, item: ConsumedEvent) -> None:
         parent = extract(item.envelope.traceparent, item.envelope.tracestate)
-        span = tracer().start_span(
-            f"{item.topic} process",
-            context=parent,
-            kind=SpanKind.CONSUMER,
-            attributes={
-                "messaging.system": "kafka",
-                "messaging.destination.name": item.topic,
-                "messaging.operation.type": "process",
-                "messaging.operation.name": "process",
-                "messaging.consumer.group.name": self.group_id,
-                "messaging.destination.partition.id": str(item.partition),
-                "messaging.kafka.offset": item.offset,
-                "messaging.message.id": item.envelope.id,
-                "cloudevents.event_id": item.envelope.id,
-                "cloudevents.event_type": item.envelope.type,
-                "cloudevents.event_source": item.envelope.source,
-            },
-        )
+        span = tracer().start_span(f"{item.topic} process", context=parent, kind=SpanKind.CONSUMER)
+        if span.is_recording():
+            span.set_attributes(
+                {
+                    "messaging.system": "kafka",
+                    "messaging.destination.name": item.topic,
+                    "messaging.operation.type": "process",
+                    "messaging.operation.name": "process",
+                    "messaging.consumer.group.name": self.group_id,
+                    "messaging.destination.partition.id": str(item.partition),
+                    "messaging.kafka.offset": item.offset,
+                    "messaging.message.id": item.envelope.id,
+                    "cloudevents.event_id": item.envelope.id,
+                    "cloudevents.event_type": item.envelope.type,
+                    "cloudevents.event_source": item.envelope.source,
+                }
+            )
         self._span = span
         self._span_token = otel_context.attach(set_span_in_context(span))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
@@ -58,6 +59,8 @@ class EventProducer:
                     "enable.idempotence": True,
                     "acks": "all",
                     "linger.ms": 5,
+                    # only failures need a callback; successes would cost a Python call per record
+                    "delivery.report.only.error": True,
                     "compression.type": "lz4",
                     "delivery.timeout.ms": int(delivery_timeout_s * 1000),
                     **(config or {}),
@@ -77,27 +80,34 @@ class EventProducer:
         self._raise_pending()
         name = topic or topic_for(type(event).__name__).name
         event_id = event.event_id(attempt)
-        attributes: dict[str, str | int] = {
-            "messaging.system": "kafka",
-            "messaging.destination.name": name,
-            "messaging.operation.type": "send",
-            "messaging.operation.name": "publish",
-            "messaging.message.id": event_id,
-            "messaging.kafka.message.key": event.key,
-            "messaging.client.id": self._client_id,
-            "cloudevents.event_id": event_id,
-            "cloudevents.event_type": event.ce_type(),
-            "cloudevents.event_source": self.source,
-            "cloudevents.event_subject": event.key,
-        }
-        with tracer().start_as_current_span(f"{name} publish", kind=SpanKind.PRODUCER, attributes=attributes):
+        key = event.key
+        with tracer().start_as_current_span(f"{name} publish", kind=SpanKind.PRODUCER) as span:
+            if span.is_recording():
+                span.set_attributes(
+                    {
+                        "messaging.system": "kafka",
+                        "messaging.destination.name": name,
+                        "messaging.operation.type": "send",
+                        "messaging.operation.name": "publish",
+                        "messaging.message.id": event_id,
+                        "messaging.kafka.message.key": key,
+                        "messaging.client.id": self._client_id,
+                        "cloudevents.event_id": event_id,
+                        "cloudevents.event_type": event.ce_type(),
+                        "cloudevents.event_source": self.source,
+                        "cloudevents.event_subject": key,
+                    }
+                )
             traceparent, tracestate = inject()
-            envelope = Envelope.for_event(
-                event,
+            # built here rather than with Envelope.for_event, which would hash the event a second time
+            envelope = Envelope(
+                id=event_id,
                 source=self.source,
+                type=event.ce_type(),
+                time=datetime.now(UTC),
+                subject=key,
                 run_id=self.run_id,
                 causation_id=causation_id,
-                attempt=attempt,
                 traceparent=traceparent,
                 tracestate=tracestate,
             )

@@ -20,8 +20,15 @@ _lock = threading.Lock()
 _configured: object | None = None
 
 
+_tracer: Tracer | None = None
+
+
 def tracer() -> Tracer:
-    return trace.get_tracer(TRACER_NAME)
+    """The rlstream tracer (a proxy: it follows the provider installed later by an entry point)."""
+    global _tracer
+    if _tracer is None:
+        _tracer = trace.get_tracer(TRACER_NAME)
+    return _tracer
 
 
 def configure_tracing(config: TelemetryConfig, service_name: str) -> None:

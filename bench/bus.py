@@ -1,0 +1,163 @@
+"""Events per second through rlstream's codec + producer/consumer, next to raw confluent-kafka bytes.
+
+Both sides run in the same process against the same broker with the same producer settings
+(idempotent, acks=all, linger 5 ms, lz4); the raw side sends the identical pre-encoded bytes and
+headers, so the ratio is what the envelope, validation, deterministic ids, tracing and offset
+bookkeeping cost. Consumption is timed from the first record received (group join excluded).
+
+    .venv/bin/python bench/bus.py [--count N] [--bootstrap HOST:PORT] [--tracing]
+
+Without --bootstrap a throwaway single-node broker is started from the cached jars
+(~/.rlstream/kafka, or --jar-dir) and stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.cimpl import NewTopic
+
+from infra.kafka.admin import admin_client
+from infra.kafka.config import BrokerConfig
+from infra.kafka.consumer import EventConsumer
+from infra.kafka.jars import require_jars
+from infra.kafka.local import LocalCluster, find_free_base_port
+from infra.kafka.producer import EventProducer
+from infra.telemetry.config import TelemetryConfig
+from infra.telemetry.tracing import configure_tracing
+from schemas import export
+from schemas.codec import encode
+from schemas.envelope import Envelope
+from schemas.rollout import CodeGenerated
+
+PRODUCER_SETTINGS = {"enable.idempotence": True, "acks": "all", "linger.ms": 5, "compression.type": "lz4"}
+
+
+@contextmanager
+def broker(bootstrap: str | None, jar_dir: Path) -> Iterator[str]:
+    if bootstrap:
+        yield bootstrap
+        return
+    config = BrokerConfig()
+    lib = require_jars(jar_dir, config.kafka_version)
+    with tempfile.TemporaryDirectory(prefix="rlstream-bench-") as tmp:
+        cluster = LocalCluster(
+            config.model_copy(update={"base_port": find_free_base_port(config.host, 2), "heap_mb": 1024}),
+            data_dir=Path(tmp),
+            lib_dir=lib,
+        )
+        try:
+            cluster.up(1)
+            yield cluster.running_bootstrap() or ""
+        finally:
+            cluster.down()
+
+
+def make_topic(bootstrap: str, name: str) -> None:
+    admin = admin_client(bootstrap)
+    for f in admin.create_topics([NewTopic(name, num_partitions=3, replication_factor=-1)]).values():
+        f.result(30)
+
+
+def raw_consume(bootstrap: str, topic: str, n: int) -> float:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex, "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, p, 0) for p in range(3)])
+    got, t0 = 0, 0.0
+    while got < n:
+        batch = c.consume(500, 5.0)
+        if not batch:
+            raise SystemExit(f"raw consumer stalled at {got}/{n}")
+        if not got:
+            t0 = time.perf_counter()
+        got += sum(1 for m in batch if m.error() is None)
+    elapsed = time.perf_counter() - t0
+    c.close()
+    return elapsed
+
+
+def ours_consume(bootstrap: str, topic: str, n: int) -> float:
+    got, t0 = 0, 0.0
+    with EventConsumer(bootstrap, [topic], group_id=uuid.uuid4().hex) as consumer:
+        for _ in consumer.events(max_events=n, idle_timeout_s=30):
+            if not got:
+                t0 = time.perf_counter()
+            got += 1
+        elapsed = time.perf_counter() - t0
+    if got < n:
+        raise SystemExit(f"event consumer stalled at {got}/{n}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20000, help="events per side (default 20000)")
+    parser.add_argument("--bootstrap", help="an existing cluster (default: a throwaway local broker)")
+    parser.add_argument("--jar-dir", type=Path, default=Path.home() / ".rlstream" / "kafka")
+    parser.add_argument("--tracing", action="store_true", help="install the tracing SDK (spans, no export)")
+    args = parser.parse_args()
+    n = args.count
+    if args.tracing:
+        configure_tracing(TelemetryConfig(), "bench-bus")
+
+    doc = json.loads(
+        (Path(export.__file__).parent / "golden" / f"{CodeGenerated.ce_type()}.json").read_text()
+    )
+    event = CodeGenerated.model_validate(doc["body"])
+    record = encode(event, Envelope.for_event(event, source="bench", run_id="bench"))
+    size = len(record.value) + sum(len(k) + len(v) for k, v in record.headers)
+
+    with broker(args.bootstrap, args.jar_dir) as bootstrap:
+        raw_topic, our_topic = f"bench.raw.{uuid.uuid4().hex[:8]}", f"bench.ours.{uuid.uuid4().hex[:8]}"
+        make_topic(bootstrap, raw_topic)
+        make_topic(bootstrap, our_topic)
+
+        raw = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+        headers: list[tuple[str, str | bytes | None]] = list(record.headers)
+        warm = f"bench.warm.{uuid.uuid4().hex[:8]}"
+        make_topic(bootstrap, warm)
+        # a fresh broker needs a moment for producer ids and leaders: keep that out of both timings
+        with EventProducer(bootstrap, source="bench") as producer:
+            for _ in range(200):
+                raw.produce(warm, value=record.value, key=record.key, headers=headers)
+                producer.publish(event, topic=warm)
+        raw.flush(60)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            while True:
+                try:
+                    raw.produce(raw_topic, value=record.value, key=record.key, headers=headers)
+                    break
+                except BufferError:
+                    raw.poll(0.05)
+            raw.poll(0)
+        raw.flush(60)
+        raw_produce = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        with EventProducer(bootstrap, source="bench", run_id="bench") as producer:
+            for _ in range(n):
+                producer.publish(event, topic=our_topic)
+        ours_produce = time.perf_counter() - t0
+
+        raw_cons = raw_consume(bootstrap, raw_topic, n)
+        ours_cons = ours_consume(bootstrap, our_topic, n)
+
+    print(f"{n} CodeGenerated events of {size} bytes (body + headers), tracing SDK: {args.tracing}")
+    print(f"{'':26}{'raw bytes':>14}{'rlstream':>14}{'ratio':>9}")
+    for name, r, o in (
+        ("produce (events/s)", raw_produce, ours_produce),
+        ("consume (events/s)", raw_cons, ours_cons),
+    ):
+        print(f"{name:26}{n / r:14,.0f}{n / o:14,.0f}{(n / o) / (n / r):9.2f}")
+
+
+if __name__ == "__main__":
+    main()
