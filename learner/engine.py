@@ -353,26 +353,47 @@ class LearnerEngine:
         model_name: str = "",
     ) -> PolicyPublished:
         """Bump the policy version, checkpoint (with the offsets), put the weights into the store and
-        return the PolicyPublished event to emit. The event is only built after the checkpoint is
-        complete, so a published version always has a checkpoint to resume from."""
+        return the PolicyPublished event to emit.
+
+        Everything the event says is written into the checkpoint first, so a learner that dies after
+        the checkpoint but before the event reached the log rebuilds the very same event on restart
+        (:meth:`republish`; same version, so the same event id) instead of losing or re-numbering it.
+        """
         self.policy_version += 1
+        publication = {
+            "run_id": run_id,
+            "model": model_name,
+            "trained_sample_ids": list(trained_sample_ids),
+            "metrics": {k: float(v) for k, v in (metrics or {}).items()},
+        }
         try:
-            path, manifest = self.save_checkpoint(consumed)
+            path, manifest = self.save_checkpoint(consumed, extra={"publication": publication})
         except BaseException:
             self.policy_version -= 1
             raise
+        event = self.republish(path, manifest)
+        assert event is not None
+        return event
+
+    def republish(self, path: Path, manifest: CheckpointManifest) -> PolicyPublished | None:
+        """The PolicyPublished event of a checkpoint written by :meth:`publish` (putting its weights
+        into the store again is harmless); None for a checkpoint that was not a publication."""
+        publication = manifest.extra.get("publication")
+        if not isinstance(publication, dict):
+            return None
+        run_id = str(publication["run_id"])
         base = self.config.publish_uri or (self.config.checkpoint_dir.resolve() / "published").as_uri()
-        uri = store_for(base).put(path / WEIGHTS, f"{run_id}/v{self.policy_version:06d}/{WEIGHTS}")
+        uri = store_for(base).put(path / WEIGHTS, f"{run_id}/v{manifest.policy_version:06d}/{WEIGHTS}")
         return PolicyPublished(
             run_id=run_id,
-            policy_version=self.policy_version,
-            step=self.step,
+            policy_version=manifest.policy_version,
+            step=manifest.step,
             checkpoint_uri=uri,
             sha256=manifest.weights_sha256,
-            model=model_name,
-            consumed=tuple(consumed),
-            trained_sample_ids=tuple(trained_sample_ids),
-            metrics={k: float(v) for k, v in (metrics or {}).items()},
+            model=str(publication.get("model", "")),
+            consumed=manifest.consumed,
+            trained_sample_ids=tuple(publication.get("trained_sample_ids", ())),
+            metrics=dict(publication.get("metrics", {})),
         )
 
     def _barrier(self) -> None:

@@ -1,0 +1,199 @@
+"""The learner's bookkeeping between the log and the engine, without any Kafka client: records go in in
+log order, optimizer steps, checkpoints and PolicyPublished events come out.
+
+Lossless resume rests on three rules kept here:
+
+* a step trains whole ExperienceReady records only (a group is never split across a checkpoint), taken
+  from the front of a FIFO in log order, so what has been trained is always a prefix of each partition;
+* the consumed offsets written into a checkpoint are, per partition, one past the last record whose
+  samples were all trained or dropped (and counted) - records still waiting are read again after a
+  restart, records before it never are;
+* Kafka offsets are committed only to what a returned PolicyPublished lists in ``consumed`` (that event
+  is built only after its checkpoint is complete).
+
+The samples a version trained are listed in its PolicyPublished (``trained_sample_ids``): steps taken
+after the last checkpoint and lost in a crash are retrained after the restart and listed then, so the
+union over published versions names every trained sample exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from learner.batch import AssemblyStats, TrainSample, collate, samples_of, select_samples
+from learner.engine import LearnerEngine
+from schemas.policy import ConsumedOffset, PolicyPublished
+from schemas.rollout import ExperienceReady
+
+
+@dataclass(frozen=True)
+class Record:
+    """One ExperienceReady as read from the log, with where it was read."""
+
+    event: ExperienceReady
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One optimizer step, for the training log."""
+
+    step: int
+    policy_version: int
+    sample_ids: tuple[str, ...]
+    metrics: dict[str, float]
+
+
+@dataclass
+class _Pending:
+    record: Record
+    samples: list[TrainSample] = field(default_factory=list)
+
+
+class LearnerLoop:
+    def __init__(
+        self,
+        engine: LearnerEngine,
+        *,
+        run_id: str,
+        model_name: str = "",
+        on_step: Callable[[StepRecord], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.config = engine.config
+        self.run_id = run_id
+        self.model_name = model_name
+        self.on_step = on_step
+        self._fifo: deque[_Pending] = deque()
+        #: (topic, partition) -> next offset to read, covering only fully processed records
+        self._position: dict[tuple[str, int], int] = {}
+        #: (topic, partition) -> next offset expected from the log (anything lower was already offered)
+        self._offered: dict[tuple[str, int], int] = {}
+        self._trained_since_publish: list[str] = []
+        self._steps_since_publish = 0
+        self._last_metrics: dict[str, float] = {}
+        self.stats = AssemblyStats()
+
+    # -- resume -----------------------------------------------------------------------------------
+    def resume(self) -> tuple[tuple[ConsumedOffset, ...], PolicyPublished | None]:
+        """Load the newest complete checkpoint. Returns the offsets to seek to (empty: no checkpoint,
+        start from the beginning) and that checkpoint's PolicyPublished to emit again (idempotent: same
+        version, same event id), or None."""
+        found = self.engine.checkpoints.newest()
+        if found is None:
+            return (), None
+        path, manifest = found
+        self.engine.load_checkpoint(path)
+        self._position = {(c.topic, c.partition): c.offset for c in manifest.consumed}
+        self._offered = dict(self._position)
+        return manifest.consumed, self.engine.republish(path, manifest)
+
+    @property
+    def consumed(self) -> tuple[ConsumedOffset, ...]:
+        return tuple(
+            ConsumedOffset(topic=t, partition=p, offset=o) for (t, p), o in sorted(self._position.items())
+        )
+
+    # -- the stream -------------------------------------------------------------------------------
+    def offer(self, record: Record) -> list[PolicyPublished]:
+        """Take one record (in log order per partition); train and publish when a batch is full."""
+        key = (record.topic, record.partition)
+        if record.offset < self._offered.get(key, 0):
+            return []  # re-delivered: already trained, counted, or waiting in the queue
+        self._offered[key] = record.offset + 1
+        self._fifo.append(_Pending(record))
+        published: list[PolicyPublished] = []
+        while self._pending_tokens() > self.config.token_budget:
+            published += self._train_front(allow_partial_budget=False)
+        return published
+
+    def flush(self) -> list[PolicyPublished]:
+        """Train on everything waiting (e.g. when the stream has been idle), then publish what has not
+        been published yet."""
+        published: list[PolicyPublished] = []
+        while self._fifo:
+            published += self._train_front(allow_partial_budget=True)
+        if self._steps_since_publish:
+            published.append(self._publish())
+        return published
+
+    # -- internals --------------------------------------------------------------------------------
+    def _pending_tokens(self) -> int:
+        rows = sum(len(p.record.event.samples) for p in self._fifo)
+        width = max((s.length for p in self._fifo for s in samples_of(p.record.event)), default=0)
+        return rows * width
+
+    def _train_front(self, *, allow_partial_budget: bool) -> list[PolicyPublished]:
+        """One or more steps on the longest prefix of whole records that fits the budget."""
+        c = self.config
+        taken: list[_Pending] = []
+        batch_samples: list[TrainSample] = []
+        width = 0
+        step_stats = AssemblyStats()
+        while self._fifo:
+            head = self._fifo[0]
+            kept, stats = select_samples(
+                samples_of(head.record.event),
+                current_version=self.engine.policy_version,
+                staleness_bound=c.staleness_bound,
+                token_budget=c.token_budget,
+            )
+            grown = max([width, *(s.length for s in kept)])
+            if taken and grown * (len(batch_samples) + len(kept)) > c.token_budget:
+                break
+            self._fifo.popleft()
+            step_stats.merge(stats)
+            head.samples = kept
+            taken.append(head)
+            batch_samples += kept
+            width = grown
+        if not taken:
+            return []
+        self.stats.merge(step_stats)
+        # one record alone can exceed the budget: then it takes several steps, none checkpointed alone
+        chunks: list[list[TrainSample]] = []
+        per_chunk = max(1, c.token_budget // max(width, 1))
+        for i in range(0, len(batch_samples), per_chunk):
+            chunks.append(batch_samples[i : i + per_chunk])
+        for chunk in chunks:
+            metrics = self.engine.train_step(
+                collate(chunk, pad_token_id=c.pad_token_id), staleness_hist=step_stats.staleness_hist
+            )
+            self._last_metrics = metrics
+            ids = tuple(s.sample_id for s in chunk)
+            self._trained_since_publish += ids
+            self._steps_since_publish += 1
+            if self.on_step is not None:
+                self.on_step(StepRecord(self.engine.step, self.engine.policy_version, ids, metrics))
+        for pending in taken:
+            key = (pending.record.topic, pending.record.partition)
+            self._position[key] = max(self._position.get(key, 0), pending.record.offset + 1)
+        if chunks and self._steps_since_publish >= c.publish_every:
+            return [self._publish()]
+        return []
+
+    def _publish(self) -> PolicyPublished:
+        metrics = {k: v for k, v in self._last_metrics.items() if not k.startswith("staleness_hist.")}
+        metrics.update(
+            samples_seen=float(self.stats.seen),
+            samples_used=float(self.stats.used),
+            samples_dropped_stale=float(self.stats.dropped_stale),
+            samples_dropped_too_long=float(self.stats.dropped_too_long),
+            samples_dropped_invalid=float(self.stats.dropped_invalid),
+        )
+        for lag, count in sorted(Counter(self.stats.staleness_hist).items()):
+            metrics[f"staleness_hist.{lag}"] = float(count)
+        event = self.engine.publish(
+            run_id=self.run_id,
+            consumed=self.consumed,
+            trained_sample_ids=self._trained_since_publish,
+            metrics=metrics,
+            model_name=self.model_name,
+        )
+        self._trained_since_publish = []
+        self._steps_since_publish = 0
+        return event

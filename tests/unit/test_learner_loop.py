@@ -1,0 +1,132 @@
+"""The learner's bookkeeping: whole records per step, offsets that cover only processed records, and a
+crash after the last checkpoint that neither loses nor double-counts a sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from learner.config import LearnerConfig
+from learner.engine import LearnerEngine
+from learner.loop import LearnerLoop, Record, StepRecord
+from learner.models import random_llama
+from schemas.policy import ConsumedOffset, PolicyPublished
+from schemas.rollout import ExperienceReady, ExperienceSample
+
+torch.set_num_threads(1)
+
+TOPIC = "rl.experiences"
+
+
+def record(partition: int, offset: int, version: int = 0, size: int = 2) -> Record:
+    samples = tuple(
+        ExperienceSample(
+            sample_id=f"p{partition}o{offset}s{i}",
+            policy_version=version,
+            reward=float(i % 2),
+            advantage=1.0 if i % 2 else -1.0,
+            prompt_token_ids=(5, 6, 7),
+            completion_token_ids=(8 + i, 9, 10),
+            behaviour_logprobs=(-5.0, -5.0, -5.0),
+        )
+        for i in range(size)
+    )
+    event = ExperienceReady(group_id=f"g{partition}-{offset}", task_id="t", group_size=size, samples=samples)
+    return Record(event=event, topic=TOPIC, partition=partition, offset=offset)
+
+
+def make_loop(tmp_path: Path, steps: list[StepRecord] | None = None, **kw: object) -> LearnerLoop:
+    config = LearnerConfig.model_validate(
+        {
+            "backend": "torch",
+            "accelerator": "cpu",
+            "lr": 1e-3,
+            "token_budget": 24,  # 4 rows of 6 tokens = two records of two samples
+            "publish_every": 2,
+            "checkpoint_dir": tmp_path / "ckpt",
+            **kw,
+        }
+    )
+    engine = LearnerEngine(random_llama(vocab_size=64, seed=0), config)
+    return LearnerLoop(engine, run_id="run", on_step=None if steps is None else steps.append)
+
+
+def log_order() -> list[Record]:
+    # two partitions interleaved, each in offset order
+    return [record(p, o) for o in range(6) for p in (0, 1)]
+
+
+def test_steps_take_whole_records_and_offsets_cover_only_trained(tmp_path: Path) -> None:
+    steps: list[StepRecord] = []
+    loop = make_loop(tmp_path, steps)
+    published: list[PolicyPublished] = []
+    for r in log_order()[:5]:
+        published += loop.offer(r)
+    # 5 records offered, budget = 2 records: steps on [p0o0, p1o0] and [p0o1, p1o1]; p0o2 waits
+    assert [s.sample_ids for s in steps] == [
+        ("p0o0s0", "p0o0s1", "p1o0s0", "p1o0s1"),
+        ("p0o1s0", "p0o1s1", "p1o1s0", "p1o1s1"),
+    ]
+    assert len(published) == 1  # publish_every=2
+    event = published[0]
+    assert (event.policy_version, event.step) == (1, 2)
+    assert event.consumed == (
+        ConsumedOffset(topic=TOPIC, partition=0, offset=2),
+        ConsumedOffset(topic=TOPIC, partition=1, offset=2),
+    )
+    assert len(event.trained_sample_ids) == 8
+    assert event.metrics["samples_used"] == 8.0
+    # the waiting record is trained and published by flush
+    rest = loop.flush()
+    assert [e.trained_sample_ids for e in rest] == [("p0o2s0", "p0o2s1")]
+    assert rest[0].consumed[0].offset == 3
+
+
+def test_redelivered_records_are_not_trained_twice(tmp_path: Path) -> None:
+    steps: list[StepRecord] = []
+    loop = make_loop(tmp_path, steps)
+    for r in log_order()[:4] + log_order()[:4]:
+        loop.offer(r)
+    loop.flush()
+    trained = [sid for s in steps for sid in s.sample_ids]
+    assert len(trained) == len(set(trained)) == 8
+
+
+def test_stale_records_are_dropped_counted_and_consumed(tmp_path: Path) -> None:
+    loop = make_loop(tmp_path, staleness_bound=0)
+    loop.engine.policy_version = 3
+    out = loop.offer(record(0, 0, version=1)) + loop.offer(record(0, 1, version=3)) + loop.flush()
+    assert out[-1].trained_sample_ids == ("p0o1s0", "p0o1s1")
+    assert out[-1].metrics["samples_dropped_stale"] == 2.0
+    assert out[-1].consumed == (ConsumedOffset(topic=TOPIC, partition=0, offset=2),)
+
+
+def test_crash_after_checkpoint_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    log = log_order()
+    produced = {s.sample_id for r in log for s in r.event.samples}
+
+    # first life: publishes v1 after 2 steps, takes a 3rd step, then dies (kill -9: nothing flushed)
+    first = make_loop(tmp_path)
+    events: list[PolicyPublished] = []
+    for r in log[:7]:
+        events += first.offer(r)
+    assert [e.policy_version for e in events] == [1]
+    assert first.engine.step == 3
+    del first
+
+    # second life: resume from the newest checkpoint, re-emit its event, re-read from its offsets
+    second = make_loop(tmp_path)
+    seek, again = second.resume()
+    assert again is not None and again.event_id() == events[0].event_id()
+    assert second.engine.step == 2 and second.engine.policy_version == 1
+    positions = {(c.topic, c.partition): c.offset for c in seek}
+    for r in log:
+        if r.offset >= positions.get((r.topic, r.partition), 0):
+            events += second.offer(r)
+    events += second.flush()
+
+    by_version = {e.policy_version: e for e in events}  # the log keeps one event per version id
+    trained = [sid for e in by_version.values() for sid in e.trained_sample_ids]
+    assert len(trained) == len(set(trained))
+    assert set(trained) == produced
