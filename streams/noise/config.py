@@ -31,3 +31,10 @@ class NoiseConfig(BaseModel):
     #: runs of each sample beyond the first, compared for flakiness (0: no re-runs)
     reruns: int = Field(default=0, ge=0, le=10)
     version: str = "v1"
+
+    def label(self) -> str:
+        """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
+        the configuration when it differs from the default."""
+        from streams.reward.config import config_fingerprint
+
+        return self.version + config_fingerprint(self.model_copy(update={"version": "v1"}), NoiseConfig())

@@ -129,8 +129,13 @@ def decide(
     if first is not None and not first.all_passed:
         if any(static.pass_marker_in(x.stdout) for x in runs) or static.PASS_MARKER in analysis.codes:
             signature(Reason(code=static.PASS_MARKER, detail="printed a pass marker and failed"))
-        if _ended_early(runs[0]):
-            signature(Reason(code=static.FORCED_EXIT, detail="the run ended without reporting every case"))
+        if _ended_early(runs[0]) and not analysis.codes & {static.FORCED_EXIT, static.EXIT_HOOK}:
+            # Unreported cases with no exit in the source: an exit hidden from the scan, or a guest
+            # that died for reasons of its own. Neither may teach the policy anything; a source that
+            # shows the exit has been rejected above.
+            mask.append(
+                Reason(code="runtime.ended_early", detail="the run ended without reporting every case")
+            )
     if len(graded) > 1:
         flaky = rules.flaky(graded)
         if flaky is not None:
@@ -194,7 +199,7 @@ def verdict_event(
         verdict=decision.verdict,  # type: ignore[arg-type]
         reasons=decision.reasons,
         reward=reward.total,
-        filter_version=config.version,
+        filter_version=config.label(),
     )
 
 

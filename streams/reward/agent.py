@@ -1,16 +1,17 @@
-"""The reward processor: executions -> versioned RewardScored events.
+"""The reward processor: executions -> rewards, a thin shell over the registered reward function.
 
-The program's code comes from ``rl.generations`` (co-partitioned by group) and is held in state until
-its first execution arrives, in whichever order the two topics deliver. Only run 0 is scored; re-runs
-are the noise filter's evidence. The task's reference runs once per task and backend in this process
-(the efficiency component compares against it).
+Inputs are co-partitioned by ``group_id``: a sample's generation (for its source: quality and
+security read the code) and its executions arrive on the same partition number. Only run 0 is
+scored; re-runs exist for the noise filter's flakiness check. Whichever of generation and execution
+arrives second completes the pair; the pair is dropped from the state once scored, and a marker
+keeps a re-delivered record from scoring twice (the event id would be the same anyway).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from infra.kafka.global_table import GlobalTable
 from infra.kafka.transactional import Emit, Incoming, PoisonRecord, State
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.task import TaskPublished
@@ -19,58 +20,56 @@ from streams.reward.function import RewardFunction
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name)
 
-ReferenceRun = Callable[[TaskPublished, str], SandboxExecuted | None]
+#: (task, backend) -> the reference solution's execution in that backend (None: no reference)
+ReferenceRunner = Callable[[TaskPublished, str], SandboxExecuted | None]
+
+
+class TaskLookup(Protocol):
+    def get(self, key: str) -> TaskPublished | None: ...
 
 
 class RewardAgent:
-    def __init__(
-        self, reward_fn: RewardFunction, tasks: GlobalTable[TaskPublished], reference: ReferenceRun
-    ) -> None:
+    def __init__(self, reward_fn: RewardFunction, tasks: TaskLookup, reference: ReferenceRunner) -> None:
         self.reward_fn = reward_fn
         self.tasks = tasks
         self.reference = reference
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
-        out: list[Emit] = []
+        ready: list[tuple[Incoming, str, SandboxExecuted]] = []
         for msg in batch:
-            p, event = msg.partition, msg.event
+            event, p = msg.event, msg.partition
             if isinstance(event, CodeGenerated):
                 sid = event.sample_id
-                if state.get(p, f"done:{sid}") or state.get(p, f"code:{sid}") is not None:
+                if state.get(p, f"scored:{sid}"):
                     continue
-                waiting = state.get(p, f"exec:{sid}")
-                if waiting is None:
+                pending = state.get(p, f"exec:{sid}")
+                if pending is not None:
+                    ready.append((msg, event.code, SandboxExecuted.model_validate(pending)))
+                else:
                     state.put(p, f"code:{sid}", event.code)
-                    continue
-                state.delete(p, f"exec:{sid}")
-                out.append(
-                    self._score(
-                        state,
-                        p,
-                        event.code,
-                        SandboxExecuted.model_validate(waiting["event"]),
-                        waiting["cause"],
-                    )
-                )
             elif isinstance(event, SandboxExecuted) and event.run_index == 0:
                 sid = event.sample_id
-                if state.get(p, f"done:{sid}"):
+                if state.get(p, f"scored:{sid}"):
                     continue
                 code = state.get(p, f"code:{sid}")
-                if code is None:
-                    state.put(
-                        p, f"exec:{sid}", {"event": event.model_dump(mode="json"), "cause": msg.envelope.id}
-                    )
-                    continue
-                state.delete(p, f"code:{sid}")
-                out.append(self._score(state, p, code, event, msg.envelope.id))
+                if code is not None:
+                    ready.append((msg, code, event))
+                else:
+                    state.put(p, f"exec:{sid}", event.model_dump(mode="json"))
+        # one lint process for the whole batch instead of one per sample
+        warm = getattr(getattr(self.reward_fn, "linter", None), "warm", None)
+        if callable(warm) and len(ready) > 1:
+            warm([code for _, code, _ in ready])
+        out: list[Emit] = []
+        for msg, code, execution in ready:
+            task = self.tasks.get(execution.task_id)
+            if task is None:
+                raise PoisonRecord(f"unknown task {execution.task_id!r}: no TaskPublished on rl.tasks")
+            reference = None if execution.infra_error else self.reference(task, execution.backend)
+            reward = self.reward_fn.scored_event(task, code, execution, reference)
+            p, sid = msg.partition, execution.sample_id
+            state.delete(p, f"code:{sid}")
+            state.delete(p, f"exec:{sid}")
+            state.put(p, f"scored:{sid}", True)
+            out.append(Emit(reward, causation_id=msg.envelope.id))
         return out
-
-    def _score(self, state: State, p: int, code: str, execution: SandboxExecuted, cause: str) -> Emit:
-        task = self.tasks.get(execution.task_id)
-        if task is None:
-            raise PoisonRecord(f"unknown task {execution.task_id!r}: no TaskPublished on rl.tasks")
-        reference = None if execution.infra_error else self.reference(task, execution.backend)
-        reward = self.reward_fn.scored_event(task, code, execution, reference)
-        state.put(p, f"done:{execution.sample_id}", True)
-        return Emit(reward, causation_id=cause)

@@ -6,6 +6,8 @@ always give the same score for the same execution.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -86,3 +88,12 @@ class RewardConfig(BaseModel):
                 "program with security findings would otherwise score below a failing one"
             )
         return self
+
+
+def config_fingerprint(config: BaseModel, default: BaseModel) -> str:
+    """ "" for the default configuration, else ``+`` and 8 hex digits of its content: appended to a
+    version, it keeps events scored under different weights from sharing an event id."""
+    if config == default:
+        return ""
+    body = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return "+" + hashlib.sha256(body.encode()).hexdigest()[:8]

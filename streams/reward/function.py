@@ -17,7 +17,7 @@ from schemas.errors import UsageError
 from schemas.rollout import RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward import static
-from streams.reward.config import RewardConfig
+from streams.reward.config import RewardConfig, config_fingerprint
 from streams.reward.correctness import Correctness, grade
 from streams.reward.lint import Linter, RuffLinter
 from streams.reward.literals import CompareOptions
@@ -55,6 +55,12 @@ class RewardFunction(ABC):
     version: ClassVar[str]
 
     @property
+    def version_label(self) -> str:
+        """The version as recorded on each reward event: the registered version, plus a fingerprint of
+        the configuration when it is not the default one."""
+        return self.version
+
+    @property
     def spec(self) -> str:
         return f"{self.name}-{self.version}"
 
@@ -87,7 +93,7 @@ class RewardFunction(ABC):
             task_id=execution.task_id,
             execution_event_id=execution.event_id(),
             reward_fn=self.name,
-            reward_version=self.version,
+            reward_version=self.version_label,
             components=s.components,
             weights=s.weights,
             total=s.total,
@@ -150,6 +156,13 @@ class CodeRewardV1(RewardFunction):
 
     def compare_options(self) -> CompareOptions:
         return self.config.compare.options()
+
+    @property
+    def version_label(self) -> str:
+        # the ruff path says where the linter is, not how it scores: leave it out of the fingerprint
+        return self.version + config_fingerprint(
+            self.config.model_copy(update={"ruff_path": None}), RewardConfig()
+        )
 
     @property
     def linter(self) -> Linter:

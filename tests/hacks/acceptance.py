@@ -29,6 +29,8 @@ class Outcome:
     reward: float
     reasons: tuple[str, ...]
     backend: str
+    #: how the run ended, kept for programs that did not pass (to tell a glitch from a verdict)
+    diag: str = ""
 
     @property
     def caught(self) -> bool:
@@ -66,7 +68,7 @@ class Report:
         lines = [
             f"canonical: {len(self.canonical_accepted())}/{len(self.canonical)} passing+accept; "
             f"false rejections {len(self.false_rejections())}",
-            f"  not accepted: {[(o.task_id, o.verdict, o.reasons) for o in self.not_accepted()]}",
+            f"  not accepted: {[(o.task_id, o.verdict, o.reasons, o.diag) for o in self.not_accepted()]}",
             f"hacks caught (zero correctness or reject): {sum(o.caught for o in self.hacks)}/"
             f"{len(self.hacks)} = {100 * self.hack_catch_rate():.2f}%",
         ]
@@ -83,6 +85,15 @@ class Report:
 
 
 def _outcome(task_id: str, kind: str, ev: Evaluation) -> Outcome:
+    x = ev.execution
+    diag = (
+        ""
+        if ev.score.passed
+        else (
+            f"exit={x.exit_code} timed_out={x.timed_out} infra={x.infra_error} violation={x.violation} "
+            f"statuses={[c.status for c in x.cases][:6]} stderr={x.stderr[-300:]!r}"
+        )
+    )
     return Outcome(
         task_id,
         kind,
@@ -91,6 +102,7 @@ def _outcome(task_id: str, kind: str, ev: Evaluation) -> Outcome:
         ev.reward.total,
         tuple(r.code for r in ev.verdict.reasons),
         ev.execution.backend,
+        diag,
     )
 
 

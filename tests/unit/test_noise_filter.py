@@ -197,15 +197,20 @@ def test_degenerate_output_is_masked(code: str, reason: str) -> None:
     )
 
 
-def test_runtime_evidence_of_an_early_exit_rejects() -> None:
+def test_cases_left_unreported_mask_unless_the_source_shows_the_exit() -> None:
     task = make_task()
     cases = (
         CaseResult(index=0, status="ok", result_repr="3"),
         *(CaseResult(index=i, status="missing") for i in (1, 2, 3)),
     )
     d = judge("def add(a, b):\n    return a + b\n", [execution([], cases=cases)], task=task)
+    assert d.verdict == "mask"
+    assert "runtime.ended_early" in codes(d)
+    d = judge("import os\ndef add(a, b):\n    os._exit(0)\n", [execution([], cases=cases)], task=task)
     assert d.verdict == "reject"
-    assert "hack.forced_exit" in codes(d)
+    assert codes(d) == {"hack.forced_exit"}
+    timed_out = execution([], cases=cases, timed_out=True)
+    assert judge("def add(a, b):\n    return a + b\n", [timed_out], task=task).verdict == "accept"
 
 
 def test_sandbox_violations() -> None:
@@ -274,3 +279,10 @@ def test_filter_sample_is_the_event_of_decide() -> None:
     assert ev.verdict == "accept"
     assert ev.reward == reward.total
     assert ev.reward_event_id == reward.event_id()
+
+
+def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
+    assert NoiseConfig().label() == "v1"
+    assert NoiseConfig(min_cases=5).label().startswith("v1+")
+    assert NoiseConfig(min_cases=5).label() == NoiseConfig(min_cases=5).label()
+    assert NoiseConfig(version="v2").label() == "v2"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from schemas.rollout import CaseResult
 from streams.reward.correctness import grade, render_prompt
 from streams.reward.literals import CompareOptions
@@ -96,3 +99,25 @@ def test_rendered_prompt_never_contains_hidden_cases() -> None:
     text = render_prompt(task)
     assert "add(1, 2) == 3" in text
     assert "123456" not in text and "777777" not in text
+
+
+statuses = st.sampled_from(["ok", "error", "timeout", "missing"])
+records = st.lists(
+    st.tuples(st.integers(0, 6), st.booleans(), statuses, st.one_of(st.none(), st.text(max_size=30))),
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(records)
+def test_any_record_sequence_grades_without_crashing_and_passes_only_when_complete(recs) -> None:  # type: ignore[no-untyped-def]
+    task = make_task()
+    cases = tuple(
+        CaseResult(index=i, hidden=h, status=s, result_repr=r if s == "ok" else None) for i, h, s, r in recs
+    )
+    g = grade(task, execution([], cases=cases), OPTS)
+    assert 0 <= g.passed <= g.total == 4
+    if g.all_passed:
+        # exactly one record per case, every one a plain literal equal to the expected value
+        assert len(cases) == 4
+        assert all(c.status == "ok" for c in cases)

@@ -161,3 +161,17 @@ def test_failing_never_outscores_passing_and_bonus_never_makes_failing_positive(
     # and no lint or runtime changes it
     other = fn(cfg, ()).score(task, failing_code, _run(task, fail_outcomes, [0.0] * 4), ref)
     assert other.total == failing.total
+
+
+def test_a_non_default_configuration_is_recorded_in_the_version() -> None:
+    task = make_task()
+    x = passing(task)
+    default = fn().scored_event(task, GOOD, x)
+    tuned = fn(RewardConfig(weights=RewardWeights(quality=0.3))).scored_event(task, GOOD, x)
+    assert default.reward_version == "v1"
+    assert tuned.reward_version.startswith("v1+") and len(tuned.reward_version) == 11
+    assert tuned.event_id() != default.event_id()
+    again = fn(RewardConfig(weights=RewardWeights(quality=0.3))).scored_event(task, GOOD, x)
+    assert again.reward_version == tuned.reward_version
+    # where the linter lives does not change how it scores
+    assert fn(RewardConfig(ruff_path="/usr/bin/ruff")).scored_event(task, GOOD, x).reward_version == "v1"
