@@ -95,6 +95,12 @@ class ContainerBackend:
                 hint="apt-get install python3-minimal, or set RLSTREAM_SANDBOX__CONTAINER_PYTHON",
             )
         self.bwrap, self.prlimit, self.python = bwrap, prlimit, python
+        self.setpriv = shutil.which("setpriv")
+        if os.geteuid() == 0 and self.setpriv is None:
+            raise DependencyError(
+                "setpriv (util-linux) is needed to drop root before the jail starts",
+                hint="apt-get install util-linux",
+            )
         self.require_cgroup = require_cgroup
         self.harness = harness_source()
         real = Path(python).resolve()
@@ -108,9 +114,18 @@ class ContainerBackend:
 
     def command(self, limits: Limits) -> list[str]:
         cpu = max(1, math.ceil(limits.timeout_s) + 1)
+        # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user namespace
+        # without capabilities, but host-root-owned files would look like the program's own): drop
+        # to the host's nobody first, so the jail is nobody on both sides.
+        drop = (
+            [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+            if os.geteuid() == 0 and self.setpriv
+            else []
+        )
         return [
             self.prlimit, f"--cpu={cpu}", f"--fsize={limits.file_mb << 20}", "--core=0",
             f"--nofile={256}", "--",
+            *drop,
             self.bwrap,
             "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try", "--uid", str(NOBODY), "--gid", str(NOBODY),
