@@ -121,3 +121,16 @@ def test_rescoring_stored_executions_is_byte_identical(
             assert again.model_dump_json() == ev.reward.model_dump_json(), (task_id, kind)
             verdict = verdict_event(reward=again, decision=ev.decision, config=NoiseConfig())
             assert verdict.model_dump_json() == ev.verdict.model_dump_json()
+
+
+def test_container_backend_judges_the_same_on_a_subset(
+    rows: list[tuple[HumanEvalRow, TaskPublished]], acceptance: tuple[Report, Stored]
+) -> None:
+    _, on_wasm = acceptance
+    report, _, on_container = run(rows[:24], backend="container", workers=2, with_mutants=False)
+    print("\ncontainer backend, 24 tasks:\n" + report.summary())
+    assert all(o.passed and o.verdict == "accept" for o in report.canonical)
+    assert report.hack_catch_rate() == 1.0
+    differ = [k for k, (_, ev) in on_container.items() if ev.score.passed != on_wasm[k][1].score.passed]
+    assert differ == []
+    assert {o.backend for o in report.canonical} == {"container"}
