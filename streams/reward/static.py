@@ -52,10 +52,6 @@ _EXACT: dict[str, str] = {
     "sys.modules": TAMPERING,
     "sys.meta_path": TAMPERING,
     "sys.path_hooks": TAMPERING,
-    "sys.stdout": TAMPERING,
-    "sys.stderr": TAMPERING,
-    "sys.stdin": TAMPERING,
-    "sys.__stdout__": TAMPERING,
     "importlib.reload": TAMPERING,
     "os.environ": FILE_ACCESS,
     "os.getenv": FILE_ACCESS,
@@ -226,7 +222,7 @@ def analyse(code: str) -> Analysis:
     if tree is None:
         return Analysis(None, error)
     try:
-        scanner = _Scanner()
+        scanner = _Scanner(_bound_names(tree))
         scanner.visit(tree)
         findings = scanner.findings + _custom_equality(tree)
         literals = tuple(_literals(tree))
@@ -242,10 +238,12 @@ def pass_marker_in(text: str) -> bool:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, bound: frozenset[str] = frozenset()) -> None:
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}
         self.star_modules: list[str] = []
+        #: names the program defines itself (a variable called ``exit``, its own ``open``)
+        self.bound = bound
 
     def _add(self, code: str, detail: str, node: ast.AST) -> None:
         self.findings.append(Finding(code, detail, getattr(node, "lineno", 0)))
@@ -284,6 +282,8 @@ class _Scanner(ast.NodeVisitor):
     def resolve(self, node: ast.expr) -> str | None:
         """The dotted name an expression refers to, following import aliases."""
         if isinstance(node, ast.Name):
+            if node.id in self.bound and node.id not in self.aliases:
+                return None
             return self.aliases.get(node.id, node.id)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
@@ -302,7 +302,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in _NAMES:
             self._add(_NAMES[node.id], node.id, node)
-        if node.id in ("exit", "quit") and node.id not in self.aliases:
+        if node.id in ("exit", "quit") and node.id not in self.aliases and node.id not in self.bound:
             self._add(FORCED_EXIT, node.id, node)
         for mod in self.star_modules:
             self._check_dotted(f"{mod}.{node.id}", node)
@@ -329,8 +329,9 @@ class _Scanner(ast.NodeVisitor):
             self._check_dotted(name, node)
             if name == "type" and len(node.args) == 3:
                 self._add(CUSTOM_EQUALITY, "class built with type()", node)
-            if name in ("setattr", "delattr") and node.args:
-                self._add(TAMPERING, f"{name} on {self.resolve(node.args[0]) or 'an object'}", node)
+            target = self.resolve(node.args[0]) if node.args else None
+            if name in ("setattr", "delattr") and target and _is_module(target, self.aliases):
+                self._add(TAMPERING, f"{name} on {target}", node)
             if name == "print" and any(
                 isinstance(a, ast.Constant) and isinstance(a.value, str) and pass_marker_in(a.value)
                 for a in node.args
@@ -362,6 +363,24 @@ class _Scanner(ast.NodeVisitor):
             if n in ("__builtins__", "__name__", "__spec__", "__loader__"):
                 self._add(TAMPERING, f"global {n}", node)
         self.generic_visit(node)
+
+
+def _is_module(name: str, aliases: dict[str, str]) -> bool:
+    top = name.split(".")[0]
+    return top in _MODULES or top in {"sys", "os", "__builtins__"} or name in aliases.values()
+
+
+def _bound_names(tree: ast.Module) -> frozenset[str]:
+    """Names the program binds itself, other than by importing."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return frozenset(names)
 
 
 def _custom_equality(tree: ast.Module) -> list[Finding]:
