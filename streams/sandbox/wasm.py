@@ -245,11 +245,17 @@ class WasmBackend:
             raise SandboxError(f"compiling the harness in the guest failed: {raw.stderr[-500:]!r}")
         folder.mkdir(mode=0o700, exist_ok=True)
         data = bytes.fromhex(raw.stdout.decode("ascii"))
-        tmp = self.runtime.root / ".harness.pyc.part"
-        tmp.write_bytes(data)
+        # Workers may race to make it: each writes its own temporary file and renames it (the
+        # compiled bytes are the same), and the digest is recorded after the file is in place.
+        fd, tmp = tempfile.mkstemp(dir=self.runtime.root, prefix=".harness-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.chmod(tmp, 0o444)
         os.replace(tmp, pyc)
-        recorded.write_text(hashlib.sha256(data).hexdigest())
+        fd, tmp = tempfile.mkstemp(dir=self.runtime.root, prefix=".harness-sha-")
+        with os.fdopen(fd, "w") as f:
+            f.write(hashlib.sha256(data).hexdigest())
+        os.replace(tmp, recorded)
         return str(folder)
 
     def run(self, make_job: Callable[[str], bytes], limits: Limits) -> RawRun:
