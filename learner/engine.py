@@ -377,13 +377,20 @@ class LearnerEngine:
 
     def republish(self, path: Path, manifest: CheckpointManifest) -> PolicyPublished | None:
         """The PolicyPublished event of a checkpoint written by :meth:`publish` (putting its weights
-        into the store again is harmless); None for a checkpoint that was not a publication."""
+        into the store again is harmless); None for a checkpoint that was not a publication.
+        In a multi-process learner every rank calls it."""
         publication = manifest.extra.get("publication")
         if not isinstance(publication, dict):
             return None
         run_id = str(publication["run_id"])
         base = self.config.publish_uri or (self.config.checkpoint_dir.resolve() / "published").as_uri()
-        uri = store_for(base).put(path / WEIGHTS, f"{run_id}/v{manifest.policy_version:06d}/{WEIGHTS}")
+        key = f"{run_id}/v{manifest.policy_version:06d}/{WEIGHTS}"
+        # rank 0 writes; every rank gets the same URI (all ranks call this together)
+        uri = store_for(base).put(path / WEIGHTS, key) if self.rank == 0 else ""
+        if self._ds is not None and self.world_size > 1:
+            shared = [uri]
+            torch.distributed.broadcast_object_list(shared, src=0)
+            uri = str(shared[0])
         return PolicyPublished(
             run_id=run_id,
             policy_version=manifest.policy_version,

@@ -74,13 +74,19 @@ class FileStore:
         if self.root.resolve() not in dest.parents:
             raise UsageError(f"store key {key!r} leaves the store", hint="use a relative key without '..'")
         dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists() and os.path.samefile(local, dest):
+            return dest.as_uri()  # put again after a restart: already there
         tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.tmp")
         try:
             os.link(local, tmp)
         except OSError:
             shutil.copyfile(local, tmp)
             fsync_file(tmp)
-        os.replace(tmp, dest)
+        try:
+            os.replace(tmp, dest)
+        finally:
+            # a rename between two links of one file succeeds without removing the source
+            tmp.unlink(missing_ok=True)
         fsync_dir(dest.parent)
         return dest.as_uri()
 
