@@ -117,11 +117,13 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
     if name in ("sandbox", "reward", "filter"):
         return _build_execution_side(name, settings, common, closers)
     if name == "generator":
+        from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
         from producers.generator.agent import build_generator
 
-        agent_handle, close = build_generator(settings.generator, settings.home, run_id=settings.run_id)
+        models_dir = settings.generator.models_dir or settings.home / "models"
+        agent_handle, close = build_generator(settings.generator, models_dir, run_id=settings.run_id)
         closers.append(close)
-        proc = common.make(name, ("rl.rollouts.requested", "rl.policy"), agent_handle, batch_size=1)
+        proc = common.make(name, GEN_INPUTS, agent_handle, batch_size=1)
         return Worker(name, proc, closers)
     raise UsageError(f"unknown worker {name!r}", hint="one of: " + ", ".join(PIPELINE_WORKERS))
 

@@ -23,6 +23,9 @@ class SchedulerConfig(BaseModel):
     curriculum_window: int = Field(default=0, ge=0)
     curriculum_cooldown: int = Field(default=50, ge=0)
     sampling: SamplingParams = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=128)
+    #: schedule only tasks published under this run's id (a focused `rlstream run`); otherwise every
+    #: task on rl.tasks is scheduled, each within the run that published it
+    only_own_run: bool = False
 
 
 class PipelineConfig(BaseModel):

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
@@ -63,6 +63,16 @@ class Emit:
 
 class PoisonRecord(RlstreamError):
     """A handler's way to say: this record cannot be processed, dead-letter it and move on."""
+
+
+class Defer(Exception):
+    """A handler's way to say: not now (e.g. the generator waits for newer weights). The batch's state
+    writes are rolled back and the batch is read again after ``delay_s``; what the handler learned in
+    memory before raising (e.g. a newer policy version) stays."""
+
+    def __init__(self, reason: str, delay_s: float = 0.5) -> None:
+        super().__init__(reason)
+        self.delay_s = delay_s
 
 
 def _headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
@@ -142,8 +152,8 @@ class State:
         return dirty
 
 
-class Handler(Protocol):
-    def __call__(self, batch: Sequence[Incoming], state: State) -> Iterable[Emit]: ...
+#: a processor's pure core: one batch of decoded events (and the processor's state) in, events out
+Handler = Callable[[Sequence[Incoming], State], Iterable[Emit]]
 
 
 Tick = Callable[[State, float], Iterable[Emit]]
@@ -314,7 +324,13 @@ class TransactionalProcessor:
             batch.append(Incoming(decoded.envelope, decoded.event, topic, partition, offset, ts))
         emits: list[tuple[Emit, Incoming | None]] = []
         if batch:
-            emits.extend(self._handle(batch, poison))
+            try:
+                emits.extend(self._handle(batch, poison))
+            except Defer as deferred:
+                log.info("%s: deferring %d record(s): %s", self.name, len(msgs), deferred)
+                self._seek_to_first(msgs)
+                time.sleep(deferred.delay_s)
+                return 0
         if self._tick is not None:
             emits.extend((e, None) for e in self._tick(self.state, time.time()))
         if not offsets and not emits and not self.state._dirty:
@@ -329,6 +345,9 @@ class TransactionalProcessor:
         self.state._savepoint()
         try:
             return self._pair(batch, list(self._handler(batch, self.state)))
+        except Defer:
+            self.state._rollback()
+            raise
         except Exception as exc:
             self.state._rollback()
             if len(batch) == 1:
@@ -340,6 +359,9 @@ class TransactionalProcessor:
             self.state._savepoint()
             try:
                 out.extend(self._pair([item], list(self._handler([item], self.state))))
+            except Defer:
+                self.state._rollback()
+                raise
             except Exception as exc:
                 self.state._rollback()
                 out.append(self._dead_letter_event(item, exc))
@@ -385,6 +407,16 @@ class TransactionalProcessor:
                 self._rewind(offsets)
                 return
             raise BrokerError(f"{self.name}: transaction failed: {exc}") from exc
+
+    def _seek_to_first(self, msgs: list[Message]) -> None:
+        first: dict[tuple[str, int], int] = {}
+        for msg in msgs:
+            t, part, off = msg.topic(), msg.partition(), msg.offset()
+            if t is None or part is None or off is None or msg.error() is not None:
+                continue
+            first[(t, part)] = min(off, first.get((t, part), off))
+        for (t, part), off in first.items():
+            self._consumer.seek(TopicPartition(t, part, off))
 
     def _rewind(self, offsets: dict[tuple[str, int], int]) -> None:
         # state is rebuilt from the changelog and the batch re-read from the last committed offsets

@@ -65,6 +65,8 @@ class SchedulerAgent:
             event = msg.event
             if isinstance(event, TaskPublished):
                 run = msg.envelope.run_id or self.run_id
+                if self.cfg.only_own_run and run != self.run_id:
+                    continue
                 key = f"task:{run}/{event.task_id}"
                 known = state.get(P, key)
                 if known is not None and known["event_id"] == msg.envelope.id:

@@ -126,3 +126,13 @@ def test_experience_emits_a_partial_group_at_its_deadline():
     assert len(out) == 1
     assert out[0].event.partial  # type: ignore[attr-defined]
     assert agent.tick(state, now=20.0) == []
+
+
+def test_a_focused_run_schedules_only_its_own_tasks():
+    agent = SchedulerAgent(SchedulerConfig(only_own_run=True), "mine", lambda: 0)
+    state = owned(State())
+    plain = incoming(task(1))
+    theirs = Incoming(plain.envelope.model_copy(update={"run_id": "other"}), task(1), "t", 0, 0, 0)
+    mine = Incoming(plain.envelope.model_copy(update={"run_id": "mine"}), task(2), "t", 0, 1, 0)
+    agent.handle([theirs, mine], state)
+    assert [e.event.group_id for e in agent.tick(state, now=0.0)] == ["mine/t2/0"]  # type: ignore[attr-defined]

@@ -1,0 +1,105 @@
+"""``rlstream run``: the main job (a whole local run in one command)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from infra.kafka.local import resolve_bootstrap
+from producers.ingest.humaneval import humaneval_tasks
+from producers.ingest.jsonl import parse_file
+from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands.broker import _fetch, local_cluster
+from rlstream.runner import new_run_id, run_pipeline
+from rlstream.settings import get_settings
+from schemas.errors import BrokerError, InputError
+from schemas.task import TaskPublished
+
+
+def _load_tasks(source: str, limit: int | None) -> list[TaskPublished]:
+    if source == "humaneval":
+        return list(humaneval_tasks(limit))
+    path = Path(source)
+    parsed = parse_file(path)
+    if parsed.errors:
+        listing = "\n  ".join(str(e) for e in parsed.errors)
+        raise InputError(f"{path}: {len(parsed.errors)} bad line(s):\n  {listing}")
+    tasks = [t for _, t in parsed.tasks]
+    return tasks[:limit] if limit else tasks
+
+
+def _bootstrap() -> str:
+    settings = get_settings()
+    try:
+        return resolve_bootstrap(settings.kafka, settings.broker_data_dir)
+    except BrokerError:
+        pass
+    typer.echo("[run] no broker running: starting the local one", err=True)
+    _fetch()
+    status = local_cluster().up(None)
+    if not status.bootstrap:
+        raise BrokerError("the local broker did not come up", hint="see `rlstream broker status`")
+    return status.bootstrap
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    @handle_errors
+    def run(
+        tasks: str = typer.Option("humaneval", "--tasks", help="humaneval or a tasks .jsonl file"),
+        limit: int | None = typer.Option(None, "--limit", min=1, help="use the first N tasks"),
+        model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a local HF folder"),
+        group_size: int = typer.Option(4, "--group-size", min=1, help="samples per GRPO group"),
+        epochs: int = typer.Option(1, "--epochs", min=1, help="groups per task"),
+        steps: int | None = typer.Option(
+            None, "--steps", min=1, help="learner steps (once the learner runs)"
+        ),
+        run_id: str | None = typer.Option(None, "--run-id", help="resume this run (default: a new one)"),
+        timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop after this many seconds"),
+        as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+    ) -> None:
+        """Start the broker (if none is running), the topics and every worker; publish the tasks; show live
+        progress until every group has its experience; stop cleanly (Ctrl-C too) and print a summary."""
+        settings = get_settings()
+        task_list = _load_tasks(tasks, limit)
+        if not task_list:
+            raise InputError(f"no tasks in {tasks}")
+        bootstrap = _bootstrap()
+        rid = run_id or new_run_id()
+        overrides = {
+            "RLSTREAM_GENERATOR__MODEL": model,
+            "RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE": str(group_size),
+            "RLSTREAM_PIPELINE__SCHEDULER__EPOCHS": str(epochs),
+            "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
+        }
+        if steps is not None:
+            typer.echo("[run] --steps takes effect once the learner is part of the run; ignored", err=True)
+        summary = run_pipeline(
+            settings.model_copy(
+                update={
+                    "pipeline": settings.pipeline.model_copy(
+                        update={
+                            "scheduler": settings.pipeline.scheduler.model_copy(
+                                update={"group_size": group_size, "epochs": epochs}
+                            )
+                        }
+                    )
+                }
+            ),
+            bootstrap,
+            run_id=rid,
+            tasks=task_list,
+            env_overrides=overrides,
+            echo=lambda line: typer.echo(line, err=True),
+            timeout_s=timeout,
+        )
+        if as_json:
+            echo_json(summary)
+        else:
+            typer.echo("summary:")
+            for key, value in summary.items():
+                typer.echo(f"  {key}: {value}")
+        if summary["interrupted"]:
+            sys.exit(130)

@@ -1,0 +1,67 @@
+"""``rlstream worker NAME``: run one processor in this process, so each can scale out on its own."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from types import FrameType
+
+import typer
+
+from infra.telemetry.tracing import configure_tracing
+from rlstream.commands._common import handle_errors
+from rlstream.settings import get_settings
+from rlstream.workers import PIPELINE_WORKERS, build
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("worker")
+    @handle_errors
+    def worker(
+        name: str = typer.Argument(..., help="one of: " + ", ".join(PIPELINE_WORKERS)),
+        instance: str = typer.Option("0", "--instance", help="distinct per replica of the same worker"),
+        idle_exit: float | None = typer.Option(
+            None, "--idle-exit", help="exit after this many seconds without input (batch use)"
+        ),
+        progress_every: float = typer.Option(10.0, "--progress-every", help="seconds between progress lines"),
+    ) -> None:
+        """Consume the processor's input topics and produce its events exactly once, until SIGTERM/Ctrl-C."""
+        logging.basicConfig(
+            level=logging.INFO, format=f"%(asctime)s {name}[{instance}] %(levelname)s %(message)s"
+        )
+        settings = get_settings()
+        configure_tracing(settings.telemetry, service_name=f"rlstream-{name}")
+        w = build(name, settings, instance=instance)
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        stats = w.processor.stats
+
+        def report() -> None:
+            while not stop.wait(progress_every):
+                logging.info(
+                    "consumed %d (%.1f/s), produced %d, dead-lettered %d, transactions %d",
+                    stats.consumed,
+                    stats.rate(),
+                    stats.produced,
+                    stats.dead_lettered,
+                    stats.transactions,
+                )
+
+        threading.Thread(target=report, daemon=True).start()
+        t0 = time.monotonic()
+        w.run(stop, idle_exit_s=idle_exit)
+        stop.set()
+        logging.info(
+            "stopped after %.0fs: consumed %d, produced %d, dead-lettered %d",
+            time.monotonic() - t0,
+            stats.consumed,
+            stats.produced,
+            stats.dead_lettered,
+        )

@@ -1,0 +1,278 @@
+"""The main job: one command that starts whatever is not running (broker, topics, every worker),
+publishes the run's tasks, shows live progress and stops cleanly with a summary.
+
+Workers run as child processes (``rlstream worker NAME``), each with its own log file; a worker that
+dies is restarted (its exactly-once runtime resumes from the last committed transaction). Ctrl-C stops
+them gracefully; nothing is lost: a later ``rlstream run --run-id <same id>`` resumes the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from infra.kafka.admin import ensure_topics
+from infra.kafka.consumer import decode_message
+from infra.kafka.lag import LagProbe
+from infra.kafka.producer import EventProducer
+from producers.ingest.publisher import TaskPublisher
+from rlstream.settings import Settings
+from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
+from schemas.dlq import DeadLettered
+from schemas.errors import RlstreamError
+from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict
+from schemas.task import TaskPublished
+from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, VERDICTS
+
+RESTARTS = 3
+
+
+@dataclass
+class Progress:
+    """What the live line and the summary show, folded from the run's events."""
+
+    run_id: str
+    expected_groups: int
+    started: float = field(default_factory=time.monotonic)
+    generations: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+    rewards: list[float] = field(default_factory=list)
+    groups_done: int = 0
+    partial_groups: int = 0
+    dead_letters: int = 0
+    lag: int = 0
+    seen: set[str] = field(default_factory=set)
+
+    def mine(self, group_id: str) -> bool:
+        return group_id.startswith(f"{self.run_id}/")
+
+    def fold(self, event_id: str, event: Any) -> None:
+        if event_id in self.seen:
+            return
+        self.seen.add(event_id)
+        if isinstance(event, CodeGenerated) and self.mine(event.group_id):
+            self.generations += 1
+        elif isinstance(event, NoiseVerdict) and self.mine(event.group_id):
+            self.verdicts[event.verdict] += 1
+            self.rewards.append(event.reward)
+            self.reasons.update(r.code for r in event.reasons)
+        elif isinstance(event, ExperienceReady) and self.mine(event.group_id):
+            self.groups_done += 1
+            self.partial_groups += int(event.partial)
+        elif isinstance(event, DeadLettered):
+            self.dead_letters += 1
+
+    @property
+    def done(self) -> bool:
+        return self.groups_done >= self.expected_groups
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        n = sum(self.verdicts.values())
+        mean = sum(self.rewards) / len(self.rewards) if self.rewards else 0.0
+        mix = " ".join(f"{k}={v}" for k, v in sorted(self.verdicts.items())) or "-"
+        return (
+            f"[run {self.run_id}] groups {self.groups_done}/{self.expected_groups} | "
+            f"samples {n} ({n / elapsed:.2f}/s) | reward mean {mean:.3f} | verdicts {mix} | "
+            f"learner lag {self.lag} | dlq {self.dead_letters} | {elapsed:.0f}s"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        n = sum(self.verdicts.values())
+        return {
+            "run_id": self.run_id,
+            "groups": self.groups_done,
+            "expected_groups": self.expected_groups,
+            "partial_groups": self.partial_groups,
+            "generations": self.generations,
+            "samples_judged": n,
+            "reward_mean": sum(self.rewards) / len(self.rewards) if self.rewards else 0.0,
+            "pass_rate": sum(1 for r in self.rewards if r > 0) / n if n else 0.0,
+            "verdicts": dict(self.verdicts),
+            "top_reasons": dict(self.reasons.most_common(8)),
+            "dead_letters": self.dead_letters,
+            "seconds": round(time.monotonic() - self.started, 1),
+        }
+
+
+class RunWatcher:
+    """Reads the run's events (read_committed) from the moment the run started."""
+
+    TOPICS = (GENERATIONS.name, VERDICTS.name, EXPERIENCES.name, DLQ.name)
+
+    def __init__(self, bootstrap: str, since: datetime) -> None:
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"rlstream.watch.{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
+        ms = int(since.timestamp() * 1000) - 1000
+        wanted: list[TopicPartition] = []
+        for topic in self.TOPICS:
+            md = self._consumer.list_topics(topic, 30).topics[topic]
+            wanted.extend(TopicPartition(topic, p, ms) for p in md.partitions)
+        starts = self._consumer.offsets_for_times(wanted, 30)
+        # a partition with nothing newer than `since` answers -1: start at its end
+        self._consumer.assign(
+            [TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else -1) for tp in starts]
+        )
+
+    def poll(self, progress: Progress, budget_s: float = 0.5) -> None:
+        deadline = time.monotonic() + budget_s
+        while time.monotonic() < deadline:
+            msgs = self._consumer.consume(500, 0.1)
+            if not msgs:
+                return
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        raise RlstreamError(f"watching the run failed: {err}")
+                    continue
+                with contextlib.suppress(RlstreamError):
+                    item = decode_message(msg)
+                    progress.fold(item.envelope.id, item.event)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+@dataclass
+class Child:
+    name: str
+    log_path: Path
+    proc: subprocess.Popen[bytes] | None = None
+    log: TextIO | None = None
+    restarts: int = 0
+
+    def start(self, env: dict[str, str]) -> None:
+        self.log = self.log_path.open("ab")  # type: ignore[assignment]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rlstream.cli", "worker", self.name],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches the runner only; it stops the workers in order
+        )
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.log is not None:
+            self.log.close()
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def new_run_id() -> str:
+    return "run-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+def publish_tasks(bootstrap: str, run_id: str, tasks: Iterable[TaskPublished]) -> int:
+    with EventProducer(bootstrap, source="rlstream/run", run_id=run_id) as producer:
+        return len(TaskPublisher(producer).publish_many(tasks))
+
+
+def run_pipeline(
+    settings: Settings,
+    bootstrap: str,
+    *,
+    run_id: str,
+    tasks: list[TaskPublished],
+    workers: tuple[str, ...] = PIPELINE_WORKERS,
+    env_overrides: dict[str, str],
+    echo: Any,
+    timeout_s: float | None = None,
+    progress_every_s: float = 2.0,
+) -> dict[str, Any]:
+    """Publish ``tasks`` under ``run_id``, run every worker until each group has its experience (or
+    Ctrl-C / the timeout), and return the summary."""
+    ensure_topics(bootstrap, settings.kafka, CATALOG)
+    started_at = datetime.now(UTC)
+    log_dir = settings.home / "runs" / run_id / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "RLSTREAM_RUN_ID": run_id,
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+        "RLSTREAM_HOME": str(settings.home),
+        **env_overrides,
+    }
+    children = [Child(name, log_dir / f"{name}.log") for name in workers]
+    for child in children:
+        child.start(env)
+    watcher = RunWatcher(bootstrap, started_at)
+    lag = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
+    published = publish_tasks(bootstrap, run_id, tasks)
+    progress = Progress(run_id, expected_groups=published * settings.pipeline.scheduler.epochs)
+    echo(f"[run {run_id}] {published} task(s) published; workers: {', '.join(workers)}; logs in {log_dir}")
+    interrupted = False
+    last_line = 0.0
+    try:
+        while not progress.done:
+            watcher.poll(progress)
+            now = time.monotonic()
+            if now - last_line >= progress_every_s:
+                progress.lag = lag.lag()
+                echo(progress.line())
+                last_line = now
+            for child in children:
+                if not child.alive():
+                    if child.restarts >= RESTARTS:
+                        raise RlstreamError(
+                            f"worker {child.name} died {child.restarts + 1} times; last lines of "
+                            f"{child.log_path}:\n{child.tail()}"
+                        )
+                    child.restarts += 1
+                    echo(
+                        f"[run {run_id}] worker {child.name} exited; restarting ({child.restarts}/{RESTARTS})"
+                    )
+                    child.start(env)
+            if timeout_s is not None and now - progress.started > timeout_s:
+                echo(f"[run {run_id}] timeout after {timeout_s:.0f}s; stopping")
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+        echo(f"[run {run_id}] interrupted: stopping the workers (resume with --run-id {run_id})")
+    finally:
+        for child in children:
+            child.stop()
+        watcher.poll(progress, budget_s=1.0)
+        watcher.close()
+        lag.close()
+    summary = progress.summary()
+    summary["interrupted"] = interrupted
+    summary["logs"] = str(log_dir)
+    return summary
