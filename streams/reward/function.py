@@ -9,6 +9,7 @@ an audit can re-score history with any of them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -209,7 +210,7 @@ class CodeRewardV1(RewardFunction):
         correctness = 1.0 if corr.all_passed else cfg.partial_credit * corr.fraction
         quality = efficiency = 0.0
         if corr.all_passed and analysis.tree is not None:
-            quality = self._quality(analysis.tree, code, ref_analysis, details)
+            quality = self._quality(analysis.tree, code, ref_analysis, task.reference, details)
             efficiency = self._efficiency(execution, reference_execution, details)
         elif not corr.all_passed:
             details["bonus"] = "quality and efficiency count for passing programs only"
@@ -231,14 +232,24 @@ class CodeRewardV1(RewardFunction):
         )
 
     def _quality(
-        self, tree: object, code: str, ref: static.Analysis | None, details: dict[str, str]
+        self,
+        tree: object,
+        code: str,
+        ref: static.Analysis | None,
+        ref_code: str | None,
+        details: dict[str, str],
     ) -> float:
         import ast
 
         assert isinstance(tree, ast.Module)
         cfg = self.config
         report = self.linter(code)
-        lint = max(0.0, 1.0 - len(report.findings) / cfg.lint_findings_cap)
+        # findings the reference shares (an unused import in the prompt both complete) are the
+        # task's, not the program's
+        own = Counter(report.findings)
+        if ref_code:
+            own -= Counter(self.linter(ref_code).findings)
+        lint = max(0.0, 1.0 - sum(own.values()) / cfg.lint_findings_cap)
         cc = static.cyclomatic_complexity(tree)
         budget = cfg.complexity_budget
         ref_tree = ref.tree if ref is not None else None
@@ -253,8 +264,8 @@ class CodeRewardV1(RewardFunction):
         else:
             length = 1.0
         details["lint_tool"] = report.tool
-        if report.findings:
-            details["lint_findings"] = ",".join(report.findings)
+        if own:
+            details["lint_findings"] = ",".join(sorted(own.elements()))
         details["complexity"] = str(cc)
         return (lint + complexity + length) / 3.0
 

@@ -12,6 +12,7 @@ from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward.config import RewardConfig, RewardWeights
 from streams.reward.function import RewardFunction, available, get_reward_function
+from streams.reward.lint import LintReport
 from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
 
 GOOD = "def add(a, b):\n    return a + b\n"
@@ -175,3 +176,25 @@ def test_a_non_default_configuration_is_recorded_in_the_version() -> None:
     assert again.reward_version == tuned.reward_version
     # where the linter lives does not change how it scores
     assert fn(RewardConfig(ruff_path="/usr/bin/ruff")).scored_event(task, GOOD, x).reward_version == "v1"
+
+
+class _PerSourceLinter:
+    def __init__(self, findings: dict[str, tuple[str, ...]]) -> None:
+        self.findings = findings
+
+    def __call__(self, code: str) -> LintReport:
+        return LintReport(self.findings.get(code, ()), "fake 1.0")
+
+
+def test_lint_findings_the_reference_shares_do_not_count() -> None:
+    ref = "from typing import List\ndef add(a, b):\n    return a + b\n"
+    task = make_task(reference=ref)
+    code = "from typing import List\ndef add(a, b):\n    return b + a\n"
+    linter = _PerSourceLinter({ref: ("F401",), code: ("F401", "SIM108")})
+    s = get_reward_function("code-v1", linter=linter).score(task, code, passing(task))
+    assert s.details["lint_findings"] == "SIM108"
+    clean = _PerSourceLinter({ref: ("F401",), code: ("F401",)})
+    assert (
+        get_reward_function("code-v1", linter=clean).score(task, code, passing(task)).components["quality"]
+        == 1.0
+    )
