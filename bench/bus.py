@@ -1,7 +1,7 @@
 """Events per second through rlstream's codec + producer/consumer, next to raw confluent-kafka bytes.
 
 Both sides run in the same process against the same broker with the same producer settings
-(idempotent, acks=all, linger 5 ms, lz4); the raw side sends the identical pre-encoded bytes and
+(idempotent, acks=all, linger 5 ms); the raw side sends the identical pre-encoded bytes and
 headers, so the ratio is what the envelope, validation, deterministic ids, tracing and offset
 bookkeeping cost. Consumption is timed from the first record received (group join excluded).
 
@@ -38,7 +38,7 @@ from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.rollout import CodeGenerated
 
-PRODUCER_SETTINGS = {"enable.idempotence": True, "acks": "all", "linger.ms": 5, "compression.type": "lz4"}
+PRODUCER_SETTINGS = {"enable.idempotence": True, "acks": "all", "linger.ms": 5}
 
 
 @contextmanager

@@ -106,6 +106,8 @@ class LocalCluster:
         self.config = config
         self.data_dir = data_dir
         self.lib_dir = lib_dir
+        #: the JVMs this object started: their exit is known for sure (no pid-file guessing)
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
 
     # ---- queries -------------------------------------------------------------------------------
 
@@ -192,6 +194,7 @@ class LocalCluster:
         if layout is None:
             return []
         pids = {n: pid for n in layout.nodes if (pid := self._pid(n)) is not None}
+        pids.update({n: p.pid for n, p in self._procs.items() if p.poll() is None})
         for pid in pids.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -204,6 +207,10 @@ class LocalCluster:
                     os.kill(pid, signal.SIGKILL)
         for pid in pids.values():
             _wait_gone(pid, 10.0)
+        for proc in self._procs.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(1.0)  # reap
+        self._procs.clear()
         for n in layout.nodes:
             (self._node_dir(n) / "broker.pid").unlink(missing_ok=True)
         return sorted(pids)
@@ -297,12 +304,17 @@ class LocalCluster:
                 cwd=d,
                 start_new_session=True,  # the broker outlives the command (and its Ctrl-C)
             )
+        self._procs[node] = proc
         (d / "broker.pid").write_text(f"{proc.pid}\n")
 
     def _wait_ready(self, layout: ClusterLayout) -> None:
         deadline = time.monotonic() + self.config.start_timeout_s
         while True:
-            dead = [n for n in layout.nodes if self._pid(n) is None]
+            dead = [
+                n
+                for n in layout.nodes
+                if (self._procs[n].poll() is not None if n in self._procs else self._pid(n) is None)
+            ]
             if dead:
                 n = dead[0]
                 raise BrokerError(
@@ -336,6 +348,8 @@ class LocalCluster:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return pid  # no /proc: trust the pid file
+        if cmdline == [b""]:
+            return pid  # unreadable for a moment (e.g. while the process execs): trust the pid file
         props = str(self._node_dir(node) / "server.properties").encode()
         return pid if b"kafka.Kafka" in cmdline and props in cmdline else None
 

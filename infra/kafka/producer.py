@@ -59,9 +59,10 @@ class EventProducer:
                     "enable.idempotence": True,
                     "acks": "all",
                     "linger.ms": 5,
+                    # no compression: any client in any language can read the records (lz4, snappy
+                    # and zstd need optional libraries in some, e.g. the asyncio Python client)
                     # only failures need a callback; successes would cost a Python call per record
                     "delivery.report.only.error": True,
-                    "compression.type": "lz4",
                     "delivery.timeout.ms": int(delivery_timeout_s * 1000),
                     **(config or {}),
                 },

@@ -281,3 +281,104 @@ def test_trace_context_travels_from_producer_to_consumer(kafka_bootstrap: str, n
     assert (items[0].envelope.traceparent or "").startswith(
         f"00-{trace_id:032x}-{send.context.span_id:016x}-"
     )
+
+
+def test_aiokafka_clients_interoperate_with_the_broker_and_our_envelope(kafka_bootstrap: str, new_topic):
+    # the asyncio client (used by Faust-style apps) must speak what this Kafka version accepts
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    from schemas.codec import encode
+    from schemas.envelope import Envelope
+
+    topic = new_topic(partitions=3)
+    event = task(42)
+    record = encode(event, Envelope.for_event(event, source="test/aiokafka"))
+    with EventProducer(kafka_bootstrap, source="test/ours") as producer:
+        ours = producer.publish(task(43), topic=topic)
+
+    async def run() -> list[tuple[str, dict[str, bytes]]]:
+        p = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, enable_idempotence=True, acks="all")
+        await p.start()
+        try:
+            await p.send_and_wait(topic, record.value, key=record.key, headers=list(record.headers))
+        finally:
+            await p.stop()
+        group = uuid.uuid4().hex
+        c = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=kafka_bootstrap,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        await c.start()
+        seen: list[tuple[str, dict[str, bytes]]] = []
+        try:
+            deadline = time.monotonic() + 30
+            while len(seen) < 2 and time.monotonic() < deadline:
+                batch = await c.getmany(timeout_ms=1000)
+                for msgs in batch.values():
+                    seen.extend((m.value.decode() if m.value else "", dict(m.headers)) for m in msgs)
+            await c.commit()
+        finally:
+            await c.stop()
+        return seen
+
+    seen = asyncio.run(run())
+    assert sorted(h["ce_id"].decode() for _, h in seen) == sorted([ours, event.event_id()])
+    got = consume_all(kafka_bootstrap, topic, 2)
+    assert {g.envelope.source for g in got} == {"test/aiokafka", "test/ours"}
+
+
+def test_configured_tracing_exports_spans_over_otlp_http(kafka_bootstrap: str, new_topic, tmp_path: Path):
+    # configure_tracing installs a process-wide provider: run it in its own process
+    import subprocess
+    import sys
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    received: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            received.append((self.path, body))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    topic = new_topic(partitions=1)
+    script = f"""
+from infra.kafka.producer import EventProducer
+from infra.telemetry.config import TelemetryConfig
+from infra.telemetry.tracing import configure_tracing, shutdown_tracing
+from schemas.task import TaskPublished, TestCase
+configure_tracing(TelemetryConfig(otlp_endpoint="http://127.0.0.1:{server.server_port}"), "test-service")
+t = TaskPublished(task_id="x", prompt="p", entry_point="f", tests=(TestCase(input="(1,)", output="1"),))
+with EventProducer({kafka_bootstrap!r}, source="t") as p:
+    p.publish(t, topic={topic!r})
+shutdown_tracing()
+"""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=Path(__file__).parents[2],
+        )
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stderr
+    assert received and received[0][0] == "/v1/traces"
+    payload = b"".join(body for _, body in received)
+    assert f"{topic} publish".encode() in payload and b"test-service" in payload
+    [item] = consume_all(kafka_bootstrap, topic, 1)
+    assert item.envelope.traceparent is not None  # real ids even from the SDK-configured process
