@@ -51,6 +51,13 @@ class Cgroup:
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs]
 
+    @property
+    def join_files(self) -> list[Path]:
+        """Where the (single-threaded) launching shell writes its pid. On v1 ``tasks`` moves just
+        that thread, which skips the thread-group lock a ``cgroup.procs`` write takes; for a
+        process with one thread the result is the same."""
+        return [d / ("tasks" if self.version == 1 else "cgroup.procs") for d in self.dirs]
+
     def _read(self, path: Path) -> str:
         try:
             return path.read_text()

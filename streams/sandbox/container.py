@@ -152,7 +152,7 @@ class ContainerBackend:
             # The shell joins the cgroups and then becomes the jail: everything the program starts is
             # inside the limits from its first instruction, and no Python code runs between fork and
             # exec in this process (which may hold a wasmtime engine).
-            joins = "; ".join(f'echo $$ > "{p}"' for p in group.procs_files)
+            joins = " && ".join(f'echo $$ > "{p}"' for p in group.join_files)
             argv = ["/bin/sh", "-c", f'{joins} || exit 125; exec "$@"', "sh", *inner]
         else:
             argv = inner
