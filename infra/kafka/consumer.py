@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -120,8 +121,10 @@ class EventConsumer:
         dlq_topic: str = DLQ.name,
         client_id: str = "rlstream",
         from_beginning: bool = True,
+        batch_size: int = 500,
         config: Mapping[str, Any] | None = None,
     ) -> None:
+        self.batch_size = batch_size
         self.topics = list(topics)
         self.group_id = group_id
         self.stage = stage
@@ -147,6 +150,7 @@ class EventConsumer:
         )
         self._consumer.subscribe(self.topics)
         self._pending: Message | None = None
+        self._buffer: deque[Message] = deque()
         self._span_token: object | None = None
         self._span: Any = None
         self._closed = False
@@ -159,18 +163,19 @@ class EventConsumer:
         Calling it marks the event returned by the previous call as handled.
         """
         self._finish_pending()
-        msg = self._consumer.poll(timeout_s)
-        while msg is not None:
+        if not self._buffer:
+            # fetch in batches; a rebalance can only happen inside this call, i.e. with nothing buffered
+            self._buffer.extend(self._consumer.consume(self.batch_size, timeout_s))
+        while self._buffer:
+            msg = self._buffer.popleft()
             err = msg.error()
             if err is not None:
                 self._on_error(err)
-                msg = self._consumer.poll(0)
                 continue
             try:
                 item = decode_message(msg)
             except EventDecodeError as exc:
                 self._dead_letter(msg, exc)
-                msg = self._consumer.poll(0)
                 continue
             self._pending = msg
             self._open_span(item)
@@ -200,9 +205,12 @@ class EventConsumer:
                 yield item
             self._finish_pending()
         finally:
-            # leaving early (break, exception in the caller): the last event was not handled
+            # leaving early (break, exception in the caller): the last event was not handled, so it
+            # is the first one the next poll returns (and a new consumer of the group gets it again)
             self._close_span()
-            self._pending = None
+            if self._pending is not None:
+                self._buffer.appendleft(self._pending)
+                self._pending = None
 
     def commit(self) -> None:
         """Mark the last event handled and commit the stored offsets now (synchronously)."""
