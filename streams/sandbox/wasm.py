@@ -37,6 +37,8 @@ ABSTIME = 1
 MAX_SUBSCRIPTIONS = 4096
 MAX_FRAMES = 100_000
 GUEST_THREAD_STACK = 64 << 20
+#: a guest that writes this many times its output cap is stopped (labelled output_limit)
+FLOOD_FACTOR = 16
 HARNESS_GUEST_DIR = "/usr/local/rlstream"
 _STACK_LOCK = threading.Lock()
 #: the guest may not run anything else than the harness, and sees only these files
@@ -48,14 +50,20 @@ class _Capped:
     """A guest stream kept up to a cap; the rest is dropped but reported as written, so the guest
     never retries (and never learns it was cut)."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, on_flood: Callable[[], None] | None = None) -> None:
         self.cap, self.data, self.dropped = cap, bytearray(), False
+        self.total = 0
+        self.on_flood = on_flood
 
     def write(self, data: bytes) -> int:
         room = max(0, self.cap - len(self.data))
         if room < len(data):
             self.dropped = True
         self.data.extend(data[:room])
+        self.total += len(data)
+        if self.on_flood is not None and self.total > FLOOD_FACTOR * self.cap:
+            flood, self.on_flood = self.on_flood, None
+            flood()  # a program writing at GB/s need not be watched until its deadline
         return len(data)
 
 
@@ -261,7 +269,17 @@ class WasmBackend:
     def run(self, make_job: Callable[[str], bytes], limits: Limits) -> RawRun:
         wt = self._wt
         job = make_job("host")
-        out, err = _Capped(limits.output_bytes), _Capped(limits.output_bytes)
+        flooded: list[bool] = []
+        store_ref: list[Any] = []
+
+        def stop_flood() -> None:
+            flooded.append(True)
+            if store_ref:
+                from wasmtime import _ffi
+
+                _ffi.wasmtime_context_set_epoch_deadline(store_ref[0]._context(), 0)
+
+        out, err = _Capped(limits.output_bytes, stop_flood), _Capped(limits.output_bytes, stop_flood)
         wasi = wt.WasiConfig()
         wasi.argv = self.argv
         wasi.env = [("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1")]
@@ -279,6 +297,7 @@ class WasmBackend:
             wasi.stdin_file = stdin_path
             store = wt.Store(self.engine)
             store.set_wasi(wasi)
+            store_ref.append(store)
         finally:
             os.unlink(stdin_path)
         store.set_limits(memory_size=limits.memory_mb << 20)
@@ -304,12 +323,14 @@ class WasmBackend:
         duration = time.perf_counter() - t0
         exit_code: int | None = outcome.get("exit_code")
         trap: str | None = outcome.get("trap")
-        timed_out = bool(outcome.get("timed_out")) or call.deadline_hit
+        timed_out = (bool(outcome.get("timed_out")) and not flooded) or call.deadline_hit
         if "error" in outcome:
             raise SandboxError(f"the WASM runtime failed: {outcome['error']}")
         labels: list[str] = []
         if out.dropped or err.dropped or call.channel_dropped:
             labels.append("output_limit")
+        if flooded:
+            trap = None  # we stopped it: the label says why
         if trap is not None and not timed_out and "stack" in trap.lower():
             labels.append("stack_overflow")
         if trap is not None and not timed_out and duration >= limits.timeout_s:
