@@ -2,23 +2,33 @@
 
 A thin shell over :class:`RolloutGenerator` on the exactly-once runtime: a request's samples and the
 request's offset commit together, so a worker killed mid-group and restarted produces each sample
-exactly once. New policy versions are loaded (sha256-verified) between batches; when the weights in use
-are staler than the bound allows, the request is deferred instead of generating samples the learner
-would discard.
+exactly once (and a re-delivered request yields the same event ids: ``sample_id`` is
+``f"{group_id}/{index}"``). New policy versions are loaded (sha256-verified) between batches; when the
+weights in use are staler than the bound allows, the request is deferred instead of generating samples
+the learner would discard.
+
+Every generator instance must see every policy version, so besides the (consumer-group) input topics it
+reads ``rl.policy`` whole with a :class:`PolicyWatcher` (no group, from the beginning): a restarted
+worker finds the newest version at once instead of waiting for the next publication.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from infra.kafka.consumer import decode_message
 from infra.kafka.transactional import Defer, Emit, Incoming, State
 from producers.generator.config import GeneratorConfig
 from producers.generator.factory import make_backend
 from producers.generator.policy import PolicyFollower, StalenessPolicy
 from producers.generator.rollout import RolloutGenerator
+from schemas.errors import BrokerError, EventDecodeError
 from schemas.policy import PolicyPublished
 from schemas.rollout import RolloutRequested
 from schemas.topics import POLICY, ROLLOUTS_REQUESTED
@@ -28,10 +38,75 @@ log = logging.getLogger(__name__)
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name)
 
 
+class PolicyWatcher:
+    """Reads every partition of the policy topic from the beginning, outside any consumer group."""
+
+    def __init__(self, bootstrap: str, topic: str = POLICY.name) -> None:
+        self.topic = topic
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"rlstream.policy-watch.{uuid.uuid4().hex}",  # never commits: only assigns
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        try:
+            meta = self._consumer.list_topics(topic, 30).topics[topic]
+        except (KafkaException, KeyError) as exc:
+            raise BrokerError(
+                f"cannot read topic {topic}: {exc}", hint="run: rlstream topics create"
+            ) from exc
+        if meta.error is not None:
+            raise BrokerError(f"cannot read topic {topic}: {meta.error}", hint="run: rlstream topics create")
+        self._partitions = sorted(meta.partitions)
+        self._consumer.assign([TopicPartition(topic, p, 0) for p in self._partitions])
+
+    def poll(self, timeout_s: float = 0.0) -> list[PolicyPublished]:
+        """The policy events that arrived since the last call."""
+        out: list[PolicyPublished] = []
+        for msg in self._consumer.consume(100, timeout_s):
+            err = msg.error()
+            if err is not None:
+                if err.code() != KafkaError._PARTITION_EOF:
+                    raise BrokerError(f"reading {self.topic} failed: {err}")
+                continue
+            try:
+                event = decode_message(msg).event
+            except EventDecodeError:
+                continue  # the learner's own tooling dead-letters what it cannot read
+            if isinstance(event, PolicyPublished):
+                out.append(event)
+        return out
+
+    def catch_up(self, timeout_s: float = 30.0) -> list[PolicyPublished]:
+        """Everything up to the end offsets seen now (used at start, before the first request)."""
+        ends = {
+            p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), 10)[1]
+            for p in self._partitions
+        }
+        out: list[PolicyPublished] = []
+        deadline = time.monotonic() + timeout_s
+        while True:
+            out.extend(self.poll(0.2))
+            positions = self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions])
+            if all(tp.offset >= ends[tp.partition] or ends[tp.partition] == 0 for tp in positions):
+                return out
+            if time.monotonic() > deadline:
+                raise BrokerError(f"catching up with {self.topic} took more than {timeout_s:.0f}s")
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
 class GeneratorAgent:
-    def __init__(self, generator: RolloutGenerator, follower: PolicyFollower) -> None:
+    def __init__(
+        self, generator: RolloutGenerator, follower: PolicyFollower, watcher: PolicyWatcher | None = None
+    ) -> None:
         self.generator = generator
         self.follower = follower
+        self.watcher = watcher
         self.samples = 0
         self.tokens = 0
         self.seconds = 0.0
@@ -41,6 +116,9 @@ class GeneratorAgent:
         for msg in batch:
             if isinstance(msg.event, PolicyPublished):
                 self.follower.observe(msg.event)
+        if self.watcher is not None:
+            for event in self.watcher.poll():
+                self.follower.observe(event)
         loaded = self.follower.sync()
         if loaded is not None:
             if loaded.loaded:
@@ -57,9 +135,20 @@ class GeneratorAgent:
                 raise Defer(decision.reason, delay_s=1.0)
             t0 = time.perf_counter()
             samples = self.generator.generate(request)
-            self.seconds += time.perf_counter() - t0
+            elapsed = time.perf_counter() - t0
+            tokens = sum(len(s.completion_token_ids) for s in samples)
+            self.seconds += elapsed
             self.samples += len(samples)
-            self.tokens += sum(len(s.completion_token_ids) for s in samples)
+            self.tokens += tokens
+            log.info(
+                "generator: group %s: %d samples, %d tokens in %.1f s (%.0f tokens/s) with policy v%d",
+                request.group_id,
+                len(samples),
+                tokens,
+                elapsed,
+                tokens / elapsed if elapsed else 0.0,
+                self.follower.backend.policy_version,
+            )
             out.extend(Emit(sample, causation_id=msg.envelope.id) for sample in samples)
         return out
 
@@ -69,12 +158,26 @@ class GeneratorAgent:
 
 
 def build_generator(
-    config: GeneratorConfig, models_dir: Path, *, run_id: str | None
+    config: GeneratorConfig, models_dir: Path, *, run_id: str | None, bootstrap: str | None = None
 ) -> tuple[Callable[[Sequence[Incoming], State], list[Emit]], Callable[[], None]]:
-    """The handler of the generator processor and a closer that logs its throughput."""
+    """The handler of the generator processor and a closer that logs its throughput.
+
+    With ``bootstrap``, a :class:`PolicyWatcher` reads the whole policy topic first and the newest
+    version of this run is loaded before the first request (what a restarted worker needs)."""
     backend = make_backend(config, models_dir)
-    agent = GeneratorAgent(
-        RolloutGenerator(backend, seed=config.seed),
-        PolicyFollower(backend, StalenessPolicy(config.max_staleness), run_id=run_id),
-    )
-    return agent.handle, lambda: log.info("generator: %s", agent.throughput())
+    follower = PolicyFollower(backend, StalenessPolicy(config.max_staleness), run_id=run_id)
+    watcher = PolicyWatcher(bootstrap) if bootstrap is not None else None
+    if watcher is not None:
+        for event in watcher.catch_up():
+            follower.observe(event)
+        loaded = follower.sync()
+        if loaded is not None:
+            log.info("generator: starting with policy v%d (loaded=%s)", loaded.version, loaded.loaded)
+    agent = GeneratorAgent(RolloutGenerator(backend, seed=config.seed), follower, watcher)
+
+    def close() -> None:
+        log.info("generator: %s", agent.throughput())
+        if watcher is not None:
+            watcher.close()
+
+    return agent.handle, close
