@@ -9,8 +9,11 @@ command); they are never skipped.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,8 +55,29 @@ def start_test_cluster(config: BrokerConfig, lib: Path, data_dir: Path, brokers:
     return cluster
 
 
+@contextmanager
+def private_dir(prefix: str) -> Iterator[Path]:
+    """A temporary directory outside pytest's numbered ones.
+
+    pytest prunes old numbered temp dirs when a new session starts; with several sessions on one
+    machine that could delete a broker's data under the running JVM.
+    """
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def broker_dir() -> Iterator[Path]:
+    """A private directory for a cluster a test starts itself."""
+    with private_dir("rlstream-test-broker-") as path:
+        yield path
+
+
 @pytest.fixture(scope="session")
-def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def kafka_bootstrap() -> Iterator[str]:
     """Bootstrap servers of the session's broker (started once, stopped at the end of the session)."""
     settings = get_settings()
     if settings.kafka.bootstrap_servers:
@@ -61,12 +85,13 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     lib = _lib_or_fail()
     config = settings.broker.model_copy(update={"heap_mb": 768, "start_timeout_s": 180.0})
-    cluster = start_test_cluster(config, lib, tmp_path_factory.mktemp("kafka"))
-    try:
-        assert cluster.running_bootstrap() is not None
-        yield cluster.running_bootstrap() or ""
-    finally:
-        cluster.down()
+    with private_dir("rlstream-test-kafka-") as data_dir:
+        cluster = start_test_cluster(config, lib, data_dir)
+        try:
+            assert cluster.running_bootstrap() is not None
+            yield cluster.running_bootstrap() or ""
+        finally:
+            cluster.down()
 
 
 @pytest.fixture(scope="session")

@@ -235,9 +235,8 @@ class LocalCluster:
                     "--data-dir",
                 )
             return existing
-        cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         return ClusterLayout(
-            cluster_id=cluster_id,
+            cluster_id=new_cluster_id(),
             brokers=brokers or self.config.brokers,
             host=self.config.host,
             base_port=self.config.base_port,
@@ -352,6 +351,17 @@ class LocalCluster:
             return pid  # unreadable for a moment (e.g. while the process execs): trust the pid file
         props = str(self._node_dir(node) / "server.properties").encode()
         return pid if b"kafka.Kafka" in cmdline and props in cmdline else None
+
+
+def new_cluster_id() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding.
+
+    Like Kafka's own generator it never starts with '-', which the storage tool would read as an option.
+    """
+    while True:
+        cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def server_properties(layout: ClusterLayout, node: int, log_dir: Path) -> str:

@@ -16,7 +16,7 @@ from confluent_kafka.admin._config import ConfigResource
 from infra.kafka.admin import admin_client, ensure_topics
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.kafka.jars import fetch_jars
-from infra.kafka.local import LocalCluster, check_java, find_free_base_port, resolve_bootstrap
+from infra.kafka.local import LocalCluster, check_java, find_free_base_port, new_cluster_id, resolve_bootstrap
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
 from schemas.errors import BrokerError, DependencyError
@@ -53,9 +53,9 @@ def cli_env(home: Path, kafka_lib: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def test_broker_cli_restarts_with_its_data(tmp_path: Path, kafka_lib: Path):
-    env = cli_env(tmp_path / "home", kafka_lib)
-    data_dir = tmp_path / "home" / "broker"
+def test_broker_cli_restarts_with_its_data(broker_dir: Path, kafka_lib: Path):
+    env = cli_env(broker_dir / "home", kafka_lib)
+    data_dir = broker_dir / "home" / "broker"
     try:
         up = cli(["broker", "up"], env)
         assert up.returncode == 0, up.stderr
@@ -97,10 +97,10 @@ def test_broker_up_uses_a_configured_cluster_instead(tmp_path: Path, kafka_lib: 
 
 @pytest.mark.slow
 def test_three_broker_cluster_replicates_and_survives_losing_a_node(
-    tmp_path: Path, kafka_lib: Path, test_broker_config: BrokerConfig
+    broker_dir: Path, kafka_lib: Path, test_broker_config: BrokerConfig
 ):
     cluster = start_test_cluster(
-        test_broker_config.model_copy(update={"heap_mb": 384}), kafka_lib, tmp_path, 3
+        test_broker_config.model_copy(update={"heap_mb": 384}), kafka_lib, broker_dir, 3
     )
     try:
         layout = cluster.layout()
@@ -135,14 +135,14 @@ def test_three_broker_cluster_replicates_and_survives_losing_a_node(
 
 
 def test_a_taken_port_is_named_with_its_process(
-    tmp_path: Path, kafka_lib: Path, test_broker_config: BrokerConfig
+    broker_dir: Path, kafka_lib: Path, test_broker_config: BrokerConfig
 ):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
         config = test_broker_config.model_copy(update={"base_port": port})
-        cluster = LocalCluster(config, data_dir=tmp_path, lib_dir=kafka_lib)
+        cluster = LocalCluster(config, data_dir=broker_dir, lib_dir=kafka_lib)
         with pytest.raises(
             BrokerError, match=rf"port {port} on 127.0.0.1 is taken by pid {os.getpid()}"
         ) as err:
@@ -151,15 +151,15 @@ def test_a_taken_port_is_named_with_its_process(
 
 
 def test_a_broker_that_does_not_answer_in_time_points_at_its_log(
-    tmp_path: Path, kafka_lib: Path, test_broker_config: BrokerConfig
+    broker_dir: Path, kafka_lib: Path, test_broker_config: BrokerConfig
 ):
     base = find_free_base_port("127.0.0.1", 2)
     config = test_broker_config.model_copy(update={"base_port": base, "start_timeout_s": 0.5})
-    cluster = LocalCluster(config, data_dir=tmp_path, lib_dir=kafka_lib)
+    cluster = LocalCluster(config, data_dir=broker_dir, lib_dir=kafka_lib)
     try:
         with pytest.raises(BrokerError, match="did not answer within") as err:
             cluster.up()
-        assert str(tmp_path / "node-1" / "server.log") in str(err.value)
+        assert str(broker_dir / "node-1" / "server.log") in str(err.value)
         assert "RLSTREAM_BROKER__START_TIMEOUT_S" in str(err.value)
     finally:
         cluster.down()
@@ -193,3 +193,10 @@ def test_topics_create_is_idempotent_and_reports_too_few_partitions(kafka_bootst
     assert more[wide.name].status == "fewer_partitions" and not more[wide.name].ok
     assert "4 partition(s), fewer than the 8 configured" in more[wide.name].message
     assert len(CATALOG) == len({t.name for t in CATALOG})
+
+
+def test_cluster_ids_never_look_like_an_option_to_the_storage_tool():
+    # one random id in 64 starts with '-' in URL-safe base64; formatting then failed
+    ids = [new_cluster_id() for _ in range(3000)]
+    assert not any(i.startswith("-") for i in ids)
+    assert all(len(i) == 22 for i in ids) and len(set(ids)) == len(ids)
