@@ -37,7 +37,7 @@ class _CappedReader(threading.Thread):
     """Reads a pipe to EOF keeping at most ``cap`` bytes; past ``kill_after`` bytes in total it calls
     ``on_flood`` (a program flooding at GB/s must not cost the host its memory or CPU)."""
 
-    def __init__(self, fd: int, cap: int, kill_after: int, on_flood: object) -> None:
+    def __init__(self, fd: int, cap: int, kill_after: int, on_flood: Callable[[], None]) -> None:
         super().__init__(daemon=True)
         self.fd, self.cap, self.kill_after, self.on_flood = fd, cap, kill_after, on_flood
         self.data = bytearray()
@@ -56,7 +56,7 @@ class _CappedReader(threading.Thread):
                     self.data.extend(chunk[:room])
                 if self.total > self.kill_after and not self.flooded:
                     self.flooded = True
-                    self.on_flood()  # type: ignore[operator]
+                    self.on_flood()
         except OSError:
             pass
         finally:

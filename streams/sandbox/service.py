@@ -38,6 +38,12 @@ class Sandbox:
 
     # -- backends -----------------------------------------------------------------------------------
     def wasm(self) -> Any:
+        if os.getpid() != self._pid:
+            # a wasmtime engine does not survive fork (its threads and signal handlers stay behind)
+            raise SandboxError(
+                "this Sandbox was made in another process (forked)",
+                hint="make one Sandbox per process; SandboxPool starts its workers with forkserver",
+            )
         with self._lock:
             if self._wasm is None:
                 from streams.sandbox.wasm import WasmBackend
