@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from infra.kafka.admin import ensure_topics
 from infra.kafka.consumer import decode_message
@@ -128,11 +128,22 @@ class RunWatcher:
         for topic in self.TOPICS:
             md = self._consumer.list_topics(topic, 30).topics[topic]
             wanted.extend(TopicPartition(topic, p, ms) for p in md.partitions)
-        starts = self._consumer.offsets_for_times(wanted, 30)
+        starts = self._offsets_for_times(wanted)
         # a partition with nothing newer than `since` answers -1: start at its end
         self._consumer.assign(
             [TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else -1) for tp in starts]
         )
+
+    def _offsets_for_times(self, wanted: list[TopicPartition]) -> list[TopicPartition]:
+        # topics created a moment ago may not have elected their leaders yet
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return list(self._consumer.offsets_for_times(wanted, 30))
+            except KafkaException as exc:
+                if time.monotonic() > deadline or not exc.args[0].retriable():
+                    raise RlstreamError(f"cannot read the run's start offsets: {exc}") from exc
+                time.sleep(1.0)
 
     def poll(self, progress: Progress, budget_s: float = 0.5) -> None:
         deadline = time.monotonic() + budget_s
@@ -231,16 +242,20 @@ def run_pipeline(
         **env_overrides,
     }
     children = [Child(name, log_dir / f"{name}.log") for name in workers]
-    for child in children:
-        child.start(env)
-    watcher = RunWatcher(bootstrap, started_at)
-    lag = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
-    published = publish_tasks(bootstrap, run_id, tasks)
-    progress = Progress(run_id, expected_groups=published * settings.pipeline.scheduler.epochs)
-    echo(f"[run {run_id}] {published} task(s) published; workers: {', '.join(workers)}; logs in {log_dir}")
+    progress = Progress(run_id, expected_groups=len(tasks) * settings.pipeline.scheduler.epochs)
     interrupted = False
-    last_line = 0.0
+    watcher: RunWatcher | None = None
+    lag: LagProbe | None = None
     try:
+        for child in children:
+            child.start(env)
+        watcher = RunWatcher(bootstrap, started_at)
+        lag = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
+        published = publish_tasks(bootstrap, run_id, tasks)
+        echo(
+            f"[run {run_id}] {published} task(s) published; workers: {', '.join(workers)}; logs in {log_dir}"
+        )
+        last_line = 0.0
         while not progress.done:
             watcher.poll(progress)
             now = time.monotonic()
@@ -267,11 +282,15 @@ def run_pipeline(
         interrupted = True
         echo(f"[run {run_id}] interrupted: stopping the workers (resume with --run-id {run_id})")
     finally:
+        # every child is stopped whatever happened above: none outlives the run
         for child in children:
             child.stop()
-        watcher.poll(progress, budget_s=1.0)
-        watcher.close()
-        lag.close()
+        if watcher is not None:
+            with contextlib.suppress(RlstreamError):
+                watcher.poll(progress, budget_s=1.0)
+            watcher.close()
+        if lag is not None:
+            lag.close()
     summary = progress.summary()
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)

@@ -105,7 +105,10 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         probe = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
         closers.append(probe.close)
         agent = SchedulerAgent(pipe.scheduler, settings.run_id, _CachedLag(probe))
-        proc = common.make(name, INPUT_TOPICS, agent.handle, agent.tick)
+        # a focused run reads rl.tasks on its own (consumer group and state per run), so it never
+        # skips another run's tasks nor is held up by them; the other processors serve every run
+        own = f"scheduler.{settings.run_id}" if pipe.scheduler.only_own_run else name
+        proc = common.make(own, INPUT_TOPICS, agent.handle, agent.tick)
         return Worker(name, proc, closers)
     if name == "experience":
         from streams.experience.agent import INPUT_TOPICS as EXP_INPUTS
