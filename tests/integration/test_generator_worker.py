@@ -144,13 +144,11 @@ def test_worker_generates_follows_policy_and_recognises_redeliveries(
         assert {e.policy_version for _, e in first} == {0}
 
         # the learner publishes v1: the next request (which already expects v1) waits for it, then uses it
-        model = agent.follower.backend.policy.model  # type: ignore[attr-defined]
-        v0_state = {n: t.clone() for n, t in model.state_dict().items()}
+        model = load_model("tiny").model  # the learner's copy: same start, then trained
         with torch.no_grad():
             for p in model.parameters():
                 p.add_(0.3)
-            digest = write_safetensors(model, tmp_path / "v1.safetensors")
-            model.load_state_dict(v0_state)
+        digest = write_safetensors(model, tmp_path / "v1.safetensors")
         producer.publish(_request(prefix + "g3", version=1), topic=requests)
         producer.flush()
         time.sleep(1.0)  # the request arrives first: the worker must defer, not generate with v0
@@ -179,6 +177,8 @@ def test_worker_generates_follows_policy_and_recognises_redeliveries(
         again = _generations(kafka_catalog, prefix + "g1", 6)
     ids = [event_id for event_id, _ in again]
     assert len(ids) == 6 and len(set(ids)) == 3
+    assert agent.samples == 12 and agent.tokens > 0  # the progress metrics count the re-run as work
+    assert agent.throughput().startswith("12 samples")
 
 
 WORKER_SCRIPT = """
