@@ -141,7 +141,7 @@ class RunWatcher:
             try:
                 return list(self._consumer.offsets_for_times(wanted, 30))
             except KafkaException as exc:
-                if time.monotonic() > deadline or not exc.args[0].retriable():
+                if time.monotonic() > deadline:
                     raise RlstreamError(f"cannot read the run's start offsets: {exc}") from exc
                 time.sleep(1.0)
 
