@@ -63,6 +63,7 @@ class EventProducer:
                     # and zstd need optional libraries in some, e.g. the asyncio Python client)
                     # only failures need a callback; successes would cost a Python call per record
                     "delivery.report.only.error": True,
+                    "on_delivery": self._on_delivery,
                     "delivery.timeout.ms": int(delivery_timeout_s * 1000),
                     **(config or {}),
                 },
@@ -166,9 +167,7 @@ class EventProducer:
     ) -> None:
         while True:
             try:
-                self._producer.produce(
-                    topic, value=value, key=key, headers=headers, on_delivery=self._on_delivery
-                )
+                self._producer.produce(topic, value=value, key=key, headers=headers)
                 break
             except BufferError:
                 # local queue full: serve delivery reports until there is room again
