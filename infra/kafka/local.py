@@ -26,7 +26,6 @@ import subprocess
 import time
 import uuid
 from base64 import urlsafe_b64encode
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -548,9 +547,3 @@ def _tail(path: Path, lines: int = 15) -> str:
         return f"(no log at {path})"
     errors = [ln for ln in text if " ERROR " in ln or "Exception" in ln]
     return "\n".join((errors or text)[-lines:])
-
-
-def stop_all(clusters: Iterable[LocalCluster]) -> None:
-    for cluster in clusters:
-        with contextlib.suppress(Exception):
-            cluster.down()
