@@ -33,9 +33,10 @@ from rlstream.settings import Settings
 from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
 from schemas.dlq import DeadLettered
 from schemas.errors import RlstreamError
+from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict
 from schemas.task import TaskPublished
-from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, VERDICTS
+from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, POLICY, VERDICTS
 
 RESTARTS = 3
 
@@ -56,6 +57,10 @@ class Progress:
     dead_letters: int = 0
     lag: int = 0
     seen: set[str] = field(default_factory=set)
+    #: with a learner: the run is done when it has published step N (instead of when groups are done)
+    target_steps: int | None = None
+    policy_version: int = 0
+    learner_step: int = 0
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -75,9 +80,14 @@ class Progress:
             self.partial_groups += int(event.partial)
         elif isinstance(event, DeadLettered):
             self.dead_letters += 1
+        elif isinstance(event, PolicyPublished) and event.run_id == self.run_id:
+            self.policy_version = max(self.policy_version, event.policy_version)
+            self.learner_step = max(self.learner_step, event.step)
 
     @property
     def done(self) -> bool:
+        if self.target_steps is not None:
+            return self.learner_step >= self.target_steps
         return self.groups_done >= self.expected_groups
 
     def line(self) -> str:
@@ -88,8 +98,14 @@ class Progress:
         return (
             f"[run {self.run_id}] groups {self.groups_done}/{self.expected_groups} | "
             f"samples {n} ({n / elapsed:.2f}/s) | reward mean {mean:.3f} | verdicts {mix} | "
-            f"learner lag {self.lag} | dlq {self.dead_letters} | {elapsed:.0f}s"
+            f"learner lag {self.lag} | policy v{self.policy_version} step {self.learner_step}"
+            f"{'/' + str(self.target_steps) if self.target_steps else ''} | "
+            f"reward (last 64) {self._recent_mean():.3f} | dlq {self.dead_letters} | {elapsed:.0f}s"
         )
+
+    def _recent_mean(self, n: int = 64) -> float:
+        recent = self.rewards[-n:]
+        return sum(recent) / len(recent) if recent else 0.0
 
     def summary(self) -> dict[str, Any]:
         n = sum(self.verdicts.values())
@@ -105,6 +121,9 @@ class Progress:
             "verdicts": dict(self.verdicts),
             "top_reasons": dict(self.reasons.most_common(8)),
             "dead_letters": self.dead_letters,
+            "policy_version": self.policy_version,
+            "learner_step": self.learner_step,
+            "reward_mean_last_64": self._recent_mean(),
             "seconds": round(time.monotonic() - self.started, 1),
         }
 
@@ -112,7 +131,7 @@ class Progress:
 class RunWatcher:
     """Reads the run's events (read_committed) from the moment the run started."""
 
-    TOPICS = (GENERATIONS.name, VERDICTS.name, EXPERIENCES.name, DLQ.name)
+    TOPICS = (GENERATIONS.name, VERDICTS.name, EXPERIENCES.name, DLQ.name, POLICY.name)
 
     def __init__(self, bootstrap: str, since: datetime) -> None:
         self._consumer = Consumer(
@@ -227,6 +246,7 @@ def run_pipeline(
     echo: Any,
     timeout_s: float | None = None,
     progress_every_s: float = 2.0,
+    target_steps: int | None = None,
 ) -> dict[str, Any]:
     """Publish ``tasks`` under ``run_id``, run every worker until each group has its experience (or
     Ctrl-C / the timeout), and return the summary."""
@@ -242,7 +262,9 @@ def run_pipeline(
         **env_overrides,
     }
     children = [Child(name, log_dir / f"{name}.log") for name in workers]
-    progress = Progress(run_id, expected_groups=len(tasks) * settings.pipeline.scheduler.epochs)
+    progress = Progress(
+        run_id, expected_groups=len(tasks) * settings.pipeline.scheduler.epochs, target_steps=target_steps
+    )
     interrupted = False
     watcher: RunWatcher | None = None
     lag: LagProbe | None = None

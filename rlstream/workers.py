@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from infra.kafka.global_table import GlobalTable
 from infra.kafka.lag import LagProbe
@@ -19,18 +20,21 @@ from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from schemas.topics import EXPERIENCES, TASKS
 
+if TYPE_CHECKING:
+    from learner.service import LearnerService
+
 log = logging.getLogger(__name__)
 
 #: the consumer group the learner commits its offsets under (its lag drives backpressure)
 LEARNER_GROUP = "rlstream.learner"
 
-PIPELINE_WORKERS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
+PIPELINE_WORKERS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience", "learner")
 
 
 @dataclass
 class Worker:
     name: str
-    processor: TransactionalProcessor
+    processor: TransactionalProcessor | LearnerService
     closers: list[Callable[[], None]]
 
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> None:
@@ -128,7 +132,47 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         closers.append(close)
         proc = common.make(name, GEN_INPUTS, agent_handle, batch_size=1)
         return Worker(name, proc, closers)
+    if name == "learner":
+        return _build_learner(settings, bootstrap)
     raise UsageError(f"unknown worker {name!r}", hint="one of: " + ", ".join(PIPELINE_WORKERS))
+
+
+def _build_learner(settings: Settings, bootstrap: str) -> Worker:
+    """The learner trains the generator's own model (same spec, same seed, so version 0 is the weights
+    the generator starts with) and scores tokens at the temperature the scheduler asks samples for."""
+    import socket
+
+    from learner.engine import LearnerEngine
+    from learner.loop import LearnerLoop
+    from learner.service import LearnerService, default_checkpoint_dir, learner_log_path
+    from producers.generator.models import load_model
+
+    gen = settings.generator
+    policy = load_model(gen.model, gen.models_dir or settings.home / "models", seed=gen.seed)
+    config = settings.learner
+    update: dict[str, object] = {
+        "temperature": settings.pipeline.scheduler.sampling.temperature,
+        "pad_token_id": policy.pad_token_id,
+    }
+    if config.checkpoint_dir == type(config)().checkpoint_dir:  # not configured: one folder per run
+        update["checkpoint_dir"] = default_checkpoint_dir(settings.home, settings.run_id)
+    if config.distributed.launcher == "single":
+        # a single process needs no agreed rendezvous port: a free one lets several learners coexist
+        with socket.socket() as s:
+            s.bind((config.distributed.master_addr, 0))
+            port = int(s.getsockname()[1])
+        update["distributed"] = config.distributed.model_copy(update={"master_port": port})
+    config = config.model_copy(update=update)
+    engine = LearnerEngine(policy.model, config)
+    loop = LearnerLoop(engine, run_id=settings.run_id, model_name=policy.name)
+    service = LearnerService(
+        loop,
+        bootstrap=bootstrap,
+        run_id=settings.run_id,
+        group_id=LEARNER_GROUP,
+        training_log=learner_log_path(config.checkpoint_dir),
+    )
+    return Worker("learner", service, [])
 
 
 def _build_execution_side(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import typer
 from infra.kafka.local import resolve_bootstrap
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.jsonl import parse_file
+from producers.ingest.synthetic import SAMPLING as SYNTHETIC_SAMPLING
+from producers.ingest.synthetic import synthetic_tasks
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import _fetch, local_cluster
 from rlstream.runner import new_run_id, run_pipeline
@@ -17,10 +20,25 @@ from rlstream.settings import get_settings
 from schemas.errors import BrokerError, InputError
 from schemas.task import TaskPublished
 
+#: a --steps run issues groups until the learner is done, not a fixed number per task
+_UNBOUNDED_EPOCHS = 1_000_000
+
+#: how the synthetic family is sampled and trained unless the environment says otherwise: one token at
+#: the family's temperature, and a learning rate for the tiny model (the default suits real models)
+_SYNTHETIC_ENV = {
+    "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": str(SYNTHETIC_SAMPLING.max_tokens),
+    "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TEMPERATURE": str(SYNTHETIC_SAMPLING.temperature),
+    "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TOP_P": str(SYNTHETIC_SAMPLING.top_p),
+    "RLSTREAM_LEARNER__LR": "0.005",
+    "RLSTREAM_LEARNER__TOKEN_BUDGET": "1024",
+}
+
 
 def _load_tasks(source: str, limit: int | None) -> list[TaskPublished]:
     if source == "humaneval":
         return list(humaneval_tasks(limit))
+    if source == "synthetic":
+        return synthetic_tasks(limit)
     path = Path(source)
     parsed = parse_file(path)
     if parsed.errors:
@@ -48,13 +66,13 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     @handle_errors
     def run(
-        tasks: str = typer.Option("humaneval", "--tasks", help="humaneval or a tasks .jsonl file"),
+        tasks: str = typer.Option("humaneval", "--tasks", help="humaneval, synthetic or a tasks .jsonl file"),
         limit: int | None = typer.Option(None, "--limit", min=1, help="use the first N tasks"),
         model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a local HF folder"),
         group_size: int = typer.Option(4, "--group-size", min=1, help="samples per GRPO group"),
         epochs: int = typer.Option(1, "--epochs", min=1, help="groups per task"),
         steps: int | None = typer.Option(
-            None, "--steps", min=1, help="learner steps (once the learner runs)"
+            None, "--steps", min=1, help="stop when the learner has published step N (tasks repeat)"
         ),
         run_id: str | None = typer.Option(None, "--run-id", help="resume this run (default: a new one)"),
         timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop after this many seconds"),
@@ -75,7 +93,10 @@ def register(app: typer.Typer) -> None:
             "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
         }
         if steps is not None:
-            typer.echo("[run] --steps takes effect once the learner is part of the run; ignored", err=True)
+            epochs = _UNBOUNDED_EPOCHS
+            overrides["RLSTREAM_PIPELINE__SCHEDULER__EPOCHS"] = str(epochs)
+        if tasks == "synthetic":
+            overrides.update({k: v for k, v in _SYNTHETIC_ENV.items() if k not in os.environ})
         summary = run_pipeline(
             settings.model_copy(
                 update={
@@ -94,6 +115,7 @@ def register(app: typer.Typer) -> None:
             env_overrides=overrides,
             echo=lambda line: typer.echo(line, err=True),
             timeout_s=timeout,
+            target_steps=steps,
         )
         if as_json:
             echo_json(summary)

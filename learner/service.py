@@ -1,0 +1,360 @@
+"""The learner's Kafka shell: reads ``rl.experiences`` (read_committed), feeds :class:`LearnerLoop`,
+produces the PolicyPublished events it returns on ``rl.policy`` and commits offsets only with them.
+
+Lossless resume, end to end:
+
+* on start the newest complete checkpoint is loaded and its consumed offsets are where reading starts
+  (no checkpoint: the beginning of every partition); the group's committed offsets are never read
+  back, only written, because the checkpoint is the one source of truth - they exist for the
+  scheduler's backpressure (its lag probe) and for operators;
+* a checkpoint's PolicyPublished is produced again on start (same version, same event id: readers
+  that saw it already ignore it), so a learner killed between its checkpoint and its event loses
+  neither;
+* offsets are committed, synchronously, only to what a produced-and-acknowledged PolicyPublished
+  lists in ``consumed``.
+
+The partitions are assigned directly rather than through a group subscription: one learner process
+owns the whole topic, so a rebalance could only move partitions to nobody.
+
+Experiences of other runs share the topic; they are passed to the loop with their samples removed,
+so their offsets are consumed in log order like everything else and nothing of them is trained.
+
+The training log (JSONL, appended) records every optimizer step (``step``), every publication
+(``publish``: the version, its trained sample ids, the consumed offsets) and every dropped sample
+(``drop``), each with this process's ``incarnation``. Steps lost in a crash are retrained after the
+restart and listed again under the same policy version; the ``publish`` lines (one id list per
+version, the same after a re-publication) are the exact account of what was trained.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, TextIO
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+from infra.kafka.admin import client_config
+from infra.kafka.consumer import decode_message
+from infra.kafka.producer import EventProducer
+from infra.kafka.transactional import ProcessorStats
+from learner.loop import LearnerLoop, Record, StepRecord
+from schemas.errors import BrokerError, EventDecodeError
+from schemas.policy import ConsumedOffset, PolicyPublished
+from schemas.rollout import ExperienceReady
+from schemas.topics import EXPERIENCES, POLICY
+
+log = logging.getLogger(__name__)
+
+#: what a record that is not this run's experience is replaced by (it only moves the offset on)
+_SKIPPED = ExperienceReady(group_id="skipped", task_id="skipped", group_size=1, samples=())
+
+
+class TrainingLog:
+    """Appends JSON lines; a line cut by a kill is skipped by :func:`read_training_log`."""
+
+    def __init__(self, path: Path, incarnation: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.incarnation = incarnation
+        self._fh: TextIO = path.open("a", encoding="utf-8")
+
+    def write(self, kind: str, **fields: Any) -> None:
+        line = json.dumps({"kind": kind, "incarnation": self.incarnation, "time": time.time(), **fields})
+        # one write per line: a kill leaves at most the last line cut, never two lines interleaved
+        self._fh.write(line + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def read_training_log(path: Path) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # the line a kill cut off
+    return entries
+
+
+class LearnerService:
+    """Runs a :class:`LearnerLoop` against the broker until ``stop`` is set.
+
+    ``run_id`` selects the experiences trained on (group ids ``<run_id>/...``); ``group_id`` is the
+    consumer group the offsets are committed under.
+    """
+
+    def __init__(
+        self,
+        loop: LearnerLoop,
+        *,
+        bootstrap: str,
+        run_id: str,
+        group_id: str,
+        training_log: Path,
+        topic: str = EXPERIENCES.name,
+        idle_flush_s: float = 2.0,
+        progress_every_s: float = 10.0,
+        fetch_batch: int = 64,
+    ) -> None:
+        self.loop = loop
+        self.bootstrap = bootstrap
+        self.run_id = run_id
+        self.group_id = group_id
+        self.topic = topic
+        self.idle_flush_s = idle_flush_s
+        self.progress_every_s = progress_every_s
+        self.fetch_batch = fetch_batch
+        self.incarnation = uuid.uuid4().hex[:12]
+        self.training_log = TrainingLog(training_log, self.incarnation)
+        self.stats = ProcessorStats()
+        self.published: list[PolicyPublished] = []
+        self._rewards: list[float] = []
+        self._dropped_seen = 0
+        self._last_metrics: dict[str, float] = {}
+        self._consumer: Consumer | None = None
+        self._producer: EventProducer | None = None
+        self._last_progress = time.monotonic()
+        previous = loop.on_step
+
+        def on_step(record: StepRecord) -> None:
+            self._on_step(record)
+            if previous is not None:
+                previous(record)
+
+        loop.on_step = on_step
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> None:
+        consumed, republish = self.loop.resume()
+        self._producer = EventProducer(self.bootstrap, source="rlstream/learner", run_id=self.run_id)
+        self._consumer = Consumer(
+            client_config(
+                self.bootstrap,
+                **{
+                    "group.id": self.group_id,
+                    "client.id": f"rlstream-learner-{self.incarnation}",
+                    "enable.auto.commit": False,
+                    "enable.auto.offset.store": False,
+                    "isolation.level": "read_committed",
+                    "auto.offset.reset": "earliest",
+                },
+            )
+        )
+        self._assign(consumed)
+        self.training_log.write(
+            "start",
+            run_id=self.run_id,
+            step=self.loop.engine.step,
+            policy_version=self.loop.engine.policy_version,
+            consumed=[c.model_dump() for c in consumed],
+        )
+        log.info(
+            "learner %s: run %s, starting at step %d, policy version %d, offsets %s",
+            self.incarnation,
+            self.run_id,
+            self.loop.engine.step,
+            self.loop.engine.policy_version,
+            {f"{c.topic}[{c.partition}]": c.offset for c in consumed} or "from the beginning",
+        )
+        if republish is not None:
+            self._emit([republish], republished=True)
+
+    def _assign(self, consumed: tuple[ConsumedOffset, ...]) -> None:
+        assert self._consumer is not None
+        try:
+            md = self._consumer.list_topics(self.topic, 30).topics[self.topic]
+        except KafkaException as exc:
+            raise BrokerError(
+                f"cannot read the partitions of {self.topic}: {exc}",
+                hint="check the broker: `rlstream broker status`",
+            ) from exc
+        if md.error is not None or not md.partitions:
+            raise BrokerError(
+                f"topic {self.topic} does not exist", hint="create the topics: `rlstream topics create`"
+            )
+        start = {c.partition: c.offset for c in consumed if c.topic == self.topic}
+        self._consumer.assign(
+            [TopicPartition(self.topic, p, start.get(p, OFFSET_BEGINNING)) for p in sorted(md.partitions)]
+        )
+
+    def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
+        """Train until ``stop`` is set (or, with ``idle_exit_s``, until no record came for that long).
+
+        A stop never trains what is waiting: those records were not committed and are read again by
+        the next start."""
+        self.start()
+        assert self._consumer is not None
+        last_input = time.monotonic()
+        flushed = True
+        try:
+            while not stop.is_set():
+                msgs = self._consumer.consume(self.fetch_batch, 0.5)
+                now = time.monotonic()
+                offered = 0
+                for msg in msgs:
+                    if stop.is_set():
+                        break
+                    offered += self._handle(msg)
+                if offered:
+                    last_input, flushed = now, False
+                elif not flushed and now - last_input >= self.idle_flush_s:
+                    # the stream paused: train on what is waiting rather than hold it for a full batch
+                    self._emit(self.loop.flush())
+                    flushed = True
+                if idle_exit_s is not None and now - last_input >= idle_exit_s:
+                    break
+                if now - self._last_progress >= self.progress_every_s:
+                    self._progress()
+        finally:
+            self.close()
+        return self.stats
+
+    def close(self) -> None:
+        try:
+            if self._producer is not None:
+                self._producer.close()
+        finally:
+            if self._consumer is not None:
+                self._consumer.close()
+                self._consumer = None
+            self.training_log.close()
+
+    # -- records ----------------------------------------------------------------------------------
+    def _handle(self, msg: Message) -> int:
+        err = msg.error()
+        if err is not None:
+            if err.code() == KafkaError._PARTITION_EOF:
+                return 0
+            if err.retriable() or not err.fatal():
+                log.warning("learner: consumer error: %s", err)
+                return 0
+            raise BrokerError(f"the learner's consumer failed: {err}")
+        self.stats.consumed += 1
+        topic, partition, offset = msg.topic() or self.topic, msg.partition() or 0, msg.offset() or 0
+        event: ExperienceReady = _SKIPPED
+        mine = False
+        try:
+            item = decode_message(msg)
+            if isinstance(item.event, ExperienceReady) and item.event.group_id.startswith(f"{self.run_id}/"):
+                event, mine = item.event, True
+        except EventDecodeError as exc:
+            log.warning("learner: %s[%d]@%d is not an event; skipped: %s", topic, partition, offset, exc)
+        if mine:
+            self._rewards.extend(s.reward for s in event.samples)
+        self._emit(self.loop.offer(Record(event, topic, partition, offset)))
+        return 1
+
+    def _emit(self, events: list[PolicyPublished], *, republished: bool = False) -> None:
+        self._log_drops()
+        if not events:
+            return
+        assert self._producer is not None and self._consumer is not None
+        for event in events:
+            self._producer.publish(event, topic=POLICY.name)
+        # acknowledged before any offset moves: a crash in between re-publishes from the checkpoint
+        self._producer.flush()
+        for event in events:
+            self.stats.produced += 1
+            self.stats.transactions += 1
+            self.published.append(event)
+            self.training_log.write(
+                "publish",
+                policy_version=event.policy_version,
+                step=event.step,
+                sample_ids=list(event.trained_sample_ids),
+                consumed=[c.model_dump() for c in event.consumed],
+                republished=republished,
+            )
+        offsets = [
+            TopicPartition(c.topic, c.partition, c.offset)
+            for c in events[-1].consumed
+            if c.topic == self.topic
+        ]
+        if offsets:
+            try:
+                self._consumer.commit(offsets=offsets, asynchronous=False)
+            except KafkaException as exc:
+                # the checkpoint already holds these offsets; the commit only informs lag readers
+                log.warning("learner: committing offsets failed (the checkpoint has them): %s", exc)
+        last = events[-1]
+        log.info(
+            "learner: published policy version %d (step %d, %d samples) %s",
+            last.policy_version,
+            last.step,
+            len(last.trained_sample_ids),
+            last.checkpoint_uri,
+        )
+
+    def _log_drops(self) -> None:
+        dropped = self.loop.stats.dropped_sample_ids
+        if len(dropped) > self._dropped_seen:
+            self.training_log.write(
+                "drop",
+                policy_version=self.loop.engine.policy_version,
+                sample_ids=list(dropped[self._dropped_seen :]),
+            )
+            self._dropped_seen = len(dropped)
+
+    def _on_step(self, record: StepRecord) -> None:
+        self.training_log.write(
+            "step",
+            step=record.step,
+            policy_version=record.policy_version,
+            sample_ids=list(record.sample_ids),
+            metrics={k: round(v, 6) for k, v in record.metrics.items()},
+        )
+        self._last_metrics = record.metrics
+
+    def _progress(self) -> None:
+        self._last_progress = time.monotonic()
+        metrics = self._last_metrics
+        fixed = " ".join(
+            f"{name}={metrics[name]:.4g}"
+            for name in (
+                "loss",
+                "clip_fraction",
+                "approx_kl",
+                "is_ratio_mean",
+                "is_ratio_max",
+                "is_truncated_fraction",
+                "tokens_per_s",
+            )
+            if name in metrics
+        )
+        hist = " ".join(
+            f"{k.split('.', 1)[1]}:{int(v)}"
+            for k, v in sorted(metrics.items())
+            if k.startswith("staleness_hist.")
+        )
+        recent = self._rewards[-64:]
+        s = self.loop.stats
+        log.info(
+            "learner: step %d, policy version %d | %s | staleness_hist %s | reward_mean(last %d) %.3f | "
+            "samples seen %d used %d dropped %d | records %d (%.1f/s)",
+            self.loop.engine.step,
+            self.loop.engine.policy_version,
+            fixed or "-",
+            hist or "-",
+            len(recent),
+            sum(recent) / len(recent) if recent else 0.0,
+            s.seen,
+            s.used,
+            s.dropped,
+            self.stats.consumed,
+            self.stats.rate(),
+        )
+
+
+def learner_log_path(checkpoint_dir: Path) -> Path:
+    return checkpoint_dir / "training.jsonl"
+
+
+def default_checkpoint_dir(home: Path, run_id: str) -> Path:
+    return home / "runs" / run_id / "learner"
