@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from producers.generator.sampling import derive_seed, find_stop, processed_logprobs, sample_next
@@ -58,3 +59,29 @@ def test_derived_seeds_are_stable_and_distinct() -> None:
     assert derive_seed(0, "g1", 0) == derive_seed(0, "g1", 0)
     assert derive_seed(0, "g1", 0) != derive_seed(0, "g1", 1)
     assert 0 <= derive_seed("x") < 2**63
+
+
+def _ascending_rule(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Top-p as the HF warper and vLLM write it: drop ascending tokens while cumulative mass <= 1 - p."""
+    sorted_logits, order = torch.sort(logits, dim=-1, descending=False)
+    remove_sorted = sorted_logits.softmax(dim=-1).cumsum(dim=-1) <= (1.0 - top_p)
+    remove_sorted[..., -1] = False
+    return remove_sorted.scatter(-1, order, remove_sorted)
+
+
+@pytest.mark.parametrize("scale", [0.5, 3.0, 12.0], ids=["flat", "medium", "peaked"])
+@pytest.mark.parametrize("top_p", [0.5, 0.9, 0.95])
+def test_top_p_keeps_exactly_the_set_of_the_reference_rule(scale: float, top_p: float) -> None:
+    logits = torch.randn(6, 5000, generator=torch.Generator().manual_seed(int(scale * 10))) * scale
+    ours = processed_logprobs(logits, temperature=1.0, top_p=top_p)
+    assert torch.equal(torch.isinf(ours), _ascending_rule(logits, top_p))
+
+
+def test_draws_follow_the_processed_distribution_and_never_pick_removed_tokens() -> None:
+    logprobs = processed_logprobs(torch.log(torch.tensor([[0.6, 0.25, 0.1, 0.05]])), 1.0, top_p=0.8)
+    generator = torch.Generator().manual_seed(0)
+    counts = torch.zeros(4)
+    for _ in range(4000):
+        counts[sample_next(logprobs, 1.0, [generator])[0]] += 1
+    assert counts[2] == 0 and counts[3] == 0
+    assert abs(counts[0] / 4000 - 0.6 / 0.85) < 0.03
