@@ -1,0 +1,122 @@
+"""Helpers for tests that run whole processors as child processes against the session broker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from infra.kafka.consumer import decode_message
+from schemas.base import Event
+from schemas.errors import EventDecodeError
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path.home() / ".rlstream"
+
+
+@dataclass
+class Workers:
+    env: dict[str, str]
+    logs: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def start(self, name: str) -> None:
+        log = (self.logs / f"{name}.log").open("ab")
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "rlstream.cli", "worker", name],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill9(self, name: str) -> None:
+        proc = self.procs[name]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+
+    def alive(self, name: str) -> bool:
+        return self.procs[name].poll() is None
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        return "\n".join((self.logs / f"{name}.log").read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture
+def workers(kafka_catalog: str, tmp_path: Path) -> Iterator[Callable[..., Workers]]:
+    made: list[Workers] = []
+
+    def make(run_id: str, **settings: str) -> Workers:
+        env = {
+            **os.environ,
+            "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
+            "RLSTREAM_HOME": str(tmp_path / "home"),
+            "RLSTREAM_RUN_ID": run_id,
+            # the caches the set-up filled: models, compiled sandbox runtime
+            "RLSTREAM_GENERATOR__MODELS_DIR": str(CACHE / "models"),
+            "RLSTREAM_SANDBOX__CACHE_DIR": str(CACHE / "cache" / "sandbox"),
+            "RLSTREAM_SANDBOX__WORKERS": "1",
+            "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
+            "OMP_NUM_THREADS": "1",
+            **settings,
+        }
+        logs = tmp_path / f"logs-{run_id}"
+        logs.mkdir(parents=True, exist_ok=True)
+        w = Workers(env, logs)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.stop_all()
+
+
+def read_topic(bootstrap: str, topic: str) -> list[tuple[str, Event]]:
+    """Every committed event of ``topic`` as (event id, event), skipping undecodable records."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check.{uuid.uuid4().hex}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
+    parts = sorted(consumer.list_topics(topic, 30).topics[topic].partitions)
+    ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), 30)[1] for p in parts}
+    consumer.assign([TopicPartition(topic, p, 0) for p in parts])
+    out: list[tuple[str, Event]] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for msg in consumer.consume(1000, 0.5):
+            if msg.error() is not None:
+                continue
+            try:
+                item = decode_message(msg)
+            except EventDecodeError:
+                continue
+            out.append((item.envelope.id, item.event))
+        positions = consumer.position([TopicPartition(topic, p) for p in parts])
+        if all(tp.offset >= ends[tp.partition] or ends[tp.partition] == 0 for tp in positions):
+            break
+    consumer.close()
+    return out
