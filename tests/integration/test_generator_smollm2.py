@@ -73,7 +73,6 @@ def test_new_weights_change_the_next_batch_and_its_version(smollm2: PolicyModel,
     assert after.token_ids != before.token_ids
 
 
-@pytest.mark.slow
 def test_extracted_code_is_valid_python_for_humaneval_prompts(smollm2: PolicyModel) -> None:
     tasks = _humaneval([0, 7, 12, 28])
     prompts = [build_prompt(smollm2.tokenizer, t["prompt"]) for t in tasks]
