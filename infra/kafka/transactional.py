@@ -301,7 +301,10 @@ class TransactionalProcessor:
 
     # -- one iteration ---------------------------------------------------------------------------
     def step(self) -> int:
-        msgs = self._consumer.consume(self._batch_size, self._poll_timeout)
+        # wait for the first record only, then take what is already buffered: a batch call with a
+        # timeout would hold every partial batch for the whole timeout
+        first = self._consumer.poll(self._poll_timeout)
+        msgs = [] if first is None else [first, *self._consumer.consume(self._batch_size - 1, 0)]
         self._restore_pending()
         batch: list[Incoming] = []
         poison: list[tuple[Message, Exception]] = []
