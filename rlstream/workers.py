@@ -128,7 +128,9 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         from producers.generator.agent import build_generator
 
         models_dir = settings.generator.models_dir or settings.home / "models"
-        agent_handle, close = build_generator(settings.generator, models_dir, run_id=settings.run_id)
+        agent_handle, close = build_generator(
+            settings.generator, models_dir, run_id=settings.run_id, bootstrap=bootstrap
+        )
         closers.append(close)
         proc = common.make(name, GEN_INPUTS, agent_handle, batch_size=1)
         return Worker(name, proc, closers)
