@@ -277,6 +277,19 @@ class TransactionalProcessor:
         finally:
             self._producer.flush(5)
 
+    def lag(self) -> int:
+        """Records on this instance's input partitions not consumed yet (from cached watermarks)."""
+        total = 0
+        try:
+            positions = self._consumer.position([TopicPartition(t, p) for t, p in list(self._assigned)])
+            for tp in positions:
+                _, high = self._consumer.get_watermark_offsets(tp, cached=True)
+                if tp.offset >= 0 and high >= 0:
+                    total += max(high - tp.offset, 0)
+        except KafkaException:
+            return -1
+        return total
+
     @property
     def assigned(self) -> bool:
         """Whether this instance owns any input partition yet (after the group's rebalance)."""
