@@ -96,8 +96,11 @@ class SchedulerAgent:
                 history = (state.get(P, f"hist:{event.task_id}") or [])[-(self.cfg.curriculum_window or 1) :]
                 state.put(P, f"hist:{event.task_id}", [*history, rewards])
                 self._curriculum.record(event.task_id, rewards)
-            elif isinstance(event, PolicyPublished) and event.policy_version > state.get(
-                P, "policy_version", 0
+            elif (
+                isinstance(event, PolicyPublished)
+                # another run's versions say nothing about this run's learner
+                and (event.run_id == self.run_id or not self.cfg.only_own_run)
+                and event.policy_version > state.get(P, "policy_version", 0)
             ):
                 state.put(P, "policy_version", event.policy_version)
         return []
