@@ -358,3 +358,25 @@ def learner_log_path(checkpoint_dir: Path) -> Path:
 
 def default_checkpoint_dir(home: Path, run_id: str) -> Path:
     return home / "runs" / run_id / "learner"
+
+
+def training_account(entries: list[dict[str, Any]]) -> tuple[dict[int, list[str]], list[str]]:
+    """From a training log: the sample ids each published version trained (a version published
+    again after a restart must list the same ids) and the ids dropped up to the last publication.
+
+    Drops logged after an incarnation's last publication were never committed: a restart reads those
+    records again and decides anew, so they are left out (a drop is logged before the publication
+    that covers it)."""
+    versions: dict[int, list[str]] = {}
+    dropped: dict[str, None] = {}
+    pending: dict[str, list[str]] = {}
+    for entry in entries:
+        incarnation = str(entry.get("incarnation", ""))
+        if entry.get("kind") == "publish":
+            version, ids = int(entry["policy_version"]), list(entry["sample_ids"])
+            if versions.setdefault(version, ids) != ids:
+                raise ValueError(f"policy version {version} was published twice with different samples")
+            dropped.update(dict.fromkeys(pending.pop(incarnation, [])))
+        elif entry.get("kind") == "drop":
+            pending.setdefault(incarnation, []).extend(entry["sample_ids"])
+    return versions, list(dropped)
