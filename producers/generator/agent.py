@@ -8,7 +8,7 @@ weights in use are staler than the bound allows, the request is deferred instead
 the learner would discard.
 
 Every generator instance must see every policy version, so besides the (consumer-group) input topics it
-reads ``rl.policy`` whole with a :class:`PolicyWatcher` (no group, from the beginning): a restarted
+reads ``rl.policy`` whole with a :class:`TopicFollower` (no group, from the beginning): a restarted
 worker finds the newest version at once instead of waiting for the next publication.
 """
 
@@ -16,19 +16,15 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-
-from infra.kafka.consumer import decode_message
+from infra.kafka.global_table import TopicFollower
 from infra.kafka.transactional import Defer, Emit, Incoming, State
 from producers.generator.config import GeneratorConfig
 from producers.generator.factory import make_backend
 from producers.generator.policy import PolicyFollower, StalenessPolicy
 from producers.generator.rollout import RolloutGenerator
-from schemas.errors import BrokerError, EventDecodeError
 from schemas.policy import PolicyPublished
 from schemas.rollout import RolloutRequested
 from schemas.topics import POLICY, ROLLOUTS_REQUESTED
@@ -38,71 +34,12 @@ log = logging.getLogger(__name__)
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name)
 
 
-class PolicyWatcher:
-    """Reads every partition of the policy topic from the beginning, outside any consumer group."""
-
-    def __init__(self, bootstrap: str, topic: str = POLICY.name) -> None:
-        self.topic = topic
-        self._consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"rlstream.policy-watch.{uuid.uuid4().hex}",  # never commits: only assigns
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
-        )
-        try:
-            meta = self._consumer.list_topics(topic, 30).topics[topic]
-        except (KafkaException, KeyError) as exc:
-            raise BrokerError(
-                f"cannot read topic {topic}: {exc}", hint="run: rlstream topics create"
-            ) from exc
-        if meta.error is not None:
-            raise BrokerError(f"cannot read topic {topic}: {meta.error}", hint="run: rlstream topics create")
-        self._partitions = sorted(meta.partitions)
-        self._consumer.assign([TopicPartition(topic, p, 0) for p in self._partitions])
-
-    def poll(self, timeout_s: float = 0.0) -> list[PolicyPublished]:
-        """The policy events that arrived since the last call."""
-        out: list[PolicyPublished] = []
-        for msg in self._consumer.consume(100, timeout_s):
-            err = msg.error()
-            if err is not None:
-                if err.code() != KafkaError._PARTITION_EOF:
-                    raise BrokerError(f"reading {self.topic} failed: {err}")
-                continue
-            try:
-                event = decode_message(msg).event
-            except EventDecodeError:
-                continue  # the learner's own tooling dead-letters what it cannot read
-            if isinstance(event, PolicyPublished):
-                out.append(event)
-        return out
-
-    def catch_up(self, timeout_s: float = 30.0) -> list[PolicyPublished]:
-        """Everything up to the end offsets seen now (used at start, before the first request)."""
-        ends = {
-            p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), 10)[1]
-            for p in self._partitions
-        }
-        out: list[PolicyPublished] = []
-        deadline = time.monotonic() + timeout_s
-        while True:
-            out.extend(self.poll(0.2))
-            positions = self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions])
-            if all(tp.offset >= ends[tp.partition] or ends[tp.partition] == 0 for tp in positions):
-                return out
-            if time.monotonic() > deadline:
-                raise BrokerError(f"catching up with {self.topic} took more than {timeout_s:.0f}s")
-
-    def close(self) -> None:
-        self._consumer.close()
-
-
 class GeneratorAgent:
     def __init__(
-        self, generator: RolloutGenerator, follower: PolicyFollower, watcher: PolicyWatcher | None = None
+        self,
+        generator: RolloutGenerator,
+        follower: PolicyFollower,
+        watcher: TopicFollower[PolicyPublished] | None = None,
     ) -> None:
         self.generator = generator
         self.follower = follower
@@ -162,11 +99,11 @@ def build_generator(
 ) -> tuple[Callable[[Sequence[Incoming], State], list[Emit]], Callable[[], None]]:
     """The handler of the generator processor and a closer that logs its throughput.
 
-    With ``bootstrap``, a :class:`PolicyWatcher` reads the whole policy topic first and the newest
+    With ``bootstrap``, a :class:`TopicFollower` reads the whole policy topic first and the newest
     version of this run is loaded before the first request (what a restarted worker needs)."""
     backend = make_backend(config, models_dir)
     follower = PolicyFollower(backend, StalenessPolicy(config.max_staleness), run_id=run_id)
-    watcher = PolicyWatcher(bootstrap) if bootstrap is not None else None
+    watcher = TopicFollower(bootstrap, POLICY.name, PolicyPublished) if bootstrap is not None else None
     if watcher is not None:
         for event in watcher.catch_up():
             follower.observe(event)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import typer
+from confluent_kafka import Message
 
 from infra.kafka.replay import replay as replay_events
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import bootstrap_servers
-from schemas.errors import UsageError
+from schemas.errors import EventDecodeError, UsageError
 from schemas.topics import CATALOG
 
 
@@ -47,8 +48,20 @@ def register(app: typer.Typer) -> None:
         if start and end and end <= start:
             raise UsageError("--to-time must be after --from-time")
         count = 0
+        undecodable = 0
+
+        def skip(msg: Message, exc: EventDecodeError) -> None:
+            nonlocal undecodable
+            undecodable += 1
+            typer.echo(f"skipped {topic}[{msg.partition()}]@{msg.offset()}: {exc.message}", err=True)
+
         for item in replay_events(
-            bootstrap_servers(), topic, from_offset=from_offset, from_time=start, to_time=end
+            bootstrap_servers(),
+            topic,
+            from_offset=from_offset,
+            from_time=start,
+            to_time=end,
+            on_undecodable=skip,
         ):
             count += 1
             echo_json(
@@ -63,4 +76,5 @@ def register(app: typer.Typer) -> None:
                     "event": item.event.model_dump(mode="json"),
                 }
             )
-        typer.echo(f"{count} event(s) from {topic}", err=True)
+        note = f", {undecodable} undecodable record(s) skipped" if undecodable else ""
+        typer.echo(f"{count} event(s) from {topic}{note}", err=True)

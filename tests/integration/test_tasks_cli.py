@@ -15,6 +15,10 @@ from schemas.task import TaskPublished
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _skip(msg: object, exc: Exception) -> None:
+    """Other tests put garbage on the shared rl.tasks (to test dead-lettering): not ours to judge."""
+
+
 def cli(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap}
     return subprocess.run(
@@ -34,7 +38,7 @@ def test_all_164_humaneval_tasks_publish_and_read_back(kafka_catalog: str):
     expected = {t.task_id: t for t in humaneval_tasks()}
     seen = {
         e.event.task_id: e.event
-        for e in replay(kafka_catalog, "rl.tasks")
+        for e in replay(kafka_catalog, "rl.tasks", on_undecodable=_skip)
         if isinstance(e.event, TaskPublished)
     }
     for task_id, task in expected.items():
@@ -51,17 +55,17 @@ def test_a_bad_line_is_named_and_strict_publishes_nothing(kafka_catalog: str, tm
     bad = {**good, "task_id": "cli/bad", "tests": [{"input": "(1,)", "output": "nonsense("}]}
     path = tmp_path / "tasks.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
-    before = sum(1 for _ in replay(kafka_catalog, "rl.tasks"))
+    before = sum(1 for _ in replay(kafka_catalog, "rl.tasks", on_undecodable=_skip))
 
     strict = cli(kafka_catalog, "tasks", "publish", str(path), "--strict")
     assert strict.returncode == 2
     assert "line 2: field tests.0.output" in strict.stderr
-    assert sum(1 for _ in replay(kafka_catalog, "rl.tasks")) == before
+    assert sum(1 for _ in replay(kafka_catalog, "rl.tasks", on_undecodable=_skip)) == before
 
     lenient = cli(kafka_catalog, "tasks", "publish", str(path))
     assert lenient.returncode == 2
     assert "line 2: field tests.0.output" in lenient.stderr
-    after = [e.event for e in replay(kafka_catalog, "rl.tasks", from_offset=0)]
+    after = [e.event for e in replay(kafka_catalog, "rl.tasks", from_offset=0, on_undecodable=_skip)]
     assert len(after) == before + 1
     assert any(isinstance(e, TaskPublished) and e.task_id == "cli/good" for e in after)
 
@@ -72,7 +76,7 @@ def test_replay_cli_prints_one_json_line_per_event(kafka_catalog: str):
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines
     assert all(line["type"].startswith("rlstream.task.published") for line in lines)
-    assert done.stderr.strip().endswith("event(s) from rl.tasks")
+    assert "event(s) from rl.tasks" in done.stderr.strip().splitlines()[-1]
     bad = cli(kafka_catalog, "replay", "--topic", "rl.tasks", "--from-time", "yesterday")
     assert bad.returncode == 2
     assert "--from-time" in bad.stderr
