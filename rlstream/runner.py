@@ -268,6 +268,11 @@ def run_pipeline(
     interrupted = False
     watcher: RunWatcher | None = None
     lag: LagProbe | None = None
+    # SIGTERM (a supervisor stopping the run) is handled like Ctrl-C, and Ctrl-C works even where the
+    # runner was started with SIGINT ignored: either way the workers are stopped, never orphaned
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         for child in children:
             child.start(env)
@@ -304,7 +309,10 @@ def run_pipeline(
         interrupted = True
         echo(f"[run {run_id}] interrupted: stopping the workers (resume with --run-id {run_id})")
     finally:
-        # every child is stopped whatever happened above: none outlives the run
+        # every child is stopped whatever happened above: none outlives the run (a second Ctrl-C
+        # must not cut this short)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for child in children:
             child.stop()
         if watcher is not None:
@@ -313,6 +321,8 @@ def run_pipeline(
             watcher.close()
         if lag is not None:
             lag.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     summary = progress.summary()
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)
