@@ -8,6 +8,7 @@ them gracefully; nothing is lost: a later ``rlstream run --run-id <same id>`` re
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import signal
@@ -39,6 +40,16 @@ from schemas.task import TaskPublished
 from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, POLICY, VERDICTS
 
 RESTARTS = 3
+
+
+def _letter_key(letter: DeadLettered) -> str:
+    """The dead letter's original Kafka key (a group id for the rollout topics), or ''."""
+    if not letter.original_key_b64:
+        return ""
+    try:
+        return base64.b64decode(letter.original_key_b64).decode()
+    except (ValueError, UnicodeDecodeError):
+        return ""
 
 
 @dataclass
@@ -78,7 +89,7 @@ class Progress:
         elif isinstance(event, ExperienceReady) and self.mine(event.group_id):
             self.groups_done += 1
             self.partial_groups += int(event.partial)
-        elif isinstance(event, DeadLettered):
+        elif isinstance(event, DeadLettered) and self.mine(_letter_key(event)):
             self.dead_letters += 1
         elif isinstance(event, PolicyPublished) and event.run_id == self.run_id:
             self.policy_version = max(self.policy_version, event.policy_version)
@@ -142,7 +153,7 @@ class RunWatcher:
                 "isolation.level": "read_committed",
             }
         )
-        ms = int(since.timestamp() * 1000) - 1000
+        ms = max(int(since.timestamp() * 1000) - 1000, 0)
         wanted: list[TopicPartition] = []
         for topic in self.TOPICS:
             md = self._consumer.list_topics(topic, 30).topics[topic]
@@ -247,11 +258,13 @@ def run_pipeline(
     timeout_s: float | None = None,
     progress_every_s: float = 2.0,
     target_steps: int | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Publish ``tasks`` under ``run_id``, run every worker until each group has its experience (or
-    Ctrl-C / the timeout), and return the summary."""
+    Ctrl-C / the timeout), and return the summary. ``resume``: the run existed before, so its
+    progress is counted from the start of the log, not from now."""
     ensure_topics(bootstrap, settings.kafka, CATALOG)
-    started_at = datetime.now(UTC)
+    started_at = datetime.fromtimestamp(0, UTC) if resume else datetime.now(UTC)
     log_dir = settings.home / "runs" / run_id / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     env = {

@@ -472,6 +472,7 @@ class TransactionalProcessor:
             original_partition=item.partition,
             original_offset=item.offset,
             original_event_id=item.envelope.id,
+            original_key_b64=base64.b64encode(item.event.key.encode()).decode(),
             original_value_b64=base64.b64encode(item.event.model_dump_json().encode()).decode(),
             original_headers={"ce_type": item.envelope.type, "ce_id": item.envelope.id},
         )

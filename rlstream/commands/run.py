@@ -117,6 +117,7 @@ def register(app: typer.Typer) -> None:
             echo=lambda line: typer.echo(line, err=True),
             timeout_s=timeout,
             target_steps=steps,
+            resume=run_id is not None,
         )
         if as_json:
             echo_json(summary)
