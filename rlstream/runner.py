@@ -33,7 +33,7 @@ from producers.ingest.publisher import TaskPublisher
 from rlstream.settings import Settings
 from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
 from schemas.dlq import DeadLettered
-from schemas.errors import RlstreamError
+from schemas.errors import BrokerError, RlstreamError
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict
 from schemas.task import TaskPublished
@@ -300,7 +300,8 @@ def run_pipeline(
             watcher.poll(progress)
             now = time.monotonic()
             if now - last_line >= progress_every_s:
-                progress.lag = lag.lag()
+                with contextlib.suppress(BrokerError):  # a group coordinator still loading: next time
+                    progress.lag = lag.lag()
                 echo(progress.line())
                 last_line = now
             for child in children:

@@ -15,7 +15,7 @@ from infra.kafka.lag import LagProbe
 from infra.kafka.transactional import Handler, Tick, TransactionalProcessor
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import Settings
-from schemas.errors import UsageError
+from schemas.errors import BrokerError, UsageError
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from schemas.topics import EXPERIENCES, TASKS
@@ -66,7 +66,11 @@ class _CachedLag:
     def __call__(self) -> int:
         now = time.monotonic()
         if now - self._at >= self.every_s:
-            self._value, self._at = self.probe.lag(), now
+            try:
+                self._value = self.probe.lag()
+            except BrokerError as exc:  # e.g. the group coordinator is still loading: keep the last value
+                log.warning("learner lag unavailable: %s", exc)
+            self._at = now
         return self._value
 
 
