@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -62,6 +63,12 @@ class TrainingLog:
         self.path = path
         self.incarnation = incarnation
         self._fh: TextIO = path.open("a", encoding="utf-8")
+        if self._fh.tell() > 0:
+            with path.open("rb") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    # a kill cut the last line: end it, or this process's first line would join it
+                    self._fh.write("\n")
 
     def write(self, kind: str, **fields: Any) -> None:
         line = json.dumps({"kind": kind, "incarnation": self.incarnation, "time": time.time(), **fields})
