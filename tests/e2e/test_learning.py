@@ -18,16 +18,20 @@ import sys
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
 from learner.service import read_training_log, training_account
 from schemas.errors import EventDecodeError
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict
 from schemas.topics import EXPERIENCES, GENERATIONS, VERDICTS
+from tests.conftest import private_dir, start_test_cluster
 
 HOME = Path.home() / ".rlstream"
 STEPS = 15
@@ -67,6 +71,18 @@ def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, Any]]:
         consumer.close()
 
 
+@pytest.fixture
+def own_broker(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[str]:
+    """A broker of this test's own: a --steps run ends with requests in flight that expect its newest
+    policy version, which no later run's generator could serve; they must not reach other tests."""
+    with private_dir("rlstream-test-learning-") as data_dir:
+        cluster = start_test_cluster(test_broker_config, kafka_lib, data_dir)
+        try:
+            yield cluster.running_bootstrap() or ""
+        finally:
+            cluster.down()
+
+
 def learner_pids(run_id: str) -> list[int]:
     pids = []
     for proc in Path("/proc").iterdir():
@@ -82,7 +98,8 @@ def learner_pids(run_id: str) -> list[int]:
     return pids
 
 
-def test_synthetic_run_learns_and_survives_a_killed_learner(kafka_catalog: str, tmp_path: Path) -> None:
+def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp_path: Path) -> None:
+    kafka_catalog = own_broker  # the runner creates the topics
     run_id = f"learn-{uuid.uuid4().hex[:8]}"
     home = tmp_path / "home"
     env = {
