@@ -107,7 +107,8 @@ class Progress:
         mean = sum(self.rewards) / len(self.rewards) if self.rewards else 0.0
         mix = " ".join(f"{k}={v}" for k, v in sorted(self.verdicts.items())) or "-"
         return (
-            f"[run {self.run_id}] groups {self.groups_done}/{self.expected_groups} | "
+            f"[run {self.run_id}] groups {self.groups_done}"
+            f"{'' if self.target_steps else '/' + str(self.expected_groups)} | "
             f"samples {n} ({n / elapsed:.2f}/s) | reward mean {mean:.3f} | verdicts {mix} | "
             f"learner lag {self.lag} | policy v{self.policy_version} step {self.learner_step}"
             f"{'/' + str(self.target_steps) if self.target_steps else ''} | "
