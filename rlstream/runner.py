@@ -35,9 +35,9 @@ from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
 from schemas.dlq import DeadLettered
 from schemas.errors import BrokerError, RlstreamError
 from schemas.policy import PolicyPublished
-from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict
+from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
 from schemas.task import TaskPublished
-from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, POLICY, VERDICTS
+from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, POLICY, ROLLOUTS_REQUESTED, VERDICTS
 
 RESTARTS = 3
 
@@ -72,6 +72,7 @@ class Progress:
     target_steps: int | None = None
     policy_version: int = 0
     learner_step: int = 0
+    requested: int = 0
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -91,6 +92,8 @@ class Progress:
             self.partial_groups += int(event.partial)
         elif isinstance(event, DeadLettered) and self.mine(_letter_key(event)):
             self.dead_letters += 1
+        elif isinstance(event, RolloutRequested) and self.mine(event.group_id):
+            self.requested += 1
         elif isinstance(event, PolicyPublished) and event.run_id == self.run_id:
             self.policy_version = max(self.policy_version, event.policy_version)
             self.learner_step = max(self.learner_step, event.step)
@@ -143,7 +146,14 @@ class Progress:
 class RunWatcher:
     """Reads the run's events (read_committed) from the moment the run started."""
 
-    TOPICS = (GENERATIONS.name, VERDICTS.name, EXPERIENCES.name, DLQ.name, POLICY.name)
+    TOPICS = (
+        GENERATIONS.name,
+        VERDICTS.name,
+        EXPERIENCES.name,
+        DLQ.name,
+        POLICY.name,
+        ROLLOUTS_REQUESTED.name,
+    )
 
     def __init__(self, bootstrap: str, since: datetime) -> None:
         self._consumer = Consumer(
@@ -247,6 +257,24 @@ def publish_tasks(bootstrap: str, run_id: str, tasks: Iterable[TaskPublished]) -
         return len(TaskPublisher(producer).publish_many(tasks))
 
 
+def _drain(
+    children: list[Child], watcher: RunWatcher, progress: Progress, echo: Any, timeout_s: float = 120.0
+) -> None:
+    """Stop issuing groups and let those already requested finish: a request left behind expects a
+    policy version of this run, which no later run's generator follows (it would wait on it forever)."""
+    for child in children:
+        if child.name == "scheduler":
+            child.stop()
+    watcher.poll(progress)
+    echo(
+        f"[run {progress.run_id}] learner reached step {progress.learner_step}; finishing "
+        f"{max(progress.requested - progress.groups_done, 0)} group(s) in flight"
+    )
+    deadline = time.monotonic() + timeout_s
+    while progress.groups_done < progress.requested and time.monotonic() < deadline:
+        watcher.poll(progress)
+
+
 def run_pipeline(
     settings: Settings,
     bootstrap: str,
@@ -320,6 +348,8 @@ def run_pipeline(
             if timeout_s is not None and now - progress.started > timeout_s:
                 echo(f"[run {run_id}] timeout after {timeout_s:.0f}s; stopping")
                 break
+        if target_steps is not None and progress.done:
+            _drain(children, watcher, progress, echo)
     except KeyboardInterrupt:
         interrupted = True
         echo(f"[run {run_id}] interrupted: stopping the workers (resume with --run-id {run_id})")

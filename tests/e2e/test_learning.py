@@ -29,8 +29,8 @@ from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
 from learner.service import read_training_log, training_account
 from schemas.errors import EventDecodeError
-from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict
-from schemas.topics import EXPERIENCES, GENERATIONS, VERDICTS
+from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
+from schemas.topics import EXPERIENCES, GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
 from tests.conftest import private_dir, start_test_cluster
 
 HOME = Path.home() / ".rlstream"
@@ -208,3 +208,16 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
     assert set(trained) | set(dropped) == set(produced)
     assert len(dropped) < len(produced) / 2, "most samples were dropped as stale"
     assert len({e["incarnation"] for e in entries}) == 2
+
+    # -- the run ended without leaving a request behind (a later run's generator would wait on it)
+    requested = {
+        e.group_id
+        for _, _, e in read_topic(kafka_catalog, ROLLOUTS_REQUESTED.name)
+        if isinstance(e, RolloutRequested) and e.group_id.startswith(f"{run_id}/")
+    }
+    assembled = {
+        e.group_id
+        for _, _, e in read_topic(kafka_catalog, EXPERIENCES.name)
+        if isinstance(e, ExperienceReady) and e.group_id.startswith(f"{run_id}/")
+    }
+    assert requested and requested <= assembled, sorted(requested - assembled)
