@@ -177,8 +177,8 @@ def test_kill_9_and_restart_trains_every_sample_exactly_once(kafka_catalog: str,
     assert {s for e in lost for s in e["sample_ids"]} <= retrained
     assert killed_at < len(versions), "the second learner published nothing"
     print(
-        f"\nkill -9 after {killed_at} publication(s) (step {last_published_step}); {len(lost)} step(s) lost and "
-        f"retrained; {len(trained)} samples in {len(versions)} versions, each once"
+        f"\nkill -9 after {killed_at} publication(s) (step {last_published_step}); {len(lost)} step(s) lost"
+        f" and retrained; {len(trained)} samples in {len(versions)} versions, each once"
     )
     start = next(e for e in entries if e["kind"] == "start" and e["incarnation"] == incarnations[1])
     assert start["step"] == last_published_step
