@@ -63,9 +63,9 @@ class _CachedLag:
         self.probe, self.every_s = probe, every_s
         self._at, self._value = 0.0, 0
 
-    def __call__(self) -> int:
+    def __call__(self, fresh: bool = False) -> int:
         now = time.monotonic()
-        if now - self._at >= self.every_s:
+        if fresh or now - self._at >= self.every_s:
             try:
                 self._value = self.probe.lag()
             except BrokerError as exc:  # e.g. the group coordinator is still loading: keep the last value
@@ -136,7 +136,9 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
             settings.generator, models_dir, run_id=settings.run_id, bootstrap=bootstrap
         )
         closers.append(close)
-        proc = common.make(name, GEN_INPUTS, agent_handle, batch_size=1)
+        # a generator serves one run's policy lineage: a consumer group per run, so requests of other
+        # runs are left to their own generators, never taken and dropped
+        proc = common.make(f"generator.{settings.run_id}", GEN_INPUTS, agent_handle, batch_size=1)
         return Worker(name, proc, closers)
     if name == "learner":
         return _build_learner(settings, bootstrap)

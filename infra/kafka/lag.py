@@ -1,8 +1,17 @@
-"""Consumer-group lag: how far a group's committed offsets trail the end of a topic."""
+"""Consumer-group lag: how many records a group has yet to consume on a topic.
+
+Offsets alone overcount on a transactional topic (every committed transaction leaves a marker that
+takes an offset but is never delivered), so up to ``exact_up_to`` records the probe counts the
+records themselves, reading ``read_committed`` from the group's committed offsets; past that the
+offset difference is a good enough answer (and backpressure bounds keep lag below it anyway).
+"""
 
 from __future__ import annotations
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+import time
+import uuid
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from schemas.errors import BrokerError
 
@@ -10,11 +19,22 @@ from schemas.errors import BrokerError
 class LagProbe:
     """Reads a group's committed offsets without joining the group (no rebalance is triggered)."""
 
-    def __init__(self, bootstrap: str, group_id: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, group_id: str, topic: str, *, exact_up_to: int = 2_000) -> None:
         self.group_id = group_id
         self.topic = topic
+        self.exact_up_to = exact_up_to
         self._consumer = Consumer(
             {"bootstrap.servers": bootstrap, "group.id": group_id, "enable.auto.commit": False}
+        )
+        # a separate reader, never committing, that counts the records behind the group's offsets
+        self._reader = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"rlstream.lag.{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "enable.partition.eof": True,
+            }
         )
         self._partitions: list[int] | None = None
 
@@ -25,14 +45,45 @@ class LagProbe:
                 self._partitions = sorted(md.partitions)
             tps = [TopicPartition(self.topic, p) for p in self._partitions]
             committed = {tp.partition: tp.offset for tp in self._consumer.committed(tps, timeout_s)}
-            total = 0
+            spans: dict[int, tuple[int, int]] = {}
             for p in self._partitions:
                 low, high = self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout_s)
-                done = committed.get(p, -1)
-                total += max(high - (done if done >= 0 else low), 0)
-            return total
+                start = committed.get(p, -1)
+                start = start if start >= 0 else low
+                if high > start:
+                    spans[p] = (start, high)
+            upper = sum(high - start for start, high in spans.values())
+            if upper == 0 or upper > self.exact_up_to:
+                return upper
+            return self._count(spans, timeout_s)
         except KafkaException as exc:
             raise BrokerError(f"cannot read lag of group {self.group_id} on {self.topic}: {exc}") from exc
 
+    def _count(self, spans: dict[int, tuple[int, int]], timeout_s: float) -> int:
+        self._reader.assign([TopicPartition(self.topic, p, start) for p, (start, _) in spans.items()])
+        open_parts = set(spans)
+        count = 0
+        deadline = time.monotonic() + timeout_s
+        while open_parts and time.monotonic() < deadline:
+            for msg in self._reader.consume(500, 0.2):
+                part = msg.partition()
+                if part is None or part not in open_parts:
+                    continue
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        open_parts.discard(part)
+                    continue
+                offset = msg.offset()
+                if offset is not None and offset < spans[part][1]:
+                    count += 1
+                if offset is not None and offset + 1 >= spans[part][1]:
+                    open_parts.discard(part)
+        self._reader.unassign()
+        if open_parts:  # ran out of time: the offset difference is the safe (larger) answer
+            return sum(spans[p][1] - spans[p][0] for p in spans)
+        return count
+
     def close(self) -> None:
         self._consumer.close()
+        self._reader.close()

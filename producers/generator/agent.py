@@ -67,6 +67,11 @@ class GeneratorAgent:
             request = msg.event
             if not isinstance(request, RolloutRequested):
                 continue
+            run = self.follower.run_id
+            if run is not None and msg.envelope.run_id not in (None, run):
+                # another run's request: its policy lineage is not ours (that run's generator, in a
+                # consumer group of its own, serves it)
+                continue
             decision = self.follower.check(request.policy_version)
             if not decision.generate:
                 raise Defer(decision.reason, delay_s=1.0)

@@ -33,7 +33,10 @@ P = 0  # the singleton's state partition
 
 
 class SchedulerAgent:
-    def __init__(self, cfg: SchedulerConfig, run_id: str, learner_lag: Callable[[], int]) -> None:
+    def __init__(self, cfg: SchedulerConfig, run_id: str, learner_lag: Callable[[bool], int]) -> None:
+        """``learner_lag(fresh)``: the learner's consumer lag; a cached value may be up to a second old,
+        ``fresh=True`` reads the broker now (asked just before a group is issued, so a stale reading
+        can never let the lag overshoot its bound)."""
         self.cfg = cfg
         self.run_id = run_id
         self._learner_lag = learner_lag
@@ -114,7 +117,8 @@ class SchedulerAgent:
         self._rebuild(state)
         out: list[Emit] = []
         version = state.get(P, "policy_version", 0)
-        lag = self._learner_lag()
+        lag = self._learner_lag(False)
+        fresh = False
         skipped: list[TaskRef] = []
         while len(self._queue):
             pressure = Pressure(
@@ -126,6 +130,9 @@ class SchedulerAgent:
             self.last_decision = backpressure(pressure, self._bounds)
             if not self.last_decision.issue:
                 break
+            if not fresh:
+                lag, fresh = self._learner_lag(True), True
+                continue  # decide again on the fresh reading
             ref = self._queue.pop()
             assert ref is not None
             record = state.get(P, f"task:{ref.task_id}")

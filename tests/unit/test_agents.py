@@ -40,7 +40,9 @@ def owned(state: State) -> State:
 
 def test_scheduler_issues_each_task_once_and_holds_at_the_in_flight_bound():
     lag = {"value": 0}
-    agent = SchedulerAgent(SchedulerConfig(group_size=3, max_groups_in_flight=2), "run", lambda: lag["value"])
+    agent = SchedulerAgent(
+        SchedulerConfig(group_size=3, max_groups_in_flight=2), "run", lambda fresh: lag["value"]
+    )
     state = owned(State())
     agent.handle([incoming(task(i)) for i in range(5)], state)
     agent.handle([incoming(task(0))], state)  # re-delivery: no second group
@@ -63,11 +65,11 @@ def test_scheduler_issues_each_task_once_and_holds_at_the_in_flight_bound():
 
 
 def test_scheduler_state_survives_a_restart():
-    agent = SchedulerAgent(SchedulerConfig(max_groups_in_flight=100), "run", lambda: 0)
+    agent = SchedulerAgent(SchedulerConfig(max_groups_in_flight=100), "run", lambda fresh: 0)
     state = owned(State())
     agent.handle([incoming(task(i)) for i in range(3)], state)
     assert len(agent.tick(state, now=0.0)) == 3
-    restarted = SchedulerAgent(SchedulerConfig(max_groups_in_flight=100), "run", lambda: 0)
+    restarted = SchedulerAgent(SchedulerConfig(max_groups_in_flight=100), "run", lambda fresh: 0)
     state.generation += 1
     assert restarted.tick(state, now=1.0) == []  # nothing issued twice
 
@@ -129,10 +131,25 @@ def test_experience_emits_a_partial_group_at_its_deadline():
 
 
 def test_a_focused_run_schedules_only_its_own_tasks():
-    agent = SchedulerAgent(SchedulerConfig(only_own_run=True), "mine", lambda: 0)
+    agent = SchedulerAgent(SchedulerConfig(only_own_run=True), "mine", lambda fresh: 0)
     state = owned(State())
     plain = incoming(task(1))
     theirs = Incoming(plain.envelope.model_copy(update={"run_id": "other"}), task(1), "t", 0, 0, 0)
     mine = Incoming(plain.envelope.model_copy(update={"run_id": "mine"}), task(2), "t", 0, 1, 0)
     agent.handle([theirs, mine], state)
     assert [e.event.group_id for e in agent.tick(state, now=0.0)] == ["mine/t2/0"]  # type: ignore[attr-defined]
+
+
+def test_a_stale_lag_reading_never_lets_a_group_through():
+    readings: list[bool] = []
+
+    def lag(fresh: bool) -> int:
+        readings.append(fresh)
+        return 5 if fresh else 0  # the cache says 0, the broker says 5
+
+    agent = SchedulerAgent(SchedulerConfig(max_learner_lag=2), "run", lag)
+    state = owned(State())
+    agent.handle([incoming(task(0))], state)
+    assert agent.tick(state, now=0.0) == []
+    assert "learner lag 5" in agent.last_decision.reason
+    assert readings == [False, True]
