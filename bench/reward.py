@@ -4,12 +4,12 @@ Runs N HumanEval canonical solutions in the WASM sandbox (the baseline), then ti
 executions: grading alone, the full code-v1 reward (ruff included) and the noise filter. Prints each
 per sample and as a ratio of the sandbox time measured in the same run.
 
-    .venv/bin/python bench/reward.py [N]
+    .venv/bin/python -m bench.reward [N]
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 from producers.ingest.humaneval import load_rows, to_task
@@ -79,4 +79,6 @@ def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 40)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("samples", nargs="?", type=int, default=40, help="HumanEval tasks to run")
+    main(parser.parse_args().samples)
