@@ -1,7 +1,8 @@
 """The off-policy learner.
 
 * ``learner.grpo`` - the learning rule in one file (pure tensor functions, fixed metric names).
-* ``learner.advantages`` - group-relative advantages in plain Python (no torch import).
+* ``schemas.advantages`` (re-exported by ``learner.grpo``) - group-relative advantages, one definition
+  shared with the experience processor.
 * ``learner.batch`` - ExperienceReady events to padded batches under a token budget; stale, too long
   or invalid samples are dropped and counted.
 * ``learner.engine`` - DeepSpeed (ZeRO 0-2, bf16 where supported) on GPU or CPU, or a plain torch

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from learner.advantages import group_advantages
+from schemas.advantages import group_advantages
 from schemas.errors import InputError
 
 __all__ = [

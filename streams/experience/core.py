@@ -7,30 +7,13 @@ whether the group is complete or past its deadline.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from schemas.advantages import group_advantages
 from schemas.rollout import CodeGenerated, ExperienceReady, ExperienceSample, NoiseVerdict
 
 Verdict = Literal["accept", "mask", "reject"]
-
-
-def group_advantages(rewards: list[float], *, normalise_std: bool = True, eps: float = 1e-6) -> list[float]:
-    """GRPO advantages: reward minus the group mean, optionally divided by the group's std.
-
-    A group whose rewards are all equal has zero advantage everywhere (nothing to learn from it).
-    """
-    if not rewards:
-        return []
-    mean = sum(rewards) / len(rewards)
-    centred = [r - mean for r in rewards]
-    if not normalise_std:
-        return centred
-    std = math.sqrt(sum(c * c for c in centred) / len(centred))
-    if std < eps:
-        return [0.0 for _ in centred]
-    return [c / (std + eps) for c in centred]
 
 
 @dataclass
@@ -112,7 +95,8 @@ class GroupState:
             if s.verdict is not None and s.generation is not None
         ]
         accepted = [(sid, s) for sid, s in ready if s.verdict == "accept"]
-        advantages = group_advantages([s.reward for _, s in accepted], normalise_std=normalise_std)
+        rewards = [s.reward for _, s in accepted]
+        advantages = group_advantages(rewards, normalise_std=normalise_std) if rewards else []
         samples = []
         for (sid, slot), adv in zip(accepted, advantages, strict=True):
             gen = slot.generation

@@ -83,7 +83,7 @@ def test_advantages_import_without_torch() -> None:
     import sys
 
     code = (
-        "import sys, learner.advantages; assert 'torch' not in sys.modules and 'deepspeed' not in sys.modules"
+        "import sys, schemas.advantages; assert 'torch' not in sys.modules and 'deepspeed' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from learner.advantages import group_advantages
 from learner.batch import build_batches
 from learner.config import LearnerConfig
 from learner.engine import LearnerEngine
 from learner.models import random_llama
+from schemas.advantages import group_advantages
 from schemas.rollout import ExperienceReady, ExperienceSample
 
 torch.set_num_threads(1)

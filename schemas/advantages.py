@@ -1,5 +1,7 @@
-"""Group-relative advantages (GRPO), in plain Python so the experience processor can import it without
-torch or DeepSpeed."""
+"""What ``ExperienceSample.advantage`` means: group-relative advantages (GRPO), in plain Python.
+
+Part of the contract, so the experience processor that computes them and the learner that trains on
+them (and anyone auditing a run) share one definition without importing each other."""
 
 from __future__ import annotations
 
