@@ -19,7 +19,7 @@ from schemas import envelope as env
 from schemas.base import Event
 from schemas.envelope import Envelope
 from schemas.errors import EventDecodeError
-from schemas.registry import upcast
+from schemas.registry import BY_CE_TYPE, LATEST, upcast
 
 E = TypeVar("E", bound=Event)
 
@@ -123,6 +123,14 @@ def decode_body(ce_type: str, value: bytes | None) -> Event:
         raise EventDecodeError("record has no value (tombstone)", location="value")
     if len(value) > MAX_BODY_BYTES:
         raise EventDecodeError(f"body of {len(value)} bytes exceeds {MAX_BODY_BYTES}", location="value")
+    current = BY_CE_TYPE.get(ce_type)
+    if current is not None and LATEST[current.event_type] is current:
+        # the common case, a body of the newest version: pydantic parses and validates in one pass
+        # (about 3x faster); any failure falls through to the path below, which names what is wrong
+        try:
+            return current.model_validate_json(value)
+        except ValidationError:
+            pass
     try:
         body: Any = json.loads(value)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
