@@ -4,6 +4,9 @@ exact counts per topic, kill -9 of each processor mid-run, poison records, backp
 from __future__ import annotations
 
 import base64
+import json
+import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
@@ -14,7 +17,7 @@ from confluent_kafka import Consumer, TopicPartition
 from infra.kafka.producer import EventProducer
 from schemas.dlq import DeadLettered
 from schemas.task import TaskPublished, TestCase
-from tests.e2e.conftest import Workers, read_topic
+from tests.e2e.conftest import ROOT, Workers, read_topic
 
 PROCESSORS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
 INPUTS = ("rl.tasks", "rl.rollouts.requested", "rl.generations", "rl.executions", "rl.rewards", "rl.verdicts")
@@ -112,6 +115,27 @@ def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_r
         and base64.b64decode(letter.original_key_b64) == f"{run_id}/poison".encode()
     }
     assert poisoned == set(INPUTS), f"dead-lettered from {sorted(poisoned)}"
+
+    # every sample's lineage is complete on the log, from its task to the experience it joined
+    sample = next(
+        e
+        for _, e in read_topic(kafka_catalog, "rl.generations")
+        if getattr(e, "group_id", "").startswith(run_id)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "rlstream.cli", "lineage", sample.sample_id, "--json"],  # type: ignore[attr-defined]
+        cwd=ROOT,
+        env=w.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lineage = json.loads(done.stdout)
+    assert lineage["missing"] == []
+    assert lineage["task"]["task_id"].startswith("e2e/add")
+    assert lineage["generation"]["code"] == sample.code  # type: ignore[attr-defined]
+    assert lineage["verdict"]["verdict"] in ("accept", "mask", "reject")
 
 
 def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_returns(

@@ -1,0 +1,168 @@
+"""Lineage of one sample, folded from the log: task -> request -> generation (raw completion and the
+code executed) -> executions (per-case results) -> reward (components) -> verdict (reasons) -> the
+experience it joined -> the policy versions it was trained into.
+
+Pure: the caller feeds every event it reads (any order, any topic); :class:`Lineage` keeps the ones
+that concern its sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.base import Event
+from schemas.envelope import Envelope
+from schemas.policy import PolicyPublished
+from schemas.rollout import (
+    CodeGenerated,
+    ExperienceReady,
+    NoiseVerdict,
+    RewardScored,
+    RolloutRequested,
+    SandboxExecuted,
+)
+from schemas.task import TaskPublished
+
+STAGES = ("task", "request", "generation", "executions", "reward", "verdict", "experience")
+
+
+def group_of(sample_id: str) -> str:
+    """Sample ids are ``<group_id>/<index>``."""
+    group, sep, index = sample_id.rpartition("/")
+    if not sep or not index.isdigit():
+        raise ValueError(f"{sample_id!r} is not a sample id (<group_id>/<index>)")
+    return group
+
+
+def trace_id(envelope: Envelope) -> str | None:
+    return envelope.traceparent.split("-")[1] if envelope.traceparent else None
+
+
+def _brief(envelope: Envelope, event: Event, **fields: Any) -> dict[str, Any]:
+    return {"event_id": envelope.id, "type": envelope.type, "time": envelope.time.isoformat(), **fields}
+
+
+@dataclass
+class Lineage:
+    sample_id: str
+    group_id: str = ""
+    task_id: str | None = None
+    trace_id: str | None = None
+    stages: dict[str, Any] = field(default_factory=dict)
+    executions: list[dict[str, Any]] = field(default_factory=list)
+    trained_into: list[dict[str, Any]] = field(default_factory=list)
+    _tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.group_id = group_of(self.sample_id)
+
+    def fold(self, envelope: Envelope, event: Event) -> None:
+        if isinstance(event, TaskPublished):
+            # the task id is known only once the generation is seen: keep every version, pick at the end
+            self._tasks[event.task_id] = _brief(
+                envelope,
+                event,
+                task_id=event.task_id,
+                prompt=event.prompt,
+                entry_point=event.entry_point,
+                visible_cases=len(event.tests),
+                hidden_cases=len(event.hidden_tests),
+                check=event.check is not None,
+            )
+            return
+        if isinstance(event, PolicyPublished):
+            if self.sample_id in event.trained_sample_ids:
+                self.trained_into.append(
+                    _brief(
+                        envelope,
+                        event,
+                        policy_version=event.policy_version,
+                        step=event.step,
+                        checkpoint_uri=event.checkpoint_uri,
+                        sha256=event.sha256,
+                    )
+                )
+            return
+        if getattr(event, "group_id", None) != self.group_id:
+            return
+        if isinstance(event, RolloutRequested):
+            self.stages["request"] = _brief(
+                envelope, event, group_size=event.group_size, sampling=event.sampling.model_dump(mode="json")
+            )
+        elif isinstance(event, ExperienceReady):
+            mine = [s for s in event.samples if s.sample_id == self.sample_id]
+            self.stages["experience"] = _brief(
+                envelope,
+                event,
+                partial=event.partial,
+                advantage=mine[0].advantage if mine else None,
+                in_gradient=bool(mine),
+            )
+        elif getattr(event, "sample_id", None) != self.sample_id:
+            return
+        elif isinstance(event, CodeGenerated):
+            self.task_id = event.task_id
+            self.trace_id = trace_id(envelope) or self.trace_id
+            self.stages["generation"] = _brief(
+                envelope,
+                event,
+                policy_version=event.policy_version,
+                model=event.model,
+                prompt_text=event.prompt_text,
+                completion_text=event.completion_text,
+                code=event.code,
+                extraction=event.extraction,
+                finish_reason=event.finish_reason,
+            )
+        elif isinstance(event, SandboxExecuted):
+            self.executions.append(
+                _brief(
+                    envelope,
+                    event,
+                    run_index=event.run_index,
+                    backend=event.backend,
+                    backend_reason=event.backend_reason,
+                    cases=[c.model_dump(mode="json") for c in event.cases],
+                    timed_out=event.timed_out,
+                    memory_exceeded=event.memory_exceeded,
+                    violation=event.violation,
+                    infra_error=event.infra_error,
+                )
+            )
+        elif isinstance(event, RewardScored):
+            self.stages["reward"] = _brief(
+                envelope,
+                event,
+                reward_fn=f"{event.reward_fn}-{event.reward_version}",
+                total=event.total,
+                components=event.components,
+                weights=event.weights,
+                passed=event.passed,
+                total_cases=event.total_cases,
+            )
+        elif isinstance(event, NoiseVerdict):
+            self.stages["verdict"] = _brief(
+                envelope,
+                event,
+                verdict=event.verdict,
+                reasons=[r.model_dump() for r in event.reasons],
+                reward=event.reward,
+                filter_version=event.filter_version,
+            )
+
+    def result(self) -> dict[str, Any]:
+        stages = dict(self.stages)
+        if self.task_id is not None and self.task_id in self._tasks:
+            stages["task"] = self._tasks[self.task_id]
+        if self.executions:
+            stages["executions"] = sorted(self.executions, key=lambda x: x["run_index"])
+        return {
+            "sample_id": self.sample_id,
+            "group_id": self.group_id,
+            "task_id": self.task_id,
+            "trace_id": self.trace_id,
+            **{name: stages.get(name) for name in STAGES},
+            "trained_into": sorted(self.trained_into, key=lambda x: x["policy_version"]),
+            "missing": [name for name in STAGES if stages.get(name) is None],
+        }
