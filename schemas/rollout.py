@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AwareDatetime, Field, model_validator
 
 from schemas.base import Event, FrozenModel
 
@@ -214,7 +214,14 @@ class ExperienceReady(Event):
 
 
 class ReviewRecorded(Event):
-    """A human reviewer's verdict on one sample, overriding the automated one where not yet trained."""
+    """A human reviewer's verdict on one sample, next to the automated verdict it overrides.
+
+    The newest review of a sample (in log order: a group's reviews share one partition) is the one in
+    force; it changes what is trained only for a sample not yet trained on, and a review that comes too
+    late stays on the log for the audit. ``supersedes`` is the review in force when this one was made
+    (None for a sample's first): it makes two reviews with the same words at different points of a
+    sample's history distinct events, while the same command retried yields the same event id.
+    """
 
     event_type: ClassVar[str] = "rlstream.review.recorded"
     version: ClassVar[int] = 1
@@ -223,7 +230,17 @@ class ReviewRecorded(Event):
     schema_version: Literal[1] = 1
     sample_id: str = Field(min_length=1)
     group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
     verdict: Literal["accept", "mask", "reject"]
-    note: str = ""
-    reviewer: str = Field(min_length=1)
-    previous_verdict: Literal["accept", "mask", "reject"] | None = None
+    note: str = Field(min_length=1, max_length=4000)
+    reviewer: str = Field(min_length=1, max_length=200)
+    #: the automated verdict as recorded on rl.verdicts (None: the sample had no verdict yet)
+    automated_verdict: Literal["accept", "mask", "reject"] | None = None
+    automated_reasons: tuple[str, ...] = Field(default=(), description="its reason codes")
+    verdict_event_id: str | None = Field(default=None, description="event id of that NoiseVerdict")
+    supersedes: str | None = Field(default=None, description="event id of the review in force before")
+    reviewed_at: AwareDatetime
+
+    def identity(self) -> tuple[str, ...]:
+        # the time is left out: re-running the same command must not make a second fact
+        return (self.sample_id, self.reviewer, self.verdict, self.note, self.supersedes or "")
