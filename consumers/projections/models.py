@@ -1,0 +1,327 @@
+"""The projected tables (SQLAlchemy 2.x typed models).
+
+Every table is written by exactly one event type (pass@k excepted, which is recomputed from samples
+and rewards), and every row is keyed by the event id or by the aggregate id the event carries. So a
+re-delivered event rewrites the same row with the same values (idempotent by event id), and the final
+tables do not depend on how records of different partitions interleave: a rebuild from offset 0 equals
+the live projection row for row. There are no foreign keys on purpose: the topics are read in no
+particular order relative to each other, so a reward may arrive before its sample.
+
+Times are UTC. ``run_id`` is the envelope's run id (the run that caused the event).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: DateTime(timezone=True),
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+    }
+
+
+class Task(Base):
+    """The latest publication of each task (rl.tasks is keyed by task id: one partition, in order)."""
+
+    __tablename__ = "tasks"
+
+    task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    event_id: Mapped[str] = mapped_column(String(64))
+    run_id: Mapped[str | None] = mapped_column(String(200))
+    schema_version: Mapped[int]
+    prompt: Mapped[str] = mapped_column(Text)
+    entry_point: Mapped[str] = mapped_column(String(200))
+    visible_cases: Mapped[int]
+    hidden_cases: Mapped[int]
+    has_check: Mapped[bool] = mapped_column(Boolean)
+    reference: Mapped[str | None] = mapped_column(Text)
+    tenant: Mapped[str] = mapped_column(String(100))
+    priority: Mapped[int]
+    timeout_s: Mapped[float] = mapped_column(Float)
+    memory_mb: Mapped[int]
+    source: Mapped[str | None] = mapped_column(String(200))
+    published_at: Mapped[datetime]
+
+
+class Group(Base):
+    """A generation request: one GRPO group of ``group_size`` samples of one task."""
+
+    __tablename__ = "groups"
+
+    group_id: Mapped[str] = mapped_column(String(300), primary_key=True)
+    event_id: Mapped[str] = mapped_column(String(64))
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    task_id: Mapped[str] = mapped_column(String(200), index=True)
+    group_size: Mapped[int]
+    tenant: Mapped[str] = mapped_column(String(100))
+    priority: Mapped[int]
+    #: the newest policy version the scheduler knew of when it asked
+    policy_version: Mapped[int]
+    temperature: Mapped[float] = mapped_column(Float)
+    top_p: Mapped[float] = mapped_column(Float)
+    max_tokens: Mapped[int]
+    requested_at: Mapped[datetime]
+
+
+class Sample(Base):
+    """One generation (CodeGenerated): the raw completion, the code executed, the behaviour policy."""
+
+    __tablename__ = "samples"
+
+    sample_id: Mapped[str] = mapped_column(String(320), primary_key=True)
+    event_id: Mapped[str] = mapped_column(String(64))
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    group_id: Mapped[str] = mapped_column(String(300), index=True)
+    task_id: Mapped[str] = mapped_column(String(200), index=True)
+    sample_index: Mapped[int]
+    policy_version: Mapped[int]
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_text: Mapped[str] = mapped_column(Text)
+    completion_text: Mapped[str] = mapped_column(Text)
+    code: Mapped[str] = mapped_column(Text)
+    extraction: Mapped[str] = mapped_column(String(100))
+    finish_reason: Mapped[str] = mapped_column(String(100))
+    prompt_tokens: Mapped[int]
+    completion_tokens: Mapped[int]
+    temperature: Mapped[float] = mapped_column(Float)
+    duration_s: Mapped[float] = mapped_column(Float)
+    trace_id: Mapped[str | None] = mapped_column(String(32))
+    generated_at: Mapped[datetime]
+
+
+class Execution(Base):
+    """One sandbox run of a sample's code (run_index 0, then the noise filter's re-runs)."""
+
+    __tablename__ = "executions"
+
+    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    group_id: Mapped[str] = mapped_column(String(300))
+    task_id: Mapped[str] = mapped_column(String(200))
+    run_index: Mapped[int]
+    backend: Mapped[str] = mapped_column(String(20))
+    backend_reason: Mapped[str] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(20))
+    #: per-case results as reported by the sandbox (index, hidden, status, result_repr, error, duration_s)
+    cases: Mapped[list[Any]]
+    cases_total: Mapped[int]
+    cases_ok: Mapped[int]
+    exit_code: Mapped[int | None]
+    timed_out: Mapped[bool] = mapped_column(Boolean)
+    memory_exceeded: Mapped[bool] = mapped_column(Boolean)
+    violation: Mapped[str | None] = mapped_column(Text)
+    infra_error: Mapped[str | None] = mapped_column(Text)
+    duration_s: Mapped[float] = mapped_column(Float)
+    cache_hit: Mapped[bool] = mapped_column(Boolean)
+    runtime_hash: Mapped[str] = mapped_column(String(64))
+    executed_at: Mapped[datetime]
+
+
+class Reward(Base):
+    """A versioned reward of one execution; components in :class:`RewardComponent`."""
+
+    __tablename__ = "rewards"
+
+    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    group_id: Mapped[str] = mapped_column(String(300))
+    task_id: Mapped[str] = mapped_column(String(200))
+    execution_event_id: Mapped[str] = mapped_column(String(64))
+    reward_fn: Mapped[str] = mapped_column(String(100))
+    reward_version: Mapped[str] = mapped_column(String(50))
+    total: Mapped[float] = mapped_column(Float)
+    passed: Mapped[int]
+    total_cases: Mapped[int]
+    #: every case passed (and there was at least one): what pass@k counts as correct
+    correct: Mapped[bool] = mapped_column(Boolean)
+    details: Mapped[dict[str, Any]]
+    scored_at: Mapped[datetime]
+
+
+class RewardComponent(Base):
+    __tablename__ = "reward_components"
+
+    reward_event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    value: Mapped[float] = mapped_column(Float)
+    #: None when the reward function gave the component no weight entry
+    weight: Mapped[float | None] = mapped_column(Float)
+
+
+class Verdict(Base):
+    """The noise filter's decision about one reward; reasons in :class:`VerdictReason`."""
+
+    __tablename__ = "verdicts"
+
+    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    group_id: Mapped[str] = mapped_column(String(300))
+    task_id: Mapped[str] = mapped_column(String(200))
+    reward_event_id: Mapped[str] = mapped_column(String(64))
+    verdict: Mapped[str] = mapped_column(String(10))
+    reward: Mapped[float] = mapped_column(Float)
+    filter_version: Mapped[str] = mapped_column(String(50))
+    decided_at: Mapped[datetime]
+
+
+class VerdictReason(Base):
+    __tablename__ = "verdict_reasons"
+
+    verdict_event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    code: Mapped[str] = mapped_column(String(200))
+    detail: Mapped[str] = mapped_column(Text)
+
+
+class Experience(Base):
+    """An assembled GRPO group (ExperienceReady); its gradient samples in :class:`ExperienceSample`."""
+
+    __tablename__ = "experiences"
+
+    group_id: Mapped[str] = mapped_column(String(300), primary_key=True)
+    event_id: Mapped[str] = mapped_column(String(64))
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    task_id: Mapped[str] = mapped_column(String(200))
+    group_size: Mapped[int]
+    samples: Mapped[int]
+    partial: Mapped[bool] = mapped_column(Boolean)
+    masked: Mapped[int]
+    rejected: Mapped[int]
+    std_normalised: Mapped[bool] = mapped_column(Boolean)
+    assembled_at: Mapped[datetime]
+
+
+class ExperienceSample(Base):
+    __tablename__ = "experience_samples"
+
+    group_id: Mapped[str] = mapped_column(String(300), primary_key=True)
+    sample_id: Mapped[str] = mapped_column(String(320), primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    policy_version: Mapped[int]
+    reward: Mapped[float] = mapped_column(Float)
+    advantage: Mapped[float] = mapped_column(Float)
+    completion_tokens: Mapped[int]
+
+    __table_args__ = (Index("ix_experience_samples_sample_id", "sample_id"),)
+
+
+class PolicyVersion(Base):
+    """A policy version the learner published (rl.policy: one partition, totally ordered)."""
+
+    __tablename__ = "policy_versions"
+
+    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String(64))
+    step: Mapped[int]
+    checkpoint_uri: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(200))
+    #: the Kafka offsets the checkpoint consumed up to: [{topic, partition, offset}]
+    consumed: Mapped[list[Any]]
+    metrics: Mapped[dict[str, Any]]
+    trained_samples: Mapped[int]
+    published_at: Mapped[datetime]
+
+
+class PolicyTrainedSample(Base):
+    """Which samples (and so which experiences) a policy version was trained on: the checkpoints a
+    sample was trained into are ``WHERE sample_id = ?``."""
+
+    __tablename__ = "policy_trained_samples"
+
+    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sample_id: Mapped[str] = mapped_column(String(320), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(300), index=True)
+
+    __table_args__ = (Index("ix_policy_trained_samples_sample_id", "sample_id"),)
+
+
+class Review(Base):
+    """A human reviewer's verdict on a sample (ReviewRecorded on rl.reviews)."""
+
+    __tablename__ = "reviews"
+
+    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    group_id: Mapped[str] = mapped_column(String(300))
+    verdict: Mapped[str] = mapped_column(String(10))
+    previous_verdict: Mapped[str | None] = mapped_column(String(10))
+    reviewer: Mapped[str] = mapped_column(String(200))
+    note: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime]
+
+
+class PassAtK(Base):
+    """pass@k per run x task x policy version (the policy version that generated the samples), from
+    the correctness of every scored sample (run 0 reward); recomputed whenever one of them changes."""
+
+    __tablename__ = "pass_at_k"
+
+    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    k: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: samples scored, samples correct
+    n: Mapped[int]
+    c: Mapped[int]
+    value: Mapped[float] = mapped_column(Float)
+
+
+class SkippedRecord(Base):
+    """A record the projector could not decode (the processors dead-letter such records; the
+    projector skips it, counts it here and moves its offset on)."""
+
+    __tablename__ = "skipped_records"
+
+    projector: Mapped[str] = mapped_column(String(100), primary_key=True)
+    topic: Mapped[str] = mapped_column(String(249), primary_key=True)
+    partition: Mapped[int] = mapped_column(Integer, primary_key=True)
+    offset: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    error: Mapped[str] = mapped_column(Text)
+
+
+class AppliedOffset(Base):
+    """The next offset to read per projector x topic x partition, written in the same SQL transaction
+    as the rows of the records before it: exactly-once by construction."""
+
+    __tablename__ = "applied_offsets"
+
+    projector: Mapped[str] = mapped_column(String(100), primary_key=True)
+    topic: Mapped[str] = mapped_column(String(249), primary_key=True)
+    partition: Mapped[int] = mapped_column(Integer, primary_key=True)
+    next_offset: Mapped[int] = mapped_column(BigInteger)
+
+
+#: the projected tables (what a rebuild reproduces and ``diff`` compares), in a stable order
+PROJECTED: tuple[type[Base], ...] = (
+    Task,
+    Group,
+    Sample,
+    Execution,
+    Reward,
+    RewardComponent,
+    Verdict,
+    VerdictReason,
+    Experience,
+    ExperienceSample,
+    PolicyVersion,
+    PolicyTrainedSample,
+    Review,
+    PassAtK,
+    SkippedRecord,
+)
