@@ -251,7 +251,8 @@ class PolicyTrainedSample(Base):
 
 
 class Review(Base):
-    """A human reviewer's verdict on a sample (ReviewRecorded on rl.reviews)."""
+    """A human reviewer's verdict on a sample (ReviewRecorded on rl.reviews). The review in force for
+    a sample is its newest in log order (a group's reviews share one partition): highest ``log_offset``."""
 
     __tablename__ = "reviews"
 
@@ -259,11 +260,19 @@ class Review(Base):
     run_id: Mapped[str | None] = mapped_column(String(200), index=True)
     sample_id: Mapped[str] = mapped_column(String(320), index=True)
     group_id: Mapped[str] = mapped_column(String(300))
+    task_id: Mapped[str] = mapped_column(String(200))
     verdict: Mapped[str] = mapped_column(String(10))
-    previous_verdict: Mapped[str | None] = mapped_column(String(10))
-    reviewer: Mapped[str] = mapped_column(String(200))
     note: Mapped[str] = mapped_column(Text)
-    recorded_at: Mapped[datetime]
+    reviewer: Mapped[str] = mapped_column(String(200))
+    #: the automated verdict the reviewer saw, as recorded on rl.verdicts (None: none yet)
+    automated_verdict: Mapped[str | None] = mapped_column(String(10))
+    automated_reasons: Mapped[list[Any]]
+    verdict_event_id: Mapped[str | None] = mapped_column(String(64))
+    #: event id of the review in force before this one
+    supersedes: Mapped[str | None] = mapped_column(String(64))
+    reviewed_at: Mapped[datetime]
+    log_partition: Mapped[int]
+    log_offset: Mapped[int] = mapped_column(BigInteger)
 
 
 class PassAtK(Base):

@@ -134,7 +134,15 @@ def run_summary(session: Session, run_id: str) -> RunSummary:
         latest_policy_version=latest[0] if latest else None,
         latest_step=latest[1] if latest else None,
         trained_samples=trained,
-        reviews=count(Review, Review.run_id == run_id),
+        reviews=int(
+            session.scalar(
+                select(func.count())
+                .select_from(Review)
+                .join(Sample, Sample.sample_id == Review.sample_id)
+                .where(Sample.run_id == run_id)
+            )
+            or 0
+        ),
         first_at=span[0],
         last_at=span[1],
     )
@@ -161,6 +169,7 @@ class SampleLineage:
     experience: dict[str, Any] | None
     #: the policy versions (checkpoints) this sample was trained into, oldest first
     trained_into: list[dict[str, Any]]
+    #: oldest first; the last is the review in force
     reviews: list[dict[str, Any]]
 
     @property
@@ -235,7 +244,9 @@ def sample_lineage(session: Session, sample_id: str) -> SampleLineage | None:
     reviews = [
         row_dict(r)
         for r in session.scalars(
-            select(Review).where(Review.sample_id == sample_id).order_by(Review.recorded_at, Review.event_id)
+            select(Review)
+            .where(Review.sample_id == sample_id)
+            .order_by(Review.log_partition, Review.log_offset)
         )
     ]
     return SampleLineage(
@@ -550,15 +561,18 @@ def backend_mix(session: Session, run_id: str) -> list[BackendStat]:
 
 @dataclass(frozen=True)
 class ReviewPair:
-    """A sample's latest review next to its automated (latest) verdict."""
+    """The review in force for a sample next to the automated verdict it reviewed."""
 
     sample_id: str
+    #: the automated verdict as the reviewer saw it (else the sample's latest verdict; None: none)
     automated: str | None
+    automated_reasons: tuple[str, ...]
     reviewed: str
-    previous_verdict: str | None
     reviewer: str
     note: str
-    recorded_at: datetime
+    reviewed_at: datetime
+    #: reviews recorded for the sample (the one in force included)
+    reviews: int
 
     @property
     def agrees(self) -> bool:
@@ -566,29 +580,39 @@ class ReviewPair:
 
 
 def review_agreement(session: Session, run_id: str) -> list[ReviewPair]:
-    """Every reviewed sample of the run with the automated verdict it reviewed. A review belongs to
-    the run of its sample (the reviewer's own envelope may carry another run id)."""
-    latest_review: dict[str, Review] = {}
+    """Every reviewed sample of the run, its review in force (newest in log order) and the automated
+    verdict it reviewed. A review belongs to the run of its sample (the reviewer's own envelope may
+    carry another run id)."""
+    in_force: dict[str, Review] = {}
+    count: Counter[str] = Counter()
     for r in session.scalars(
         select(Review)
         .join(Sample, Sample.sample_id == Review.sample_id)
         .where(Sample.run_id == run_id)
-        .order_by(Review.recorded_at, Review.event_id)
+        .order_by(Review.log_partition, Review.log_offset)
     ):
-        latest_review[r.sample_id] = r
+        in_force[r.sample_id] = r
+        count[r.sample_id] += 1
     verdicts = _latest_verdicts(session, run_id)
-    return [
-        ReviewPair(
-            sample_id=sid,
-            automated=verdicts[sid].verdict if sid in verdicts else None,
-            reviewed=r.verdict,
-            previous_verdict=r.previous_verdict,
-            reviewer=r.reviewer,
-            note=r.note,
-            recorded_at=r.recorded_at,
+    pairs = []
+    for sid, r in sorted(in_force.items()):
+        automated = r.automated_verdict
+        reasons = tuple(str(x) for x in r.automated_reasons)
+        if automated is None and sid in verdicts:
+            automated = verdicts[sid].verdict
+        pairs.append(
+            ReviewPair(
+                sample_id=sid,
+                automated=automated,
+                automated_reasons=reasons,
+                reviewed=r.verdict,
+                reviewer=r.reviewer,
+                note=r.note,
+                reviewed_at=r.reviewed_at,
+                reviews=count[sid],
+            )
         )
-        for sid, r in sorted(latest_review.items())
-    ]
+    return pairs
 
 
 def agreement_rate(pairs: Sequence[ReviewPair]) -> float | None:
