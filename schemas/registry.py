@@ -13,12 +13,14 @@ from typing import Any
 from schemas.base import Event
 from schemas.dlq import DeadLettered
 from schemas.policy import PolicyPublished
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import (
     CodeGenerated,
     ExperienceReady,
     NoiseVerdict,
     ReviewRecorded,
     RewardScored,
+    RewardScoredV1,
     RolloutRequested,
     SandboxExecuted,
 )
@@ -33,6 +35,8 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     RolloutRequested,
     CodeGenerated,
     SandboxExecuted,
+    ReferenceExecuted,
+    RewardScoredV1,
     RewardScored,
     NoiseVerdict,
     ExperienceReady,
@@ -54,9 +58,15 @@ def _task_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 2}
 
 
+def _reward_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
+    # a v1 reward named no reference run: None says so (its efficiency part cannot be re-scored exactly)
+    return {**body, "schema_version": 2, "reference_event_id": None}
+
+
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
+    (RewardScored.event_type, 1): _reward_v1_to_v2,
 }
 
 

@@ -129,8 +129,10 @@ class SandboxExecuted(Event):
         return (self.sample_id, str(self.run_index))
 
 
-class RewardScored(Event):
+class RewardScoredV1(Event):
     """A versioned, multi-dimensional reward of one sample's execution."""
+
+    # v1 named no reference run: its efficiency part cannot be re-scored exactly (v2 names it)
 
     event_type: ClassVar[str] = "rlstream.rollout.scored"
     version: ClassVar[int] = 1
@@ -149,6 +151,36 @@ class RewardScored(Event):
     passed: int = Field(ge=0)
     total_cases: int = Field(ge=0)
     details: dict[str, str] = Field(default_factory=dict)
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id, self.execution_event_id, self.reward_fn, self.reward_version)
+
+
+class RewardScored(Event):
+    """A versioned, multi-dimensional reward of one sample's execution, naming the reference run
+    (``ReferenceExecuted`` on ``rl.references``) it was compared with, so the log alone re-scores it."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.scored"
+    version: ClassVar[int] = 2
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[2] = 2
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    execution_event_id: str
+    reward_fn: str = Field(description="registered name, e.g. code")
+    reward_version: str = Field(description="version of the reward function, e.g. v1")
+    components: dict[str, float]
+    weights: dict[str, float]
+    total: float
+    passed: int = Field(ge=0)
+    total_cases: int = Field(ge=0)
+    details: dict[str, str] = Field(default_factory=dict)
+    reference_event_id: str | None = Field(
+        default=None,
+        description="event id of the ReferenceExecuted scored against (None: no reference run was used)",
+    )
 
     def identity(self) -> tuple[str, ...]:
         return (self.sample_id, self.execution_event_id, self.reward_fn, self.reward_version)

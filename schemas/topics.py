@@ -29,6 +29,8 @@ ROLLOUTS_REQUESTED = Topic("rl.rollouts.requested", "group_id", "RolloutRequeste
 GENERATIONS = Topic("rl.generations", "group_id", "CodeGenerated", "generator")
 EXECUTIONS = Topic("rl.executions", "group_id", "SandboxExecuted", "sandbox")
 REWARDS = Topic("rl.rewards", "group_id", "RewardScored", "reward")
+# the reference runs rewards were compared with (named by id on each RewardScored): audits re-score exactly
+REFERENCES = Topic("rl.references", "task_id", "ReferenceExecuted", "reward")
 VERDICTS = Topic("rl.verdicts", "group_id", "NoiseVerdict", "noise filter")
 EXPERIENCES = Topic("rl.experiences", "group_id", "ExperienceReady", "experience")
 # one partition: policy versions are a single totally ordered sequence per run
@@ -52,6 +54,7 @@ EVENT_TOPICS: tuple[Topic, ...] = (
     GENERATIONS,
     EXECUTIONS,
     REWARDS,
+    REFERENCES,
     VERDICTS,
     EXPERIENCES,
     POLICY,

@@ -5,6 +5,11 @@ security read the code) and its executions arrive on the same partition number. 
 scored; re-runs exist for the noise filter's flakiness check. Whichever of generation and execution
 arrives second completes the pair; the pair is dropped from the state once scored, and a marker
 keeps a re-delivered record from scoring twice (the event id would be the same anyway).
+
+The task's reference run (the efficiency baseline) is kept in the state of each partition that needs
+it and published once per partition as ``ReferenceExecuted`` in the same transaction as the first
+reward scored against it; every reward names it by id. A restart reuses the stored run instead of
+timing a new one, so every reward on the log can be re-scored exactly from the log alone.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from infra.kafka.transactional import Emit, Incoming, PoisonRecord, State
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.task import TaskPublished
 from schemas.topics import EXECUTIONS, GENERATIONS
@@ -65,11 +71,42 @@ class RewardAgent:
             task = self.tasks.get(execution.task_id)
             if task is None:
                 raise PoisonRecord(f"unknown task {execution.task_id!r}: no TaskPublished on rl.tasks")
-            reference = None if execution.infra_error else self.reference(task, execution.backend)
-            reward = self.reward_fn.scored_event(task, code, execution, reference)
             p, sid = msg.partition, execution.sample_id
+            reference = None
+            if not execution.infra_error:
+                reference, first_use = self._reference(task, execution.backend, p, state)
+                if reference is not None and first_use:
+                    out.append(Emit(reference, causation_id=msg.envelope.id))
+            reward = self.reward_fn.scored_event(
+                task,
+                code,
+                execution,
+                reference.execution if reference else None,
+                reference_event_id=reference.event_id() if reference else None,
+            )
             state.delete(p, f"code:{sid}")
             state.delete(p, f"exec:{sid}")
             state.put(p, f"scored:{sid}", True)
             out.append(Emit(reward, causation_id=msg.envelope.id))
         return out
+
+    def _reference(
+        self, task: TaskPublished, backend: str, p: int, state: State
+    ) -> tuple[ReferenceExecuted | None, bool]:
+        """The reference run this partition scores ``task`` against in ``backend``, and whether this is
+        its first use here (then it must be published)."""
+        key = f"ref:{task.event_id()}:{backend}"
+        stored = state.get(p, key)
+        if stored is not None:
+            return ReferenceExecuted.model_validate(stored), False
+        run = self.reference(task, backend)
+        if run is None:
+            return None, False
+        ref = ReferenceExecuted(
+            task_id=task.task_id,
+            task_event_id=task.event_id(),
+            backend=run.backend,
+            execution=run,
+        )
+        state.put(p, key, ref.model_dump(mode="json"))
+        return ref, True

@@ -84,10 +84,16 @@ class RewardFunction(ABC):
         code: str,
         execution: SandboxExecuted,
         reference_execution: SandboxExecuted | None = None,
+        *,
+        reference_event_id: str | None = None,
     ) -> RewardScored:
-        return self.to_event(self.score(task, code, execution, reference_execution), execution)
+        """The reward event; ``reference_event_id`` names the published reference run it compared with."""
+        score = self.score(task, code, execution, reference_execution)
+        return self.to_event(score, execution, reference_event_id=reference_event_id)
 
-    def to_event(self, s: Score, execution: SandboxExecuted) -> RewardScored:
+    def to_event(
+        self, s: Score, execution: SandboxExecuted, *, reference_event_id: str | None = None
+    ) -> RewardScored:
         return RewardScored(
             sample_id=execution.sample_id,
             group_id=execution.group_id,
@@ -101,6 +107,7 @@ class RewardFunction(ABC):
             passed=s.correctness.passed,
             total_cases=s.correctness.total,
             details=s.details,
+            reference_event_id=reference_event_id,
         )
 
 

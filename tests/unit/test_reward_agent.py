@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from infra.kafka.transactional import Incoming, State
 from schemas.base import Event
 from schemas.envelope import Envelope
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.noise.agent import FilterAgent
@@ -64,11 +65,12 @@ def test_reward_needs_code_and_run_0_in_either_order_and_scores_once() -> None:
     x = passing(task)
     assert agent.handle([incoming(x)], state) == []
     out = agent.handle([incoming(generated(GOOD))], state)
-    assert len(out) == 1
-    reward = out[0].event
-    assert isinstance(reward, RewardScored)
+    assert len(out) == 2
+    ref, reward = out[0].event, out[1].event
+    assert isinstance(ref, ReferenceExecuted) and isinstance(reward, RewardScored)
     assert reward.passed == reward.total_cases == 4
     assert reward.components["efficiency"] > 0  # the reference's run was used
+    assert reward.reference_event_id == ref.event_id()  # and named, so the log alone re-scores it
     # re-delivery and re-runs are not scored again
     assert agent.handle([incoming(x), incoming(generated(GOOD))], state) == []
     assert agent.handle([incoming(passing(task, run_index=1, sample_id="s-2"))], state) == []
@@ -80,11 +82,47 @@ def test_reward_of_a_batch_matches_scoring_one_by_one() -> None:
     agent, state = reward_agent(task), owned()
     batch = [incoming(generated(GOOD, "a")), incoming(generated("def add(a, b):\n    return 0\n", "b"))]
     batch += [incoming(passing(task, sample_id="a")), incoming(execution(["0"] * 4, sample_id="b"))]
-    out = agent.handle(batch, state)
-    assert [e.event.sample_id for e in out] == ["a", "b"]  # type: ignore[attr-defined]
+    out = [e.event for e in agent.handle(batch, state)]
+    refs = [e for e in out if isinstance(e, ReferenceExecuted)]
+    assert len(refs) == 1  # published once for the partition, before the first reward that uses it
+    rewards = [e for e in out if isinstance(e, RewardScored)]
+    assert [e.sample_id for e in rewards] == ["a", "b"]
     fn = get_reward_function("code-v1", linter=FakeLinter())
-    alone = fn.scored_event(task, GOOD, passing(task, sample_id="a"), passing(task, sample_id="ref"))
-    assert out[0].event.model_dump_json() == alone.model_dump_json()
+    ref_run = passing(task, sample_id="ref")
+    alone = fn.scored_event(
+        task, GOOD, passing(task, sample_id="a"), ref_run, reference_event_id=refs[0].event_id()
+    )
+    assert rewards[0].model_dump_json() == alone.model_dump_json()
+
+
+def test_the_stored_reference_run_is_reused_per_partition_and_never_timed_again() -> None:
+    task = make_task()
+    timings = iter([0.001, 0.5, 0.9])
+    runs: list[SandboxExecuted] = []
+
+    def runner(t: TaskPublished, backend: str) -> SandboxExecuted:
+        x = passing(t, sample_id="ref")
+        x = x.model_copy(update={"duration_s": next(timings), "cases": ()})
+        runs.append(x)
+        return x
+
+    fn = get_reward_function("code-v1", linter=FakeLinter())
+    state = State()
+    state.partition(0)
+    state.partition(1)
+    first = RewardAgent(fn, Tasks(task), runner)
+    out0 = first.handle([incoming(generated(GOOD, "a")), incoming(passing(task, sample_id="a"))], state)
+    # a restarted processor (same state, a runner that would time the reference differently)
+    again = RewardAgent(fn, Tasks(task), runner)
+    out1 = again.handle([incoming(generated(GOOD, "b")), incoming(passing(task, sample_id="b"))], state)
+    assert len(runs) == 1 and [type(e.event) for e in out1] == [RewardScored]
+    a, b = out0[-1].event, out1[-1].event
+    assert isinstance(a, RewardScored) and isinstance(b, RewardScored)
+    assert a.reference_event_id == b.reference_event_id == out0[0].event.event_id()
+    # another partition needs the reference too: it gets (and publishes) its own run
+    out2 = again.handle([incoming(generated(GOOD, "c"), 1), incoming(passing(task, sample_id="c"), 1)], state)
+    assert len(runs) == 2 and isinstance(out2[0].event, ReferenceExecuted)
+    assert out2[1].event.reference_event_id == out2[0].event.event_id() != a.reference_event_id  # type: ignore[attr-defined]
 
 
 def filter_agent(task: TaskPublished, reruns: int = 0) -> FilterAgent:
