@@ -8,18 +8,20 @@ padding included, since that is what the step's memory pays for).
 
 A sample the learner must not train on is dropped and counted in :class:`AssemblyStats`, never used
 silently and never lost silently: too stale (its policy version lags the learner's by more than the
-bound), too long for the budget on its own, or without usable behaviour log-probs.
+bound), too long for the budget on its own, without usable behaviour log-probs, or masked or
+rejected by a human review in force before it was trained on.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor
 
+from schemas.advantages import group_advantages
 from schemas.rollout import ExperienceReady
 
 
@@ -48,13 +50,15 @@ class AssemblyStats:
     dropped_stale: int = 0
     dropped_too_long: int = 0
     dropped_invalid: int = 0
+    #: a human review in force says mask or reject (see :func:`apply_reviews`)
+    dropped_review: int = 0
     #: staleness (learner version - sample version) -> count, over the samples used
     staleness_hist: Counter[int] = field(default_factory=Counter)
     dropped_sample_ids: list[str] = field(default_factory=list)
 
     @property
     def dropped(self) -> int:
-        return self.dropped_stale + self.dropped_too_long + self.dropped_invalid
+        return self.dropped_stale + self.dropped_too_long + self.dropped_invalid + self.dropped_review
 
     def merge(self, other: AssemblyStats) -> None:
         self.seen += other.seen
@@ -62,6 +66,7 @@ class AssemblyStats:
         self.dropped_stale += other.dropped_stale
         self.dropped_too_long += other.dropped_too_long
         self.dropped_invalid += other.dropped_invalid
+        self.dropped_review += other.dropped_review
         self.staleness_hist.update(other.staleness_hist)
         self.dropped_sample_ids.extend(other.dropped_sample_ids)
 
@@ -117,6 +122,25 @@ def samples_of(event: ExperienceReady) -> list[TrainSample]:
         )
         for s in event.samples
     ]
+
+
+def apply_reviews(
+    event: ExperienceReady, verdict_in_force: Callable[[str], str | None]
+) -> tuple[list[TrainSample], list[str]]:
+    """The group's samples without those a human review in force masks or rejects, and the ids
+    removed. Advantages are group-relative, so when a sample leaves, the rest are recomputed over the
+    samples that stay (the same definition the experience processor used); an untouched group keeps
+    its advantages exactly. An ``accept`` review changes nothing here: a sample the filter kept out of
+    its group carries no tokens to train on."""
+    samples = samples_of(event)
+    removed = [s.sample_id for s in samples if verdict_in_force(s.sample_id) in ("mask", "reject")]
+    if not removed:
+        return samples, []
+    kept = [s for s in samples if s.sample_id not in removed]
+    if kept:
+        advantages = group_advantages([s.reward for s in kept], normalise_std=event.std_normalised)
+        kept = [replace(s, advantage=a) for s, a in zip(kept, advantages, strict=True)]
+    return kept, removed
 
 
 def select_samples(

@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from learner.batch import AssemblyStats, TrainSample, collate, samples_of, select_samples
+from learner.batch import AssemblyStats, TrainSample, apply_reviews, collate, samples_of, select_samples
 from learner.engine import LearnerEngine
 from schemas.policy import ConsumedOffset, PolicyPublished
 from schemas.rollout import ExperienceReady
@@ -48,6 +49,20 @@ class StepRecord:
     metrics: dict[str, float]
 
 
+class ReviewLookup(Protocol):
+    """Human reviews in force (``rl.reviews``), as the learner sees them just before a step."""
+
+    def refresh(self) -> None:
+        """Take in every review recorded up to now."""
+
+    def verdict(self, sample_id: str) -> str | None:
+        """The verdict of the review in force for the sample, or None."""
+
+
+def _no_review(sample_id: str) -> None:
+    return None
+
+
 @dataclass
 class _Pending:
     record: Record
@@ -62,8 +77,11 @@ class LearnerLoop:
         run_id: str,
         model_name: str = "",
         on_step: Callable[[StepRecord], None] | None = None,
+        reviews: ReviewLookup | None = None,
     ) -> None:
         self.engine = engine
+        #: a review's mask/reject takes effect for any sample not trained yet: read just before a step
+        self.reviews = reviews
         self.config = engine.config
         self.run_id = run_id
         self.model_name = model_name
@@ -130,18 +148,26 @@ class LearnerLoop:
     def _train_front(self, *, allow_partial_budget: bool) -> list[PolicyPublished]:
         """One or more steps on the longest prefix of whole records that fits the budget."""
         c = self.config
+        lookup: Callable[[str], str | None] = _no_review
+        if self.reviews is not None:
+            self.reviews.refresh()
+            lookup = self.reviews.verdict
         taken: list[_Pending] = []
         batch_samples: list[TrainSample] = []
         width = 0
         step_stats = AssemblyStats()
         while self._fifo:
             head = self._fifo[0]
+            reviewed, removed = apply_reviews(head.record.event, lookup)
             kept, stats = select_samples(
-                samples_of(head.record.event),
+                reviewed,
                 current_version=self.engine.policy_version,
                 staleness_bound=c.staleness_bound,
                 token_budget=c.token_budget,
             )
+            stats.seen += len(removed)
+            stats.dropped_review += len(removed)
+            stats.dropped_sample_ids.extend(removed)
             grown = max([width, *(s.length for s in kept)])
             if taken and grown * (len(batch_samples) + len(kept)) > c.token_budget:
                 break
@@ -184,6 +210,7 @@ class LearnerLoop:
             samples_dropped_stale=float(self.stats.dropped_stale),
             samples_dropped_too_long=float(self.stats.dropped_too_long),
             samples_dropped_invalid=float(self.stats.dropped_invalid),
+            samples_dropped_review=float(self.stats.dropped_review),
         )
         for lag, count in sorted(Counter(self.stats.staleness_hist).items()):
             metrics[f"staleness_hist.{lag}"] = float(count)

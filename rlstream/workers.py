@@ -152,6 +152,7 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
 
     from learner.engine import LearnerEngine
     from learner.loop import LearnerLoop
+    from learner.reviews import ReviewFollower
     from learner.service import LearnerService, default_checkpoint_dir, learner_log_path
     from producers.generator.models import load_model
 
@@ -172,7 +173,9 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
         update["distributed"] = config.distributed.model_copy(update={"master_port": port})
     config = config.model_copy(update=update)
     engine = LearnerEngine(policy.model, config)
-    loop = LearnerLoop(engine, run_id=settings.run_id, model_name=policy.name)
+    # human reviews on rl.reviews that mask or reject a sample keep it out of any step not yet taken
+    reviews = ReviewFollower(bootstrap, settings.run_id)
+    loop = LearnerLoop(engine, run_id=settings.run_id, model_name=policy.name, reviews=reviews)
     service = LearnerService(
         loop,
         bootstrap=bootstrap,
@@ -180,7 +183,7 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
         group_id=LEARNER_GROUP,
         training_log=learner_log_path(config.checkpoint_dir),
     )
-    return Worker("learner", service, [])
+    return Worker("learner", service, [reviews.close])
 
 
 def _build_execution_side(
