@@ -1,0 +1,334 @@
+"""The report's charts: each is a pure function of :class:`RunReportData` that returns a matplotlib
+figure, or None when the run has nothing to draw (the page then shows a "no data" panel instead).
+
+Figures are built without pyplot (no global state, no display): ``Figure.savefig`` renders with Agg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from consumers.report import data as d
+
+COLORS = {"accept": "#2e7d32", "mask": "#f9a825", "reject": "#c62828"}
+BACKEND_COLORS = {"wasm": "#1565c0", "container": "#6a1b9a", "subprocess": "#5d4037"}
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    title: str
+    #: what the chart shows, under it on the page
+    caption: str
+    #: why the panel is empty when ``draw`` returns None
+    no_data: str
+    draw: Callable[[d.RunReportData], Figure | None]
+
+    @property
+    def filename(self) -> str:
+        return f"{self.key}.png"
+
+
+def _figure(width: float = 7.0, height: float = 3.6) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    return fig
+
+
+def reward_by_version(data: d.RunReportData) -> Figure | None:
+    by_v = data.reward_by_version
+    if not by_v:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    versions = list(by_v)
+    ax.boxplot(
+        [list(by_v[v]) for v in versions],
+        positions=versions,
+        widths=0.5,
+        showfliers=True,
+        patch_artist=True,
+        boxprops={"facecolor": "#bbdefb", "edgecolor": "#1565c0"},
+        medianprops={"color": "#0d47a1"},
+        flierprops={"markersize": 3, "markeredgecolor": "#90a4ae"},
+    )
+    means = [sum(by_v[v]) / len(by_v[v]) for v in versions]
+    ax.plot(versions, means, "o-", color="#d84315", label="mean")
+    for v, m in zip(versions, means, strict=True):
+        ax.annotate(
+            f"n={len(by_v[v])}", (v, m), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7
+        )
+    ax.set_xlabel("policy version that generated the sample")
+    ax.set_ylabel("reward")
+    ax.set_xticks(versions)
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def reward_by_step(data: d.RunReportData) -> Figure | None:
+    by_s = data.reward_by_step
+    if not by_s:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    steps = list(by_s)
+    means = [sum(by_s[s]) / len(by_s[s]) for s in steps]
+    lows = [d.quantile(by_s[s], 0.25) for s in steps]
+    highs = [d.quantile(by_s[s], 0.75) for s in steps]
+    ax.fill_between(steps, lows, highs, color="#c8e6c9", label="25-75 %")
+    ax.plot(steps, means, "o-", color="#2e7d32", label="mean", markersize=4)
+    ax.set_xlabel("learner step (version published)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("reward of trained samples")
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def pass_at_k(data: d.RunReportData) -> Figure | None:
+    by_v = data.pass_at_k
+    if not by_v:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    versions = list(by_v)
+    for i, k in enumerate(data.ks):
+        xs = [v for v in versions if k in by_v[v]]
+        style = "o-" if k == 1 else ("s--", "^-.", "d:", "v--")[i % 4]
+        ax.plot(xs, [by_v[v][k] for v in xs], style, label=f"pass@{k}", linewidth=2.2 if k == 1 else 1.4)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("policy version")
+    ax.set_ylabel("mean over tasks")
+    ax.set_xticks(versions)
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def verdict_mix(data: d.RunReportData) -> Figure | None:
+    by_v = data.verdicts_by_version
+    if not by_v:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    versions = list(by_v)
+    bottom = [0.0] * len(versions)
+    for verdict in d.VERDICTS:
+        share = [by_v[v].get(verdict, 0) / max(sum(by_v[v].values()), 1) for v in versions]
+        ax.bar(versions, share, bottom=bottom, color=COLORS[verdict], label=verdict, width=0.6)
+        bottom = [b + s for b, s in zip(bottom, share, strict=True)]
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("policy version")
+    ax.set_ylabel("share of samples")
+    ax.set_xticks(versions)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    return fig
+
+
+def verdict_reasons(data: d.RunReportData) -> Figure | None:
+    reasons = data.verdict_reasons
+    if not reasons:
+        return None
+    top = list(reasons.items())[:15]
+    fig = _figure(height=max(2.4, 0.35 * len(top) + 1.0))
+    ax = fig.add_subplot()
+    names = [name for name, _ in top][::-1]
+    left = [0] * len(names)
+    for verdict in d.VERDICTS:
+        counts = [reasons[n].get(verdict, 0) for n in names]
+        ax.barh(names, counts, left=left, color=COLORS[verdict], label=verdict)
+        left = [a + b for a, b in zip(left, counts, strict=True)]
+    ax.set_xlabel("samples")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.tick_params(axis="y", labelsize=8)
+    return fig
+
+
+def staleness(data: d.RunReportData) -> Figure | None:
+    hist = data.staleness
+    if not hist:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    lags = list(range(min(0, *hist), max(hist) + 1))
+    ax.bar(lags, [hist.get(lag, 0) for lag in lags], color="#5e35b1", width=0.6)
+    ax.set_xticks(lags)
+    ax.set_xlabel("policy lag (learner version - behaviour version)")
+    ax.set_ylabel("trained samples")
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def sandbox_backends(data: d.RunReportData) -> Figure | None:
+    counts = data.backend_executions
+    if not counts:
+        return None
+    fig = _figure(height=2.8)
+    ax = fig.add_subplot()
+    names = sorted(counts)
+    ax.bar(names, [counts[n] for n in names], color=[BACKEND_COLORS.get(n, "#546e7a") for n in names])
+    for i, n in enumerate(names):
+        ax.annotate(str(counts[n]), (i, counts[n]), textcoords="offset points", xytext=(0, 3), ha="center")
+    ax.set_ylabel("executions")
+    ax.margins(y=0.15)
+    return fig
+
+
+def sandbox_latency(data: d.RunReportData) -> Figure | None:
+    lat = {b: xs for b, xs in data.backend_latency_s.items() if xs}
+    if not lat:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    names = list(lat)
+    ax.boxplot(
+        [[x * 1000 for x in lat[n]] for n in names],
+        tick_labels=names,
+        orientation="horizontal",
+        patch_artist=True,
+        boxprops={"facecolor": "#e1f5fe"},
+        flierprops={"markersize": 3},
+    )
+    if all(x > 0 for n in names for x in lat[n]):
+        ax.set_xscale("log")
+    ax.set_xlabel("execution time (ms)")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def review_agreement(data: d.RunReportData) -> Figure | None:
+    agr = data.agreement
+    if not agr.reviewed:
+        return None
+    fig = _figure(width=4.8, height=3.8)
+    ax = fig.add_subplot()
+    grid = [[agr.confusion.get(a, {}).get(h, 0) for h in d.VERDICTS] for a in d.VERDICTS]
+    ax.imshow(grid, cmap="Blues", vmin=0)
+    peak = max(max(row) for row in grid)
+    for i, row in enumerate(grid):
+        for j, c in enumerate(row):
+            ax.text(j, i, str(c), ha="center", va="center", color="white" if c > peak / 2 else "black")
+    ax.set_xticks(range(3), d.VERDICTS)
+    ax.set_yticks(range(3), d.VERDICTS)
+    ax.set_xlabel("human review")
+    ax.set_ylabel("automated verdict")
+    return fig
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    charts: tuple[Chart, ...]
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section(
+        "Reward",
+        (
+            Chart(
+                "reward_by_version",
+                "Reward per policy version",
+                "Distribution (box) and mean (line) of the total reward of every scored sample, by the "
+                "policy version that generated it.",
+                "No scored samples in this run.",
+                reward_by_version,
+            ),
+            Chart(
+                "reward_by_step",
+                "Reward of trained samples per learner step",
+                "Mean and interquartile range of the reward of the samples trained into each published "
+                "version.",
+                "No policy version has been published with trained samples.",
+                reward_by_step,
+            ),
+        ),
+    ),
+    Section(
+        "pass@k",
+        (
+            Chart(
+                "pass_at_k",
+                "pass@1 and pass@k per policy version",
+                "Unbiased pass@k per task and policy version, averaged over the tasks with at least k "
+                "samples.",
+                "No scored samples to estimate pass@k from.",
+                pass_at_k,
+            ),
+        ),
+    ),
+    Section(
+        "Noise filter",
+        (
+            Chart(
+                "verdict_mix",
+                "Verdict mix per policy version",
+                "Share of samples the noise filter accepted, masked or rejected.",
+                "No verdicts in this run.",
+                verdict_mix,
+            ),
+            Chart(
+                "verdict_reasons",
+                "Verdict reasons",
+                "Samples per reason code (top 15), coloured by the verdict they led to.",
+                "No verdict carried a reason.",
+                verdict_reasons,
+            ),
+        ),
+    ),
+    Section(
+        "Staleness",
+        (
+            Chart(
+                "staleness",
+                "Policy lag of trained samples",
+                "How many versions behind the learner each trained sample's behaviour policy was.",
+                "No samples have been trained yet.",
+                staleness,
+            ),
+        ),
+    ),
+    Section(
+        "Sandbox",
+        (
+            Chart(
+                "sandbox_backends",
+                "Sandbox backend mix",
+                "Executions per backend (flakiness re-runs included).",
+                "No sandbox executions in this run.",
+                sandbox_backends,
+            ),
+            Chart(
+                "sandbox_latency",
+                "Sandbox latency per backend",
+                "Execution time per backend (infra failures left out).",
+                "No timed sandbox executions in this run.",
+                sandbox_latency,
+            ),
+        ),
+    ),
+    Section(
+        "Human review",
+        (
+            Chart(
+                "review_agreement",
+                "Automated verdicts vs human reviews",
+                "Reviewed samples by automated verdict (rows) and the reviewer's verdict (columns).",
+                "No sample of this run has been reviewed.",
+                review_agreement,
+            ),
+        ),
+    ),
+)
+
+
+def all_charts() -> list[Chart]:
+    return [c for s in SECTIONS for c in s.charts]
+
+
+def save(fig: Figure, path: Path) -> None:
+    fig.savefig(path, format="png")

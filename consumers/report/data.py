@@ -1,0 +1,76 @@
+"""What a run report shows, as plain data: :class:`RunReportData` holds every series the charts and
+tables are drawn from, already aggregated. Loaders fill it (:mod:`.load` from the projection database,
+:mod:`.facts` from rows folded off the log); the renderer never touches a database or a broker, so it is
+tested with hand-built data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from consumers.review import Agreement
+
+VERDICTS = ("accept", "mask", "reject")
+
+
+@dataclass(frozen=True)
+class Summary:
+    samples: int = 0
+    tasks: int = 0
+    rewards: int = 0
+    reward_mean: float | None = None
+    policy_versions: int = 0
+    latest_step: int | None = None
+    trained_samples: int = 0
+    executions: int = 0
+    reviews: int = 0
+
+
+@dataclass(frozen=True)
+class RunReportData:
+    run_id: str
+    #: where the data came from, shown on the page (a database URL without its password, or "the log")
+    source: str = ""
+    generated_at: datetime | None = None
+    summary: Summary = Summary()
+    #: behaviour policy version -> reward totals of the samples it generated
+    reward_by_version: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    #: learner step -> rewards of the samples trained into the version published at that step
+    reward_by_step: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    #: policy version -> k -> mean unbiased pass@k over the tasks with at least k samples
+    pass_at_k: dict[int, dict[int, float]] = field(default_factory=dict)
+    #: policy version -> verdict -> samples (each sample's latest verdict)
+    verdicts_by_version: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: reason code -> verdict -> samples
+    verdict_reasons: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: policy lag of trained samples (learner version at training - behaviour version) -> samples
+    staleness: dict[int, int] = field(default_factory=dict)
+    #: sandbox backend -> executions (re-runs included)
+    backend_executions: dict[str, int] = field(default_factory=dict)
+    #: sandbox backend -> durations in seconds (infra failures left out)
+    backend_latency_s: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: automated verdicts against the reviews in force
+    agreement: Agreement = field(default_factory=Agreement)
+
+    @property
+    def verdict_totals(self) -> dict[str, int]:
+        return {v: sum(by.get(v, 0) for by in self.verdicts_by_version.values()) for v in VERDICTS}
+
+    @property
+    def ks(self) -> tuple[int, ...]:
+        return tuple(sorted({k for by_k in self.pass_at_k.values() for k in by_k}))
+
+
+def mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def quantile(xs: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile of a non-empty sequence."""
+    s = sorted(xs)
+    pos = (len(s) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)

@@ -1,0 +1,147 @@
+"""One run's facts as plain rows (one per sample, execution, published version and review) and the
+pure aggregation of them into :class:`RunReportData`: what ``rlstream report --from-log`` draws after
+folding the log (:mod:`.fold`). The projection loader (:mod:`.load`) gets the same series from SQL.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from consumers.report.data import VERDICTS, RunReportData, Summary
+from consumers.review import agreement
+from streams.reward.passk import mean_pass_at_k, pass_at_k_table
+
+#: the k of pass@k (as the projections' default); a k larger than a task's samples is left out
+DEFAULT_KS: tuple[int, ...] = (1, 2, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class SampleFacts:
+    sample_id: str
+    task_id: str
+    #: the behaviour policy version that generated the sample
+    policy_version: int
+    #: total reward (None until scored)
+    reward: float | None = None
+    #: every case passed (None until scored)
+    passed: bool | None = None
+    #: the noise filter's latest verdict (None until filtered)
+    verdict: str | None = None
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExecutionFacts:
+    sample_id: str
+    backend: str
+    duration_s: float
+    run_index: int = 0
+    infra_error: bool = False
+
+
+@dataclass(frozen=True)
+class PolicyFacts:
+    policy_version: int
+    step: int
+    trained_sample_ids: tuple[str, ...] = ()
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReviewFacts:
+    """A review in force (the newest of its sample)."""
+
+    sample_id: str
+    verdict: str
+    reviewer: str = ""
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    run_id: str
+    samples: tuple[SampleFacts, ...] = ()
+    executions: tuple[ExecutionFacts, ...] = ()
+    policies: tuple[PolicyFacts, ...] = ()
+    reviews: tuple[ReviewFacts, ...] = ()
+
+
+def _sorted_lists(d: dict[int, list[float]]) -> dict[int, tuple[float, ...]]:
+    return {k: tuple(v) for k, v in sorted(d.items())}
+
+
+def aggregate(
+    facts: RunFacts, *, ks: Sequence[int] = DEFAULT_KS, source: str = "", generated_at: datetime | None = None
+) -> RunReportData:
+    samples = facts.samples
+    reward_of = {s.sample_id: s.reward for s in samples if s.reward is not None}
+    version_of = {s.sample_id: s.policy_version for s in samples}
+
+    by_version: dict[int, list[float]] = defaultdict(list)
+    for s in samples:
+        if s.reward is not None:
+            by_version[s.policy_version].append(s.reward)
+
+    by_step: dict[int, list[float]] = defaultdict(list)
+    lag: Counter[int] = Counter()
+    trained: set[str] = set()
+    for p in facts.policies:
+        for sid in p.trained_sample_ids:
+            trained.add(sid)
+            if sid in reward_of:
+                by_step[p.step].append(reward_of[sid])
+            if sid in version_of:
+                # the learner trained it at version (published - 1)
+                lag[max(p.policy_version - 1 - version_of[sid], 0)] += 1
+
+    outcomes = [(s.task_id, s.policy_version, s.passed) for s in samples if s.passed is not None]
+    pass_k = mean_pass_at_k(pass_at_k_table(outcomes, ks=tuple(ks))) if outcomes else {}
+
+    verdicts: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(VERDICTS, 0))
+    reasons: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in samples:
+        if s.verdict is None:
+            continue
+        verdicts[s.policy_version][s.verdict] += 1
+        for code in set(s.reasons):
+            reasons[code][s.verdict] += 1
+
+    executions = Counter(e.backend for e in facts.executions)
+    latency: dict[str, list[float]] = defaultdict(list)
+    for e in facts.executions:
+        if not e.infra_error:
+            latency[e.backend].append(e.duration_s)
+
+    rewards = list(reward_of.values())
+    return RunReportData(
+        run_id=facts.run_id,
+        source=source,
+        generated_at=generated_at,
+        summary=Summary(
+            samples=len(samples),
+            tasks=len({s.task_id for s in samples}),
+            rewards=len(rewards),
+            reward_mean=sum(rewards) / len(rewards) if rewards else None,
+            policy_versions=len({p.policy_version for p in facts.policies}),
+            latest_step=max((p.step for p in facts.policies), default=None),
+            trained_samples=len(trained),
+            executions=len(facts.executions),
+            reviews=len({r.sample_id for r in facts.reviews}),
+        ),
+        reward_by_version=_sorted_lists(by_version),
+        reward_by_step=_sorted_lists(by_step),
+        pass_at_k=pass_k,
+        verdicts_by_version=dict(sorted(verdicts.items())),
+        verdict_reasons={
+            code: dict(c) for code, c in sorted(reasons.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+        },
+        staleness=dict(sorted(lag.items())),
+        backend_executions=dict(sorted(executions.items())),
+        backend_latency_s={b: tuple(xs) for b, xs in sorted(latency.items())},
+        agreement=agreement(
+            {s.sample_id: s.verdict for s in samples if s.verdict is not None},
+            {r.sample_id: r.verdict for r in facts.reviews},
+        ),
+    )

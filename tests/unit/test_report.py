@@ -1,0 +1,191 @@
+"""The run report's pure parts: aggregation of a run's facts, the charts and page drawn from them
+(every section present; a "no data" panel, never a crash, where a run has nothing to show), the fold of
+real (golden) events, and the atomic write."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from matplotlib.image import imread
+
+from consumers.report import charts
+from consumers.report.charts import all_charts
+from consumers.report.data import RunReportData
+from consumers.report.facts import (
+    ExecutionFacts,
+    PolicyFacts,
+    ReviewFacts,
+    RunFacts,
+    SampleFacts,
+    aggregate,
+)
+from consumers.report.fold import ReportFold
+from consumers.report.write import write_report
+from schemas import codec, export
+from schemas.errors import UsageError
+
+GOLDEN = Path(export.__file__).parent / "golden"
+
+
+def _facts(seed: int = 0) -> RunFacts:
+    rng = random.Random(seed)
+    samples, executions = [], []
+    for version in range(4):
+        for task in range(5):
+            for i in range(4):
+                sid = f"r/t{task}/{version}/{i}"
+                ok = rng.random() < 0.2 + 0.2 * version
+                verdict = rng.choice(["accept"] * 6 + ["mask", "reject"])
+                reasons = {"reject": ("hack.forced_exit",), "mask": ("flaky.disagree",)}.get(verdict, ())
+                samples.append(
+                    SampleFacts(
+                        sid, f"t{task}", version, float(ok) + rng.random() * 0.2, ok, verdict, reasons
+                    )
+                )
+                executions.append(ExecutionFacts(sid, rng.choice(["wasm", "wasm", "container"]), 0.05))
+    policies = [
+        PolicyFacts(v, v, tuple(s.sample_id for s in samples if s.policy_version in (v - 1, v - 2))[:20])
+        for v in range(1, 5)
+    ]
+    reviews = [ReviewFacts(s.sample_id, rng.choice(["accept", "reject"])) for s in samples[:12]]
+    return RunFacts("r", tuple(samples), tuple(executions), tuple(policies), tuple(reviews))
+
+
+def _blank(png: Path) -> bool:
+    return float(imread(png).std()) < 0.01
+
+
+def test_aggregation_of_a_small_run_by_hand():
+    facts = RunFacts(
+        "r",
+        samples=(
+            SampleFacts("r/a/0/0", "a", 0, 0.0, False, "accept"),
+            SampleFacts("r/a/0/1", "a", 0, 1.0, True, "reject", ("hack.forced_exit", "hack.forced_exit")),
+            SampleFacts("r/a/1/0", "a", 1, 1.0, True, "accept"),
+            SampleFacts("r/a/1/1", "a", 1, 1.0, True, "mask", ("flaky.disagree",)),
+            SampleFacts("r/b/1/0", "b", 1),  # generated, not scored yet
+        ),
+        executions=(
+            ExecutionFacts("r/a/0/0", "wasm", 0.04),
+            ExecutionFacts("r/a/0/1", "container", 0.2),
+            ExecutionFacts("r/a/0/1", "container", 9.0, run_index=1, infra_error=True),
+        ),
+        # version 2 was trained by the learner at version 1: samples of version 0 lag by 1
+        policies=(PolicyFacts(1, 1, ("r/a/0/0",)), PolicyFacts(2, 2, ("r/a/0/1", "r/a/1/0"))),
+        reviews=(
+            ReviewFacts("r/a/0/1", "accept"),
+            ReviewFacts("r/a/0/1", "reject"),
+            ReviewFacts("r/a/1/0", "mask"),
+        ),
+    )
+    data = aggregate(facts, ks=(1, 2))
+    assert data.reward_by_version == {0: (0.0, 1.0), 1: (1.0, 1.0)}
+    assert data.reward_by_step == {1: (0.0,), 2: (1.0, 1.0)}
+    assert data.staleness == {0: 2, 1: 1}
+    # n=2, c=1: pass@1 = 0.5, pass@2 = 1; n=2, c=2: both 1
+    assert data.pass_at_k == {0: {1: 0.5, 2: 1.0}, 1: {1: 1.0, 2: 1.0}}
+    assert data.verdicts_by_version == {
+        0: {"accept": 1, "mask": 0, "reject": 1},
+        1: {"accept": 1, "mask": 1, "reject": 0},
+    }
+    assert data.verdict_reasons == {"flaky.disagree": {"mask": 1}, "hack.forced_exit": {"reject": 1}}
+    assert data.backend_executions == {"container": 2, "wasm": 1}
+    assert data.backend_latency_s == {"container": (0.2,), "wasm": (0.04,)}
+    # the later review of r/a/0/1 is the one in force (reject = the automated verdict)
+    assert (data.agreement.reviewed, data.agreement.agreed) == (2, 1)
+    assert data.agreement.confusion["accept"]["mask"] == 1
+    assert data.summary.samples == 5 and data.summary.tasks == 2 and data.summary.trained_samples == 3
+
+
+def test_full_report_has_every_section_and_every_chart(tmp_path: Path):
+    out = tmp_path / "report"
+    lines: list[str] = []
+    written = write_report(aggregate(_facts(), source="unit"), out, lines.append)
+    html = (out / "index.html").read_text()
+    for section in ("summary", "reward", "pass-at-k", "noise-filter", "staleness", "sandbox", "human-review"):
+        assert f'<section id="{section}">' in html
+    assert written.no_data == ()
+    imgs = re.findall(r'<img class="chart" src="([^"]+)"', html)
+    assert sorted(imgs) == sorted(c.filename for c in all_charts())
+    for name in imgs:
+        assert not _blank(out / name), name
+    assert "no-data" not in html.split("<body", 1)[1]
+    assert len(lines) == len(all_charts())
+    assert "pass@4" in html  # groups of 4: pass@1, pass@2 and pass@4 are estimated
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no temp dir left
+
+
+def test_a_run_without_data_gets_no_data_panels_not_a_crash(tmp_path: Path):
+    out = tmp_path / "empty"
+    written = write_report(RunReportData("nothing-yet"), out)
+    html = (out / "index.html").read_text()
+    assert written.charts == ()
+    assert "<img" not in html
+    for chart in all_charts():
+        assert f'data-chart="{chart.key}">No data' in html
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+
+
+def test_a_run_not_yet_trained_or_reviewed_draws_what_it_has(tmp_path: Path):
+    f = _facts()
+    data = aggregate(RunFacts(f.run_id, f.samples, f.executions))
+    written = write_report(data, tmp_path / "r")
+    assert set(written.no_data) == {"reward_by_step", "staleness", "review_agreement"}
+    assert not (tmp_path / "r" / "staleness.png").exists()
+
+
+def test_golden_events_fold_into_one_sample_of_the_run():
+    fold = ReportFold("local")
+    for doc_path in sorted(GOLDEN.glob("*.json")):
+        doc = json.loads(doc_path.read_text())
+        d = codec.decode(
+            json.dumps(doc["body"]).encode(), [(k, v.encode()) for k, v in doc["headers"].items()]
+        )
+        fold.fold(d.envelope, d.event)
+    facts = fold.facts()
+    assert fold.known and "local" in fold.runs_seen
+    [sample] = facts.samples
+    assert sample.sample_id == "local/demo/add/0/1"
+    assert sample.verdict == "reject" and "hack.forced_exit" in sample.reasons
+    assert sample.reward is not None and sample.passed is not None
+    assert [e.backend for e in facts.executions] and [p.policy_version for p in facts.policies] == [3]
+    other = ReportFold("another-run")
+    assert not other.known
+
+
+def test_a_directory_of_other_files_is_refused_and_left_alone(tmp_path: Path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    with pytest.raises(UsageError, match="not an rlstream report"):
+        write_report(aggregate(_facts()), out)
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+def test_a_failed_report_leaves_the_previous_one_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    out = tmp_path / "report"
+    write_report(RunReportData("first"), out)
+    before = (out / "index.html").read_text()
+
+    def boom(data: RunReportData) -> None:
+        raise RuntimeError("chart failed")
+
+    broken = tuple(
+        charts.Section(
+            s.title, tuple(charts.Chart(c.key, c.title, c.caption, c.no_data, boom) for c in s.charts)
+        )
+        for s in charts.SECTIONS
+    )
+    monkeypatch.setattr(charts, "SECTIONS", broken)
+    with pytest.raises(RuntimeError, match="chart failed"):
+        write_report(aggregate(_facts()), out)
+    assert (out / "index.html").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+    # and a good report replaces a previous one of ours
+    monkeypatch.undo()
+    write_report(aggregate(_facts()), out)
+    assert 'data-run-id="r"' in (out / "index.html").read_text()
