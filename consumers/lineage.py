@@ -1,6 +1,7 @@
 """Lineage of one sample, folded from the log: task -> request -> generation (raw completion and the
 code executed) -> executions (per-case results) -> reward (components) -> verdict (reasons) -> the
-experience it joined -> the policy versions it was trained into.
+experience it joined -> the policy versions it was trained into, and the human reviews of it (who
+changed what, when, and whether the review came before the sample was trained on).
 
 Pure: the caller feeds every event it reads (any order, any topic); :class:`Lineage` keeps the ones
 that concern its sample.
@@ -9,8 +10,10 @@ that concern its sample.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from consumers.review import Recorded, Trained, review_outcome, reviews_in_force
 from schemas.base import Event
 from schemas.envelope import Envelope
 from schemas.policy import PolicyPublished
@@ -18,6 +21,7 @@ from schemas.rollout import (
     CodeGenerated,
     ExperienceReady,
     NoiseVerdict,
+    ReviewRecorded,
     RewardScored,
     RolloutRequested,
     SandboxExecuted,
@@ -53,6 +57,8 @@ class Lineage:
     executions: list[dict[str, Any]] = field(default_factory=list)
     trained_into: list[dict[str, Any]] = field(default_factory=list)
     _tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _trained: list[Trained] = field(default_factory=list)
+    _reviews: list[Recorded] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.group_id = group_of(self.sample_id)
@@ -73,6 +79,7 @@ class Lineage:
             return
         if isinstance(event, PolicyPublished):
             if self.sample_id in event.trained_sample_ids:
+                self._trained.append(Trained(event.policy_version, envelope.time))
                 self.trained_into.append(
                     _brief(
                         envelope,
@@ -101,6 +108,9 @@ class Lineage:
             )
         elif getattr(event, "sample_id", None) != self.sample_id:
             return
+        elif isinstance(event, ReviewRecorded):
+            # in log order (one partition per group), so the last one kept is the one in force
+            self._reviews.append(Recorded(envelope.id, envelope.time, event))
         elif isinstance(event, CodeGenerated):
             self.task_id = event.task_id
             self.trace_id = trace_id(envelope) or self.trace_id
@@ -165,4 +175,39 @@ class Lineage:
             **{name: stages.get(name) for name in STAGES},
             "trained_into": sorted(self.trained_into, key=lambda x: x["policy_version"]),
             "missing": [name for name in STAGES if stages.get(name) is None],
+            "reviews": self._review_rows(stages.get("experience")),
         }
+
+    def _review_rows(self, experience: dict[str, Any] | None) -> list[dict[str, Any]]:
+        latest = reviews_in_force(self._reviews)
+        in_force = latest[self.sample_id].event_id if self.sample_id in latest else None
+        assembled = None
+        if experience is not None:
+            assembled = datetime.fromisoformat(experience["time"])
+        rows: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for item in self._reviews:
+            if item.event_id in seen:
+                continue
+            seen.add(item.event_id)
+            review: ReviewRecorded = item.event
+            rows.append(
+                {
+                    "event_id": item.event_id,
+                    "time": item.time.isoformat(),
+                    "reviewer": review.reviewer,
+                    "verdict": review.verdict,
+                    "automated_verdict": review.automated_verdict,
+                    "automated_reasons": list(review.automated_reasons),
+                    "note": review.note,
+                    "supersedes": review.supersedes,
+                    "outcome": review_outcome(
+                        item,
+                        in_force=item.event_id == in_force,
+                        trained=self._trained,
+                        assembled_at=assembled,
+                        in_gradient=experience["in_gradient"] if experience is not None else None,
+                    ),
+                }
+            )
+        return rows

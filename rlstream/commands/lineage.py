@@ -12,7 +12,7 @@ from infra.kafka.replay import replay
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import bootstrap_servers
 from schemas.errors import EventDecodeError, InputError
-from schemas.topics import EVENT_TOPICS, REVIEWS
+from schemas.topics import EVENT_TOPICS
 
 
 def _skip(msg: Message, exc: EventDecodeError) -> None:
@@ -27,7 +27,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     ) -> None:
         """Task -> prompt -> raw completion -> executed code -> per-case results -> reward components ->
-        verdict and reasons -> policy version that produced it -> versions it was trained into.
+        verdict and reasons -> policy version that produced it -> versions it was trained into ->
+        human reviews (who changed what, when, and whether it came before training).
         Exit 1 when a stage is missing, 2 when the log has no such sample."""
         try:
             result = Lineage(sample_id)
@@ -35,8 +36,6 @@ def register(app: typer.Typer) -> None:
             raise InputError(str(exc), location="SAMPLE_ID") from None
         bootstrap = bootstrap_servers()
         for topic in EVENT_TOPICS:
-            if topic is REVIEWS:
-                continue
             for item in replay(bootstrap, topic.name, on_undecodable=_skip):
                 result.fold(item.envelope, item.event)
         out = result.result()

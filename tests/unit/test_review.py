@@ -155,3 +155,34 @@ def test_agreement_counts_a_confusion_matrix_and_kappa():
     assert agreement(auto, {}).rate is None and agreement(auto, {}).kappa is None
     assert agreement({"a": "accept"}, {"a": "accept"}).kappa is None
     assert agreement(auto, human).as_dict()["confusion"]["accept"]["reject"] == 1
+
+
+def test_lineage_shows_who_changed_what_when_and_that_a_review_after_training_came_too_late():
+    from consumers.lineage import Lineage
+    from schemas.envelope import Envelope
+    from tests.unit.test_lineage import golden
+
+    lineage = Lineage("local/demo/add/0/1")
+    for ce_type in (
+        "rlstream.policy.published.v1",
+        "rlstream.rollout.generated.v1",
+        "rlstream.rollout.assembled.v1",
+        "rlstream.review.recorded.v1",
+    ):
+        d = golden(ce_type)
+        lineage.fold(d.envelope, d.event)
+    first = golden("rlstream.review.recorded.v1")
+    again = first.event.model_copy(
+        update={"verdict": "reject", "reviewer": "bob", "note": "n", "supersedes": first.envelope.id}
+    )
+    later = Envelope.for_event(again, source="test", time=first.envelope.time + timedelta(hours=1))
+    lineage.fold(later, again)
+    lineage.fold(later, again)  # a duplicate record of the same event
+    rows = lineage.result()["reviews"]
+    assert [(r["reviewer"], r["verdict"], r["automated_verdict"]) for r in rows] == [
+        ("alice", "mask", "accept"),
+        ("bob", "reject", "accept"),
+    ]
+    assert rows[0]["outcome"] == "superseded by a later review"
+    assert rows[1]["outcome"] == "too late: trained into v3 before review"
+    assert rows[1]["supersedes"] == rows[0]["event_id"]
