@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from consumers.projections.config import ProjectionConfig
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.telemetry.config import TelemetryConfig
 from learner.config import LearnerConfig
@@ -48,6 +49,7 @@ class Settings(BaseSettings):
     reward: RewardConfig = RewardConfig()
     noise: NoiseConfig = NoiseConfig()
     learner: LearnerConfig = LearnerConfig()
+    projections: ProjectionConfig = ProjectionConfig()
 
     @property
     def broker_data_dir(self) -> Path:
@@ -56,6 +58,11 @@ class Settings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return self.home / "cache"
+
+    @property
+    def projections_url(self) -> str:
+        """The projection database: the configured URL, else a SQLite file under the home."""
+        return self.projections.database_url or f"sqlite:///{self.home / 'projections.sqlite'}"
 
 
 @lru_cache(maxsize=1)
