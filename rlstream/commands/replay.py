@@ -1,4 +1,5 @@
-"""``rlstream replay``: stream a topic's events in order, by offset or by time window."""
+"""``rlstream replay``: stream a topic's events in order, by offset or by time window; with ``--verify``,
+re-score the executions in the window and report every decision that differs."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from datetime import UTC, datetime
 import typer
 from confluent_kafka import Message
 
+from infra.kafka.consumer import ConsumedEvent
 from infra.kafka.replay import replay as replay_events
+from infra.kafka.replay import replay_windows
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import bootstrap_servers
 from schemas.errors import EventDecodeError, UsageError
-from schemas.topics import CATALOG
+from schemas.topics import CATALOG, EXECUTIONS, GENERATIONS, REFERENCES, REWARDS, TASKS, VERDICTS
 
 
 def _parse_time(text: str | None, option: str) -> datetime | None:
@@ -30,15 +33,47 @@ def register(app: typer.Typer) -> None:
     @app.command("replay")
     @handle_errors
     def replay(
-        topic: str = typer.Option(..., "--topic", help="e.g. rl.rewards"),
+        topic: str | None = typer.Option(
+            None, "--topic", help="e.g. rl.rewards (with --verify: rl.executions, the default)"
+        ),
         from_offset: int | None = typer.Option(None, "--from-offset", min=0, help="on every partition"),
         from_time: str | None = typer.Option(None, "--from-time", help="ISO-8601, inclusive"),
         to_time: str | None = typer.Option(None, "--to-time", help="ISO-8601, exclusive"),
+        run_id: str | None = typer.Option(None, "--run-id", help="only events of this run"),
+        verify: bool = typer.Option(
+            False,
+            "--verify",
+            help="re-score every execution in the window with the reward version recorded on its reward; "
+            "exit 1 when any decision differs",
+        ),
+        against: str | None = typer.Option(
+            None,
+            "--against",
+            help="with --verify: also score with this registered reward function (NAME-VERSION, e.g. "
+            "code-v1) and report the decisions that change",
+        ),
+        overrides: list[str] = typer.Option(
+            [],
+            "--set",
+            help="with --verify: a counterfactual configuration, the recorded one with KEY=VALUE changed "
+            "(e.g. weights.quality=0.5; repeatable)",
+        ),
+        as_json: bool = typer.Option(False, "--json", help="with --verify: one JSON report"),
     ) -> None:
         """Print every event of TOPIC in the window as one JSON object per line (each partition in
-        offset order); a summary goes to stderr."""
+        offset order); a summary goes to stderr. With --verify, print the decisions that differ."""
         if from_offset is not None and from_time is not None:
             raise UsageError("give --from-offset or --from-time, not both")
+        if not verify and (against or overrides or as_json):
+            raise UsageError("--against, --set and --json go with --verify")
+        if verify:
+            if topic not in (None, EXECUTIONS.name):
+                raise UsageError(
+                    f"--verify re-scores executions: its window is on {EXECUTIONS.name}, not {topic}"
+                )
+            topic = EXECUTIONS.name
+        if topic is None:
+            raise UsageError("--topic is required", hint="one of: " + ", ".join(t.name for t in CATALOG))
         if topic not in {t.name for t in CATALOG}:
             raise UsageError(
                 f"--topic: {topic!r} is not a topic of the catalog",
@@ -47,6 +82,9 @@ def register(app: typer.Typer) -> None:
         start, end = _parse_time(from_time, "--from-time"), _parse_time(to_time, "--to-time")
         if start and end and end <= start:
             raise UsageError("--to-time must be after --from-time")
+        if verify:
+            _verify(from_offset, start, end, run_id, against, overrides, as_json)
+            return
         count = 0
         undecodable = 0
 
@@ -63,6 +101,8 @@ def register(app: typer.Typer) -> None:
             to_time=end,
             on_undecodable=skip,
         ):
+            if run_id is not None and item.envelope.run_id != run_id:
+                continue
             count += 1
             echo_json(
                 {
@@ -78,3 +118,69 @@ def register(app: typer.Typer) -> None:
             )
         note = f", {undecodable} undecodable record(s) skipped" if undecodable else ""
         typer.echo(f"{count} event(s) from {topic}{note}", err=True)
+
+
+def _verify(
+    from_offset: int | None,
+    start: datetime | None,
+    end: datetime | None,
+    run_id: str | None,
+    against: str | None,
+    overrides: list[str],
+    as_json: bool,
+) -> None:
+    from consumers.audit import Audit, Counterfactual, Resolver, apply_overrides, parse_override
+    from rlstream.settings import get_settings
+    from streams.reward.function import get_reward_function
+
+    settings = get_settings()
+    resolver = Resolver(settings.reward)
+    cf = None
+    if against is not None or overrides:
+        cf = Counterfactual(spec=against, overrides=dict(parse_override(o) for o in overrides))
+        # refuse a bad option now rather than at the first reward
+        get_reward_function(
+            against or settings.reward_function, apply_overrides(settings.reward, cf.overrides)
+        )
+    audit = Audit(resolver, counterfactual=cf, noise=settings.noise)
+    bootstrap = bootstrap_servers()
+    windows = {
+        w.partition: w
+        for w in replay_windows(
+            bootstrap, EXECUTIONS.name, from_offset=from_offset, from_time=start, to_time=end
+        )
+    }
+    selected: set[str] = set()
+
+    def in_window(item: ConsumedEvent) -> bool:
+        w = windows.get(item.partition)
+        if w is None or not w.start <= item.offset < w.end:
+            return False
+        ts = item.timestamp
+        if ts is not None and ((start is not None and ts < start) or (end is not None and ts >= end)):
+            return False
+        return run_id is None or item.envelope.run_id == run_id
+
+    undecodable = 0
+
+    def skip(msg: Message, exc: EventDecodeError) -> None:
+        nonlocal undecodable
+        undecodable += 1
+
+    for topic in (TASKS, GENERATIONS, EXECUTIONS, REFERENCES, REWARDS, VERDICTS):
+        for item in replay_events(bootstrap, topic.name, on_undecodable=skip):
+            audit.fold(item.event)
+            if topic is EXECUTIONS and in_window(item):
+                selected.add(item.event.event_id())
+    report = audit.report(lambda x: x.event_id() in selected)
+    if as_json:
+        echo_json({**report.to_json(), "undecodable": undecodable})
+    else:
+        for d in (*report.differences, *report.counterfactual_differences):
+            typer.echo(d.line())
+        for u in report.unverifiable:
+            typer.echo(f"{'unverifiable':<14} {u.sample_id}  {u.reason}")
+        note = f" ({undecodable} undecodable record(s) skipped)" if undecodable else ""
+        typer.echo(report.summary() + note)
+    if not report.ok:
+        raise typer.Exit(1)

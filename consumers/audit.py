@@ -1,0 +1,497 @@
+"""Audit by re-scoring: every stored run-0 execution is scored again with the reward function version
+recorded on its reward (and, optionally, a counterfactual version), and every decision that differs
+is reported.
+
+Pure: the caller feeds the events it reads from the log (any order) to :meth:`Audit.fold` and asks for
+the :class:`Report`. Everything a reward depended on is on the log: the task (``rl.tasks``), the code
+(``rl.generations``), the execution (``rl.executions``) and the reference run it was compared with
+(``rl.references``, named on the reward), so re-scoring with the recorded version reproduces the
+recorded event byte for byte, and any difference is a finding: a tampered record, a reward function
+whose code changed under an unchanged version, or a non-deterministic scorer.
+
+Where the recorded verdict's filter configuration is the one given, the verdict is judged again too
+(from the sample's runs on the log and the same reference run), with the re-scored reward.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from schemas.base import Event
+from schemas.errors import UsageError
+from schemas.reference import ReferenceExecuted
+from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.noise.config import NoiseConfig
+from streams.noise.filter import filter_sample
+from streams.noise.rules import assess_task
+from streams.reward.config import RewardConfig, RewardWeights
+from streams.reward.function import RewardFunction, get_reward_function
+from streams.reward.lint import Linter, RuffLinter
+
+# ---------------------------------------------------------------------------------------------------
+# which reward function a recorded version is, and the counterfactual one
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``weights.quality=0.5`` -> (``weights.quality``, 0.5). A leading ``reward.`` (the settings
+    path) is accepted; the value is read as JSON when it parses, else kept as text."""
+    path, sep, raw = text.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise UsageError(f"--set {text!r}: expected KEY=VALUE", hint="e.g. --set weights.quality=0.5")
+    path = path.removeprefix("reward.")
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return path, value
+
+
+def apply_overrides(config: RewardConfig, overrides: Mapping[str, Any]) -> RewardConfig:
+    """``config`` with the dotted-path ``overrides`` set, validated like any configuration."""
+    body = config.model_dump(mode="json")
+    for path, value in overrides.items():
+        node = body
+        *parents, leaf = path.split(".")
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                raise UsageError(f"--set {path}: {part!r} is not a section of the reward configuration")
+            node = child
+        if leaf not in node:
+            raise UsageError(
+                f"--set {path}: no such reward setting",
+                hint="one of: " + ", ".join(sorted(_paths(config.model_dump(mode="json")))),
+            )
+        node[leaf] = value
+    try:
+        return RewardConfig.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or ", ".join(overrides)
+        raise UsageError(f"--set: {loc}: {first['msg']}") from None
+
+
+def _paths(body: Mapping[str, Any], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for k, v in body.items():
+        out.extend(_paths(v, f"{prefix}{k}.") if isinstance(v, dict) else [f"{prefix}{k}"])
+    return out
+
+
+@dataclass(frozen=True)
+class Counterfactual:
+    """Another way to score: a registered function (``spec``, default the recorded one) with the
+    recorded configuration changed by ``overrides``."""
+
+    spec: str | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = [self.spec or "the recorded function"]
+        parts += [f"{k}={json.dumps(v)}" for k, v in self.overrides.items()]
+        return " with ".join(parts[:1]) + ("" if len(parts) == 1 else " with " + ", ".join(parts[1:]))
+
+
+class Resolver:
+    """Finds the reward function a recorded ``reward_version`` names.
+
+    A version is ``v1`` for the default configuration and ``v1+<fingerprint>`` otherwise; a fingerprint
+    cannot be inverted, so candidates are tried: the configured settings, the defaults, and either of
+    them with the weights recorded on the event.
+    """
+
+    def __init__(self, configured: RewardConfig | None = None, *, linter: Linter | None = None) -> None:
+        self.configured = configured or RewardConfig()
+        self._linter = linter
+        self._linters: dict[tuple[tuple[str, ...], str | None], Linter] = {}
+        self._fns: dict[tuple[str, str], RewardFunction] = {}
+
+    def linter(self, config: RewardConfig) -> Linter:
+        """One linter per rule set, shared by every function that lints with it (its answers are
+        cached per source)."""
+        if self._linter is not None:
+            return self._linter
+        key = (config.lint_select, config.ruff_path)
+        if key not in self._linters:
+            self._linters[key] = RuffLinter(config.lint_select, config.ruff_path)
+        return self._linters[key]
+
+    def warm(self, codes: Sequence[str]) -> None:
+        """Lint many programs in one process per rule set, so the scoring that follows hits the cache."""
+        for linter in [self._linter] if self._linter is not None else list(self._linters.values()):
+            warm = getattr(linter, "warm", None)
+            if callable(warm):
+                warm(codes)
+
+    def function(self, spec: str, config: RewardConfig) -> RewardFunction:
+        key = (spec, config.model_dump_json())
+        if key not in self._fns:
+            self._fns[key] = get_reward_function(spec, config, linter=self.linter(config))
+        return self._fns[key]
+
+    def recorded(self, reward: RewardScored) -> RewardFunction | str:
+        """The function that wrote ``reward``, or why it cannot be found."""
+        spec = f"{reward.reward_fn}-{reward.reward_version.split('+', 1)[0]}"
+        candidates = [self.configured, RewardConfig()]
+        try:
+            weights = RewardWeights.model_validate(reward.weights)
+            candidates += [c.model_copy(update={"weights": weights}) for c in candidates]
+        except ValidationError:
+            pass
+        for config in candidates:
+            try:
+                fn = self.function(spec, config)
+            except UsageError:
+                return f"reward function {spec} is not registered in this build"
+            if fn.version_label == reward.reward_version:
+                return fn
+        return (
+            f"configuration {reward.reward_version} of {reward.reward_fn} is neither the configured one "
+            f"({self.function(spec, self.configured).version_label}) nor the default"
+        )
+
+    def counterfactual(self, recorded: RewardFunction, cf: Counterfactual) -> RewardFunction:
+        base = getattr(recorded, "config", None)
+        config = base if isinstance(base, RewardConfig) else RewardConfig()
+        return self.function(cf.spec or recorded.spec, apply_overrides(config, cf.overrides))
+
+
+# ---------------------------------------------------------------------------------------------------
+# one comparison
+
+
+Kind = Literal["rescored", "counterfactual"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A recorded reward next to the same execution scored again, where they disagree."""
+
+    kind: Kind
+    sample_id: str
+    task_id: str
+    reward_event_id: str
+    recorded_version: str
+    rescored_version: str
+    recorded_total: float
+    rescored_total: float
+    recorded_components: dict[str, float]
+    rescored_components: dict[str, float]
+    #: body fields that differ (for ``rescored``: any field; for ``counterfactual``: the decision)
+    fields: tuple[str, ...]
+    recorded_verdict: str | None = None
+    rescored_verdict: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "sample_id": self.sample_id,
+            "task_id": self.task_id,
+            "reward_event_id": self.reward_event_id,
+            "recorded": {
+                "version": self.recorded_version,
+                "total": self.recorded_total,
+                "components": self.recorded_components,
+                "verdict": self.recorded_verdict,
+            },
+            "rescored": {
+                "version": self.rescored_version,
+                "total": self.rescored_total,
+                "components": self.rescored_components,
+                "verdict": self.rescored_verdict,
+            },
+            "fields": list(self.fields),
+        }
+
+    def line(self) -> str:
+        changed = {
+            k: f"{self.recorded_components.get(k)} -> {self.rescored_components.get(k)}"
+            for k in sorted(set(self.recorded_components) | set(self.rescored_components))
+            if self.recorded_components.get(k) != self.rescored_components.get(k)
+        }
+        parts = [
+            f"{self.kind:<14} {self.sample_id}",
+            f"total {self.recorded_total:.6g} ({self.recorded_version}) -> "
+            f"{self.rescored_total:.6g} ({self.rescored_version})",
+        ]
+        if changed:
+            parts.append("components " + ", ".join(f"{k} {v}" for k, v in changed.items()))
+        if self.recorded_verdict != self.rescored_verdict:
+            parts.append(f"verdict {self.recorded_verdict} -> {self.rescored_verdict}")
+        others = [f for f in self.fields if f not in ("total", "components", "verdict")]
+        if others:
+            parts.append("fields " + ",".join(others))
+        return "  ".join(parts)
+
+
+def body_diff(recorded: RewardScored, rescored: RewardScored) -> tuple[str, ...]:
+    """Fields whose serialized values differ (the serialized body is what the log holds)."""
+    a, b = json.loads(recorded.model_dump_json()), json.loads(rescored.model_dump_json())
+    return tuple(k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
+
+
+def decision_diff(recorded: RewardScored, other: RewardScored) -> tuple[str, ...]:
+    """What a counterfactual changes about the decision: the total and the components (weights and
+    version labels always differ and say nothing by themselves)."""
+    return tuple(
+        k
+        for k in ("total", "components", "passed", "total_cases")
+        if getattr(recorded, k) != getattr(other, k)
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# the audit over a whole log
+
+
+@dataclass(frozen=True)
+class Unverifiable:
+    sample_id: str
+    reason: str
+
+
+@dataclass
+class Report:
+    executions: int = 0
+    rewards: int = 0
+    verdicts: int = 0
+    counterfactual: str | None = None
+    differences: list[Difference] = field(default_factory=list)
+    counterfactual_differences: list[Difference] = field(default_factory=list)
+    unscored: list[str] = field(default_factory=list)
+    unverifiable: list[Unverifiable] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.differences or self.counterfactual_differences or self.unverifiable)
+
+    def summary(self) -> str:
+        text = (
+            f"verified {self.rewards} reward(s) of {self.executions} execution(s), {self.verdicts} "
+            f"verdict(s): {len(self.differences)} differ from re-scoring with the recorded version"
+        )
+        if self.counterfactual is not None:
+            text += f", {len(self.counterfactual_differences)} decision(s) change under {self.counterfactual}"
+        if self.unverifiable:
+            text += f", {len(self.unverifiable)} could not be re-scored"
+        if self.unscored:
+            text += f", {len(self.unscored)} execution(s) not scored yet"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "executions": self.executions,
+            "rewards": self.rewards,
+            "verdicts": self.verdicts,
+            "counterfactual": self.counterfactual,
+            "differences": [d.to_json() for d in self.differences],
+            "counterfactual_differences": [d.to_json() for d in self.counterfactual_differences],
+            "unverifiable": [{"sample_id": u.sample_id, "reason": u.reason} for u in self.unverifiable],
+            "unscored": self.unscored,
+        }
+
+
+#: executions re-scored per lint batch (the linter's cache holds a few thousand answers)
+_CHUNK = 512
+
+
+class Audit:
+    """Folds the log, then re-scores every run-0 execution that ``selected`` admits."""
+
+    def __init__(
+        self,
+        resolver: Resolver,
+        *,
+        counterfactual: Counterfactual | None = None,
+        noise: NoiseConfig | None = None,
+    ) -> None:
+        self.resolver = resolver
+        self.cf = counterfactual
+        self.noise = noise
+        self._tasks: dict[str, TaskPublished] = {}
+        self._latest_task: dict[str, TaskPublished] = {}
+        self._code: dict[str, str] = {}
+        self._runs: dict[str, dict[int, SandboxExecuted]] = defaultdict(dict)
+        self._executions: dict[str, SandboxExecuted] = {}
+        self._references: dict[str, ReferenceExecuted] = {}
+        # execution event id -> each distinct recorded body (a record with a known id and a new body
+        # is exactly what an audit must see, so bodies are not collapsed by id)
+        self._rewards: dict[str, dict[str, RewardScored]] = defaultdict(dict)
+        self._verdicts: dict[str, NoiseVerdict] = {}
+
+    def fold(self, event: Event) -> None:
+        if isinstance(event, TaskPublished):
+            self._tasks[event.event_id()] = event
+            self._latest_task[event.task_id] = event
+        elif isinstance(event, CodeGenerated):
+            self._code[event.sample_id] = event.code
+        elif isinstance(event, SandboxExecuted):
+            self._runs[event.sample_id][event.run_index] = event
+            self._executions[event.event_id()] = event
+        elif isinstance(event, ReferenceExecuted):
+            self._references[event.event_id()] = event
+        elif isinstance(event, RewardScored):
+            self._rewards[event.execution_event_id][event.model_dump_json()] = event
+        elif isinstance(event, NoiseVerdict):
+            self._verdicts[event.reward_event_id] = event
+
+    def fold_all(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self.fold(e)
+
+    def report(self, selected: Callable[[SandboxExecuted], bool] = lambda _: True) -> Report:
+        report = Report(counterfactual=self.cf.describe() if self.cf else None)
+        todo = [(exec_id, x) for exec_id, x in self._executions.items() if x.run_index == 0 and selected(x)]
+        self.resolver.linter(self.resolver.configured)  # exists before the first warm-up
+        for start in range(0, len(todo), _CHUNK):
+            chunk = todo[start : start + _CHUNK]
+            # one lint process per chunk instead of one per program (and per reference)
+            codes = [self._code[x.sample_id] for _, x in chunk if x.sample_id in self._code]
+            codes += [t.reference for t in self._latest_task.values() if t.reference]
+            self.resolver.warm(codes)
+            for exec_id, execution in chunk:
+                report.executions += 1
+                rewards = self._rewards.get(exec_id)
+                if not rewards:
+                    report.unscored.append(execution.sample_id)
+                    continue
+                for recorded in rewards.values():
+                    report.rewards += 1
+                    self._check(execution, recorded, report)
+        return report
+
+    def _check(self, execution: SandboxExecuted, recorded: RewardScored, report: Report) -> None:
+        sid = execution.sample_id
+
+        def unverifiable(reason: str) -> None:
+            report.unverifiable.append(Unverifiable(sid, reason))
+
+        fn = self.resolver.recorded(recorded)
+        if isinstance(fn, str):
+            return unverifiable(fn)
+        code = self._code.get(sid)
+        if code is None:
+            return unverifiable("its generation (the code) is not on rl.generations")
+        reference: ReferenceExecuted | None = None
+        if recorded.reference_event_id is not None:
+            reference = self._references.get(recorded.reference_event_id)
+            if reference is None:
+                return unverifiable(f"reference run {recorded.reference_event_id} is not on rl.references")
+            task = self._tasks.get(reference.task_event_id)
+        else:
+            task = self._latest_task.get(execution.task_id)
+        if task is None:
+            return unverifiable(f"task {execution.task_id} is not on rl.tasks")
+        if reference is None and task.reference and not execution.infra_error:
+            return unverifiable("the reward names no reference run (written before rewards named them)")
+        ref_run = reference.execution if reference else None
+
+        rescored = fn.scored_event(
+            task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
+        )
+        verdict = self._verdicts.get(recorded.event_id())
+        judge = self._judge(task, code, execution, ref_run, verdict)
+        if verdict is not None and judge is not None:
+            report.verdicts += 1
+        fields = body_diff(recorded, rescored)
+        re_verdict = judge(rescored) if judge else None
+        if verdict is not None and re_verdict is not None and _decision(verdict) != _decision(re_verdict):
+            fields += ("verdict",)
+        if fields:
+            diff = _difference("rescored", recorded, rescored, fields, verdict, re_verdict)
+            report.differences.append(diff)
+        if self.cf is not None:
+            other_fn = self.resolver.counterfactual(fn, self.cf)
+            other = other_fn.scored_event(
+                task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
+            )
+            cf_verdict = judge(other) if judge else None
+            changed = decision_diff(recorded, other)
+            if verdict is not None and cf_verdict is not None and _decision(verdict) != _decision(cf_verdict):
+                changed += ("verdict",)
+            if changed:
+                report.counterfactual_differences.append(
+                    _difference("counterfactual", recorded, other, changed, verdict, cf_verdict)
+                )
+        return None
+
+    def _judge(
+        self,
+        task: TaskPublished,
+        code: str,
+        execution: SandboxExecuted,
+        reference: SandboxExecuted | None,
+        recorded: NoiseVerdict | None,
+    ) -> Callable[[RewardScored], NoiseVerdict] | None:
+        """How the filter judges this sample given a reward, when the audit covers its verdict: the
+        recorded verdict was written under the filter configuration given."""
+        if self.noise is None or recorded is None or recorded.filter_version != self.noise.label():
+            return None
+        noise = self.noise
+        runs: Sequence[SandboxExecuted] = [
+            self._runs[execution.sample_id][i] for i in sorted(self._runs[execution.sample_id])
+        ]
+        options = self.resolver.configured.compare.options()
+        quality = (
+            None
+            if execution.infra_error
+            else assess_task(
+                task,
+                options,
+                min_cases=noise.min_cases,
+                reference_execution=reference,
+                flag_constant=noise.flag_constant_answer,
+                flag_identity=noise.flag_identity_answer,
+            )
+        )
+
+        def judge(reward: RewardScored) -> NoiseVerdict:
+            return filter_sample(
+                task=task,
+                code=code,
+                executions=runs,
+                reward=reward,
+                config=noise,
+                options=options,
+                task_quality=quality,
+            )
+
+        return judge
+
+
+def _decision(v: NoiseVerdict) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return v.verdict, tuple((r.code, r.detail) for r in v.reasons)
+
+
+def _difference(
+    kind: Kind,
+    recorded: RewardScored,
+    other: RewardScored,
+    fields: tuple[str, ...],
+    verdict: NoiseVerdict | None,
+    other_verdict: NoiseVerdict | None,
+) -> Difference:
+    return Difference(
+        kind=kind,
+        sample_id=recorded.sample_id,
+        task_id=recorded.task_id,
+        reward_event_id=recorded.event_id(),
+        recorded_version=f"{recorded.reward_fn}-{recorded.reward_version}",
+        rescored_version=f"{other.reward_fn}-{other.reward_version}",
+        recorded_total=recorded.total,
+        rescored_total=other.total,
+        recorded_components=dict(recorded.components),
+        rescored_components=dict(other.components),
+        fields=fields,
+        recorded_verdict=verdict.verdict if verdict else None,
+        rescored_verdict=other_verdict.verdict if other_verdict else None,
+    )

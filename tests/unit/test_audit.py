@@ -1,0 +1,142 @@
+"""The audit core: rewards written by the reward processor's own handler re-score to the same bytes; a
+changed record, a counterfactual weight and a missing input are each reported as such."""
+
+from __future__ import annotations
+
+import pytest
+
+from consumers.audit import Audit, Counterfactual, Resolver, apply_overrides, parse_override
+from infra.kafka.transactional import State
+from schemas.base import Event
+from schemas.errors import UsageError
+from schemas.reference import ReferenceExecuted
+from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.noise.agent import FilterAgent
+from streams.noise.config import NoiseConfig
+from streams.reward.agent import RewardAgent
+from streams.reward.config import RewardConfig
+from streams.reward.function import get_reward_function
+from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
+from tests.unit.test_reward_agent import Tasks, generated, incoming
+
+SLOW = "def add(a, b):\n    total = 0\n    for _ in range(1):\n        total = a + b\n    return total\n"
+FAST = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a - b\n"
+
+
+def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]:
+    """A small run's log as the processors write it: generations, executions, the reference run,
+    rewards and verdicts."""
+    fn = get_reward_function("code-v1", config, linter=FakeLinter())
+
+    def reference(t: TaskPublished, backend: str) -> SandboxExecuted:
+        return passing(t, sample_id=f"{t.task_id}#reference", durations=[0.002] * 4)
+
+    rewards, verdicts = (
+        RewardAgent(fn, Tasks(task), reference),
+        FilterAgent(NoiseConfig(), fn.compare_options(), Tasks(task), reference),
+    )
+    samples = {
+        "s-fast": (FAST, passing(task, sample_id="s-fast", durations=[0.002] * 4)),
+        "s-slow": (SLOW, passing(task, sample_id="s-slow", durations=[0.01] * 4)),
+        "s-wrong": (WRONG, execution(["-1", "0", "5", "-2"], sample_id="s-wrong")),
+    }
+    log: list[Event] = [task]
+    rstate, fstate = State(), State()
+    rstate.partition(0)
+    fstate.partition(0)
+    for sid, (code, x) in samples.items():
+        gen = generated(code, sid)
+        log += [gen, x]
+        out = [e.event for e in rewards.handle([incoming(gen), incoming(x)], rstate)]
+        log += out
+        reward = next(e for e in out if isinstance(e, RewardScored))
+        log += [e.event for e in verdicts.handle([incoming(gen), incoming(x), incoming(reward)], fstate)]
+    return log
+
+
+def _audit(log: list[Event], cf: Counterfactual | None = None) -> Audit:
+    audit = Audit(Resolver(linter=FakeLinter()), counterfactual=cf, noise=NoiseConfig())
+    audit.fold_all(log)
+    return audit
+
+
+def test_rewards_re_score_to_the_recorded_bytes_and_verdicts_to_the_recorded_decisions() -> None:
+    log = _log(make_task())
+    assert sum(isinstance(e, ReferenceExecuted) for e in log) == 1
+    assert sum(isinstance(e, NoiseVerdict) for e in log) == 3
+    report = _audit(log).report()
+    assert report.ok, report.to_json()
+    assert (report.executions, report.rewards, report.verdicts) == (3, 3, 3)
+    assert "0 differ" in report.summary()
+
+
+def test_a_tampered_total_is_reported_next_to_the_re_scored_one() -> None:
+    log = _log(make_task())
+    honest = next(e for e in log if isinstance(e, RewardScored) and e.sample_id == "s-slow")
+    log.append(honest.model_copy(update={"total": honest.total + 0.5}))
+    report = _audit(log).report()
+    assert not report.ok
+    assert [(d.sample_id, d.fields) for d in report.differences] == [("s-slow", ("total",))]
+    d = report.differences[0]
+    assert d.recorded_total == honest.total + 0.5 and d.rescored_total == honest.total
+    assert report.rewards == 4  # the honest record and the tampered one, each checked
+
+
+def test_a_counterfactual_weight_reports_exactly_the_samples_it_moves() -> None:
+    log = _log(make_task())
+    # efficiency counts for passing programs only, and is 1 for the fast one: a new weight moves the
+    # totals of both passing samples, never the failing one
+    report = _audit(log, Counterfactual(overrides={"weights.efficiency": 0.3})).report()
+    assert not report.differences
+    moved = {d.sample_id: d for d in report.counterfactual_differences}
+    assert set(moved) == {"s-fast", "s-slow"}
+    assert moved["s-fast"].rescored_total == pytest.approx(moved["s-fast"].recorded_total + 0.2)
+    assert moved["s-fast"].rescored_version.startswith("code-v1+")
+    assert moved["s-fast"].recorded_verdict == moved["s-fast"].rescored_verdict == "accept"
+    # a weight whose component is zero everywhere moves nothing
+    quiet = _audit(log, Counterfactual(overrides={"weights.security": 0.5})).report()
+    assert quiet.counterfactual_differences == [] and quiet.ok
+
+
+def test_rewards_under_a_non_default_configuration_are_found_from_their_recorded_weights() -> None:
+    config = RewardConfig.model_validate({"weights": {"quality": 0.3}})
+    report = _audit(_log(make_task(), config)).report()
+    assert report.ok and report.rewards == 3
+    # a configuration that cannot be reconstructed is said so, not guessed
+    other = RewardConfig(partial_credit=0.5)
+    unknown = _audit(_log(make_task(), other)).report()
+    assert not unknown.ok and len(unknown.unverifiable) == 3
+    assert "neither the configured one" in unknown.unverifiable[0].reason
+
+
+def test_missing_inputs_make_a_reward_unverifiable_and_unscored_executions_are_counted() -> None:
+    log = _log(make_task())
+    no_ref = [e for e in log if not isinstance(e, ReferenceExecuted)]
+    report = _audit(no_ref).report()
+    assert {u.reason.split(" ")[0] for u in report.unverifiable} == {"reference"}
+    no_code = [e for e in log if not (isinstance(e, CodeGenerated) and e.sample_id == "s-fast")]
+    assert [u.sample_id for u in _audit(no_code).report().unverifiable] == ["s-fast"]
+    pending = [*log, passing(make_task(), sample_id="s-new")]
+    r = _audit(pending).report()
+    assert r.unscored == ["s-new"] and r.ok
+
+
+def test_the_selection_limits_the_audit_to_the_window() -> None:
+    log = _log(make_task())
+    report = _audit(log).report(lambda x: x.sample_id == "s-wrong")
+    assert (report.executions, report.rewards) == (1, 1)
+
+
+def test_overrides_are_parsed_and_validated_like_settings() -> None:
+    assert parse_override("reward.weights.quality=0.5") == ("weights.quality", 0.5)
+    assert parse_override("compare.int_float=strict") == ("compare.int_float", "strict")
+    changed = apply_overrides(RewardConfig(), {"weights.quality": 0.5, "partial_credit": 0.2})
+    assert changed.weights.quality == 0.5 and changed.partial_credit == 0.2
+    with pytest.raises(UsageError, match="no such reward setting"):
+        apply_overrides(RewardConfig(), {"weights.speed": 1})
+    with pytest.raises(UsageError, match="weights.security"):  # the config's own rule still holds
+        apply_overrides(RewardConfig(), {"weights.security": 2.0})
+    with pytest.raises(UsageError, match="KEY=VALUE"):
+        parse_override("weights.quality")
