@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from schemas.rollout import NoiseVerdict, ReviewRecorded
 
 Verdict = Literal["accept", "mask", "reject"]
@@ -246,3 +248,14 @@ def agreement(automated: Mapping[str, str], reviews: Mapping[str, str]) -> Agree
         out.agreed += auto == human
         out.confusion[auto][human] += 1
     return out
+
+
+class ReviewConfig(BaseModel):
+    """Settings of ``rlstream review`` (``RLSTREAM_REVIEW__...``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: who records reviews from this machine; unset: the login name of the user running the command
+    reviewer: str | None = Field(default=None, min_length=1, max_length=200)
+    #: how many unflagged accepted samples ``review next`` draws by default
+    accepted_sample: int = Field(default=5, ge=0)

@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from consumers.projections.config import ProjectionConfig
+from consumers.review import ReviewConfig
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.telemetry.config import TelemetryConfig
 from learner.config import LearnerConfig
@@ -49,6 +50,7 @@ class Settings(BaseSettings):
     reward: RewardConfig = RewardConfig()
     noise: NoiseConfig = NoiseConfig()
     learner: LearnerConfig = LearnerConfig()
+    review: ReviewConfig = ReviewConfig()
     projections: ProjectionConfig = ProjectionConfig()
 
     @property
