@@ -119,10 +119,16 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         proc = common.make(own, INPUT_TOPICS, agent.handle, agent.tick)
         return Worker(name, proc, closers)
     if name == "experience":
+        from infra.kafka.reviews import ReviewFollower
         from streams.experience.agent import INPUT_TOPICS as EXP_INPUTS
         from streams.experience.agent import ExperienceAgent
 
-        exp = ExperienceAgent(deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std)
+        # every run's human reviews in force replace the automated verdicts of a group being assembled
+        reviews = ReviewFollower(bootstrap)
+        closers.append(reviews.close)
+        exp = ExperienceAgent(
+            deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std, reviews=reviews
+        )
         proc = common.make(name, EXP_INPUTS, exp.handle, exp.tick)
         return Worker(name, proc, closers)
     if name in ("sandbox", "reward", "filter"):
@@ -150,9 +156,9 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
     the generator starts with) and scores tokens at the temperature the scheduler asks samples for."""
     import socket
 
+    from infra.kafka.reviews import ReviewFollower
     from learner.engine import LearnerEngine
     from learner.loop import LearnerLoop
-    from learner.reviews import ReviewFollower
     from learner.service import LearnerService, default_checkpoint_dir, learner_log_path
     from producers.generator.models import load_model
 

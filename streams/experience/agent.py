@@ -4,24 +4,41 @@ group is complete or its deadline passes (then flagged partial).
 Inputs are co-partitioned by ``group_id``: the request (group size, deadline), each generation (tokens
 and behaviour log-probs) and each verdict of a group arrive on the same partition number, so one
 instance owns a group's whole state.
+
+Human reviews in force when a group is assembled replace the automated verdicts of its judged samples
+(``overrides.py``); the reviews are read from ``rl.reviews`` just before, so a review recorded before
+the group is assembled always counts, and one recorded later is left to the learner (which can still
+keep a sample out) and to the audit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from infra.kafka.transactional import Emit, Incoming, State
 from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested
 from schemas.topics import GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
 from streams.experience.core import GroupState
+from streams.experience.overrides import apply_overrides
 
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, GENERATIONS.name, VERDICTS.name)
 
 
+class Reviews(Protocol):
+    def refresh(self) -> None: ...
+
+    def verdict(self, sample_id: str) -> str | None: ...
+
+
 class ExperienceAgent:
-    def __init__(self, *, deadline_s: float, normalise_std: bool = True) -> None:
+    def __init__(
+        self, *, deadline_s: float, normalise_std: bool = True, reviews: Reviews | None = None
+    ) -> None:
         self.deadline_s = deadline_s
         self.normalise_std = normalise_std
+        self.reviews = reviews
+        self._reviews_fresh = False
 
     def _group(self, state: State, p: int, group_id: str, task_id: str) -> GroupState:
         raw = state.get(p, f"group:{group_id}")
@@ -32,6 +49,7 @@ class ExperienceAgent:
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         out: list[Emit] = []
+        self._reviews_fresh = False  # read rl.reviews at most once per batch, and only to assemble
         for msg in batch:
             event = msg.event
             p = msg.partition
@@ -63,6 +81,11 @@ class ExperienceAgent:
         return []
 
     def _emit(self, state: State, p: int, group: GroupState, now: float) -> list[Emit]:
+        if self.reviews is not None:
+            if not self._reviews_fresh:
+                self.reviews.refresh()
+                self._reviews_fresh = True
+            apply_overrides(group, self.reviews.verdict)
         experience = group.assemble(now=now, normalise_std=self.normalise_std)
         state.delete(p, f"group:{group.group_id}")
         state.put(p, f"done:{group.group_id}", True)
@@ -70,6 +93,7 @@ class ExperienceAgent:
 
     def tick(self, state: State, now: float) -> list[Emit]:
         out: list[Emit] = []
+        self._reviews_fresh = False
         for p in state.owned_partitions():
             for key, raw in list(state.partition(p).items()):
                 if key.startswith("group:") and raw["group_size"] and now >= raw["deadline"]:
