@@ -96,15 +96,15 @@ def ours_consume(bootstrap: str, topic: str, n: int) -> float:
     return elapsed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=20000, help="events per side (default 20000)")
-    parser.add_argument("--bootstrap", help="an existing cluster (default: a throwaway local broker)")
-    parser.add_argument("--jar-dir", type=Path, default=Path.home() / ".rlstream" / "kafka")
-    parser.add_argument("--tracing", action="store_true", help="install the tracing SDK (spans, no export)")
-    args = parser.parse_args()
-    n = args.count
-    if args.tracing:
+def measure(
+    count: int = 20000,
+    bootstrap: str | None = None,
+    jar_dir: Path = Path.home() / ".rlstream" / "kafka",
+    tracing: bool = False,
+) -> dict[str, float]:
+    """Events/s produced and consumed by the raw client and by rlstream, and their ratios."""
+    n = count
+    if tracing:
         configure_tracing(TelemetryConfig(), "bench-bus")
 
     doc = json.loads(
@@ -114,17 +114,17 @@ def main() -> None:
     record = encode(event, Envelope.for_event(event, source="bench", run_id="bench"))
     size = len(record.value) + sum(len(k) + len(v) for k, v in record.headers)
 
-    with broker(args.bootstrap, args.jar_dir) as bootstrap:
+    with broker(bootstrap, jar_dir) as server:
         raw_topic, our_topic = f"bench.raw.{uuid.uuid4().hex[:8]}", f"bench.ours.{uuid.uuid4().hex[:8]}"
-        make_topic(bootstrap, raw_topic)
-        make_topic(bootstrap, our_topic)
+        make_topic(server, raw_topic)
+        make_topic(server, our_topic)
 
-        raw = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+        raw = Producer({"bootstrap.servers": server, **PRODUCER_SETTINGS})
         headers: list[tuple[str, str | bytes | None]] = list(record.headers)
         warm = f"bench.warm.{uuid.uuid4().hex[:8]}"
-        make_topic(bootstrap, warm)
+        make_topic(server, warm)
         # a fresh broker needs a moment for producer ids and leaders: keep that out of both timings
-        with EventProducer(bootstrap, source="bench") as producer:
+        with EventProducer(server, source="bench") as producer:
             for _ in range(200):
                 raw.produce(warm, value=record.value, key=record.key, headers=headers)
                 producer.publish(event, topic=warm)
@@ -142,21 +142,41 @@ def main() -> None:
         raw_produce = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        with EventProducer(bootstrap, source="bench", run_id="bench") as producer:
+        with EventProducer(server, source="bench", run_id="bench") as producer:
             for _ in range(n):
                 producer.publish(event, topic=our_topic)
         ours_produce = time.perf_counter() - t0
 
-        raw_cons = raw_consume(bootstrap, raw_topic, n)
-        ours_cons = ours_consume(bootstrap, our_topic, n)
+        raw_cons = raw_consume(server, raw_topic, n)
+        ours_cons = ours_consume(server, our_topic, n)
+    return {
+        "events": n,
+        "event_bytes": size,
+        "raw_produce_per_s": n / raw_produce,
+        "ours_produce_per_s": n / ours_produce,
+        "ratio_produce": raw_produce / ours_produce,
+        "raw_consume_per_s": n / raw_cons,
+        "ours_consume_per_s": n / ours_cons,
+        "ratio_consume": raw_cons / ours_cons,
+    }
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20000, help="events per side (default 20000)")
+    parser.add_argument("--bootstrap", help="an existing cluster (default: a throwaway local broker)")
+    parser.add_argument("--jar-dir", type=Path, default=Path.home() / ".rlstream" / "kafka")
+    parser.add_argument("--tracing", action="store_true", help="install the tracing SDK (spans, no export)")
+    args = parser.parse_args()
+    r = measure(args.count, args.bootstrap, args.jar_dir, args.tracing)
+    n = args.count
+    size = r["event_bytes"]
     print(f"{n} CodeGenerated events of {size} bytes (body + headers), tracing SDK: {args.tracing}")
     print(f"{'':26}{'raw bytes':>14}{'rlstream':>14}{'ratio':>9}")
-    for name, r, o in (
-        ("produce (events/s)", raw_produce, ours_produce),
-        ("consume (events/s)", raw_cons, ours_cons),
-    ):
-        print(f"{name:26}{n / r:14,.0f}{n / o:14,.0f}{(n / o) / (n / r):9.2f}")
+    for name, way in (("produce (events/s)", "produce"), ("consume (events/s)", "consume")):
+        print(
+            f"{name:26}{r[f'raw_{way}_per_s']:14,.0f}{r[f'ours_{way}_per_s']:14,.0f}{r[f'ratio_{way}']:9.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import gzip
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -34,17 +35,27 @@ def humaneval_prompts(limit: int) -> list[str]:
         return [json.loads(line)["prompt"] for line in handle][:limit]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="HF backend vs model.generate, tokens/s")
-    parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--models-dir", type=Path, default=Path.home() / ".rlstream" / "models")
-    parser.add_argument("--prompts", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--top-p", type=float, default=0.95)
-    args = parser.parse_args()
+def measure(
+    model: str = "smollm2",
+    models_dir: Path = Path.home() / ".rlstream" / "models",
+    prompts_n: int = 8,
+    max_tokens: int = 64,
+    rounds: int = 2,
+    threads: int = 2,
+    temperature: float = 0.7,
+    top_p: float = 0.95,
+) -> dict[str, Any]:
+    """Best-round tokens/s of our HF backend and of ``model.generate``, and their ratio."""
+    args = argparse.Namespace(
+        model=model,
+        models_dir=models_dir,
+        prompts=prompts_n,
+        max_tokens=max_tokens,
+        rounds=rounds,
+        threads=threads,
+        temperature=temperature,
+        top_p=top_p,
+    )
     torch.set_num_threads(args.threads)
 
     policy = load_model(args.model, args.models_dir)
@@ -109,6 +120,27 @@ def main() -> None:
     print(f"plain model.generate:                       {plain_best:.1f} tokens/s")
     print(f"ratio ours / model.generate:                {ours_best / plain_best:.2f}x")
     print(f"ours with normal stopping: {t_nat} tokens in {s_nat:.2f} s ({t_nat / s_nat:.1f} tokens/s)")
+    return {
+        "model": args.model,
+        "ours_tokens_per_s": ours_best,
+        "plain_generate_tokens_per_s": plain_best,
+        "ratio": ours_best / plain_best,
+        "ours_natural_stopping_tokens_per_s": t_nat / s_nat,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="HF backend vs model.generate, tokens/s")
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--models-dir", type=Path, default=Path.home() / ".rlstream" / "models")
+    parser.add_argument("--prompts", type=int, default=8)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--top-p", type=float, default=0.95)
+    a = parser.parse_args()
+    measure(a.model, a.models_dir, a.prompts, a.max_tokens, a.rounds, a.threads, a.temperature, a.top_p)
 
 
 if __name__ == "__main__":

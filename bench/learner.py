@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # This file is named like the package it measures: when run as a script its own folder comes first on
 # sys.path and would shadow the ``learner`` package.
@@ -73,6 +74,64 @@ def plain_loop(model: torch.nn.Module, batch: Batch, steps: int, config: Learner
     return times
 
 
+def measure(
+    stages: str = "0,2",
+    steps: int = 8,
+    warmup: int = 2,
+    rows: int = 8,
+    seq: int = 128,
+    hidden: int = 256,
+    layers: int = 4,
+    vocab: int = 2048,
+    threads: int = 2,
+) -> dict[str, Any]:
+    """Tokens/s of the plain torch loop and of the engine per backend/ZeRO stage, with ratios."""
+    torch.set_num_threads(threads)
+    accelerator = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(accelerator)
+
+    base = random_llama(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_heads=max(4, hidden // 64),
+    )
+    params = sum(p.numel() for p in base.parameters())
+    batch = make_batch(rows, seq, vocab, device)
+    print(
+        f"model {params / 1e6:.1f}M params (hidden {hidden}, {layers} layers, vocab {vocab}); "
+        f"batch {rows}x{seq} = {batch.num_tokens} tokens; "
+        f"{accelerator}, {threads} threads, fp32"
+    )
+    out: dict[str, Any] = {"params": params, "tokens_per_batch": batch.num_tokens, "engines": {}}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = LearnerConfig(accelerator=accelerator, precision="fp32", lr=1e-5, checkpoint_dir=Path(tmp))
+        times = plain_loop(copy.deepcopy(base).to(device), batch, warmup + steps, config)
+        baseline = batch.num_tokens / statistics.median(times[warmup:])
+        out["plain_torch_tokens_per_s"] = baseline
+        print(f"{'plain torch loop':<28} {baseline:10.0f} tokens/s  (ratio 1.00)")
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        for backend, stage in [("torch", 0)] + [("deepspeed", int(x)) for x in stages.split(",") if x]:
+            cfg = config.model_copy(
+                update={
+                    "backend": backend,
+                    "zero_stage": stage,
+                    "distributed": config.distributed.model_copy(update={"master_port": port}),
+                }
+            )
+            engine = LearnerEngine(copy.deepcopy(base), cfg)
+            rates = [engine.train_step(batch)["tokens_per_s"] for _ in range(warmup + steps)]
+            rate = statistics.median(rates[warmup:])
+            label = "engine, torch backend" if backend == "torch" else f"engine, DeepSpeed ZeRO-{stage}"
+            out["engines"][label] = {"tokens_per_s": rate, "ratio": rate / baseline}
+            print(f"{label:<28} {rate:10.0f} tokens/s  (ratio {rate / baseline:.2f})")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stages", default="0,2")
@@ -85,46 +144,17 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    accelerator = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(accelerator)
-
-    base = random_llama(
-        vocab_size=args.vocab,
-        hidden_size=args.hidden,
-        num_layers=args.layers,
-        num_heads=max(4, args.hidden // 64),
+    measure(
+        args.stages,
+        args.steps,
+        args.warmup,
+        args.rows,
+        args.seq,
+        args.hidden,
+        args.layers,
+        args.vocab,
+        args.threads,
     )
-    params = sum(p.numel() for p in base.parameters())
-    batch = make_batch(args.rows, args.seq, args.vocab, device)
-    print(
-        f"model {params / 1e6:.1f}M params (hidden {args.hidden}, {args.layers} layers, vocab {args.vocab}); "
-        f"batch {args.rows}x{args.seq} = {batch.num_tokens} tokens; "
-        f"{accelerator}, {args.threads} threads, fp32"
-    )
-
-    with tempfile.TemporaryDirectory() as tmp:
-        config = LearnerConfig(accelerator=accelerator, precision="fp32", lr=1e-5, checkpoint_dir=Path(tmp))
-        times = plain_loop(copy.deepcopy(base).to(device), batch, args.warmup + args.steps, config)
-        baseline = batch.num_tokens / statistics.median(times[args.warmup :])
-        print(f"{'plain torch loop':<28} {baseline:10.0f} tokens/s  (ratio 1.00)")
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        for backend, stage in [("torch", 0)] + [("deepspeed", int(x)) for x in args.stages.split(",")]:
-            cfg = config.model_copy(
-                update={
-                    "backend": backend,
-                    "zero_stage": stage,
-                    "distributed": config.distributed.model_copy(update={"master_port": port}),
-                }
-            )
-            engine = LearnerEngine(copy.deepcopy(base), cfg)
-            rates = [engine.train_step(batch)["tokens_per_s"] for _ in range(args.warmup + args.steps)]
-            rate = statistics.median(rates[args.warmup :])
-            label = "engine, torch backend" if backend == "torch" else f"engine, DeepSpeed ZeRO-{stage}"
-            print(f"{label:<28} {rate:10.0f} tokens/s  (ratio {rate / baseline:.2f})")
 
 
 if __name__ == "__main__":

@@ -165,18 +165,15 @@ def _publish_and_wait(
     return latencies, last - first_sent
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=2, help="sandbox pool workers (both sides)")
-    parser.add_argument("--bootstrap", default=None)
-    parser.add_argument("--jar-dir", type=Path, default=CACHE / "kafka")
-    args = parser.parse_args()
-    base = sandbox_only(args.samples, args.workers)
-    with broker(args.bootstrap, args.jar_dir) as bootstrap:
-        pipe = pipeline(bootstrap, args.samples, args.workers)
-    result = {
-        "samples": args.samples,
+def measure(
+    samples: int = 200, workers: int = 2, bootstrap: str | None = None, jar_dir: Path = CACHE / "kafka"
+) -> dict[str, float]:
+    """Samples/s through sandbox -> reward -> filter on the bus, next to the sandbox pool alone."""
+    base = sandbox_only(samples, workers)
+    with broker(bootstrap, jar_dir) as server:
+        pipe = pipeline(server, samples, workers)
+    return {
+        "samples": samples,
         "sandbox_only_per_s": round(base, 1),
         "pipeline_samples_per_s": round(pipe["samples_per_s"], 1),
         "ratio_pipeline_to_sandbox": round(pipe["samples_per_s"] / base, 3),
@@ -184,6 +181,16 @@ def main() -> None:
         "latency_p50_s": round(pipe["latency_p50_s"], 3),
         "latency_p99_s": round(pipe["latency_p99_s"], 3),
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2, help="sandbox pool workers (both sides)")
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--jar-dir", type=Path, default=CACHE / "kafka")
+    args = parser.parse_args()
+    result = measure(args.samples, args.workers, args.bootstrap, args.jar_dir)
     print("| measure | value |\n|---|---|")
     for key, value in result.items():
         print(f"| {key} | {value} |")

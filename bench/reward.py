@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from producers.ingest.humaneval import load_rows, to_task
 from streams.noise.config import NoiseConfig
@@ -23,7 +24,8 @@ from streams.sandbox.config import SandboxConfig
 from streams.sandbox.service import Sandbox
 
 
-def main(n: int) -> None:
+def measure(n: int = 40) -> dict[str, Any]:
+    """Per-sample seconds of the sandbox run (baseline), grading, reward and filter, with ratios."""
     rows = load_rows()[:n]
     tasks = [to_task(r) for r in rows]
     codes = [r.prompt + r.canonical_solution for r in rows]
@@ -67,15 +69,26 @@ def main(n: int) -> None:
         decide(task=t, code=c, executions=[x], config=noise, options=options)
     filter_s = time.perf_counter() - t0
 
-    print(f"{n} HumanEval canonical solutions, {passed} passing")
-    for name, s in (
-        ("sandbox (baseline)", sandbox_s),
-        ("grade", grade_s),
-        ("reward code-v1", reward_s),
-        ("reward, batched lint", batched_s),
-        ("noise filter", filter_s),
-    ):
-        print(f"{name:>20}: {1000 * s / n:8.2f} ms/sample   ratio to sandbox {s / sandbox_s:6.3f}")
+    timings = {
+        "sandbox (baseline)": sandbox_s,
+        "grade": grade_s,
+        "reward code-v1": reward_s,
+        "reward, batched lint": batched_s,
+        "noise filter": filter_s,
+    }
+    return {
+        "samples": n,
+        "passed": passed,
+        "ms_per_sample": {k: 1000 * v / n for k, v in timings.items()},
+        "ratio_to_sandbox": {k: v / sandbox_s for k, v in timings.items()},
+    }
+
+
+def main(n: int) -> None:
+    r = measure(n)
+    print(f"{n} HumanEval canonical solutions, {r['passed']} passing")
+    for name, ms in r["ms_per_sample"].items():
+        print(f"{name:>20}: {ms:8.2f} ms/sample   ratio to sandbox {r['ratio_to_sandbox'][name]:6.3f}")
 
 
 if __name__ == "__main__":

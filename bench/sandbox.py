@@ -18,6 +18,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from producers.ingest.humaneval import load_rows
 from streams.sandbox import Job, Limits, SandboxConfig, SandboxPool
@@ -40,15 +41,14 @@ def _baseline_one(source: str, timeout: float) -> bool:
         os.unlink(path)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--repeat", type=int, default=1, help="run the task list this many times")
-    ap.add_argument("--limit", type=int, default=None, help="only the first N tasks")
-    ap.add_argument("--backends", default="wasm,container,auto")
-    args = ap.parse_args()
-
-    rows = load_rows()[: args.limit] * args.repeat
+def measure(
+    workers: int = os.cpu_count() or 1,
+    repeat: int = 1,
+    limit: int | None = None,
+    backends: str = "wasm,container,auto",
+) -> dict[str, Any]:
+    """Executions/s of plain subprocesses and of each backend (and the cached WASM batch), with ratios."""
+    rows = load_rows()[:limit] * repeat
     limits = Limits(timeout_s=10.0, memory_mb=512)
     jobs = [
         Job(
@@ -62,20 +62,22 @@ def main() -> int:
     ]
     n = len(jobs)
     print(
-        f"{n} executions (HumanEval canonical solutions + check), {args.workers} workers, "
+        f"{n} executions (HumanEval canonical solutions + check), {workers} workers, "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, baseline {BASELINE_PYTHON}"
     )
+    out: dict[str, Any] = {"executions": n, "workers": workers, "backends": {}}
 
     sources = [f"{j.code}\n\n{j.check}\n\ncheck({j.entry_point})\n" for j in jobs]
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(args.workers) as ex:
+    with ThreadPoolExecutor(workers) as ex:
         ok = sum(ex.map(lambda s: _baseline_one(s, limits.timeout_s), sources))
     base = n / (time.perf_counter() - t0)
+    out["baseline_per_s"], out["baseline_passed"] = base, ok
     print(f"{'python3 -I subprocess':24s} {base:7.1f} exec/s   ratio 1.00   passed {ok}/{n}")
 
-    config = SandboxConfig(workers=args.workers)
-    with SandboxPool(config, workers=args.workers) as pool:
-        for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
+    config = SandboxConfig(workers=workers)
+    with SandboxPool(config, workers=workers) as pool:
+        for name in [b.strip() for b in backends.split(",") if b.strip()]:
             backend: BackendName = name  # type: ignore[assignment]
             pool.warm_up(backend)
             t0 = time.perf_counter()
@@ -86,19 +88,38 @@ def main() -> int:
             for r in results:
                 where[r.backend] = where.get(r.backend, 0) + 1
             infra = sum(r.infra_error is not None for r in results)
+            out["backends"][name] = {
+                "per_s": rate,
+                "ratio": rate / base,
+                "passed": passed,
+                "ran_on": where,
+                "infra_errors": infra,
+            }
             print(
                 f"{name + ' (pool)':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   passed {passed}/{n}"
                 f"   ran on {where}" + (f"   infra errors {infra}" if infra else "")
             )
-        if "wasm" in args.backends:
+        if "wasm" in backends:
             pool.run_many(jobs, "wasm")
             t0 = time.perf_counter()
             pool.run_many(jobs, "wasm")
             rate = n / (time.perf_counter() - t0)
+            out["cached_wasm"] = {"per_s": rate, "ratio": rate / base, "cache_hits": pool.cache.hits}
             print(
                 f"{'wasm, cached results':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   "
                 f"cache hits {pool.cache.hits}"
             )
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=1, help="run the task list this many times")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    ap.add_argument("--backends", default="wasm,container,auto")
+    args = ap.parse_args()
+    measure(args.workers, args.repeat, args.limit, args.backends)
     return 0
 
 

@@ -1,0 +1,273 @@
+"""Every bench side by side in one run: one table (markdown + JSON) of rlstream against its baselines.
+
+Each bench module exposes ``measure(...) -> dict`` and measures its own baseline in the same run; this
+entry point runs them one after another (each in a fresh process, so one bench's threads, CUDA or
+process-group state cannot leak into the next), on one shared throwaway broker, and writes:
+
+    OUT/bench.md     the table: what was measured, rlstream's figure, the baseline's, the ratio
+    OUT/bench.json   the same rows plus every bench's full result
+
+    .venv/bin/python -m bench.run_all [--quick] [--out DIR] [--only bus,sandbox,...] [--bootstrap HOST:PORT]
+
+``--quick`` shrinks every workload (a few minutes on 2 cores); the full run takes much longer. A
+bench that fails is reported in the table with its error and the command exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+CACHE = Path.home() / ".rlstream"
+
+
+@dataclass(frozen=True)
+class Row:
+    bench: str
+    measure: str
+    ours: str
+    baseline: str
+    #: rlstream's figure over the baseline's (higher is better unless the row says it is a cost)
+    ratio: float | None
+
+
+def _call(fn: Callable[..., dict[str, Any]], **candidates: Any) -> dict[str, Any]:
+    """Call ``fn`` with the candidate keyword arguments it accepts (benches name their knobs freely)."""
+    accepted = inspect.signature(fn).parameters
+    return fn(**{k: v for k, v in candidates.items() if k in accepted})
+
+
+def _bus(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.bus import measure
+
+    return measure(count=3000 if quick else 20000, bootstrap=bootstrap)
+
+
+def _sandbox(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.sandbox import measure
+
+    if quick:
+        return measure(workers=os.cpu_count() or 1, limit=40, backends="wasm,container")
+    return measure(workers=os.cpu_count() or 1, repeat=2)
+
+
+def _pipeline(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.pipeline import measure
+
+    return measure(samples=40 if quick else 200, bootstrap=bootstrap)
+
+
+def _learner(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.learner import measure
+
+    if quick:
+        return measure(stages="0", steps=3, warmup=1, hidden=128, layers=2)
+    return measure()
+
+
+def _reward(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.reward import measure
+
+    return measure(20 if quick else 80)
+
+
+def _generate(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.generate import measure
+
+    if quick:
+        return measure(model="tiny", models_dir=CACHE / "models", prompts_n=4, max_tokens=32)
+    return measure(model="smollm2", models_dir=CACHE / "models")
+
+
+def _replay(quick: bool, bootstrap: str) -> dict[str, Any]:
+    import importlib
+
+    module = importlib.import_module("bench.replay")
+    n = 3000 if quick else 20000
+    return _call(module.measure, bootstrap=bootstrap, count=n, events=n, quick=quick)
+
+
+BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
+    "bus": ("bus codec vs raw client", _bus),
+    "sandbox": ("sandbox vs plain subprocess", _sandbox),
+    "pipeline": ("pipeline vs sandbox alone", _pipeline),
+    "learner": ("learner vs plain torch", _learner),
+    "reward": ("reward + filter vs the sandbox run", _reward),
+    "generate": ("generator vs model.generate", _generate),
+    "replay": ("replay vs raw consume", _replay),
+}
+
+
+def _run_one(name: str, quick: bool, bootstrap: str) -> dict[str, Any]:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return BENCHES[name][1](quick, bootstrap)
+
+
+# -- the table ---------------------------------------------------------------------------------------
+def _n(x: float, unit: str) -> str:
+    return f"{x:,.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
+
+
+def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
+    title = BENCHES[name][0]
+    out: list[Row] = []
+    if name == "bus":
+        for way in ("produce", "consume"):
+            out.append(
+                Row(
+                    title,
+                    f"{way}, events/s ({r['events']} events of {r['event_bytes']} B)",
+                    _n(r[f"ours_{way}_per_s"], "/s"),
+                    f"raw confluent-kafka bytes {_n(r[f'raw_{way}_per_s'], '/s')}",
+                    r[f"ratio_{way}"],
+                )
+            )
+    elif name == "sandbox":
+        base = f"python3 -I subprocess {_n(r['baseline_per_s'], '/s')}"
+        for backend, b in r["backends"].items():
+            out.append(
+                Row(
+                    title,
+                    f"{backend} executions/s ({b['passed']}/{r['executions']} passed)",
+                    _n(b["per_s"], "/s"),
+                    base,
+                    b["ratio"],
+                )
+            )
+        if "cached_wasm" in r:
+            c = r["cached_wasm"]
+            out.append(Row(title, "wasm, result cache hits", _n(c["per_s"], "/s"), base, c["ratio"]))
+    elif name == "pipeline":
+        out.append(
+            Row(
+                title,
+                f"samples/s, generation -> verdict ({r['samples']} samples)",
+                _n(r["pipeline_samples_per_s"], "/s"),
+                f"sandbox pool alone {_n(r['sandbox_only_per_s'], '/s')}",
+                r["ratio_pipeline_to_sandbox"],
+            )
+        )
+        out.append(
+            Row(
+                title,
+                "latency generation -> verdict p50 / p99",
+                f"{r['latency_p50_s']:.2f} s / {r['latency_p99_s']:.2f} s",
+                "",
+                None,
+            )
+        )
+    elif name == "learner":
+        base = f"plain torch loop {_n(r['plain_torch_tokens_per_s'], 'tok/s')}"
+        for label, e in r["engines"].items():
+            out.append(Row(title, f"{label}, tokens/s", _n(e["tokens_per_s"], "tok/s"), base, e["ratio"]))
+    elif name == "reward":
+        ms, ratio = r["ms_per_sample"], r["ratio_to_sandbox"]
+        base = f"sandbox run {ms['sandbox (baseline)']:.1f} ms"
+        for step in ("reward code-v1", "reward, batched lint", "noise filter"):
+            out.append(Row(title, f"{step}, ms per sample (cost)", f"{ms[step]:.2f} ms", base, ratio[step]))
+    elif name == "generate":
+        out.append(
+            Row(
+                title,
+                f"tokens/s with behaviour log-probs ({r['model']})",
+                _n(r["ours_tokens_per_s"], "tok/s"),
+                f"model.generate {_n(r['plain_generate_tokens_per_s'], 'tok/s')}",
+                r["ratio"],
+            )
+        )
+    else:  # benches whose result shape this table does not know: every ratio they report
+        for key, value in r.items():
+            if "ratio" in key and isinstance(value, int | float):
+                out.append(Row(title, key, "", "", float(value)))
+    return out
+
+
+def markdown(rows: list[Row], failures: dict[str, str], header: str) -> str:
+    lines = [header, "", "| bench | measure | rlstream | baseline (same run) | ratio |"]
+    lines.append("|---|---|---|---|---|")
+    for row in rows:
+        ratio = "" if row.ratio is None else f"{row.ratio:.2f}×"
+        lines.append(f"| {row.bench} | {row.measure} | {row.ours} | {row.baseline} | {ratio} |")
+    for name, error in failures.items():
+        lines.append(f"| {BENCHES[name][0]} | FAILED: {error.splitlines()[-1][:200]} | | | |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small workloads (a few minutes)")
+    ap.add_argument("--out", type=Path, default=Path("build") / "bench", help="where the table goes")
+    ap.add_argument("--only", default=",".join(BENCHES), help="subset of: " + ", ".join(BENCHES))
+    ap.add_argument("--bootstrap", default=None, help="an existing cluster (default: a local broker)")
+    ap.add_argument("--jar-dir", type=Path, default=CACHE / "kafka")
+    args = ap.parse_args()
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:
+        ap.error(f"unknown bench(es) {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+
+    from bench.bus import broker
+
+    started = datetime.now(UTC)
+    results: dict[str, dict[str, Any]] = {}
+    failures: dict[str, str] = {}
+    rows: list[Row] = []
+    spawn = multiprocessing.get_context("spawn")
+    with broker(args.bootstrap, args.jar_dir) as bootstrap:
+        for name in names:
+            print(f"== {name}: {BENCHES[name][0]}", flush=True)
+            t0 = time.perf_counter()
+            try:
+                with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                    result = pool.submit(_run_one, name, args.quick, bootstrap).result()
+                rows.extend(rows_for(name, result))
+                results[name] = {"result": result, "seconds": round(time.perf_counter() - t0, 1)}
+            except Exception as exc:  # one failing bench must not cost the others' figures
+                failures[name] = "".join(traceback.format_exception_only(exc)).strip()
+                results[name] = {"error": failures[name], "seconds": round(time.perf_counter() - t0, 1)}
+                print(f"   {name} FAILED: {failures[name]}", flush=True)
+
+    load = os.getloadavg()[0]
+    header = (
+        f"rlstream benchmarks, {'quick' if args.quick else 'full'} run of {started:%Y-%m-%d %H:%M} UTC on "
+        f"{os.cpu_count()} CPUs (load average {load:.1f}), Python {platform.python_version()}. "
+        f"Reproduce: `python -m bench.run_all{' --quick' if args.quick else ''}`"
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    table = markdown(rows, failures, header)
+    (args.out / "bench.md").write_text(table)
+    (args.out / "bench.json").write_text(
+        json.dumps(
+            {
+                "started": started.isoformat(),
+                "quick": args.quick,
+                "cpus": os.cpu_count(),
+                "load_average": load,
+                "command": " ".join([Path(sys.executable).name, "-m", "bench.run_all", *sys.argv[1:]]),
+                "rows": [asdict(r) for r in rows],
+                "benches": results,
+            },
+            indent=2,
+            default=str,
+        )
+    )
+    print(table)
+    print(f"written: {args.out / 'bench.md'}, {args.out / 'bench.json'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
