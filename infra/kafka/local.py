@@ -486,10 +486,27 @@ def port_holder(port: int) -> str | None:
     return "another process"
 
 
-def find_free_base_port(host: str, ports_needed: int, *, start: int = 30000, end: int = 60000) -> int:
-    """A base port such that ``ports_needed`` consecutive ports from it are free (for tests)."""
+def ephemeral_port_range() -> tuple[int, int]:
+    """The ports the kernel hands out to outgoing connections (Linux default where unreadable)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def find_free_base_port(host: str, ports_needed: int, *, start: int = 20000, end: int | None = None) -> int:
+    """A base port such that ``ports_needed`` consecutive ports from it are free (for tests).
+
+    Chosen below the kernel's ephemeral range: while a broker on such a port restarts, the clients
+    reconnecting to it can be given that very port as their own source port and connect to
+    themselves (TCP simultaneous open), and the restarted broker then fails to bind.
+    """
     import random
 
+    if end is None:
+        low = ephemeral_port_range()[0]
+        end = low if low > start + 1000 else 60000  # an unusual range: the old behaviour
     rng = random.Random()
     for _ in range(200):
         base = rng.randrange(start, end - ports_needed)
