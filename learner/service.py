@@ -7,9 +7,9 @@ Lossless resume, end to end:
   (no checkpoint: the beginning of every partition); the group's committed offsets are never read
   back, only written, because the checkpoint is the one source of truth - they exist for the
   scheduler's backpressure (its lag probe) and for operators;
-* a checkpoint's PolicyPublished is produced again on start (same version, same event id: readers
-  that saw it already ignore it), so a learner killed between its checkpoint and its event loses
-  neither;
+* a checkpoint's PolicyPublished is produced again on start (same version, same event id) unless the
+  training log shows its publication was acknowledged, so a learner killed between its checkpoint and
+  its event loses neither, and one killed after both leaves no second copy on rl.policy;
 * offsets are committed, synchronously, only to what a produced-and-acknowledged PolicyPublished
   lists in ``consumed``.
 
@@ -171,7 +171,29 @@ class LearnerService:
             {f"{c.topic}[{c.partition}]": c.offset for c in consumed} or "from the beginning",
         )
         if republish is not None:
-            self._emit([republish], republished=True)
+            if self._acknowledged(republish):
+                # its publication was acknowledged before the restart (the training log says so only
+                # after the broker did): producing it again would put its event id on rl.policy twice
+                self._commit_consumed(republish)
+            else:
+                self._emit([republish], republished=True)
+
+    def _acknowledged(self, event: PolicyPublished) -> bool:
+        return any(
+            e.get("kind") == "publish" and e.get("policy_version") == event.policy_version
+            for e in read_training_log(self.training_log.path)
+        )
+
+    def _commit_consumed(self, event: PolicyPublished) -> None:
+        assert self._consumer is not None
+        offsets = [
+            TopicPartition(c.topic, c.partition, c.offset) for c in event.consumed if c.topic == self.topic
+        ]
+        if offsets:
+            try:
+                self._consumer.commit(offsets=offsets, asynchronous=False)
+            except KafkaException as exc:  # only lag readers use the group's offsets
+                log.warning("learner: committing offsets failed (the checkpoint has them): %s", exc)
 
     def _assign(self, consumed: tuple[ConsumedOffset, ...]) -> None:
         assert self._consumer is not None
