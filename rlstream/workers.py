@@ -21,6 +21,7 @@ from schemas.task import TaskPublished
 from schemas.topics import EXPERIENCES, TASKS
 
 if TYPE_CHECKING:
+    from consumers.projections.projector import Projector
     from learner.service import LearnerService
 
 log = logging.getLogger(__name__)
@@ -28,13 +29,22 @@ log = logging.getLogger(__name__)
 #: the consumer group the learner commits its offsets under (its lag drives backpressure)
 LEARNER_GROUP = "rlstream.learner"
 
-PIPELINE_WORKERS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience", "learner")
+PIPELINE_WORKERS = (
+    "scheduler",
+    "generator",
+    "sandbox",
+    "reward",
+    "filter",
+    "experience",
+    "learner",
+    "projector",
+)
 
 
 @dataclass
 class Worker:
     name: str
-    processor: TransactionalProcessor | LearnerService
+    processor: TransactionalProcessor | LearnerService | Projector
     closers: list[Callable[[], None]]
 
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> None:
@@ -148,6 +158,13 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         return Worker(name, proc, closers)
     if name == "learner":
         return _build_learner(settings, bootstrap)
+    if name == "projector":
+        from consumers.projections.projector import Projector
+        from consumers.projections.store import make_engine
+
+        engine = make_engine(settings.projections_url)
+        projector = Projector(bootstrap, engine, settings.projections, instance=instance)
+        return Worker(name, projector, [engine.dispose])
     raise UsageError(f"unknown worker {name!r}", hint="one of: " + ", ".join(PIPELINE_WORKERS))
 
 

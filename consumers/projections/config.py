@@ -15,5 +15,7 @@ class ProjectionConfig(BaseModel):
     name: str = "projector"
     #: records polled and applied in one SQL transaction
     batch_size: int = Field(default=2000, ge=1, le=100_000)
+    #: the topics projected; empty = every event topic of the catalog
+    topics: tuple[str, ...] = ()
     #: the k of pass@k rows (a k larger than a task's samples at a policy version is left out)
     pass_k: tuple[int, ...] = (1, 2, 4, 8, 16)

@@ -13,9 +13,9 @@ Times are UTC. ``run_id`` is the envelope's run id (the run that caused the even
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Index, Integer, String, Table, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -136,6 +136,8 @@ class Reward(Base):
     group_id: Mapped[str] = mapped_column(String(300))
     task_id: Mapped[str] = mapped_column(String(200))
     execution_event_id: Mapped[str] = mapped_column(String(64))
+    #: the ReferenceExecuted (rl.references) the efficiency part compared with; None: none used
+    reference_event_id: Mapped[str | None] = mapped_column(String(64))
     reward_fn: Mapped[str] = mapped_column(String(100))
     reward_version: Mapped[str] = mapped_column(String(50))
     total: Mapped[float] = mapped_column(Float)
@@ -314,6 +316,10 @@ class AppliedOffset(Base):
     topic: Mapped[str] = mapped_column(String(249), primary_key=True)
     partition: Mapped[int] = mapped_column(Integer, primary_key=True)
     next_offset: Mapped[int] = mapped_column(BigInteger)
+
+
+def table_of(model: type[Base]) -> Table:
+    return cast(Table, model.__table__)
 
 
 #: the projected tables (what a rebuild reproduces and ``diff`` compares), in a stable order

@@ -1,0 +1,260 @@
+"""The projector: a thin Kafka shell over :mod:`fold` and :mod:`store`.
+
+It reads every event topic ``read_committed`` (so aborted processor transactions never reach a
+table), assigns itself every partition at the offsets stored in the database — never Kafka's group
+offsets — and applies each polled batch plus the new offsets in one SQL transaction. Killed at any
+point, it restarts exactly where the database says, so each record lands in the tables exactly once.
+
+A record that does not decode is skipped with a counted warning (the processors already dead-letter
+such records), recorded in ``skipped_records``, and its offset still advances.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
+from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
+from sqlalchemy import Engine
+
+from consumers.projections.config import ProjectionConfig
+from consumers.projections.fold import Batch, Position, fold, skip
+from consumers.projections.store import apply, migrate, stored_offsets
+from infra.kafka.admin import admin_client, client_config
+from infra.kafka.consumer import decode_message
+from infra.kafka.transactional import ProcessorStats
+from schemas.errors import BrokerError, EventDecodeError
+from schemas.topics import EVENT_TOPICS
+
+log = logging.getLogger(__name__)
+
+#: seconds between looks for topics or partitions created after the start (follow mode)
+RESCAN_S = 10.0
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """Where a catch-up stands: records applied so far and records left to the end seen at start."""
+
+    applied: int
+    remaining: int
+    rate: float
+
+
+class Projector:
+    def __init__(
+        self,
+        bootstrap: str,
+        engine: Engine,
+        config: ProjectionConfig,
+        *,
+        topics: Sequence[str] | None = None,
+        instance: str = "0",
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.engine = engine
+        self.config = config
+        self.name = config.name
+        self.topics = list(topics or config.topics or [t.name for t in EVENT_TOPICS])
+        self.instance = instance
+        self.stats = ProcessorStats()
+        self._consumer: Consumer | None = None
+        self._assigned: set[tuple[str, int]] = set()
+        self._last_scan = 0.0
+        self._warned_missing: set[str] = set()
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        migrate(self.engine)
+        self._consumer = Consumer(
+            client_config(
+                self.bootstrap,
+                **{
+                    # no group offsets are ever committed: the database holds the offsets
+                    "group.id": f"rlstream.projector.{self.name}",
+                    "client.id": f"rlstream-projector-{self.name}-{self.instance}",
+                    "enable.auto.commit": False,
+                    "enable.auto.offset.store": False,
+                    "isolation.level": "read_committed",
+                    "auto.offset.reset": "earliest",
+                    "enable.partition.eof": False,
+                },
+            )
+        )
+        self._assign_new()
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
+        """Follow the log until ``stop`` is set (or nothing arrived for ``idle_exit_s``)."""
+        self.start()
+        last_input = time.monotonic()
+        try:
+            while not stop.is_set():
+                n = self.step()
+                now = time.monotonic()
+                if n:
+                    last_input = now
+                elif idle_exit_s is not None and now - last_input >= idle_exit_s:
+                    break
+                if now - self._last_scan >= RESCAN_S:
+                    self._assign_new()
+        finally:
+            self.close()
+        return self.stats
+
+    def catch_up(
+        self,
+        stop: threading.Event | None = None,
+        *,
+        progress: Callable[[CatchUp], None] | None = None,
+        progress_every_s: float = 2.0,
+    ) -> ProcessorStats:
+        """Apply every record up to the end of each partition as it was at the start, then return."""
+        self.start()
+        assert self._consumer is not None
+        try:
+            targets = self._end_offsets()
+            last = time.monotonic()
+            while not (stop is not None and stop.is_set()):
+                remaining = self._remaining(targets)
+                if remaining == 0:
+                    break
+                self.step()
+                now = time.monotonic()
+                if progress is not None and now - last >= progress_every_s:
+                    progress(CatchUp(self.stats.consumed, self._remaining(targets), self.stats.rate()))
+                    last = now
+            if progress is not None:
+                progress(CatchUp(self.stats.consumed, self._remaining(targets), self.stats.rate()))
+        finally:
+            self.close()
+        return self.stats
+
+    # ---- one batch -------------------------------------------------------------------------------
+
+    def step(self, timeout_s: float = 0.5) -> int:
+        """Poll one batch and apply it with its offsets in one SQL transaction; records consumed."""
+        assert self._consumer is not None
+        msgs = self._consumer.consume(self.config.batch_size, timeout_s)
+        if not msgs:
+            return 0
+        batch = Batch()
+        for msg in msgs:
+            err = msg.error()
+            if err is not None:
+                self._on_error(err)
+                continue
+            position = Position(msg.topic() or "", msg.partition() or 0, msg.offset() or 0)
+            try:
+                item = decode_message(msg)
+            except EventDecodeError as exc:
+                log.warning(
+                    "%s: skipping undecodable record %s[%d]@%d: %s",
+                    self.name,
+                    position.topic,
+                    position.partition,
+                    position.offset,
+                    exc,
+                )
+                skip(batch, self.name, position, str(exc))
+                continue
+            fold(batch, item.envelope, item.event, position)
+        if batch:
+            apply(self.engine, batch, projector=self.name, ks=self.config.pass_k)
+            self.stats.transactions += 1
+        self.stats.consumed += batch.events + batch.skipped
+        self.stats.dead_lettered += batch.skipped
+        self.stats.produced += batch.row_count()
+        return batch.events + batch.skipped
+
+    # ---- partitions ------------------------------------------------------------------------------
+
+    def _partitions(self) -> list[tuple[str, int]]:
+        assert self._consumer is not None
+        try:
+            md = self._consumer.list_topics(timeout=30)
+        except KafkaException as exc:
+            raise BrokerError(
+                f"cannot read topic metadata from {self.bootstrap}: {exc}",
+                hint="check the broker: `rlstream broker status`",
+            ) from None
+        out: list[tuple[str, int]] = []
+        for topic in self.topics:
+            meta = md.topics.get(topic)
+            if meta is None or meta.error is not None or not meta.partitions:
+                if topic not in self._warned_missing:
+                    log.warning("%s: topic %s does not exist yet; read once created", self.name, topic)
+                    self._warned_missing.add(topic)
+                continue
+            out.extend((topic, p) for p in sorted(meta.partitions))
+        return out
+
+    def _assign_new(self) -> None:
+        """Assign partitions not assigned yet, each at the offset the database stored for it."""
+        assert self._consumer is not None
+        self._last_scan = time.monotonic()
+        new = [tp for tp in self._partitions() if tp not in self._assigned]
+        if not new:
+            return
+        stored = stored_offsets(self.engine, self.name)
+        parts = [TopicPartition(t, p, stored.get((t, p), OFFSET_BEGINNING)) for t, p in new]
+        self._consumer.incremental_assign(parts)
+        self._assigned.update(new)
+        resumed = sum(1 for t, p in new if (t, p) in stored)
+        log.info(
+            "%s: reading %d partition(s) of %d topic(s); %d resumed at stored offsets",
+            self.name,
+            len(new),
+            len({t for t, _ in new}),
+            resumed,
+        )
+
+    def _end_offsets(self) -> dict[tuple[str, int], int]:
+        """The last stable offset of every assigned partition (one request): what a read_committed
+        reader reaches once every transaction open now has ended."""
+        if not self._assigned:
+            return {}
+        admin = admin_client(self.bootstrap)
+        wanted = {TopicPartition(t, p): OffsetSpec.latest() for t, p in sorted(self._assigned)}  # type: ignore[no-untyped-call]
+        try:
+            futures = admin.list_offsets(
+                wanted, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=30
+            )
+            return {(tp.topic, tp.partition): f.result(60).offset for tp, f in futures.items()}
+        except KafkaException as exc:
+            raise BrokerError(f"cannot read the end offsets of the event topics: {exc}") from None
+
+    def _remaining(self, targets: dict[tuple[str, int], int]) -> int:
+        """Records (and transaction markers) between the read position and the target offsets."""
+        assert self._consumer is not None
+        stored = stored_offsets(self.engine, self.name)
+        positions = self._consumer.position([TopicPartition(t, p) for t, p in targets])
+        left = 0
+        for tp in positions:
+            target = targets[(tp.topic, tp.partition)]
+            at = max(tp.offset, stored.get((tp.topic, tp.partition), 0))
+            left += max(0, target - at)
+        return left
+
+    def _on_error(self, err: KafkaError) -> None:
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise BrokerError(f"Kafka consumer failed: {err.str()}")
+        log.warning("%s: %s", self.name, err.str())

@@ -1,0 +1,249 @@
+"""The database side of the projections: engines, Alembic migrations, and applying a folded batch
+together with its offsets in ONE transaction.
+
+A batch either commits whole (its rows, its pass@k recomputations and the next offsets of every
+partition it read) or not at all, so after any crash the stored offsets say exactly which records the
+tables contain, and the projector resumes there: exactly-once by construction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, delete, event, inspect, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from consumers.projections.fold import Batch, PassKey, primary_key
+from consumers.projections.models import PROJECTED, AppliedOffset, Base, PassAtK, Reward, Sample, table_of
+from schemas.errors import DependencyError, UsageError
+from streams.reward.passk import pass_at_k
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite files get WAL (readers never block the projector) and a busy
+    timeout, and their folder is created."""
+    try:
+        engine = create_engine(url, future=True, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise UsageError(
+            f"projection database URL {url!r}: {exc}",
+            hint="e.g. sqlite:////path/projections.sqlite or postgresql+psycopg://user@host:5432/db",
+        ) from None
+    if engine.dialect.name == "sqlite":
+        database = engine.url.database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+    elif engine.dialect.name != "postgresql":
+        raise UsageError(
+            f"projection database {engine.dialect.name!r} is not supported",
+            hint="use SQLite (the default) or PostgreSQL (postgresql+psycopg://...)",
+        )
+    return engine
+
+
+@contextlib.contextmanager
+def open_session(url_or_engine: str | Engine) -> Iterator[Session]:
+    """A read session on the projection database (the caller's queries run inside it)."""
+    engine = make_engine(url_or_engine) if isinstance(url_or_engine, str) else url_or_engine
+    try:
+        with Session(engine) as session:
+            yield session
+    finally:
+        if isinstance(url_or_engine, str):
+            engine.dispose()
+
+
+def alembic_config(connection: Connection) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    # the connection travels as an attribute, never through the ini (URLs may hold '%')
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def migrate(engine: Engine, revision: str = "head") -> str | None:
+    """Upgrade the schema to ``revision`` (idempotent); returns the revision now in force."""
+    try:
+        with engine.begin() as conn:
+            command.upgrade(alembic_config(conn), revision)
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except OperationalError as exc:
+        raise DependencyError(
+            f"projection database {engine.url.render_as_string(hide_password=True)}: {exc.orig}",
+            hint="check the database is running and the URL (setting projections.database_url)",
+        ) from None
+
+
+def drop_all(engine: Engine) -> None:
+    """Remove every projection table and the migration marker (a rebuild into the same URL)."""
+    with engine.begin() as conn:
+        Base.metadata.drop_all(conn)
+        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+
+
+def is_empty(engine: Engine) -> bool:
+    """No projected row and no stored offset (a fresh database, migrated or not)."""
+    names = set(inspect(engine).get_table_names())
+    models: tuple[type[Base], ...] = (*PROJECTED, AppliedOffset)
+    with engine.connect() as conn:
+        for model in models:
+            if model.__tablename__ in names and conn.execute(select(model).limit(1)).first() is not None:
+                return False
+    return True
+
+
+def stored_offsets(engine: Engine, projector: str) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> next offset to read, as last committed with the rows."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(AppliedOffset.topic, AppliedOffset.partition, AppliedOffset.next_offset).where(
+                AppliedOffset.projector == projector
+            )
+        ).tuples()
+        return {(t, p): o for t, p, o in rows}
+
+
+def _insert(conn: Connection, model: type[Base]) -> Any:
+    table = table_of(model)
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)
+
+
+def upsert(conn: Connection, model: type[Base], rows: Sequence[dict[str, Any]]) -> None:
+    """Insert ``rows``, replacing the non-key columns of rows whose key exists (one statement,
+    executemany). ``rows`` must not repeat a key (a Batch keeps one row per key)."""
+    if not rows:
+        return
+    pk = primary_key(model)
+    stmt = _insert(conn, model)
+    rest = [c.name for c in table_of(model).columns if c.name not in pk]
+    if rest:
+        stmt = stmt.on_conflict_do_update(index_elements=list(pk), set_={c: stmt.excluded[c] for c in rest})
+    else:
+        stmt = stmt.on_conflict_do_nothing(index_elements=list(pk))
+    conn.execute(stmt, list(rows))
+
+
+def apply(engine: Engine, batch: Batch, *, projector: str, ks: Sequence[int]) -> None:
+    """Commit ``batch``: its rows, the pass@k rows they change and the next offsets, atomically."""
+    if not batch:
+        return
+    with engine.begin() as conn:
+        for model in PROJECTED:
+            rows = batch.rows.get(model)
+            if rows:
+                upsert(conn, model, list(rows.values()))
+        keys = set(batch.passk_keys)
+        if batch.passk_samples:
+            keys |= _keys_of_samples(conn, batch.passk_samples)
+        if keys:
+            refresh_pass_at_k(conn, keys, ks)
+        upsert(
+            conn,
+            AppliedOffset,
+            [
+                {"projector": projector, "topic": t, "partition": p, "next_offset": o}
+                for (t, p), o in sorted(batch.offsets.items())
+            ],
+        )
+
+
+def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _keys_of_samples(conn: Connection, sample_ids: set[str]) -> set[PassKey]:
+    keys: set[PassKey] = set()
+    for chunk in _chunks(sorted(sample_ids)):
+        for run_id, task_id, version in conn.execute(
+            select(Sample.run_id, Sample.task_id, Sample.policy_version).where(Sample.sample_id.in_(chunk))
+        ).tuples():
+            if run_id is not None:
+                keys.add((run_id, task_id, version))
+    return keys
+
+
+def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -> None:
+    """Recompute the pass@k rows of ``keys`` from the samples and their rewards as they stand now:
+    a sample counts once it is scored, and is correct when its (run 0) reward passed every case."""
+    by_task: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for run_id, task_id, version in keys:
+        by_task[(run_id, task_id)].add(version)
+    outcomes: dict[PassKey, dict[str, bool]] = {k: {} for k in keys}
+    for (run_id, task_id), versions in by_task.items():
+        q = (
+            select(Sample.policy_version, Sample.sample_id, Reward.correct)
+            .join(Reward, Reward.sample_id == Sample.sample_id)
+            .where(
+                Sample.run_id == run_id,
+                Sample.task_id == task_id,
+                Sample.policy_version.in_(sorted(versions)),
+            )
+        )
+        for version, sample_id, correct in conn.execute(q).tuples():
+            per_sample = outcomes[(run_id, task_id, version)]
+            # several rewards of one sample (other reward versions) share its execution's outcome
+            per_sample[sample_id] = per_sample.get(sample_id, False) or bool(correct)
+    for (run_id, task_id, version), per_sample in sorted(outcomes.items()):
+        conn.execute(
+            delete(PassAtK).where(
+                PassAtK.run_id == run_id, PassAtK.task_id == task_id, PassAtK.policy_version == version
+            )
+        )
+        n, c = len(per_sample), sum(per_sample.values())
+        rows = [
+            {
+                "run_id": run_id,
+                "task_id": task_id,
+                "policy_version": version,
+                "k": k,
+                "n": n,
+                "c": c,
+                "value": pass_at_k(n, c, k),
+            }
+            for k in sorted(set(ks))
+            if 1 <= k <= n
+        ]
+        if rows:
+            conn.execute(table_of(PassAtK).insert(), rows)
+
+
+def describe(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def check_reachable(engine: Engine) -> None:
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        raise DependencyError(
+            f"projection database {describe(engine)} is not reachable: {exc}",
+            hint="check the URL (setting projections.database_url) and that the server runs",
+        ) from None
