@@ -41,13 +41,14 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from infra.kafka.admin import client_config
 from infra.kafka.consumer import decode_message
+from infra.kafka.poison import check_topic, letter_for
 from infra.kafka.producer import EventProducer
 from infra.kafka.transactional import ProcessorStats
 from learner.loop import LearnerLoop, Record, StepRecord
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.policy import ConsumedOffset, PolicyPublished
 from schemas.rollout import ExperienceReady
-from schemas.topics import EXPERIENCES, POLICY
+from schemas.topics import DLQ, EXPERIENCES, POLICY
 
 log = logging.getLogger(__name__)
 
@@ -271,10 +272,14 @@ class LearnerService:
         mine = False
         try:
             item = decode_message(msg)
+            check_topic(topic, item.event)
             if isinstance(item.event, ExperienceReady) and item.event.group_id.startswith(f"{self.run_id}/"):
                 event, mine = item.event, True
         except EventDecodeError as exc:
-            log.warning("learner: %s[%d]@%d is not an event; skipped: %s", topic, partition, offset, exc)
+            log.warning("learner: %s[%d]@%d dead-lettered: %s", topic, partition, offset, exc)
+            assert self._producer is not None
+            # outside a transaction: a restart from the checkpoint may letter it again, with the same id
+            self._producer.publish(letter_for(msg, exc, stage="learner"), topic=DLQ.name)
         if mine:
             self._rewards.extend(s.reward for s in event.samples)
         self._emit(self.loop.offer(Record(event, topic, partition, offset)))

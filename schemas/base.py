@@ -33,7 +33,9 @@ def content_hash(payload: Any) -> str:
 class FrozenModel(BaseModel):
     """A value object inside an event."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # JSON has no NaN or infinity: a body that smuggles one in (Python's json accepts them) is invalid,
+    # and a component that computes one fails where it happens instead of poisoning a gradient later
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Event(FrozenModel):

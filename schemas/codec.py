@@ -135,6 +135,10 @@ def decode_body(ce_type: str, value: bytes | None) -> Event:
         body: Any = json.loads(value)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EventDecodeError(f"body is not JSON: {exc}", location="value") from None
+    except RecursionError:  # a hostile body nested thousands deep must not take the consumer down
+        raise EventDecodeError(
+            "body is not JSON this parser accepts: nested too deeply", location="value"
+        ) from None
     if not isinstance(body, dict):
         raise EventDecodeError("body must be a JSON object", location="value")
     try:

@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from infra.kafka.poison import check_topic, kept, kept_note
 from schemas.base import Event
 from schemas.codec import decode, encode, headers_dict
 from schemas.dlq import DeadLettered
@@ -333,6 +334,7 @@ class TransactionalProcessor:
             offsets[(topic, partition)] = offset + 1
             try:
                 decoded = decode(msg.value(), _headers(msg))
+                check_topic(topic, decoded.event)
             except EventDecodeError as exc:
                 poison.append((msg, exc))
                 continue
@@ -464,16 +466,17 @@ class TransactionalProcessor:
         log.warning(
             "%s: dead-lettering %s@%s:%s: %s", self.name, item.topic, item.partition, item.offset, exc
         )
+        original = item.event.model_dump_json().encode()
         letter = DeadLettered(
             stage=self.name,
             error_type=type(exc).__name__,
-            error=str(exc)[:4000],
+            error=str(exc)[:4000] + kept_note(original),
             original_topic=item.topic,
             original_partition=item.partition,
             original_offset=item.offset,
             original_event_id=item.envelope.id,
             original_key_b64=base64.b64encode(item.event.key.encode()).decode(),
-            original_value_b64=base64.b64encode(item.event.model_dump_json().encode()).decode(),
+            original_value_b64=kept(original),
             original_headers={"ce_type": item.envelope.type, "ce_id": item.envelope.id},
         )
         return Emit(letter, topic=DLQ.name), item
@@ -488,13 +491,13 @@ class TransactionalProcessor:
         letter = DeadLettered(
             stage=self.name,
             error_type=type(exc).__name__,
-            error=str(exc)[:4000],
+            error=str(exc)[:4000] + kept_note(msg.value()),
             original_topic=msg.topic() or "",
             original_partition=msg.partition() if msg.partition() is not None else -1,
             original_offset=msg.offset() if msg.offset() is not None else -1,
             original_event_id=headers.get("ce_id"),
             original_key_b64=base64.b64encode(key).decode() if key else None,
-            original_value_b64=base64.b64encode(msg.value() or b"").decode(),
+            original_value_b64=kept(msg.value()),
             original_headers=headers,
         )
         self._produce(Emit(letter, topic=DLQ.name, run_id=self._run_id), None)

@@ -44,6 +44,8 @@ def parse_line(text: str) -> TaskPublished:
         body = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InputError("not JSON this parser accepts (nested too deeply)") from None
     if not isinstance(body, dict):
         raise InputError("a task must be a JSON object")
     version = body.setdefault("schema_version", TaskPublished.version)
