@@ -57,9 +57,9 @@ class TopicFollower(Generic[E]):
         for msg in self._consumer.consume(500, timeout_s):
             err = msg.error()
             if err is not None:
-                if err.code() != KafkaError._PARTITION_EOF:
-                    raise BrokerError(f"reading {self.topic} failed: {err}")
-                continue
+                if err.code() == KafkaError._PARTITION_EOF or _transient(err):
+                    continue  # a broker away or restarting: the client reconnects by itself
+                raise BrokerError(f"reading {self.topic} failed: {err}")
             try:
                 event = decode_message(msg).event
             except EventDecodeError:
@@ -71,22 +71,38 @@ class TopicFollower(Generic[E]):
 
     def catch_up(self, timeout_s: float = 30.0) -> list[E]:
         """Everything up to the end offsets seen now."""
-        ends = {
-            p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), 10)[1]
-            for p in self._partitions
-        }
-        out: list[E] = []
         deadline = time.monotonic() + timeout_s
+        ends = self._ends(deadline)
+        out: list[E] = []
         while True:
-            out.extend(self.poll(0.2))
+            # positions first: a reader already at the end (the common case for a table refreshed
+            # often, e.g. the reviews before each step) returns without waiting on an empty poll
             positions = self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions])
             if all(tp.offset >= ends[tp.partition] or ends[tp.partition] == 0 for tp in positions):
                 return out
+            out.extend(self.poll(0.2))
             if time.monotonic() > deadline:
                 raise BrokerError(f"catching up with {self.topic} took more than {timeout_s:.0f}s")
 
+    def _ends(self, deadline: float) -> dict[int, int]:
+        while True:
+            try:
+                return {
+                    p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), 10)[1]
+                    for p in self._partitions
+                }
+            except KafkaException as exc:
+                # e.g. the broker is restarting: wait for it, up to the caller's deadline
+                if time.monotonic() > deadline:
+                    raise BrokerError(f"cannot read the end of {self.topic}: {exc.args[0]}") from None
+                time.sleep(0.5)
+
     def close(self) -> None:
         self._consumer.close()
+
+
+def _transient(err: KafkaError) -> bool:
+    return bool(err.retriable()) or err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
 
 
 class GlobalTable(Generic[E]):
