@@ -517,6 +517,18 @@ class TransactionalProcessor:
                 self.state._drop(tp.partition)
                 self._pending_restore.discard(tp.partition)
 
+    def _watermarks(self, restorer: Consumer, partition: int, deadline: float) -> tuple[int, int]:
+        while True:
+            try:
+                lo, hi = restorer.get_watermark_offsets(TopicPartition(self.changelog_topic, partition), 10)
+                return int(lo), int(hi)
+            except KafkaException as exc:
+                # a changelog created a moment ago has no leader yet, or the broker is restarting
+                if time.monotonic() > deadline:
+                    err = exc.args[0] if exc.args else exc
+                    raise BrokerError(f"{self.name}: cannot read {self.changelog_topic}: {err}") from None
+                time.sleep(0.5)
+
     def _restore_pending(self) -> None:
         if not self._pending_restore:
             return
@@ -538,8 +550,9 @@ class TransactionalProcessor:
             self.state.generation += 1
             wanted = [p for p in parts if p in md.partitions]
             ends: dict[int, int] = {}
+            deadline = time.monotonic() + 120
             for p in wanted:
-                lo, hi = restorer.get_watermark_offsets(TopicPartition(self.changelog_topic, p), 10)
+                lo, hi = self._watermarks(restorer, p, deadline)
                 if hi > lo:
                     ends[p] = hi
                 self.state._drop(p)
@@ -548,7 +561,6 @@ class TransactionalProcessor:
                 return
             restorer.assign([TopicPartition(self.changelog_topic, p, 0) for p in ends])
             done: set[int] = set()
-            deadline = time.monotonic() + 120
             while len(done) < len(ends):
                 if time.monotonic() > deadline:
                     raise BrokerError(f"{self.name}: restoring state from {self.changelog_topic} timed out")
