@@ -97,10 +97,14 @@ def pass_at_k(data: d.RunReportData) -> Figure | None:
     fig = _figure()
     ax = fig.add_subplot()
     versions = list(by_v)
-    for i, k in enumerate(data.ks):
+    for k, style in ((1, "o-"), (data.charted_k, "s--")):
+        if k is None:
+            continue
         xs = [v for v in versions if k in by_v[v]]
-        style = "o-" if k == 1 else ("s--", "^-.", "d:", "v--")[i % 4]
-        ax.plot(xs, [by_v[v][k] for v in xs], style, label=f"pass@{k}", linewidth=2.2 if k == 1 else 1.4)
+        tasks = [data.pass_at_k_tasks.get(v, {}).get(k, 0) for v in xs]
+        ax.plot(xs, [by_v[v][k] for v in xs], style, label=f"pass@{k}")
+        for x, y, n in zip(xs, [by_v[v][k] for v in xs], tasks, strict=True):
+            ax.annotate(f"{n}", (x, y), textcoords="offset points", xytext=(6, -10), fontsize=7, color="#555")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("policy version")
     ax.set_ylabel("mean over tasks")
@@ -255,7 +259,7 @@ SECTIONS: tuple[Section, ...] = (
                 "pass_at_k",
                 "pass@1 and pass@k per policy version",
                 "Unbiased pass@k per task and policy version, averaged over the tasks with at least k "
-                "samples.",
+                "samples under that version (small numbers: how many); every k in the table above.",
                 "No scored samples to estimate pass@k from.",
                 pass_at_k,
             ),
@@ -305,8 +309,8 @@ SECTIONS: tuple[Section, ...] = (
             Chart(
                 "sandbox_latency",
                 "Sandbox latency per backend",
-                "Execution time per backend (infra failures left out).",
-                "No timed sandbox executions in this run.",
+                "Execution time per backend (flakiness re-runs included).",
+                "No sandbox executions in this run.",
                 sandbox_latency,
             ),
         ),

@@ -42,6 +42,8 @@ class RunReportData:
     reward_by_step: dict[int, tuple[float, ...]] = field(default_factory=dict)
     #: policy version -> k -> mean unbiased pass@k over the tasks with at least k samples
     pass_at_k: dict[int, dict[int, float]] = field(default_factory=dict)
+    #: policy version -> k -> tasks that pass@k mean is over
+    pass_at_k_tasks: dict[int, dict[int, int]] = field(default_factory=dict)
     #: policy version -> verdict -> samples (each sample's latest verdict)
     verdicts_by_version: dict[int, dict[str, int]] = field(default_factory=dict)
     #: reason code -> verdict -> samples
@@ -50,7 +52,7 @@ class RunReportData:
     staleness: dict[int, int] = field(default_factory=dict)
     #: sandbox backend -> executions (re-runs included)
     backend_executions: dict[str, int] = field(default_factory=dict)
-    #: sandbox backend -> durations in seconds (infra failures left out)
+    #: sandbox backend -> durations in seconds of its executions
     backend_latency_s: dict[str, tuple[float, ...]] = field(default_factory=dict)
     #: automated verdicts against the reviews in force
     agreement: Agreement = field(default_factory=Agreement)
@@ -62,6 +64,21 @@ class RunReportData:
     @property
     def ks(self) -> tuple[int, ...]:
         return tuple(sorted({k for by_k in self.pass_at_k.values() for k in by_k}))
+
+    @property
+    def charted_k(self) -> int | None:
+        """The k > 1 drawn next to pass@1: the largest k estimated for the largest share of the tasks
+        (means over different sets of tasks are not comparable, so the best-covered k wins)."""
+
+        def coverage(k: int) -> float:
+            covered = sum(by_k.get(k, 0) for by_k in self.pass_at_k_tasks.values())
+            return covered / max(sum(by_k.get(1, 0) for by_k in self.pass_at_k_tasks.values()), 1)
+
+        candidates = [k for k in self.ks if k > 1]
+        if not candidates:
+            return None
+        best = max(coverage(k) for k in candidates)
+        return max(k for k in candidates if coverage(k) == best)
 
 
 def mean(xs: Sequence[float]) -> float:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from consumers.report.data import VERDICTS, RunReportData, Summary
-from consumers.review import agreement
+from consumers.review import Agreement, agreement
 from streams.reward.passk import mean_pass_at_k, pass_at_k_table
 
 #: the k of pass@k (as the projections' default); a k larger than a task's samples is left out
@@ -39,7 +39,6 @@ class ExecutionFacts:
     backend: str
     duration_s: float
     run_index: int = 0
-    infra_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +56,8 @@ class ReviewFacts:
     sample_id: str
     verdict: str
     reviewer: str = ""
+    #: the automated verdict the reviewer overrode, as recorded (None: the sample's latest verdict)
+    automated: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,18 @@ class RunFacts:
     executions: tuple[ExecutionFacts, ...] = ()
     policies: tuple[PolicyFacts, ...] = ()
     reviews: tuple[ReviewFacts, ...] = ()
+
+
+def _agreement(facts: RunFacts) -> Agreement:
+    """The reviews in force (the last of each sample) against the automated verdict each reviewed."""
+    in_force = {r.sample_id: r for r in facts.reviews}
+    latest = {s.sample_id: s.verdict for s in facts.samples if s.verdict is not None}
+    automated = {}
+    for sid, r in in_force.items():
+        auto = r.automated or latest.get(sid)
+        if auto is not None:
+            automated[sid] = auto
+    return agreement(automated, {sid: r.verdict for sid, r in in_force.items()})
 
 
 def _sorted_lists(d: dict[int, list[float]]) -> dict[int, tuple[float, ...]]:
@@ -97,7 +110,10 @@ def aggregate(
                 lag[max(p.policy_version - 1 - version_of[sid], 0)] += 1
 
     outcomes = [(s.task_id, s.policy_version, s.passed) for s in samples if s.passed is not None]
-    pass_k = mean_pass_at_k(pass_at_k_table(outcomes, ks=tuple(ks))) if outcomes else {}
+    table = pass_at_k_table(outcomes, ks=tuple(ks)) if outcomes else []
+    pass_tasks: dict[int, Counter[int]] = defaultdict(Counter)
+    for row in table:
+        pass_tasks[row.policy_version].update(row.values.keys())
 
     verdicts: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(VERDICTS, 0))
     reasons: dict[str, Counter[str]] = defaultdict(Counter)
@@ -111,8 +127,7 @@ def aggregate(
     executions = Counter(e.backend for e in facts.executions)
     latency: dict[str, list[float]] = defaultdict(list)
     for e in facts.executions:
-        if not e.infra_error:
-            latency[e.backend].append(e.duration_s)
+        latency[e.backend].append(e.duration_s)
 
     rewards = list(reward_of.values())
     return RunReportData(
@@ -132,7 +147,8 @@ def aggregate(
         ),
         reward_by_version=_sorted_lists(by_version),
         reward_by_step=_sorted_lists(by_step),
-        pass_at_k=pass_k,
+        pass_at_k=mean_pass_at_k(table),
+        pass_at_k_tasks={v: dict(sorted(c.items())) for v, c in sorted(pass_tasks.items())},
         verdicts_by_version=dict(sorted(verdicts.items())),
         verdict_reasons={
             code: dict(c) for code, c in sorted(reasons.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
@@ -140,8 +156,5 @@ def aggregate(
         staleness=dict(sorted(lag.items())),
         backend_executions=dict(sorted(executions.items())),
         backend_latency_s={b: tuple(xs) for b, xs in sorted(latency.items())},
-        agreement=agreement(
-            {s.sample_id: s.verdict for s in samples if s.verdict is not None},
-            {r.sample_id: r.verdict for r in facts.reviews},
-        ),
+        agreement=_agreement(facts),
     )

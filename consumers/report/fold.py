@@ -113,14 +113,17 @@ class ReportFold:
                 )
             )
         executions = [
-            ExecutionFacts(e.sample_id, e.backend, e.duration_s, e.run_index, e.infra_error is not None)
+            ExecutionFacts(e.sample_id, e.backend, e.duration_s, e.run_index)
             for _, e in sorted(self._executions.items())
         ]
         policies = [
             PolicyFacts(p.policy_version, p.step, p.trained_sample_ids, dict(p.metrics))
             for _, p in sorted(self._policies.items())
         ]
-        reviews = [ReviewFacts(r.sample_id, r.verdict, r.reviewer) for _, r in sorted(self._reviews.items())]
+        reviews = [
+            ReviewFacts(r.sample_id, r.verdict, r.reviewer, r.automated_verdict)
+            for _, r in sorted(self._reviews.items())
+        ]
         return RunFacts(
             run_id=self.run_id,
             samples=tuple(samples),

@@ -21,7 +21,7 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
 td, th { border: 1px solid #e0e0e0; padding: 3px 10px; text-align: right; }
 th { background: #f5f5f5; } td:first-child, th:first-child { text-align: left; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
-figure { margin: 0; flex: 1 1 480px; }
+figure { margin: 0; flex: 0 1 530px; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
 .no-data { border: 2px dashed #bdbdbd; background: #fafafa; color: #757575; padding: 48px 16px;
@@ -98,8 +98,11 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
         ks = data.ks
         if not data.pass_at_k:
             return ""
-        rows = [[str(v), *(_fmt(by_k.get(k)) for k in ks)] for v, by_k in data.pass_at_k.items()]
-        return _table(["policy version", *(f"pass@{k}" for k in ks)], rows)
+        rows = [
+            [str(v), str(data.pass_at_k_tasks.get(v, {}).get(1, 0)), *(_fmt(by_k.get(k)) for k in ks)]
+            for v, by_k in data.pass_at_k.items()
+        ]
+        return _table(["policy version", "tasks", *(f"pass@{k}" for k in ks)], rows)
     if title == "Noise filter":
         totals = data.verdict_totals
         n = sum(totals.values())

@@ -72,7 +72,7 @@ def test_aggregation_of_a_small_run_by_hand():
         executions=(
             ExecutionFacts("r/a/0/0", "wasm", 0.04),
             ExecutionFacts("r/a/0/1", "container", 0.2),
-            ExecutionFacts("r/a/0/1", "container", 9.0, run_index=1, infra_error=True),
+            ExecutionFacts("r/a/0/1", "container", 9.0, run_index=1),
         ),
         # version 2 was trained by the learner at version 1: samples of version 0 lag by 1
         policies=(PolicyFacts(1, 1, ("r/a/0/0",)), PolicyFacts(2, 2, ("r/a/0/1", "r/a/1/0"))),
@@ -88,13 +88,14 @@ def test_aggregation_of_a_small_run_by_hand():
     assert data.staleness == {0: 2, 1: 1}
     # n=2, c=1: pass@1 = 0.5, pass@2 = 1; n=2, c=2: both 1
     assert data.pass_at_k == {0: {1: 0.5, 2: 1.0}, 1: {1: 1.0, 2: 1.0}}
+    assert data.pass_at_k_tasks == {0: {1: 1, 2: 1}, 1: {1: 1, 2: 1}} and data.charted_k == 2
     assert data.verdicts_by_version == {
         0: {"accept": 1, "mask": 0, "reject": 1},
         1: {"accept": 1, "mask": 1, "reject": 0},
     }
     assert data.verdict_reasons == {"flaky.disagree": {"mask": 1}, "hack.forced_exit": {"reject": 1}}
     assert data.backend_executions == {"container": 2, "wasm": 1}
-    assert data.backend_latency_s == {"container": (0.2,), "wasm": (0.04,)}
+    assert data.backend_latency_s == {"container": (0.2, 9.0), "wasm": (0.04,)}
     # the later review of r/a/0/1 is the one in force (reject = the automated verdict)
     assert (data.agreement.reviewed, data.agreement.agreed) == (2, 1)
     assert data.agreement.confusion["accept"]["mask"] == 1
