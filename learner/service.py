@@ -280,6 +280,7 @@ class LearnerService:
             assert self._producer is not None
             # outside a transaction: a restart from the checkpoint may letter it again, with the same id
             self._producer.publish(letter_for(msg, exc, stage="learner"), topic=DLQ.name)
+            self.stats.dead_lettered += 1
         if mine:
             self._rewards.extend(s.reward for s in event.samples)
         self._emit(self.loop.offer(Record(event, topic, partition, offset)))
