@@ -8,13 +8,11 @@ from datetime import UTC, datetime
 import typer
 from confluent_kafka import Message
 
-from infra.kafka.consumer import ConsumedEvent
 from infra.kafka.replay import replay as replay_events
-from infra.kafka.replay import replay_windows
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import bootstrap_servers
 from schemas.errors import EventDecodeError, UsageError
-from schemas.topics import CATALOG, EXECUTIONS, GENERATIONS, REFERENCES, REWARDS, TASKS, VERDICTS
+from schemas.topics import CATALOG, EXECUTIONS
 
 
 def _parse_time(text: str | None, option: str) -> datetime | None:
@@ -130,6 +128,7 @@ def _verify(
     as_json: bool,
 ) -> None:
     from consumers.audit import Audit, Counterfactual, Resolver, apply_overrides, parse_override
+    from consumers.verify import verify_log
     from rlstream.settings import get_settings
     from streams.reward.function import get_reward_function
 
@@ -143,36 +142,10 @@ def _verify(
             against or settings.reward_function, apply_overrides(settings.reward, cf.overrides)
         )
     audit = Audit(resolver, counterfactual=cf, noise=settings.noise)
-    bootstrap = bootstrap_servers()
-    windows = {
-        w.partition: w
-        for w in replay_windows(
-            bootstrap, EXECUTIONS.name, from_offset=from_offset, from_time=start, to_time=end
-        )
-    }
-    selected: set[str] = set()
-
-    def in_window(item: ConsumedEvent) -> bool:
-        w = windows.get(item.partition)
-        if w is None or not w.start <= item.offset < w.end:
-            return False
-        ts = item.timestamp
-        if ts is not None and ((start is not None and ts < start) or (end is not None and ts >= end)):
-            return False
-        return run_id is None or item.envelope.run_id == run_id
-
-    undecodable = 0
-
-    def skip(msg: Message, exc: EventDecodeError) -> None:
-        nonlocal undecodable
-        undecodable += 1
-
-    for topic in (TASKS, GENERATIONS, EXECUTIONS, REFERENCES, REWARDS, VERDICTS):
-        for item in replay_events(bootstrap, topic.name, on_undecodable=skip):
-            audit.fold(item.event)
-            if topic is EXECUTIONS and in_window(item):
-                selected.add(item.event.event_id())
-    report = audit.report(lambda x: x.event_id() in selected)
+    result = verify_log(
+        bootstrap_servers(), audit, from_offset=from_offset, from_time=start, to_time=end, run_id=run_id
+    )
+    report, undecodable = result.report, result.undecodable
     if as_json:
         echo_json({**report.to_json(), "undecodable": undecodable})
     else:
