@@ -6,16 +6,19 @@ import logging
 import signal
 import threading
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import typer
 
-from consumers.projections.diff import compare
-from consumers.projections.projector import CatchUp, Projector
-from consumers.projections.store import describe, drop_all, is_empty, make_engine, migrate
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
 from schemas.errors import UsageError
+
+if TYPE_CHECKING:
+    from consumers.projections.projector import CatchUp
+
+# SQLAlchemy and Alembic are imported by the commands that use them, not by every rlstream command
 
 URL_HELP = "database URL (default: setting projections.database_url, else <home>/projections.sqlite)"
 
@@ -36,6 +39,9 @@ def _progress(c: CatchUp) -> None:
 
 
 def _catch_up(url: str, stop: threading.Event) -> int:
+    from consumers.projections.projector import Projector
+    from consumers.projections.store import describe, make_engine
+
     settings = get_settings()
     engine = make_engine(url)
     try:
@@ -66,6 +72,9 @@ def register(app: typer.Typer) -> None:
         url: str | None = typer.Option(None, "--url", help=URL_HELP),
     ) -> None:
         """Project every event topic into the database, exactly once (offsets stored with the rows)."""
+        from consumers.projections.projector import Projector
+        from consumers.projections.store import describe, make_engine
+
         logging.basicConfig(level=logging.INFO, format="%(asctime)s projector %(levelname)s %(message)s")
         settings = get_settings()
         target = url or settings.projections_url
@@ -85,6 +94,8 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def migrate_cmd(url: str | None = typer.Option(None, "--url", help=URL_HELP)) -> None:
         """Create or upgrade the projection tables (Alembic, upgrade head)."""
+        from consumers.projections.store import describe, make_engine, migrate
+
         engine = make_engine(url or get_settings().projections_url)
         try:
             revision = migrate(engine)
@@ -99,6 +110,8 @@ def register(app: typer.Typer) -> None:
         replace: bool = typer.Option(False, "--replace", help="drop the projection tables there first"),
     ) -> None:
         """Build a fresh projection from offset 0 of every event topic up to the current end."""
+        from consumers.projections.store import describe, drop_all, is_empty, make_engine
+
         engine = make_engine(url)
         try:
             if not is_empty(engine):
@@ -121,6 +134,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="one JSON object"),
     ) -> None:
         """Compare every projected table row for row; exit 1 on any difference (naming table and key)."""
+        from consumers.projections.diff import compare
+        from consumers.projections.store import make_engine
+
         a, b = make_engine(url_a), make_engine(url_b)
         tables = []
         found = 0
