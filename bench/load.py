@@ -328,8 +328,10 @@ def figures(
     for s in samples:
         for name, mb in s["rss_mb"].items():
             rss_max[name] = max(rss_max.get(name, 0.0), mb)
-    half = len(samples) // 2
-    for part, into in ((samples[:half], rss_first), (samples[half:], rss_last)):
+    # the halves of the drain (from the first verdict on): start-up is not growth
+    drain = [s for s in samples if s["samples_judged"] > 0]
+    half = len(drain) // 2
+    for part, into in ((drain[:half], rss_first), (drain[half:], rss_last)):
         for s in part:
             for name, mb in s["rss_mb"].items():
                 into[name] = max(into.get(name, 0.0), mb)
@@ -508,7 +510,7 @@ def summary_table(result: dict[str, Any]) -> str:
     for name, mb in sorted(result["rss_max_mb"].items()):
         first = result["rss_max_first_half_mb"].get(name, 0.0)
         second = result["rss_max_second_half_mb"].get(name, 0.0)
-        rows.append((f"RSS max MiB {name} (1st half / 2nd half)", f"{mb} ({first} / {second})"))
+        rows.append((f"RSS max MiB {name} (drain 1st / 2nd half)", f"{mb} ({first} / {second})"))
     return "| measure | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
 
