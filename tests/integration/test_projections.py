@@ -109,6 +109,22 @@ def differences(url_a: str, url_b: str) -> list[str]:
         b.dispose()
 
 
+def test_the_migrations_create_exactly_the_tables_of_the_models(new_db: Callable[[], str]) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from consumers.projections.models import Base
+    from consumers.projections.store import migrate
+
+    engine = make_engine(new_db())
+    try:
+        assert migrate(engine) == migrate(engine)  # idempotent
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    finally:
+        engine.dispose()
+
+
 def test_a_run_lands_in_every_table_and_the_queries_answer_from_it(
     kafka_catalog: str, topics: Topics, new_db: Callable[[], str]
 ) -> None:
