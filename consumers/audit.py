@@ -30,7 +30,7 @@ from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxEx
 from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_sample
-from streams.noise.rules import assess_task
+from streams.noise.rules import TaskQuality, assess_task
 from streams.reward.config import RewardConfig, RewardWeights
 from streams.reward.function import RewardFunction, get_reward_function
 from streams.reward.lint import Linter, RuffLinter
@@ -327,6 +327,7 @@ class Audit:
         # is exactly what an audit must see, so bodies are not collapsed by id)
         self._rewards: dict[str, dict[str, RewardScored]] = defaultdict(dict)
         self._verdicts: dict[str, NoiseVerdict] = {}
+        self._quality: dict[tuple[str, str], TaskQuality] = {}
 
     def fold(self, event: Event) -> None:
         if isinstance(event, TaskPublished):
@@ -441,18 +442,20 @@ class Audit:
             self._runs[execution.sample_id][i] for i in sorted(self._runs[execution.sample_id])
         ]
         options = self.resolver.configured.compare.options()
-        quality = (
-            None
-            if execution.infra_error
-            else assess_task(
-                task,
-                options,
-                min_cases=noise.min_cases,
-                reference_execution=reference,
-                flag_constant=noise.flag_constant_answer,
-                flag_identity=noise.flag_identity_answer,
-            )
-        )
+        quality = None
+        if not execution.infra_error:
+            # like the filter, once per task and reference run
+            key = (task.event_id(), reference.event_id() if reference else "")
+            quality = self._quality.get(key)
+            if quality is None:
+                quality = self._quality[key] = assess_task(
+                    task,
+                    options,
+                    min_cases=noise.min_cases,
+                    reference_execution=reference,
+                    flag_constant=noise.flag_constant_answer,
+                    flag_identity=noise.flag_identity_answer,
+                )
 
         def judge(reward: RewardScored) -> NoiseVerdict:
             return filter_sample(
