@@ -9,14 +9,13 @@ tables contain, and the projector resumes there: exactly-once by construction.
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, delete, event, inspect, select, text
+from sqlalchemy import Connection, Engine, create_engine, delete, event, inspect, select, text, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -192,32 +191,28 @@ def _keys_of_samples(conn: Connection, sample_ids: set[str]) -> set[PassKey]:
 def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -> None:
     """Recompute the pass@k rows of ``keys`` from the samples and their rewards as they stand now:
     a sample counts once it is scored, and is correct when its (run 0) reward passed every case."""
-    by_task: dict[tuple[str, str], set[int]] = defaultdict(set)
-    for run_id, task_id, version in keys:
-        by_task[(run_id, task_id)].add(version)
     outcomes: dict[PassKey, dict[str, bool]] = {k: {} for k in keys}
-    for (run_id, task_id), versions in by_task.items():
+    ordered = sorted(keys)
+    for chunk in _chunks(ordered, 300):
+        key_cols = tuple_(Sample.run_id, Sample.task_id, Sample.policy_version)
         q = (
-            select(Sample.policy_version, Sample.sample_id, Reward.correct)
+            select(Sample.run_id, Sample.task_id, Sample.policy_version, Sample.sample_id, Reward.correct)
             .join(Reward, Reward.sample_id == Sample.sample_id)
-            .where(
-                Sample.run_id == run_id,
-                Sample.task_id == task_id,
-                Sample.policy_version.in_(sorted(versions)),
-            )
+            .where(key_cols.in_(list(chunk)))
         )
-        for version, sample_id, correct in conn.execute(q).tuples():
-            per_sample = outcomes[(run_id, task_id, version)]
+        for run_id, task_id, version, sample_id, correct in conn.execute(q).tuples():
+            per_sample = outcomes[(str(run_id), task_id, version)]
             # several rewards of one sample (other reward versions) share its execution's outcome
             per_sample[sample_id] = per_sample.get(sample_id, False) or bool(correct)
-    for (run_id, task_id, version), per_sample in sorted(outcomes.items()):
         conn.execute(
             delete(PassAtK).where(
-                PassAtK.run_id == run_id, PassAtK.task_id == task_id, PassAtK.policy_version == version
+                tuple_(PassAtK.run_id, PassAtK.task_id, PassAtK.policy_version).in_(list(chunk))
             )
         )
+    rows: list[dict[str, object]] = []
+    for (run_id, task_id, version), per_sample in sorted(outcomes.items()):
         n, c = len(per_sample), sum(per_sample.values())
-        rows = [
+        rows.extend(
             {
                 "run_id": run_id,
                 "task_id": task_id,
@@ -229,9 +224,9 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
             }
             for k in sorted(set(ks))
             if 1 <= k <= n
-        ]
-        if rows:
-            conn.execute(table_of(PassAtK).insert(), rows)
+        )
+    if rows:
+        conn.execute(table_of(PassAtK).insert(), rows)
 
 
 def describe(engine: Engine) -> str:
