@@ -143,14 +143,22 @@ def apply_reviews(
     return kept, removed
 
 
+def _in_vocab(ids: Sequence[int], vocab_size: int | None) -> bool:
+    return min(ids, default=0) >= 0 and (vocab_size is None or max(ids, default=0) < vocab_size)
+
+
 def select_samples(
     samples: Iterable[TrainSample],
     *,
     current_version: int,
     staleness_bound: int,
     token_budget: int,
+    vocab_size: int | None = None,
 ) -> tuple[list[TrainSample], AssemblyStats]:
-    """Keep the samples the learner may train on now; count every one it may not."""
+    """Keep the samples the learner may train on now; count every one it may not.
+
+    A token id outside the model's vocabulary (e.g. from a hostile record) makes a sample invalid: the
+    embedding lookup would fail the step, again after every restart."""
     stats = AssemblyStats()
     kept: list[TrainSample] = []
     for s in samples:
@@ -163,6 +171,8 @@ def select_samples(
             not s.completion_token_ids
             or not s.prompt_token_ids
             or len(s.behaviour_logprobs) != len(s.completion_token_ids)
+            or not _in_vocab(s.prompt_token_ids, vocab_size)
+            or not _in_vocab(s.completion_token_ids, vocab_size)
         ):
             # no prompt token means nothing scores the first completion token; no log-probs, no ratio
             stats.dropped_invalid += 1

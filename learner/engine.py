@@ -170,6 +170,13 @@ class LearnerEngine:
         return self._module
 
     @property
+    def vocab_size(self) -> int | None:
+        """Rows of the input embedding: a token id at or above it (or below 0) cannot be trained on."""
+        get = getattr(self._module, "get_input_embeddings", None)
+        embedding = get() if callable(get) else None
+        return int(embedding.num_embeddings) if isinstance(embedding, nn.Embedding) else None
+
+    @property
     def rank(self) -> int:
         return int(self._ds.global_rank) if self._ds is not None else 0
 

@@ -164,6 +164,7 @@ class LearnerLoop:
                 current_version=self.engine.policy_version,
                 staleness_bound=c.staleness_bound,
                 token_budget=c.token_budget,
+                vocab_size=self.engine.vocab_size,
             )
             stats.seen += len(removed)
             stats.dropped_review += len(removed)
