@@ -38,12 +38,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
+from opentelemetry.context import Context
+from opentelemetry.trace import Link
 
 from infra.kafka.admin import client_config
 from infra.kafka.consumer import decode_message
 from infra.kafka.poison import check_topic, letter_for
 from infra.kafka.producer import EventProducer
 from infra.kafka.transactional import ProcessorStats
+from infra.telemetry.messaging import links_to, start_process
+from infra.telemetry.tracing import tracer
 from learner.loop import LearnerLoop, Record, StepRecord
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.policy import ConsumedOffset, PolicyPublished
@@ -129,6 +133,11 @@ class LearnerService:
         self._consumer: Consumer | None = None
         self._producer: EventProducer | None = None
         self._last_progress = time.monotonic()
+        # tracing: each step's span links to the traces of the samples it trained, each publication's
+        # span to the steps it covers
+        self._sample_traces: dict[str, str] = {}
+        self._step_links: list[Link] = []
+        self._step_started_ns = time.time_ns()
         previous = loop.on_step
 
         def on_step(record: StepRecord) -> None:
@@ -281,9 +290,30 @@ class LearnerService:
             # outside a transaction: a restart from the checkpoint may letter it again, with the same id
             self._producer.publish(letter_for(msg, exc, stage="learner"), topic=DLQ.name)
             self.stats.dead_lettered += 1
+        span = None
         if mine:
             self._rewards.extend(s.reward for s in event.samples)
-        self._emit(self.loop.offer(Record(event, topic, partition, offset)))
+            for sample in event.samples:
+                if sample.traceparent:
+                    self._sample_traces[sample.sample_id] = sample.traceparent
+            span = start_process(
+                topic,
+                partition=partition,
+                offset=offset,
+                event_id=item.envelope.id,
+                group=self.group_id,
+                traceparent=item.envelope.traceparent,
+                tracestate=item.envelope.tracestate,
+                key=event.key,
+                event=event,
+            )
+        self._step_started_ns = time.time_ns()
+        try:
+            published = self.loop.offer(Record(event, topic, partition, offset))
+        finally:
+            if span is not None:
+                span.end()
+        self._emit(published)
         return 1
 
     def _emit(self, events: list[PolicyPublished], *, republished: bool = False) -> None:
@@ -292,7 +322,9 @@ class LearnerService:
             return
         assert self._producer is not None and self._consumer is not None
         for event in events:
-            self._producer.publish(event, topic=POLICY.name)
+            # a version's span starts a trace of its own, linked to the steps that made it
+            self._producer.publish(event, topic=POLICY.name, links=self._step_links)
+            self._step_links = []
         # acknowledged before any offset moves: a crash in between re-publishes from the checkpoint
         self._producer.flush()
         for event in events:
@@ -330,6 +362,8 @@ class LearnerService:
     def _log_drops(self) -> None:
         dropped = self.loop.stats.dropped_sample_ids
         if len(dropped) > self._dropped_seen:
+            for sample_id in dropped[self._dropped_seen :]:
+                self._sample_traces.pop(sample_id, None)
             self.training_log.write(
                 "drop",
                 policy_version=self.loop.engine.policy_version,
@@ -338,6 +372,7 @@ class LearnerService:
             self._dropped_seen = len(dropped)
 
     def _on_step(self, record: StepRecord) -> None:
+        self._trace_step(record)
         self.training_log.write(
             "step",
             step=record.step,
@@ -346,6 +381,29 @@ class LearnerService:
             metrics={k: round(v, 6) for k, v in record.metrics.items()},
         )
         self._last_metrics = record.metrics
+
+    def _trace_step(self, record: StepRecord) -> None:
+        """A span for the step (from when its batch began to be read), a root linked to the trace of
+        every sample it trained: a sample's trace is one story, a step gathers many."""
+        links = links_to(self._sample_traces.pop(sid, None) for sid in record.sample_ids)
+        attributes: dict[str, str | int | float] = {
+            "rlstream.run_id": self.run_id,
+            "rlstream.learner.step": record.step,
+            "rlstream.policy_version": record.policy_version,
+            "rlstream.learner.samples": len(record.sample_ids),
+        }
+        if "loss" in record.metrics:
+            attributes["rlstream.learner.loss"] = float(record.metrics["loss"])
+        span = tracer().start_span(
+            "learner step",
+            context=Context(),
+            links=links,
+            start_time=self._step_started_ns,
+            attributes=attributes,
+        )
+        span.end()
+        self._step_links.append(Link(span.get_span_context()))
+        self._step_started_ns = time.time_ns()
 
     def _progress(self) -> None:
         self._last_progress = time.monotonic()

@@ -303,6 +303,8 @@ def run_pipeline(
         "RLSTREAM_HOME": str(settings.home),
         **env_overrides,
     }
+    if settings.telemetry.otlp_endpoint:  # every worker exports where the run does
+        env["RLSTREAM_TELEMETRY__OTLP_ENDPOINT"] = settings.telemetry.otlp_endpoint
     children = [Child(name, log_dir / f"{name}.log") for name in workers]
     progress = Progress(
         run_id, expected_groups=len(tasks) * settings.pipeline.scheduler.epochs, target_steps=target_steps

@@ -221,6 +221,10 @@ class ExperienceSample(FrozenModel):
     prompt_token_ids: tuple[int, ...]
     completion_token_ids: tuple[int, ...]
     behaviour_logprobs: tuple[float, ...]
+    traceparent: str | None = Field(
+        default=None,
+        description="W3C traceparent of the sample's own trace, which the learner's step links to",
+    )
 
 
 class ExperienceReady(Event):

@@ -20,11 +20,11 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
 from opentelemetry import context as otel_context
-from opentelemetry.trace import SpanKind, set_span_in_context
+from opentelemetry.trace import set_span_in_context
 
 from infra.kafka.admin import client_config
 from infra.kafka.producer import EventProducer
-from infra.telemetry.tracing import extract, tracer
+from infra.telemetry.messaging import start_process
 from schemas.base import Event
 from schemas.codec import decode
 from schemas.dlq import DeadLettered
@@ -106,7 +106,7 @@ class EventConsumer:
     event uncommitted, so it is delivered again: handlers must be idempotent by event id.
 
     Each yielded event is the current OpenTelemetry context while the caller handles it: a CONSUMER
-    span ``<topic> process`` whose parent is the producer's span from the envelope's ``traceparent``,
+    span ``process <topic>`` whose parent is the producer's span from the envelope's ``traceparent``,
     so events published while handling continue the same trace.
     """
 
@@ -283,24 +283,22 @@ class EventConsumer:
         # anything else is transient (a broker restarting, a rebalance): librdkafka retries by itself
 
     def _open_span(self, item: ConsumedEvent) -> None:
-        parent = extract(item.envelope.traceparent, item.envelope.tracestate)
-        span = tracer().start_span(f"{item.topic} process", context=parent, kind=SpanKind.CONSUMER)
-        if span.is_recording():
-            span.set_attributes(
-                {
-                    "messaging.system": "kafka",
-                    "messaging.destination.name": item.topic,
-                    "messaging.operation.type": "process",
-                    "messaging.operation.name": "process",
-                    "messaging.consumer.group.name": self.group_id,
-                    "messaging.destination.partition.id": str(item.partition),
-                    "messaging.kafka.offset": item.offset,
-                    "messaging.message.id": item.envelope.id,
-                    "cloudevents.event_id": item.envelope.id,
-                    "cloudevents.event_type": item.envelope.type,
-                    "cloudevents.event_source": item.envelope.source,
-                }
-            )
+        span = start_process(
+            item.topic,
+            partition=item.partition,
+            offset=item.offset,
+            event_id=item.envelope.id,
+            group=self.group_id,
+            traceparent=item.envelope.traceparent,
+            tracestate=item.envelope.tracestate,
+            key=item.key.decode("utf-8", "replace") if item.key is not None else None,
+            event=item.event,
+            attributes={
+                "cloudevents.event_id": item.envelope.id,
+                "cloudevents.event_type": item.envelope.type,
+                "cloudevents.event_source": item.envelope.source,
+            },
+        )
         self._span = span
         self._span_token = otel_context.attach(set_span_in_context(span))
 

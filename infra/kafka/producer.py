@@ -2,24 +2,25 @@
 
 Writes are idempotent on the broker (``enable.idempotence``: no duplicates or reordering from client
 retries) and acknowledged by all in-sync replicas. Each publish runs in a PRODUCER span named
-``<topic> publish``, and that span's context travels in the envelope as W3C ``traceparent``, so a
-consumer continues the same trace.
+``send <topic>`` (messaging semantic conventions), and that span's context travels in the envelope as
+W3C ``traceparent``, so a consumer continues the same trace.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import Link, use_span
 
 from infra.kafka.admin import client_config
-from infra.telemetry.tracing import inject, tracer
+from infra.telemetry.messaging import start_send
+from infra.telemetry.tracing import inject
 from schemas.base import Event
 from schemas.codec import encode
 from schemas.envelope import Envelope
@@ -77,29 +78,31 @@ class EventProducer:
         topic: str | None = None,
         causation_id: str | None = None,
         attempt: int = 0,
+        *,
+        links: Sequence[Link] = (),
     ) -> str:
-        """Queue ``event`` on ``topic`` (default: the catalog topic of its class); returns its event id."""
+        """Queue ``event`` on ``topic`` (default: the catalog topic of its class); returns its event id.
+
+        Its span continues the current trace; ``links`` names spans of other traces it came from."""
         self._raise_pending()
         name = topic or topic_for(type(event).__name__).name
         event_id = event.event_id(attempt)
         key = event.key
-        with tracer().start_as_current_span(f"{name} publish", kind=SpanKind.PRODUCER) as span:
-            if span.is_recording():
-                span.set_attributes(
-                    {
-                        "messaging.system": "kafka",
-                        "messaging.destination.name": name,
-                        "messaging.operation.type": "send",
-                        "messaging.operation.name": "publish",
-                        "messaging.message.id": event_id,
-                        "messaging.kafka.message.key": key,
-                        "messaging.client.id": self._client_id,
-                        "cloudevents.event_id": event_id,
-                        "cloudevents.event_type": event.ce_type(),
-                        "cloudevents.event_source": self.source,
-                        "cloudevents.event_subject": key,
-                    }
-                )
+        span = start_send(
+            name,
+            event_id=event_id,
+            key=key,
+            client_id=self._client_id,
+            links=links,
+            event=event,
+            attributes={
+                "cloudevents.event_id": event_id,
+                "cloudevents.event_type": event.ce_type(),
+                "cloudevents.event_source": self.source,
+                "cloudevents.event_subject": key,
+            },
+        )
+        with use_span(span, end_on_exit=True):
             traceparent, tracestate = inject()
             # built here rather than with Envelope.for_event, which would hash the event a second time
             envelope = Envelope(

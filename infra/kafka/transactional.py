@@ -15,19 +15,25 @@ input — on top of Kafka's own transactional consume-transform-produce protocol
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
+from opentelemetry import context as otel_context
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
 
 from infra.kafka.poison import check_topic, kept, kept_note
+from infra.telemetry.messaging import links_to, start_process, start_send, traceparent_of
+from infra.telemetry.tracing import extract, inject
 from schemas.base import Event
 from schemas.codec import decode, encode, headers_dict
 from schemas.dlq import DeadLettered
@@ -48,11 +54,20 @@ class Incoming:
     partition: int
     offset: int
     timestamp_ms: int
+    #: W3C traceparent of this record's ``process`` span: where a handler that keeps the record for
+    #: later (e.g. a sample waiting for its group) links back to
+    trace: str | None = None
 
 
 @dataclass(frozen=True)
 class Emit:
-    """An event the handler wants on the log; the runtime builds its envelope."""
+    """An event the handler wants on the log; the runtime builds its envelope.
+
+    Tracing: by default its ``send`` span continues the trace of the record that caused it. A fact
+    that begins a story of its own (a sample born from its group's request) sets ``new_trace``: its
+    trace starts here, linked to the cause. ``parent_trace`` continues another trace instead (e.g. the
+    group's), and ``links`` names further spans it came from (e.g. each sample of an experience).
+    """
 
     event: Event
     topic: str | None = None
@@ -60,6 +75,9 @@ class Emit:
     causation_id: str | None = None
     attempt: int = 0
     run_id: str | None = None
+    new_trace: bool = False
+    parent_trace: str | None = None
+    links: tuple[str, ...] = ()
 
 
 class PoisonRecord(RlstreamError):
@@ -233,6 +251,10 @@ class TransactionalProcessor:
         self._restore_consumer_config = {**base, "group.id": f"rlstream.{name}.restore.{instance}"}
         self._assigned: set[tuple[str, int]] = set()
         self._pending_restore: set[int] = set()
+        self.group_id = f"rlstream.{name}"
+        self._client_id = f"rlstream.{name}.{instance}"
+        #: the ``process`` span of each record of the batch in hand (by id() of its Incoming)
+        self._spans: dict[int, Span] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -315,6 +337,15 @@ class TransactionalProcessor:
 
     # -- one iteration ---------------------------------------------------------------------------
     def step(self) -> int:
+        try:
+            return self._step()
+        finally:
+            # a record's span ends once its outputs are committed (or the batch was given up)
+            for span in self._spans.values():
+                span.end()
+            self._spans = {}
+
+    def _step(self) -> int:
         # wait for the first record only, then take what is already buffered: a batch call with a
         # timeout would hold every partial batch for the whole timeout
         first = self._consumer.poll(self._poll_timeout)
@@ -339,13 +370,29 @@ class TransactionalProcessor:
                 poison.append((msg, exc))
                 continue
             ts = msg.timestamp()[1]
-            batch.append(Incoming(decoded.envelope, decoded.event, topic, partition, offset, ts))
+            envelope = decoded.envelope
+            span = start_process(
+                topic,
+                partition=partition,
+                offset=offset,
+                event_id=envelope.id,
+                group=self.group_id,
+                traceparent=envelope.traceparent,
+                tracestate=envelope.tracestate,
+                key=decoded.event.key,
+                event=decoded.event,
+            )
+            item = Incoming(envelope, decoded.event, topic, partition, offset, ts, trace=traceparent_of(span))
+            self._spans[id(item)] = span
+            batch.append(item)
         emits: list[tuple[Emit, Incoming | None]] = []
         if batch:
             try:
                 emits.extend(self._handle(batch, poison))
             except Defer as deferred:
                 log.info("%s: deferring %d record(s): %s", self.name, len(msgs), deferred)
+                for span in self._spans.values():
+                    span.set_attribute("rlstream.deferred", str(deferred))
                 self._seek_to_first(msgs)
                 time.sleep(deferred.delay_s)
                 return 0
@@ -362,7 +409,8 @@ class TransactionalProcessor:
     ) -> list[tuple[Emit, Incoming | None]]:
         self.state._savepoint()
         try:
-            return self._pair(batch, list(self._handler(batch, self.state)))
+            with self._current(batch):
+                return self._pair(batch, list(self._handler(batch, self.state)))
         except Defer:
             self.state._rollback()
             raise
@@ -376,7 +424,8 @@ class TransactionalProcessor:
         for item in batch:
             self.state._savepoint()
             try:
-                out.extend(self._pair([item], list(self._handler([item], self.state))))
+                with self._current([item]):
+                    out.extend(self._pair([item], list(self._handler([item], self.state))))
             except Defer:
                 self.state._rollback()
                 raise
@@ -384,6 +433,20 @@ class TransactionalProcessor:
                 self.state._rollback()
                 out.append(self._dead_letter_event(item, exc))
         return out
+
+    @contextlib.contextmanager
+    def _current(self, batch: list[Incoming]) -> Iterator[None]:
+        """While a handler works on one record, that record's span is current: spans the handler
+        starts (e.g. a sandbox run) are its children."""
+        span = self._spans.get(id(batch[0])) if len(batch) == 1 else None
+        if span is None:
+            yield
+            return
+        token = otel_context.attach(set_span_in_context(span))
+        try:
+            yield
+        finally:
+            otel_context.detach(token)
 
     @staticmethod
     def _pair(batch: list[Incoming], emits: Iterable[Emit]) -> list[tuple[Emit, Incoming | None]]:
@@ -419,6 +482,8 @@ class TransactionalProcessor:
             self.stats.produced += len(emits)
         except KafkaException as exc:
             self.stats.aborted += 1
+            for span in self._spans.values():
+                span.set_status(Status(StatusCode.ERROR, f"transaction aborted: {exc}"))
             err = exc.args[0] if exc.args else None
             if err is not None and getattr(err, "txn_requires_abort", lambda: False)():
                 p.abort_transaction(30)
@@ -447,22 +512,51 @@ class TransactionalProcessor:
             self._consumer.seek(TopicPartition(tp.topic, tp.partition, max(tp.offset, 0)))
 
     def _produce(self, emit: Emit, cause: Incoming | None) -> None:
-        envelope = Envelope.for_event(
-            emit.event,
-            source=f"rlstream/{self.name}",
-            run_id=emit.run_id or (cause.envelope.run_id if cause else None) or self._run_id,
-            causation_id=emit.causation_id or (cause.envelope.id if cause else None),
-            attempt=emit.attempt,
-            traceparent=cause.envelope.traceparent if cause else None,
-            tracestate=cause.envelope.tracestate if cause else None,
-        )
-        record = encode(emit.event, envelope)
         topic = emit.topic or topic_for(type(emit.event).__name__).name
-        self._producer.produce(topic, key=record.key, value=record.value, headers=list(record.headers))
-        self._producer.poll(0)
+        cause_span = self._spans.get(id(cause)) if cause is not None else None
+        if emit.parent_trace is not None:
+            parent: Context = extract(emit.parent_trace)
+        elif cause_span is not None and not emit.new_trace:
+            parent = set_span_in_context(cause_span)
+        else:
+            parent = Context()  # a new trace (never the caller's current context)
+        linked = emit.links
+        if cause_span is not None and (emit.new_trace or emit.parent_trace is not None):
+            linked = (traceparent_of(cause_span) or "", *linked)
+        links = links_to(linked)
+        event_id = emit.event.event_id(emit.attempt)
+        span = start_send(
+            topic,
+            event_id=event_id,
+            key=emit.event.key,
+            client_id=self._client_id,
+            parent=parent,
+            links=links,
+            event=emit.event,
+        )
+        try:
+            traceparent, tracestate = inject(set_span_in_context(span))
+            envelope = Envelope.for_event(
+                emit.event,
+                source=f"rlstream/{self.name}",
+                run_id=emit.run_id or (cause.envelope.run_id if cause else None) or self._run_id,
+                causation_id=emit.causation_id or (cause.envelope.id if cause else None),
+                attempt=emit.attempt,
+                traceparent=traceparent,
+                tracestate=tracestate,
+            )
+            record = encode(emit.event, envelope)
+            self._producer.produce(topic, key=record.key, value=record.value, headers=list(record.headers))
+            self._producer.poll(0)
+        finally:
+            span.end()
 
     def _dead_letter_event(self, item: Incoming, exc: Exception) -> tuple[Emit, Incoming | None]:
         self.stats.dead_lettered += 1
+        span = self._spans.get(id(item))
+        if span is not None:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, f"dead-lettered: {type(exc).__name__}"))
         log.warning(
             "%s: dead-lettering %s@%s:%s: %s", self.name, item.topic, item.partition, item.offset, exc
         )

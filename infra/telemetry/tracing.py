@@ -16,6 +16,8 @@ from opentelemetry.trace import Tracer
 from infra.telemetry.config import TelemetryConfig
 
 TRACER_NAME = "rlstream"
+#: links one span may carry (a learner step's samples)
+MAX_LINKS = 4096
 _lock = threading.Lock()
 _configured: object | None = None
 
@@ -42,7 +44,7 @@ def configure_tracing(config: TelemetryConfig, service_name: str) -> None:
         if _configured is not None:
             return
         from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace import SpanLimits, TracerProvider
         from opentelemetry.sdk.trace.export import (
             BatchSpanProcessor,
             ConsoleSpanExporter,
@@ -52,7 +54,8 @@ def configure_tracing(config: TelemetryConfig, service_name: str) -> None:
         resource = Resource.create(
             {"service.name": service_name, "service.namespace": config.service_namespace}
         )
-        provider = TracerProvider(resource=resource)
+        # a learner step links to every sample it trained: far more than the default 128 links
+        provider = TracerProvider(resource=resource, span_limits=SpanLimits(max_links=MAX_LINKS))
         if config.otlp_endpoint:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 

@@ -91,7 +91,8 @@ class GeneratorAgent:
                 tokens / elapsed if elapsed else 0.0,
                 self.follower.backend.policy_version,
             )
-            out.extend(Emit(sample, causation_id=msg.envelope.id) for sample in samples)
+            # one trace per sample, born here and linked to its group's request
+            out.extend(Emit(sample, causation_id=msg.envelope.id, new_trace=True) for sample in samples)
         return out
 
     def throughput(self) -> str:

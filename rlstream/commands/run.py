@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from infra.kafka.local import resolve_bootstrap
+from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.jsonl import parse_file
 from producers.ingest.synthetic import SAMPLING as SYNTHETIC_SAMPLING
@@ -98,27 +99,31 @@ def register(app: typer.Typer) -> None:
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EPOCHS"] = str(epochs)
         if tasks == "synthetic":
             overrides.update({k: v for k, v in _SYNTHETIC_ENV.items() if k not in os.environ})
-        summary = run_pipeline(
-            settings.model_copy(
-                update={
-                    "pipeline": settings.pipeline.model_copy(
-                        update={
-                            "scheduler": settings.pipeline.scheduler.model_copy(
-                                update={"group_size": group_size, "epochs": epochs}
-                            )
-                        }
-                    )
-                }
-            ),
-            bootstrap,
-            run_id=rid,
-            tasks=task_list,
-            env_overrides=overrides,
-            echo=lambda line: typer.echo(line, err=True),
-            timeout_s=timeout,
-            target_steps=steps,
-            resume=run_id is not None,
-        )
+        configure_tracing(settings.telemetry, service_name="rlstream-run")  # the tasks' spans
+        try:
+            summary = run_pipeline(
+                settings.model_copy(
+                    update={
+                        "pipeline": settings.pipeline.model_copy(
+                            update={
+                                "scheduler": settings.pipeline.scheduler.model_copy(
+                                    update={"group_size": group_size, "epochs": epochs}
+                                )
+                            }
+                        )
+                    }
+                ),
+                bootstrap,
+                run_id=rid,
+                tasks=task_list,
+                env_overrides=overrides,
+                echo=lambda line: typer.echo(line, err=True),
+                timeout_s=timeout,
+                target_steps=steps,
+                resume=run_id is not None,
+            )
+        finally:
+            shutdown_tracing()  # spans still buffered are sent before the command ends
         if as_json:
             echo_json(summary)
         else:

@@ -10,7 +10,7 @@ from types import FrameType
 
 import typer
 
-from infra.telemetry.tracing import configure_tracing
+from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from rlstream.commands._common import handle_errors
 from rlstream.settings import get_settings
 from rlstream.workers import PIPELINE_WORKERS, build
@@ -56,8 +56,11 @@ def register(app: typer.Typer) -> None:
 
         threading.Thread(target=report, daemon=True).start()
         t0 = time.monotonic()
-        w.run(stop, idle_exit_s=idle_exit)
-        stop.set()
+        try:
+            w.run(stop, idle_exit_s=idle_exit)
+        finally:
+            stop.set()
+            shutdown_tracing()  # the spans still buffered reach the backend before the process ends
         logging.info(
             "stopped after %.0fs: consumed %d, produced %d, dead-lettered %d",
             time.monotonic() - t0,

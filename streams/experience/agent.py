@@ -60,6 +60,7 @@ class ExperienceAgent:
                 if group.group_size:
                     continue
                 group.group_size = event.group_size
+                group.trace = msg.trace
                 group.deadline = msg.timestamp_ms / 1000.0 + self.deadline_s
             elif isinstance(event, CodeGenerated):
                 group = self._group(state, p, event.group_id, event.task_id)
@@ -67,7 +68,7 @@ class ExperienceAgent:
                     continue
             elif isinstance(event, NoiseVerdict):
                 group = self._group(state, p, event.group_id, event.task_id)
-                if not group.add_verdict(event, msg.envelope.id):
+                if not group.add_verdict(event, msg.envelope.id, msg.trace):
                     continue
             else:
                 continue
@@ -89,7 +90,8 @@ class ExperienceAgent:
         experience = group.assemble(now=now, normalise_std=self.normalise_std)
         state.delete(p, f"group:{group.group_id}")
         state.put(p, f"done:{group.group_id}", True)
-        return [Emit(experience)]
+        # the experience continues its group's trace and links to the trace of each of its samples
+        return [Emit(experience, new_trace=True, parent_trace=group.trace, links=group.sample_traces())]
 
     def tick(self, state: State, now: float) -> list[Emit]:
         out: list[Emit] = []

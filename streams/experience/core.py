@@ -22,6 +22,9 @@ class SampleSlot:
     verdict: Verdict | None = None
     reward: float = 0.0
     verdict_event_id: str | None = None
+    #: traceparent of where the sample's verdict was read: the sample's own trace, which the
+    #: experience and the learner's step link to
+    trace: str | None = None
 
 
 @dataclass
@@ -32,6 +35,8 @@ class GroupState:
     deadline: float
     samples: dict[str, SampleSlot] = field(default_factory=dict)
     emitted: bool = False
+    #: traceparent of where the group's request was read: the experience continues the group's trace
+    trace: str | None = None
 
     def add_generation(self, event: CodeGenerated) -> bool:
         """Returns False for a duplicate (idempotent by sample id)."""
@@ -41,12 +46,17 @@ class GroupState:
         slot.generation = event
         return True
 
-    def add_verdict(self, event: NoiseVerdict, event_id: str) -> bool:
+    def add_verdict(self, event: NoiseVerdict, event_id: str, trace: str | None = None) -> bool:
         slot = self.samples.setdefault(event.sample_id, SampleSlot())
         if slot.verdict_event_id == event_id or slot.verdict is not None:
             return False
         slot.verdict, slot.reward, slot.verdict_event_id = event.verdict, event.reward, event_id
+        slot.trace = trace
         return True
+
+    def sample_traces(self) -> tuple[str, ...]:
+        """The traces of every sample judged so far (accepted or not), in sample order."""
+        return tuple(s.trace for _, s in sorted(self.samples.items()) if s.trace)
 
     @property
     def complete(self) -> bool:
@@ -60,12 +70,14 @@ class GroupState:
             "group_size": self.group_size,
             "deadline": self.deadline,
             "emitted": self.emitted,
+            "trace": self.trace,
             "samples": {
                 sid: {
                     "generation": slot.generation.model_dump(mode="json") if slot.generation else None,
                     "verdict": slot.verdict,
                     "reward": slot.reward,
                     "verdict_event_id": slot.verdict_event_id,
+                    "trace": slot.trace,
                 }
                 for sid, slot in self.samples.items()
             },
@@ -75,6 +87,7 @@ class GroupState:
     def from_json(cls, data: dict[str, Any]) -> GroupState:
         group = cls(data["group_id"], data["task_id"], data["group_size"], data["deadline"])
         group.emitted = data["emitted"]
+        group.trace = data.get("trace")  # state written before traces were kept has none
         for sid, slot in data["samples"].items():
             gen = slot["generation"]
             group.samples[sid] = SampleSlot(
@@ -82,6 +95,7 @@ class GroupState:
                 verdict=slot["verdict"],
                 reward=slot["reward"],
                 verdict_event_id=slot["verdict_event_id"],
+                trace=slot.get("trace"),
             )
         return group
 
@@ -110,6 +124,7 @@ class GroupState:
                     prompt_token_ids=gen.prompt_token_ids,
                     completion_token_ids=gen.completion_token_ids,
                     behaviour_logprobs=gen.behaviour_logprobs,
+                    traceparent=slot.trace,
                 )
             )
         self.emitted = True

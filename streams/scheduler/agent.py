@@ -87,6 +87,8 @@ class SchedulerAgent:
                         "priority": event.priority,
                         "prompt": event.prompt,
                         "entry_point": event.entry_point,
+                        # each group's trace links back to where its task was read
+                        "trace": msg.trace,
                     },
                 )
                 if known is None:
@@ -159,7 +161,18 @@ class SchedulerAgent:
                 policy_version=version,
                 sampling=self.cfg.sampling,
             )
-            out.append(Emit(request, causation_id=record["event_id"], run_id=record["run"]))
+            # a group's trace starts here (issued by a tick, not while handling a record), linked
+            # to its task's
+            trace = record.get("trace")
+            out.append(
+                Emit(
+                    request,
+                    causation_id=record["event_id"],
+                    run_id=record["run"],
+                    new_trace=True,
+                    links=(trace,) if trace else (),
+                )
+            )
         for ref in skipped:
             self._queue.push(ref)
         return out

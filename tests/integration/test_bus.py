@@ -273,7 +273,7 @@ def test_trace_context_travels_from_producer_to_consumer(kafka_bootstrap: str, n
             items.append(item)
     assert trace.get_current_span().get_span_context().trace_id != trace_id  # detached after the loop
     spans = {s.name: s for s in exporter.get_finished_spans()}
-    send, process = spans[f"{topic} publish"], spans[f"{topic} process"]
+    send, process = spans[f"send {topic}"], spans[f"process {topic}"]
     assert send.kind == trace.SpanKind.PRODUCER and process.kind == trace.SpanKind.CONSUMER
     assert send.context is not None and process.context is not None
     assert send.context.trace_id == process.context.trace_id == trace_id
@@ -381,6 +381,6 @@ shutdown_tracing()
     assert proc.returncode == 0, proc.stderr
     assert received and received[0][0] == "/v1/traces"
     payload = b"".join(body for _, body in received)
-    assert f"{topic} publish".encode() in payload and b"test-service" in payload
+    assert f"send {topic}".encode() in payload and b"test-service" in payload
     [item] = consume_all(kafka_bootstrap, topic, 1)
     assert item.envelope.traceparent is not None  # real ids even from the SDK-configured process
