@@ -32,21 +32,21 @@ class Task(Base):
 
     __tablename__ = "tasks"
 
-    task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    event_id: Mapped[str] = mapped_column(String(64))
-    run_id: Mapped[str | None] = mapped_column(String(200))
+    task_id: Mapped[str] = mapped_column(String, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str | None] = mapped_column(String)
     schema_version: Mapped[int]
     prompt: Mapped[str] = mapped_column(Text)
-    entry_point: Mapped[str] = mapped_column(String(200))
+    entry_point: Mapped[str] = mapped_column(String)
     visible_cases: Mapped[int]
     hidden_cases: Mapped[int]
     has_check: Mapped[bool] = mapped_column(Boolean)
     reference: Mapped[str | None] = mapped_column(Text)
-    tenant: Mapped[str] = mapped_column(String(100))
+    tenant: Mapped[str] = mapped_column(String)
     priority: Mapped[int]
     timeout_s: Mapped[float] = mapped_column(Float)
     memory_mb: Mapped[int]
-    source: Mapped[str | None] = mapped_column(String(200))
+    source: Mapped[str | None] = mapped_column(String)
     published_at: Mapped[datetime]
 
 
@@ -55,12 +55,12 @@ class Group(Base):
 
     __tablename__ = "groups"
 
-    group_id: Mapped[str] = mapped_column(String(300), primary_key=True)
-    event_id: Mapped[str] = mapped_column(String(64))
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    task_id: Mapped[str] = mapped_column(String(200), index=True)
+    group_id: Mapped[str] = mapped_column(String, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    task_id: Mapped[str] = mapped_column(String, index=True)
     group_size: Mapped[int]
-    tenant: Mapped[str] = mapped_column(String(100))
+    tenant: Mapped[str] = mapped_column(String)
     priority: Mapped[int]
     #: the newest policy version the scheduler knew of when it asked
     policy_version: Mapped[int]
@@ -75,24 +75,24 @@ class Sample(Base):
 
     __tablename__ = "samples"
 
-    sample_id: Mapped[str] = mapped_column(String(320), primary_key=True)
-    event_id: Mapped[str] = mapped_column(String(64))
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    group_id: Mapped[str] = mapped_column(String(300), index=True)
-    task_id: Mapped[str] = mapped_column(String(200), index=True)
+    sample_id: Mapped[str] = mapped_column(String, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String, index=True)
+    task_id: Mapped[str] = mapped_column(String, index=True)
     sample_index: Mapped[int]
     policy_version: Mapped[int]
-    model: Mapped[str] = mapped_column(String(200))
+    model: Mapped[str] = mapped_column(String)
     prompt_text: Mapped[str] = mapped_column(Text)
     completion_text: Mapped[str] = mapped_column(Text)
     code: Mapped[str] = mapped_column(Text)
-    extraction: Mapped[str] = mapped_column(String(100))
-    finish_reason: Mapped[str] = mapped_column(String(100))
+    extraction: Mapped[str] = mapped_column(String)
+    finish_reason: Mapped[str] = mapped_column(String)
     prompt_tokens: Mapped[int]
     completion_tokens: Mapped[int]
     temperature: Mapped[float] = mapped_column(Float)
     duration_s: Mapped[float] = mapped_column(Float)
-    trace_id: Mapped[str | None] = mapped_column(String(32))
+    trace_id: Mapped[str | None] = mapped_column(String)
     generated_at: Mapped[datetime]
 
 
@@ -101,15 +101,15 @@ class Execution(Base):
 
     __tablename__ = "executions"
 
-    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    sample_id: Mapped[str] = mapped_column(String(320), index=True)
-    group_id: Mapped[str] = mapped_column(String(300))
-    task_id: Mapped[str] = mapped_column(String(200))
+    event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    sample_id: Mapped[str] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String)
+    task_id: Mapped[str] = mapped_column(String)
     run_index: Mapped[int]
-    backend: Mapped[str] = mapped_column(String(20))
+    backend: Mapped[str] = mapped_column(String)
     backend_reason: Mapped[str] = mapped_column(Text)
-    mode: Mapped[str] = mapped_column(String(20))
+    mode: Mapped[str] = mapped_column(String)
     #: per-case results as reported by the sandbox (index, hidden, status, result_repr, error, duration_s)
     cases: Mapped[list[Any]]
     cases_total: Mapped[int]
@@ -121,7 +121,7 @@ class Execution(Base):
     infra_error: Mapped[str | None] = mapped_column(Text)
     duration_s: Mapped[float] = mapped_column(Float)
     cache_hit: Mapped[bool] = mapped_column(Boolean)
-    runtime_hash: Mapped[str] = mapped_column(String(64))
+    runtime_hash: Mapped[str] = mapped_column(String)
     executed_at: Mapped[datetime]
 
 
@@ -130,16 +130,16 @@ class Reward(Base):
 
     __tablename__ = "rewards"
 
-    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    sample_id: Mapped[str] = mapped_column(String(320), index=True)
-    group_id: Mapped[str] = mapped_column(String(300))
-    task_id: Mapped[str] = mapped_column(String(200))
-    execution_event_id: Mapped[str] = mapped_column(String(64))
+    event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    sample_id: Mapped[str] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String)
+    task_id: Mapped[str] = mapped_column(String)
+    execution_event_id: Mapped[str] = mapped_column(String)
     #: the ReferenceExecuted (rl.references) the efficiency part compared with; None: none used
-    reference_event_id: Mapped[str | None] = mapped_column(String(64))
-    reward_fn: Mapped[str] = mapped_column(String(100))
-    reward_version: Mapped[str] = mapped_column(String(50))
+    reference_event_id: Mapped[str | None] = mapped_column(String)
+    reward_fn: Mapped[str] = mapped_column(String)
+    reward_version: Mapped[str] = mapped_column(String)
     total: Mapped[float] = mapped_column(Float)
     passed: Mapped[int]
     total_cases: Mapped[int]
@@ -152,9 +152,9 @@ class Reward(Base):
 class RewardComponent(Base):
     __tablename__ = "reward_components"
 
-    reward_event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    name: Mapped[str] = mapped_column(String(100), primary_key=True)
-    sample_id: Mapped[str] = mapped_column(String(320), index=True)
+    reward_event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    sample_id: Mapped[str] = mapped_column(String, index=True)
     value: Mapped[float] = mapped_column(Float)
     #: None when the reward function gave the component no weight entry
     weight: Mapped[float | None] = mapped_column(Float)
@@ -165,25 +165,25 @@ class Verdict(Base):
 
     __tablename__ = "verdicts"
 
-    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    sample_id: Mapped[str] = mapped_column(String(320), index=True)
-    group_id: Mapped[str] = mapped_column(String(300))
-    task_id: Mapped[str] = mapped_column(String(200))
-    reward_event_id: Mapped[str] = mapped_column(String(64))
-    verdict: Mapped[str] = mapped_column(String(10))
+    event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    sample_id: Mapped[str] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String)
+    task_id: Mapped[str] = mapped_column(String)
+    reward_event_id: Mapped[str] = mapped_column(String)
+    verdict: Mapped[str] = mapped_column(String)
     reward: Mapped[float] = mapped_column(Float)
-    filter_version: Mapped[str] = mapped_column(String(50))
+    filter_version: Mapped[str] = mapped_column(String)
     decided_at: Mapped[datetime]
 
 
 class VerdictReason(Base):
     __tablename__ = "verdict_reasons"
 
-    verdict_event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    verdict_event_id: Mapped[str] = mapped_column(String, primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sample_id: Mapped[str] = mapped_column(String(320), index=True)
-    code: Mapped[str] = mapped_column(String(200))
+    sample_id: Mapped[str] = mapped_column(String, index=True)
+    code: Mapped[str] = mapped_column(String)
     detail: Mapped[str] = mapped_column(Text)
 
 
@@ -192,10 +192,10 @@ class Experience(Base):
 
     __tablename__ = "experiences"
 
-    group_id: Mapped[str] = mapped_column(String(300), primary_key=True)
-    event_id: Mapped[str] = mapped_column(String(64))
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    task_id: Mapped[str] = mapped_column(String(200))
+    group_id: Mapped[str] = mapped_column(String, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    task_id: Mapped[str] = mapped_column(String)
     group_size: Mapped[int]
     samples: Mapped[int]
     partial: Mapped[bool] = mapped_column(Boolean)
@@ -208,9 +208,9 @@ class Experience(Base):
 class ExperienceSample(Base):
     __tablename__ = "experience_samples"
 
-    group_id: Mapped[str] = mapped_column(String(300), primary_key=True)
-    sample_id: Mapped[str] = mapped_column(String(320), primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    group_id: Mapped[str] = mapped_column(String, primary_key=True)
+    sample_id: Mapped[str] = mapped_column(String, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
     policy_version: Mapped[int]
     reward: Mapped[float] = mapped_column(Float)
     advantage: Mapped[float] = mapped_column(Float)
@@ -224,13 +224,13 @@ class PolicyVersion(Base):
 
     __tablename__ = "policy_versions"
 
-    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String, primary_key=True)
     policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
-    event_id: Mapped[str] = mapped_column(String(64))
+    event_id: Mapped[str] = mapped_column(String)
     step: Mapped[int]
     checkpoint_uri: Mapped[str] = mapped_column(Text)
-    sha256: Mapped[str] = mapped_column(String(64))
-    model: Mapped[str] = mapped_column(String(200))
+    sha256: Mapped[str] = mapped_column(String)
+    model: Mapped[str] = mapped_column(String)
     #: the Kafka offsets the checkpoint consumed up to: [{topic, partition, offset}]
     consumed: Mapped[list[Any]]
     metrics: Mapped[dict[str, Any]]
@@ -244,10 +244,10 @@ class PolicyTrainedSample(Base):
 
     __tablename__ = "policy_trained_samples"
 
-    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String, primary_key=True)
     policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sample_id: Mapped[str] = mapped_column(String(320), primary_key=True)
-    group_id: Mapped[str] = mapped_column(String(300), index=True)
+    sample_id: Mapped[str] = mapped_column(String, primary_key=True)
+    group_id: Mapped[str] = mapped_column(String, index=True)
 
     __table_args__ = (Index("ix_policy_trained_samples_sample_id", "sample_id"),)
 
@@ -258,20 +258,20 @@ class Review(Base):
 
     __tablename__ = "reviews"
 
-    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(String(200), index=True)
-    sample_id: Mapped[str] = mapped_column(String(320), index=True)
-    group_id: Mapped[str] = mapped_column(String(300))
-    task_id: Mapped[str] = mapped_column(String(200))
-    verdict: Mapped[str] = mapped_column(String(10))
+    event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    sample_id: Mapped[str] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String)
+    task_id: Mapped[str] = mapped_column(String)
+    verdict: Mapped[str] = mapped_column(String)
     note: Mapped[str] = mapped_column(Text)
-    reviewer: Mapped[str] = mapped_column(String(200))
+    reviewer: Mapped[str] = mapped_column(String)
     #: the automated verdict the reviewer saw, as recorded on rl.verdicts (None: none yet)
-    automated_verdict: Mapped[str | None] = mapped_column(String(10))
+    automated_verdict: Mapped[str | None] = mapped_column(String)
     automated_reasons: Mapped[list[Any]]
-    verdict_event_id: Mapped[str | None] = mapped_column(String(64))
+    verdict_event_id: Mapped[str | None] = mapped_column(String)
     #: event id of the review in force before this one
-    supersedes: Mapped[str | None] = mapped_column(String(64))
+    supersedes: Mapped[str | None] = mapped_column(String)
     reviewed_at: Mapped[datetime]
     log_partition: Mapped[int]
     log_offset: Mapped[int] = mapped_column(BigInteger)
@@ -283,8 +283,8 @@ class PassAtK(Base):
 
     __tablename__ = "pass_at_k"
 
-    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String, primary_key=True)
+    task_id: Mapped[str] = mapped_column(String, primary_key=True)
     policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
     k: Mapped[int] = mapped_column(Integer, primary_key=True)
     #: samples scored, samples correct
@@ -299,8 +299,8 @@ class SkippedRecord(Base):
 
     __tablename__ = "skipped_records"
 
-    projector: Mapped[str] = mapped_column(String(100), primary_key=True)
-    topic: Mapped[str] = mapped_column(String(249), primary_key=True)
+    projector: Mapped[str] = mapped_column(String, primary_key=True)
+    topic: Mapped[str] = mapped_column(String, primary_key=True)
     partition: Mapped[int] = mapped_column(Integer, primary_key=True)
     offset: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     error: Mapped[str] = mapped_column(Text)
@@ -312,8 +312,8 @@ class AppliedOffset(Base):
 
     __tablename__ = "applied_offsets"
 
-    projector: Mapped[str] = mapped_column(String(100), primary_key=True)
-    topic: Mapped[str] = mapped_column(String(249), primary_key=True)
+    projector: Mapped[str] = mapped_column(String, primary_key=True)
+    topic: Mapped[str] = mapped_column(String, primary_key=True)
     partition: Mapped[int] = mapped_column(Integer, primary_key=True)
     next_offset: Mapped[int] = mapped_column(BigInteger)
 
