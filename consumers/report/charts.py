@@ -6,6 +6,7 @@ Figures are built without pyplot (no global state, no display): ``Figure.savefig
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,12 +51,17 @@ def reward_by_version(data: d.RunReportData) -> Figure | None:
         [list(by_v[v]) for v in versions],
         positions=versions,
         widths=0.5,
-        showfliers=True,
+        showfliers=False,
         patch_artist=True,
-        boxprops={"facecolor": "#bbdefb", "edgecolor": "#1565c0"},
+        boxprops={"facecolor": "#bbdefb", "edgecolor": "#1565c0", "alpha": 0.7},
         medianprops={"color": "#0d47a1"},
-        flierprops={"markersize": 3, "markeredgecolor": "#90a4ae"},
     )
+    # every sample as a jittered dot: rewards cluster on a few values that a box alone hides
+    jitter = random.Random(0)
+    for v in versions:
+        ys = sorted(by_v[v])
+        xs = [v + jitter.uniform(-0.18, 0.18) for _ in ys]
+        ax.scatter(xs, ys, s=6, color="#37474f", alpha=0.35, linewidths=0, zorder=3)
     means = [sum(by_v[v]) / len(by_v[v]) for v in versions]
     ax.plot(versions, means, "o-", color="#d84315", label="mean")
     for v, m in zip(versions, means, strict=True):
@@ -237,7 +243,7 @@ SECTIONS: tuple[Section, ...] = (
             Chart(
                 "reward_by_version",
                 "Reward per policy version",
-                "Distribution (box) and mean (line) of the total reward of every scored sample, by the "
+                "Total reward of every scored sample (dots), its quartiles (box) and mean (line), by the "
                 "policy version that generated it.",
                 "No scored samples in this run.",
                 reward_by_version,
