@@ -88,7 +88,7 @@ def _generate(quick: bool, bootstrap: str) -> dict[str, Any]:
     from bench.generate import measure
 
     if quick:
-        return measure(model="tiny", models_dir=CACHE / "models", prompts_n=4, max_tokens=32)
+        return measure(model="tiny", models_dir=CACHE / "models", prompts_n=4, max_tokens=16)
     return measure(model="smollm2", models_dir=CACHE / "models")
 
 
@@ -96,8 +96,8 @@ def _replay(quick: bool, bootstrap: str) -> dict[str, Any]:
     import importlib
 
     module = importlib.import_module("bench.replay")
-    n = 3000 if quick else 20000
-    return _call(module.measure, bootstrap=bootstrap, count=n, events=n, quick=quick)
+    n = 500 if quick else 2000
+    return _call(module.measure, bootstrap=bootstrap, samples=n, count=n, quick=quick)
 
 
 BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
@@ -113,7 +113,10 @@ BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
 
 def _run_one(name: str, quick: bool, bootstrap: str) -> dict[str, Any]:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return BENCHES[name][1](quick, bootstrap)
+    try:
+        return BENCHES[name][1](quick, bootstrap)
+    except BaseException as exc:  # client exceptions do not pickle: send the text back
+        raise RuntimeError("".join(traceback.format_exception(exc))) from None
 
 
 # -- the table ---------------------------------------------------------------------------------------
@@ -188,6 +191,26 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 r["ratio"],
             )
         )
+    elif name == "replay" and "ratio_replay" in r:
+        base = f"raw consume {_n(r['raw_consume_per_s'], '/s')}"
+        out.append(
+            Row(
+                title,
+                f"replay, events/s ({r['samples']} samples)",
+                _n(r["replay_per_s"], "/s"),
+                base,
+                r["ratio_replay"],
+            )
+        )
+        out.append(
+            Row(
+                title,
+                "replay --verify (re-score + re-judge), executions/s",
+                _n(r["verify_per_s"], "/s"),
+                base,
+                r["ratio_verify"],
+            )
+        )
     else:  # benches whose result shape this table does not know: every ratio they report
         for key, value in r.items():
             if "ratio" in key and isinstance(value, int | float):
@@ -236,7 +259,7 @@ def main() -> int:
                 rows.extend(rows_for(name, result))
                 results[name] = {"result": result, "seconds": round(time.perf_counter() - t0, 1)}
             except Exception as exc:  # one failing bench must not cost the others' figures
-                failures[name] = "".join(traceback.format_exception_only(exc)).strip()
+                failures[name] = str(exc).strip() or type(exc).__name__
                 results[name] = {"error": failures[name], "seconds": round(time.perf_counter() - t0, 1)}
                 print(f"   {name} FAILED: {failures[name]}", flush=True)
 
