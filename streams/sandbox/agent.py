@@ -59,7 +59,9 @@ class SandboxAgent:
             return event, 0, range(self.runs)
         if isinstance(event, DeadLettered) and event.disposition == "retry" and event.stage == "sandbox":
             # back off: the retry record was written when the attempt failed
-            due = msg.timestamp_ms / 1000.0 + min(self.backoff_s * 2 ** (event.attempt - 1), MAX_BACKOFF_S)
+            # the exponent is capped: a hostile attempt number (2**62) would otherwise never finish
+            exponent = min(event.attempt - 1, 32)
+            due = msg.timestamp_ms / 1000.0 + min(self.backoff_s * 2**exponent, MAX_BACKOFF_S)
             time.sleep(max(0.0, min(due - time.time(), MAX_BACKOFF_S)))
             original = decode_body(
                 event.original_headers["ce_type"], base64.b64decode(event.original_value_b64)
