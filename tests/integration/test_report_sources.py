@@ -1,5 +1,6 @@
 """The report reads the same run the same way from either source: the SQL projections (a real SQLite
-file, migrated and filled by the projector's own fold and store) and the log folded on the spot."""
+file or PostgreSQL database, migrated and filled by the projector's own fold and store) and the log
+folded on the spot."""
 
 from __future__ import annotations
 
@@ -17,12 +18,21 @@ from consumers.report.load import load_from_db
 from consumers.report.write import write_report
 from schemas.envelope import Envelope
 from schemas.errors import DependencyError, InputError
+from tests.integration.postgres import PostgresCluster, postgres_cluster  # noqa: F401
 from tests.projections_support import run_stream
 
 KS = (1, 2, 4, 8, 16)
 
 
-def _both(tmp_path: Path, run_id: str) -> tuple[str, ReportFold]:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'projections.sqlite'}"
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    return cluster.new_database()
+
+
+def _both(url: str, run_id: str) -> tuple[str, ReportFold]:
     events, _ = run_stream(run_id, tasks=3, epochs=3, group_size=4)
     other, _ = run_stream("another-run", tasks=1, epochs=1, group_size=2)
     batch, log = Batch(), ReportFold(run_id)
@@ -30,7 +40,6 @@ def _both(tmp_path: Path, run_id: str) -> tuple[str, ReportFold]:
         env = Envelope.for_event(planned.event, source="test", run_id=rid, causation_id=planned.causation_id)
         fold(batch, env, planned.event, Position("t", 0, i))  # one partition: one log order
         log.fold(env, planned.event)
-    url = f"sqlite:///{tmp_path / 'projections.sqlite'}"
     engine = make_engine(url)
     try:
         migrate(engine)
@@ -52,8 +61,8 @@ def _comparable(data: RunReportData) -> dict[str, object]:
     return out
 
 
-def test_projections_and_the_log_give_the_same_report(tmp_path: Path):
-    url, log = _both(tmp_path, "rep-run")
+def test_projections_and_the_log_give_the_same_report(db_url: str, tmp_path: Path):
+    url, log = _both(db_url, "rep-run")
     from_db = load_from_db(url, "rep-run")
     from_log = log.result(ks=KS)
     assert _comparable(from_db) == _comparable(from_log)
@@ -63,8 +72,8 @@ def test_projections_and_the_log_give_the_same_report(tmp_path: Path):
     assert from_db.summary.samples == 36 and from_db.agreement.reviewed > 0
 
 
-def test_unknown_run_names_the_known_ones_and_a_missing_database_is_not_created(tmp_path: Path):
-    url, _ = _both(tmp_path, "rep-run")
+def test_unknown_run_names_the_known_ones_and_a_missing_database_is_not_created(db_url: str, tmp_path: Path):
+    url, _ = _both(db_url, "rep-run")
     with pytest.raises(InputError, match=r"RUN_ID: no run 'nope'.*known run ids: .*rep-run") as exc:
         load_from_db(url, "nope")
     assert exc.value.exit_code == 2
