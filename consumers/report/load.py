@@ -28,6 +28,8 @@ Progress = Callable[[str], None]
 
 def _unknown(run_id: str, known: list[str], where: str) -> InputError:
     listed = ", ".join(known[-20:]) if known else "none"
+    if len(known) > 20:
+        listed += f" (the newest 20 of {len(known)})"
     return InputError(f"no run {run_id!r} in {where}; known run ids: {listed}", location="RUN_ID")
 
 

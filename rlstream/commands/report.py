@@ -12,6 +12,7 @@ from consumers.report.write import write_report
 from rlstream.commands._common import handle_errors
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
+from schemas.errors import UsageError
 
 
 def _progress(message: str) -> None:
@@ -35,6 +36,8 @@ def register(app: typer.Typer) -> None:
         """Reward per policy version and learner step, pass@k, verdict mix and reasons, staleness,
         sandbox backends and latency, agreement with human reviews. Written atomically: a failed report
         leaves nothing behind. Exit 2 for an unknown run id (the known ones are listed)."""
+        if from_log and db is not None:
+            raise UsageError("give --db URL or --from-log, not both")
         if from_log:
             data = load_from_log(bootstrap_servers(), run_id, _progress)
         else:
