@@ -94,6 +94,12 @@ class Defer(Exception):
         self.delay_s = delay_s
 
 
+def _broker_away(exc: Exception) -> Defer:
+    """A handler that could not reach the broker (e.g. to read a table it follows) failed for no fault of
+    the record: the batch is read again after a pause, never dead-lettered."""
+    return Defer(f"broker unavailable: {exc}", delay_s=1.0)
+
+
 def _headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
     raw = msg.headers()
     if raw is None:
@@ -414,6 +420,9 @@ class TransactionalProcessor:
         except Defer:
             self.state._rollback()
             raise
+        except (BrokerError, KafkaException) as exc:
+            self.state._rollback()
+            raise _broker_away(exc) from exc
         except Exception as exc:
             self.state._rollback()
             if len(batch) == 1:
@@ -429,6 +438,9 @@ class TransactionalProcessor:
             except Defer:
                 self.state._rollback()
                 raise
+            except (BrokerError, KafkaException) as exc:
+                self.state._rollback()
+                raise _broker_away(exc) from exc
             except Exception as exc:
                 self.state._rollback()
                 out.append(self._dead_letter_event(item, exc))
