@@ -100,6 +100,13 @@ def _replay(quick: bool, bootstrap: str) -> dict[str, Any]:
     return _call(module.measure, bootstrap=bootstrap, samples=n, count=n, quick=quick)
 
 
+def _projections(quick: bool, bootstrap: str) -> dict[str, Any]:
+    import importlib
+
+    module = importlib.import_module("bench.projections")
+    return _call(module.measure, bootstrap=bootstrap, tasks=10 if quick else 40, epochs=4 if quick else 8)
+
+
 BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "bus": ("bus codec vs raw client", _bus),
     "sandbox": ("sandbox vs plain subprocess", _sandbox),
@@ -108,6 +115,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "reward": ("reward + filter vs the sandbox run", _reward),
     "generate": ("generator vs model.generate", _generate),
     "replay": ("replay vs raw consume", _replay),
+    "projections": ("projector vs raw consume", _projections),
 }
 
 
@@ -211,6 +219,18 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 r["ratio_verify"],
             )
         )
+    elif name == "projections" and "ratio_sqlite" in r:
+        base = f"raw read_committed consume + decode {_n(r['raw_per_s'], '/s')}"
+        for db, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
+            out.append(
+                Row(
+                    title,
+                    f"projector into {label}, events/s ({r['events']} events)",
+                    _n(r[f"{db}_per_s"], "/s"),
+                    base,
+                    r[f"ratio_{db}"],
+                )
+            )
     else:  # benches whose result shape this table does not know: every ratio they report
         for key, value in r.items():
             if "ratio" in key and isinstance(value, int | float):
