@@ -56,12 +56,12 @@ class RunRow:
 
 def runs(session: Session) -> list[RunRow]:
     """Every run that has samples or groups, oldest first."""
-    groups = dict(session.execute(select(Group.run_id, func.count()).group_by(Group.run_id)).tuples().all())
+    groups = dict(session.execute(select(Group.run_id, func.count()).group_by(Group.run_id)).all())
     stats = session.execute(
         select(
             Sample.run_id, func.count(), func.min(Sample.generated_at), func.max(Sample.generated_at)
         ).group_by(Sample.run_id)
-    ).tuples()
+    )
     by_run: dict[str, RunRow] = {}
     for run_id, n, first, last in stats:
         if run_id is not None:
@@ -274,7 +274,7 @@ def checkpoints_of(session: Session, sample_id: str) -> list[tuple[str, int, str
         )
         .where(PolicyTrainedSample.sample_id == sample_id)
         .order_by(PolicyVersion.policy_version)
-    ).tuples()
+    )
     return [(r, v, u) for r, v, u in rows]
 
 
@@ -315,7 +315,7 @@ def reward_by_policy_version(
     if reward_version is not None:
         q = q.where(Reward.reward_version == reward_version)
     by_version: dict[int, list[float]] = defaultdict(list)
-    for version, total in session.execute(q).tuples():
+    for version, total in session.execute(q):
         by_version[version].append(total)
     steps = _steps(session, run_id)
     return [_distribution(v, steps.get(v), vals) for v, vals in sorted(by_version.items())]
@@ -334,7 +334,7 @@ def reward_by_step(session: Session, run_id: str) -> list[RewardDistribution]:
         .where(PolicyTrainedSample.run_id == run_id)
     )
     by_version: dict[int, list[float]] = defaultdict(list)
-    for version, reward in session.execute(q).tuples():
+    for version, reward in session.execute(q):
         by_version[version].append(reward)
     steps = _steps(session, run_id)
     return [_distribution(v, steps.get(v), vals) for v, vals in sorted(by_version.items())]
@@ -343,7 +343,7 @@ def reward_by_step(session: Session, run_id: str) -> list[RewardDistribution]:
 def _steps(session: Session, run_id: str) -> dict[int, int]:
     rows = session.execute(
         select(PolicyVersion.policy_version, PolicyVersion.step).where(PolicyVersion.run_id == run_id)
-    ).tuples()
+    )
     return dict(rows.all())
 
 
@@ -355,7 +355,7 @@ def reward_components(session: Session, run_id: str) -> dict[str, float]:
         .where(Reward.run_id == run_id)
         .group_by(RewardComponent.name)
         .order_by(RewardComponent.name)
-    ).tuples()
+    )
     return {name: float(mean) for name, mean in rows}
 
 
@@ -397,7 +397,7 @@ def pass_at_k(session: Session, run_id: str) -> list[PassAtKMean]:
         .where(PassAtK.run_id == run_id)
         .group_by(PassAtK.policy_version, PassAtK.k)
         .order_by(PassAtK.policy_version, PassAtK.k)
-    ).tuples()
+    )
     return [PassAtKMean(v, k, float(mean), int(n)) for v, k, mean, n in rows]
 
 
@@ -436,7 +436,7 @@ def verdict_reasons(session: Session, run_id: str) -> list[ReasonCount]:
         select(VerdictReason.verdict_event_id, VerdictReason.code)
         .join(Verdict, Verdict.event_id == VerdictReason.verdict_event_id)
         .where(Verdict.run_id == run_id)
-    ).tuples():
+    ):
         v = latest.get(verdict_event_id)
         if v is None or (v.sample_id, code) in seen:
             continue
@@ -451,9 +451,7 @@ def verdict_reasons(session: Session, run_id: str) -> list[ReasonCount]:
 def verdict_mix_by_policy_version(session: Session, run_id: str) -> dict[int, dict[str, int]]:
     """policy version (that generated the sample) -> verdict -> samples."""
     versions = dict(
-        session.execute(select(Sample.sample_id, Sample.policy_version).where(Sample.run_id == run_id))
-        .tuples()
-        .all()
+        session.execute(select(Sample.sample_id, Sample.policy_version).where(Sample.run_id == run_id)).all()
     )
     out: dict[int, dict[str, int]] = defaultdict(lambda: {"accept": 0, "mask": 0, "reject": 0})
     for sample_id, v in _latest_verdicts(session, run_id).items():
@@ -483,7 +481,7 @@ def staleness(session: Session, run_id: str) -> list[StalenessRow]:
         .where(PolicyTrainedSample.run_id == run_id)
     )
     counts: Counter[tuple[int, int]] = Counter()
-    for trained, generated in session.execute(q).tuples():
+    for trained, generated in session.execute(q):
         counts[(trained, trained - 1 - generated)] += 1
     return [StalenessRow(v, lag, n) for (v, lag), n in sorted(counts.items())]
 
@@ -532,7 +530,7 @@ def backend_mix(session: Session, run_id: str) -> list[BackendStat]:
             Execution.infra_error,
             Execution.cache_hit,
         ).where(Execution.run_id == run_id)
-    ).tuples():
+    ):
         by_backend[backend].append((duration, timed_out, infra is not None, hit))
     total = sum(len(v) for v in by_backend.values())
     out = []

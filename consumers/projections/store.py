@@ -122,7 +122,7 @@ def stored_offsets(engine: Engine, projector: str) -> dict[tuple[str, int], int]
             select(AppliedOffset.topic, AppliedOffset.partition, AppliedOffset.next_offset).where(
                 AppliedOffset.projector == projector
             )
-        ).tuples()
+        )
         return {(t, p): o for t, p, o in rows}
 
 
@@ -182,7 +182,7 @@ def _keys_of_samples(conn: Connection, sample_ids: set[str]) -> set[PassKey]:
     for chunk in _chunks(sorted(sample_ids)):
         for run_id, task_id, version in conn.execute(
             select(Sample.run_id, Sample.task_id, Sample.policy_version).where(Sample.sample_id.in_(chunk))
-        ).tuples():
+        ):
             if run_id is not None:
                 keys.add((run_id, task_id, version))
     return keys
@@ -200,7 +200,7 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
             .join(Reward, Reward.sample_id == Sample.sample_id)
             .where(key_cols.in_(list(chunk)))
         )
-        for run_id, task_id, version, sample_id, correct in conn.execute(q).tuples():
+        for run_id, task_id, version, sample_id, correct in conn.execute(q):
             per_sample = outcomes[(str(run_id), task_id, version)]
             # several rewards of one sample (other reward versions) share its execution's outcome
             per_sample[sample_id] = per_sample.get(sample_id, False) or bool(correct)
