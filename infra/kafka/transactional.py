@@ -94,6 +94,20 @@ class Defer(Exception):
         self.delay_s = delay_s
 
 
+def _coordinator_busy(err: object) -> bool:
+    """Whether starting transactions failed only because the coordinator is not ready (yet)."""
+    if not isinstance(err, KafkaError) or err.fatal():
+        return False
+    busy = (
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    )
+    return bool(err.retriable()) or err.code() in busy
+
+
 def _broker_away(exc: Exception) -> Defer:
     """A handler that could not reach the broker (e.g. to read a table it follows) failed for no fault of
     the record: the batch is read again after a pause, never dead-lettered."""
@@ -265,10 +279,19 @@ class TransactionalProcessor:
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         self._ensure_changelog()
-        try:
-            self._producer.init_transactions(30)
-        except KafkaException as exc:
-            raise BrokerError(f"{self.name}: cannot start transactions: {exc}") from exc
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                self._producer.init_transactions(30)
+                break
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                # a fresh or failed-over cluster: the transaction coordinator is loading or moving
+                if _coordinator_busy(err) and time.monotonic() < deadline:
+                    log.info("%s: waiting for the transaction coordinator: %s", self.name, err)
+                    time.sleep(1.0)
+                    continue
+                raise BrokerError(f"{self.name}: cannot start transactions: {exc}") from exc
         self._consumer.subscribe(
             self.input_topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_revoke
         )
