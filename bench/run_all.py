@@ -67,7 +67,7 @@ def _sandbox(quick: bool, bootstrap: str) -> dict[str, Any]:
 def _pipeline(quick: bool, bootstrap: str) -> dict[str, Any]:
     from bench.pipeline import measure
 
-    return measure(samples=40 if quick else 200, bootstrap=bootstrap)
+    return measure(samples=100 if quick else 200, bootstrap=bootstrap)
 
 
 def _learner(quick: bool, bootstrap: str) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def _replay(quick: bool, bootstrap: str) -> dict[str, Any]:
     import importlib
 
     module = importlib.import_module("bench.replay")
-    n = 500 if quick else 2000
+    n = 2000
     return _call(module.measure, bootstrap=bootstrap, samples=n, count=n, quick=quick)
 
 
