@@ -442,10 +442,17 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def ensure_port_free(host: str, port: int) -> None:
-    if port_free(host, port):
-        return
-    holder = port_holder(port)
+def ensure_port_free(host: str, port: int, *, exiting_grace_s: float = 30.0) -> None:
+    """BrokerError naming the holder unless ``port`` is free. A port no live process owns (a killed
+    broker's threads still exiting, its sockets not closed yet) is waited for a while first."""
+    deadline = time.monotonic() + exiting_grace_s
+    while True:
+        if port_free(host, port):
+            return
+        holder = port_holder(port)
+        if (holder or "").startswith("pid ") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     who = f" by {holder}" if holder else ""
     raise BrokerError(
         f"port {port} on {host} is taken{who}",
