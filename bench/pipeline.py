@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from bench.bus import broker
 from infra.kafka.admin import ensure_topics
@@ -107,6 +107,18 @@ def pipeline(bootstrap: str, n: int, workers: int) -> dict[str, float]:
     }
 
 
+def _end_offset(consumer: Consumer, topic: str, partition: int) -> int:
+    """The partition's end offset; on fresh topics of a loaded broker a leader may still be elected."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), 30)[1])
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
 def _publish_and_wait(
     bootstrap: str, run_id: str, tag: str, n: int, timeout_s: float
 ) -> tuple[list[float], float]:
@@ -121,14 +133,8 @@ def _publish_and_wait(
         }
     )
     parts = consumer.list_topics(VERDICTS.name, 30).topics[VERDICTS.name].partitions
-    consumer.assign(
-        [
-            TopicPartition(
-                VERDICTS.name, p, consumer.get_watermark_offsets(TopicPartition(VERDICTS.name, p), 30)[1]
-            )
-            for p in parts
-        ]
-    )
+    ends = {p: _end_offset(consumer, VERDICTS.name, p) for p in parts}
+    consumer.assign([TopicPartition(VERDICTS.name, p, end) for p, end in ends.items()])
     sent: dict[str, float] = {}
     with EventProducer(bootstrap, source="bench", run_id=run_id) as producer:
         for i in range(n):
