@@ -7,8 +7,6 @@ from pathlib import Path
 
 import typer
 
-from consumers.report.load import load_from_db, load_from_log
-from consumers.report.write import write_report
 from rlstream.commands._common import handle_errors
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
@@ -38,6 +36,10 @@ def register(app: typer.Typer) -> None:
         leaves nothing behind. Exit 2 for an unknown run id (the known ones are listed)."""
         if from_log and db is not None:
             raise UsageError("give --db URL or --from-log, not both")
+        # imported here: SQLAlchemy and matplotlib cost every other command seconds of start-up
+        from consumers.report.load import load_from_db, load_from_log
+        from consumers.report.write import write_report
+
         if from_log:
             data = load_from_log(bootstrap_servers(), run_id, _progress)
         else:
