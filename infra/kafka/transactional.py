@@ -18,6 +18,7 @@ import base64
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -106,6 +107,27 @@ def _coordinator_busy(err: object) -> bool:
         KafkaError._TRANSPORT,
     )
     return bool(err.retriable()) or err.code() in busy
+
+
+#: a transaction the client has not finished after this long is abandoned by ending the process: after a
+#: broker restart the client was seen waiting forever inside send_offsets_to_transaction (its own timeout
+#: notwithstanding). A restarted worker fences the stuck producer and redoes the batch: nothing is lost
+#: or doubled, exactly as after a kill -9.
+STUCK_TRANSACTION_S = 240.0
+
+
+def _exit_if_stuck(name: str, after_s: float) -> threading.Timer:
+    def stuck() -> None:
+        log.error(
+            "%s: a transaction is stuck in the Kafka client for %.0fs; exiting to be restarted", name, after_s
+        )
+        logging.shutdown()
+        os._exit(75)  # EX_TEMPFAIL: a supervisor restarts the worker
+
+    timer = threading.Timer(after_s, stuck)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _broker_away(exc: Exception) -> Defer:
@@ -496,6 +518,7 @@ class TransactionalProcessor:
         offsets: dict[tuple[str, int], int],
     ) -> None:
         p = self._producer
+        watchdog = _exit_if_stuck(self.name, STUCK_TRANSACTION_S)
         try:
             p.begin_transaction()
             for emit, cause in emits:
@@ -525,6 +548,8 @@ class TransactionalProcessor:
                 self._rewind(offsets)
                 return
             raise BrokerError(f"{self.name}: transaction failed: {exc}") from exc
+        finally:
+            watchdog.cancel()
 
     def _seek_to_first(self, msgs: list[Message]) -> None:
         first: dict[tuple[str, int], int] = {}
