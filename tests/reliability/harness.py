@@ -1,0 +1,433 @@
+"""What the fault-injection tests share: a whole pipeline as supervised child processes on a cluster of
+the test's own, a follower of the run's events with their broker timestamps (to time recoveries), and
+the exactly-once account of a finished run.
+
+The supervisor restarts any worker that exits, as a process manager would (a worker may exit on its
+own while the broker is away); every restart is counted and reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from bench.load import load_tasks
+from infra.kafka.consumer import decode_message
+from infra.kafka.producer import EventProducer
+from learner.service import read_training_log, training_account
+from schemas.errors import RlstreamError
+from schemas.policy import PolicyPublished
+from schemas.task import TaskPublished
+from schemas.topics import (
+    EXECUTIONS,
+    EXPERIENCES,
+    GENERATIONS,
+    POLICY,
+    REWARDS,
+    ROLLOUTS_REQUESTED,
+    TASKS,
+    VERDICTS,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path.home() / ".rlstream"
+PIPELINE = ("scheduler", "generator", "sandbox", "reward", "filter", "experience", "learner", "projector")
+#: the run's topics, in flow order (rl.policy last: the learner's output)
+FLOW = (
+    ROLLOUTS_REQUESTED.name,
+    GENERATIONS.name,
+    EXECUTIONS.name,
+    REWARDS.name,
+    VERDICTS.name,
+    EXPERIENCES.name,
+    POLICY.name,
+)
+#: the per-sample topics: one event per sample of every group
+PER_SAMPLE = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name, VERDICTS.name)
+
+
+def worker_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra: str) -> dict[str, str]:
+    """Every worker of a run: one-token samples from the tiny model, a training learner, small bounds
+    (two groups in flight) so a fault always lands while work is in flight."""
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+        "RLSTREAM_HOME": str(home),
+        "RLSTREAM_RUN_ID": run_id,
+        "RLSTREAM_GENERATOR__MODEL": "tiny",
+        "RLSTREAM_GENERATOR__MODELS_DIR": str(CACHE / "models"),
+        "RLSTREAM_SANDBOX__CACHE_DIR": str(CACHE / "cache" / "sandbox"),
+        "RLSTREAM_SANDBOX__WORKERS": "1",
+        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        "RLSTREAM_LEARNER__LR": "0.005",
+        "RLSTREAM_LEARNER__TOKEN_BUDGET": "4096",
+        "RLSTREAM_PIPELINE__BATCH_SIZE": "4",
+        "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
+        "RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE": str(group_size),
+        "RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT": "2",
+        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": "1",
+        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TEMPERATURE": "1.0",
+        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TOP_P": "1.0",
+        **extra,
+    }
+
+
+@dataclass
+class Supervised:
+    """The run's workers as child processes; ``revive`` restarts the ones that exited."""
+
+    env: dict[str, str]
+    logs: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    restarts: Counter[str] = field(default_factory=Counter)
+    killed: Counter[str] = field(default_factory=Counter)
+
+    def start(self, name: str) -> None:
+        log = (self.logs / f"{name}.log").open("ab")
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "rlstream.cli", "worker", name],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def kill9(self, name: str) -> float:
+        """SIGKILL the worker; returns the wall time of the kill. The supervisor restarts it."""
+        proc = self.procs[name]
+        at = time.time()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        self.killed[name] += 1
+        self.start(name)
+        return at
+
+    def revive(self) -> None:
+        for name, proc in list(self.procs.items()):
+            if proc.poll() is not None:
+                self.restarts[name] += 1
+                self.start(name)
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def tails(self, lines: int = 25) -> str:
+        out = []
+        for name in self.procs:
+            text = (self.logs / f"{name}.log").read_text(errors="replace").splitlines()
+            out.append(f"--- {name}\n" + "\n".join(text[-lines:]))
+        return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class Seen:
+    event_id: str
+    event: Any
+    at: float  # broker timestamp, seconds
+    partition: int
+    offset: int
+
+
+def _of_run(event: Any, run_id: str) -> bool:
+    if isinstance(event, PolicyPublished):
+        return event.run_id == run_id
+    return str(getattr(event, "group_id", "")).startswith(f"{run_id}/")
+
+
+class Follower:
+    """Every committed event of the run on its topics, read as it is committed (read_committed), with
+    broker timestamps. Survives broker restarts and failovers (the client reconnects by itself)."""
+
+    def __init__(self, bootstrap: str, run_id: str, topics: Iterable[str] = FLOW) -> None:
+        self.run_id = run_id
+        self.events: dict[str, list[Seen]] = defaultdict(list)
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"test.follow.{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "log_level": 2,  # a broker away is expected here: no reconnect errors in the output
+            }
+        )
+        parts: list[TopicPartition] = []
+        for topic in topics:
+            md = self._consumer.list_topics(topic, 30).topics[topic]
+            parts.extend(TopicPartition(topic, p, 0) for p in md.partitions)
+        self._consumer.assign(parts)
+
+    def poll(self, budget_s: float = 0.5) -> None:
+        deadline = time.monotonic() + budget_s
+        while time.monotonic() < deadline:
+            msgs = self._consumer.consume(500, 0.1)
+            if not msgs:
+                return
+            for msg in msgs:
+                if msg.error() is not None:
+                    if msg.error().code() != KafkaError._PARTITION_EOF:  # type: ignore[union-attr]
+                        continue  # a broker away: the client retries by itself
+                    continue
+                try:
+                    item = decode_message(msg)
+                except RlstreamError:
+                    continue
+                if _of_run(item.event, self.run_id):
+                    self.events[msg.topic() or ""].append(
+                        Seen(
+                            item.envelope.id,
+                            item.event,
+                            msg.timestamp()[1] / 1000.0,
+                            msg.partition() or 0,
+                            msg.offset() or 0,
+                        )
+                    )
+
+    def count(self, topic: str) -> int:
+        return len({s.event_id for s in self.events[topic]})
+
+    def done_tasks(self) -> set[str]:
+        return {s.event.task_id for s in self.events[EXPERIENCES.name]}
+
+    def first_after(
+        self, t0: float, topics: Iterable[str], where: Callable[[Any], bool] = lambda e: True
+    ) -> float | None:
+        """Seconds from ``t0`` to the first event on ``topics`` created after it (None: none yet)."""
+        times = [s.at for t in topics for s in self.events[t] if s.at > t0 and where(s.event)]
+        return round(min(times) - t0, 2) if times else None
+
+    def max_policy_version(self) -> int:
+        return max((s.event.policy_version for s in self.events[POLICY.name]), default=0)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+@dataclass
+class Run:
+    """One run under test: its workers, its events and the recovery figures measured on it."""
+
+    bootstrap: str
+    run_id: str
+    home: Path
+    group_size: int
+    workers: Supervised
+    follower: Follower
+    tasks: list[TaskPublished] = field(default_factory=list)
+    recoveries: list[dict[str, Any]] = field(default_factory=list)
+    waves: int = 0
+
+    @property
+    def training_log(self) -> Path:
+        return self.home / "runs" / self.run_id / "learner" / "training.jsonl"
+
+    def publish_wave(self, n: int) -> list[TaskPublished]:
+        self.waves += 1
+        wave = load_tasks(n, prefix=f"{self.run_id}-w{self.waves}")
+        with EventProducer(self.bootstrap, source="test/faults", run_id=self.run_id) as producer:
+            for task in wave:
+                producer.publish(task, topic=TASKS.name)
+        self.tasks.extend(wave)
+        return wave
+
+    def wait(self, cond: Callable[[], bool], timeout_s: float, what: str) -> float:
+        """Poll the log and keep the workers alive until ``cond``; returns the wall time it held."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self.follower.poll()
+            self.workers.revive()
+            if cond():
+                return time.time()
+            time.sleep(0.2)
+        raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}\n{self.workers.tails()}")
+
+    def wave_done(self, wave: list[TaskPublished]) -> Callable[[], bool]:
+        ids = {t.task_id for t in wave}
+        return lambda: ids <= self.follower.done_tasks()
+
+    def wave_progress(self, wave: list[TaskPublished], at_least: int) -> Callable[[], bool]:
+        ids = {t.task_id for t in wave}
+        return lambda: (
+            len(ids & {s.event.task_id for s in self.follower.events[EXPERIENCES.name]}) >= at_least
+        )
+
+    def learner_covers_all(self) -> bool:
+        """Whether the learner's published versions account for every sample of the run's experiences."""
+        if not self.training_log.exists():
+            return False
+        trained, dropped = training_account(read_training_log(self.training_log))
+        done = {s for ids in trained.values() for s in ids} | set(dropped)
+        produced = {s.sample_id for e in self.follower.events[EXPERIENCES.name] for s in e.event.samples}
+        return produced <= done
+
+    @property
+    def projection_url(self) -> str:
+        return f"sqlite:///{self.home / 'projections.sqlite'}"
+
+    def projected(self) -> int:
+        """Records the projector has applied so far (the offsets it stored with its rows)."""
+        path = self.home / "projections.sqlite"
+        if not path.exists():
+            return 0
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            try:
+                (total,) = db.execute("SELECT COALESCE(SUM(next_offset), 0) FROM applied_offsets").fetchone()
+            except sqlite3.Error:  # not migrated yet, or locked for a moment
+                return 0
+        return int(total)
+
+    def learner_started_after(self, t0: float) -> float | None:
+        """Seconds from ``t0`` to the first learner start logged after it (None: none yet)."""
+        if not self.training_log.exists():
+            return None
+        starts = [
+            e["time"] for e in read_training_log(self.training_log) if e["kind"] == "start" and e["time"] > t0
+        ]
+        return round(min(starts) - t0, 2) if starts else None
+
+    def record(self, fault: str, **figures: Any) -> None:
+        entry = {"fault": fault, **figures}
+        self.recoveries.append(entry)
+        print(f"\nRECOVERY {json.dumps(entry)}", flush=True)
+
+
+def read_all(bootstrap: str, topic: str, run_id: str) -> list[Seen]:
+    """Every committed event of the run on ``topic``, read afresh from offset 0 to the end now."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"test.check.{uuid.uuid4().hex}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        parts = sorted(consumer.list_topics(topic, 30).topics[topic].partitions)
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), 30)[1] for p in parts}
+        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
+        open_parts = {p for p in parts if ends[p] > 0}
+        out: list[Seen] = []
+        deadline = time.monotonic() + 120
+        while open_parts and time.monotonic() < deadline:
+            for msg in consumer.consume(1000, 0.5):
+                part = msg.partition() or 0
+                if msg.error() is not None:
+                    if msg.error().code() == KafkaError._PARTITION_EOF:  # type: ignore[union-attr]
+                        open_parts.discard(part)
+                    continue
+                if (msg.offset() or 0) + 1 >= ends[part]:
+                    open_parts.discard(part)
+                try:
+                    item = decode_message(msg)
+                except RlstreamError:
+                    continue
+                if _of_run(item.event, run_id):
+                    out.append(
+                        Seen(
+                            item.envelope.id, item.event, msg.timestamp()[1] / 1000.0, part, msg.offset() or 0
+                        )
+                    )
+        assert not open_parts, f"could not read {topic} to its end"
+        return out
+    finally:
+        consumer.close()
+
+
+def cli(run: Run, *args: str, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rlstream.cli", *args],
+        cwd=ROOT,
+        env=run.workers.env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+
+
+def assert_projection_matches_a_rebuild(run: Run, rebuilt: Path) -> None:
+    """The projection the (killed and restarted) projector kept up incrementally, caught up to the end
+    of the log, is row for row the projection rebuilt from offset 0."""
+    done = cli(run, "project", "run", "--once", "--url", run.projection_url)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = cli(run, "project", "rebuild", "--url", f"sqlite:///{rebuilt}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    diff = cli(run, "project", "diff", run.projection_url, f"sqlite:///{rebuilt}", "--json")
+    assert diff.returncode == 0, diff.stdout[-3000:] + diff.stderr[-3000:]
+    result = json.loads(diff.stdout)
+    assert result["identical"], result
+    rows = {t["table"]: t["rows_a"] for t in result["tables"]}
+    assert rows.get("samples", 0) >= len(run.tasks) * run.group_size, rows
+
+
+def assert_exactly_once(run: Run) -> dict[str, int]:
+    """The run's account, read afresh from the log: every task yields its group exactly once, every
+    sample exactly one event per stage, no event id twice on any topic, and the learner trained each
+    accepted sample exactly once (or dropped it as stale, and counted it). Returns the counts."""
+    n, g = len(run.tasks), run.group_size
+    task_ids = {t.task_id for t in run.tasks}
+    seen = {topic: read_all(run.bootstrap, topic, run.run_id) for topic in FLOW}
+    for topic, events in seen.items():
+        dupes = [i for i, c in Counter(s.event_id for s in events).items() if c > 1]
+        assert not dupes, f"{topic}: event ids twice on the log: {dupes[:3]}"
+
+    def per(topic: str, attr: str) -> Counter[str]:
+        return Counter(str(getattr(s.event, attr)) for s in seen[topic])
+
+    requested = per(ROLLOUTS_REQUESTED.name, "task_id")
+    assert set(requested) == task_ids and set(requested.values()) == {1}, requested
+    assembled = per(EXPERIENCES.name, "task_id")
+    assert set(assembled) == task_ids and set(assembled.values()) == {1}, assembled
+    groups = {s.event.group_id for s in seen[ROLLOUTS_REQUESTED.name]}
+    assert {s.event.group_id for s in seen[EXPERIENCES.name]} == groups
+    assert not any(s.event.partial for s in seen[EXPERIENCES.name]), "a group timed out incomplete"
+    for topic in PER_SAMPLE:
+        samples = per(topic, "sample_id")
+        assert len(samples) == n * g, f"{topic}: {len(samples)} samples, expected {n * g}"
+        assert set(samples.values()) == {1}, f"{topic}: a sample twice: {samples.most_common(2)}"
+        assert {s.event.group_id for s in seen[topic]} == groups, topic
+
+    accepted = {s.event.sample_id for s in seen[VERDICTS.name] if s.event.verdict == "accept"}
+    produced = [x.sample_id for s in seen[EXPERIENCES.name] for x in s.event.samples]
+    assert len(produced) == len(set(produced)), "a sample in two experiences"
+    assert set(produced) == accepted, "experiences do not carry exactly the accepted samples"
+
+    trained_by_version, dropped = training_account(read_training_log(run.training_log))
+    trained = [s for ids in trained_by_version.values() for s in ids]
+    assert len(trained) == len(set(trained)), "a sample was trained in two published versions"
+    assert not set(trained) & set(dropped), "a sample both trained and dropped"
+    assert set(trained) | set(dropped) == accepted, "the learner's account differs from the accepted samples"
+    # every published version is on rl.policy once (re-publications after a restart keep the event id)
+    versions = Counter(s.event.policy_version for s in seen[POLICY.name])
+    assert set(versions.values()) <= {1}, versions
+    return {
+        "tasks": n,
+        "samples": n * g,
+        "accepted": len(accepted),
+        "trained": len(trained),
+        "dropped_stale": len(dropped),
+        "policy_versions": len(versions),
+    }

@@ -1,0 +1,211 @@
+"""Fault injection on a whole training run: every processor and the learner as its own process, the real
+broker, the real sandbox, the tiny model. Faults land while groups are in flight:
+
+* the learner killed with SIGKILL (the e2e suite kills each of the six stream processors once),
+* the broker killed with SIGKILL and started again on the same data directory,
+* on a 3-broker cluster (replication 3, ``min.insync.replicas=2``, acks=all), one broker killed for
+  the rest of the run.
+
+After each run, read afresh from the log: every task yields its group exactly once, every sample one
+event per stage, no event id twice on any topic, and the learner trained every accepted sample exactly
+once (or dropped it as stale and said so). Recovery times (fault -> next event downstream, fault ->
+the learner caught up) are printed as ``RECOVERY {...}`` lines and written to ``recovery.json`` in the
+test's temporary directory; nothing asserts on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import ConfigResource
+
+from infra.kafka.admin import ensure_topics
+from infra.kafka.config import BrokerConfig, KafkaConfig
+from infra.kafka.local import LocalCluster, _wait_gone
+from schemas.topics import CATALOG, EXPERIENCES, POLICY
+from tests.conftest import private_dir, start_test_cluster
+from tests.reliability.harness import (
+    FLOW,
+    PIPELINE,
+    Follower,
+    Run,
+    Supervised,
+    assert_exactly_once,
+    assert_projection_matches_a_rebuild,
+    worker_env,
+)
+
+G = 2
+WAVE = 6
+#: how long one stage of a scenario may take on a busy 2-core machine (generous: never a speed check)
+STAGE_TIMEOUT_S = 600
+
+
+def _cluster(lib: Path, config: BrokerConfig, brokers: int) -> Iterator[LocalCluster]:
+    with private_dir("rlstream-test-faults-") as data_dir:
+        cluster = start_test_cluster(config, lib, data_dir, brokers=brokers)
+        try:
+            yield cluster
+        finally:
+            cluster.down()
+
+
+@pytest.fixture
+def one_broker(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[LocalCluster]:
+    """A broker of this test's own: the test kills it."""
+    yield from _cluster(kafka_lib, test_broker_config, 1)
+
+
+@pytest.fixture
+def three_brokers(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[LocalCluster]:
+    yield from _cluster(kafka_lib, test_broker_config.model_copy(update={"heap_mb": 384}), 3)
+
+
+@pytest.fixture
+def run_factory(tmp_path: Path) -> Iterator[list[Run]]:
+    runs: list[Run] = []
+    yield runs
+    for run in runs:
+        run.workers.stop()
+        run.follower.close()
+        (tmp_path / "recovery.json").write_text(json.dumps(run.recoveries, indent=1) + "\n")
+
+
+def _start(bootstrap: str, tmp_path: Path, runs: list[Run], **env: str) -> Run:
+    ensure_topics(bootstrap, KafkaConfig(), CATALOG)
+    run_id = f"faults-{uuid.uuid4().hex[:8]}"
+    home = tmp_path / "home"
+    logs = tmp_path / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    # small learner batches: a version is published every few groups, so a kill lands between them
+    env = {"RLSTREAM_LEARNER__TOKEN_BUDGET": "256", **env}
+    workers = Supervised(worker_env(bootstrap, home, run_id, G, **env), logs)
+    for name in PIPELINE:
+        workers.start(name)
+    run = Run(bootstrap, run_id, home, G, workers, Follower(bootstrap, run_id))
+    runs.append(run)
+    return run
+
+
+def _finish(run: Run, tmp_path: Path) -> dict[str, int]:
+    run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner to account for every experience")
+    run.workers.stop()
+    counts = assert_exactly_once(run)
+    summary = {"counts": counts, "restarts": dict(run.workers.restarts), "killed": dict(run.workers.killed)}
+    print(f"\nACCOUNT {json.dumps(summary)}", flush=True)
+    (tmp_path / "recovery.json").write_text(json.dumps(run.recoveries, indent=1) + "\n")
+    return counts
+
+
+def _kill_learner(run: Run) -> None:
+    wave = run.publish_wave(WAVE)
+    run.wait(lambda: run.follower.max_policy_version() >= 1, STAGE_TIMEOUT_S, "a first policy version")
+    before = run.follower.max_policy_version()
+    t0 = run.workers.kill9("learner")
+    # work that arrives while the learner is away: it must be trained once the learner is back
+    late = run.publish_wave(WAVE // 2)
+    run.wait(run.wave_done(wave + late), STAGE_TIMEOUT_S, "the waves after the learner's kill")
+    new_version = run.wait(
+        lambda: run.follower.max_policy_version() > before, STAGE_TIMEOUT_S, "a new policy version"
+    )
+    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    run.record(
+        "kill -9 learner",
+        learner_restarted_s=run.learner_started_after(t0),
+        first_new_policy_version_s=run.follower.first_after(
+            t0, [POLICY.name], lambda e: e.policy_version > before
+        ),
+        new_version_seen_s=round(new_version - t0, 2),
+        learner_caught_up_s=round(caught_up - t0, 2),
+    )
+
+
+def _kill_projector(run: Run) -> None:
+    wave = run.publish_wave(WAVE // 2)
+    run.wait(lambda: run.projected() > 0, STAGE_TIMEOUT_S, "the projector under way")
+    run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
+    before = run.projected()
+    t0 = run.workers.kill9("projector")
+    moved = run.wait(lambda: run.projected() > before, STAGE_TIMEOUT_S, "the projector applying again")
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the projector's kill")
+    run.record("kill -9 projector", first_batch_applied_s=round(moved - t0, 2))
+
+
+def _restart_broker(run: Run, cluster: LocalCluster) -> None:
+    wave = run.publish_wave(WAVE)
+    run.wait(run.wave_progress(wave, 2), STAGE_TIMEOUT_S, "the wave under way")
+    restarts_before = sum(run.workers.restarts.values())
+    (node,) = cluster.status(probe=False).nodes
+    assert node.pid is not None
+    t0 = time.time()
+    os.kill(node.pid, signal.SIGKILL)
+    _wait_gone(node.pid, 30)
+    cluster.up()
+    back = time.time()
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
+    done = time.time()
+    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    run.record(
+        "kill -9 broker, start again on the same data",
+        broker_answering_s=round(back - t0, 2),
+        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
+        wave_done_s=round(done - t0, 2),
+        learner_caught_up_s=round(caught_up - t0, 2),
+        worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
+    )
+
+
+def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    md = admin.list_topics(timeout=30)
+    return Counter(p.leader for t in topics if t in md.topics for p in md.topics[t].partitions.values())
+
+
+def test_one_of_three_brokers_killed_loses_nothing_and_repeats_nothing(
+    three_brokers: LocalCluster, run_factory: list[Run], tmp_path: Path
+) -> None:
+    bootstrap = three_brokers.running_bootstrap()
+    assert bootstrap
+    run = _start(bootstrap, tmp_path, run_factory)
+    # the scenario is what it claims: every event topic on 3 replicas, writes need 2 in sync
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    md = admin.list_topics(timeout=30)
+    assert {len(p.replicas) for p in md.topics[EXPERIENCES.name].partitions.values()} == {3}
+    (cfg,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, EXPERIENCES.name)]).values()
+    assert cfg.result(30)["min.insync.replicas"].value == "2"
+
+    wave = run.publish_wave(WAVE)
+    run.wait(run.wave_progress(wave, 2), STAGE_TIMEOUT_S, "the wave under way")
+    # the broker leading the most partitions of the run's topics and of the transaction and offset logs
+    leaders = _leaders(bootstrap, [*FLOW, "__transaction_state", "__consumer_offsets"])
+    victim_id = leaders.most_common(1)[0][0]
+    victim = next(n for n in three_brokers.status(probe=False).nodes if n.node_id == victim_id)
+    assert victim.pid is not None
+    restarts_before = sum(run.workers.restarts.values())
+    t0 = time.time()
+    os.kill(victim.pid, signal.SIGKILL)
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after a broker's kill")
+    done = time.time()
+    # a whole further wave with the broker still down: two in-sync replicas are enough for acks=all
+    wave2 = run.publish_wave(WAVE)
+    run.wait(run.wave_done(wave2), STAGE_TIMEOUT_S, "a wave with one broker down")
+    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    run.record(
+        f"kill -9 broker {victim_id} of 3 (leader of {leaders[victim_id]} partitions), left down",
+        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
+        wave_done_s=round(done - t0, 2),
+        learner_caught_up_s=round(caught_up - t0, 2),
+        worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
+    )
+    counts = _finish(run, tmp_path)
+    assert counts["tasks"] == 2 * WAVE
+    assert_projection_matches_a_rebuild(run, tmp_path / "rebuilt.sqlite")
