@@ -293,6 +293,8 @@ class TransactionalProcessor:
         self._restore_consumer_config = {**base, "group.id": f"rlstream.{name}.restore.{instance}"}
         self._assigned: set[tuple[str, int]] = set()
         self._pending_restore: set[int] = set()
+        #: set when the group took the partitions away (session timed out, e.g. the broker restarted)
+        self._lost = False
         self.group_id = f"rlstream.{name}"
         self._client_id = f"rlstream.{name}.{instance}"
         #: the ``process`` span of each record of the batch in hand (by id() of its Incoming)
@@ -315,7 +317,7 @@ class TransactionalProcessor:
                     continue
                 raise BrokerError(f"{self.name}: cannot start transactions: {exc}") from exc
         self._consumer.subscribe(
-            self.input_topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_revoke
+            self.input_topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
 
     def _ensure_changelog(self) -> None:
@@ -388,6 +390,11 @@ class TransactionalProcessor:
 
     # -- one iteration ---------------------------------------------------------------------------
     def step(self) -> int:
+        if self._lost:
+            # after a lost assignment the client waits forever inside send_offsets_to_transaction (seen
+            # after a broker restart): a fresh process (its supervisor restarts it) rejoins cleanly and
+            # fences this one, exactly as after a kill -9
+            raise BrokerError(f"{self.name}: the group took this worker's partitions away; restarting")
         try:
             return self._step()
         finally:
@@ -661,6 +668,10 @@ class TransactionalProcessor:
         for tp in partitions:
             self._assigned.add((tp.topic, tp.partition))
             self._pending_restore.add(tp.partition)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._on_revoke(consumer, partitions)
+        self._lost = True
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

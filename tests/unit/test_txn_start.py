@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from confluent_kafka import KafkaError
 
-from infra.kafka.transactional import _coordinator_busy
+from infra.kafka.transactional import TransactionalProcessor, _coordinator_busy
+from schemas.errors import BrokerError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +44,17 @@ def test_a_transaction_stuck_in_the_client_ends_the_process_for_a_restart() -> N
     fine = head + "x('t', 1).cancel(); time.sleep(2)"
     done = subprocess.run([sys.executable, "-c", fine], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_worker_whose_partitions_were_lost_stops_for_a_restart() -> None:
+    """A session that timed out (the broker restarted) leaves the client unable to send offsets to a
+    transaction: the worker stops with a BrokerError at its next step instead of hanging there."""
+    proc = TransactionalProcessor(
+        "lost", bootstrap="127.0.0.1:1", input_topics=["t"], handler=lambda batch, state: []
+    )
+    try:
+        proc._on_lost(proc._consumer, [])
+        with pytest.raises(BrokerError, match="partitions away"):
+            proc.step()
+    finally:
+        proc._producer.flush(0)
