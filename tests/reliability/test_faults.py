@@ -164,6 +164,21 @@ def _restart_broker(run: Run, cluster: LocalCluster) -> None:
     )
 
 
+def test_learner_kill_and_broker_restart_lose_nothing_and_repeat_nothing(
+    one_broker: LocalCluster, run_factory: list[Run], tmp_path: Path
+) -> None:
+    bootstrap = one_broker.running_bootstrap()
+    assert bootstrap
+    run = _start(bootstrap, tmp_path, run_factory)
+    _kill_learner(run)
+    _kill_projector(run)
+    _restart_broker(run, one_broker)
+    counts = _finish(run, tmp_path)
+    assert counts["tasks"] == len(run.tasks) == WAVE + WAVE // 2 + WAVE // 2 + WAVE
+    assert run.workers.killed == {"learner": 1, "projector": 1}
+    assert_projection_matches_a_rebuild(run, tmp_path / "rebuilt.sqlite")
+
+
 def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     md = admin.list_topics(timeout=30)
