@@ -17,6 +17,7 @@ from schemas.reference import ReferenceExecuted
 from schemas.rollout import (
     CodeGenerated,
     ExperienceReady,
+    ExperienceReadyV1,
     NoiseVerdict,
     ReviewRecorded,
     RewardScored,
@@ -39,6 +40,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     RewardScoredV1,
     RewardScored,
     NoiseVerdict,
+    ExperienceReadyV1,
     ExperienceReady,
     PolicyPublished,
     ReviewRecorded,
@@ -63,10 +65,17 @@ def _reward_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 2, "reference_event_id": None}
 
 
+def _experience_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
+    # v1 samples named no trace: None says so (a learner step cannot link to them)
+    samples = [{**sample, "traceparent": None} for sample in body.get("samples", [])]
+    return {**body, "schema_version": 2, "samples": samples}
+
+
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
     (RewardScored.event_type, 1): _reward_v1_to_v2,
+    (ExperienceReady.event_type, 1): _experience_v1_to_v2,
 }
 
 

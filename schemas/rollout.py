@@ -213,7 +213,7 @@ class NoiseVerdict(Event):
         return (self.sample_id, self.reward_event_id, self.filter_version)
 
 
-class ExperienceSample(FrozenModel):
+class ExperienceSampleV1(FrozenModel):
     sample_id: str
     policy_version: int = Field(ge=0)
     reward: float
@@ -221,20 +221,48 @@ class ExperienceSample(FrozenModel):
     prompt_token_ids: tuple[int, ...]
     completion_token_ids: tuple[int, ...]
     behaviour_logprobs: tuple[float, ...]
+
+
+class ExperienceSample(ExperienceSampleV1):
     traceparent: str | None = Field(
         default=None,
         description="W3C traceparent of the sample's own trace, which the learner's step links to",
     )
 
 
-class ExperienceReady(Event):
+class ExperienceReadyV1(Event):
     """A GRPO group ready for the learner: accepted samples with group-relative advantages."""
+
+    # v1 samples carried no traceparent: a learner step cannot link to their traces (v2 can)
 
     event_type: ClassVar[str] = "rlstream.rollout.assembled"
     version: ClassVar[int] = 1
     key_field: ClassVar[str] = "group_id"
 
     schema_version: Literal[1] = 1
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    group_size: int = Field(ge=1)
+    samples: tuple[ExperienceSampleV1, ...]
+    #: the group's deadline passed before every sample had a verdict
+    partial: bool = False
+    masked: int = Field(default=0, ge=0)
+    rejected: int = Field(default=0, ge=0)
+    std_normalised: bool = True
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.group_id,)
+
+
+class ExperienceReady(Event):
+    """A GRPO group ready for the learner: accepted samples with group-relative advantages, each naming
+    its own trace so the learner step that trains it links to it."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.assembled"
+    version: ClassVar[int] = 2
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[2] = 2
     group_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)
     group_size: int = Field(ge=1)
