@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from infra.kafka.consumer import decode_message
 from schemas.base import Event
@@ -91,6 +91,19 @@ def workers(kafka_catalog: str, tmp_path: Path) -> Iterator[Callable[..., Worker
         w.stop_all()
 
 
+def _end_offset(consumer: Consumer, topic: str, partition: int) -> int:
+    # A topic created a moment ago (the first test of a session) may have no elected leader yet:
+    # the broker answers NOT_LEADER_FOR_PARTITION until it has one, which is not the test's failure.
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), 30)[1])
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def read_topic(bootstrap: str, topic: str) -> list[tuple[str, Event]]:
     """Every committed event of ``topic`` as (event id, event), skipping undecodable records."""
     consumer = Consumer(
@@ -102,7 +115,7 @@ def read_topic(bootstrap: str, topic: str) -> list[tuple[str, Event]]:
         }
     )
     parts = sorted(consumer.list_topics(topic, 30).topics[topic].partitions)
-    ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), 30)[1] for p in parts}
+    ends = {p: _end_offset(consumer, topic, p) for p in parts}
     consumer.assign([TopicPartition(topic, p, 0) for p in parts])
     out: list[tuple[str, Event]] = []
     deadline = time.monotonic() + 120
