@@ -179,13 +179,18 @@ def _raw_consume(bootstrap: str, topic: str) -> tuple[int, float]:
     ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), 30)[1] for p in parts}
     c.assign([TopicPartition(topic, p, 0) for p in parts])
     got = 0
+    last_progress = time.perf_counter()
     while True:
-        batch = c.consume(1000, 5.0)
+        # a short wait: consume() blocks until it has the whole batch or the timeout passes, so a long
+        # one charged the raw side seconds of idle waiting after the topic's last record
+        batch = c.consume(1000, 0.05)
         got += sum(1 for m in batch if m.error() is None and m.value() is not None)
         positions = c.position([TopicPartition(topic, p) for p in parts])
         if all(tp.offset >= ends[tp.partition] for tp in positions if ends[tp.partition] > 0):
             break
-        if not batch:
+        if batch:
+            last_progress = time.perf_counter()
+        elif time.perf_counter() - last_progress > 30:
             raise SystemExit(f"raw consumer stalled at {got} records")
     c.close()
     return got, time.perf_counter() - t0
