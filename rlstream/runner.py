@@ -39,7 +39,10 @@ from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, Rollou
 from schemas.task import TaskPublished
 from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, POLICY, ROLLOUTS_REQUESTED, VERDICTS
 
+#: a worker that dies more than RESTARTS times within RESTART_WINDOW_S ends the run; counted per window,
+#: not per run, because every broker restart costs each worker one restart and a long run sees several
 RESTARTS = 3
+RESTART_WINDOW_S = 600.0
 
 
 def _letter_key(letter: DeadLettered) -> str:
@@ -213,6 +216,12 @@ class Child:
     proc: subprocess.Popen[bytes] | None = None
     log: TextIO | None = None
     restarts: int = 0
+    recent_restarts: list[float] = field(default_factory=list)
+
+    def may_restart(self, now: float) -> bool:
+        """Whether another restart stays within the budget of the window ending ``now``."""
+        self.recent_restarts = [t for t in self.recent_restarts if now - t < RESTART_WINDOW_S]
+        return len(self.recent_restarts) < RESTARTS
 
     def start(self, env: dict[str, str]) -> None:
         self.log = self.log_path.open("ab")  # type: ignore[assignment]
@@ -337,14 +346,17 @@ def run_pipeline(
                 last_line = now
             for child in children:
                 if not child.alive():
-                    if child.restarts >= RESTARTS:
+                    if not child.may_restart(now):
                         raise RlstreamError(
-                            f"worker {child.name} died {child.restarts + 1} times; last lines of "
-                            f"{child.log_path}:\n{child.tail()}"
+                            f"worker {child.name} died {RESTARTS + 1} times within "
+                            f"{RESTART_WINDOW_S:.0f}s; last lines of {child.log_path}:\n{child.tail()}"
                         )
                     child.restarts += 1
+                    child.recent_restarts.append(now)
                     echo(
-                        f"[run {run_id}] worker {child.name} exited; restarting ({child.restarts}/{RESTARTS})"
+                        f"[run {run_id}] worker {child.name} exited; restarting "
+                        f"({len(child.recent_restarts)}/{RESTARTS} in {RESTART_WINDOW_S:.0f}s, "
+                        f"{child.restarts} in all)"
                     )
                     child.start(env)
             if timeout_s is not None and now - progress.started > timeout_s:
