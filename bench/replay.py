@@ -17,22 +17,18 @@ from __future__ import annotations
 
 import argparse
 import random
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
+from bench.bus import broker
 from consumers.audit import Audit, Resolver
 from consumers.verify import verify_log
 from infra.kafka.admin import ensure_topics
-from infra.kafka.config import BrokerConfig, KafkaConfig
-from infra.kafka.jars import require_jars
-from infra.kafka.local import LocalCluster, find_free_base_port
+from infra.kafka.config import KafkaConfig
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
 from schemas.base import Event
@@ -48,26 +44,6 @@ from streams.reward.function import get_reward_function
 from streams.reward.lint import RuffLinter
 
 JAR_DIR = Path.home() / ".rlstream" / "kafka"
-
-
-@contextmanager
-def _broker(bootstrap: str | None, jar_dir: Path) -> Iterator[str]:
-    if bootstrap:
-        yield bootstrap
-        return
-    config = BrokerConfig()
-    lib = require_jars(jar_dir, config.kafka_version)
-    with tempfile.TemporaryDirectory(prefix="rlstream-bench-replay-") as tmp:
-        cluster = LocalCluster(
-            config.model_copy(update={"base_port": find_free_base_port(config.host, 2), "heap_mb": 1024}),
-            data_dir=Path(tmp),
-            lib_dir=lib,
-        )
-        try:
-            cluster.up(1)
-            yield cluster.running_bootstrap() or ""
-        finally:
-            cluster.down()
 
 
 def _task(i: int) -> TaskPublished:
@@ -200,7 +176,7 @@ def measure(samples: int = 2000, bootstrap: str | None = None, jar_dir: Path = J
     """Executions/s of replay+verify and of a raw consume of the same topic, and their ratio."""
     run_id = f"bench-replay-{uuid.uuid4().hex[:8]}"
     log = synthetic_log(run_id, samples)
-    with _broker(bootstrap, jar_dir) as server:
+    with broker(bootstrap, jar_dir) as server:
         ensure_topics(server, KafkaConfig(), CATALOG)
         with EventProducer(server, source="bench/replay", run_id=run_id) as producer:
             for event in log:
