@@ -16,6 +16,7 @@ from schemas.policy import PolicyPublished
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import (
     CodeGenerated,
+    CodeGeneratedV1,
     ExperienceReady,
     ExperienceReadyV1,
     NoiseVerdict,
@@ -23,17 +24,21 @@ from schemas.rollout import (
     RewardScored,
     RewardScoredV1,
     RolloutRequested,
+    RolloutRequestedV1,
     SandboxExecuted,
 )
-from schemas.task import TaskPublished, TaskPublishedV1
+from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
 #: all event versions, old ones included (they stay decodable for golden samples and the schema export)
 EVENT_CLASSES: tuple[type[Event], ...] = (
     TaskPublishedV1,
+    TaskPublishedV2,
     TaskPublished,
+    RolloutRequestedV1,
     RolloutRequested,
+    CodeGeneratedV1,
     CodeGenerated,
     SandboxExecuted,
     ReferenceExecuted,
@@ -60,6 +65,14 @@ def _task_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 2}
 
 
+def _train_split(to_version: int) -> Upcaster:
+    def up(body: dict[str, Any]) -> dict[str, Any]:
+        # written before splits existed: everything was a training task, request or sample
+        return {**body, "schema_version": to_version, "split": "train"}
+
+    return up
+
+
 def _reward_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     # a v1 reward named no reference run: None says so (its efficiency part cannot be re-scored exactly)
     return {**body, "schema_version": 2, "reference_event_id": None}
@@ -74,6 +87,9 @@ def _experience_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
+    (TaskPublished.event_type, 2): _train_split(3),
+    (RolloutRequested.event_type, 1): _train_split(2),
+    (CodeGenerated.event_type, 1): _train_split(2),
     (RewardScored.event_type, 1): _reward_v1_to_v2,
     (ExperienceReady.event_type, 1): _experience_v1_to_v2,
 }

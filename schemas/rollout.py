@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import AwareDatetime, Field, model_validator
 
 from schemas.base import Event, FrozenModel
+from schemas.task import Split
 
 
 class SamplingParams(FrozenModel):
@@ -18,7 +19,7 @@ class SamplingParams(FrozenModel):
     seed: int | None = None
 
 
-class RolloutRequested(Event):
+class RolloutRequestedV1(Event):
     """The scheduler asks for ``group_size`` samples of one task under one policy version."""
 
     event_type: ClassVar[str] = "rlstream.rollout.requested"
@@ -41,7 +42,24 @@ class RolloutRequested(Event):
         return (self.group_id,)
 
 
-class CodeGenerated(Event):
+class RolloutRequested(RolloutRequestedV1):
+    """The scheduler asks for ``group_size`` samples of one task: for training (``split`` train, on
+    ``rl.rollouts.requested``, under the newest policy version a generator has) or for evaluation
+    (``split`` eval, on ``rl.evaluations.requested``: sampled under exactly ``policy_version`` with the
+    seed in ``sampling``, and never trained on).
+
+    Version 2 adds ``split`` (v1 requests are upcast as ``train``).
+    """
+
+    version: ClassVar[int] = 2
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    split: Split = Field(
+        default="train", description="train: a GRPO group to learn from; eval: an evaluation round's group"
+    )
+
+
+class CodeGeneratedV1(Event):
     """One sample: the model's raw completion, the code extracted from it, and the exact behaviour
     policy (version, token ids, per-token log-probs under the sampling distribution used)."""
 
@@ -68,7 +86,7 @@ class CodeGenerated(Event):
     duration_s: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")
-    def _logprobs_match_tokens(self) -> CodeGenerated:
+    def _logprobs_match_tokens(self) -> CodeGeneratedV1:
         if self.behaviour_logprobs and len(self.behaviour_logprobs) != len(self.completion_token_ids):
             raise ValueError(
                 f"behaviour_logprobs has {len(self.behaviour_logprobs)} entries for "
@@ -78,6 +96,19 @@ class CodeGenerated(Event):
 
     def identity(self) -> tuple[str, ...]:
         return (self.sample_id,)
+
+
+class CodeGenerated(CodeGeneratedV1):
+    """One sample (see :class:`CodeGeneratedV1`) and the split of the request it answers: an ``eval``
+    sample is judged like any other but never assembled into an experience nor trained on.
+
+    Version 2 adds ``split`` (v1 samples are upcast as ``train``).
+    """
+
+    version: ClassVar[int] = 2
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    split: Split = Field(default="train", description="the split of the request it answers")
 
 
 CaseStatus = Literal["ok", "error", "timeout", "missing"]

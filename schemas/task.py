@@ -63,7 +63,10 @@ class TaskPublishedV1(Event):
     reference: str | None = None
 
 
-class TaskPublished(Event):
+Split = Literal["train", "eval"]
+
+
+class TaskPublishedV2(Event):
     """A coding task: the prompt the model completes and the cases that judge it.
 
     Version 2 adds hidden cases (never shown in prompts), tenant, priority and limits.
@@ -87,7 +90,7 @@ class TaskPublished(Event):
     source: str | None = Field(default=None, description="where the task came from, e.g. humaneval")
 
     @model_validator(mode="after")
-    def _has_a_judge(self) -> TaskPublished:
+    def _has_a_judge(self) -> TaskPublishedV2:
         if not self.tests and not self.hidden_tests and not self.check:
             raise ValueError("a task needs 'tests', 'hidden_tests' or 'check': nothing could judge it")
         return self
@@ -95,3 +98,18 @@ class TaskPublished(Event):
     def identity(self) -> tuple[str, ...]:
         # a re-publication of the same content is the same fact; changed content is a new one
         return (self.task_id, *super().identity())
+
+
+class TaskPublished(TaskPublishedV2):
+    """A coding task: the prompt the model completes, the cases that judge it, and its split.
+
+    Version 3 adds ``split`` (v2 tasks are upcast as ``train``): a ``train`` task is scheduled for
+    training; an ``eval`` task is held out - never trained on, never steering the curriculum, never
+    shown with feedback from its hidden cases - and only sampled in evaluation rounds under an exact
+    policy version.
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    split: Split = Field(default="train", description="train: trained on; eval: held out, only evaluated")

@@ -26,6 +26,8 @@ class Topic:
 
 TASKS = Topic("rl.tasks", "task_id", "TaskPublished", "upstream systems, rlstream tasks publish")
 ROLLOUTS_REQUESTED = Topic("rl.rollouts.requested", "group_id", "RolloutRequested", "scheduler")
+# evaluation rounds' requests: a lane of their own, so training never starves them nor they training
+EVALUATIONS_REQUESTED = Topic("rl.evaluations.requested", "group_id", "RolloutRequested", "scheduler")
 GENERATIONS = Topic("rl.generations", "group_id", "CodeGenerated", "generator")
 EXECUTIONS = Topic("rl.executions", "group_id", "SandboxExecuted", "sandbox")
 REWARDS = Topic("rl.rewards", "group_id", "RewardScored", "reward")
@@ -51,6 +53,7 @@ def retry_topic(stage: str) -> Topic:
 EVENT_TOPICS: tuple[Topic, ...] = (
     TASKS,
     ROLLOUTS_REQUESTED,
+    EVALUATIONS_REQUESTED,
     GENERATIONS,
     EXECUTIONS,
     REWARDS,

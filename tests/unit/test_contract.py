@@ -51,15 +51,27 @@ def test_latest_versions_reencode_to_the_golden_bytes(cls):
     assert record.key == str(doc["key"]).encode()
 
 
-def test_v1_task_is_upcast_to_v2_with_v2_defaults():
+def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
     value, headers, _ = load_golden(TaskPublishedV1.ce_type())
     event = codec.decode(value, headers).event
     assert isinstance(event, TaskPublished)
-    assert event.schema_version == 2
+    assert event.schema_version == 3
+    assert event.split == "train"
     assert event.hidden_tests == ()
     assert event.tenant == "default"
     assert event.limits.timeout_s == 10.0
     assert [c.input for c in event.tests] == ["(1, 2)", "(-1, 1)"]
+
+
+@pytest.mark.parametrize(
+    "ce_type", ["rlstream.task.published.v2", "rlstream.rollout.requested.v1", "rlstream.rollout.generated.v1"]
+)
+def test_events_written_before_splits_read_as_train(ce_type):
+    value, headers, _ = load_golden(ce_type)
+    event = codec.decode(value, headers).event
+    assert event.split == "train"  # type: ignore[attr-defined]
+    value, headers, _ = load_golden(type(event).ce_type())
+    assert codec.decode(value, headers).event.split == "eval"  # type: ignore[attr-defined]
 
 
 def test_exported_json_schemas_are_current():
@@ -121,7 +133,7 @@ def test_decode_errors_name_what_is_wrong():
 
 def test_decode_as_rejects_the_wrong_event_type():
     value, headers, _ = load_golden(TaskPublished.ce_type())
-    with pytest.raises(EventDecodeError, match="expected rlstream.rollout.generated.v1"):
+    with pytest.raises(EventDecodeError, match="expected rlstream.rollout.generated.v2"):
         codec.decode_as(CodeGenerated, value, headers)
 
 
