@@ -32,6 +32,7 @@ LEARNER_GROUP = "rlstream.learner"
 PIPELINE_WORKERS = (
     "scheduler",
     "generator",
+    "evaluator",
     "sandbox",
     "reward",
     "filter",
@@ -143,9 +144,9 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         return Worker(name, proc, closers)
     if name in ("sandbox", "reward", "filter"):
         return _build_execution_side(name, settings, common, closers)
-    if name == "generator":
+    if name in ("generator", "evaluator"):
+        from producers.generator.agent import EVAL_INPUT_TOPICS, build_generator
         from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
-        from producers.generator.agent import build_generator
 
         models_dir = settings.generator.models_dir or settings.home / "models"
         agent_handle, close = build_generator(
@@ -153,8 +154,11 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         )
         closers.append(close)
         # a generator serves one run's policy lineage: a consumer group per run, so requests of other
-        # runs are left to their own generators, never taken and dropped
-        proc = common.make(f"generator.{settings.run_id}", GEN_INPUTS, agent_handle, batch_size=1)
+        # runs are left to their own generators, never taken and dropped. The evaluator is a generator
+        # of its own on the evaluation lane: its weight swaps never touch training's, and neither
+        # lane waits for the other
+        topics = EVAL_INPUT_TOPICS if name == "evaluator" else GEN_INPUTS
+        proc = common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1)
         return Worker(name, proc, closers)
     if name == "learner":
         return _build_learner(settings, bootstrap)

@@ -7,6 +7,22 @@ from pydantic import BaseModel, Field
 from schemas.rollout import SamplingParams
 
 
+class EvaluationConfig(BaseModel):
+    """Evaluation rounds on the held-out (``eval``) tasks: see ``streams/scheduler/evaluation.py``."""
+
+    model_config = {"frozen": True}
+
+    #: a round every this many policy versions (0: version 0 and the final one only)
+    every: int = Field(default=5, ge=0)
+    #: samples per task and version (the n of pass@k; pass@k is reported for k up to it)
+    samples: int = Field(default=8, ge=1, le=1024)
+    #: the seed every (task, version) sampling seed derives from: runs with the same seed are comparable
+    seed: int = 0
+    #: the run's last learner step (``rlstream run --steps N`` sets it): the version published there is
+    #: evaluated too, and no training group is issued after it
+    final_step: int | None = Field(default=None, ge=1)
+
+
 class SchedulerConfig(BaseModel):
     model_config = {"frozen": True}
 
@@ -23,6 +39,7 @@ class SchedulerConfig(BaseModel):
     curriculum_window: int = Field(default=0, ge=0)
     curriculum_cooldown: int = Field(default=50, ge=0)
     sampling: SamplingParams = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=128)
+    evaluation: EvaluationConfig = EvaluationConfig()
     #: schedule only tasks published under this run's id (a focused `rlstream run`); otherwise every
     #: task on rl.tasks is scheduled, each within the run that published it
     only_own_run: bool = False

@@ -10,6 +10,10 @@ the learner would discard.
 Every generator instance must see every policy version, so besides the (consumer-group) input topics it
 reads ``rl.policy`` whole with a :class:`TopicFollower` (no group, from the beginning): a restarted
 worker finds the newest version at once instead of waiting for the next publication.
+
+The same agent serves evaluation rounds (``rlstream worker evaluator``, reading
+``rl.evaluations.requested``): an evaluation request is generated under exactly the version it names,
+loaded for it (version 0 is the base model), never under another, and with no staleness check.
 """
 
 from __future__ import annotations
@@ -20,18 +24,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from infra.kafka.global_table import TopicFollower
-from infra.kafka.transactional import Defer, Emit, Incoming, State
+from infra.kafka.transactional import Defer, Emit, Incoming, PoisonRecord, State
 from producers.generator.config import GeneratorConfig
-from producers.generator.factory import make_backend
-from producers.generator.policy import PolicyFollower, StalenessPolicy
+from producers.generator.factory import base_weights, make_backend
+from producers.generator.policy import NotPublished, PolicyFollower, StalenessPolicy
 from producers.generator.rollout import RolloutGenerator
 from schemas.policy import PolicyPublished
 from schemas.rollout import RolloutRequested
-from schemas.topics import POLICY, ROLLOUTS_REQUESTED
+from schemas.topics import EVALUATIONS_REQUESTED, POLICY, ROLLOUTS_REQUESTED
 
 log = logging.getLogger(__name__)
 
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name)
+#: the evaluator: the evaluation rounds' lane
+EVAL_INPUT_TOPICS = (EVALUATIONS_REQUESTED.name, POLICY.name)
 
 
 class GeneratorAgent:
@@ -56,13 +62,8 @@ class GeneratorAgent:
         if self.watcher is not None:
             for event in self.watcher.poll():
                 self.follower.observe(event)
-        loaded = self.follower.sync()
-        if loaded is not None:
-            if loaded.loaded:
-                log.info("generator: now generating with policy v%d", loaded.version)
-            else:
-                log.error("generator: policy v%d refused: %s", loaded.version, loaded.error)
         out: list[Emit] = []
+        synced = False
         for msg in batch:
             request = msg.event
             if not isinstance(request, RolloutRequested):
@@ -72,11 +73,21 @@ class GeneratorAgent:
                 # another run's request: its policy lineage is not ours (that run's generator, in a
                 # consumer group of its own, serves it)
                 continue
-            decision = self.follower.check(request.policy_version)
-            if not decision.generate:
-                raise Defer(decision.reason, delay_s=1.0)
+            if request.split == "eval":
+                self._exact(request)
+            else:
+                if not synced:
+                    self._sync()
+                    synced = True
+                decision = self.follower.check(request.policy_version)
+                if not decision.generate:
+                    raise Defer(decision.reason, delay_s=1.0)
             t0 = time.perf_counter()
             samples = self.generator.generate(request)
+            if request.split == "eval" and any(s.policy_version != request.policy_version for s in samples):
+                raise RuntimeError(
+                    f"evaluation {request.group_id} was not sampled under v{request.policy_version}"
+                )
             elapsed = time.perf_counter() - t0
             tokens = sum(len(s.completion_token_ids) for s in samples)
             self.seconds += elapsed
@@ -95,6 +106,27 @@ class GeneratorAgent:
             out.extend(Emit(sample, causation_id=msg.envelope.id, new_trace=True) for sample in samples)
         return out
 
+    def _sync(self) -> None:
+        loaded = self.follower.sync()
+        if loaded is not None:
+            if loaded.loaded:
+                log.info("generator: now generating with policy v%d", loaded.version)
+            else:
+                log.error("generator: policy v%d refused: %s", loaded.version, loaded.error)
+
+    def _exact(self, request: RolloutRequested) -> None:
+        """Hold exactly the version an evaluation request names, or say why not."""
+        try:
+            loaded = self.follower.exact(request.policy_version)
+        except NotPublished as exc:
+            raise Defer(f"evaluation {request.group_id}: {exc}", delay_s=1.0) from None
+        if loaded is None:
+            return
+        if not loaded.loaded:
+            # nothing else could sample under that version: the request is dead-lettered with the reason
+            raise PoisonRecord(f"evaluation {request.group_id}: policy v{loaded.version}: {loaded.error}")
+        log.info("generator: evaluating with policy v%d", loaded.version)
+
     def throughput(self) -> str:
         rate = self.tokens / self.seconds if self.seconds else 0.0
         return f"{self.samples} samples, {self.tokens} tokens, {rate:.0f} tokens/s"
@@ -108,7 +140,12 @@ def build_generator(
     With ``bootstrap``, a :class:`TopicFollower` reads the whole policy topic first and the newest
     version of this run is loaded before the first request (what a restarted worker needs)."""
     backend = make_backend(config, models_dir)
-    follower = PolicyFollower(backend, StalenessPolicy(config.max_staleness), run_id=run_id)
+    follower = PolicyFollower(
+        backend,
+        StalenessPolicy(config.max_staleness),
+        run_id=run_id,
+        base_weights=lambda: base_weights(config, models_dir),
+    )
     watcher = TopicFollower(bootstrap, POLICY.name, PolicyPublished) if bootstrap is not None else None
     if watcher is not None:
         for event in watcher.catch_up():

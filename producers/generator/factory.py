@@ -7,6 +7,7 @@ from pathlib import Path
 from producers.generator.config import GeneratorConfig
 from producers.generator.interface import GenerationBackend
 from producers.generator.models import ensure_tiny, load_model, prepare_smollm2
+from schemas.errors import DependencyError
 
 
 def model_folder(config: GeneratorConfig, models_dir: Path) -> Path:
@@ -16,6 +17,18 @@ def model_folder(config: GeneratorConfig, models_dir: Path) -> Path:
     if config.model == "smollm2":
         return prepare_smollm2(models_dir)
     return Path(config.model).expanduser()
+
+
+def base_weights(config: GeneratorConfig, models_dir: Path) -> Path:
+    """The safetensors file of the configured model's own weights: policy version 0, which an
+    evaluation of version 0 loads back after the generator moved on."""
+    path = model_folder(config, models_dir) / "model.safetensors"
+    if not path.is_file():
+        raise DependencyError(
+            f"{path} does not exist: version 0 of a model stored in shards cannot be loaded back",
+            hint="save the model as one model.safetensors (save_pretrained(..., max_shard_size='100GB'))",
+        )
+    return path
 
 
 def make_backend(config: GeneratorConfig, models_dir: Path, *, policy_version: int = 0) -> GenerationBackend:

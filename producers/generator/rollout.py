@@ -39,6 +39,10 @@ class RolloutGenerator:
 
     def seeds_for(self, request: RolloutRequested, indices: Sequence[int]) -> list[int]:
         base = request.sampling.seed if request.sampling.seed is not None else self.seed
+        if request.split == "eval" and request.sampling.seed is not None:
+            # the round's seed is fixed per (task, version) whatever the run: the same version draws
+            # the same samples in any run that evaluates it
+            return [derive_seed(base, "eval", index) for index in indices]
         return [derive_seed(base, request.group_id, index) for index in indices]
 
     def generate(
@@ -71,6 +75,7 @@ class RolloutGenerator:
                     finish_reason=completion.finish_reason,
                     sampling=request.sampling,
                     duration_s=completion.duration_s,
+                    split=request.split,
                 )
             )
         return events

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from producers.ingest.jsonl import LineError, parse_file
+from producers.ingest.split import HoldOut
 from schemas.base import Event
 from schemas.errors import InputError
 from schemas.task import TaskPublished
@@ -26,6 +27,8 @@ class EventSink(Protocol):
 class PublishReport:
     published: list[str] = field(default_factory=list)  # event ids, in file order
     errors: list[LineError] = field(default_factory=list)
+    #: of the published tasks, how many are held out for evaluation (split "eval")
+    held_out: int = 0
 
     @property
     def ok(self) -> bool:
@@ -45,11 +48,14 @@ class TaskPublisher:
         self._sink.flush()
         return ids
 
-    def publish_file(self, path: Path, *, strict: bool = False) -> PublishReport:
+    def publish_file(
+        self, path: Path, *, strict: bool = False, hold_out: HoldOut | None = None
+    ) -> PublishReport:
         """Publish every valid line of a JSONL file.
 
         ``strict``: publish nothing at all when any line is bad (raises InputError listing them).
         Otherwise the valid lines are published and the bad ones come back in the report.
+        ``hold_out``: which of the valid tasks are published with ``split="eval"``.
         """
         parsed = parse_file(path)
         if strict and parsed.errors:
@@ -57,6 +63,9 @@ class TaskPublisher:
             raise InputError(
                 f"{path}: {len(parsed.errors)} bad line(s), nothing published (--strict):\n  {listing}"
             )
-        report = PublishReport(errors=parsed.errors)
-        report.published = self.publish_many(task for _, task in parsed.tasks)
+        tasks = [task for _, task in parsed.tasks]
+        if hold_out is not None:
+            tasks = hold_out.apply(tasks)
+        report = PublishReport(errors=parsed.errors, held_out=sum(t.split == "eval" for t in tasks))
+        report.published = self.publish_many(tasks)
         return report

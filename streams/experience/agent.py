@@ -63,6 +63,12 @@ class ExperienceAgent:
                 group.trace = msg.trace
                 group.deadline = msg.timestamp_ms / 1000.0 + self.deadline_s
             elif isinstance(event, CodeGenerated):
+                if event.split == "eval":
+                    # an evaluation sample is judged like any other, but never assembled nor trained on:
+                    # its group is done here (a verdict read before it is dropped with the group)
+                    state.delete(p, f"group:{event.group_id}")
+                    state.put(p, f"done:{event.group_id}", True)
+                    continue
                 group = self._group(state, p, event.group_id, event.task_id)
                 if not group.add_generation(event):
                     continue

@@ -5,6 +5,9 @@ A task belongs to the run that published it (the envelope's run id; tasks from u
 without one belong to the scheduler's own run), and its groups are named ``<run>/<task>/<epoch>``:
 publishing the same tasks in a new run schedules them again, and restarting a run resumes it.
 
+Held-out (``eval``) tasks are never queued for training: they are sampled in evaluation rounds
+(``evaluation.py``) on their own topic, outside backpressure and curriculum.
+
 Input: ``rl.tasks`` (new work), ``rl.experiences`` (groups finished), ``rl.policy`` (versions).
 """
 
@@ -16,8 +19,9 @@ from infra.kafka.transactional import Emit, Incoming, State
 from schemas.policy import PolicyPublished
 from schemas.rollout import ExperienceReady, RolloutRequested
 from schemas.task import TaskPublished
-from schemas.topics import EXPERIENCES, POLICY, TASKS
+from schemas.topics import EVALUATIONS_REQUESTED, EXPERIENCES, POLICY, TASKS
 from streams.config import SchedulerConfig
+from streams.scheduler.evaluation import EvalPlan, EvalTask
 from streams.scheduler.policy import (
     BackpressureBounds,
     Curriculum,
@@ -45,6 +49,7 @@ class SchedulerAgent:
         self._curriculum = Curriculum(window=max(cfg.curriculum_window, 1), cooldown=cfg.curriculum_cooldown)
         self._built_generation = -1
         self.last_decision = Decision(True)
+        self._plan = EvalPlan(cfg.evaluation, cfg.sampling)
 
     # the queue and curriculum are derived from the state: rebuilt after every restore
     def _rebuild(self, state: State) -> None:
@@ -69,6 +74,8 @@ class SchedulerAgent:
             if isinstance(event, TaskPublished):
                 run = msg.envelope.run_id or self.run_id
                 if self.cfg.only_own_run and run != self.run_id:
+                    continue
+                if self._held_out(state, run, event, msg):
                     continue
                 key = f"task:{run}/{event.task_id}"
                 known = state.get(P, key)
@@ -105,10 +112,71 @@ class SchedulerAgent:
                 isinstance(event, PolicyPublished)
                 # another run's versions say nothing about this run's learner
                 and (event.run_id == self.run_id or not self.cfg.only_own_run)
-                and event.policy_version > state.get(P, "policy_version", 0)
             ):
-                state.put(P, "policy_version", event.policy_version)
+                self._version_published(state, event)
         return []
+
+    def _held_out(self, state: State, run: str, event: TaskPublished, msg: Incoming) -> bool:
+        """Keep an ``eval`` task for evaluation rounds (never for training); False for a train task."""
+        key = f"evaltask:{run}/{event.task_id}"
+        known = state.get(P, key)
+        if event.split != "eval":
+            if known is not None:  # republished as a training task: no more rounds
+                state.delete(P, key)
+            return False
+        if known is not None and known["event_id"] == msg.envelope.id:
+            return True
+        # a training task republished as held out leaves training (its queued entry is skipped)
+        state.delete(P, f"task:{run}/{event.task_id}")
+        task = EvalTask(
+            run=run,
+            task_id=event.task_id,
+            event_id=msg.envelope.id,
+            prompt=event.prompt,
+            entry_point=event.entry_point,
+            tenant=event.tenant,
+            priority=event.priority,
+            trace=msg.trace,
+            evaluated=known["evaluated"] if known is not None else [],
+        )
+        state.put(P, key, task.to_json())
+        return True
+
+    def _version_published(self, state: State, event: PolicyPublished) -> None:
+        if event.policy_version > state.get(P, "policy_version", 0):
+            state.put(P, "policy_version", event.policy_version)
+        if self._plan.due(event.policy_version, event.step):
+            key = f"evalversions:{event.run_id}"
+            due = state.get(P, key) or [0]
+            if event.policy_version not in due:
+                state.put(P, key, sorted([*due, event.policy_version]))
+        if self._plan.closes_training(event.step):
+            state.put(P, f"closed:{event.run_id}", True)
+
+    def _evaluations(self, state: State) -> list[Emit]:
+        """Every round due and not issued yet, for every held-out task (no backpressure applies)."""
+        out: list[Emit] = []
+        for key, raw in list(state.partition(P).items()):
+            if not key.startswith("evaltask:"):
+                continue
+            task = EvalTask.from_json(raw)
+            missing = self._plan.missing(task, state.get(P, f"evalversions:{task.run}") or [0])
+            if not missing:
+                continue
+            for version in missing:
+                out.append(
+                    Emit(
+                        self._plan.request(task, version),
+                        topic=EVALUATIONS_REQUESTED.name,
+                        causation_id=task.event_id,
+                        run_id=task.run,
+                        new_trace=True,
+                        links=(task.trace,) if task.trace else (),
+                    )
+                )
+            task.evaluated = sorted({*task.evaluated, *missing})
+            state.put(P, key, task.to_json())
+        return out
 
     def in_flight(self, state: State) -> int:
         return sum(1 for k in state.partition(P) if k.startswith("inflight:"))
@@ -117,7 +185,7 @@ class SchedulerAgent:
         if P not in state.owned_partitions():
             return []
         self._rebuild(state)
-        out: list[Emit] = []
+        out: list[Emit] = self._evaluations(state)
         version = state.get(P, "policy_version", 0)
         lag = self._learner_lag(False)
         fresh = False
@@ -138,6 +206,8 @@ class SchedulerAgent:
             ref = self._queue.pop()
             assert ref is not None
             record = state.get(P, f"task:{ref.task_id}")
+            if record is None or state.get(P, f"closed:{record['run']}"):
+                continue  # held out since it was queued, or its run's training is over
             if self.cfg.curriculum_window and self._curriculum.should_skip(record["task_id"]):
                 skipped.append(ref)
                 if len(skipped) > len(self._queue):

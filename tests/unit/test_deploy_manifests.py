@@ -28,11 +28,14 @@ K8S_VERSION = "1.35.0"
 AGENTS = {
     "scheduler": "streams/scheduler/agent.py",
     "generator": "producers/generator/agent.py",
+    "evaluator": "producers/generator/agent.py",
     "sandbox": "streams/sandbox/agent.py",
     "reward": "streams/reward/agent.py",
     "filter": "streams/noise/agent.py",
     "experience": "streams/experience/agent.py",
 }
+#: the name of the input topics' tuple where it is not INPUT_TOPICS
+INPUTS_NAME = {"evaluator": "EVAL_INPUT_TOPICS"}
 #: processors that must run as one instance whatever the partition count
 SINGLETONS = {
     "scheduler": "decides across tenants globally; its state is one changelog partition",
@@ -101,10 +104,9 @@ def _partitions(topic_name: str, default: int) -> int:
 
 def _input_topics(worker: str) -> tuple[str, ...]:
     tree = ast.parse((ROOT / AGENTS[worker]).read_text())
+    wanted = INPUTS_NAME.get(worker, "INPUT_TOPICS")
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "INPUT_TOPICS" for t in node.targets
-        ):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == wanted for t in node.targets):
             assert isinstance(node.value, ast.Tuple)
             names = []
             for elt in node.value.elts:  # ``CATALOG_NAME.name`` of the topic catalog

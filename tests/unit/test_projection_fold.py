@@ -49,9 +49,9 @@ def test_golden_events_project_one_row_each_with_the_envelope_run_id() -> None:
     assert sample["policy_version"] == 2
     assert sample["completion_tokens"] == 3
     assert sample["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
-    # the v1 and v2 publications of demo/add are one task row: the later one
+    # the v1, v2 and v3 publications of demo/add are one task row: the latest one
     task = batch.rows[Task][("demo/add",)]
-    assert task["schema_version"] == 2 and task["hidden_cases"] == 1
+    assert task["schema_version"] == 3 and task["hidden_cases"] == 1
     assert len(batch.rows[Group]) == 1 and len(batch.rows[Execution]) == 1
     (execution,) = batch.rows[Execution].values()
     assert (execution["cases_total"], execution["cases_ok"], execution["backend"]) == (3, 2, "wasm")
