@@ -64,7 +64,8 @@ def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
 
 
 @pytest.mark.parametrize(
-    "ce_type", ["rlstream.task.published.v2", "rlstream.rollout.requested.v1", "rlstream.rollout.generated.v1"]
+    "ce_type",
+    ["rlstream.task.published.v2", "rlstream.rollout.requested.v1", "rlstream.rollout.generated.v1"],
 )
 def test_events_written_before_splits_read_as_train(ce_type):
     value, headers, _ = load_golden(ce_type)

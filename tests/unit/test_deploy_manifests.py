@@ -106,7 +106,9 @@ def _input_topics(worker: str) -> tuple[str, ...]:
     tree = ast.parse((ROOT / AGENTS[worker]).read_text())
     wanted = INPUTS_NAME.get(worker, "INPUT_TOPICS")
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == wanted for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == wanted for t in node.targets
+        ):
             assert isinstance(node.value, ast.Tuple)
             names = []
             for elt in node.value.elts:  # ``CATALOG_NAME.name`` of the topic catalog
