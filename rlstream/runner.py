@@ -37,7 +37,16 @@ from schemas.errors import BrokerError, RlstreamError
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
 from schemas.task import TaskPublished
-from schemas.topics import CATALOG, DLQ, EXPERIENCES, GENERATIONS, POLICY, ROLLOUTS_REQUESTED, VERDICTS
+from schemas.topics import (
+    CATALOG,
+    DLQ,
+    EVALUATIONS_REQUESTED,
+    EXPERIENCES,
+    GENERATIONS,
+    POLICY,
+    ROLLOUTS_REQUESTED,
+    VERDICTS,
+)
 
 #: a worker that dies more than RESTARTS times within RESTART_WINDOW_S ends the run; counted per window,
 #: not per run, because every broker restart costs each worker one restart and a long run sees several
@@ -76,6 +85,13 @@ class Progress:
     policy_version: int = 0
     learner_step: int = 0
     requested: int = 0
+    #: evaluation rounds: samples asked for, samples generated and judged, versions with a round
+    eval_requested: int = 0
+    eval_samples: set[str] = field(default_factory=set)
+    judged: set[str] = field(default_factory=set)
+    eval_versions: set[int] = field(default_factory=set)
+    #: the version the learner published when it reached ``target_steps`` (evaluated before the end)
+    final_version: int | None = None
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -85,8 +101,14 @@ class Progress:
             return
         self.seen.add(event_id)
         if isinstance(event, CodeGenerated) and self.mine(event.group_id):
-            self.generations += 1
+            if event.split == "eval":
+                self.eval_samples.add(event.sample_id)
+            else:
+                self.generations += 1
         elif isinstance(event, NoiseVerdict) and self.mine(event.group_id):
+            self.judged.add(event.sample_id)
+            if event.sample_id in self.eval_samples:
+                return  # an evaluation sample: not part of training's figures
             self.verdicts[event.verdict] += 1
             self.rewards.append(event.reward)
             self.reasons.update(r.code for r in event.reasons)
@@ -96,16 +118,35 @@ class Progress:
         elif isinstance(event, DeadLettered) and self.mine(_letter_key(event)):
             self.dead_letters += 1
         elif isinstance(event, RolloutRequested) and self.mine(event.group_id):
-            self.requested += 1
+            if event.split == "eval":
+                self.eval_requested += event.group_size
+                self.eval_versions.add(event.policy_version)
+            else:
+                self.requested += 1
         elif isinstance(event, PolicyPublished) and event.run_id == self.run_id:
             self.policy_version = max(self.policy_version, event.policy_version)
             self.learner_step = max(self.learner_step, event.step)
+            if self.target_steps is not None and event.step >= self.target_steps:
+                self.final_version = min(self.final_version or event.policy_version, event.policy_version)
+
+    @property
+    def eval_judged(self) -> int:
+        return len(self.eval_samples & self.judged)
+
+    def evaluated(self, held_out: int) -> bool:
+        """Every evaluation sample asked for is judged, and (a --steps run with held-out tasks) the round
+        of the final version has been asked for."""
+        if self.eval_judged < self.eval_requested:
+            return False
+        if held_out and self.final_version is not None:
+            return max(self.eval_versions, default=-1) >= self.final_version
+        return True
 
     @property
     def done(self) -> bool:
         if self.target_steps is not None:
             return self.learner_step >= self.target_steps
-        return self.groups_done >= self.expected_groups
+        return self.groups_done >= self.expected_groups and self.eval_judged >= self.eval_requested
 
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -118,8 +159,16 @@ class Progress:
             f"samples {n} ({n / elapsed:.2f}/s) | reward mean {mean:.3f} | verdicts {mix} | "
             f"learner lag {self.lag} | policy v{self.policy_version} step {self.learner_step}"
             f"{'/' + str(self.target_steps) if self.target_steps else ''} | "
-            f"reward (last 64) {self._recent_mean():.3f} | dlq {self.dead_letters} | {elapsed:.0f}s"
+            f"reward (last 64) {self._recent_mean():.3f} | dlq {self.dead_letters} | "
+            + self._eval_part()
+            + f"{elapsed:.0f}s"
         )
+
+    def _eval_part(self) -> str:
+        if not self.eval_requested:
+            return ""
+        versions = ",".join(f"v{v}" for v in sorted(self.eval_versions))
+        return f"eval {self.eval_judged}/{self.eval_requested} samples ({versions}) | "
 
     def _recent_mean(self, n: int = 64) -> float:
         recent = self.rewards[-n:]
@@ -142,6 +191,8 @@ class Progress:
             "policy_version": self.policy_version,
             "learner_step": self.learner_step,
             "reward_mean_last_64": self._recent_mean(),
+            "evaluation_samples": self.eval_judged,
+            "evaluated_versions": sorted(self.eval_versions),
             "seconds": round(time.monotonic() - self.started, 1),
         }
 
@@ -150,6 +201,7 @@ class RunWatcher:
     """Reads the run's events (read_committed) from the moment the run started."""
 
     TOPICS = (
+        EVALUATIONS_REQUESTED.name,
         GENERATIONS.name,
         VERDICTS.name,
         EXPERIENCES.name,
@@ -267,20 +319,32 @@ def publish_tasks(bootstrap: str, run_id: str, tasks: Iterable[TaskPublished]) -
 
 
 def _drain(
-    children: list[Child], watcher: RunWatcher, progress: Progress, echo: Any, timeout_s: float = 120.0
+    children: list[Child],
+    watcher: RunWatcher,
+    progress: Progress,
+    echo: Any,
+    *,
+    held_out: int = 0,
+    timeout_s: float = 120.0,
 ) -> None:
     """Stop issuing groups and let those already requested finish: a request left behind expects a
-    policy version of this run, which no later run's generator follows (it would wait on it forever)."""
-    for child in children:
-        if child.name == "scheduler":
-            child.stop()
+    policy version of this run, which no later run's generator follows (it would wait on it forever).
+    With held-out tasks the scheduler stays up: it stops training by itself at the final step and
+    issues the final version's evaluation round, which the run waits for."""
+    if not held_out:
+        for child in children:
+            if child.name == "scheduler":
+                child.stop()
     watcher.poll(progress)
     echo(
         f"[run {progress.run_id}] learner reached step {progress.learner_step}; finishing "
         f"{max(progress.requested - progress.groups_done, 0)} group(s) in flight"
+        + (f" and the evaluation of v{progress.final_version}" if held_out else "")
     )
-    deadline = time.monotonic() + timeout_s
-    while progress.groups_done < progress.requested and time.monotonic() < deadline:
+    deadline = time.monotonic() + timeout_s + (300.0 if held_out else 0.0)
+    while time.monotonic() < deadline and not (
+        progress.groups_done >= progress.requested and progress.evaluated(held_out)
+    ):
         watcher.poll(progress)
 
 
@@ -316,7 +380,10 @@ def run_pipeline(
         env["RLSTREAM_TELEMETRY__OTLP_ENDPOINT"] = settings.telemetry.otlp_endpoint
     children = [Child(name, log_dir / f"{name}.log") for name in workers]
     progress = Progress(
-        run_id, expected_groups=len(tasks) * settings.pipeline.scheduler.epochs, target_steps=target_steps
+        run_id,
+        # held-out tasks have evaluation rounds, never training groups
+        expected_groups=sum(t.split != "eval" for t in tasks) * settings.pipeline.scheduler.epochs,
+        target_steps=target_steps,
     )
     interrupted = False
     watcher: RunWatcher | None = None
@@ -363,7 +430,8 @@ def run_pipeline(
                 echo(f"[run {run_id}] timeout after {timeout_s:.0f}s; stopping")
                 break
         if target_steps is not None and progress.done:
-            _drain(children, watcher, progress, echo)
+            held_out = sum(t.split == "eval" for t in tasks)
+            _drain(children, watcher, progress, echo, held_out=held_out)
     except KeyboardInterrupt:
         interrupted = True
         echo(f"[run {run_id}] interrupted: stopping the workers (resume with --run-id {run_id})")

@@ -12,12 +12,14 @@ from infra.kafka.local import resolve_bootstrap
 from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.jsonl import parse_file
+from producers.ingest.split import hold_out
 from producers.ingest.synthetic import SAMPLING as SYNTHETIC_SAMPLING
 from producers.ingest.synthetic import synthetic_tasks
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import _fetch, local_cluster
 from rlstream.runner import new_run_id, run_pipeline
 from rlstream.settings import get_settings
+from rlstream.workers import PIPELINE_WORKERS
 from schemas.errors import BrokerError, InputError
 from schemas.task import TaskPublished
 
@@ -78,14 +80,31 @@ def register(app: typer.Typer) -> None:
         ),
         run_id: str | None = typer.Option(None, "--run-id", help="resume this run (default: a new one)"),
         timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop after this many seconds"),
+        eval_fraction: float = typer.Option(
+            0.0,
+            "--eval-fraction",
+            min=0.0,
+            max=0.99,
+            help="hold out this fraction of the tasks for evaluation",
+        ),
+        eval_tasks: Path | None = typer.Option(
+            None, "--eval-tasks", help="hold out the task ids listed in this file (one per line)"
+        ),
+        eval_every: int | None = typer.Option(
+            None, "--eval-every", min=0, help="evaluate every N policy versions (default: the setting, 5)"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     ) -> None:
         """Start the broker (if none is running), the topics and every worker; publish the tasks; show live
-        progress until every group has its experience; stop cleanly (Ctrl-C too) and print a summary."""
+        progress until every group has its experience; stop cleanly (Ctrl-C too) and print a summary.
+        Held-out tasks (--eval-fraction, --eval-tasks) are never trained on: the evaluator samples them
+        under version 0, every N versions and the final one (`rlstream eval RUN_ID`)."""
         settings = get_settings()
         task_list = _load_tasks(tasks, limit)
         if not task_list:
             raise InputError(f"no tasks in {tasks}")
+        task_list = hold_out(task_list, fraction=eval_fraction, names_file=eval_tasks)
+        held_out = sum(t.split == "eval" for t in task_list)
         bootstrap = _bootstrap()
         rid = run_id or new_run_id()
         overrides = {
@@ -97,6 +116,10 @@ def register(app: typer.Typer) -> None:
         if steps is not None:
             epochs = _UNBOUNDED_EPOCHS
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EPOCHS"] = str(epochs)
+            # the version published at the last step is evaluated too, and training stops there
+            overrides["RLSTREAM_PIPELINE__SCHEDULER__EVALUATION__FINAL_STEP"] = str(steps)
+        if eval_every is not None:
+            overrides["RLSTREAM_PIPELINE__SCHEDULER__EVALUATION__EVERY"] = str(eval_every)
         if tasks == "synthetic":
             overrides.update({k: v for k, v in _SYNTHETIC_ENV.items() if k not in os.environ})
         configure_tracing(settings.telemetry, service_name="rlstream-run")  # the tasks' spans
@@ -116,6 +139,10 @@ def register(app: typer.Typer) -> None:
                 bootstrap,
                 run_id=rid,
                 tasks=task_list,
+                # the evaluator only where there is something to evaluate
+                workers=PIPELINE_WORKERS
+                if held_out
+                else tuple(w for w in PIPELINE_WORKERS if w != "evaluator"),
                 env_overrides=overrides,
                 echo=lambda line: typer.echo(line, err=True),
                 timeout_s=timeout,
