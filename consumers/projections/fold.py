@@ -139,6 +139,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "memory_mb": event.limits.memory_mb,
                 "source": event.source,
                 "published_at": at,
+                "split": event.split,
             },
         )
     elif isinstance(event, RolloutRequested):
@@ -157,6 +158,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "top_p": event.sampling.top_p,
                 "max_tokens": event.sampling.max_tokens,
                 "requested_at": at,
+                "split": event.split,
             },
         )
     elif isinstance(event, CodeGenerated):
@@ -182,6 +184,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "duration_s": event.duration_s,
                 "trace_id": _trace_id(envelope),
                 "generated_at": at,
+                "split": event.split,
             },
         )
         if run_id is not None:

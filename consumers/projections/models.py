@@ -48,6 +48,8 @@ class Task(Base):
     memory_mb: Mapped[int]
     source: Mapped[str | None] = mapped_column(String)
     published_at: Mapped[datetime]
+    #: train, or eval (held out: only evaluated)
+    split: Mapped[str] = mapped_column(String, server_default="train")
 
 
 class Group(Base):
@@ -68,6 +70,8 @@ class Group(Base):
     top_p: Mapped[float] = mapped_column(Float)
     max_tokens: Mapped[int]
     requested_at: Mapped[datetime]
+    #: train (a GRPO group) or eval (an evaluation round's group: ``policy_version`` is exact)
+    split: Mapped[str] = mapped_column(String, server_default="train")
 
 
 class Sample(Base):
@@ -94,6 +98,7 @@ class Sample(Base):
     duration_s: Mapped[float] = mapped_column(Float)
     trace_id: Mapped[str | None] = mapped_column(String)
     generated_at: Mapped[datetime]
+    split: Mapped[str] = mapped_column(String, server_default="train", index=True)
 
 
 class Execution(Base):
@@ -293,6 +298,44 @@ class PassAtK(Base):
     value: Mapped[float] = mapped_column(Float)
 
 
+class SplitPassAtK(Base):
+    """pass@k per run x split x policy version x task (train: the versions that generated training
+    samples; eval: the versions evaluation rounds sampled under), with the task's mean reward and mean
+    code similarity (None: no sample has one); recomputed with :class:`PassAtK`."""
+
+    __tablename__ = "split_pass_at_k"
+
+    run_id: Mapped[str] = mapped_column(String, primary_key=True)
+    split: Mapped[str] = mapped_column(String, primary_key=True)
+    policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[str] = mapped_column(String, primary_key=True)
+    k: Mapped[int] = mapped_column(Integer, primary_key=True)
+    n: Mapped[int]
+    c: Mapped[int]
+    value: Mapped[float] = mapped_column(Float)
+    reward_mean: Mapped[float | None] = mapped_column(Float)
+    similarity_mean: Mapped[float | None] = mapped_column(Float)
+
+
+class SplitSummary(Base):
+    """Per run x split x policy version x k: the mean pass@k over tasks and its bootstrap interval over
+    tasks (``consumers/evaluation.py``), with the mean reward and code similarity of the tasks."""
+
+    __tablename__ = "split_summary"
+
+    run_id: Mapped[str] = mapped_column(String, primary_key=True)
+    split: Mapped[str] = mapped_column(String, primary_key=True)
+    policy_version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    k: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tasks: Mapped[int]
+    samples: Mapped[int]
+    value: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    reward_mean: Mapped[float | None] = mapped_column(Float)
+    similarity_mean: Mapped[float | None] = mapped_column(Float)
+
+
 class SkippedRecord(Base):
     """A record the projector could not decode (the processors dead-letter such records; the
     projector skips it, counts it here and moves its offset on)."""
@@ -338,5 +381,7 @@ PROJECTED: tuple[type[Base], ...] = (
     PolicyTrainedSample,
     Review,
     PassAtK,
+    SplitPassAtK,
+    SplitSummary,
     SkippedRecord,
 )

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from consumers.evaluation import VersionResult
 from consumers.projections.models import (
     Base,
     Execution,
@@ -31,6 +32,8 @@ from consumers.projections.models import (
     Reward,
     RewardComponent,
     Sample,
+    SplitPassAtK,
+    SplitSummary,
     Task,
     Verdict,
     VerdictReason,
@@ -303,15 +306,18 @@ def _distribution(version: int, step: int | None, values: Sequence[float]) -> Re
 
 
 def reward_by_policy_version(
-    session: Session, run_id: str, *, reward_version: str | None = None
+    session: Session, run_id: str, *, reward_version: str | None = None, split: str | None = "train"
 ) -> list[RewardDistribution]:
     """Reward totals grouped by the policy version that generated the sample (optionally only those
-    of one reward function version, e.g. ``v1``)."""
+    of one reward function version, e.g. ``v1``); training samples only unless ``split`` says
+    otherwise (None: every sample)."""
     q = (
         select(Sample.policy_version, Reward.total)
         .join(Sample, Sample.sample_id == Reward.sample_id)
         .where(Reward.run_id == run_id)
     )
+    if split is not None:
+        q = q.where(Sample.split == split)
     if reward_version is not None:
         q = q.where(Reward.reward_version == reward_version)
     by_version: dict[int, list[float]] = defaultdict(list)
@@ -390,13 +396,14 @@ def pass_at_k_by_task(session: Session, run_id: str) -> list[PassAtKRow]:
     return [PassAtKRow(r.task_id, r.policy_version, r.k, r.n, r.c, r.value) for r in rows]
 
 
-def pass_at_k(session: Session, run_id: str) -> list[PassAtKMean]:
-    """Mean pass@k per policy version and k (pass@1 included), over the run's tasks."""
+def pass_at_k(session: Session, run_id: str, *, split: str = "train") -> list[PassAtKMean]:
+    """Mean pass@k per policy version and k (pass@1 included), over the run's tasks of one split
+    (training by default; held-out tasks have their own figures: :func:`split_summary`)."""
     rows = session.execute(
-        select(PassAtK.policy_version, PassAtK.k, func.avg(PassAtK.value), func.count())
-        .where(PassAtK.run_id == run_id)
-        .group_by(PassAtK.policy_version, PassAtK.k)
-        .order_by(PassAtK.policy_version, PassAtK.k)
+        select(SplitPassAtK.policy_version, SplitPassAtK.k, func.avg(SplitPassAtK.value), func.count())
+        .where(SplitPassAtK.run_id == run_id, SplitPassAtK.split == split)
+        .group_by(SplitPassAtK.policy_version, SplitPassAtK.k)
+        .order_by(SplitPassAtK.policy_version, SplitPassAtK.k)
     )
     return [PassAtKMean(v, k, float(mean), int(n)) for v, k, mean, n in rows]
 
@@ -617,3 +624,31 @@ def agreement_rate(pairs: Sequence[ReviewPair]) -> float | None:
     """Share of reviewed samples whose review matches the automated verdict (None: no reviews)."""
     judged = [p for p in pairs if p.automated is not None]
     return sum(p.agrees for p in judged) / len(judged) if judged else None
+
+
+# ---- evaluation -----------------------------------------------------------------------------------
+
+
+def split_summary(session: Session, run_id: str) -> list[VersionResult]:
+    """Per split x policy version: mean pass@k over tasks with its bootstrap interval, mean reward and
+    mean code similarity (``split_summary``), train and eval alike, by split then version."""
+    rows: dict[tuple[str, int], list[SplitSummary]] = defaultdict(list)
+    for row in session.scalars(select(SplitSummary).where(SplitSummary.run_id == run_id)):
+        rows[(row.split, row.policy_version)].append(row)
+    out = []
+    for (split, version), by_k in sorted(rows.items()):
+        by_k.sort(key=lambda r: r.k)
+        out.append(
+            VersionResult(
+                split=split,
+                policy_version=version,
+                tasks=max(r.tasks for r in by_k),
+                samples=by_k[0].samples,
+                pass_at={r.k: r.value for r in by_k},
+                ci={r.k: (r.ci_low, r.ci_high) for r in by_k},
+                tasks_at={r.k: r.tasks for r in by_k},
+                reward_mean=by_k[0].reward_mean,
+                similarity_mean=by_k[0].similarity_mean,
+            )
+        )
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from consumers.evaluation import SampleOutcome, TaskResult, task_result, version_result
 from consumers.projections.fold import Batch, PassKey, primary_key
-from consumers.projections.models import PROJECTED, AppliedOffset, Base, PassAtK, Reward, Sample, table_of
+from consumers.projections.models import (
+    PROJECTED,
+    AppliedOffset,
+    Base,
+    PassAtK,
+    Reward,
+    RewardComponent,
+    Sample,
+    SplitPassAtK,
+    SplitSummary,
+    table_of,
+)
 from schemas.errors import DependencyError, UsageError
 from streams.reward.passk import pass_at_k
 
@@ -188,30 +201,74 @@ def _keys_of_samples(conn: Connection, sample_ids: set[str]) -> set[PassKey]:
     return keys
 
 
+@dataclass
+class _Scored:
+    split: str
+    correct: bool = False
+    #: the sample's newest reward: (scored_at, event_id, total)
+    newest: tuple[Any, str, float] | None = None
+    similarity: float | None = None
+
+
 def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -> None:
     """Recompute the pass@k rows of ``keys`` from the samples and their rewards as they stand now:
-    a sample counts once it is scored, and is correct when its (run 0) reward passed every case."""
-    outcomes: dict[PassKey, dict[str, bool]] = {k: {} for k in keys}
+    a sample counts once it is scored, and is correct when its (run 0) reward passed every case. The
+    split tables (per task and, per run x split x version, the mean with its interval) follow."""
+    outcomes: dict[PassKey, dict[str, _Scored]] = {k: {} for k in keys}
     ordered = sorted(keys)
+    reward_of: dict[str, tuple[PassKey, str]] = {}
     for chunk in _chunks(ordered, 300):
         key_cols = tuple_(Sample.run_id, Sample.task_id, Sample.policy_version)
         q = (
-            select(Sample.run_id, Sample.task_id, Sample.policy_version, Sample.sample_id, Reward.correct)
+            select(
+                Sample.run_id,
+                Sample.task_id,
+                Sample.policy_version,
+                Sample.sample_id,
+                Sample.split,
+                Reward.correct,
+                Reward.scored_at,
+                Reward.event_id,
+                Reward.total,
+            )
             .join(Reward, Reward.sample_id == Sample.sample_id)
             .where(key_cols.in_(list(chunk)))
         )
-        for run_id, task_id, version, sample_id, correct in conn.execute(q):
-            per_sample = outcomes[(str(run_id), task_id, version)]
+        for run_id, task_id, version, sample_id, split, correct, at, event_id, total in conn.execute(q):
+            key = (str(run_id), task_id, version)
+            scored = outcomes[key].setdefault(sample_id, _Scored(split))
             # several rewards of one sample (other reward versions) share its execution's outcome
-            per_sample[sample_id] = per_sample.get(sample_id, False) or bool(correct)
+            scored.correct = scored.correct or bool(correct)
+            if scored.newest is None or (at, event_id) > scored.newest[:2]:
+                scored.newest = (at, event_id, total)
         conn.execute(
             delete(PassAtK).where(
                 tuple_(PassAtK.run_id, PassAtK.task_id, PassAtK.policy_version).in_(list(chunk))
             )
         )
+        conn.execute(
+            delete(SplitPassAtK).where(
+                tuple_(SplitPassAtK.run_id, SplitPassAtK.task_id, SplitPassAtK.policy_version).in_(
+                    list(chunk)
+                )
+            )
+        )
+    for key, per_sample in outcomes.items():
+        for sample_id, scored in per_sample.items():
+            if scored.newest is not None:
+                reward_of[scored.newest[1]] = (key, sample_id)
+    for chunk in _chunks(sorted(reward_of)):
+        similar = select(RewardComponent.reward_event_id, RewardComponent.value).where(
+            RewardComponent.name == "similarity", RewardComponent.reward_event_id.in_(chunk)
+        )
+        for reward_id, value in conn.execute(similar):
+            key, sample_id = reward_of[reward_id]
+            outcomes[key][sample_id].similarity = value
     rows: list[dict[str, object]] = []
+    split_rows: list[dict[str, object]] = []
+    summaries: set[tuple[str, str, int]] = set()
     for (run_id, task_id, version), per_sample in sorted(outcomes.items()):
-        n, c = len(per_sample), sum(per_sample.values())
+        n, c = len(per_sample), sum(s.correct for s in per_sample.values())
         rows.extend(
             {
                 "run_id": run_id,
@@ -225,8 +282,100 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
             for k in sorted(set(ks))
             if 1 <= k <= n
         )
+        by_split: dict[str, list[SampleOutcome]] = {}
+        for s in per_sample.values():
+            by_split.setdefault(s.split, []).append(
+                SampleOutcome(
+                    s.split,
+                    version,
+                    task_id,
+                    s.correct,
+                    s.newest[2] if s.newest is not None else None,
+                    s.similarity,
+                )
+            )
+        for split, samples in sorted(by_split.items()):
+            result = task_result(split, version, task_id, samples, ks)
+            summaries.add((run_id, split, version))
+            split_rows.extend(
+                {
+                    "run_id": run_id,
+                    "split": split,
+                    "policy_version": version,
+                    "task_id": task_id,
+                    "k": k,
+                    "n": result.n,
+                    "c": result.c,
+                    "value": value,
+                    "reward_mean": result.reward_mean,
+                    "similarity_mean": result.similarity_mean,
+                }
+                for k, value in sorted(result.pass_at.items())
+            )
     if rows:
         conn.execute(table_of(PassAtK).insert(), rows)
+    if split_rows:
+        conn.execute(table_of(SplitPassAtK).insert(), split_rows)
+    _refresh_summaries(conn, summaries)
+
+
+def _refresh_summaries(conn: Connection, keys: set[tuple[str, str, int]]) -> None:
+    """The per run x split x version means (with their bootstrap intervals) of ``keys``, from the
+    per-task rows as they stand now."""
+    for run_id, split, version in sorted(keys):
+        where = (
+            SplitPassAtK.run_id == run_id,
+            SplitPassAtK.split == split,
+            SplitPassAtK.policy_version == version,
+        )
+        per_task: dict[str, dict[str, Any]] = {}
+        for task_id, k, n, c, value, reward, similarity in conn.execute(
+            select(
+                SplitPassAtK.task_id,
+                SplitPassAtK.k,
+                SplitPassAtK.n,
+                SplitPassAtK.c,
+                SplitPassAtK.value,
+                SplitPassAtK.reward_mean,
+                SplitPassAtK.similarity_mean,
+            ).where(*where)
+        ):
+            row = per_task.setdefault(task_id, {"n": n, "c": c, "r": reward, "s": similarity, "at": {}})
+            row["at"][k] = value
+        conn.execute(
+            delete(SplitSummary).where(
+                SplitSummary.run_id == run_id,
+                SplitSummary.split == split,
+                SplitSummary.policy_version == version,
+            )
+        )
+        if not per_task:
+            continue
+        summary = version_result(
+            [
+                TaskResult(split, version, task_id, r["n"], r["c"], r["at"], r["r"], r["s"])
+                for task_id, r in sorted(per_task.items())
+            ]
+        )
+        conn.execute(
+            table_of(SplitSummary).insert(),
+            [
+                {
+                    "run_id": run_id,
+                    "split": split,
+                    "policy_version": version,
+                    "k": k,
+                    "tasks": summary.tasks_at[k],
+                    "samples": summary.samples,
+                    "value": value,
+                    "ci_low": summary.ci[k][0],
+                    "ci_high": summary.ci[k][1],
+                    "reward_mean": summary.reward_mean,
+                    "similarity_mean": summary.similarity_mean,
+                }
+                for k, value in sorted(summary.pass_at.items())
+            ],
+        )
 
 
 def describe(engine: Engine) -> str:

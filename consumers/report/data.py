@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from consumers.evaluation import VersionResult
 from consumers.review import Agreement
 
 VERDICTS = ("accept", "mask", "reject")
@@ -56,6 +57,12 @@ class RunReportData:
     backend_latency_s: dict[str, tuple[float, ...]] = field(default_factory=dict)
     #: automated verdicts against the reviews in force
     agreement: Agreement = field(default_factory=Agreement)
+    #: per split and policy version: pass@k over tasks with its bootstrap interval, mean reward and
+    #: mean code similarity (held-out rows come from evaluation rounds under exact versions)
+    evaluation: tuple[VersionResult, ...] = ()
+
+    def split_rows(self, split: str) -> list[VersionResult]:
+        return [r for r in self.evaluation if r.split == split]
 
     @property
     def verdict_totals(self) -> dict[str, int]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from consumers.evaluation import SampleOutcome, evaluate
 from consumers.report.data import VERDICTS, RunReportData, Summary
 from consumers.review import Agreement, agreement
 from streams.reward.passk import mean_pass_at_k, pass_at_k_table
@@ -31,6 +32,9 @@ class SampleFacts:
     #: the noise filter's latest verdict (None until filtered)
     verdict: str | None = None
     reasons: tuple[str, ...] = ()
+    split: str = "train"
+    #: code similarity to the reference (None: not measured, e.g. no reference)
+    similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,12 +92,22 @@ def _sorted_lists(d: dict[int, list[float]]) -> dict[int, tuple[float, ...]]:
 def aggregate(
     facts: RunFacts, *, ks: Sequence[int] = DEFAULT_KS, source: str = "", generated_at: datetime | None = None
 ) -> RunReportData:
+    evaluation = evaluate(
+        (
+            SampleOutcome(s.split, s.policy_version, s.task_id, s.passed, s.reward, s.similarity)
+            for s in facts.samples
+            if s.passed is not None
+        ),
+        ks,
+    )
     samples = facts.samples
+    # reward and pass@k by version are of training samples; held-out ones have their own rows
+    train = [s for s in samples if s.split == "train"]
     reward_of = {s.sample_id: s.reward for s in samples if s.reward is not None}
     version_of = {s.sample_id: s.policy_version for s in samples}
 
     by_version: dict[int, list[float]] = defaultdict(list)
-    for s in samples:
+    for s in train:
         if s.reward is not None:
             by_version[s.policy_version].append(s.reward)
 
@@ -109,7 +123,7 @@ def aggregate(
                 # the learner trained it at version (published - 1)
                 lag[max(p.policy_version - 1 - version_of[sid], 0)] += 1
 
-    outcomes = [(s.task_id, s.policy_version, s.passed) for s in samples if s.passed is not None]
+    outcomes = [(s.task_id, s.policy_version, s.passed) for s in train if s.passed is not None]
     table = pass_at_k_table(outcomes, ks=tuple(ks)) if outcomes else []
     pass_tasks: dict[int, Counter[int]] = defaultdict(Counter)
     for row in table:
@@ -157,4 +171,5 @@ def aggregate(
         backend_executions=dict(sorted(executions.items())),
         backend_latency_s={b: tuple(xs) for b, xs in sorted(latency.items())},
         agreement=_agreement(facts),
+        evaluation=tuple(evaluation),
     )

@@ -110,6 +110,8 @@ class ReportFold:
                     else None,
                     verdict=verdict[1].verdict if verdict is not None else None,
                     reasons=tuple(r.code for r in verdict[1].reasons) if verdict is not None else (),
+                    split=gen.split,
+                    similarity=reward.components.get("similarity") if reward is not None else None,
                 )
             )
         executions = [

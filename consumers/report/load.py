@@ -79,6 +79,7 @@ def data_from_session(session: Session, run_id: str, *, source: str = "") -> Run
             {p.sample_id: p.automated for p in pairs if p.automated is not None},
             {p.sample_id: p.reviewed for p in pairs},
         ),
+        evaluation=tuple(q.split_summary(session, run_id)),
     )
 
 

@@ -40,7 +40,9 @@ def register(app: typer.Typer) -> None:
         task: Path = typer.Option(..., "--task", help="TASK.json: one task in the TaskPublished format"),
         code: Path = typer.Option(..., "--code", help="FILE.py: the program to score"),
         backend: str = typer.Option(None, "--backend", help="wasm | container | auto (default: settings)"),
-        reward: str = typer.Option("code-v1", "--reward", help="registered reward function, name-version"),
+        reward: str = typer.Option(
+            None, "--reward", help="registered reward function, name-version (default: settings, code-v2)"
+        ),
         reruns: int = typer.Option(
             None, "--reruns", min=0, max=10, help="extra runs to detect flaky results"
         ),
@@ -49,6 +51,8 @@ def register(app: typer.Typer) -> None:
         """Score FILE.py on TASK.json: sandbox run, versioned reward, noise-filter verdict."""
         if backend is not None and backend not in BACKENDS:
             raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        settings = get_settings()
+        reward = reward or settings.reward_function
         if reward not in available():
             raise UsageError(
                 f"--reward {reward!r} is not registered", hint=f"choose one of {', '.join(available())}"
@@ -58,7 +62,6 @@ def register(app: typer.Typer) -> None:
             source = code.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the program: {exc}", location=str(code)) from exc
-        settings = get_settings()
         # the settings object carries these once the composition root knows them; defaults otherwise
         reward_config = getattr(settings, "reward", None) or RewardConfig()
         noise_config = getattr(settings, "noise", None) or NoiseConfig()

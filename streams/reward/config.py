@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -45,6 +45,8 @@ class RewardWeights(BaseModel):
     quality: float = Field(default=0.1, ge=0)
     efficiency: float = Field(default=0.1, ge=0)
     security: float = Field(default=0.2, ge=0)
+    #: code similarity to the task's reference (code-v2 on): measured and reported, not rewarded unless set
+    similarity: float = Field(default=0.0, ge=0)
 
 
 class RewardConfig(BaseModel):
@@ -90,10 +92,12 @@ class RewardConfig(BaseModel):
         return self
 
 
-def config_fingerprint(config: BaseModel, default: BaseModel) -> str:
+def config_fingerprint(config: BaseModel, default: BaseModel, *, exclude: Any = None) -> str:
     """ "" for the default configuration, else ``+`` and 8 hex digits of its content: appended to a
-    version, it keeps events scored under different weights from sharing an event id."""
-    if config == default:
+    version, it keeps events scored under different weights from sharing an event id. ``exclude``
+    leaves out settings a version does not use (added after it, so its fingerprints stay as they were)."""
+    dumped = config.model_dump(mode="json", exclude=exclude)
+    if dumped == default.model_dump(mode="json", exclude=exclude):
         return ""
-    body = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    body = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
     return "+" + hashlib.sha256(body.encode()).hexdigest()[:8]

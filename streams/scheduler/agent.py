@@ -145,7 +145,8 @@ class SchedulerAgent:
     def _version_published(self, state: State, event: PolicyPublished) -> None:
         if event.policy_version > state.get(P, "policy_version", 0):
             state.put(P, "policy_version", event.policy_version)
-        if self._plan.due(event.policy_version, event.step):
+        closed = bool(state.get(P, f"closed:{event.run_id}"))
+        if self._plan.due(event.policy_version, event.step, closed=closed):
             key = f"evalversions:{event.run_id}"
             due = state.get(P, key) or [0]
             if event.policy_version not in due:

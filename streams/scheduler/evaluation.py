@@ -71,11 +71,13 @@ class EvalPlan:
     config: EvaluationConfig
     sampling: SamplingParams
 
-    def due(self, version: int, step: int) -> bool:
-        """Whether the version published at learner step ``step`` gets a round."""
+    def due(self, version: int, step: int, *, closed: bool = False) -> bool:
+        """Whether the version published at learner step ``step`` gets a round; ``closed``: the run's
+        final version has been published already (later ones are not the final one)."""
+        if closed:
+            return False
         every = self.config.every
-        final = self.config.final_step
-        return version == 0 or (every > 0 and version % every == 0) or (final is not None and step >= final)
+        return version == 0 or (every > 0 and version % every == 0) or self.closes_training(step)
 
     def closes_training(self, step: int) -> bool:
         """The run's final step is reached: no more training groups (its last round still runs)."""
