@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from producers.generator.interface import BatchStats, Completion
-from producers.generator.policy import PolicyFollower, StalenessPolicy
+from producers.generator.policy import NotPublished, PolicyFollower, StalenessPolicy
 from producers.generator.weights import sha256_of
 from schemas.policy import PolicyPublished
 from schemas.rollout import SamplingParams
@@ -100,3 +100,24 @@ def test_requests_within_the_bound_generate(tmp_path: Path, requested: int) -> N
     follower = PolicyFollower(RecordingBackend(), StalenessPolicy(max_staleness=1))
     assert follower.check(requested_version=requested).generate
     assert not follower.check(requested_version=2).generate
+
+
+def test_an_evaluation_loads_exactly_its_version_and_training_gets_its_weights_back(tmp_path: Path) -> None:
+    backend = RecordingBackend()
+    base = tmp_path / "base.safetensors"
+    follower = PolicyFollower(
+        backend, StalenessPolicy(max_staleness=1), run_id="run", base_weights=lambda: base
+    )
+    for version in (1, 2):
+        follower.observe(_publish(tmp_path, version))
+    loaded = follower.sync()
+    assert loaded is not None and loaded.version == 2 and follower.training_version == 2
+    exact = follower.exact(1)  # an older version, exactly: not the newest
+    assert exact is not None and exact.loaded and backend.policy_version == 1
+    assert follower.exact(1) is None  # already held: no second load
+    assert follower.exact(0) is not None and backend.loaded[-1] == (base, 0)  # v0 = the base weights
+    with pytest.raises(NotPublished):
+        follower.exact(7)
+    assert follower.check().generate  # training's staleness is judged by its own version
+    restored = follower.sync()  # a training batch puts the training weights back first
+    assert restored is not None and restored.version == 2 and backend.policy_version == 2
