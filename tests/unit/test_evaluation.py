@@ -151,7 +151,7 @@ def test_pass_at_k_per_version_with_a_bootstrap_interval_over_tasks():
     # pass@2 = 1 - C(n-c,2)/C(n,2): a: 1 - 3/6, b: 1 - 0
     assert row.pass_at[2] == pytest.approx((0.5 + 1.0) / 2)
     assert 8 not in row.pass_at  # never guessed beyond the samples a task has
-    assert row.ci[1] == (pytest.approx(0.25), pytest.approx(0.75))  # the two tasks' own values
+    assert row.ci[1] == pytest.approx((0.25, 0.75))  # the two tasks' own values
     assert row.similarity_mean == pytest.approx(0.5)  # task b has none: left out, not 0
     assert bootstrap_ci([0.3, 0.3]) == (0.3, 0.3)
     lo, hi = bootstrap_ci([0.0, 1.0] * 10)
