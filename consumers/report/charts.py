@@ -120,6 +120,34 @@ def pass_at_k(data: d.RunReportData) -> Figure | None:
     return fig
 
 
+def held_out(data: d.RunReportData) -> Figure | None:
+    """The held-out learning curve (evaluation rounds, with their intervals) next to the training one."""
+    rows = data.split_rows("eval")
+    if not rows:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    xs = [r.policy_version for r in rows]
+    ys = [r.pass_at[1] for r in rows]
+    lows = [y - r.ci[1][0] for y, r in zip(ys, rows, strict=True)]
+    highs = [r.ci[1][1] - y for y, r in zip(ys, rows, strict=True)]
+    ax.errorbar(xs, ys, yerr=[lows, highs], fmt="o-", capsize=4, color="#2e7d32", label="held-out pass@1")
+    ax.fill_between(xs, [r.ci[1][0] for r in rows], [r.ci[1][1] for r in rows], color="#2e7d32", alpha=0.12)
+    for x, y, r in zip(xs, ys, rows, strict=True):
+        ax.annotate(
+            f"{r.tasks}", (x, y), textcoords="offset points", xytext=(6, -10), fontsize=7, color="#555"
+        )
+    train = {v: by_k[1] for v, by_k in data.pass_at_k.items() if 1 in by_k}
+    if train:
+        ax.plot(list(train), list(train.values()), ".--", color="#1565c0", alpha=0.8, label="training pass@1")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("policy version")
+    ax.set_ylabel("pass@1, mean over tasks")
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
 def verdict_mix(data: d.RunReportData) -> Figure | None:
     by_v = data.verdicts_by_version
     if not by_v:
@@ -268,6 +296,15 @@ SECTIONS: tuple[Section, ...] = (
                 "samples under that version (small numbers: how many); every k in the table above.",
                 "No scored samples to estimate pass@k from.",
                 pass_at_k,
+            ),
+            Chart(
+                "held_out",
+                "Held-out pass@1 per policy version",
+                "Evaluation rounds: every held-out task sampled under exactly that version with fixed seeds "
+                "(bars and band: 95% bootstrap interval over tasks; small numbers: tasks), next to pass@1 "
+                "of the training samples each version generated. `rlstream eval RUN_ID` prints the table.",
+                "No held-out tasks were evaluated in this run (--eval-fraction / --eval-tasks).",
+                held_out,
             ),
         ),
     ),

@@ -102,7 +102,25 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
             [str(v), str(data.pass_at_k_tasks.get(v, {}).get(1, 0)), *(_fmt(by_k.get(k)) for k in ks)]
             for v, by_k in data.pass_at_k.items()
         ]
-        return _table(["policy version", "tasks", *(f"pass@{k}" for k in ks)], rows)
+        table = _table(["policy version", "tasks", *(f"pass@{k}" for k in ks)], rows)
+        held = data.split_rows("eval")
+        if held:
+            table += _table(
+                ["held-out version", "tasks", "samples", "pass@1", "95% CI", "reward", "similarity"],
+                [
+                    [
+                        f"v{r.policy_version}",
+                        str(r.tasks),
+                        str(r.samples),
+                        _fmt(r.pass_at.get(1)),
+                        f"[{_fmt(r.ci[1][0])}, {_fmt(r.ci[1][1])}]",
+                        _fmt(r.reward_mean),
+                        _fmt(r.similarity_mean) if r.similarity_mean is not None else "n/a",
+                    ]
+                    for r in held
+                ],
+            )
+        return table
     if title == "Noise filter":
         totals = data.verdict_totals
         n = sum(totals.values())

@@ -47,12 +47,21 @@ def _facts(seed: int = 0) -> RunFacts:
                     )
                 )
                 executions.append(ExecutionFacts(sid, rng.choice(["wasm", "wasm", "container"]), 0.05))
+    # held-out tasks, sampled in evaluation rounds under versions 0 and 3
+    held_out = [
+        SampleFacts(
+            f"r/h{t}/eval-v{v}/{i}", f"h{t}", v, float(i < v), i < v, "accept", split="eval", similarity=0.6
+        )
+        for v in (0, 3)
+        for t in range(2)
+        for i in range(4)
+    ]
     policies = [
         PolicyFacts(v, v, tuple(s.sample_id for s in samples if s.policy_version in (v - 1, v - 2))[:20])
         for v in range(1, 5)
     ]
     reviews = [ReviewFacts(s.sample_id, rng.choice(["accept", "reject"])) for s in samples[:12]]
-    return RunFacts("r", tuple(samples), tuple(executions), tuple(policies), tuple(reviews))
+    return RunFacts("r", (*samples, *held_out), tuple(executions), tuple(policies), tuple(reviews))
 
 
 def _blank(png: Path) -> bool:
