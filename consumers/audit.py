@@ -262,6 +262,8 @@ class Unverifiable:
 class Report:
     executions: int = 0
     rewards: int = 0
+    #: of ``rewards``, those of evaluation samples (held-out tasks, evaluation rounds)
+    evaluation_rewards: int = 0
     verdicts: int = 0
     counterfactual: str | None = None
     differences: list[Difference] = field(default_factory=list)
@@ -275,8 +277,9 @@ class Report:
 
     def summary(self) -> str:
         text = (
-            f"verified {self.rewards} reward(s) of {self.executions} execution(s), {self.verdicts} "
-            f"verdict(s): {len(self.differences)} differ from re-scoring with the recorded version"
+            f"verified {self.rewards} reward(s) ({self.evaluation_rewards} of evaluation samples) of "
+            f"{self.executions} execution(s), {self.verdicts} verdict(s): {len(self.differences)} differ "
+            "from re-scoring with the recorded version"
         )
         if self.counterfactual is not None:
             text += f", {len(self.counterfactual_differences)} decision(s) change under {self.counterfactual}"
@@ -291,6 +294,7 @@ class Report:
             "ok": self.ok,
             "executions": self.executions,
             "rewards": self.rewards,
+            "evaluation_rewards": self.evaluation_rewards,
             "verdicts": self.verdicts,
             "counterfactual": self.counterfactual,
             "differences": [d.to_json() for d in self.differences],
@@ -320,6 +324,7 @@ class Audit:
         self._tasks: dict[str, TaskPublished] = {}
         self._latest_task: dict[str, TaskPublished] = {}
         self._code: dict[str, str] = {}
+        self._evaluation: set[str] = set()
         self._runs: dict[str, dict[int, SandboxExecuted]] = defaultdict(dict)
         self._executions: dict[str, SandboxExecuted] = {}
         self._references: dict[str, ReferenceExecuted] = {}
@@ -335,6 +340,8 @@ class Audit:
             self._latest_task[event.task_id] = event
         elif isinstance(event, CodeGenerated):
             self._code[event.sample_id] = event.code
+            if event.split == "eval":
+                self._evaluation.add(event.sample_id)
         elif isinstance(event, SandboxExecuted):
             self._runs[event.sample_id][event.run_index] = event
             self._executions[event.event_id()] = event
@@ -367,6 +374,7 @@ class Audit:
                     continue
                 for recorded in rewards.values():
                     report.rewards += 1
+                    report.evaluation_rewards += execution.sample_id in self._evaluation
                     self._check(execution, recorded, report)
         return report
 
