@@ -378,31 +378,71 @@ class Audit:
                     self._check(execution, recorded, report)
         return report
 
+    def _inputs(
+        self, execution: SandboxExecuted, recorded: RewardScored
+    ) -> tuple[RewardFunction, TaskPublished, str, SandboxExecuted | None] | str:
+        """What re-scoring ``recorded`` needs from the log (its function, task, code and reference
+        run), or why it cannot be re-scored."""
+        fn = self.resolver.recorded(recorded)
+        if isinstance(fn, str):
+            return fn
+        code = self._code.get(execution.sample_id)
+        if code is None:
+            return "its generation (the code) is not on rl.generations"
+        reference: ReferenceExecuted | None = None
+        if recorded.reference_event_id is not None:
+            reference = self._references.get(recorded.reference_event_id)
+            if reference is None:
+                return f"reference run {recorded.reference_event_id} is not on rl.references"
+            task = self._tasks.get(reference.task_event_id)
+        else:
+            task = self._latest_task.get(execution.task_id)
+        if task is None:
+            return f"task {execution.task_id} is not on rl.tasks"
+        if reference is None and task.reference and not execution.infra_error:
+            return "the reward names no reference run (written before rewards named them)"
+        return fn, task, code, reference.execution if reference else None
+
+    def rescored(
+        self, cf: Counterfactual, selected: Callable[[SandboxExecuted], bool]
+    ) -> list[tuple[RewardScored, RewardScored, NoiseVerdict | None]]:
+        """Every selected run-0 execution's recorded reward next to the reward ``cf`` gives it and the
+        filter's verdict under that reward (None where the audit does not cover the verdict). Executions
+        that cannot be re-scored are left out."""
+        out: list[tuple[RewardScored, RewardScored, NoiseVerdict | None]] = []
+        todo = [(i, x) for i, x in self._executions.items() if x.run_index == 0 and selected(x)]
+        self.resolver.linter(self.resolver.configured)
+        self.resolver.warm([self._code[x.sample_id] for _, x in todo if x.sample_id in self._code])
+        for exec_id, execution in todo:
+            for recorded in (self._rewards.get(exec_id) or {}).values():
+                inputs = self._inputs(execution, recorded)
+                if isinstance(inputs, str):
+                    continue
+                fn, task, code, ref_run = inputs
+                other = self.resolver.counterfactual(fn, cf).scored_event(
+                    task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
+                )
+                judge = self._judge(task, code, execution, ref_run, self._verdicts.get(recorded.event_id()))
+                out.append((recorded, other, judge(other) if judge else None))
+        return out
+
+    def recorded_verdict(self, reward: RewardScored) -> str | None:
+        verdict = self._verdicts.get(reward.event_id())
+        return verdict.verdict if verdict is not None else None
+
+    def sample_split(self, sample_id: str) -> str:
+        return "eval" if sample_id in self._evaluation else "train"
+
     def _check(self, execution: SandboxExecuted, recorded: RewardScored, report: Report) -> None:
         sid = execution.sample_id
 
         def unverifiable(reason: str) -> None:
             report.unverifiable.append(Unverifiable(sid, reason))
 
-        fn = self.resolver.recorded(recorded)
-        if isinstance(fn, str):
-            return unverifiable(fn)
-        code = self._code.get(sid)
-        if code is None:
-            return unverifiable("its generation (the code) is not on rl.generations")
-        reference: ReferenceExecuted | None = None
-        if recorded.reference_event_id is not None:
-            reference = self._references.get(recorded.reference_event_id)
-            if reference is None:
-                return unverifiable(f"reference run {recorded.reference_event_id} is not on rl.references")
-            task = self._tasks.get(reference.task_event_id)
-        else:
-            task = self._latest_task.get(execution.task_id)
-        if task is None:
-            return unverifiable(f"task {execution.task_id} is not on rl.tasks")
-        if reference is None and task.reference and not execution.infra_error:
-            return unverifiable("the reward names no reference run (written before rewards named them)")
-        ref_run = reference.execution if reference else None
+        inputs = self._inputs(execution, recorded)
+        if isinstance(inputs, str):
+            return unverifiable(inputs)
+        fn, task, code, ref_run = inputs
 
         rescored = fn.scored_event(
             task, code, execution, ref_run, reference_event_id=recorded.reference_event_id

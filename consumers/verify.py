@@ -13,7 +13,8 @@ from consumers.audit import Audit, Report
 from infra.kafka.consumer import ConsumedEvent
 from infra.kafka.replay import replay, replay_windows
 from schemas.errors import EventDecodeError
-from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REWARDS, TASKS, VERDICTS
+from schemas.rollout import CodeGenerated, ReviewRecorded
+from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REVIEWS, REWARDS, TASKS, VERDICTS
 
 #: the topics an audit folds, in the order it reads them
 AUDIT_TOPICS = (TASKS, GENERATIONS, EXECUTIONS, REFERENCES, REWARDS, VERDICTS)
@@ -72,3 +73,36 @@ def verify_log(
                 selected.add(item.event.event_id())
     report = audit.report(lambda x: x.event_id() in selected)
     return VerifyResult(report, records + undecodable, undecodable)
+
+
+@dataclass(frozen=True)
+class RunLog:
+    """What tuning reads of one run besides the audit's fold."""
+
+    #: event ids of the run's executions
+    executions: frozenset[str]
+    #: sample id -> the verdict of the review in force (the newest in log order)
+    reviews: dict[str, str]
+    #: sample id -> the policy version that generated it
+    versions: dict[str, int]
+
+
+def fold_run(bootstrap: str, audit: Audit, run_id: str) -> RunLog:
+    """Fold the audit's topics (and the reviews) into ``audit``, noting the run's executions, the
+    versions of its samples and the reviews in force."""
+    executions: set[str] = set()
+    versions: dict[str, int] = {}
+    reviews: dict[str, str] = {}
+    for topic in (*AUDIT_TOPICS, REVIEWS):
+        for item in replay(bootstrap, topic.name, on_undecodable=lambda _msg, _exc: None):
+            event = item.event
+            audit.fold(event)
+            if item.envelope.run_id != run_id:
+                continue
+            if topic is EXECUTIONS:
+                executions.add(event.event_id())
+            elif isinstance(event, CodeGenerated):
+                versions[event.sample_id] = event.policy_version
+            elif isinstance(event, ReviewRecorded):
+                reviews[event.sample_id] = event.verdict
+    return RunLog(frozenset(executions), reviews, versions)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from consumers.evaluation import SampleOutcome, bootstrap_ci, evaluate
+from consumers.tuning import SettingResult, best, grid, pearson
 from infra.kafka.transactional import State
 from producers.ingest.split import HoldOut, hold_out, read_task_list
 from producers.ingest.synthetic import synthetic_tasks
@@ -157,3 +158,19 @@ def test_pass_at_k_per_version_with_a_bootstrap_interval_over_tasks():
     lo, hi = bootstrap_ci([0.0, 1.0] * 10)
     assert 0.2 < lo < 0.5 < hi < 0.8
     assert bootstrap_ci([0.0, 1.0] * 10) == (lo, hi)  # fixed seed: a rebuild equals the live value
+
+
+def test_tuning_grid_correlation_and_choice():
+    assert grid({"a": [0, 1], "b": ["x"]}) == [{"a": 0, "b": "x"}, {"a": 1, "b": "x"}]
+    assert pearson([1.0, 2.0, 3.0], [2.0, 4.0, 6.0]) == pytest.approx(1.0)
+    assert pearson([1.0, 2.0], [1.0, 1.0]) is None and pearson([1.0], [1.0]) is None
+
+    def result(corr: float | None, agree: float | None, changes: int) -> SettingResult:
+        return SettingResult({"k": changes}, "v", 4, 2, corr, 0.5, 2, agree, changes)
+
+    # float noise ties; then agreement with reviewers; then the smallest change from the configuration
+    chosen = best(
+        [result(0.9, 0.5, 1), result(0.9 + 1e-12, 0.5, 0), result(0.9, 1.0, 2), result(None, 1.0, 0)]
+    )
+    assert chosen is not None and chosen.changes == 2
+    assert best([result(0.5, None, 1), result(0.5 + 1e-12, None, 0)]).changes == 0  # type: ignore[union-attr]
