@@ -92,6 +92,14 @@ def _generate(quick: bool, bootstrap: str) -> dict[str, Any]:
     return measure(model="smollm2", models_dir=CACHE / "models")
 
 
+def _evaluation(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.evaluation import measure
+
+    if quick:
+        return measure(model="tiny", models_dir=CACHE / "models", tasks=8, samples=8, max_tokens=16)
+    return measure(model="smollm2", models_dir=CACHE / "models", tasks=8, samples=8, max_tokens=64)
+
+
 def _replay(quick: bool, bootstrap: str) -> dict[str, Any]:
     import importlib
 
@@ -114,6 +122,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "learner": ("learner vs plain torch", _learner),
     "reward": ("reward + filter vs the sandbox run", _reward),
     "generate": ("generator vs model.generate", _generate),
+    "evaluation": ("evaluation round vs training round", _evaluation),
     "replay": ("replay vs raw consume", _replay),
     "projections": ("projector vs raw consume", _projections),
 }
@@ -196,6 +205,16 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 f"tokens/s with behaviour log-probs ({r['model']})",
                 _n(r["ours_tokens_per_s"], "tok/s"),
                 f"model.generate {_n(r['plain_generate_tokens_per_s'], 'tok/s')}",
+                r["ratio"],
+            )
+        )
+    elif name == "evaluation":
+        out.append(
+            Row(
+                title,
+                f"seconds per round of {r['tasks']} tasks x {r['samples']} samples ({r['model']}, cost)",
+                f"{r['eval_round_s']:.2f} s",
+                f"training round {r['train_round_s']:.2f} s",
                 r["ratio"],
             )
         )

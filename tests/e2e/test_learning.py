@@ -1,6 +1,9 @@
-"""Acceptance of the learner, end to end on CPU: ``rlstream run --tasks synthetic --model tiny --steps N``
-raises the mean reward from near 0 to at least 0.5, and a learner killed with SIGKILL in the middle
-(restarted by the runner) still trains every sample of the run exactly once.
+"""Acceptance of the learner, end to end on CPU: ``rlstream run --tasks synthetic --model tiny --steps N
+--eval-fraction 0.2`` raises the mean reward from near 0 to at least 0.5 and held-out pass@1 from
+version 0 to the final version (tasks it never trained on), and a learner killed with SIGKILL in the
+middle (restarted by the runner) still trains every sample of the run exactly once. Over the whole log,
+no held-out task is in any experience or trained sample, and evaluating a version again draws the same
+samples.
 
 Everything is real: the broker, every worker as its own process, the tiny model generating, the
 sandbox executing, the reward and noise filter judging, the learner training with DeepSpeed and the
@@ -25,12 +28,26 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from consumers.evaluation import SampleOutcome, evaluate
 from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
 from learner.service import read_training_log, training_account
+from producers.generator.hf_backend import HFBackend
+from producers.generator.models import load_model
+from producers.generator.rollout import RolloutGenerator
+from producers.generator.weights import verified_checkpoint
 from schemas.errors import EventDecodeError
-from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
-from schemas.topics import EXPERIENCES, GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
+from schemas.policy import PolicyPublished
+from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RewardScored, RolloutRequested
+from schemas.topics import (
+    EVALUATIONS_REQUESTED,
+    EXPERIENCES,
+    GENERATIONS,
+    POLICY,
+    REWARDS,
+    ROLLOUTS_REQUESTED,
+    VERDICTS,
+)
 from tests.conftest import private_dir, start_test_cluster
 
 HOME = Path.home() / ".rlstream"
@@ -128,6 +145,8 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
             "8",
             "--steps",
             str(STEPS),
+            "--eval-fraction",
+            "0.2",
             "--run-id",
             run_id,
             "--timeout",
@@ -162,12 +181,13 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
     output = out_log.read_text()
     assert killed and "worker learner exited; restarting" in output, output[-4000:]
 
-    # -- the rise: reward by the policy version that generated the sample
-    version_of = {
-        e.sample_id: e.policy_version
+    generations = [
+        e
         for _, _, e in read_topic(kafka_catalog, GENERATIONS.name)
         if isinstance(e, CodeGenerated) and e.group_id.startswith(f"{run_id}/")
-    }
+    ]
+    # -- the rise: reward by the policy version that generated the (training) sample
+    version_of = {e.sample_id: e.policy_version for e in generations if e.split == "train"}
     by_version: dict[int, list[float]] = defaultdict(list)
     for _, _, e in read_topic(kafka_catalog, VERDICTS.name):
         if isinstance(e, NoiseVerdict) and e.sample_id in version_of:
@@ -209,6 +229,8 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
     assert len(dropped) < len(produced) / 2, "most samples were dropped as stale"
     assert len({e["incarnation"] for e in entries}) == 2
 
+    _held_out_checks(kafka_catalog, run_id, generations, home, seconds)
+
     # -- the run ended without leaving a request behind (a later run's generator would wait on it)
     requested = {
         e.group_id
@@ -221,3 +243,64 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
         if isinstance(e, ExperienceReady) and e.group_id.startswith(f"{run_id}/")
     }
     assert requested and requested <= assembled, sorted(requested - assembled)
+
+
+def _held_out_checks(
+    bootstrap: str, run_id: str, generations: list[CodeGenerated], home: Path, seconds: float
+) -> None:
+    held = {e.task_id for e in generations if e.split == "eval"}
+    assert len(held) == 2, held  # round(0.2 * 8) of the synthetic family
+    # -- never trained: no held-out task nor evaluation sample in any experience of the whole log, nor
+    # in any version's trained samples; no training sample of a held-out task
+    eval_samples = {e.sample_id for e in generations if e.split == "eval"}
+    for _, _, e in read_topic(bootstrap, EXPERIENCES.name):
+        if isinstance(e, ExperienceReady):
+            assert e.task_id not in held and not {s.sample_id for s in e.samples} & eval_samples, e.group_id
+    policies = [e for _, _, e in read_topic(bootstrap, POLICY.name) if isinstance(e, PolicyPublished)]
+    mine = [p for p in policies if p.run_id == run_id]
+    assert not {s for p in mine for s in p.trained_sample_ids} & eval_samples
+    assert not [e for e in generations if e.split == "train" and e.task_id in held]
+    # -- rounds under exact versions: 0, every 5th and the final step's, each on every held-out task
+    requests = [
+        e
+        for _, _, e in read_topic(bootstrap, EVALUATIONS_REQUESTED.name)
+        if isinstance(e, RolloutRequested) and e.group_id.startswith(f"{run_id}/")
+    ]
+    final = min(p.policy_version for p in mine if p.step >= STEPS)
+    versions = sorted({r.policy_version for r in requests})
+    assert versions[0] == 0 and versions[-1] == final and {5, 10} <= set(versions), versions
+    by_group = {r.group_id: r for r in requests}
+    assert all(
+        e.policy_version == by_group[e.group_id].policy_version for e in generations if e.split == "eval"
+    )
+    # -- the held-out rise, from the log: pass@1 of version 0 vs the final version
+    passed = {
+        e.sample_id: e.total_cases > 0 and e.passed == e.total_cases
+        for _, _, e in read_topic(bootstrap, REWARDS.name)
+        if isinstance(e, RewardScored) and e.sample_id in eval_samples
+    }
+    rows = evaluate(
+        (
+            SampleOutcome("eval", e.policy_version, e.task_id, passed[e.sample_id])
+            for e in generations
+            if e.sample_id in passed
+        ),
+        ks=(1, 8),
+    )
+    table = {r.policy_version: r for r in rows}
+    print("held-out pass@1 by version (95% bootstrap CI over tasks):")
+    for r in rows:
+        lo, hi = r.ci[1]
+        print(f"  v{r.policy_version}: {r.pass_at[1]:.3f} [{lo:.3f}, {hi:.3f}] ({r.samples} samples)")
+    assert table[0].pass_at[1] < 0.3, table[0]
+    assert table[final].pass_at[1] >= 0.5 and table[final].pass_at[1] > table[0].pass_at[1] + 0.3, rows
+    # -- evaluating the final version again, outside the run, draws the same samples
+    policy = load_model("tiny", HOME / "models")
+    backend = HFBackend(policy)
+    event = next(p for p in mine if p.policy_version == final)
+    backend.load_weights_file(verified_checkpoint(event.checkpoint_uri, event.sha256), final)
+    request = next(r for r in requests if r.policy_version == final)
+    again = RolloutGenerator(backend).generate(request)
+    logged = sorted((e for e in generations if e.group_id == request.group_id), key=lambda e: e.sample_index)
+    assert [g.completion_token_ids for g in again] == [g.completion_token_ids for g in logged]
+    assert [g.code for g in again] == [g.code for g in logged]
