@@ -229,7 +229,8 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
     assert len(dropped) < len(produced) / 2, "most samples were dropped as stale"
     assert len({e["incarnation"] for e in entries}) == 2
 
-    _held_out_checks(kafka_catalog, run_id, generations, home, seconds)
+    table = _held_out_checks(kafka_catalog, run_id, generations, home, seconds)
+    _cli_checks(env, run_id, table, generations)
 
     # -- the run ended without leaving a request behind (a later run's generator would wait on it)
     requested = {
@@ -247,7 +248,7 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
 
 def _held_out_checks(
     bootstrap: str, run_id: str, generations: list[CodeGenerated], home: Path, seconds: float
-) -> None:
+) -> dict[int, Any]:
     held = {e.task_id for e in generations if e.split == "eval"}
     assert len(held) == 2, held  # round(0.2 * 8) of the synthetic family
     # -- never trained: no held-out task nor evaluation sample in any experience of the whole log, nor
@@ -304,3 +305,45 @@ def _held_out_checks(
     logged = sorted((e for e in generations if e.group_id == request.group_id), key=lambda e: e.sample_index)
     assert [g.completion_token_ids for g in again] == [g.completion_token_ids for g in logged]
     assert [g.code for g in again] == [g.code for g in logged]
+    return table
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rlstream.cli", *args], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _cli_checks(
+    env: dict[str, str], run_id: str, table: dict[int, Any], generations: list[CodeGenerated]
+) -> None:
+    """What a user types after the run: ``rlstream eval`` agrees with the log, ``rlstream reward tune``
+    re-scores every held-out sample under each setting, ``rlstream replay --verify`` covers them."""
+    import json
+
+    judged_eval = sum(1 for e in generations if e.split == "eval")
+    done = _cli(env, "eval", run_id, "--from-log", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {r["policy_version"]: r for r in json.loads(done.stdout)["versions"]}
+    assert set(rows) == set(table), (sorted(rows), sorted(table))
+    for version, row in table.items():
+        assert rows[version]["tasks"] == 2 and rows[version]["samples"] == row.samples
+        assert abs(rows[version]["pass_at_k"]["1"] - row.pass_at[1]) < 1e-9, (version, rows[version])
+        lo, hi = rows[version]["ci"]["1"]
+        assert lo <= rows[version]["pass_at_k"]["1"] <= hi
+    text = _cli(env, "eval", run_id, "--from-log")
+    assert text.returncode == 0 and "95% bootstrap CI" in text.stdout, text.stdout + text.stderr[-2000:]
+    unknown = _cli(env, "eval", "no-such-run", "--from-log")
+    assert unknown.returncode == 2, unknown.stdout + unknown.stderr[-2000:]
+
+    tuned = _cli(env, "reward", "tune", run_id, "--grid", "weights.quality=0,0.1", "--json")
+    assert tuned.returncode == 0, tuned.stderr[-2000:]
+    result = json.loads(tuned.stdout)
+    assert [s["overrides"] for s in result["settings"]] == [{"weights.quality": 0}, {"weights.quality": 0.1}]
+    assert all(s["eval_samples"] == judged_eval for s in result["settings"]), result
+    assert result["chosen"] is not None and result["chosen"]["version"].startswith("code-")
+
+    verified = _cli(env, "replay", "--verify", "--run-id", run_id, "--json")
+    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
+    report = json.loads(verified.stdout)
+    assert report["evaluation_rewards"] == judged_eval, report
