@@ -1,15 +1,20 @@
 """The learner step on a GPU with a 0.5B/1.5B-class model (Qwen2.5-shaped Llama, random weights):
-tokens/s and peak GPU memory of the engine (DeepSpeed, bf16) next to a plain torch loop (bf16 autocast,
-fp32 AdamW) on the same model and batch in the same run. Runs in a few minutes; nothing is downloaded.
+tokens/s and peak GPU memory of the engine (DeepSpeed, bf16) per ZeRO stage next to a plain torch loop
+(bf16 autocast, fp32 AdamW) on the same model and batch in the same run. Runs in a few minutes; nothing is
+downloaded. ``bash scripts/gpu-check.sh`` runs it with the other GPU checks.
 
-    .venv/bin/python bench/gpu_learner.py [--size 1.5b|0.5b] [--rows 8] [--seq 1024] [--steps 10]
-                                          [--stages 0,2] [--checkpoint]
+    infra/gpu/.venv/bin/python -m bench.gpu_learner [--size auto|1.5b|0.5b] [--rows 8] [--seq 1024]
+                                                    [--steps 10] [--stages 0,1,2] [--checkpoint] [--json FILE]
+
+``--size auto`` takes 1.5b on a GPU with 40 GiB or more, else 0.5b; ``--stages`` defaults to every ZeRO
+stage the learner's settings accept.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import socket
 import statistics
 import sys
@@ -21,6 +26,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import torch  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
 
 from learner.batch import Batch, TrainSample, collate  # noqa: E402
 from learner.config import LearnerConfig  # noqa: E402
@@ -32,6 +38,20 @@ from learner.models import random_llama  # noqa: E402
 SIZES = {"0.5b": (896, 4864, 24, 14, 2), "1.5b": (1536, 8960, 28, 12, 2)}
 VOCAB = 151936
 GIB = 1 << 30
+#: GPU memory from which the 1.5b-class model is the default (its plain loop peaks near 35 GiB)
+LARGE_GPU_GIB = 40
+
+
+def accepted_stages() -> list[int]:
+    """Every ZeRO stage the learner's settings accept."""
+    stages = []
+    for stage in range(4):
+        try:
+            LearnerConfig(zero_stage=stage)
+        except ValidationError:
+            continue
+        stages.append(stage)
+    return stages
 
 
 def make_batch(rows: int, seq: int) -> Batch:
@@ -94,16 +114,20 @@ def plain_loop(size: str, batch: Batch, steps: int, warmup: int) -> tuple[float,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", choices=sorted(SIZES), default="1.5b")
+    ap.add_argument("--size", choices=["auto", *sorted(SIZES)], default="auto")
     ap.add_argument("--rows", type=int, default=8)
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--stages", default="0,2")
+    ap.add_argument("--stages", default=",".join(str(s) for s in accepted_stages()))
     ap.add_argument("--checkpoint", action="store_true", help="also time one checkpoint + publication")
+    ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("no GPU visible to torch: this benchmark needs one (bench/learner.py runs on CPU)")
+    if args.size == "auto":
+        memory = torch.cuda.get_device_properties(0).total_memory / GIB
+        args.size = "1.5b" if memory >= LARGE_GPU_GIB else "0.5b"
     started = time.perf_counter()
     batch = make_batch(args.rows, args.seq).to("cuda")
     params = sum(p.numel() for p in build(args.size).parameters())
@@ -118,6 +142,16 @@ def main() -> None:
     gc.collect()
     torch.cuda.empty_cache()
     print(f"{'plain torch loop (autocast)':<30} {baseline:9.0f} tokens/s  peak {peak:6.1f} GiB  (ratio 1.00)")
+    result: dict[str, object] = {
+        "gpu": torch.cuda.get_device_name(),
+        "size": args.size,
+        "params_b": params / 1e9,
+        "rows": args.rows,
+        "seq": args.seq,
+        "tokens_per_step": batch.num_tokens,
+        "plain": {"tokens_per_s": baseline, "peak_gib": peak},
+    }
+    stages: list[dict[str, float]] = []
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -141,6 +175,9 @@ def main() -> None:
             peak = torch.cuda.max_memory_allocated() / GIB
             label = f"engine DeepSpeed ZeRO-{stage} bf16"
             print(f"{label:<30} {rate:9.0f} tokens/s  peak {peak:6.1f} GiB  (ratio {rate / baseline:.2f})")
+            stages.append(
+                {"zero_stage": stage, "tokens_per_s": rate, "peak_gib": peak, "ratio": rate / baseline}
+            )
             if args.checkpoint:
                 t0 = time.perf_counter()
                 event = engine.publish(run_id="bench")
@@ -150,7 +187,12 @@ def main() -> None:
             del engine
             gc.collect()
             torch.cuda.empty_cache()
-    print(f"total {time.perf_counter() - started:.0f} s")
+    result["stages"] = stages
+    result["total_s"] = time.perf_counter() - started
+    print(f"total {result['total_s']:.0f} s")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ class GeneratorConfig(BaseModel):
 
     #: ``tiny`` (random test fixture), ``smollm2`` (SmolLM2-135M-Instruct), or a local HF model folder
     model: str = "tiny"
-    #: ``hf`` runs everywhere (CPU or GPU); ``vllm`` needs a GPU and the ``gpu`` install (see vllm_backend)
+    #: ``hf`` runs everywhere (CPU or GPU); ``vllm`` needs a GPU and the GPU environment (infra/gpu)
     backend: Literal["hf", "vllm"] = "hf"
     device: str = "cpu"
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"

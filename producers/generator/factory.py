@@ -35,7 +35,7 @@ def make_backend(config: GeneratorConfig, models_dir: Path, *, policy_version: i
     if config.backend == "vllm":
         from producers.generator.vllm_backend import VLLMBackend
 
-        return VLLMBackend(
+        return VLLMBackend.start(
             model_folder(config, models_dir),
             name=config.model,
             seed=config.seed,
