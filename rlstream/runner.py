@@ -92,6 +92,9 @@ class Progress:
     eval_versions: set[int] = field(default_factory=set)
     #: the version the learner published when it reached ``target_steps`` (evaluated before the end)
     final_version: int | None = None
+    #: the newest policy version a training sample of the run was generated with (generators follow the
+    #: learner)
+    generated_version: int = 0
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -105,6 +108,7 @@ class Progress:
                 self.eval_samples.add(event.sample_id)
             else:
                 self.generations += 1
+                self.generated_version = max(self.generated_version, event.policy_version)
         elif isinstance(event, NoiseVerdict) and self.mine(event.group_id):
             self.judged.add(event.sample_id)
             if event.sample_id in self.eval_samples:
@@ -190,6 +194,7 @@ class Progress:
             "dead_letters": self.dead_letters,
             "policy_version": self.policy_version,
             "learner_step": self.learner_step,
+            "generated_version": self.generated_version,
             "reward_mean_last_64": self._recent_mean(),
             "evaluation_samples": self.eval_judged,
             "evaluated_versions": sorted(self.eval_versions),

@@ -1,0 +1,33 @@
+"""The run summary's view of the generators: the newest policy version their training samples were
+stamped with."""
+
+from rlstream.runner import Progress
+from schemas.rollout import CodeGenerated
+
+
+def _generated(run: str, index: int, version: int, split: str = "train") -> CodeGenerated:
+    return CodeGenerated(
+        split=split,  # type: ignore[arg-type]
+        sample_id=f"{run}/t/0/{index}",
+        group_id=f"{run}/t/0",
+        task_id="t",
+        sample_index=index,
+        policy_version=version,
+        model="tiny",
+        prompt_text="p",
+        completion_text="c",
+        code="c",
+        prompt_token_ids=(1,),
+        completion_token_ids=(2,),
+        behaviour_logprobs=(-0.1,),
+    )
+
+
+def test_the_summary_names_the_newest_version_the_runs_samples_were_generated_with() -> None:
+    progress = Progress(run_id="r1", expected_groups=1)
+    for i, (run, version) in enumerate([("r1", 0), ("r1", 2), ("r1", 1), ("other", 9)]):
+        progress.fold(f"e{i}", _generated(run, i, version))
+    progress.fold("e1", _generated("r1", 5, 7))  # a duplicate event id is folded once
+    progress.fold("e9", _generated("r1", 6, 8, split="eval"))  # an evaluation round's sample: not training
+    summary = progress.summary()
+    assert (summary["generations"], summary["generated_version"]) == (3, 2)
