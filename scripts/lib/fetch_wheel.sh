@@ -9,8 +9,8 @@ fetch_wheel() {
   if [ ! -f "$wheel" ] || [ "$(sha256sum "$wheel" | cut -d' ' -f1)" != "$sha" ]; then
     rm -f "$wheel"
     log "downloading $req (no dependencies, $size)"
-    if .venv/bin/python -m pip --version >/dev/null 2>&1; then
-      .venv/bin/python -m pip download --quiet --no-deps --only-binary=:all: "$req" -d "$dir"
+    if "${VENV:-.venv}/bin/python" -m pip --version >/dev/null 2>&1; then
+      "${VENV:-.venv}/bin/python" -m pip download --quiet --no-deps --only-binary=:all: "$req" -d "$dir"
     elif python3 -m pip --version >/dev/null 2>&1; then
       python3 -m pip download --quiet --no-deps --only-binary=:all: "$req" -d "$dir"
     else

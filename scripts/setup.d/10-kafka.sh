@@ -16,4 +16,4 @@ if ! command -v mvn >/dev/null 2>&1; then
   exit 2
 fi
 log "Apache Kafka jars (cached after the first run)"
-.venv/bin/rlstream broker fetch
+"${VENV:-.venv}/bin/rlstream" broker fetch

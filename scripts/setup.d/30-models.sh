@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 log() { printf '[setup:models] %s\n' "$*" >&2; }
 
-PY=.venv/bin/python
-RL=.venv/bin/rlstream
+PY=${VENV:-.venv}/bin/python
+RL=${VENV:-.venv}/bin/rlstream
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" TOKENIZERS_PARALLELISM=false
 MODELS=$("$RL" models dir)
 

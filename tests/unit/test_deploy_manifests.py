@@ -230,3 +230,23 @@ def test_sandbox_pods_run_under_an_isolating_runtime_class_and_the_learner_is_a_
         if "nvidia.com/gpu" in _pod_spec(d)["containers"][0]["resources"].get("limits", {})
     ]
     assert gpu_generators, "no GPU variant of the generator"
+
+
+def test_gpu_pods_run_the_gpu_environment_which_the_image_installs_from_its_lock_alone() -> None:
+    gpu_containers = [
+        (path, c)
+        for path, doc in _k8s_docs()
+        if doc["kind"] in ("Deployment", "Job", "StatefulSet")
+        for c in _pod_spec(doc)["containers"]
+        if "nvidia.com/gpu" in c.get("resources", {}).get("limits", {})
+    ]
+    assert len(gpu_containers) >= 2, "the learner and the GPU generator"
+    image = "rlstream-gpu:latest"
+    wrong = [f"{path.name}: {c['image']}" for path, c in gpu_containers if c["image"] != image]
+    assert not wrong, f"GPU pods must run the GPU environment's image ({image}): {wrong}"
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    # the GPU build installs infra/gpu/uv.lock as locked, without dev tools; nothing else is pip-installed
+    assert "COPY --chown=rlstream infra/gpu/pyproject.toml infra/gpu/uv.lock infra/gpu/" in dockerfile
+    assert dockerfile.count("uv sync --frozen --no-dev --project infra/gpu") == 2
+    installs = re.findall(r"pip install [^\n]*", dockerfile)
+    assert installs and all('"uv==' in line for line in installs), installs
