@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -66,17 +67,21 @@ def _run(
     print(f"[gpu-check] {step.name}: {' '.join(command)} (log {log})", flush=True)
     started = time.monotonic()
     with log.open("wb") as handle:
+        # a session of its own: on a timeout the step's children (vLLM engines, workers) go with it
+        proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
-            rc = subprocess.run(
-                command,
-                cwd=ROOT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                timeout=timeout_s,
-            ).returncode
+            rc = proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             rc = 124
             step.error = f"timed out after {timeout_s:.0f} s"
     step.seconds = time.monotonic() - started
@@ -176,8 +181,7 @@ def pipeline_run(out: Path) -> Step:
     finally:
         if not broker_was_up:
             subprocess.run([rlstream, "broker", "down"], capture_output=True)
-    lines = Path(step.log).read_text(errors="replace").strip().splitlines()
-    summary = next((json.loads(line) for line in reversed(lines) if line.startswith("{")), None)
+    summary = _last_json(Path(step.log))
     if rc != 0 or summary is None:
         step.error = step.error or "no run summary in the log"
         return step
@@ -190,6 +194,19 @@ def pipeline_run(out: Path) -> Step:
     step.ok = not problems
     step.error = "; ".join(problems)
     return step
+
+
+def _last_json(log: Path) -> dict[str, Any] | None:
+    """The last line of the log that is a JSON object (``rlstream run --json`` prints its summary last)."""
+    for line in reversed(log.read_text(errors="replace").splitlines()):
+        if line.startswith("{"):
+            try:
+                found = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(found, dict):
+                return found
+    return None
 
 
 def _fmt(value: Any, spec: str = ".2e") -> str:
