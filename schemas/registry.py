@@ -13,7 +13,7 @@ from typing import Any
 from schemas.base import Event
 from schemas.dlq import DeadLettered
 from schemas.policy import PolicyPublished
-from schemas.reference import ReferenceExecuted
+from schemas.reference import ReferenceExecuted, ReferenceExecutedV1
 from schemas.rollout import (
     CodeGenerated,
     CodeGeneratedV1,
@@ -26,6 +26,7 @@ from schemas.rollout import (
     RolloutRequested,
     RolloutRequestedV1,
     SandboxExecuted,
+    SandboxExecutedV1,
 )
 from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2
 
@@ -40,7 +41,9 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     RolloutRequested,
     CodeGeneratedV1,
     CodeGenerated,
+    SandboxExecutedV1,
     SandboxExecuted,
+    ReferenceExecutedV1,
     ReferenceExecuted,
     RewardScoredV1,
     RewardScored,
@@ -84,6 +87,32 @@ def _experience_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 2, "samples": samples}
 
 
+def _split_labels(violation: Any) -> list[str]:
+    # v1 carried the first label only (older writers joined several with commas or semicolons)
+    if not isinstance(violation, str):
+        return []
+    return [v.strip() for v in violation.replace(";", ",").split(",") if v.strip()]
+
+
+def _execution_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
+    # v1 named one label and timed nothing on the host: the labels it named, and None for the timings
+    labels = _split_labels(body.get("violation"))
+    return {
+        **body,
+        "schema_version": 2,
+        "violation": labels[0] if labels else None,
+        "violations": labels,
+        "load_s": None,
+        "active_s": None,
+    }
+
+
+def _reference_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
+    execution = body.get("execution")
+    lifted = _execution_v1_to_v2(execution) if isinstance(execution, dict) else execution
+    return {**body, "schema_version": 2, "execution": lifted}
+
+
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
@@ -92,6 +121,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (CodeGenerated.event_type, 1): _train_split(2),
     (RewardScored.event_type, 1): _reward_v1_to_v2,
     (ExperienceReady.event_type, 1): _experience_v1_to_v2,
+    (SandboxExecuted.event_type, 1): _execution_v1_to_v2,
+    (ReferenceExecuted.event_type, 1): _reference_v1_to_v2,
 }
 
 

@@ -3,11 +3,11 @@ verdicts and the assembled experience. All keyed by ``group_id`` so a group stay
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AwareDatetime, Field, model_validator
 
-from schemas.base import Event, FrozenModel
+from schemas.base import Event, FrozenModel, make_event_id
 from schemas.task import Split
 
 
@@ -113,6 +113,10 @@ class CodeGenerated(CodeGeneratedV1):
 
 CaseStatus = Literal["ok", "error", "timeout", "missing"]
 
+#: the longest ``repr`` of one returned value the sandbox reports and the reward parses (characters);
+#: one limit for the guest's stub, the protocol and the comparer
+MAX_RESULT_CHARS = 1_000_000
+
 
 class CaseResult(FrozenModel):
     """The outcome of one case as reported over the trusted channel: ``repr()`` of the returned value
@@ -126,7 +130,7 @@ class CaseResult(FrozenModel):
     duration_s: float = Field(default=0.0, ge=0)
 
 
-class SandboxExecuted(Event):
+class SandboxExecutedV1(Event):
     """What the sandbox observed when running one sample's code against its task's case inputs."""
 
     event_type: ClassVar[str] = "rlstream.rollout.executed"
@@ -158,6 +162,45 @@ class SandboxExecuted(Event):
 
     def identity(self) -> tuple[str, ...]:
         return (self.sample_id, str(self.run_index))
+
+
+class SandboxExecuted(SandboxExecutedV1):
+    """What the sandbox observed when running one sample's code against its task's case inputs.
+
+    v2 carries every label (``violations``; ``violation`` is the first of them) and the host's own
+    timings of the run: ``load_s`` from the guest's start to its first request, ``active_s`` from the
+    start to the last result (module load and everything between cases included)."""
+
+    version: ClassVar[int] = 2
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    #: every label of the run: limits the host observed, then what the program was refused
+    violations: tuple[str, ...] = ()
+    #: the guest's start to its first request (None: it never asked for one)
+    load_s: float | None = Field(default=None, ge=0)
+    #: the guest's start to its last result (None: no result came back)
+    active_s: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_label_is_a_list_of_one(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("violation") and "violations" not in data:
+            return {**data, "violations": (data["violation"],)}
+        return data
+
+    @model_validator(mode="after")
+    def _first_violation(self) -> SandboxExecuted:
+        first = self.violations[0] if self.violations else None
+        if self.violation != first:
+            raise ValueError(
+                f"violation {self.violation!r} is not the first of violations {self.violations!r}"
+            )
+        return self
+
+    def event_id(self, attempt: int = 0) -> str:
+        # The id of a run does not change with its schema: a reward names the execution it scored by
+        # id, and a v1 body read back (upcast) must keep the id it was written with.
+        return make_event_id(f"{self.event_type}.v1", *self.identity(), attempt=attempt)
 
 
 class RewardScoredV1(Event):

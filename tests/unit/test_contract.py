@@ -51,6 +51,24 @@ def test_latest_versions_reencode_to_the_golden_bytes(cls):
     assert record.key == str(doc["key"]).encode()
 
 
+def test_v1_execution_is_upcast_with_its_label_as_a_list_and_its_id_kept():
+    from schemas.reference import ReferenceExecuted, ReferenceExecutedV1
+    from schemas.rollout import SandboxExecuted, SandboxExecutedV1
+
+    value, headers, doc = load_golden(SandboxExecutedV1.ce_type())
+    body = {**json.loads(value), "violation": "network"}
+    event = codec.decode_body(SandboxExecutedV1.ce_type(), json.dumps(body).encode())
+    assert isinstance(event, SandboxExecuted)
+    assert event.violations == ("network",) and event.violation == "network"
+    assert event.load_s is None and event.active_s is None
+    # rewards name executions by id: reading an old body back must not change it
+    assert event.event_id() == SandboxExecutedV1.model_validate(body).event_id() == doc["headers"]["ce_id"]
+    value, headers, doc = load_golden(ReferenceExecutedV1.ce_type())
+    reference = codec.decode(value, headers).event
+    assert isinstance(reference, ReferenceExecuted)
+    assert reference.event_id() == ReferenceExecutedV1.model_validate(json.loads(value)).event_id()
+
+
 def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
     value, headers, _ = load_golden(TaskPublishedV1.ce_type())
     event = codec.decode(value, headers).event
