@@ -9,7 +9,7 @@ from confluent_kafka import Message
 
 from consumers.lineage import Lineage
 from infra.kafka.replay import replay
-from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.broker import bootstrap_servers
 from schemas.errors import EventDecodeError, InputError
 from schemas.topics import EVENT_TOPICS
@@ -45,8 +45,7 @@ def register(app: typer.Typer) -> None:
             echo_json(out)
         else:
             for key, value in out.items():
-                typer.echo(
-                    f"{key}: {json.dumps(value, indent=2) if isinstance(value, dict | list) else value}"
-                )
+                shown = json.dumps(value, indent=2) if isinstance(value, dict | list) else value
+                typer.echo(printable(f"{key}: {shown}"))
         if out["missing"]:
             raise typer.Exit(1)

@@ -9,7 +9,7 @@ import typer
 from confluent_kafka import Message
 
 from infra.kafka.replay import replay as replay_events
-from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.broker import bootstrap_servers
 from schemas.errors import EventDecodeError, UsageError
 from schemas.topics import CATALOG, EXECUTIONS
@@ -89,7 +89,9 @@ def register(app: typer.Typer) -> None:
         def skip(msg: Message, exc: EventDecodeError) -> None:
             nonlocal undecodable
             undecodable += 1
-            typer.echo(f"skipped {topic}[{msg.partition()}]@{msg.offset()}: {exc.message}", err=True)
+            typer.echo(
+                printable(f"skipped {topic}[{msg.partition()}]@{msg.offset()}: {exc.message}"), err=True
+            )
 
         for item in replay_events(
             bootstrap_servers(),
@@ -150,9 +152,9 @@ def _verify(
         echo_json({**report.to_json(), "undecodable": undecodable})
     else:
         for d in (*report.differences, *report.counterfactual_differences):
-            typer.echo(d.line())
+            typer.echo(printable(d.line()))
         for u in report.unverifiable:
-            typer.echo(f"{'unverifiable':<14} {u.sample_id}  {u.reason}")
+            typer.echo(printable(f"{'unverifiable':<14} {u.sample_id}  {u.reason}"))
         note = f" ({undecodable} undecodable record(s) skipped)" if undecodable else ""
         typer.echo(report.summary() + note)
     if not report.ok:

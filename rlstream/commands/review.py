@@ -29,7 +29,7 @@ from consumers.review import (
 )
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
-from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
 from schemas.errors import EventDecodeError, InputError, UsageError
@@ -90,12 +90,15 @@ def _lineages(bootstrap: str, sample_ids: list[str]) -> dict[str, dict[str, Any]
 def _show_item(n: int, item: dict[str, Any]) -> None:
     lin = item["lineage"]
     reasons = ", ".join(item["reasons"]) or "-"
-    typer.echo(f"[{n}] {item['sample_id']}  ({item['why']}: {item['verdict']}; reasons: {reasons})")
     gen = lin.get("generation") or {}
     reward = lin.get("reward") or {}
-    typer.echo(f"    task: {item['task_id']}   policy version: {gen.get('policy_version')}")
+    # ids, reasons and code come from the log (a model's text among them): shown, never obeyed
+    lines = [
+        f"[{n}] {item['sample_id']}  ({item['why']}: {item['verdict']}; reasons: {reasons})",
+        f"    task: {item['task_id']}   policy version: {gen.get('policy_version')}",
+    ]
     if reward:
-        typer.echo(
+        lines.append(
             f"    reward: {reward['total']:.4g} ({reward['reward_fn']}; passed {reward['passed']}/"
             f"{reward['total_cases']}) components: {json.dumps(reward['components'])}"
         )
@@ -104,15 +107,16 @@ def _show_item(n: int, item: dict[str, Any]) -> None:
             {"ok": ".", "error": "E", "timeout": "T", "missing": "?"}.get(c["status"], "?")
             for c in execution["cases"]
         )
-        typer.echo(f"    run {execution['run_index']} on {execution['backend']}: cases [{statuses}]")
+        lines.append(f"    run {execution['run_index']} on {execution['backend']}: cases [{statuses}]")
     experience = lin.get("experience")
     if experience is not None:
-        typer.echo(f"    in gradient: {experience['in_gradient']}  advantage: {experience['advantage']}")
+        lines.append(f"    in gradient: {experience['in_gradient']}  advantage: {experience['advantage']}")
     trained = ", ".join(f"v{t['policy_version']}" for t in lin.get("trained_into") or [])
-    typer.echo(f"    trained into: {trained or '-'}   trace: {lin.get('trace_id')}")
-    typer.echo("    code:")
-    for line in str(gen.get("code", "")).splitlines() or [""]:
-        typer.echo(f"      | {line}")
+    lines.append(f"    trained into: {trained or '-'}   trace: {lin.get('trace_id')}")
+    lines.append("    code:")
+    lines += [f"      | {line}" for line in str(gen.get("code", "")).splitlines() or [""]]
+    for line in lines:
+        typer.echo(printable(line))
 
 
 def _next(run: str | None, accepted_sample: int | None, seed: int, as_json: bool) -> None:

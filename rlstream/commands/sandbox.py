@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.settings import get_settings
 from schemas.errors import InputError, SandboxError, UsageError
 from streams.sandbox import Sandbox, SandboxConfig
@@ -58,11 +58,13 @@ def register(app: typer.Typer) -> None:
         if as_json:
             echo_json(result.cli_json())
         else:
-            sys.stdout.write(result.stdout)
-            sys.stderr.write(result.stderr)
+            # the program's own output, with its control characters shown, not obeyed
+            sys.stdout.write(printable(result.stdout))
+            sys.stderr.write(printable(result.stderr))
+            labels = ",".join(result.violations) or None
             typer.echo(
                 f"[{result.backend}] exit={result.exit_code} timed_out={result.timed_out} "
-                f"memory_exceeded={result.memory_exceeded} violation={result.violation} "
+                f"memory_exceeded={result.memory_exceeded} violation={labels} "
                 f"{result.duration_s:.3f}s",
                 err=True,
             )

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from producers.ingest.jsonl import parse_line
-from rlstream.commands._common import echo_json, handle_errors
+from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.sandbox import BACKENDS, sandbox_config
 from rlstream.settings import get_settings
 from schemas.errors import InputError, SandboxError, UsageError
@@ -84,4 +84,4 @@ def register(app: typer.Typer) -> None:
         for name, value in result.reward.components.items():
             typer.echo(f"  {name}: {value:.4f}")
         for r in result.verdict.reasons:
-            typer.echo(f"  reason {r.code}: {r.detail}")
+            typer.echo(printable(f"  reason {r.code}: {r.detail}"))
