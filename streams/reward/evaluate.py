@@ -64,7 +64,9 @@ def run_program(
             code, task.entry_point, [c.case.input for c in cases], limits=limits, backend=backend
         )
     elif task.check:
-        result = sandbox.run_check(code, task.check, task.entry_point, limits=limits, backend=backend)
+        result = sandbox.run_check(
+            code, task.check, task.entry_point, prelude=task.prompt, limits=limits, backend=backend
+        )
     else:  # the task model refuses this, but a stored v1 body upcast may still arrive here
         result = sandbox.run_cases(code, task.entry_point, [], limits=limits, backend=backend)
     n_visible = len(task.tests)

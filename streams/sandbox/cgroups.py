@@ -19,15 +19,21 @@ GROUP = "rlstream-sandbox"
 
 
 def _own_path(controller: str) -> str:
-    """This process's cgroup path for a v1 controller ('' for v2: the 0:: line)."""
+    """This process's cgroup path for a v1 controller ('' for v2: the 0:: line). Never guessed: a
+    process that cannot read it (out of descriptors, say) must not create cgroups at the hierarchy's
+    root instead of under its own."""
     try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _hid, ctrls, path = line.split(":", 2)
-            if (controller and controller in ctrls.split(",")) or (not controller and ctrls == ""):
-                return path
-    except OSError:
-        pass
-    return "/"
+        text = Path("/proc/self/cgroup").read_text()
+    except OSError as exc:
+        raise DependencyError(f"cannot read this process's cgroup: {exc}") from exc
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _hid, ctrls, path = parts
+        if (controller and controller in ctrls.split(",")) or (not controller and ctrls == ""):
+            return path
+    raise DependencyError(f"this process has no {controller or 'unified'} cgroup in /proc/self/cgroup")
 
 
 def cgroup_version() -> int | None:
@@ -129,12 +135,15 @@ def create(memory_bytes: int, pids_max: int) -> Cgroup:
     """A fresh cgroup with the memory (swap included) and pids limits set."""
     version = cgroup_version()
     name = f"{GROUP}/{os.getpid()}-{secrets.token_hex(6)}"
+    made: list[Path] = []
     try:
         if version == 1:
             mem = ROOT / "memory" / _own_path("memory").lstrip("/") / name
             pids = ROOT / "pids" / _own_path("pids").lstrip("/") / name
             mem.mkdir(parents=True)
+            made.append(mem)
             pids.mkdir(parents=True)
+            made.append(pids)
             (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
             memsw = mem / "memory.memsw.limit_in_bytes"
             if memsw.exists():
@@ -150,12 +159,16 @@ def create(memory_bytes: int, pids_max: int) -> Cgroup:
                 (parent / "cgroup.subtree_control").write_text("+memory +pids")
             d = parent / name.split("/", 1)[1]
             d.mkdir()
+            made.append(d)
             (d / "memory.max").write_text(str(memory_bytes))
             if (d / "memory.swap.max").exists():
                 (d / "memory.swap.max").write_text("0")
             (d / "pids.max").write_text(str(pids_max))
             return Cgroup(version=2, dirs=[d], memory_dir=d, pids_dir=d)
     except OSError as exc:
+        for d in reversed(made):  # nothing half-made is left behind
+            with contextlib.suppress(OSError):
+                d.rmdir()
         raise DependencyError(
             f"cannot create a cgroup for the container sandbox: {exc}",
             hint="run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes), "

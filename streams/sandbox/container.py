@@ -1,13 +1,19 @@
 """Container backend: the jail's own CPython under bubblewrap, as ``nobody`` in fresh user, pid, net,
-ipc, uts and cgroup namespaces, with a read-only ``/usr``, a size-capped ``/tmp``, no network, memory
-and pid limits from a per-execution cgroup, and CPU/file-size rlimits. The whole jail is killed at the
-wall deadline. Outputs are read through capped readers; OOM kills and pid-limit hits are read from the
-cgroup's counters. See README.md for running the same jail under gVisor or Kata.
+ipc, uts and cgroup namespaces (no further ones: ``--disable-userns`` and a seccomp filter), with a
+read-only ``/usr``, size-capped ``/tmp`` and ``/dev/shm``, no network, memory and pid limits from a
+per-execution cgroup, and CPU/file-size rlimits. The whole jail is killed at the wall deadline.
+
+The guest talks to the host over three pipes on its own descriptors (stdin is closed): messages in,
+answers out, and one-way audit records (:mod:`streams.sandbox.protocol`). Outputs are read through
+capped readers; OOM kills and pid-limit hits are read from the cgroup's counters. Every wait here is
+``poll`` with this job's own deadline, so descriptor numbers above 1024 and other jobs change nothing.
+See README.md for running the same jail under gVisor or Kata.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import select
@@ -20,17 +26,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from schemas.errors import DependencyError, SandboxError
-from streams.sandbox import cgroups
-from streams.sandbox.limits import Limits, RawRun
-from streams.sandbox.protocol import harness_source
+from streams.sandbox import cgroups, seccomp
+from streams.sandbox.limits import Limits, Policy, RawRun
+from streams.sandbox.protocol import FrameReader, Oversized, Session, frame, harness_source
 
-CHANNEL_FD = 3
 NOBODY = 65534
+#: where the jail sees the extra modules (numpy, pandas, scipy) when the set-up installed them
+JAIL_SITE = "/opt/rlstream/site"
 #: what a program may read besides its own /tmp (the hook labels anything else "filesystem")
-READ_ROOTS = ("/usr/lib/python3", "/usr/local/lib/python3", "/tmp/", "/dev/null", "/dev/urandom", "/dev/zero")
+READ_ROOTS = (
+    "/usr/lib/python3", "/usr/local/lib/python3", "/tmp/", "/dev/shm/", "/dev/null", "/dev/urandom",
+    "/dev/zero", JAIL_SITE + "/",
+)  # fmt: skip
 #: the jail allows processes and threads (that is why a program is routed here), inside its limits
-BLOCK = ("network", "ctypes", "signal", "introspection", "filesystem")
+BLOCK = ("network", "ctypes", "signal", "introspection", "filesystem", "harness_access")
 SETUP_HINT = "install bubblewrap: `apt-get install bubblewrap` (scripts/setup.sh does it)"
+#: message kinds the guest waits an answer for (the others are one-way on pipes)
+ANSWERED = frozenset(b"JNRA")
 
 
 class _CappedReader(threading.Thread):
@@ -68,6 +80,90 @@ class _CappedReader(threading.Thread):
         return self.total > len(self.data)
 
 
+class _Server(threading.Thread):
+    """The host side of one jail's pipes: reads length-prefixed messages (bounded), answers those
+    that expect an answer, and stops the jail on a deviation. Waits with ``poll`` until the deadline."""
+
+    def __init__(
+        self,
+        session: Session,
+        messages: int,
+        records: int,
+        answers: int,
+        deadline: float,
+        stop: Callable[[], None],
+    ) -> None:
+        super().__init__(daemon=True, name="rlstream-jail-channel")
+        self.session, self.answers, self.deadline, self.stop = session, answers, deadline, stop
+        self.inputs = {messages: FrameReader(), records: FrameReader()}
+        self.records = records
+
+    def run(self) -> None:
+        poller = select.poll()
+        for fd in self.inputs:
+            poller.register(fd, select.POLLIN)
+        try:
+            while self.inputs:
+                left = self.deadline - time.perf_counter()
+                if left <= 0:
+                    return
+                for fd, _ in poller.poll(max(1, int(left * 1000))):
+                    if fd in self.inputs and not self._read(fd):
+                        poller.unregister(fd)
+                        del self.inputs[fd]
+        except _Deviation:
+            self.stop()
+        except OSError:
+            pass
+        finally:
+            for fd in (*self.inputs, self.answers):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _read(self, fd: int) -> bool:
+        """Read what is there; False at end of file."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        try:
+            messages = self.inputs[fd].feed(chunk)
+        except Oversized as exc:
+            self.session.oversized(exc.length)
+            raise _Deviation from None
+        for msg in messages:
+            if fd == self.records and msg[:1] != b"V":
+                self.session.refuse("a message other than a refusal record on the record pipe")
+                raise _Deviation
+            reply = self.session.handle(msg)
+            if reply is None:
+                raise _Deviation
+            if fd != self.records and msg[:1] and msg[0] in ANSWERED:
+                self._answer(reply)
+        return True
+
+    def _answer(self, reply: bytes) -> None:
+        data = memoryview(frame(reply))
+        poller = select.poll()
+        poller.register(self.answers, select.POLLOUT)
+        while data:
+            left = self.deadline - time.perf_counter()
+            if left <= 0:
+                raise OSError(errno.ETIMEDOUT, "the guest did not read its answer in time")
+            if not poller.poll(max(1, int(left * 1000))):
+                continue
+            try:
+                data = data[os.write(self.answers, data) :]
+            except BlockingIOError:
+                continue
+
+
+class _Deviation(Exception):
+    """The session stopped the guest."""
+
+
 def _root_binds() -> list[str]:
     args: list[str] = ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
@@ -82,7 +178,13 @@ def _root_binds() -> list[str]:
 class ContainerBackend:
     name = "container"
 
-    def __init__(self, *, python: str = "/usr/bin/python3", require_cgroup: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        python: str = "/usr/bin/python3",
+        require_cgroup: bool = True,
+        site: Path | None = None,
+    ) -> None:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise DependencyError("bubblewrap (bwrap) is not installed", hint=SETUP_HINT)
@@ -102,17 +204,26 @@ class ContainerBackend:
                 hint="apt-get install util-linux",
             )
         self.require_cgroup = require_cgroup
+        self.filter = seccomp.program()  # raises DependencyError on an architecture without a table
         self.harness = harness_source()
         real = Path(python).resolve()
         self.extra_binds: list[str] = []
         if not str(real).startswith("/usr/"):
             prefix = real.parent.parent
             self.extra_binds = ["--ro-bind", str(prefix), str(prefix)]
+        # the extra modules are built for one interpreter version: bound only where they can load
+        self.site = site if site is not None and real.name == "python3.11" else None
+        if self.site is not None:
+            self.extra_binds += ["--ro-bind", str(self.site), JAIL_SITE]
 
-    def policy(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return BLOCK, READ_ROOTS
+    def policy(self) -> Policy:
+        return Policy(block=BLOCK, read_roots=READ_ROOTS, site=JAIL_SITE if self.site else "")
 
-    def command(self, limits: Limits) -> list[str]:
+    @property
+    def has_site(self) -> bool:
+        return self.site is not None
+
+    def command(self, limits: Limits, filter_fd: int, fds: tuple[int, int, int]) -> list[str]:
         cpu = max(1, math.ceil(limits.timeout_s) + 1)
         # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user namespace
         # without capabilities, but host-root-owned files would look like the program's own): drop
@@ -122,44 +233,39 @@ class ContainerBackend:
             if os.geteuid() == 0 and self.setpriv
             else []
         )
+        size = str(limits.tmpfs_mb << 20)
         return [
             self.prlimit, f"--cpu={cpu}", f"--fsize={limits.file_mb << 20}", "--core=0",
             f"--nofile={256}", "--",
             *drop,
             self.bwrap,
             "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-            "--unshare-cgroup-try", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--unshare-cgroup-try", "--disable-userns", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            # no reaper: bubblewrap's init would be a process of the jail's user outside the seccomp
+            # filter, whose memory (/proc/1/mem) the program could write
+            "--as-pid-1",
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+            "--seccomp", str(filter_fd),
             *_root_binds(), *self.extra_binds,
             "--proc", "/proc", "--dev", "/dev",
-            "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+            "--size", size, "--tmpfs", "/tmp",
             "--remount-ro", "/",
             "--chdir", "/tmp", "--hostname", "sandbox",
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0",
-            "--", self.python, "-I", "-S", "-B", "-c", self.harness,
+            "--", self.python, "-I", "-S", "-B", "-c", self.harness, *(str(fd) for fd in fds),
         ]  # fmt: skip
 
-    def run(self, make_job: Callable[[str], bytes], limits: Limits) -> RawRun:
+    def run(self, session: Session, limits: Limits, *, deadline: float | None = None) -> RawRun:
+        """Run one jail to its end, answering its messages with ``session``."""
+        t0 = time.perf_counter()
+        if deadline is None:
+            deadline = t0 + limits.timeout_s
         group: cgroups.Cgroup | None = None
-        try:
-            group = cgroups.create(limits.memory_mb << 20, limits.pids)
-        except DependencyError:
-            if self.require_cgroup:
-                raise
-        inner = self.command(limits)
-        if group is not None:
-            # The shell joins the cgroups and then becomes the jail: everything the program starts is
-            # inside the limits from its first instruction, and no Python code runs between fork and
-            # exec in this process (which may hold a wasmtime engine).
-            joins = " && ".join(f'echo $$ > "{p}"' for p in group.join_files)
-            argv = ["/bin/sh", "-c", f'{joins} || exit 125; exec "$@"', "sh", *inner]
-        else:
-            argv = inner
-        ch_r, ch_w = os.pipe()
-        job = make_job(str(ch_w))
-        killed = threading.Event()
+        owned: list[int] = []
         proc: subprocess.Popen[bytes] | None = None
+        killed = threading.Event()
 
         def kill() -> None:
             killed.set()
@@ -169,93 +275,121 @@ class ContainerBackend:
             if group is not None:
                 group.kill_all()
 
-        t0 = time.perf_counter()
+        def pipe() -> tuple[int, int]:
+            r, w = os.pipe()
+            owned.extend((r, w))
+            return r, w
+
+        def close(fd: int) -> None:
+            if fd in owned:
+                owned.remove(fd)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(ch_w,),
-                start_new_session=True,
-                close_fds=True,
-                env={"PATH": "/usr/bin:/bin"},
+            try:
+                group = cgroups.create(limits.memory_mb << 20, limits.pids)
+            except DependencyError:
+                if self.require_cgroup:
+                    raise
+            try:
+                msg_r, msg_w = pipe()
+                ans_r, ans_w = pipe()
+                rec_r, rec_w = pipe()
+                filt_r, filt_w = pipe()
+                out_r, out_w = pipe()
+                err_r, err_w = pipe()
+            except OSError as exc:
+                raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
+            os.write(filt_w, self.filter)  # a few hundred bytes: fits the pipe's buffer
+            close(filt_w)
+            os.set_blocking(ans_w, False)
+            inner = self.command(limits, filt_r, (msg_w, ans_r, rec_w))
+            if group is not None:
+                # The shell joins the cgroups and then becomes the jail: everything the program
+                # starts is inside the limits from its first instruction, and no Python code runs
+                # between fork and exec in this process (which may hold a wasmtime engine).
+                joins = " && ".join(f'echo $$ > "{p}"' for p in group.join_files)
+                argv = ["/bin/sh", "-c", f'{joins} || exit 125; exec "$@"', "sh", *inner]
+            else:
+                argv = inner
+            session.start()
+            try:
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_w,
+                    stderr=err_w,
+                    pass_fds=(msg_w, ans_r, rec_w, filt_r),
+                    start_new_session=True,
+                    close_fds=True,
+                    env={"PATH": "/usr/bin:/bin"},
+                )
+            except OSError as exc:
+                raise SandboxError(f"cannot start the jail: {exc}") from exc
+            for fd in (msg_w, ans_r, rec_w, filt_r, out_w, err_w):
+                close(fd)
+            flood_after = 16 * limits.output_bytes
+            out = _CappedReader(out_r, limits.output_bytes, flood_after, kill)
+            err = _CappedReader(err_r, limits.output_bytes, flood_after, kill)
+            for fd in (msg_r, rec_r, ans_w, out_r, err_r):
+                owned.remove(fd)  # the readers and the server close them
+            server = _Server(session, msg_r, rec_r, ans_w, deadline, kill)
+            for thread in (out, err, server):
+                thread.start()
+            timed_out = False
+            if not _wait_exit(proc, deadline):
+                timed_out = not killed.is_set()
+                kill()
+            proc.wait()
+            duration = time.perf_counter() - t0
+            # The jail's leader is gone; anything it left behind in the cgroup goes now.
+            if group is not None:
+                group.kill_all()
+            for thread in (out, err, server):
+                thread.join(timeout=2)
+            labels: list[str] = []
+            memory_exceeded = False
+            rc = proc.returncode
+            if group is not None:
+                memory_exceeded = group.oom_killed()
+                if group.pids_limit_hit():
+                    labels.append("pids_limit")
+            if rc == 125 and group is not None and not out.data and not err.data:
+                raise SandboxError("the jail could not join its cgroup")
+            if out.dropped or err.dropped or out.flooded or err.flooded or session.over_budget:
+                labels.append("output_limit")
+            if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
+                timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
+            if b"bwrap:" in bytes(err.data[:400]) and rc not in (0, 1) and session.facts.messages == 0:
+                raise SandboxError(
+                    f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}"
+                )
+            return RawRun(
+                backend=self.name,
+                exit_code=rc,
+                stdout=bytes(out.data),
+                stderr=bytes(err.data),
+                duration_s=duration,
+                timed_out=timed_out,
+                memory_exceeded=memory_exceeded,
+                limit_labels=labels,
             )
-        except OSError as exc:
-            os.close(ch_r)
-            os.close(ch_w)
+        finally:
+            if proc is not None and proc.returncode is None:
+                kill()
+                with contextlib.suppress(Exception):
+                    proc.wait(timeout=5)
+            for fd in list(owned):
+                close(fd)
             if group is not None:
                 group.remove()
-            raise SandboxError(f"cannot start the jail: {exc}") from exc
-        os.close(ch_w)
-        assert proc.stdin and proc.stdout and proc.stderr
-        flood_after = 16 * limits.output_bytes
-        out = _CappedReader(os.dup(proc.stdout.fileno()), limits.output_bytes, flood_after, kill)
-        err = _CappedReader(os.dup(proc.stderr.fileno()), limits.output_bytes, flood_after, kill)
-        channel_cap = max(4 << 20, 8 * limits.output_bytes)
-        chan = _CappedReader(ch_r, channel_cap, channel_cap, kill)
-        proc.stdout.close()
-        proc.stderr.close()
-        for reader in (out, err, chan):
-            reader.start()
-
-        def feed() -> None:
-            with contextlib.suppress(OSError):
-                assert proc is not None and proc.stdin is not None
-                proc.stdin.write(job)
-                proc.stdin.close()
-
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
-        timed_out = False
-        if not _wait_exit(proc, t0 + limits.timeout_s):
-            timed_out = not killed.is_set()
-            kill()
-        proc.wait()
-        duration = time.perf_counter() - t0
-        # The jail's leader is gone; anything it left behind in the cgroup goes now.
-        if group is not None:
-            group.kill_all()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        for reader in (out, err, chan):
-            reader.join(timeout=2)
-        feeder.join(timeout=1)
-        labels: list[str] = []
-        memory_exceeded = False
-        rc = proc.returncode
-        if group is not None:
-            memory_exceeded = group.oom_killed()
-            if group.pids_limit_hit():
-                labels.append("pids_limit")
-            group.remove()
-        if rc == 125 and group is not None and not out.data and not err.data:
-            raise SandboxError("the jail could not join its cgroup")
-        if out.dropped or err.dropped or chan.dropped or out.flooded or err.flooded:
-            labels.append("output_limit")
-        if rc in (128 + signal.SIGXFSZ, -signal.SIGXFSZ):
-            labels.append("file_size_limit")
-        if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
-            timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
-        if b"bwrap:" in bytes(err.data[:400]) and rc not in (0, 1):
-            raise SandboxError(f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}")
-        frames = _split(bytes(chan.data))
-        return RawRun(
-            backend=self.name,
-            exit_code=rc,
-            stdout=bytes(out.data),
-            stderr=bytes(err.data),
-            frames=frames,
-            duration_s=duration,
-            timed_out=timed_out,
-            memory_exceeded=memory_exceeded,
-            limit_labels=labels,
-        )
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], deadline: float) -> bool:
     """Wait for the jail's leader until ``deadline`` (perf_counter); True when it exited. A pidfd
-    wakes us the moment it exits (``Popen.wait(timeout)`` polls with sleeps up to 50 ms)."""
+    wakes us the moment it exits (``Popen.wait(timeout)`` polls with sleeps up to 50 ms); ``poll``
+    works at any descriptor number."""
     try:
         pidfd = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
@@ -265,18 +399,13 @@ def _wait_exit(proc: subprocess.Popen[bytes], deadline: float) -> bool:
         except subprocess.TimeoutExpired:
             return False
     try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
         while True:
             left = deadline - time.perf_counter()
             if left <= 0:
                 return proc.poll() is not None
-            ready, _, _ = select.select([pidfd], [], [], left)
-            if ready:
+            if poller.poll(max(1, math.ceil(left * 1000))):
                 return True
     finally:
         os.close(pidfd)
-
-
-def _split(data: bytes) -> list[bytes]:
-    from streams.sandbox.protocol import split_length_prefixed
-
-    return split_length_prefixed(data)

@@ -20,6 +20,12 @@ def job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, frozen
             limits=limits,
         )
         return job, frozenset(range(len(task.tests), len(cases)))
+    # the prompt goes with the check: its helpers run in the check's own guest, not the program's
     return Job(
-        mode="check", code=code, entry_point=task.entry_point, check=task.check, limits=limits
+        mode="check",
+        code=code,
+        entry_point=task.entry_point,
+        check=task.check,
+        prelude=task.prompt,
+        limits=limits,
     ), frozenset()

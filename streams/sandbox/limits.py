@@ -37,19 +37,35 @@ class Limits:
         )
 
 
+@dataclass(frozen=True)
+class Policy:
+    """What a backend's guest is told: the kinds its audit hook refuses, where it may read, which
+    imports it reports (``route``), and a folder of extra modules to import from (``site``)."""
+
+    block: tuple[str, ...]
+    read_roots: tuple[str, ...]
+    route: tuple[str, ...] = ()
+    site: str = ""
+
+
 @dataclass
 class RawRun:
-    """What one backend observed while running one job (before the channel is interpreted)."""
+    """What one backend observed of one guest (the call interface's facts are its session's)."""
 
     backend: str
     exit_code: int | None
     stdout: bytes
     stderr: bytes
-    frames: list[bytes]
     duration_s: float
     timed_out: bool = False
+    #: the container's cgroup counted an OOM kill
     memory_exceeded: bool = False
-    #: limits the backend itself saw hit: output_limit, pids_limit, file_size_limit, stack_overflow, ...
+    #: limits the backend itself saw hit: output_limit, pids_limit, stack_overflow
     limit_labels: list[str] = field(default_factory=list)
     #: the runtime stopped the program for another reason (a trap's words)
     trap: str | None = None
+    #: WASM: the guest's linear memory when it ended, and the store's limit
+    memory_bytes: int | None = None
+    memory_limit_bytes: int | None = None
+    #: WASM: opens refused because the guest held MAX_OPEN_FILES files
+    open_files_refused: int = 0

@@ -1,154 +1,522 @@
-"""The host half of the trusted verdict protocol: the job sent into the sandbox, and the records read
-back over the channel the program cannot write to without the job's nonce.
+"""The host half of the sandbox's call interface: what a guest may say, and what the host answers.
 
-A record is ``b"RLS1" + nonce + JSON``. Records without the nonce are ignored (and counted), so text a
-program prints, or a record it makes up without the nonce, never becomes a result. A case with no
-record is ``missing``; the case that was running when the wall clock ran out is ``timeout``. Nothing
-here compares results with expected outputs: that belongs to the reward.
+A guest holds only the program's trust domain and a small stub (``guest_harness.pysrc``). It never
+sees a verdict, a deadline, an expected value or more than one case input at a time. Every exchange is
+started by the guest and answered by the host, whose state machine decides what is allowed:
+
+======  ==================================  ====================================================
+guest   meaning                             host answer
+======  ==================================  ====================================================
+``J``   the job, please (first message)     the job as JSON (:func:`encode_job`)
+``N``   the first request, please           ``C`` + the argument tuple's literal, or ``E`` (end)
+``R``   ``o`` + repr | ``e`` + error text   the result of the request out; answered like ``N``
+``L``   error text                          ``k``: the program failed while loading
+``V``   kind ``\\n`` detail                  ``k``: the audit hook refused something (append-only)
+``U``   module name                         ``k``: the program imports what another backend runs
+``A``   the argument tuple's literal        check guest only: ``o`` + repr | ``e`` + name ``\\n``
+                                            message | ``x`` + why (the candidate's answer)
+``D``   ``o`` | ``e`` + error text          check guest only: the check finished
+======  ==================================  ====================================================
+
+The host hands out exactly one request at a time and takes exactly one result for it. Anything else
+(a result nobody asked for, a second ``N`` while a request is out, a second ``J``, an unknown kind,
+bytes that are not UTF-8, a message over :data:`MAX_MESSAGE_BYTES`) is a *protocol deviation*: the
+host answers ``X``, stops the guest, fails every case not yet answered and labels the run
+``harness_tamper``. What a candidate can make its own stub say is only "the value it returned for this
+case", which it could have returned anyway, so nothing in the guest is secret.
+
+Timings are the host's own clock: per case from handing out the request to receiving its result, the
+load from the guest's start to its first request, and ``active_s`` from the start to the last result.
+Nothing here raises on what a guest sends, and nothing compares results with expected outputs: that
+belongs to the reward.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
+import queue
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Literal
+from typing import Literal, Protocol
 
-from schemas.rollout import CaseResult
+from schemas.rollout import MAX_RESULT_CHARS, CaseResult
 
 Mode = Literal["cases", "check", "script"]
-MAGIC = b"RLS1"
-#: one record may not exceed this (a result's repr included); the channel as a whole is capped too
-MAX_RECORD_BYTES = 1 << 20
-MAX_REPR_CHARS = 64 * 1024
+Role = Literal["candidate", "check"]
+
+#: one message may not exceed this: a result of MAX_RESULT_CHARS characters, UTF-8, plus its header
+MAX_MESSAGE_BYTES = 4 * MAX_RESULT_CHARS + 64
+#: error texts and violation details are kept up to these lengths
+MAX_ERROR_CHARS = 2000
+MAX_DETAIL_CHARS = 200
+#: distinct (kind, detail) refusal records kept per guest; later ones are counted, not kept
+MAX_RECORDS = 64
+#: route hints kept per guest
+MAX_HINTS = 8
+#: what the audit hook of the stub may report; anything else is a deviation
+GUEST_KINDS = frozenset(
+    {
+        "network",
+        "filesystem",
+        "ctypes",
+        "signal",
+        "introspection",
+        "process",
+        "thread",
+        "harness_access",
+    }
+)
+#: the label of a run whose guest broke the protocol
+TAMPER = "harness_tamper"
+
+END = b"E"
+ACK = b"k"
+STOP = b"X"
 
 
 def harness_source() -> str:
     return resources.files("streams.sandbox").joinpath("guest_harness.pysrc").read_text("utf-8")
 
 
-def new_nonce() -> str:
-    return secrets.token_hex(16)
-
-
 def encode_job(
     *,
-    nonce: str,
+    role: Role,
     mode: Mode,
-    code: str,
-    channel: str,
+    code: str = "",
     entry_point: str = "",
-    inputs: tuple[str, ...] = (),
+    prelude: str = "",
     check: str = "",
     block: tuple[str, ...] = (),
     read_roots: tuple[str, ...] = (),
+    route: tuple[str, ...] = (),
+    site: str = "",
+    max_result_chars: int = MAX_RESULT_CHARS,
 ) -> bytes:
+    """The job a guest receives as the answer to ``J``: what to load and what the audit hook refuses.
+    Case inputs are not in it: they are handed out one request at a time."""
     job = {
-        "nonce": nonce,
+        "role": role,
         "mode": mode,
         "code": code,
-        "channel": channel,
         "entry_point": entry_point,
-        "inputs": list(inputs),
+        "prelude": prelude,
         "check": check,
-        "policy": {"block": list(block), "read_roots": list(read_roots)},
+        "policy": {"block": list(block), "read_roots": list(read_roots), "route": list(route)},
+        "site": site,
+        "max_result_chars": max_result_chars,
     }
     return json.dumps(job).encode("utf-8")
 
 
-@dataclass
-class Verdicts:
-    """What the channel said: per-case results, whether the program loaded, violations seen."""
-
-    loaded: bool | None = None
-    load_error: str | None = None
-    load_duration_s: float = 0.0
-    cases: dict[int, CaseResult] = field(default_factory=dict)
-    started: list[int] = field(default_factory=list)
-    done: bool = False
-    memory_error: bool = False
-    violations: list[str] = field(default_factory=list)
-    forged: int = 0
-
-
-def decode_record(frame: bytes, nonce: str) -> dict[str, Any] | None:
-    """The record in ``frame`` when it carries this job's nonce, else None."""
-    head = MAGIC + bytes.fromhex(nonce)
-    if len(frame) > MAX_RECORD_BYTES or not frame.startswith(head):
-        return None
+def _decode(payload: bytes) -> str | None:
+    """``payload`` as text; None when it is not UTF-8."""
     try:
-        record = json.loads(frame[len(head) :].decode("ascii"))
-    except (UnicodeDecodeError, ValueError):
+        return payload.decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    return record if isinstance(record, dict) else None
 
 
-def split_length_prefixed(data: bytes) -> list[bytes]:
-    """Frames of a ``4-byte big-endian length + body`` stream; a torn tail is dropped."""
-    frames, pos = [], 0
-    while pos + 4 <= len(data):
-        n = int.from_bytes(data[pos : pos + 4], "big")
-        if n > MAX_RECORD_BYTES or pos + 4 + n > len(data):
-            break
-        frames.append(data[pos + 4 : pos + 4 + n])
-        pos += 4 + n
-    return frames
-
-
-def _clip(text: Any, limit: int) -> str | None:
+def _text(payload: bytes, limit: int) -> str | None:
+    """``payload`` as text clipped to ``limit`` characters; None when it is not UTF-8."""
+    text = _decode(payload)
     if text is None:
         return None
-    s = str(text)
-    return s if len(s) <= limit else s[:limit] + "…"
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
-def read_verdicts(frames: list[bytes], nonce: str) -> Verdicts:
-    v = Verdicts()
-    for frame in frames:
-        rec = decode_record(frame, nonce)
-        if rec is None:
-            v.forged += 1
-            continue
-        kind = rec.get("t")
-        if kind == "load":
-            v.loaded = rec.get("s") == "ok"
-            v.load_error = _clip(rec.get("e"), 2000)
-            v.load_duration_s = max(0.0, float(rec.get("d") or 0.0))
-        elif kind == "start" and isinstance(rec.get("i"), int):
-            v.started.append(rec["i"])
-        elif kind == "case" and isinstance(rec.get("i"), int) and rec["i"] >= 0:
-            i = rec["i"]
-            if i in v.cases:  # a second record for one case is not believed
-                v.forged += 1
+class Oversized(Exception):
+    """A frame header announced more than the limit."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__(f"a message of {length} bytes")
+        self.length = length
+
+
+class FrameReader:
+    """Messages of a ``4-byte big-endian length + body`` stream (the jail's pipes), bounded: a header
+    announcing more than ``limit`` bytes raises :class:`Oversized` at once, so nothing that large is
+    ever buffered; a torn tail waits for more bytes."""
+
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self.buf += chunk
+        out: list[bytes] = []
+        while len(self.buf) >= 4:
+            n = int.from_bytes(self.buf[:4], "big")
+            if n > self.limit:
+                raise Oversized(n)
+            if len(self.buf) < 4 + n:
+                break
+            out.append(bytes(self.buf[4 : 4 + n]))
+            del self.buf[: 4 + n]
+        return out
+
+
+def frame(msg: bytes) -> bytes:
+    return len(msg).to_bytes(4, "big") + msg
+
+
+class RequestSource(Protocol):
+    """Where a candidate's requests come from: the task's case inputs, or a check guest's calls."""
+
+    def next_request(self) -> str | None:
+        """The next argument tuple's literal; None when there is nothing more (may block)."""
+
+    def deliver(self, ok: bool, text: str) -> None:
+        """The result of the request handed out last."""
+
+    def candidate_gone(self, reason: str) -> None:
+        """The candidate will answer nothing more."""
+
+
+class CaseInputs:
+    """Case mode: the task's inputs, in order."""
+
+    def __init__(self, inputs: tuple[str, ...]) -> None:
+        self.inputs = inputs
+        self.position = 0
+
+    def next_request(self) -> str | None:
+        if self.position >= len(self.inputs):
+            return None
+        self.position += 1
+        return self.inputs[self.position - 1]
+
+    def deliver(self, ok: bool, text: str) -> None:
+        pass
+
+    def candidate_gone(self, reason: str) -> None:
+        pass
+
+
+@dataclass
+class CaseRecord:
+    """One request as the host saw it."""
+
+    index: int
+    handed_at: float
+    answered_at: float | None = None
+    ok: bool = False
+    text: str = ""
+
+
+@dataclass
+class SessionFacts:
+    """What the host observed of one guest (its stdout, exit and limits are the backend's)."""
+
+    started_at: float = 0.0
+    job_sent: bool = False
+    first_request_at: float | None = None
+    last_result_at: float | None = None
+    load_error: str | None = None
+    cases: list[CaseRecord] = field(default_factory=list)
+    #: refusals the guest's audit hook reported, first MAX_RECORDS distinct ones
+    records: list[tuple[str, str]] = field(default_factory=list)
+    records_dropped: int = 0
+    hints: list[str] = field(default_factory=list)
+    deviation: str | None = None
+    messages: int = 0
+    bytes_received: int = 0
+    #: check guest only: the check's own outcome
+    check_done: bool = False
+    check_ok: bool = False
+    check_error: str | None = None
+    check_calls: int = 0
+
+    @property
+    def outstanding(self) -> CaseRecord | None:
+        last = self.cases[-1] if self.cases else None
+        return last if last is not None and last.answered_at is None else None
+
+    @property
+    def kinds(self) -> list[str]:
+        out: list[str] = []
+        for kind, _ in self.records:
+            if kind not in out:
+                out.append(kind)
+        return out
+
+
+class Session:
+    """The host's state machine for one guest. ``handle`` answers one message; it returns None when
+    the guest must be stopped now (after a deviation). Thread-safe; never raises on guest bytes."""
+
+    def __init__(
+        self,
+        job: bytes,
+        *,
+        role: Role = "candidate",
+        source: RequestSource | None = None,
+        caller: Callable[[str], tuple[str, str]] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        max_bytes: int = 64 << 20,
+    ) -> None:
+        self.job = job
+        self.role = role
+        self.source = source if source is not None else CaseInputs(())
+        self.caller = caller
+        self.clock = clock
+        self.max_bytes = max_bytes
+        self.facts = SessionFacts(started_at=clock())
+        self._lock = threading.Lock()
+        self.over_budget = False
+
+    def start(self) -> None:
+        """The guest starts now (the load time counts from here)."""
+        self.facts.started_at = self.clock()
+
+    # -- the state machine --------------------------------------------------------------------------
+    def oversized(self, length: int) -> bytes | None:
+        """A message too long to be read at all (the backend never copies it)."""
+        with self._lock:
+            self.facts.messages += 1
+            return self._deviate(f"a message of {length} bytes (limit {MAX_MESSAGE_BYTES})")
+
+    def refuse(self, why: str) -> None:
+        """A deviation the backend observed itself (e.g. a record on the wrong pipe)."""
+        with self._lock:
+            self._deviate(why)
+
+    def handle(self, msg: bytes) -> bytes | None:
+        try:
+            with self._lock:
+                return self._handle(msg)
+        except Exception as exc:  # a bug here must not become a host crash
+            return self._deviate(f"the host could not handle a message: {type(exc).__name__}")
+
+    def _deviate(self, why: str) -> bytes | None:
+        """Record the first deviation; the guest is stopped and answered nothing more (None)."""
+        if self.facts.deviation is None:
+            self.facts.deviation = why[:MAX_DETAIL_CHARS]
+            self.source.candidate_gone("the candidate broke the protocol")
+        return None
+
+    def _handle(self, msg: bytes) -> bytes | None:
+        f = self.facts
+        if f.deviation is not None:
+            return None
+        f.messages += 1
+        f.bytes_received += len(msg)
+        if f.bytes_received > self.max_bytes:
+            self.over_budget = True
+            return self._deviate("the guest sent more than its byte budget")
+        if not msg:
+            return self._deviate("an empty message")
+        if len(msg) > MAX_MESSAGE_BYTES:
+            return self._deviate(f"a message of {len(msg)} bytes (limit {MAX_MESSAGE_BYTES})")
+        kind, payload = msg[:1], msg[1:]
+        if kind == b"J":
+            if f.job_sent or payload:
+                return self._deviate("the job was asked for twice")
+            f.job_sent = True
+            return self.job
+        if not f.job_sent:
+            return self._deviate(f"{kind!r} before the job")
+        if kind == b"V":
+            return self._record(payload)
+        if self.role == "check":
+            return self._handle_check(kind, payload)
+        return self._handle_candidate(kind, payload)
+
+    def _record(self, payload: bytes) -> bytes | None:
+        f = self.facts
+        text = _text(payload, MAX_DETAIL_CHARS + 64)
+        if text is None:
+            return self._deviate("a refusal record that is not UTF-8")
+        kind, _, detail = text.partition("\n")
+        if kind not in GUEST_KINDS or self.role != "candidate":
+            return self._deviate(f"an unknown refusal record kind {kind[:40]!r}")
+        entry = (kind, detail[:MAX_DETAIL_CHARS])
+        if entry in f.records:
+            return ACK
+        # every kind is kept at least once (there are few), so a flood of one cannot hide another
+        if len(f.records) >= MAX_RECORDS and kind in f.kinds:
+            f.records_dropped += 1
+            return ACK
+        f.records.append(entry)
+        return ACK
+
+    def _handle_candidate(self, kind: bytes, payload: bytes) -> bytes | None:
+        f = self.facts
+        now = self.clock()
+        if kind == b"N":
+            if payload or f.outstanding is not None:
+                return self._deviate("a second request while one was out")
+            if f.load_error is not None:
+                return self._deviate("a request after the program failed to load")
+            if f.first_request_at is None:
+                f.first_request_at = now
+            return self._next_request()
+        if kind == b"R":
+            case = f.outstanding
+            if case is None:
+                return self._deviate("a result nobody asked for")
+            status, body = payload[:1], payload[1:]
+            if status not in (b"o", b"e"):
+                return self._deviate("a result of unknown status")
+            text = _decode(body)
+            if text is None:
+                return self._deviate("a result that is not UTF-8")
+            if status == b"o" and len(text) > MAX_RESULT_CHARS:
+                return self._deviate("a result over the size limit")
+            if status == b"e" and len(text) > MAX_ERROR_CHARS:
+                text = text[:MAX_ERROR_CHARS] + "…"
+            case.answered_at, case.ok, case.text = now, status == b"o", text
+            f.last_result_at = now
+            self.source.deliver(case.ok, case.text)
+            return self._next_request()
+        if kind == b"L":
+            if f.first_request_at is not None or f.load_error is not None:
+                return self._deviate("a load failure after the program had loaded")
+            text = _text(payload, MAX_ERROR_CHARS)
+            if text is None:
+                return self._deviate("a load error that is not UTF-8")
+            f.load_error = text or "the program failed to load"
+            self.source.candidate_gone(f"the program failed to load: {f.load_error}")
+            return ACK
+        if kind == b"U":
+            name = _text(payload, 64)
+            if name is None or not name.isidentifier():
+                return self._deviate("a malformed route hint")
+            if name not in f.hints and len(f.hints) < MAX_HINTS:
+                f.hints.append(name)
+            return ACK
+        return self._deviate(f"an unknown message kind {kind!r}")
+
+    def _next_request(self) -> bytes:
+        literal = self.source.next_request()
+        if literal is None:
+            return END
+        self.facts.cases.append(CaseRecord(index=len(self.facts.cases), handed_at=self.clock()))
+        return b"C" + literal.encode("utf-8")
+
+    def _handle_check(self, kind: bytes, payload: bytes) -> bytes | None:
+        f = self.facts
+        if f.check_done:
+            return self._deviate("a message after the check finished")
+        if kind == b"A":
+            literal = _decode(payload)
+            if literal is None or self.caller is None:
+                return self._deviate("a malformed call")
+            f.check_calls += 1
+            answer, text = self.caller(literal)
+            return answer.encode("ascii") + text.encode("utf-8", "backslashreplace")
+        if kind == b"D":
+            status, body = payload[:1], payload[1:]
+            error = _text(body, MAX_ERROR_CHARS)
+            if status not in (b"o", b"e") or error is None:
+                return self._deviate("a malformed check outcome")
+            f.check_done, f.check_ok = True, status == b"o"
+            f.check_error = None if f.check_ok else (error or "the check failed")
+            self.source.candidate_gone("the check finished")
+            return ACK
+        return self._deviate(f"an unknown message kind {kind!r}")
+
+
+class Bridge:
+    """Check mode: the check guest's calls of ``candidate(...)`` become the candidate guest's
+    requests, and its results the check guest's answers. Only literals cross; both sides wait at most
+    until the deadline. (Two C queues: a hand-over costs a few microseconds, and a check may call the
+    candidate hundreds of times.)"""
+
+    def __init__(self, deadline: float, *, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.deadline = deadline
+        self.clock = clock
+        self._calls: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._answers: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._gone: str | None = None
+
+    def _wait(self, q: queue.SimpleQueue[object]) -> object:
+        while True:
+            left = self.deadline - self.clock()
+            if left <= 0:
+                return _TIMEOUT
+            try:
+                return q.get(timeout=min(left, 60.0))
+            except queue.Empty:
                 continue
-            ok = rec.get("s") == "ok"
-            v.cases[i] = CaseResult(
-                index=i,
-                status="ok" if ok else "error",
-                result_repr=_clip(rec.get("r"), MAX_REPR_CHARS) if ok else None,
-                error=None if ok else _clip(rec.get("e"), 2000),
-                duration_s=max(0.0, float(rec.get("d") or 0.0)),
-            )
-        elif kind == "done":
-            v.done = True
-        elif kind == "memory":
-            v.memory_error = True
-        elif kind == "violation" and isinstance(rec.get("v"), str) and rec["v"] not in v.violations:
-            v.violations.append(rec["v"])
-    return v
+
+    # -- the check guest's side ---------------------------------------------------------------------
+    def call(self, literal: str) -> tuple[str, str]:
+        """``("o", repr)``, ``("e", "Name\\nmessage")`` or ``("x", why)``."""
+        if self._gone is not None:
+            return ("x", self._gone)
+        self._calls.put(literal)
+        answer = self._wait(self._answers)
+        if answer is _TIMEOUT:
+            return ("x", "the time limit was reached")
+        if answer is _GONE:
+            return ("x", self._gone or "the candidate ended")
+        assert isinstance(answer, tuple)
+        return answer
+
+    def check_done(self) -> None:
+        self._calls.put(_GONE)
+
+    # -- the candidate guest's side (a RequestSource) -----------------------------------------------
+    def next_request(self) -> str | None:
+        item = self._wait(self._calls)
+        if not isinstance(item, str) or self.clock() >= self.deadline:
+            if item is _GONE:
+                self._calls.put(_GONE)  # every later question gets the same answer
+            return None  # a call nobody waits for any more is never handed out
+        return item
+
+    def deliver(self, ok: bool, text: str) -> None:
+        if ok:
+            self._answers.put(("o", text))
+        else:
+            name, _, message = text.partition(": ")
+            self._answers.put(("e", f"{name}\n{message}" if message else f"{name}\n"))
+
+    def candidate_gone(self, reason: str) -> None:
+        if self._gone is None:
+            self._gone = reason
+        self._answers.put(_GONE)
+        self._calls.put(_GONE)
 
 
-def case_results(v: Verdicts, n_cases: int, *, timed_out: bool) -> tuple[CaseResult, ...]:
-    """One result per case, in order: reported ones as reported; the case running when time ran
-    out is ``timeout``; every other unreported case is ``missing`` (never a pass)."""
-    running = next((i for i in reversed(v.started) if i not in v.cases), None)
-    out = []
+#: what the bridge's queues carry besides literals and answers
+_GONE, _TIMEOUT = object(), object()
+
+
+def case_results(
+    facts: SessionFacts,
+    n_cases: int,
+    *,
+    timed_out: bool,
+    ended: str | None = None,
+) -> tuple[CaseResult, ...]:
+    """One result per case, in order. Answered ones as answered (their duration the host's); the one
+    out when time ran out is ``timeout``; after a load failure or a deviation every other case is an
+    error saying so; any other unanswered case is ``missing`` (never a pass)."""
+    out: list[CaseResult] = []
     for i in range(n_cases):
-        if i in v.cases:
-            out.append(v.cases[i])
-        elif timed_out and i == running:
+        rec = facts.cases[i] if i < len(facts.cases) else None
+        if rec is not None and rec.answered_at is not None:
+            out.append(
+                CaseResult(
+                    index=i,
+                    status="ok" if rec.ok else "error",
+                    result_repr=rec.text if rec.ok else None,
+                    error=None if rec.ok else rec.text,
+                    duration_s=max(0.0, rec.answered_at - rec.handed_at),
+                )
+            )
+        elif facts.deviation is not None:
+            out.append(CaseResult(index=i, status="error", error=f"protocol deviation: {facts.deviation}"))
+        elif facts.load_error is not None:
+            out.append(CaseResult(index=i, status="error", error=f"program failed: {facts.load_error}"))
+        elif rec is not None and timed_out:
             out.append(CaseResult(index=i, status="timeout", error="wall-clock limit reached"))
+        elif rec is not None and ended:
+            out.append(CaseResult(index=i, status="missing", error=ended))
         else:
             out.append(CaseResult(index=i, status="missing"))
     return tuple(out)

@@ -1,4 +1,12 @@
-"""Jobs, results, and turning what a backend observed into a result (pure functions)."""
+"""Jobs, results, and turning what a backend and its call interface observed into a result (pure
+functions).
+
+Every label comes from something the program cannot fake: the host's deadline and output caps, the
+WASM runtime's traps and the guest's linear memory, the container's cgroup counters, the host's own
+protocol state (``harness_tamper``), and the records the guest's audit hook sent (a program can only
+incriminate itself with those). Nothing is inferred from text the program prints: where no honest
+signal exists (a file-size limit hit, a full /tmp), the case is simply the error it raised.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +17,14 @@ from typing import Any
 
 from schemas.rollout import CaseResult, SandboxExecuted
 from streams.sandbox.limits import Limits, RawRun
-from streams.sandbox.protocol import Mode, Verdicts, case_results
+from streams.sandbox.protocol import TAMPER, Mode, SessionFacts, case_results
 
 #: labels the backends observe themselves, reported before what the program was caught trying
-LIMIT_LABELS = ("output_limit", "pids_limit", "file_size_limit", "stack_overflow")
-#: errors that only a capability the runtime does not have produces, and what was tried
-REFUSAL_SIGNATURES = (
-    ("wasi does not support processes", "process"),
-    ("has no attribute 'fork'", "process"),
-    ("has no attribute 'system'", "process"),
-    ("can't start new thread", "thread"),
-    ("has no attribute 'kill'", "signal"),
-    ("ctypes is unavailable", "ctypes"),
-    ("module '_socket' has no attribute", "network"),
-    ("[Errno 27] File too large", "file_size_limit"),
-    ("No space left on device", "disk_full"),
-)
+LIMIT_LABELS = ("output_limit", "pids_limit", "stack_overflow")
+#: a WASM guest that failed with its linear memory this close to the store's limit hit the limit
+#: (a failed memory.grow leaves the memory where it was: the request did not fit in what was left)
+MEMORY_HEADROOM_FRACTION = 8
+MEMORY_HEADROOM_MIN = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,8 @@ class Job:
     entry_point: str = ""
     inputs: tuple[str, ...] = ()
     check: str = ""
+    #: check mode: the task's prompt, run before the check in the check's own guest (its helpers)
+    prelude: str = ""
     limits: Limits = field(default_factory=Limits)
 
     def cache_key(self, backend: str, runtime_hash: str) -> str:
@@ -46,6 +48,7 @@ class Job:
                 self.entry_point,
                 list(self.inputs),
                 self.check,
+                self.prelude,
                 self.limits.key(),
                 backend,
                 runtime_hash,
@@ -74,13 +77,20 @@ class ExecutionResult:
     stdout: str = ""
     stderr: str = ""
     duration_s: float = 0.0
+    #: the host's clock: the guest's start to its first request, and to its last result
+    load_s: float | None = None
+    active_s: float | None = None
     runtime_hash: str = ""
     cache_key: str = ""
     cache_hit: bool = False
     #: the sandbox itself failed: retry it, never score it as the program's failure
     infra_error: str | None = None
-    #: records on the channel that did not carry the job's nonce, or repeated a case
-    forged_records: int = 0
+    #: the guest broke the call interface (what the host saw first); the run is labelled harness_tamper
+    deviation: str | None = None
+    #: modules the guest imported that another backend runs differently (``auto`` routes on them)
+    route_hints: tuple[str, ...] = ()
+    #: what the audit hook refused, (kind, detail), the first few
+    refusals: tuple[tuple[str, str], ...] = ()
 
     def cli_json(self) -> dict[str, Any]:
         """Exactly the fields of the ``rlstream sandbox exec --json`` contract."""
@@ -101,43 +111,86 @@ class ExecutionResult:
         return d
 
 
-def interpret(
-    job: Job, raw: RawRun, verdicts: Verdicts, *, runtime_hash: str, reason: str
-) -> ExecutionResult:
-    timed_out = raw.timed_out
+@dataclass
+class Outcome:
+    """What one job's guests did: the candidate's, and in check mode the check's."""
+
+    raw: RawRun
+    facts: SessionFacts
+    check_raw: RawRun | None = None
+    check_facts: SessionFacts | None = None
+
+
+def _wasm_memory_hit(raw: RawRun) -> bool:
+    if raw.memory_bytes is None or not raw.memory_limit_bytes:
+        return False
+    headroom = max(raw.memory_limit_bytes // MEMORY_HEADROOM_FRACTION, MEMORY_HEADROOM_MIN)
+    return raw.memory_bytes >= raw.memory_limit_bytes - headroom
+
+
+def _seconds(at: float | None, start: float) -> float | None:
+    return None if at is None else max(0.0, at - start)
+
+
+def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> ExecutionResult:
+    raw, facts = outcome.raw, outcome.facts
+    check_raw, check_facts = outcome.check_raw, outcome.check_facts
+    timed_out = raw.timed_out or bool(check_raw is not None and check_raw.timed_out)
     stderr = raw.stderr.decode("utf-8", "replace")
-    memory = raw.memory_exceeded or verdicts.memory_error
-    if job.mode == "script" and not memory and not timed_out and raw.exit_code not in (0, None):
-        memory = stderr.rstrip().endswith("MemoryError")
     if raw.trap and not timed_out:
         stderr += f"\n[sandbox] stopped by the runtime: {raw.trap}\n"
     violations = [v for v in LIMIT_LABELS if v in raw.limit_labels]
-    violations += [v for v in verdicts.violations if v not in violations]
-    texts = [stderr[-4000:], verdicts.load_error or ""] + [c.error or "" for c in verdicts.cases.values()]
-    for sig, label in REFUSAL_SIGNATURES:
-        if label not in violations and any(sig in t for t in texts):
-            violations.append(label)
-    n = 1 if job.mode == "check" else len(job.inputs)
+    if facts.deviation is not None:
+        violations.append(TAMPER)
+    violations += [k for k in facts.kinds if k not in violations]
+
+    ended = None
+    if raw.trap and not timed_out:
+        ended = f"the program was stopped by the runtime ({raw.trap})"
+    elif raw.exit_code not in (None, 0):
+        ended = f"the program ended with exit code {raw.exit_code}"
     cases: tuple[CaseResult, ...] = ()
     check_passed: bool | None = None
-    if job.mode != "script":
-        cases = case_results(verdicts, n, timed_out=timed_out)
-        if verdicts.loaded is False:
-            cases = tuple(
-                c
-                if c.status != "missing"
-                else CaseResult(index=c.index, status="error", error=f"program failed: {verdicts.load_error}")
-                for c in cases
+    loaded: bool | None = None
+    if job.mode == "script":
+        failed = raw.exit_code not in (0, None) or raw.trap is not None
+    elif job.mode == "cases":
+        cases = case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended)
+        failed = facts.load_error is not None or any(c.status != "ok" for c in cases)
+    else:
+        assert check_facts is not None and check_raw is not None
+        check_passed = bool(
+            check_facts.check_done
+            and check_facts.check_ok
+            and not timed_out
+            and facts.deviation is None
+            and check_facts.deviation is None
+        )
+        if check_passed:
+            case = CaseResult(index=0, status="ok", result_repr="True", duration_s=check_raw.duration_s)
+        elif timed_out:
+            case = CaseResult(index=0, status="timeout", error="wall-clock limit reached")
+        else:
+            why = (
+                f"protocol deviation: {facts.deviation}"
+                if facts.deviation
+                else check_facts.check_error
+                or (f"program failed: {facts.load_error}" if facts.load_error else None)
+                or "the check did not finish"
             )
-        if job.mode == "check":
-            check_passed = bool(cases and cases[0].status == "ok" and verdicts.done)
+            case = CaseResult(index=0, status="error", error=why, duration_s=check_raw.duration_s)
+        cases = (case,)
+        failed = not check_passed
+    if job.mode != "script" and (facts.first_request_at is not None or facts.load_error is not None):
+        loaded = facts.load_error is None
+    memory = raw.memory_exceeded or (failed and _wasm_memory_hit(raw))
     return ExecutionResult(
         backend=raw.backend,
         mode=job.mode,
         backend_reason=reason,
         cases=cases,
-        loaded=verdicts.loaded,
-        load_error=verdicts.load_error,
+        loaded=loaded,
+        load_error=facts.load_error,
         check_passed=check_passed,
         exit_code=raw.exit_code,
         timed_out=timed_out,
@@ -147,8 +200,12 @@ def interpret(
         stdout=raw.stdout.decode("utf-8", "replace"),
         stderr=stderr,
         duration_s=raw.duration_s,
+        load_s=_seconds(facts.first_request_at, facts.started_at),
+        active_s=_seconds(facts.last_result_at, facts.started_at),
         runtime_hash=runtime_hash,
-        forged_records=verdicts.forged,
+        deviation=facts.deviation,
+        route_hints=tuple(facts.hints),
+        refusals=tuple(facts.records[:16]),
     )
 
 
@@ -178,9 +235,12 @@ def to_event(
         timed_out=result.timed_out,
         memory_exceeded=result.memory_exceeded,
         violation=result.violation,
+        violations=result.violations,
         stdout=result.stdout,
         stderr=result.stderr,
         duration_s=result.duration_s,
+        load_s=result.load_s,
+        active_s=result.active_s,
         runtime_hash=result.runtime_hash,
         cache_key=result.cache_key,
         cache_hit=result.cache_hit,

@@ -1,9 +1,12 @@
-"""The ``auto`` router: WASM first; the container only for programs WASI cannot run.
+"""The ``auto`` router: WASM first; the container only for programs WASI cannot run, or would run
+differently (numpy, pandas and scipy: numpy's default integer is 32-bit on wasm32, 64-bit in the jail).
 
-Decided twice: before running, by the program's imports (a static pre-check), and after, by failure
-signatures that only a missing capability produces (a refused thread or process, a module the WASI
-build lacks). A wrong answer, a timeout or a memory limit is the program's own result and is never
-re-run elsewhere.
+Decided twice: before running, by the program's imports (a static pre-check), and after, by what the
+WASM run showed: its audit hook's records (a refused thread or process, an import of numpy...) and
+failure text that only a missing capability produces (a module the WASI build lacks). Both are things
+the program controls, which is harmless here: the most a program gains by faking them is to be run
+again, in the container, and judged there. A wrong answer, a timeout or a memory limit is the
+program's own result and is never re-run elsewhere.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ NEEDS_CONTAINER = {
     "_thread": "starts threads",
     "pty": "starts processes",
 }
+#: modules the container runs with 64-bit integers (when the set-up gave the jail its own numpy)
+NUMERIC = {"numpy", "pandas", "scipy"}
 #: os functions WASI does not have
 NEEDS_CONTAINER_OS = {
     "fork",
@@ -45,7 +50,7 @@ FAILURE_SIGNATURES = (
 )
 
 
-def static_reason(code: str) -> str | None:
+def static_reason(code: str, *, numpy_in_container: bool = False) -> str | None:
     """Why this program should skip WASM, from its source alone; None when WASM should try."""
     try:
         tree = ast.parse(code)
@@ -65,6 +70,8 @@ def static_reason(code: str) -> str | None:
             top = name.split(".")[0]
             if top in NEEDS_CONTAINER:
                 return f"static: imports {name} ({NEEDS_CONTAINER[top]})"
+            if top in NUMERIC and numpy_in_container:
+                return f"static: imports {name} (64-bit integers in the container)"
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
@@ -75,9 +82,16 @@ def static_reason(code: str) -> str | None:
     return None
 
 
-def failure_reason(result: ExecutionResult) -> str | None:
+def failure_reason(result: ExecutionResult, *, numpy_in_container: bool = False) -> str | None:
     """Why a WASM result should be re-run in the container; None when it stands as it is."""
-    if result.timed_out or result.memory_exceeded or result.infra_error:
+    if result.infra_error:
+        return None
+    if numpy_in_container:
+        # whatever the WASM run gave, its integers were 32-bit: the container's answer is the one
+        for name in result.route_hints:
+            if name in NUMERIC:
+                return f"wasm imported {name} (64-bit integers in the container)"
+    if result.timed_out or result.memory_exceeded:
         return None
     for kind in ("process", "thread"):
         if kind in result.violations:

@@ -13,9 +13,9 @@ from schemas.errors import DependencyError, SandboxError, UsageError
 from streams.sandbox import artifact
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.container import ContainerBackend
-from streams.sandbox.limits import Limits, RawRun
-from streams.sandbox.protocol import encode_job, new_nonce, read_verdicts
-from streams.sandbox.result import ExecutionResult, Job, interpret
+from streams.sandbox.limits import Limits, Policy
+from streams.sandbox.protocol import Bridge, CaseInputs, Session, encode_job
+from streams.sandbox.result import ExecutionResult, Job, Outcome, interpret
 from streams.sandbox.router import failure_reason, static_reason
 
 
@@ -57,6 +57,7 @@ class Sandbox:
                 self._container = ContainerBackend(
                     python=self.config.container_python,
                     require_cgroup=self.config.container_require_cgroup,
+                    site=artifact.jail_site(self.cache_dir),
                 )
             return self._container
 
@@ -102,13 +103,20 @@ class Sandbox:
         check_src: str,
         entry_point: str,
         *,
+        prelude: str = "",
         limits: Limits | None = None,
         backend: str | None = None,
     ) -> ExecutionResult:
-        """HumanEval-style ``check(candidate)``: passes when the check returns. Weaker than cases: the
-        comparison runs inside the sandbox, next to the program."""
+        """HumanEval-style ``check(candidate)``: passes when the check returns. The check (after
+        ``prelude``, the task's prompt with its helpers) runs in a guest of its own that the program
+        never touched; ``candidate`` hands plain literals to the program's guest and back."""
         job = Job(
-            mode="check", code=code, entry_point=entry_point, check=check_src, limits=limits or self.limits()
+            mode="check",
+            code=code,
+            entry_point=entry_point,
+            check=check_src,
+            prelude=prelude,
+            limits=limits or self.limits(),
         )
         return self.execute(job, backend)
 
@@ -126,16 +134,37 @@ class Sandbox:
             return self._run_on("container", job, "requested")
         if name != "auto":
             raise UsageError(f"unknown sandbox backend {name!r}", hint="use wasm, container or auto")
-        reason = static_reason(job.code + "\n" + job.check)
+        reason = static_reason(job.code, numpy_in_container=self._container_has_site())
         if reason is not None:
             return self._run_on("container", job, reason)
         first = self._run_on("wasm", job, "auto: wasm first")
         if first.infra_error and first.infra_error.startswith("dependency:"):
             return self._run_on("container", job, f"auto: wasm unavailable ({first.infra_error})")
-        why = failure_reason(first)
+        why = failure_reason(first, numpy_in_container=self._container_has_site())
         if why is None:
             return first
         return self._run_on("container", job, f"auto: {why}")
+
+    def _check_backend(self, impl: Any, job: Job) -> Any:
+        """Where a check guest runs: beside a container candidate, on WASM when the runtime is
+        there (a fresh instance costs milliseconds, a second jail tens of them); the check and the
+        prompt are the task's, and only literals reach them either way. A check that imports numpy,
+        pandas or scipy stays in the container, whose integers are the candidate's."""
+        if impl is not self._container or static_reason(
+            job.check + "\n" + job.prelude, numpy_in_container=True
+        ):
+            return impl
+        try:
+            return self.wasm()
+        except (DependencyError, SandboxError):
+            return impl
+
+    def _container_has_site(self) -> bool:
+        """Whether the jail has its own (64-bit) numpy, pandas and scipy to route their users to."""
+        try:
+            return self.container().has_site
+        except DependencyError:
+            return False
 
     def _run_on(self, name: str, job: Job, reason: str) -> ExecutionResult:
         t0 = time.perf_counter()
@@ -144,7 +173,7 @@ class Sandbox:
             runtime_hash = (
                 self.runtime_hash() if name == "wasm" else f"container:{self.config.container_python}"
             )
-            raw, nonce = self._raw(impl, job)
+            outcome = self._outcome(impl, job)
         except DependencyError as exc:
             return ExecutionResult(
                 backend=name,
@@ -161,26 +190,60 @@ class Sandbox:
                 infra_error=f"sandbox: {exc}",
                 duration_s=time.perf_counter() - t0,
             )
-        verdicts = read_verdicts(raw.frames, nonce)
-        result = interpret(job, raw, verdicts, runtime_hash=runtime_hash, reason=reason)
+        result = interpret(job, outcome, runtime_hash=runtime_hash, reason=reason)
         return replace(result, cache_key=job.cache_key(name, runtime_hash))
 
-    def _raw(self, impl: Any, job: Job) -> tuple[RawRun, str]:
-        block, roots = impl.policy()
-        nonce = new_nonce()
-
-        def payload(channel: str) -> bytes:
-            return encode_job(
-                nonce=nonce,
-                mode=job.mode,
-                code=job.code,
-                channel=channel,
+    def _outcome(self, impl: Any, job: Job) -> Outcome:
+        policy: Policy = impl.policy()
+        deadline = time.perf_counter() + job.limits.timeout_s
+        candidate_job = encode_job(
+            role="candidate",
+            mode="script" if job.mode == "script" else "cases",
+            code=job.code,
+            entry_point=job.entry_point,
+            block=policy.block,
+            read_roots=policy.read_roots,
+            route=policy.route,
+            site=policy.site,
+        )
+        if job.mode != "check":
+            session = Session(candidate_job, source=CaseInputs(job.inputs))
+            raw = impl.run(session, job.limits, deadline=deadline)
+            return Outcome(raw, session.facts)
+        # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
+        check_impl = self._check_backend(impl, job)
+        bridge = Bridge(deadline)
+        candidate = Session(candidate_job, source=bridge)
+        checker = Session(
+            encode_job(
+                role="check",
+                mode="check",
                 entry_point=job.entry_point,
-                inputs=job.inputs,
+                prelude=job.prelude,
                 check=job.check,
-                block=block,
-                read_roots=roots,
-            )
+                site=check_impl.policy().site,
+            ),
+            role="check",
+            source=bridge,
+            caller=bridge.call,
+        )
+        ran: dict[str, Any] = {}
 
-        raw: RawRun = impl.run(payload, job.limits)
-        return raw, nonce
+        def run_candidate() -> None:
+            try:
+                ran["raw"] = impl.run(candidate, job.limits, deadline=deadline)
+            except BaseException as exc:  # re-raised on the calling thread
+                ran["error"] = exc
+            finally:
+                bridge.candidate_gone("the program's guest ended")
+
+        thread = threading.Thread(target=run_candidate, name="rlstream-candidate")
+        thread.start()
+        try:
+            check_raw = check_impl.run(checker, job.limits, deadline=deadline)
+        finally:
+            bridge.check_done()
+            thread.join()
+        if "error" in ran:
+            raise ran["error"]
+        return Outcome(ran["raw"], candidate.facts, check_raw, checker.facts)

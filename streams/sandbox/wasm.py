@@ -4,12 +4,17 @@ Isolation comes from WebAssembly itself: the guest sees no host directory except
 read-only; it has no sockets, processes or threads; its memory is capped by the store's limits; its
 wall time by epoch interruption, and ``time.sleep`` cannot outlive the deadline because
 ``poll_oneoff`` is served by us and clamped to it. Its stdout/stderr go to capped host buffers and the
-verdict records to the ``host.call`` import — neither is a file the guest can see.
+call interface (:mod:`streams.sandbox.protocol`) goes through the ``host.call`` import — neither is a
+file the guest can see. Each WASI open costs this process a real descriptor, so a guest may hold at most
+:data:`MAX_OPEN_FILES` open files at once (``path_open``/``fd_close`` are shadowed by counting wrappers
+that reach the real functions through a tiny trampoline module sharing the guest's memory).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import ctypes
 import hashlib
 import math
 import os
@@ -23,12 +28,12 @@ from typing import Any
 
 from schemas.errors import SandboxError
 from streams.sandbox.artifact import STDLIB_GUEST_DIR, Runtime, new_engine
-from streams.sandbox.limits import Limits, RawRun
-from streams.sandbox.protocol import harness_source
+from streams.sandbox.limits import Limits, Policy, RawRun
+from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source
 
 TICK_S = 0.01
 MASK32 = 0xFFFFFFFF
-EINVAL, ENOMEM, EFAULT, EBADF = 28, 48, 21, 8
+EINVAL, ENOMEM, EFAULT, EBADF, EMFILE = 28, 48, 21, 8, 33
 SUBSCRIPTION = "<QB7xIxxxxQQH6x"  # userdata, tag, clock id or fd, timeout, precision, flags: 48 bytes
 EVENT = "<QHB5xQH6x"  # userdata, error, type, nbytes, flags: 32 bytes
 CLOCK, FD_READ, FD_WRITE = 0, 1, 2
@@ -43,7 +48,29 @@ HARNESS_GUEST_DIR = "/usr/local/rlstream"
 _STACK_LOCK = threading.Lock()
 #: the guest may not run anything else than the harness, and sees only these files
 GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
-GUEST_BLOCK = ("network", "ctypes", "signal", "introspection", "filesystem", "process", "thread")
+GUEST_BLOCK = (
+    "network", "ctypes", "signal", "introspection", "filesystem", "process", "thread", "harness_access",
+)  # fmt: skip
+#: modules whose WASM build differs from the container's (numpy's default integer is 32-bit on
+#: wasm32): the guest reports importing them, so ``auto`` runs the program in the container instead
+GUEST_ROUTE = ("numpy", "pandas", "scipy")
+#: files one guest may hold open at once (each costs this process a real descriptor)
+MAX_OPEN_FILES = 64
+#: the trampoline through which the shadowed path_open/fd_close reach WASI's own: WASI finds the
+#: caller's memory through the calling instance's export, so the call is made by an instance that
+#: exports the guest's memory
+_TRAMPOLINE_WAT = """
+(module
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_close" (func $close (param i32) (result i32)))
+  (import "guest" "memory" (memory 0))
+  (export "memory" (memory 0))
+  (func (export "path_open") (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)
+    local.get 0 local.get 1 local.get 2 local.get 3 local.get 4
+    local.get 5 local.get 6 local.get 7 local.get 8 call $open)
+  (func (export "fd_close") (param i32) (result i32) local.get 0 call $close))
+"""
 
 
 class _Capped:
@@ -73,11 +100,15 @@ class _Call:
 
     deadline: float
     origin_ns: int
-    channel_cap: int
-    frames: list[bytes] = field(default_factory=list)
+    session: Session
     deadline_hit: bool = False
-    channel_bytes: int = 0
-    channel_dropped: bool = False
+    #: the guest's memory and allocator (looked up once, not on every crossing)
+    memory: Any = None
+    alloc: Any = None
+    #: the real path_open/fd_close, reached through this store's trampoline instance
+    real: Any = None
+    open_fds: set[int] = field(default_factory=set)
+    open_refused: int = 0
 
 
 _current = threading.local()
@@ -165,31 +196,118 @@ def _stop_now(caller: Any) -> None:
 
 
 def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int) -> int:
-    """``host.call``: the verdict channel. Each call is one record; the answer is one byte."""
+    """``host.call``: one message of the call interface in, the session's answer out."""
     call: _Call | None = getattr(_current, "call", None)
     if call is None:
         return -1
+    import wasmtime as wt
+
     try:
-        memory, alloc = caller.get("memory"), caller.get("host_alloc")
+        memory, alloc = call.memory or caller.get("memory"), call.alloc or caller.get("host_alloc")
         ptr, length = ptr & MASK32, length & MASK32
         out_ptr_ptr, out_len_ptr = out_ptr_ptr & MASK32, out_len_ptr & MASK32
         size = memory.data_len(caller)
         if ptr + length > size or out_ptr_ptr + 4 > size or out_len_ptr + 4 > size:
             return -2
-        if call.channel_bytes + length > call.channel_cap or len(call.frames) >= MAX_FRAMES:
-            call.channel_dropped = True
+        if length > MAX_MESSAGE_BYTES:
+            reply = call.session.oversized(length)  # never copied out: it costs what a small one does
         else:
-            call.frames.append(bytes(memory.read(caller, ptr, ptr + length)))
-            call.channel_bytes += length
-        p = alloc(caller, 1) & MASK32
-        if not p or p + 1 > memory.data_len(caller):
+            # one copy straight out of linear memory (bounds checked above)
+            reply = call.session.handle(ctypes.string_at(_base(memory, caller) + ptr, length))
+        if reply is None:
+            _stop_now(caller)  # a deviation: the guest runs no further instruction
+            reply = STOP
+        p = _call_i32(caller, alloc, len(reply)) & MASK32
+        # the allocation may have grown (and moved) the memory: its base is read again
+        if not p or p + len(reply) > memory.data_len(caller):
             return -2
-        memory.write(caller, b"k", p)
-        memory.write(caller, struct.pack("<I", p), out_ptr_ptr)
-        memory.write(caller, struct.pack("<I", 1), out_len_ptr)
+        base = _base(memory, caller)
+        ctypes.memmove(base + p, reply, len(reply))
+        ctypes.memmove(base + out_ptr_ptr, struct.pack("<I", p), 4)
+        ctypes.memmove(base + out_len_ptr, struct.pack("<I", len(reply)), 4)
         return 0
+    except (wt.Trap, wt.WasmtimeError):
+        raise  # a trap inside host_alloc (the guest ran out of memory or time): the run's outcome
     except Exception:
         return -2
+
+
+def _call_i32(caller: Any, func: Any, arg: int) -> int:
+    """``func(arg)`` for a guest function of one i32 to one i32 (the allocator), without the
+    general call path's per-call type lookup and conversions: the door runs once per message."""
+    from wasmtime import Trap, WasmtimeError, _ffi
+    from wasmtime._func import maybe_raise_last_exn
+
+    params = (_ffi.wasmtime_val_t * 1)()
+    params[0].kind = _ffi.WASMTIME_I32.value  # type: ignore[assignment]
+    params[0].of.i32 = arg
+    results = (_ffi.wasmtime_val_t * 1)()
+    trap = ctypes.POINTER(_ffi.wasm_trap_t)()
+    error = _ffi.wasmtime_func_call(
+        caller._context(), ctypes.byref(func._func), params, 1, results, 1, ctypes.byref(trap)
+    )
+    if error:
+        maybe_raise_last_exn()
+        raise WasmtimeError._from_ptr(error)
+    if trap:
+        maybe_raise_last_exn()
+        raise Trap._from_ptr(trap)
+    return int(results[0].of.i32)
+
+
+def _base(memory: Any, caller: Any) -> int:
+    """The host address of the guest's linear memory now."""
+    return ctypes.addressof(memory.data_ptr(caller).contents)
+
+
+def _real(caller: Any, call: _Call) -> Any:
+    """This store's trampoline exports, made on first use."""
+    if call.real is None:
+        backend: WasmBackend = _current.backend
+        wt = backend._wt
+        imports = [
+            backend.raw_linker.get(caller, "wasi_snapshot_preview1", "path_open"),
+            backend.raw_linker.get(caller, "wasi_snapshot_preview1", "fd_close"),
+            caller.get("memory"),
+        ]
+        call.real = wt.Instance(caller, backend.trampoline, imports).exports(caller)
+    return call.real
+
+
+def _path_open(caller: Any, *args: int) -> int:
+    """WASI path_open, counted: a guest holding MAX_OPEN_FILES files gets EMFILE, as it would from
+    a process limit of its own, and costs this process no more descriptors than that."""
+    call: _Call | None = getattr(_current, "call", None)
+    if call is None:
+        return EBADF
+    if len(call.open_fds) >= MAX_OPEN_FILES:
+        call.open_refused += 1
+        return EMFILE
+    try:
+        real = _real(caller, call)
+    except Exception:  # the trampoline could not be made: no file, as if the guest had none left
+        return EMFILE
+    rc = int(real["path_open"](caller, *args))
+    if rc == 0:
+        fd_ptr = args[-1] & MASK32
+        raw = bytes(caller.get("memory").read(caller, fd_ptr, fd_ptr + 4))
+        if len(raw) == 4:
+            call.open_fds.add(struct.unpack("<I", raw)[0])
+    return rc
+
+
+def _fd_close(caller: Any, fd: int) -> int:
+    call: _Call | None = getattr(_current, "call", None)
+    if call is None:
+        return EBADF
+    try:
+        real = _real(caller, call)
+    except Exception:
+        return EBADF
+    rc = int(real["fd_close"](caller, fd))
+    if rc == 0:
+        call.open_fds.discard(fd & MASK32)
+    return rc
 
 
 class WasmBackend:
@@ -214,11 +332,17 @@ class WasmBackend:
         linker = wt.Linker(self.engine)
         linker.define_wasi()
         linker.allow_shadowing = True
-        i32 = wt.ValType.i32()
+        i32, i64 = wt.ValType.i32(), wt.ValType.i64()
         ty = wt.FuncType([i32] * 4, [i32])
         linker.define_func("wasi_snapshot_preview1", "poll_oneoff", ty, _poll_oneoff, True)
         linker.define_func("host", "call", ty, _door, True)
+        open_ty = wt.FuncType([i32, i32, i32, i32, i32, i64, i64, i32, i32], [i32])
+        linker.define_func("wasi_snapshot_preview1", "path_open", open_ty, _path_open, True)
+        linker.define_func("wasi_snapshot_preview1", "fd_close", wt.FuncType([i32], [i32]), _fd_close, True)
         self.pre = linker.instantiate_pre(self.module)
+        self.raw_linker = wt.Linker(self.engine)
+        self.raw_linker.define_wasi()
+        self.trampoline = wt.Module(self.engine, bytes(wt.wat2wasm(_TRAMPOLINE_WAT)))
         self.harness = harness_source()
         self.ticker = _Ticker(self.engine)
         self.argv = ["python", "-c", self.harness]
@@ -248,12 +372,7 @@ class WasmBackend:
             f"code = compile({self.harness!r}, '<string>', 'exec')\n"
             "sys.stdout.write((MAGIC_NUMBER + bytes(12) + marshal.dumps(code)).hex())\n"
         )
-        saved = self.argv
-        self.argv = ["python", "-c", maker]
-        try:
-            raw = self.run(lambda _channel: b"", Limits(timeout_s=60, output_bytes=8 << 20))
-        finally:
-            self.argv = saved
+        raw = self.run(Session(b""), Limits(timeout_s=60, output_bytes=8 << 20), argv=["python", "-c", maker])
         if raw.exit_code != 0 or not raw.stdout:
             raise SandboxError(f"compiling the harness in the guest failed: {raw.stderr[-500:]!r}")
         folder.mkdir(mode=0o700, exist_ok=True)
@@ -271,9 +390,17 @@ class WasmBackend:
         os.replace(tmp, recorded)
         return str(folder)
 
-    def run(self, make_job: Callable[[str], bytes], limits: Limits) -> RawRun:
+    def run(
+        self,
+        session: Session,
+        limits: Limits,
+        *,
+        deadline: float | None = None,
+        argv: list[str] | None = None,
+    ) -> RawRun:
+        """Run one guest to its end, answering its messages with ``session``. ``deadline`` (a
+        ``perf_counter`` time) defaults to now + the time limit."""
         wt = self._wt
-        job = make_job("host")
         flooded: list[bool] = []
         store_ref: list[Any] = []
 
@@ -286,7 +413,7 @@ class WasmBackend:
 
         out, err = _Capped(limits.output_bytes, stop_flood), _Capped(limits.output_bytes, stop_flood)
         wasi = wt.WasiConfig()
-        wasi.argv = self.argv
+        wasi.argv = argv or self.argv
         wasi.env = [("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1")]
         wasi.stdout_custom = out.write
         wasi.stderr_custom = err.write
@@ -294,25 +421,15 @@ class WasmBackend:
         wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, False)
         if self.harness_dir is not None:
             wasi.preopen_dir(self.harness_dir, HARNESS_GUEST_DIR, False)
-        # The job travels as the guest's stdin: a private file, unlinked before the guest starts.
-        fd, stdin_path = tempfile.mkstemp(prefix="rlstream-job-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(job)
-            wasi.stdin_file = stdin_path
-            store = wt.Store(self.engine)
-            store.set_wasi(wasi)
-            store_ref.append(store)
-        finally:
-            os.unlink(stdin_path)
+        store = wt.Store(self.engine)
+        store.set_wasi(wasi)
+        store_ref.append(store)
         store.set_limits(memory_size=limits.memory_mb << 20)
-        ticks = max(1, math.ceil(limits.timeout_s / TICK_S)) + 1
         t0 = time.perf_counter()
-        call = _Call(
-            deadline=t0 + limits.timeout_s,
-            origin_ns=time.perf_counter_ns(),
-            channel_cap=max(4 << 20, 8 * limits.output_bytes),
-        )
+        if deadline is None:
+            deadline = t0 + limits.timeout_s
+        ticks = max(1, math.ceil((deadline - t0) / TICK_S)) + 1
+        call = _Call(deadline=deadline, origin_ns=time.perf_counter_ns(), session=session)
         store.set_epoch_deadline(ticks)
         outcome: dict[str, Any] = {}
         # The guest runs on a thread of its own whose native stack is larger than the wasm stack
@@ -328,37 +445,50 @@ class WasmBackend:
         duration = time.perf_counter() - t0
         exit_code: int | None = outcome.get("exit_code")
         trap: str | None = outcome.get("trap")
-        timed_out = (bool(outcome.get("timed_out")) and not flooded) or call.deadline_hit
+        # an interrupt we caused (a flood, a deviation) is not the deadline's
+        stopped = bool(flooded) or session.facts.deviation is not None
+        timed_out = (bool(outcome.get("timed_out")) and not stopped) or call.deadline_hit
         if "error" in outcome:
             raise SandboxError(f"the WASM runtime failed: {outcome['error']}")
         labels: list[str] = []
-        if out.dropped or err.dropped or call.channel_dropped:
+        if out.dropped or err.dropped or session.over_budget:
             labels.append("output_limit")
         if flooded:
             trap = None  # we stopped it: the label says why
-        if trap is not None and not timed_out and "stack" in trap.lower():
-            labels.append("stack_overflow")
-        if trap is not None and not timed_out and duration >= limits.timeout_s:
-            timed_out = True
+        if session.facts.deviation is not None and not timed_out:
+            trap = None  # we stopped it: the deviation says why
+        if trap is not None and not timed_out:
+            if "stack" in trap.lower():
+                labels.append("stack_overflow")
+            elif time.perf_counter() >= deadline:
+                timed_out = True
         return RawRun(
             backend=self.name,
             exit_code=None if timed_out else exit_code,
             stdout=bytes(out.data),
             stderr=bytes(err.data),
-            frames=call.frames,
             duration_s=duration,
             timed_out=timed_out,
             limit_labels=labels,
             trap=None if timed_out else trap,
+            memory_bytes=outcome.get("memory_bytes"),
+            memory_limit_bytes=limits.memory_mb << 20,
+            open_files_refused=call.open_refused,
         )
 
     def _drive(self, store: Any, call: _Call, outcome: dict[str, Any]) -> None:
         wt = self._wt
         _current.call = call
+        _current.backend = self
+        memory: Any = None
         try:
             instance = self.pre.instantiate(store)
-            run = instance.exports(store)["run"]
+            exports = instance.exports(store)
+            memory = call.memory = exports["memory"]
+            call.alloc = exports["host_alloc"]
+            run = exports["run"]
             assert isinstance(run, wt.Func)
+            call.session.start()
             outcome["exit_code"] = run(store)
         except wt.ExitTrap as exc:
             outcome["exit_code"] = exc.code
@@ -373,8 +503,11 @@ class WasmBackend:
         except Exception as exc:
             outcome["error"] = repr(exc)
         finally:
+            if memory is not None:
+                with contextlib.suppress(Exception):  # a size we cannot read is not reported
+                    outcome["memory_bytes"] = memory.data_len(store)
             _current.call = None
             store.close()
 
-    def policy(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return GUEST_BLOCK, GUEST_READ_ROOTS
+    def policy(self) -> Policy:
+        return Policy(block=GUEST_BLOCK, read_roots=GUEST_READ_ROOTS, route=GUEST_ROUTE)

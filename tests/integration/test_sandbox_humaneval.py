@@ -51,6 +51,7 @@ def test_canonical_solutions_pass_their_checks(pool: SandboxPool, backend: str) 
             mode="check",
             code=r.prompt + r.canonical_solution,
             check=r.test,
+            prelude=r.prompt,
             entry_point=r.entry_point,
             limits=LIMITS,
         )

@@ -1,78 +1,234 @@
-"""The sandbox's pure parts: the verdict channel's records, the router's decisions, cache keys and the
-event built from a result."""
+"""The sandbox's pure parts: the host's state machine for the call interface (on arbitrary bytes too),
+the bridge of check mode, the router's decisions, cache keys, the seccomp program and the event
+built from a result."""
 
 from __future__ import annotations
 
 import json
+import struct
+import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from schemas.rollout import CaseResult, SandboxExecuted
-from streams.sandbox import ExecutionResult, Job, Limits, ResultCache, to_event
+from schemas.rollout import MAX_RESULT_CHARS, CaseResult, SandboxExecuted
+from streams.sandbox import ExecutionResult, Job, Limits, ResultCache, seccomp, to_event
 from streams.sandbox.limits import RawRun
 from streams.sandbox.protocol import (
-    MAGIC,
+    MAX_MESSAGE_BYTES,
+    MAX_RECORDS,
+    Bridge,
+    CaseInputs,
+    FrameReader,
+    Oversized,
+    Session,
     case_results,
-    decode_record,
+    encode_job,
+    frame,
     harness_source,
-    new_nonce,
-    read_verdicts,
-    split_length_prefixed,
 )
-from streams.sandbox.result import interpret
+from streams.sandbox.result import Outcome, interpret
 from streams.sandbox.router import failure_reason, static_reason
 
-
-def frame(nonce: str, record: dict[str, object]) -> bytes:
-    return MAGIC + bytes.fromhex(nonce) + json.dumps(record).encode("ascii")
+JOB = encode_job(role="candidate", mode="cases", code="def f(x): return x", entry_point="f")
 
 
-def test_records_without_the_nonce_are_not_believed() -> None:
-    nonce, other = new_nonce(), new_nonce()
-    frames = [
-        frame(nonce, {"t": "load", "s": "ok"}),
-        frame(other, {"t": "case", "i": 0, "s": "ok", "r": "42"}),  # a guess at the nonce
-        b"RLS1" + b"garbage",
-        frame(nonce, {"t": "case", "i": 1, "s": "ok", "r": "'x'"}),
-        frame(nonce, {"t": "case", "i": 1, "s": "ok", "r": "'forged second record'"}),
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def session(inputs: tuple[str, ...] = ("(1,)", "(2,)"), clock: Clock | None = None) -> Session:
+    return Session(JOB, source=CaseInputs(inputs), clock=clock or Clock())
+
+
+def test_the_host_hands_out_one_request_at_a_time_and_times_it() -> None:
+    clock = Clock()
+    s = session(clock=clock)
+    s.start()
+    assert json.loads(s.handle(b"J") or b"")["entry_point"] == "f"
+    clock.now += 0.5  # loading the program
+    assert s.handle(b"N") == b"C(1,)"
+    clock.now += 0.25
+    assert s.handle(b"Ro1") == b"C(2,)"  # a result comes with the question for the next request
+    clock.now += 0.125
+    assert s.handle(b"ReValueError: no") == b"E"
+    f = s.facts
+    assert f.deviation is None
+    assert f.first_request_at is not None and f.first_request_at - f.started_at == 0.5
+    assert f.last_result_at is not None and f.last_result_at - f.started_at == 0.875
+    out = case_results(f, 2, timed_out=False)
+    assert [(c.status, c.result_repr, c.error) for c in out] == [
+        ("ok", "1", None),
+        ("error", None, "ValueError: no"),
     ]
-    v = read_verdicts(frames, nonce)
-    assert v.loaded is True
-    assert sorted(v.cases) == [1]
-    assert v.cases[1].result_repr == "'x'"
-    assert v.forged == 3
+    assert out[0].duration_s == 0.25
 
 
-def test_missing_and_timed_out_cases_are_never_passes() -> None:
-    nonce = new_nonce()
-    frames = [
-        frame(nonce, {"t": "load", "s": "ok"}),
-        frame(nonce, {"t": "start", "i": 0}),
-        frame(nonce, {"t": "case", "i": 0, "s": "ok", "r": "1", "d": 0.01}),
-        frame(nonce, {"t": "start", "i": 1}),
-    ]
-    v = read_verdicts(frames, nonce)
-    statuses = [c.status for c in case_results(v, 3, timed_out=True)]
-    assert statuses == ["ok", "timeout", "missing"]
-    assert [c.status for c in case_results(v, 3, timed_out=False)] == ["ok", "missing", "missing"]
+@pytest.mark.parametrize(
+    ("messages", "why"),
+    [
+        ([b"N"], "before the job"),
+        ([b"J", b"J"], "twice"),
+        ([b"J", b"Ro1"], "nobody asked"),
+        ([b"J", b"N", b"N"], "while one was out"),
+        ([b"J", b"N", b"Rx1"], "unknown status"),
+        ([b"J", b"N", b"Ro\xff"], "not UTF-8"),
+        ([b"J", b"Q"], "unknown message kind"),
+        ([b"J", b""], "empty"),
+        ([b"J", b"Voutput_limit\nfake"], "unknown refusal record kind"),
+        ([b"J", b"Lboom", b"N"], "after the program failed"),
+        ([b"J", b"N", b"Ro1", b"N"], "while one was out"),
+        ([b"J", b"N", b"Ro1", b"Lboom"], "after the program had loaded"),
+        ([b"J", b"U../x"], "route hint"),
+        ([b"J", b"A(1,)"], "unknown message kind"),
+        ([b"J", b"N", b"Ro" + b"1" * (MAX_RESULT_CHARS + 1)], "size limit"),
+    ],
+)
+def test_every_deviation_stops_the_guest_and_fails_the_rest(messages: list[bytes], why: str) -> None:
+    s = session()
+    replies = [s.handle(m) for m in messages]
+    assert replies[-1] is None  # the backend stops the guest on None
+    assert s.facts.deviation is not None and why in s.facts.deviation
+    assert s.handle(b"N") is None  # nothing more is answered
+    statuses = [c.status for c in case_results(s.facts, 2, timed_out=False)]
+    assert all(st != "ok" for st in statuses[len([c for c in s.facts.cases if c.answered_at]) :])
+    assert all("protocol deviation" in (c.error or "") for c in case_results(s.facts, 2, timed_out=False)[1:])
 
 
-def test_length_prefixed_stream_drops_a_torn_tail() -> None:
-    body = [b"abc", b"", b"hello"]
-    data = b"".join(len(b).to_bytes(4, "big") + b for b in body) + (10).to_bytes(4, "big") + b"xy"
-    assert split_length_prefixed(data) == body
+def test_an_oversized_message_is_refused_without_reading_it() -> None:
+    s = session()
+    s.handle(b"J")
+    assert s.oversized(MAX_MESSAGE_BYTES + 1) is None
+    assert s.facts.deviation is not None and "bytes" in s.facts.deviation
 
 
-def test_decode_rejects_oversized_and_non_json() -> None:
-    nonce = new_nonce()
-    head = MAGIC + bytes.fromhex(nonce)
-    assert decode_record(head + b"not json", nonce) is None
-    assert decode_record(head + b"[1, 2]", nonce) is None
-    assert decode_record(head + b'{"t": "done"}', nonce) == {"t": "done"}
+def test_refusal_records_are_append_only_bounded_and_keep_every_kind() -> None:
+    s = session()
+    s.handle(b"J")
+    for i in range(500):
+        assert s.handle(b"Vnetwork\nsocket.connect " + str(i).encode()) == b"k"
+    s.handle(b"Vfilesystem\nopen /etc/passwd")
+    s.handle(b"Vnetwork\nsocket.connect 1")  # a repeat changes nothing
+    assert len(s.facts.records) <= MAX_RECORDS + len(s.facts.kinds)
+    assert s.facts.kinds == ["network", "filesystem"]
+    assert s.facts.records_dropped > 0
+
+
+def test_timeouts_missing_and_load_failures_are_never_passes() -> None:
+    s = session(("(1,)", "(2,)", "(3,)"))
+    for m in (b"J", b"N", b"Ro1"):
+        s.handle(m)
+    assert [c.status for c in case_results(s.facts, 3, timed_out=True)] == ["ok", "timeout", "missing"]
+    assert [c.status for c in case_results(s.facts, 3, timed_out=False)] == ["ok", "missing", "missing"]
+    loaded_badly = session()
+    loaded_badly.handle(b"J")
+    loaded_badly.handle(b"LImportError: nope")
+    assert [c.error for c in case_results(loaded_badly.facts, 2, timed_out=False)] == [
+        "program failed: ImportError: nope"
+    ] * 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=64), max_size=30))
+def test_no_sequence_of_guest_messages_crashes_the_host(messages: list[bytes]) -> None:
+    s = session()
+    for m in messages:
+        reply = s.handle(m)
+        assert reply is None or isinstance(reply, bytes)
+    f = s.facts
+    assert len(f.cases) <= 2
+    assert sum(c.answered_at is not None for c in f.cases) <= len(f.cases)
+    results = case_results(f, 2, timed_out=False)
+    assert len(results) == 2
+    for c in results:
+        CaseResult.model_validate(c.model_dump())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.binary(max_size=40), st.sampled_from([b"J", b"N", b"Ro1", b"Ree", b"V"])), max_size=20
+    )
+)
+def test_a_byte_stream_on_the_jails_pipe_is_framed_bounded_and_never_crashes(chunks: list[bytes]) -> None:
+    s = session()
+    reader = FrameReader(limit=64)
+    oversized: list[int] = []
+    try:
+        for chunk in chunks:
+            for msg in reader.feed(frame(chunk) if len(chunk) % 3 else chunk):
+                assert len(msg) <= 64
+                s.handle(msg)
+    except Oversized as exc:
+        oversized.append(exc.length)
+        s.oversized(exc.length)
+    assert all(n > 64 for n in oversized)
+    assert not oversized or s.facts.deviation is not None
+    assert len(reader.buf) <= 64 + 4 + 40
+
+
+def test_frames_split_anywhere_reassemble() -> None:
+    data = b"".join(frame(m) for m in (b"J", b"", b"Ro123"))
+    reader = FrameReader()
+    got = [m for i in range(len(data)) for m in reader.feed(data[i : i + 1])]
+    assert got == [b"J", b"", b"Ro123"]
+    with pytest.raises(Oversized):
+        FrameReader(limit=10).feed(struct.pack(">I", 11))
+
+
+def test_the_bridge_carries_literals_between_the_check_and_the_candidate() -> None:
+    bridge = Bridge(deadline=float("inf"))
+    answers: list[tuple[str, str]] = []
+
+    def check() -> None:
+        answers.append(bridge.call("(1, 2)"))
+        answers.append(bridge.call("(0, 0)"))
+        bridge.check_done()
+        bridge.candidate_gone("the check finished")
+
+    t = threading.Thread(target=check)
+    t.start()
+    assert bridge.next_request() == "(1, 2)"
+    bridge.deliver(True, "3")
+    assert bridge.next_request() == "(0, 0)"
+    bridge.deliver(False, "ZeroDivisionError: division by zero")
+    assert bridge.next_request() is None
+    t.join()
+    assert answers == [("o", "3"), ("e", "ZeroDivisionError\ndivision by zero")]
+
+
+def test_a_gone_candidate_or_the_deadline_ends_the_checks_calls() -> None:
+    bridge = Bridge(deadline=float("inf"))
+    bridge.candidate_gone("the program's guest ended")
+    assert bridge.call("(1,)") == ("x", "the program's guest ended")
+    late = Bridge(deadline=0.0)
+    assert late.call("(1,)")[0] == "x"
+    assert late.next_request() is None
 
 
 def test_harness_source_is_plain_python() -> None:
     compile(harness_source(), "<harness>", "exec")
+
+
+def test_the_seccomp_program_checks_the_architecture_first_and_resolves_every_jump() -> None:
+    for arch in (seccomp.X86_64, seccomp.AARCH64):
+        prog = seccomp.program(arch)
+        assert len(prog) % 8 == 0 and len(prog) // 8 < 256
+        insns = [struct.unpack("=HBBI", prog[i : i + 8]) for i in range(0, len(prog), 8)]
+        assert insns[0] == (seccomp.LD_W_ABS, 0, 0, seccomp.OFFSET_ARCH)
+        assert insns[1][0] == seccomp.JEQ_K and insns[1][3] == arch.audit
+        assert insns[-1] == (seccomp.RET_K, 0, 0, seccomp.RET_KILL_PROCESS)
+        for i, (op, jt, jf, _) in enumerate(insns):
+            if op in (seccomp.JEQ_K, seccomp.JGE_K, seccomp.JSET_K):
+                assert i + 1 + max(jt, jf) < len(insns)
+        refused = {k for op, _, _, k in insns if op == seccomp.JEQ_K}
+        for name in ("ptrace", "process_vm_readv", "unshare", "setns", "inotify_init1", "bpf"):
+            assert arch.numbers[name] in refused
 
 
 @pytest.mark.parametrize(
@@ -93,6 +249,15 @@ def test_static_precheck_routes_process_and_thread_users(code: str, expected: st
 @pytest.mark.parametrize("code", ["def f(x):\n    return x\n", "import math, re, json\n", "def broken(:\n"])
 def test_static_precheck_leaves_plain_programs_to_wasm(code: str) -> None:
     assert static_reason(code) is None
+
+
+def test_numpy_programs_go_to_the_container_only_when_it_has_numpy() -> None:
+    assert static_reason("import numpy as np\n") is None
+    reason = static_reason("import numpy as np\n", numpy_in_container=True)
+    assert reason is not None and "64-bit" in reason
+    hinted = _result(route_hints=("numpy",), timed_out=True)
+    assert failure_reason(hinted) is None
+    assert "numpy" in (failure_reason(hinted, numpy_in_container=True) or "")
 
 
 def _result(**fields: object) -> ExecutionResult:
@@ -128,6 +293,7 @@ def test_cache_key_covers_everything_that_changes_a_result() -> None:
             inputs=("(1,)",),
             limits=Limits(timeout_s=1),
         ),
+        Job(mode="cases", code="def f(x): return x", entry_point="f", inputs=("(1,)",), prelude="X = 1"),
     ]
     assert all(v.cache_key("wasm", "rt1") != key for v in variants)
     assert job.cache_key("container", "rt1") != key
@@ -143,31 +309,62 @@ def test_result_cache_is_bounded_and_skips_infra_errors() -> None:
     assert cache.get("a") is None and cache.get("c") is not None and cache.get("d") is None
 
 
-def test_interpret_labels_limits_and_refusals() -> None:
-    nonce = new_nonce()
+def _raw(**fields: object) -> RawRun:
+    base: dict[str, object] = {
+        "backend": "wasm",
+        "exit_code": 0,
+        "stdout": b"",
+        "stderr": b"",
+        "duration_s": 0.1,
+    }
+    base.update(fields)
+    return RawRun(**base)  # type: ignore[arg-type]
+
+
+def test_labels_come_from_the_host_and_the_hook_never_from_printed_text() -> None:
     job = Job(mode="cases", code="x", entry_point="f", inputs=("(1,)", "(2,)"))
-    raw = RawRun(
-        backend="wasm",
-        exit_code=None,
-        stdout=b"",
-        stderr=b"RuntimeError: can't start new thread\n",
-        frames=[frame(nonce, {"t": "load", "s": "error", "e": "RuntimeError: can't start new thread"})],
-        duration_s=0.1,
+    s = session()
+    for m in (b"J", b"Vnetwork\nsocket.connect", b"N", b"ReMemoryError", b"Q"):
+        s.handle(m)
+    raw = _raw(
+        stderr=b"MemoryError\n[Errno 27] File too large\nRuntimeError: can't start new thread\n",
         limit_labels=["output_limit"],
     )
-    r = interpret(job, raw, read_verdicts(raw.frames, nonce), runtime_hash="h", reason="requested")
-    assert r.violation == "output_limit" and "thread" in r.violations
+    r = interpret(job, Outcome(raw, s.facts), runtime_hash="h", reason="requested")
+    assert r.violations == ("output_limit", "harness_tamper", "network")
+    assert r.violation == "output_limit"
+    assert not r.memory_exceeded  # a printed or raised MemoryError is not the limit
     assert [c.status for c in r.cases] == ["error", "error"]
-    assert r.loaded is False
+    assert r.deviation is not None and r.loaded is True
+
+
+def test_wasm_memory_is_exceeded_only_when_the_guest_failed_near_its_limit() -> None:
+    job = Job(mode="script", code="x")
+    near = _raw(exit_code=1, memory_bytes=190 << 20, memory_limit_bytes=192 << 20)
+    assert interpret(job, Outcome(near, session().facts), runtime_hash="h", reason="").memory_exceeded
+    fine = _raw(exit_code=0, memory_bytes=190 << 20, memory_limit_bytes=192 << 20)
+    assert not interpret(job, Outcome(fine, session().facts), runtime_hash="h", reason="").memory_exceeded
+    small = _raw(exit_code=1, memory_bytes=20 << 20, memory_limit_bytes=192 << 20)
+    assert not interpret(job, Outcome(small, session().facts), runtime_hash="h", reason="").memory_exceeded
 
 
 def test_to_event_builds_a_valid_sandbox_executed() -> None:
     cases = (CaseResult(index=0, status="ok", result_repr="3"), CaseResult(index=1, status="missing"))
-    result = _result(cases=cases, backend_reason="auto: wasm first", runtime_hash="rt", duration_s=0.02)
+    result = _result(
+        cases=cases,
+        backend_reason="auto: wasm first",
+        runtime_hash="rt",
+        duration_s=0.02,
+        violation="output_limit",
+        violations=("output_limit", "network"),
+        load_s=0.004,
+        active_s=0.015,
+    )
     event = to_event(result, sample_id="s1", group_id="g1", task_id="t1", run_index=2, hidden=frozenset({1}))
     assert isinstance(event, SandboxExecuted)
     assert event.backend == "wasm" and event.run_index == 2 and event.mode == "cases"
     assert [c.hidden for c in event.cases] == [False, True]
+    assert event.violations == ("output_limit", "network") and event.active_s == 0.015
     assert (
         event.event_id()
         == to_event(
