@@ -21,7 +21,15 @@ class NoiseConfig(BaseModel):
     #: (scored as the failure it is)
     degenerate_verdict: Literal["mask", "accept"] = "mask"
     #: sandbox violation kinds that reject a sample as an attack on the harness
-    reject_violations: tuple[str, ...] = ("process", "network", "ctypes", "signal", "filesystem")
+    reject_violations: tuple[str, ...] = (
+        "process",
+        "network",
+        "ctypes",
+        "signal",
+        "filesystem",
+        "harness_tamper",
+        "harness_access",
+    )
     #: task_id -> signature codes (e.g. ``hack.dynamic_code``) that are legitimate for that task
     allowlist: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     #: signatures the task's own reference solution shows are legitimate for that task

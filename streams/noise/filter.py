@@ -165,9 +165,8 @@ def _unique(reasons: list[Reason]) -> tuple[Reason, ...]:
 
 
 def _violations(x: SandboxExecuted) -> list[str]:
-    if not x.violation:
-        return []
-    return [v.strip() for v in x.violation.replace(";", ",").split(",") if v.strip()]
+    """Every label of the run (a v1 execution, upcast, carries the one it had)."""
+    return list(x.violations)
 
 
 #: what the sandbox reports when it stopped a run for a resource limit (not the program's own exit)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schemas.rollout import MAX_RESULT_CHARS
 from streams.reward.literals import CompareOptions
 
 
@@ -26,7 +27,8 @@ class CompareConfig(BaseModel):
     float_rel_tol: float = Field(default=1e-9, ge=0, le=1)
     float_abs_tol: float = Field(default=1e-6, ge=0, le=1)
     nan_equal: bool = True
-    max_repr_chars: int = Field(default=1_000_000, ge=1)
+    #: the sandbox reports no longer repr than ``MAX_RESULT_CHARS``: a larger value changes nothing
+    max_repr_chars: int = Field(default=MAX_RESULT_CHARS, ge=1)
 
     def options(self) -> CompareOptions:
         return CompareOptions(

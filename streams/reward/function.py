@@ -145,7 +145,12 @@ def _fmt(x: float) -> str:
     return format(x, ".6g")
 
 
-def _runtime(x: SandboxExecuted) -> float:
+def _runtime(x: SandboxExecuted, *, host_clock: bool) -> float:
+    """Host-measured time from the guest's start to its last result: module load and whatever ran
+    between cases (a finaliser, a gc callback) included, nothing the program can move out of it.
+    Executions written before the host timed them (v1) fall back to their per-case durations."""
+    if host_clock and x.active_s is not None:
+        return x.active_s
     per_case = sum(c.duration_s for c in x.cases)
     return per_case if per_case > 0 else x.duration_s
 
@@ -290,7 +295,9 @@ class CodeRewardV1(RewardFunction):
             details["efficiency"] = "the reference run failed"
             return 0.0
         floor = self.config.efficiency_floor_s
-        mine, theirs = _runtime(x), _runtime(ref)
+        # both sides on one clock: the host's when both runs have it
+        host_clock = x.active_s is not None and ref.active_s is not None
+        mine, theirs = _runtime(x, host_clock=host_clock), _runtime(ref, host_clock=host_clock)
         details["runtime_ratio"] = _fmt((mine + floor) / (theirs + floor))
         return min(1.0, (theirs + floor) / (mine + floor))
 

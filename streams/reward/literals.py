@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from schemas.rollout import MAX_RESULT_CHARS
+
 #: how an expected ``int`` and a returned ``float`` (or the other way round) compare
 IntFloatPolicy = Literal["strict", "float_accepts_int", "numeric"]
 
@@ -34,11 +36,12 @@ class CompareOptions:
     float_abs_tol: float = 1e-6
     #: an expected NaN matches a returned NaN
     nan_equal: bool = True
-    #: reprs longer than this are not parsed (a flood is a failure, not a memory problem for the host)
-    max_repr_chars: int = 1_000_000
+    #: reprs longer than this are not parsed (a flood is a failure, not a memory problem for the host);
+    #: the sandbox reports nothing longer either: one limit, ``schemas.rollout.MAX_RESULT_CHARS``
+    max_repr_chars: int = MAX_RESULT_CHARS
 
 
-def parse_literal(text: str, *, max_chars: int = 1_000_000) -> object:
+def parse_literal(text: str, *, max_chars: int = MAX_RESULT_CHARS) -> object:
     """Turn ``repr()`` text back into a value, accepting plain literals only.
 
     Besides what ``ast.literal_eval`` takes, this accepts the reprs that plain values produce but

@@ -260,6 +260,18 @@ def test_sandbox_violations() -> None:
     d = judge(GOOD, [passing(task, violation="introspection")])
     assert d.verdict == "accept"
     assert "runtime.violation" in codes(d)
+    # every label reaches the filter, not only the first; a broken protocol is an attack on the judge
+    every = passing(
+        task, violation="output_limit", violations=("output_limit", "introspection", "harness_tamper")
+    )
+    d = judge(GOOD, [every])
+    assert d.verdict == "reject"
+    details = {(r.code, r.detail) for r in d.reasons}
+    assert ("hack.sandbox_violation", "harness_tamper") in details
+    assert ("runtime.violation", "introspection") in details and (
+        "runtime.violation",
+        "output_limit",
+    ) in details
 
 
 def test_pass_marker_with_failure_rejects() -> None:

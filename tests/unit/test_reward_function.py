@@ -81,6 +81,20 @@ def test_efficiency_needs_the_same_backend() -> None:
     assert "reference ran in container" in s.details["efficiency"]
 
 
+def test_efficiency_uses_the_hosts_active_time_not_the_per_case_durations() -> None:
+    task = make_task()
+    # the program's cases look instant, but the host saw 0.5 s from its start to its last result
+    # (module load, work between cases): that is what counts
+    slow = passing(task, durations=[0.0] * 4, active_s=0.5)
+    ref = passing(task, sample_id="ref", durations=[0.01] * 4, active_s=0.05)
+    assert fn().score(task, GOOD, slow, ref).components["efficiency"] < 0.2
+    fast = passing(task, durations=[0.2] * 4, active_s=0.05)
+    assert fn().score(task, GOOD, fast, ref).components["efficiency"] == 1.0
+    # a run written before the host timed it (v1, upcast: no active_s) is scored as it always was
+    old = passing(task, durations=[0.1] * 4)
+    assert fn().score(task, GOOD, old, ref).components["efficiency"] < 0.2
+
+
 def test_partial_credit_is_configurable() -> None:
     task = make_task()
     half = execution(["3", "4", "0", "1"])
