@@ -3,7 +3,10 @@
 Runs, in one process and under the same parallelism: plain ``python3 -I`` subprocesses (the
 baseline: no isolation at all), then the WASM backend, the container backend and the ``auto``
 router through the worker pool (result cache off), and prints executions/second, the ratio to the
-baseline, and how many solutions passed. Finally the same WASM batch again with the cache on.
+baseline, and how many solutions passed. Check mode runs two guests per execution (the program's
+and the check's); each backend is then also measured in case mode (the tasks HumanEval converts to
+cases, one guest each), which is how most tasks are judged. Finally the same WASM batch again with
+the cache on.
 
     .venv/bin/python bench/sandbox.py [--workers N] [--repeat R] [--limit N] [--backends wasm,container,auto]
 """
@@ -20,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from producers.ingest.humaneval import load_rows
+from producers.ingest.humaneval import humaneval_tasks, load_rows
 from streams.sandbox import Job, Limits, SandboxConfig, SandboxPool
 from streams.sandbox.config import BackendName
 
@@ -55,6 +58,7 @@ def measure(
             mode="check",
             code=r.prompt + r.canonical_solution,
             check=r.test,
+            prelude=r.prompt,
             entry_point=r.entry_point,
             limits=limits,
         )
@@ -75,6 +79,18 @@ def measure(
     out["baseline_per_s"], out["baseline_passed"] = base, ok
     print(f"{'python3 -I subprocess':24s} {base:7.1f} exec/s   ratio 1.00   passed {ok}/{n}")
 
+    by_id = {r.task_id: r for r in rows}
+    case_jobs = [
+        Job(
+            mode="cases",
+            code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
+            entry_point=t.entry_point,
+            inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
+            limits=limits,
+        )
+        for t in humaneval_tasks()
+        if (t.tests or t.hidden_tests) and t.task_id in by_id
+    ] * repeat
     config = SandboxConfig(workers=workers)
     with SandboxPool(config, workers=workers) as pool:
         for name in [b.strip() for b in backends.split(",") if b.strip()]:
@@ -98,6 +114,15 @@ def measure(
             print(
                 f"{name + ' (pool)':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   passed {passed}/{n}"
                 f"   ran on {where}" + (f"   infra errors {infra}" if infra else "")
+            )
+            t0 = time.perf_counter()
+            case_results = pool.run_many(case_jobs, backend, use_cache=False)
+            case_rate = len(case_jobs) / (time.perf_counter() - t0)
+            loaded = sum(r.loaded is True and all(c.status == "ok" for c in r.cases) for r in case_results)
+            out["backends"][name]["cases_per_s"] = case_rate
+            print(
+                f"{name + ', case mode':24s} {case_rate:7.1f} exec/s   ratio {case_rate / base:4.2f}   "
+                f"every case answered {loaded}/{len(case_jobs)}"
             )
         if "wasm" in backends:
             pool.run_many(jobs, "wasm")
