@@ -7,7 +7,8 @@ started by the guest and answered by the host, whose state machine decides what 
 ======  ==================================  ====================================================
 guest   meaning                             host answer
 ======  ==================================  ====================================================
-``J``   the job, please (first message)     the job as JSON (:func:`encode_job`)
+``P``   WASM: the stub, please (first)      the stub's compiled code (marshal), once
+``J``   the job, please                     the job as JSON (:func:`encode_job`)
 ``N``   the first request, please           ``C`` + the argument tuple's literal, or ``E`` (end)
 ``R``   ``o`` + repr | ``e`` + error text   the result of the request out; answered like ``N``
 ``L``   error text                          ``k``: the program failed while loading
@@ -266,6 +267,9 @@ class Session:
         self.facts = SessionFacts(started_at=clock())
         self._lock = threading.Lock()
         self.over_budget = False
+        #: WASM: the stub's compiled code, handed out once as the answer to ``P`` (the guest's very
+        #: first message) instead of being read from a file
+        self.stub_code: bytes | None = None
 
     def start(self) -> None:
         """The guest starts now (the load time counts from here)."""
@@ -311,6 +315,10 @@ class Session:
         if len(msg) > MAX_MESSAGE_BYTES:
             return self._deviate(f"a message of {len(msg)} bytes (limit {MAX_MESSAGE_BYTES})")
         kind, payload = msg[:1], msg[1:]
+        if kind == b"P":
+            if self.stub_code is None or f.messages != 1 or payload:
+                return self._deviate("the stub's code was asked for out of turn")
+            return self.stub_code
         if kind == b"J":
             if f.job_sent or payload:
                 return self._deviate("the job was asked for twice")

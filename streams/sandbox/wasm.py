@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from schemas.errors import SandboxError
@@ -44,7 +45,6 @@ MAX_FRAMES = 100_000
 GUEST_THREAD_STACK = 64 << 20
 #: a guest that writes this many times its output cap is stopped (labelled output_limit)
 FLOOD_FACTOR = 16
-HARNESS_GUEST_DIR = "/usr/local/rlstream"
 _STACK_LOCK = threading.Lock()
 #: the guest may not run anything else than the harness, and sees only these files
 GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
@@ -346,14 +346,10 @@ class WasmBackend:
         self.harness = harness_source()
         self.ticker = _Ticker(self.engine)
         self.argv = ["python", "-c", self.harness]
-        self.harness_dir: str | None = None
-        self.harness_dir = self._compiled_harness()
-        # Loaded by a one-line -c program: running `python harness.pyc` costs the guest ~8 ms more.
-        self.argv = [
-            "python",
-            "-c",
-            f"exec(__import__('marshal').loads(open('{HARNESS_GUEST_DIR}/harness.pyc', 'rb').read()[16:]))",
-        ]
+        # compiled once per harness version, then handed to each guest through the door by a
+        # one-line -c program: no file to open (running `python harness.pyc` costs ~8 ms more)
+        self.harness_code = (Path(self._compiled_harness()) / "harness.pyc").read_bytes()[16:]
+        self.argv = ["python", "-c", "exec(__import__('marshal').loads(__import__('_host').call(b'P')))"]
 
     def _compiled_harness(self) -> str:
         """The harness compiled to a .pyc by the guest interpreter itself, once per harness version:
@@ -417,10 +413,10 @@ class WasmBackend:
         wasi.env = [("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1")]
         wasi.stdout_custom = out.write
         wasi.stderr_custom = err.write
-        # Both folders are read-only for the guest (wasmtime's default would let it write there).
+        # The stdlib folder is read-only for the guest (wasmtime's default would let it write there).
         wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, False)
-        if self.harness_dir is not None:
-            wasi.preopen_dir(self.harness_dir, HARNESS_GUEST_DIR, False)
+        if argv is None:
+            session.stub_code = self.harness_code
         store = wt.Store(self.engine)
         store.set_wasi(wasi)
         store_ref.append(store)

@@ -69,9 +69,22 @@ def test_the_host_hands_out_one_request_at_a_time_and_times_it() -> None:
     assert out[0].duration_s == 0.25
 
 
+def test_the_stubs_code_is_handed_out_once_and_only_first() -> None:
+    s = session()
+    s.stub_code = b"code"
+    assert s.handle(b"P") == b"code"
+    assert json.loads(s.handle(b"J") or b"")["role"] == "candidate"
+    assert s.handle(b"P") is None and "out of turn" in (s.facts.deviation or "")
+    late = session()
+    late.stub_code = b"code"
+    late.handle(b"J")
+    assert late.handle(b"P") is None
+
+
 @pytest.mark.parametrize(
     ("messages", "why"),
     [
+        ([b"P"], "out of turn"),
         ([b"N"], "before the job"),
         ([b"J", b"J"], "twice"),
         ([b"J", b"Ro1"], "nobody asked"),
