@@ -9,6 +9,7 @@ cases, one guest each), which is how most tasks are judged. Finally the same WAS
 the cache on.
 
     .venv/bin/python bench/sandbox.py [--workers N] [--repeat R] [--limit N] [--backends wasm,container,auto]
+                                      [--cpu]
 """
 
 from __future__ import annotations
@@ -137,14 +138,55 @@ def measure(
     return out
 
 
+def cpu_per_job(limit: int | None = None, backend: str = "wasm") -> dict[str, float]:
+    """CPU milliseconds per job, one job at a time in this process (steadier than wall-clock rates
+    on a shared machine): check mode and case mode on the same HumanEval solutions."""
+    from streams.sandbox import Sandbox
+
+    rows = load_rows()[:limit]
+    by_id = {r.task_id: r for r in rows}
+    limits = Limits(timeout_s=20.0, memory_mb=512)
+    batches = {
+        "check": [
+            Job(mode="check", code=r.prompt + r.canonical_solution, check=r.test, prelude=r.prompt,
+                entry_point=r.entry_point, limits=limits)
+            for r in rows
+        ],
+        "cases": [
+            Job(mode="cases", code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
+                entry_point=t.entry_point, inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
+                limits=limits)
+            for t in humaneval_tasks()
+            if (t.tests or t.hidden_tests) and t.task_id in by_id
+        ],
+    }  # fmt: skip
+    sandbox = Sandbox(SandboxConfig())
+    sandbox.ensure(backend)
+    out: dict[str, float] = {}
+    for mode, jobs in batches.items():
+        for job in jobs[:3]:
+            sandbox.execute(job, backend)  # warm
+        before = os.times()
+        for job in jobs:
+            sandbox.execute(job, backend)
+        after = os.times()
+        spent = sum(after[:4]) - sum(before[:4])
+        out[mode] = 1000 * spent / len(jobs)
+        print(f"{backend + ', ' + mode + ' mode':24s} {out[mode]:7.1f} ms CPU per job (one at a time)")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--repeat", type=int, default=1, help="run the task list this many times")
     ap.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     ap.add_argument("--backends", default="wasm,container,auto")
+    ap.add_argument("--cpu", action="store_true", help="also CPU ms per job, sequential, on WASM")
     args = ap.parse_args()
     measure(args.workers, args.repeat, args.limit, args.backends)
+    if args.cpu:
+        cpu_per_job(args.limit)
     return 0
 
 
