@@ -28,7 +28,6 @@ class NoiseConfig(BaseModel):
         "signal",
         "filesystem",
         "harness_tamper",
-        "harness_access",
     )
     #: task_id -> signature codes (e.g. ``hack.dynamic_code``) that are legitimate for that task
     allowlist: dict[str, tuple[str, ...]] = Field(default_factory=dict)

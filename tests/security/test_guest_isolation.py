@@ -156,6 +156,31 @@ CHANNEL_PROGRAM = (
     "    return 0\n"
 )
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reaching_the_stub_is_recorded_but_a_benign_stack_print_still_works(
+    sandbox: Sandbox, backend: str
+) -> None:
+    code = "import traceback\ndef add(a, b):\n    traceback.print_stack()\n    return a + b\n"
+    r = sandbox.run_cases(code, "add", INPUTS, limits=LIMITS, backend=backend)
+    assert [c.result_repr for c in r.cases] == EXPECTED
+    assert "harness_access" in r.violations and 'File "<solution>"' in r.stderr  # the stack was printed
+    event = to_event(r, sample_id="s", group_id="g", task_id="t/add")
+    task = TaskPublished(
+        task_id="t/add",
+        prompt="def add(a, b):\n",
+        entry_point="add",
+        tests=tuple(TestCase(input=i, output=o) for i, o in zip(INPUTS, EXPECTED, strict=True)),
+    )
+    decision = decide(
+        task=task, code="def add(a, b):\n    return a + b\n", executions=[event], config=NoiseConfig(),
+        options=CompareOptions(),
+    )  # fmt: skip
+    assert decision.verdict == "accept" and ("runtime.violation", "harness_access") in {
+        (x.code, x.detail) for x in decision.reasons
+    }
+
+
 TIMING = {
     "import-time": ("import time\ntime.sleep(0.5)\n", ""),
     "per-case": ("import time\n", "    time.sleep(0.17)\n"),
