@@ -1,5 +1,6 @@
 """The sandbox: runs untrusted programs in WASM-isolated CPython (primary) or a bubblewrap jail
-(fallback) and reports per-case results over a channel the program cannot forge.
+(fallback). The guest holds the program and a stub that answers one request at a time; the verdict,
+the timings and the labels are the host's (see README.md for what is guaranteed).
 
 The API the reward and the stream agent use::
 
@@ -7,7 +8,7 @@ The API the reward and the stream agent use::
     sb = Sandbox(SandboxConfig(cache_dir=...))
     result = sb.run_cases(code, "add", ["(1, 2)", "(3, 4)"], limits=Limits(timeout_s=5), backend="auto")
     result.cases[0].status, result.cases[0].result_repr        # "ok", "3"
-    sb.run_check(code, check_src, "add")                          # HumanEval check mode (weaker)
+    sb.run_check(code, check_src, "add", prelude=prompt)          # the check in a guest of its own
     sb.run_script(code)                                           # a whole program (the CLI's exec)
     to_event(result, sample_id=..., group_id=..., task_id=...)    # -> schemas.rollout.SandboxExecuted
 
