@@ -42,10 +42,9 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link
 
 from infra.kafka.admin import client_config
-from infra.kafka.consumer import decode_message
-from infra.kafka.poison import check_topic, letter_for
+from infra.kafka.consumer import dead_letter_for, decode_message
 from infra.kafka.producer import EventProducer
-from infra.kafka.transactional import ProcessorStats
+from infra.runtime.port import ProcessorStats, check_topic
 from infra.telemetry.messaging import links_to, start_process
 from infra.telemetry.tracing import tracer
 from learner.loop import LearnerLoop, Record, StepRecord
@@ -288,7 +287,7 @@ class LearnerService:
             log.warning("learner: %s[%d]@%d dead-lettered: %s", topic, partition, offset, exc)
             assert self._producer is not None
             # outside a transaction: a restart from the checkpoint may letter it again, with the same id
-            self._producer.publish(letter_for(msg, exc, stage="learner"), topic=DLQ.name)
+            self._producer.publish(dead_letter_for(msg, exc, stage="learner"), topic=DLQ.name)
             self.stats.dead_lettered += 1
         span = None
         if mine:

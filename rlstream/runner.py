@@ -80,6 +80,8 @@ class Progress:
     dead_letters: int = 0
     lag: int = 0
     seen: set[str] = field(default_factory=set)
+    #: records whose event id was seen before (a re-sent record: none on the transactional runtime)
+    duplicates: int = 0
     #: with a learner: the run is done when it has published step N (instead of when groups are done)
     target_steps: int | None = None
     policy_version: int = 0
@@ -101,6 +103,7 @@ class Progress:
 
     def fold(self, event_id: str, event: Any) -> None:
         if event_id in self.seen:
+            self.duplicates += 1
             return
         self.seen.add(event_id)
         if isinstance(event, CodeGenerated) and self.mine(event.group_id):
@@ -192,6 +195,7 @@ class Progress:
             "verdicts": dict(self.verdicts),
             "top_reasons": dict(self.reasons.most_common(8)),
             "dead_letters": self.dead_letters,
+            "duplicate_records": self.duplicates,
             "policy_version": self.policy_version,
             "learner_step": self.learner_step,
             "generated_version": self.generated_version,
@@ -456,6 +460,7 @@ def run_pipeline(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     summary = progress.summary()
+    summary["runtime"] = settings.runtime
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)
     return summary

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from consumers.projections.config import ProjectionConfig
 from consumers.review import ReviewConfig
+from infra.faust.config import FaustConfig
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.telemetry.config import TelemetryConfig
 from learner.config import LearnerConfig
@@ -39,6 +41,10 @@ class Settings(BaseSettings):
     #: root of everything rlstream keeps on disk (jar cache, broker data, models, sandbox cache)
     home: Path = Field(default_factory=lambda: Path.home() / ".rlstream")
     run_id: str = "local"
+    #: what hosts the stream processors: Kafka transactions (exactly-once, the default) or Faust agents
+    #: (at-least-once, effectively-once results); see bench/runtimes.py for the two side by side
+    runtime: Literal["transactional", "faust"] = "transactional"
+    faust: FaustConfig = FaustConfig()
     kafka: KafkaConfig = KafkaConfig()
     broker: BrokerConfig = BrokerConfig()
     telemetry: TelemetryConfig = TelemetryConfig()

@@ -1,5 +1,10 @@
-"""Wiring of each processor: which agent, which inputs, which adapters. ``rlstream worker NAME`` runs
-one of these in its own process; ``rlstream run`` starts them all."""
+"""Wiring of each processor: which agent, which inputs, which adapters, and which runtime hosts it.
+``rlstream worker NAME`` runs one of these in its own process; ``rlstream run`` starts them all;
+``faust -A rlstream.faust_app worker`` hosts the stream processors as agents of one Faust app.
+
+The stream processors are built once (:func:`stream_processor`, runtime-neutral) and hosted by the
+runtime the settings name (``RLSTREAM_RUNTIME``): Kafka transactions or Faust. The learner and the
+projector are consumers of their own on either runtime (each exactly-once by its own offsets)."""
 
 from __future__ import annotations
 
@@ -7,12 +12,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from infra.kafka.global_table import GlobalTable
 from infra.kafka.lag import LagProbe
-from infra.kafka.transactional import Handler, Tick, TransactionalProcessor
+from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.port import Handler, Hosted, Processor, ProcessorStats, Tick
+from infra.runtime.state import Kind
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import Settings
 from schemas.errors import BrokerError, UsageError
@@ -21,7 +28,10 @@ from schemas.task import TaskPublished
 from schemas.topics import EXPERIENCES, TASKS
 
 if TYPE_CHECKING:
+    import faust
+
     from consumers.projections.projector import Projector
+    from infra.faust.runtime import FaustHosted, FaustRunner
     from learner.service import LearnerService
 
 log = logging.getLogger(__name__)
@@ -29,24 +39,21 @@ log = logging.getLogger(__name__)
 #: the consumer group the learner commits its offsets under (its lag drives backpressure)
 LEARNER_GROUP = "rlstream.learner"
 
-PIPELINE_WORKERS = (
-    "scheduler",
-    "generator",
-    "evaluator",
-    "sandbox",
-    "reward",
-    "filter",
-    "experience",
-    "learner",
-    "projector",
-)
+STREAM_PROCESSORS = ("scheduler", "generator", "evaluator", "sandbox", "reward", "filter", "experience")
+PIPELINE_WORKERS = (*STREAM_PROCESSORS, "learner", "projector")
+
+Runtime = Literal["transactional", "faust"]
 
 
 @dataclass
 class Worker:
     name: str
-    processor: TransactionalProcessor | LearnerService | Projector
+    processor: TransactionalProcessor | LearnerService | Projector | FaustRunner
     closers: list[Callable[[], None]]
+
+    @property
+    def stats(self) -> ProcessorStats:
+        return self.processor.stats
 
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> None:
         try:
@@ -89,7 +96,6 @@ class _CachedLag:
 class _Factory:
     bootstrap: str
     settings: Settings
-    instance: str
 
     def make(
         self,
@@ -98,28 +104,62 @@ class _Factory:
         handler: Handler,
         tick: Tick | None = None,
         batch_size: int | None = None,
-    ) -> TransactionalProcessor:
-        return TransactionalProcessor(
+        kinds: tuple[Kind[Any], ...] = (),
+    ) -> Processor:
+        extra: dict[str, Any] = {} if tick is None else {"on_tick": tick}
+        return Hosted(
             name,
-            bootstrap=self.bootstrap,
-            input_topics=topics,
-            handler=handler,
-            tick=tick,
-            instance=self.instance,
-            run_id=self.settings.run_id,
+            topics,
+            handler,
+            kinds=kinds,
             batch_size=batch_size or self.settings.pipeline.batch_size,
-            # None: the cluster's default replication
-            replication_factor=self.settings.kafka.replication_factor or -1,
+            **extra,
         )
 
 
-def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
+@dataclass
+class Built:
+    """A stream processor and what to close when its worker stops."""
+
+    processor: Processor
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+
+def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtime | None = None) -> Worker:
+    """The worker ``name`` on ``runtime`` (default: the settings' ``runtime``)."""
     bootstrap = bootstrap_servers()
+    if name == "learner":
+        return _build_learner(settings, bootstrap)
+    if name == "projector":
+        from consumers.projections.projector import Projector
+        from consumers.projections.store import make_engine
+
+        engine = make_engine(settings.projections_url)
+        projector = Projector(bootstrap, engine, settings.projections, instance=instance)
+        return Worker(name, projector, [engine.dispose])
+    built = stream_processor(name, settings, bootstrap)
+    if (runtime or settings.runtime) == "faust":
+        # replicas of one processor share its app id: Faust balances the partitions between them
+        return Worker(name, faust_runner(settings, bootstrap, [built]), [])
+    proc = TransactionalProcessor(
+        built.processor,
+        bootstrap=bootstrap,
+        instance=instance,
+        run_id=settings.run_id,
+        # None: the cluster's default replication
+        replication_factor=settings.kafka.replication_factor or -1,
+        grace_s=settings.pipeline.state_grace_s,
+    )
+    return Worker(name, proc, built.closers)
+
+
+def stream_processor(name: str, settings: Settings, bootstrap: str) -> Built:
+    """One of the stream processors, runtime-neutral (:class:`~infra.runtime.port.Processor`)."""
     pipe = settings.pipeline
-    common = _Factory(bootstrap, settings, instance)
+    common = _Factory(bootstrap, settings)
     closers: list[Callable[[], None]] = []
     if name == "scheduler":
-        from streams.scheduler.agent import INPUT_TOPICS, SchedulerAgent
+        from streams.scheduler.agent import INPUT_TOPICS, KINDS, SchedulerAgent
 
         probe = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
         closers.append(probe.close)
@@ -127,11 +167,11 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         # a focused run reads rl.tasks on its own (consumer group and state per run), so it never
         # skips another run's tasks nor is held up by them; the other processors serve every run
         own = f"scheduler.{settings.run_id}" if pipe.scheduler.only_own_run else name
-        proc = common.make(own, INPUT_TOPICS, agent.handle, agent.tick)
-        return Worker(name, proc, closers)
+        return Built(common.make(own, INPUT_TOPICS, agent.handle, agent.tick, kinds=KINDS), closers)
     if name == "experience":
         from infra.kafka.reviews import ReviewFollower
         from streams.experience.agent import INPUT_TOPICS as EXP_INPUTS
+        from streams.experience.agent import KINDS as EXP_KINDS
         from streams.experience.agent import ExperienceAgent
 
         # every run's human reviews in force replace the automated verdicts of a group being assembled
@@ -140,8 +180,7 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         exp = ExperienceAgent(
             deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std, reviews=reviews
         )
-        proc = common.make(name, EXP_INPUTS, exp.handle, exp.tick)
-        return Worker(name, proc, closers)
+        return Built(common.make(name, EXP_INPUTS, exp.handle, exp.tick, kinds=EXP_KINDS), closers)
     if name in ("sandbox", "reward", "filter"):
         return _build_execution_side(name, settings, common, closers)
     if name in ("generator", "evaluator"):
@@ -158,17 +197,7 @@ def build(name: str, settings: Settings, *, instance: str = "0") -> Worker:
         # of its own on the evaluation lane: its weight swaps never touch training's, and neither
         # lane waits for the other
         topics = EVAL_INPUT_TOPICS if name == "evaluator" else GEN_INPUTS
-        proc = common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1)
-        return Worker(name, proc, closers)
-    if name == "learner":
-        return _build_learner(settings, bootstrap)
-    if name == "projector":
-        from consumers.projections.projector import Projector
-        from consumers.projections.store import make_engine
-
-        engine = make_engine(settings.projections_url)
-        projector = Projector(bootstrap, engine, settings.projections, instance=instance)
-        return Worker(name, projector, [engine.dispose])
+        return Built(common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1), closers)
     raise UsageError(f"unknown worker {name!r}", hint="one of: " + ", ".join(PIPELINE_WORKERS))
 
 
@@ -215,7 +244,7 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
 
 def _build_execution_side(
     name: str, settings: Settings, common: _Factory, closers: list[Callable[[], None]]
-) -> Worker:
+) -> Built:
     from streams.reward.evaluate import Evaluator
     from streams.reward.function import get_reward_function
     from streams.sandbox.service import Sandbox
@@ -245,18 +274,69 @@ def _build_execution_side(
             max_retries=settings.pipeline.max_retries,
             backoff_s=settings.pipeline.retry_backoff_s,
         )
-        proc = common.make(name, SB_INPUTS, agent.handle)
-        return Worker(name, proc, closers)
+        return Built(common.make(name, SB_INPUTS, agent.handle), closers)
     if name == "reward":
         from streams.reward.agent import INPUT_TOPICS as RW_INPUTS
+        from streams.reward.agent import KINDS as RW_KINDS
         from streams.reward.agent import RewardAgent
 
         ragent = RewardAgent(reward_fn, tasks, reference_runner())
-        proc = common.make(name, RW_INPUTS, ragent.handle)
-        return Worker(name, proc, closers)
+        return Built(common.make(name, RW_INPUTS, ragent.handle, kinds=RW_KINDS), closers)
     from streams.noise.agent import INPUT_TOPICS as NF_INPUTS
+    from streams.noise.agent import KINDS as NF_KINDS
     from streams.noise.agent import FilterAgent
 
     fagent = FilterAgent(settings.noise, reward_fn.compare_options(), tasks, reference_runner())
-    proc = common.make(name, NF_INPUTS, fagent.handle)
-    return Worker(name, proc, closers)
+    return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS), closers)
+
+
+# -- the Faust runtime --------------------------------------------------------------------------------
+def faust_app(
+    settings: Settings, bootstrap: str, built: list[Built], *, app_id: str
+) -> tuple[faust.App, list[FaustHosted]]:
+    """A Faust app hosting ``built`` as agents (one consumer group, one table per processor)."""
+    import faust
+
+    from infra.faust.config import app_settings
+    from infra.faust.runtime import FaustHosted, TopicWidths
+    from infra.kafka.admin import metadata
+
+    def widths() -> dict[str, int]:
+        md = metadata(bootstrap, timeout_s=30)
+        return {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
+
+    partitions = TopicWidths(widths)
+    app = faust.App(
+        app_id,
+        **app_settings(
+            app_id,
+            bootstrap,
+            settings.kafka,
+            settings.faust,
+            replication_factor=settings.kafka.replication_factor,
+            partitions=settings.kafka.partitions,
+        ),
+    )
+    hosted = [
+        FaustHosted(
+            app,
+            b.processor,
+            run_id=settings.run_id,
+            partitions=partitions,
+            # a state partition per partition of the widest input, as on the transactional runtime
+            state_partitions=max(partitions(t) for t in b.processor.input_topics),
+            batch_wait_s=settings.faust.batch_wait_s,
+            grace_s=settings.pipeline.state_grace_s,
+        )
+        for b in built
+    ]
+    return app, hosted
+
+
+def faust_runner(settings: Settings, bootstrap: str, built: list[Built]) -> FaustRunner:
+    """A Faust worker in this process hosting ``built`` (``rlstream worker NAME --runtime faust``)."""
+    from infra.faust.runtime import FaustRunner
+
+    names = ".".join(b.processor.name for b in built)
+    app, hosted = faust_app(settings, bootstrap, built, app_id=f"{settings.faust.app_prefix}.{names}")
+    return FaustRunner(app, hosted, [close for b in built for close in b.closers])

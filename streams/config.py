@@ -58,3 +58,7 @@ class PipelineConfig(BaseModel):
     #: sandbox infra failures are retried this many times (with backoff) before rl.dlq
     max_retries: int = Field(default=3, ge=0)
     retry_backoff_s: float = Field(default=1.0, ge=0)
+    #: how long a processor remembers that a sample or group is done (scored, judged, emitted), in
+    #: seconds of stream time after it was: long enough to recognise any re-delivered record, short
+    #: enough that state and restore time stay bounded by the work in flight
+    state_grace_s: float = Field(default=3600.0, gt=0)

@@ -33,7 +33,7 @@ from consumers.projections.fold import Batch, Position, fold, skip
 from consumers.projections.store import apply, migrate, stored_offsets
 from infra.kafka.admin import admin_client, client_config
 from infra.kafka.consumer import decode_message
-from infra.kafka.transactional import ProcessorStats
+from infra.runtime.port import ProcessorStats
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.topics import EVENT_TOPICS
 

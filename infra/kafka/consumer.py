@@ -9,7 +9,6 @@ continues.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,11 +23,12 @@ from opentelemetry.trace import set_span_in_context
 
 from infra.kafka.admin import client_config
 from infra.kafka.producer import EventProducer
+from infra.runtime.port import dead_letter, text_headers
 from infra.telemetry.messaging import start_process
 from schemas.base import Event
 from schemas.codec import decode
 from schemas.dlq import DeadLettered
-from schemas.envelope import H_ID, Envelope
+from schemas.envelope import Envelope
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.topics import DLQ
 
@@ -74,26 +74,18 @@ def decode_message(msg: Message) -> ConsumedEvent:
 
 
 def dead_letter_for(msg: Message, error: Exception, *, stage: str, attempt: int = 0) -> DeadLettered:
-    """The DeadLettered event that preserves ``msg`` exactly, with ``error`` as the reason."""
-    headers: dict[str, str] = {}
-    for name, raw in message_headers(msg):
-        if raw is None:
-            continue
-        headers[name] = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+    """The DeadLettered event of ``msg`` with ``error`` as the reason (see ``infra.runtime.port``)."""
     key = msg.key()
-    value = msg.value()
-    return DeadLettered(
-        stage=stage,
-        error_type=type(error).__name__,
-        error=str(error),
+    return dead_letter(
+        stage,
+        error,
+        topic=msg.topic() or "",
+        partition=msg.partition(),
+        offset=msg.offset(),
+        key=key if isinstance(key, bytes) else None,
+        value=msg.value(),
+        headers=text_headers(message_headers(msg)),
         attempt=attempt,
-        original_topic=msg.topic() or "",
-        original_partition=msg.partition() if msg.partition() is not None else -1,
-        original_offset=msg.offset() if msg.offset() is not None else -1,
-        original_event_id=headers.get(H_ID),
-        original_key_b64=base64.b64encode(key).decode() if isinstance(key, bytes) else None,
-        original_value_b64=base64.b64encode(value).decode() if isinstance(value, bytes) else "",
-        original_headers=headers,
     )
 
 

@@ -1,98 +1,35 @@
-"""Exactly-once stream processing on Kafka transactions: the runtime every rlstream processor runs in.
+"""The transactional runtime: exactly-once stream processing on Kafka transactions (the default runtime).
 
-One loop per processor instance: poll a batch, hand the decoded events to the processor's pure handler,
-and in ONE Kafka transaction produce its output events, its state changes (to a compacted changelog
-topic, partitioned like the input) and the consumed offsets. A crash anywhere aborts the transaction,
-so after a restart the batch is processed again and nothing it produced before is visible to
-``read_committed`` readers: no lost group, no second event, no double count.
+One loop per processor instance: poll a batch, hand the decoded events to the processor's pure handler
+(:mod:`infra.runtime.host`), and in ONE Kafka transaction produce its output events, its state changes
+(to a compacted changelog topic, partitioned like the input) and the consumed offsets. A crash anywhere
+aborts the transaction, so after a restart the batch is processed again and nothing it produced before
+is visible to ``read_committed`` readers: no lost group, no second event, no double count.
 
-Why not a Faust app (the first design): Faust's exactly-once mode is known to emit duplicates after a
-rebalance, and its aiokafka client is several times slower than librdkafka here. This runtime keeps
-Faust's model — agents as thin shells over pure cores, changelog-backed tables partitioned with their
-input — on top of Kafka's own transactional consume-transform-produce protocol.
+Faust (:mod:`infra.faust.runtime`) hosts the same processors with at-least-once delivery; this runtime
+is the one that never writes a duplicate, and the faster of the two (``bench/runtimes.py``).
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
-from opentelemetry import context as otel_context
-from opentelemetry.context import Context
-from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
 
-from infra.kafka.poison import check_topic, kept, kept_note
-from infra.telemetry.messaging import links_to, start_process, start_send, traceparent_of
-from infra.telemetry.tracing import extract, inject
-from schemas.base import Event
-from schemas.codec import decode, encode, headers_dict
-from schemas.dlq import DeadLettered
-from schemas.envelope import Envelope
-from schemas.errors import BrokerError, EventDecodeError, RlstreamError
-from schemas.topics import DLQ, topic_for
+from infra.runtime.host import Host, Raw, Write
+from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
+from infra.runtime.state import DEFAULT_GRACE_S, State, raw_key
+from schemas.errors import BrokerError
 
 log = logging.getLogger(__name__)
-
-_MISSING = object()
-
-
-@dataclass(frozen=True)
-class Incoming:
-    envelope: Envelope
-    event: Event
-    topic: str
-    partition: int
-    offset: int
-    timestamp_ms: int
-    #: W3C traceparent of this record's ``process`` span: where a handler that keeps the record for
-    #: later (e.g. a sample waiting for its group) links back to
-    trace: str | None = None
-
-
-@dataclass(frozen=True)
-class Emit:
-    """An event the handler wants on the log; the runtime builds its envelope.
-
-    Tracing: by default its ``send`` span continues the trace of the record that caused it. A fact
-    that begins a story of its own (a sample born from its group's request) sets ``new_trace``: its
-    trace starts here, linked to the cause. ``parent_trace`` continues another trace instead (e.g. the
-    group's), and ``links`` names further spans it came from (e.g. each sample of an experience).
-    """
-
-    event: Event
-    topic: str | None = None
-    #: id of the event that caused this one (defaults to the incoming event's id)
-    causation_id: str | None = None
-    attempt: int = 0
-    run_id: str | None = None
-    new_trace: bool = False
-    parent_trace: str | None = None
-    links: tuple[str, ...] = ()
-
-
-class PoisonRecord(RlstreamError):
-    """A handler's way to say: this record cannot be processed, dead-letter it and move on."""
-
-
-class Defer(Exception):
-    """A handler's way to say: not now (e.g. the generator waits for newer weights). The batch's state
-    writes are rolled back and the batch is read again after ``delay_s``; what the handler learned in
-    memory before raising (e.g. a newer policy version) stays."""
-
-    def __init__(self, reason: str, delay_s: float = 0.5) -> None:
-        super().__init__(reason)
-        self.delay_s = delay_s
 
 
 def _coordinator_busy(err: object) -> bool:
@@ -130,12 +67,6 @@ def _exit_if_stuck(name: str, after_s: float) -> threading.Timer:
     return timer
 
 
-def _broker_away(exc: Exception) -> Defer:
-    """A handler that could not reach the broker (e.g. to read a table it follows) failed for no fault of
-    the record: the batch is read again after a pause, never dead-lettered."""
-    return Defer(f"broker unavailable: {exc}", delay_s=1.0)
-
-
 def _headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
     raw = msg.headers()
     if raw is None:
@@ -143,133 +74,61 @@ def _headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
     return list(raw.items()) if isinstance(raw, dict) else list(raw)
 
 
-class State:
-    """Keyed JSON state of one processor, partitioned like its input and persisted to a changelog.
-
-    Handlers see the partition of the record they handle; writes are buffered and committed with the
-    batch's transaction, so state and outputs always agree.
-    """
-
-    def __init__(self) -> None:
-        self._data: dict[int, dict[str, Any]] = {}
-        self._dirty: dict[tuple[int, str], Any] = {}
-        # what a failed handler call must undo: previous values since the last _savepoint()
-        self._undo: dict[tuple[int, str], Any] = {}
-        self._dirty_at_savepoint: dict[tuple[int, str], Any] = {}
-        #: bumped whenever partitions are restored or dropped: agents that derive in-memory
-        #: structures from the state (e.g. a queue) rebuild them when it changes
-        self.generation = 0
-
-    def partition(self, p: int) -> dict[str, Any]:
-        return self._data.setdefault(p, {})
-
-    def get(self, p: int, key: str, default: Any = None) -> Any:
-        return self._data.get(p, {}).get(key, default)
-
-    def put(self, p: int, key: str, value: Any) -> None:
-        self._remember(p, key)
-        self.partition(p)[key] = value
-        self._dirty[(p, key)] = value
-
-    def delete(self, p: int, key: str) -> None:
-        self._remember(p, key)
-        self.partition(p).pop(key, None)
-        self._dirty[(p, key)] = None
-
-    def _remember(self, p: int, key: str) -> None:
-        if (p, key) not in self._undo:
-            self._undo[(p, key)] = self.partition(p).get(key, _MISSING)
-
-    def _savepoint(self) -> None:
-        self._undo = {}
-        self._dirty_at_savepoint = dict(self._dirty)
-
-    def _rollback(self) -> None:
-        for (p, key), previous in self._undo.items():
-            if previous is _MISSING:
-                self.partition(p).pop(key, None)
-            else:
-                self.partition(p)[key] = previous
-        self._undo = {}
-        self._dirty = dict(self._dirty_at_savepoint)
-
-    def owned_partitions(self) -> list[int]:
-        return sorted(self._data)
-
-    def _load(self, p: int, key: str, value: Any) -> None:
-        if value is None:
-            self.partition(p).pop(key, None)
-        else:
-            self.partition(p)[key] = value
-
-    def _drop(self, p: int) -> None:
-        self.generation += 1
-        self._data.pop(p, None)
-        for k in [k for k in self._dirty if k[0] == p]:
-            del self._dirty[k]
-
-    def _take_dirty(self) -> dict[tuple[int, str], Any]:
-        dirty, self._dirty = self._dirty, {}
-        return dirty
-
-
-#: a processor's pure core: one batch of decoded events (and the processor's state) in, events out
-Handler = Callable[[Sequence[Incoming], State], Iterable[Emit]]
-
-
-Tick = Callable[[State, float], Iterable[Emit]]
-
-
-@dataclass
-class ProcessorStats:
-    consumed: int = 0
-    produced: int = 0
-    dead_lettered: int = 0
-    transactions: int = 0
-    aborted: int = 0
-    started_at: float = field(default_factory=time.monotonic)
-
-    def rate(self) -> float:
-        return self.consumed / max(time.monotonic() - self.started_at, 1e-9)
+def raw_of(msg: Message) -> Raw:
+    topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+    assert topic is not None and partition is not None and offset is not None
+    key = msg.key()
+    return Raw(
+        topic,
+        partition,
+        offset,
+        msg.timestamp()[1],
+        key if isinstance(key, bytes) else None,
+        msg.value(),
+        _headers(msg),
+    )
 
 
 class TransactionalProcessor:
-    """Runs ``handler`` over ``input_topics`` with exactly-once output, state and offsets."""
+    """Hosts ``processor`` over its input topics with exactly-once output, state and offsets."""
 
     def __init__(
         self,
-        name: str,
+        processor: Processor,
         *,
         bootstrap: str,
-        input_topics: Sequence[str],
-        handler: Handler,
         instance: str = "0",
         run_id: str | None = None,
-        tick: Tick | None = None,
-        batch_size: int = 64,
         poll_timeout_s: float = 0.2,
         client_config: dict[str, Any] | None = None,
         consumer_config: dict[str, Any] | None = None,
         replication_factor: int = 1,
+        grace_s: float = DEFAULT_GRACE_S,
     ) -> None:
         self._bootstrap = bootstrap
         self._replication_factor = replication_factor
-        self.name = name
-        self.input_topics = list(input_topics)
+        self.processor = processor
+        self.name = name = processor.name
+        self.input_topics = list(processor.input_topics)
         self.changelog_topic = f"rlstream.state.{name}.changelog"
-        self._handler = handler
-        self._tick = tick
-        self._run_id = run_id
-        self._batch_size = batch_size
+        self._batch_size = processor.batch_size
         self._poll_timeout = poll_timeout_s
-        self.state = State()
-        self.stats = ProcessorStats()
+        self.state = State(processor.kinds, grace_s=grace_s)
+        self.group_id = f"rlstream.{name}"
+        self._client_id = f"rlstream.{name}.{instance}"
+        self.host = Host(
+            processor,
+            run_id=run_id,
+            group_id=self.group_id,
+            client_id=self._client_id,
+            transient=(KafkaException,),
+        )
         base = {"bootstrap.servers": bootstrap, **(client_config or {})}
         self._consumer = Consumer(
             {
                 **base,
-                "group.id": f"rlstream.{name}",
-                "client.id": f"rlstream.{name}.{instance}",
+                "group.id": self.group_id,
+                "client.id": self._client_id,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "isolation.level": "read_committed",
@@ -283,8 +142,8 @@ class TransactionalProcessor:
         self._producer = Producer(
             {
                 **base,
-                "client.id": f"rlstream.{name}.{instance}",
-                "transactional.id": f"rlstream.{name}.{instance}",
+                "client.id": self._client_id,
+                "transactional.id": self._client_id,
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
@@ -295,10 +154,10 @@ class TransactionalProcessor:
         self._pending_restore: set[int] = set()
         #: set when the group took the partitions away (session timed out, e.g. the broker restarted)
         self._lost = False
-        self.group_id = f"rlstream.{name}"
-        self._client_id = f"rlstream.{name}.{instance}"
-        #: the ``process`` span of each record of the batch in hand (by id() of its Incoming)
-        self._spans: dict[int, Span] = {}
+
+    @property
+    def stats(self) -> ProcessorStats:
+        return self.host.stats
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -398,10 +257,7 @@ class TransactionalProcessor:
         try:
             return self._step()
         finally:
-            # a record's span ends once its outputs are committed (or the batch was given up)
-            for span in self._spans.values():
-                span.end()
-            self._spans = {}
+            self.host.end_batch()
 
     def _step(self) -> int:
         # wait for the first record only, then take what is already buffered: a batch call with a
@@ -409,8 +265,7 @@ class TransactionalProcessor:
         first = self._consumer.poll(self._poll_timeout)
         msgs = [] if first is None else [first, *self._consumer.consume(self._batch_size - 1, 0)]
         self._restore_pending()
-        batch: list[Incoming] = []
-        poison: list[tuple[Message, Exception]] = []
+        raws: list[Raw] = []
         offsets: dict[tuple[str, int], int] = {}
         for msg in msgs:
             err = msg.error()
@@ -418,124 +273,39 @@ class TransactionalProcessor:
                 if err.code() == KafkaError._PARTITION_EOF:
                     continue
                 raise BrokerError(f"{self.name}: consume failed: {err}")
-            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-            assert topic is not None and partition is not None and offset is not None
-            offsets[(topic, partition)] = offset + 1
-            try:
-                decoded = decode(msg.value(), _headers(msg))
-                check_topic(topic, decoded.event)
-            except EventDecodeError as exc:
-                poison.append((msg, exc))
-                continue
-            ts = msg.timestamp()[1]
-            envelope = decoded.envelope
-            span = start_process(
-                topic,
-                partition=partition,
-                offset=offset,
-                event_id=envelope.id,
-                group=self.group_id,
-                traceparent=envelope.traceparent,
-                tracestate=envelope.tracestate,
-                key=decoded.event.key,
-                event=decoded.event,
-            )
-            item = Incoming(envelope, decoded.event, topic, partition, offset, ts, trace=traceparent_of(span))
-            self._spans[id(item)] = span
-            batch.append(item)
+            raw = raw_of(msg)
+            offsets[(raw.topic, raw.partition)] = raw.offset + 1
+            raws.append(raw)
+        batch, poison = self.host.decode(raws)
         emits: list[tuple[Emit, Incoming | None]] = []
         if batch:
             try:
-                emits.extend(self._handle(batch, poison))
+                emits.extend(self.host.handle(batch, self.state))
             except Defer as deferred:
                 log.info("%s: deferring %d record(s): %s", self.name, len(msgs), deferred)
-                for span in self._spans.values():
-                    span.set_attribute("rlstream.deferred", str(deferred))
                 self._seek_to_first(msgs)
                 time.sleep(deferred.delay_s)
                 return 0
-        if self._tick is not None:
-            emits.extend((e, None) for e in self._tick(self.state, time.time()))
-        if not offsets and not emits and not self.state._dirty:
+        emits.extend(self.host.tick(self.state, time.time()))
+        if not offsets and not emits and not self.state.dirty:
             return 0
-        self._commit(emits, poison, offsets)
+        self._commit(self.host.writes(emits, poison), offsets)
         self.stats.consumed += len(msgs)
         return len(msgs)
 
-    def _handle(
-        self, batch: list[Incoming], poison: list[tuple[Message, Exception]]
-    ) -> list[tuple[Emit, Incoming | None]]:
-        self.state._savepoint()
-        try:
-            with self._current(batch):
-                return self._pair(batch, list(self._handler(batch, self.state)))
-        except Defer:
-            self.state._rollback()
-            raise
-        except (BrokerError, KafkaException) as exc:
-            self.state._rollback()
-            raise _broker_away(exc) from exc
-        except Exception as exc:
-            self.state._rollback()
-            if len(batch) == 1:
-                return [self._dead_letter_event(batch[0], exc)]
-            log.warning("%s: batch failed (%s); isolating the bad record", self.name, exc)
-        # one record at a time: a poison record goes to the DLQ, the others are processed normally
-        out: list[tuple[Emit, Incoming | None]] = []
-        for item in batch:
-            self.state._savepoint()
-            try:
-                with self._current([item]):
-                    out.extend(self._pair([item], list(self._handler([item], self.state))))
-            except Defer:
-                self.state._rollback()
-                raise
-            except (BrokerError, KafkaException) as exc:
-                self.state._rollback()
-                raise _broker_away(exc) from exc
-            except Exception as exc:
-                self.state._rollback()
-                out.append(self._dead_letter_event(item, exc))
-        return out
-
-    @contextlib.contextmanager
-    def _current(self, batch: list[Incoming]) -> Iterator[None]:
-        """While a handler works on one record, that record's span is current: spans the handler
-        starts (e.g. a sandbox run) are its children."""
-        span = self._spans.get(id(batch[0])) if len(batch) == 1 else None
-        if span is None:
-            yield
-            return
-        token = otel_context.attach(set_span_in_context(span))
-        try:
-            yield
-        finally:
-            otel_context.detach(token)
-
-    @staticmethod
-    def _pair(batch: list[Incoming], emits: Iterable[Emit]) -> list[tuple[Emit, Incoming | None]]:
-        only = batch[0] if len(batch) == 1 else None
-        by_id = {i.envelope.id: i for i in batch}
-        return [(e, by_id.get(e.causation_id or "", only)) for e in emits]
-
-    def _commit(
-        self,
-        emits: list[tuple[Emit, Incoming | None]],
-        poison: list[tuple[Message, Exception]],
-        offsets: dict[tuple[str, int], int],
-    ) -> None:
+    def _commit(self, writes: Sequence[Write], offsets: dict[tuple[str, int], int]) -> None:
         p = self._producer
         watchdog = _exit_if_stuck(self.name, STUCK_TRANSACTION_S)
         try:
             p.begin_transaction()
-            for emit, cause in emits:
-                self._produce(emit, cause)
-            for msg, exc in poison:
-                self._produce_dead_letter(msg, exc)
-            for (part, key), value in self.state._take_dirty().items():
+            for write in writes:
+                r = write.record
+                p.produce(write.topic, key=r.key, value=r.value, headers=list(r.headers))
+                p.poll(0)
+            for (part, kind, key), value in self.state.take_writes().items():
                 p.produce(
                     self.changelog_topic,
-                    key=key.encode(),
+                    key=raw_key(kind, key).encode(),
                     value=None if value is None else json.dumps(value).encode(),
                     partition=part,
                 )
@@ -544,11 +314,10 @@ class TransactionalProcessor:
                 p.send_offsets_to_transaction(tps, self._consumer.consumer_group_metadata(), 30)
             p.commit_transaction(60)
             self.stats.transactions += 1
-            self.stats.produced += len(emits)
+            self.stats.produced += len(writes)
         except KafkaException as exc:
             self.stats.aborted += 1
-            for span in self._spans.values():
-                span.set_status(Status(StatusCode.ERROR, f"transaction aborted: {exc}"))
+            self.host.fail_batch(f"transaction aborted: {exc}")
             err = exc.args[0] if exc.args else None
             if err is not None and getattr(err, "txn_requires_abort", lambda: False)():
                 p.abort_transaction(30)
@@ -570,98 +339,15 @@ class TransactionalProcessor:
 
     def _rewind(self, offsets: dict[tuple[str, int], int]) -> None:
         # state is rebuilt from the changelog and the batch re-read from the last committed offsets
-        parts = {part for (_, part) in offsets}
+        # (every owned partition: the batch's tick may have written to a partition it read nothing from)
+        self.state.discard()
+        parts = {part for (_, part) in offsets} | {part for (_, part) in self._assigned}
         for part in parts:
-            self.state._drop(part)
+            self.state.disown(part)
             self._pending_restore.add(part)
         committed = self._consumer.committed([TopicPartition(t, part) for (t, part) in offsets], 30)
         for tp in committed:
             self._consumer.seek(TopicPartition(tp.topic, tp.partition, max(tp.offset, 0)))
-
-    def _produce(self, emit: Emit, cause: Incoming | None) -> None:
-        topic = emit.topic or topic_for(type(emit.event).__name__).name
-        cause_span = self._spans.get(id(cause)) if cause is not None else None
-        if emit.parent_trace is not None:
-            parent: Context = extract(emit.parent_trace)
-        elif cause_span is not None and not emit.new_trace:
-            parent = set_span_in_context(cause_span)
-        else:
-            parent = Context()  # a new trace (never the caller's current context)
-        linked = emit.links
-        if cause_span is not None and (emit.new_trace or emit.parent_trace is not None):
-            linked = (traceparent_of(cause_span) or "", *linked)
-        links = links_to(linked)
-        event_id = emit.event.event_id(emit.attempt)
-        span = start_send(
-            topic,
-            event_id=event_id,
-            key=emit.event.key,
-            client_id=self._client_id,
-            parent=parent,
-            links=links,
-            event=emit.event,
-        )
-        try:
-            traceparent, tracestate = inject(set_span_in_context(span))
-            envelope = Envelope.for_event(
-                emit.event,
-                source=f"rlstream/{self.name}",
-                run_id=emit.run_id or (cause.envelope.run_id if cause else None) or self._run_id,
-                causation_id=emit.causation_id or (cause.envelope.id if cause else None),
-                attempt=emit.attempt,
-                traceparent=traceparent,
-                tracestate=tracestate,
-            )
-            record = encode(emit.event, envelope)
-            self._producer.produce(topic, key=record.key, value=record.value, headers=list(record.headers))
-            self._producer.poll(0)
-        finally:
-            span.end()
-
-    def _dead_letter_event(self, item: Incoming, exc: Exception) -> tuple[Emit, Incoming | None]:
-        self.stats.dead_lettered += 1
-        span = self._spans.get(id(item))
-        if span is not None:
-            span.record_exception(exc)
-            span.set_status(Status(StatusCode.ERROR, f"dead-lettered: {type(exc).__name__}"))
-        log.warning(
-            "%s: dead-lettering %s@%s:%s: %s", self.name, item.topic, item.partition, item.offset, exc
-        )
-        original = item.event.model_dump_json().encode()
-        letter = DeadLettered(
-            stage=self.name,
-            error_type=type(exc).__name__,
-            error=str(exc)[:4000] + kept_note(original),
-            original_topic=item.topic,
-            original_partition=item.partition,
-            original_offset=item.offset,
-            original_event_id=item.envelope.id,
-            original_key_b64=base64.b64encode(item.event.key.encode()).decode(),
-            original_value_b64=kept(original),
-            original_headers={"ce_type": item.envelope.type, "ce_id": item.envelope.id},
-        )
-        return Emit(letter, topic=DLQ.name), item
-
-    def _produce_dead_letter(self, msg: Message, exc: Exception) -> None:
-        self.stats.dead_lettered += 1
-        try:
-            headers = headers_dict(_headers(msg))
-        except EventDecodeError:
-            headers = {}
-        key = msg.key()
-        letter = DeadLettered(
-            stage=self.name,
-            error_type=type(exc).__name__,
-            error=str(exc)[:4000] + kept_note(msg.value()),
-            original_topic=msg.topic() or "",
-            original_partition=msg.partition() if msg.partition() is not None else -1,
-            original_offset=msg.offset() if msg.offset() is not None else -1,
-            original_event_id=headers.get("ce_id"),
-            original_key_b64=base64.b64encode(key).decode() if key else None,
-            original_value_b64=kept(msg.value()),
-            original_headers=headers,
-        )
-        self._produce(Emit(letter, topic=DLQ.name, run_id=self._run_id), None)
 
     # -- partition ownership and state restore ---------------------------------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -679,7 +365,7 @@ class TransactionalProcessor:
         still = {p for (_, p) in self._assigned}
         for tp in partitions:
             if tp.partition not in still:
-                self.state._drop(tp.partition)
+                self.state.disown(tp.partition)
                 self._pending_restore.discard(tp.partition)
 
     def _watermarks(self, restorer: Consumer, partition: int, deadline: float) -> tuple[int, int]:
@@ -709,20 +395,19 @@ class TransactionalProcessor:
         try:
             md = restorer.list_topics(self.changelog_topic, 10).topics.get(self.changelog_topic)
             if md is None or md.error is not None:
-                for p in parts:
-                    self.state.partition(p)
+                self.state.restored(parts)
                 return
-            self.state.generation += 1
             wanted = [p for p in parts if p in md.partitions]
             ends: dict[int, int] = {}
             deadline = time.monotonic() + 120
+            for p in parts:
+                self.state.disown(p)
             for p in wanted:
                 lo, hi = self._watermarks(restorer, p, deadline)
                 if hi > lo:
                     ends[p] = hi
-                self.state._drop(p)
-                self.state.partition(p)
             if not ends:
+                self.state.restored(parts)
                 return
             restorer.assign([TopicPartition(self.changelog_topic, p, 0) for p in ends])
             done: set[int] = set()
@@ -740,9 +425,10 @@ class TransactionalProcessor:
                         raise BrokerError(f"{self.name}: restore failed: {err}")
                     key = (msg.key() or b"").decode()
                     raw = msg.value()
-                    self.state._load(part, key, None if raw is None else json.loads(raw))
+                    self.state.load(part, key, None if raw is None else json.loads(raw))
                     off = msg.offset()
                     if off is not None and off + 1 >= ends[part]:
                         done.add(part)
+            self.state.restored(parts)
         finally:
             restorer.close()

@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from infra.kafka.global_table import TopicFollower
-from infra.kafka.transactional import Defer, Emit, Incoming, PoisonRecord, State
+from infra.runtime.port import Defer, Emit, Incoming, PoisonRecord
+from infra.runtime.state import State
 from producers.generator.config import GeneratorConfig
 from producers.generator.factory import base_weights, make_backend
 from producers.generator.policy import NotPublished, PolicyFollower, StalenessPolicy

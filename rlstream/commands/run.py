@@ -20,7 +20,7 @@ from rlstream.commands.broker import _fetch, local_cluster
 from rlstream.runner import new_run_id, run_pipeline
 from rlstream.settings import get_settings
 from rlstream.workers import PIPELINE_WORKERS
-from schemas.errors import BrokerError, InputError
+from schemas.errors import BrokerError, InputError, UsageError
 from schemas.task import TaskPublished
 
 #: a --steps run issues groups until the learner is done, not a fixed number per task
@@ -93,6 +93,12 @@ def register(app: typer.Typer) -> None:
         eval_every: int | None = typer.Option(
             None, "--eval-every", min=0, help="evaluate every N policy versions (default: the setting, 5)"
         ),
+        runtime: str | None = typer.Option(
+            None,
+            "--runtime",
+            help="what hosts the stream processors: transactional (exactly-once, default) or faust "
+            "(at-least-once, effectively-once results); default: RLSTREAM_RUNTIME",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     ) -> None:
         """Start the broker (if none is running), the topics and every worker; publish the tasks; show live
@@ -100,6 +106,10 @@ def register(app: typer.Typer) -> None:
         Held-out tasks (--eval-fraction, --eval-tasks) are never trained on: the evaluator samples them
         under version 0, every N versions and the final one (`rlstream eval RUN_ID`)."""
         settings = get_settings()
+        if runtime not in (None, "transactional", "faust"):
+            raise UsageError(
+                f"unknown runtime {runtime!r}", hint="--runtime transactional or --runtime faust"
+            )
         task_list = _load_tasks(tasks, limit)
         if not task_list:
             raise InputError(f"no tasks in {tasks}")
@@ -113,6 +123,8 @@ def register(app: typer.Typer) -> None:
             "RLSTREAM_PIPELINE__SCHEDULER__EPOCHS": str(epochs),
             "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
         }
+        if runtime is not None:
+            overrides["RLSTREAM_RUNTIME"] = runtime
         if steps is not None:
             epochs = _UNBOUNDED_EPOCHS
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EPOCHS"] = str(epochs)
@@ -127,13 +139,14 @@ def register(app: typer.Typer) -> None:
             summary = run_pipeline(
                 settings.model_copy(
                     update={
+                        "runtime": runtime or settings.runtime,
                         "pipeline": settings.pipeline.model_copy(
                             update={
                                 "scheduler": settings.pipeline.scheduler.model_copy(
                                     update={"group_size": group_size, "epochs": epochs}
                                 )
                             }
-                        )
+                        ),
                     }
                 ),
                 bootstrap,

@@ -14,6 +14,7 @@ from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from rlstream.commands._common import handle_errors
 from rlstream.settings import get_settings
 from rlstream.workers import PIPELINE_WORKERS, build
+from schemas.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -26,14 +27,28 @@ def register(app: typer.Typer) -> None:
             None, "--idle-exit", help="exit after this many seconds without input (batch use)"
         ),
         progress_every: float = typer.Option(10.0, "--progress-every", help="seconds between progress lines"),
+        runtime: str | None = typer.Option(
+            None,
+            "--runtime",
+            help="transactional (exactly-once) or faust (at-least-once, effectively-once results); "
+            "default: RLSTREAM_RUNTIME, else transactional",
+        ),
     ) -> None:
-        """Consume the processor's input topics and produce its events exactly once, until SIGTERM/Ctrl-C."""
+        """Consume the processor's input topics and produce its events, until SIGTERM/Ctrl-C.
+
+        On the transactional runtime every output is written exactly once; on Faust at least once,
+        with deterministic event ids that every consumer is idempotent by. The learner and the
+        projector run the same way on either runtime."""
         logging.basicConfig(
             level=logging.INFO, format=f"%(asctime)s {name}[{instance}] %(levelname)s %(message)s"
         )
         settings = get_settings()
+        if runtime not in (None, "transactional", "faust"):
+            raise UsageError(
+                f"unknown runtime {runtime!r}", hint="--runtime transactional or --runtime faust"
+            )
         configure_tracing(settings.telemetry, service_name=f"rlstream-{name}")
-        w = build(name, settings, instance=instance)
+        w = build(name, settings, instance=instance, runtime=runtime)  # type: ignore[arg-type]
         stop = threading.Event()
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -41,7 +56,7 @@ def register(app: typer.Typer) -> None:
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        stats = w.processor.stats
+        stats = w.stats
 
         def report() -> None:
             while not stop.wait(progress_every):

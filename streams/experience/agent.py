@@ -14,15 +14,37 @@ keep a sample out) and to the audit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
-from infra.kafka.transactional import Emit, Incoming, State
+from infra.runtime.port import Emit, Incoming
+from infra.runtime.state import Kind, Marker, State
 from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested
 from schemas.topics import GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
 from streams.experience.core import GroupState
 from streams.experience.overrides import apply_overrides
 
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, GENERATIONS.name, VERDICTS.name)
+
+
+class GroupClock(NamedTuple):
+    group_size: int
+    deadline: float
+
+
+def _read_only(value: Any) -> Any:
+    raise TypeError("a read-only view of the group records")
+
+
+#: a group being assembled (key: its group id)
+GROUP = Kind("group", encode=GroupState.to_json, decode=GroupState.from_json)
+#: the same records, read for their size and deadline only: the tick looks at every group, and decoding
+#: each one's generations to find the few that are due would cost more than the rest of the tick
+GROUP_CLOCK = Kind(
+    "group", encode=_read_only, decode=lambda raw: GroupClock(raw["group_size"], raw["deadline"])
+)
+#: a group already emitted: its late or re-delivered records are ignored
+DONE = Marker("done")
+KINDS = (GROUP, DONE)
 
 
 class Reviews(Protocol):
@@ -41,9 +63,9 @@ class ExperienceAgent:
         self._reviews_fresh = False
 
     def _group(self, state: State, p: int, group_id: str, task_id: str) -> GroupState:
-        raw = state.get(p, f"group:{group_id}")
-        if raw is not None:
-            return GroupState.from_json(raw)
+        group = state.get(p, GROUP, group_id)
+        if group is not None:
+            return group
         # group size unknown until the request is seen: 0 keeps it from completing early
         return GroupState(group_id, task_id, group_size=0, deadline=float("inf"))
 
@@ -53,7 +75,7 @@ class ExperienceAgent:
         for msg in batch:
             event = msg.event
             p = msg.partition
-            if state.get(p, f"done:{getattr(event, 'group_id', '')}"):
+            if state.marked(p, DONE, getattr(event, "group_id", "")):
                 continue  # a late or re-delivered record of a group already emitted
             if isinstance(event, RolloutRequested):
                 group = self._group(state, p, event.group_id, event.task_id)
@@ -66,8 +88,8 @@ class ExperienceAgent:
                 if event.split == "eval":
                     # an evaluation sample is judged like any other, but never assembled nor trained on:
                     # its group is done here (a verdict read before it is dropped with the group)
-                    state.delete(p, f"group:{event.group_id}")
-                    state.put(p, f"done:{event.group_id}", True)
+                    state.delete(p, GROUP, event.group_id)
+                    state.mark(p, DONE, event.group_id)
                     continue
                 group = self._group(state, p, event.group_id, event.task_id)
                 if not group.add_generation(event):
@@ -84,7 +106,7 @@ class ExperienceAgent:
     def _save_or_emit(self, state: State, p: int, group: GroupState, *, now: float) -> list[Emit]:
         if group.group_size and group.complete:
             return self._emit(state, p, group, now)
-        state.put(p, f"group:{group.group_id}", group.to_json())
+        state.put(p, GROUP, group.group_id, group)
         return []
 
     def _emit(self, state: State, p: int, group: GroupState, now: float) -> list[Emit]:
@@ -94,8 +116,8 @@ class ExperienceAgent:
                 self._reviews_fresh = True
             apply_overrides(group, self.reviews.verdict)
         experience = group.assemble(now=now, normalise_std=self.normalise_std)
-        state.delete(p, f"group:{group.group_id}")
-        state.put(p, f"done:{group.group_id}", True)
+        state.delete(p, GROUP, group.group_id)
+        state.mark(p, DONE, group.group_id)
         # the experience continues its group's trace and links to the trace of each of its samples
         return [Emit(experience, new_trace=True, parent_trace=group.trace, links=group.sample_traces())]
 
@@ -103,7 +125,9 @@ class ExperienceAgent:
         out: list[Emit] = []
         self._reviews_fresh = False
         for p in state.owned_partitions():
-            for key, raw in list(state.partition(p).items()):
-                if key.startswith("group:") and raw["group_size"] and now >= raw["deadline"]:
-                    out.extend(self._emit(state, p, GroupState.from_json(raw), now))
+            for group_id, clock in list(state.items(p, GROUP_CLOCK)):
+                if clock.group_size and now >= clock.deadline:
+                    group = state.get(p, GROUP, group_id)
+                    assert group is not None
+                    out.extend(self._emit(state, p, group, now))
         return out

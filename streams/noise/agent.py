@@ -10,9 +10,11 @@ backend and kept in memory: it is derived, so a restart simply computes it again
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from infra.kafka.transactional import Emit, Incoming, PoisonRecord, State
+from pydantic import BaseModel, Field
+
+from infra.runtime.port import Emit, Incoming, PoisonRecord
+from infra.runtime.state import Kind, Marker, State
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.topics import EXECUTIONS, GENERATIONS, REWARDS
 from streams.noise.config import NoiseConfig
@@ -22,6 +24,21 @@ from streams.reward.agent import ReferenceRunner, TaskLookup
 from streams.reward.literals import CompareOptions
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name)
+
+
+class Waiting(BaseModel):
+    """What has arrived of a sample not judged yet (key: its sample id)."""
+
+    code: str | None = None
+    #: run index (as text) -> the sandbox's execution
+    runs: dict[str, SandboxExecuted] = Field(default_factory=dict)
+    reward: RewardScored | None = None
+
+
+SAMPLE = Kind("sample", Waiting)
+#: a sample already judged: its re-delivered records are ignored
+JUDGED = Marker("judged")
+KINDS = (SAMPLE, JUDGED)
 
 
 class FilterAgent:
@@ -55,36 +72,35 @@ class FilterAgent:
         for msg in batch:
             event, p = msg.event, msg.partition
             sid = getattr(event, "sample_id", None)
-            if sid is None or state.get(p, f"judged:{sid}"):
+            if sid is None or state.marked(p, JUDGED, sid):
                 continue
-            key = f"sample:{sid}"
-            entry: dict[str, Any] = state.get(p, key) or {"code": None, "runs": {}, "reward": None}
+            entry = state.get(p, SAMPLE, sid) or Waiting()
             if isinstance(event, CodeGenerated):
-                entry["code"] = event.code
+                entry.code = event.code
             elif isinstance(event, SandboxExecuted):
-                entry["runs"][str(event.run_index)] = event.model_dump(mode="json")
+                entry.runs[str(event.run_index)] = event
             elif isinstance(event, RewardScored):
-                entry["reward"] = event.model_dump(mode="json")
+                entry.reward = event
             else:
                 continue
             verdict = self._judge(entry)
             if verdict is None:
-                state.put(p, key, entry)
+                state.put(p, SAMPLE, sid, entry)
                 continue
-            state.delete(p, key)
-            state.put(p, f"judged:{sid}", True)
+            state.delete(p, SAMPLE, sid)
+            state.mark(p, JUDGED, sid)
             out.append(Emit(verdict, causation_id=msg.envelope.id))
         return out
 
-    def _judge(self, entry: dict[str, Any]) -> NoiseVerdict | None:
-        if entry["code"] is None or entry["reward"] is None or "0" not in entry["runs"]:
+    def _judge(self, entry: Waiting) -> NoiseVerdict | None:
+        if entry.code is None or entry.reward is None or "0" not in entry.runs:
             return None
-        runs = [SandboxExecuted.model_validate(entry["runs"][k]) for k in sorted(entry["runs"], key=int)]
+        runs = [entry.runs[k] for k in sorted(entry.runs, key=int)]
         # every run the sandbox was asked for must be on the log (a run it finally failed is published
         # with infra_error set, so none is waited for in vain)
         if len(runs) < 1 + self.config.reruns and not runs[0].infra_error:
             return None
-        reward = RewardScored.model_validate(entry["reward"])
+        reward = entry.reward
         first = runs[0]
         task = self.tasks.get(first.task_id)
         if task is None:
@@ -92,7 +108,7 @@ class FilterAgent:
         quality = None if first.infra_error else self._task_quality(first.task_id, first.backend)
         return filter_sample(
             task=task,
-            code=entry["code"],
+            code=entry.code,
             executions=runs,
             reward=reward,
             config=self.config,

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from infra.kafka.transactional import Emit, Incoming, PoisonRecord, State
+from infra.runtime.port import Emit, Incoming, PoisonRecord
+from infra.runtime.state import Kind, Marker, State
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.task import TaskPublished
@@ -25,6 +26,15 @@ from schemas.topics import EXECUTIONS, GENERATIONS
 from streams.reward.function import RewardFunction
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name)
+
+#: a sample's code waiting for its run-0 execution, and the execution waiting for its code (key: sample id)
+CODE = Kind("code", str)
+EXEC = Kind("exec", SandboxExecuted)
+#: a sample already scored: its re-delivered records are ignored
+SCORED = Marker("scored")
+#: the reference run this partition scores a task against (key: ``<task event id>:<backend>``)
+REF = Kind("ref", ReferenceExecuted)
+KINDS = (CODE, EXEC, SCORED, REF)
 
 #: (task, backend) -> the reference solution's execution in that backend (None: no reference)
 ReferenceRunner = Callable[[TaskPublished, str], SandboxExecuted | None]
@@ -46,22 +56,22 @@ class RewardAgent:
             event, p = msg.event, msg.partition
             if isinstance(event, CodeGenerated):
                 sid = event.sample_id
-                if state.get(p, f"scored:{sid}"):
+                if state.marked(p, SCORED, sid):
                     continue
-                pending = state.get(p, f"exec:{sid}")
+                pending = state.get(p, EXEC, sid)
                 if pending is not None:
-                    ready.append((msg, event.code, SandboxExecuted.model_validate(pending)))
+                    ready.append((msg, event.code, pending))
                 else:
-                    state.put(p, f"code:{sid}", event.code)
+                    state.put(p, CODE, sid, event.code)
             elif isinstance(event, SandboxExecuted) and event.run_index == 0:
                 sid = event.sample_id
-                if state.get(p, f"scored:{sid}"):
+                if state.marked(p, SCORED, sid):
                     continue
-                code = state.get(p, f"code:{sid}")
+                code = state.get(p, CODE, sid)
                 if code is not None:
                     ready.append((msg, code, event))
                 else:
-                    state.put(p, f"exec:{sid}", event.model_dump(mode="json"))
+                    state.put(p, EXEC, sid, event)
         # one lint process for the whole batch instead of one per sample
         warm = getattr(getattr(self.reward_fn, "linter", None), "warm", None)
         if callable(warm) and len(ready) > 1:
@@ -84,9 +94,9 @@ class RewardAgent:
                 reference.execution if reference else None,
                 reference_event_id=reference.event_id() if reference else None,
             )
-            state.delete(p, f"code:{sid}")
-            state.delete(p, f"exec:{sid}")
-            state.put(p, f"scored:{sid}", True)
+            state.delete(p, CODE, sid)
+            state.delete(p, EXEC, sid)
+            state.mark(p, SCORED, sid)
             out.append(Emit(reward, causation_id=msg.envelope.id))
         return out
 
@@ -95,10 +105,10 @@ class RewardAgent:
     ) -> tuple[ReferenceExecuted | None, bool]:
         """The reference run this partition scores ``task`` against in ``backend``, and whether this is
         its first use here (then it must be published)."""
-        key = f"ref:{task.event_id()}:{backend}"
-        stored = state.get(p, key)
+        key = f"{task.event_id()}:{backend}"
+        stored = state.get(p, REF, key)
         if stored is not None:
-            return ReferenceExecuted.model_validate(stored), False
+            return stored, False
         run = self.reference(task, backend)
         if run is None:
             return None, False
@@ -108,5 +118,5 @@ class RewardAgent:
             backend=run.backend,
             execution=run,
         )
-        state.put(p, key, ref.model_dump(mode="json"))
+        state.put(p, REF, key, ref)
         return ref, True

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 
 from infra.kafka.global_table import GlobalTable
-from infra.kafka.transactional import Emit, Incoming, PoisonRecord, State
+from infra.runtime.port import Emit, Incoming, PoisonRecord, dead_letter
+from infra.runtime.state import State
 from schemas.codec import decode_body
 from schemas.dlq import DeadLettered
 from schemas.rollout import CodeGenerated
@@ -104,21 +105,18 @@ class SandboxAgent:
                 continue
             execution = execution.model_copy(update={"infra_error": result.infra_error})
             final = attempt >= self.max_retries
-            letter = DeadLettered(
-                stage="sandbox",
+            letter = dead_letter(
+                "sandbox",
+                result.infra_error,
                 error_type="SandboxError",
-                error=result.infra_error,
                 attempt=attempt + 1,
-                original_topic=GENERATIONS.name,
-                original_partition=msg.partition,
-                original_offset=msg.offset,
-                original_event_id=gen.event_id(),
-                original_value_b64=base64.b64encode(gen.model_dump_json().encode()).decode(),
-                original_headers={
-                    "ce_type": gen.ce_type(),
-                    "ce_id": gen.event_id(),
-                    "run_index": str(run_index),
-                },
+                topic=GENERATIONS.name,
+                partition=msg.partition,
+                offset=msg.offset,
+                key=None,
+                value=gen.model_dump_json().encode(),
+                headers={"ce_type": gen.ce_type(), "ce_id": gen.event_id(), "run_index": str(run_index)},
+                event_id=gen.event_id(),
                 disposition="dead" if final else "retry",
             )
             out.append(

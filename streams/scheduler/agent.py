@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from infra.kafka.transactional import Emit, Incoming, State
+from infra.runtime.port import Emit, Incoming
+from infra.runtime.state import Kind, State
+from schemas.base import FrozenModel
 from schemas.policy import PolicyPublished
 from schemas.rollout import ExperienceReady, RolloutRequested
 from schemas.task import TaskPublished
@@ -34,6 +36,42 @@ from streams.scheduler.policy import (
 
 INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name)
 P = 0  # the singleton's state partition
+
+
+class TaskRecord(FrozenModel):
+    """A task the scheduler knows (key ``<run>/<task>``) and how many of its groups it issued."""
+
+    event_id: str
+    run: str
+    task_id: str
+    issued: int
+    tenant: str
+    priority: int
+    prompt: str
+    entry_point: str
+    #: where the task was read: each group's trace links back to it
+    trace: str | None = None
+
+
+class InFlight(FrozenModel):
+    """A group issued and not finished yet (key: its group id)."""
+
+    task_id: str
+    at: float
+
+
+TASK = Kind("task", TaskRecord)
+INFLIGHT = Kind("inflight", InFlight)
+#: per task id, the rewards of its last groups (the curriculum's window)
+HIST = Kind("hist", list[list[float]])
+POLICY_VERSION = Kind("policy_version", int)
+#: a held-out task (key ``<run>/<task>``) and the versions it was evaluated under
+EVALTASK = Kind("evaltask", encode=EvalTask.to_json, decode=EvalTask.from_json)
+#: per run, the policy versions due for an evaluation round
+EVALVERSIONS = Kind("evalversions", list[int])
+#: per run: its training is over (the final step's version was published)
+CLOSED = Kind("closed", bool)
+KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED)
 
 
 class SchedulerAgent:
@@ -59,12 +97,12 @@ class SchedulerAgent:
         self._curriculum = Curriculum(
             window=max(self.cfg.curriculum_window, 1), cooldown=self.cfg.curriculum_cooldown
         )
-        for key, value in sorted(state.partition(P).items()):
-            if key.startswith("task:") and value["issued"] < self.cfg.epochs:
-                self._queue.push(TaskRef(key[5:], value["tenant"], value["priority"]))
-            elif key.startswith("hist:"):
-                for rewards in value:
-                    self._curriculum.record(key[5:], rewards)
+        for key, task in state.items(P, TASK):
+            if task.issued < self.cfg.epochs:
+                self._queue.push(TaskRef(key, task.tenant, task.priority))
+        for key, history in state.items(P, HIST):
+            for rewards in history:
+                self._curriculum.record(key, rewards)
         self._built_generation = state.generation
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
@@ -77,36 +115,36 @@ class SchedulerAgent:
                     continue
                 if self._held_out(state, run, event, msg):
                     continue
-                key = f"task:{run}/{event.task_id}"
-                known = state.get(P, key)
-                if known is not None and known["event_id"] == msg.envelope.id:
+                key = f"{run}/{event.task_id}"
+                known = state.get(P, TASK, key)
+                if known is not None and known.event_id == msg.envelope.id:
                     continue  # re-delivery or re-publication of the same content
-                issued = known["issued"] if known else 0
+                issued = known.issued if known else 0
                 state.put(
                     P,
+                    TASK,
                     key,
-                    {
-                        "event_id": msg.envelope.id,
-                        "run": run,
-                        "task_id": event.task_id,
-                        "issued": issued,
-                        "tenant": event.tenant,
-                        "priority": event.priority,
-                        "prompt": event.prompt,
-                        "entry_point": event.entry_point,
-                        # each group's trace links back to where its task was read
-                        "trace": msg.trace,
-                    },
+                    TaskRecord(
+                        event_id=msg.envelope.id,
+                        run=run,
+                        task_id=event.task_id,
+                        issued=issued,
+                        tenant=event.tenant,
+                        priority=event.priority,
+                        prompt=event.prompt,
+                        entry_point=event.entry_point,
+                        trace=msg.trace,
+                    ),
                 )
                 if known is None:
                     self._queue.push(TaskRef(f"{run}/{event.task_id}", event.tenant, event.priority))
             elif isinstance(event, ExperienceReady):
-                if state.get(P, f"inflight:{event.group_id}") is None:
+                if state.get(P, INFLIGHT, event.group_id) is None:
                     continue
-                state.delete(P, f"inflight:{event.group_id}")
+                state.delete(P, INFLIGHT, event.group_id)
                 rewards = [s.reward for s in event.samples]
-                history = (state.get(P, f"hist:{event.task_id}") or [])[-(self.cfg.curriculum_window or 1) :]
-                state.put(P, f"hist:{event.task_id}", [*history, rewards])
+                history = (state.get(P, HIST, event.task_id) or [])[-(self.cfg.curriculum_window or 1) :]
+                state.put(P, HIST, event.task_id, [*history, rewards])
                 self._curriculum.record(event.task_id, rewards)
             elif (
                 isinstance(event, PolicyPublished)
@@ -118,16 +156,16 @@ class SchedulerAgent:
 
     def _held_out(self, state: State, run: str, event: TaskPublished, msg: Incoming) -> bool:
         """Keep an ``eval`` task for evaluation rounds (never for training); False for a train task."""
-        key = f"evaltask:{run}/{event.task_id}"
-        known = state.get(P, key)
+        key = f"{run}/{event.task_id}"
+        known = state.get(P, EVALTASK, key)
         if event.split != "eval":
             if known is not None:  # republished as a training task: no more rounds
-                state.delete(P, key)
+                state.delete(P, EVALTASK, key)
             return False
-        if known is not None and known["event_id"] == msg.envelope.id:
+        if known is not None and known.event_id == msg.envelope.id:
             return True
         # a training task republished as held out leaves training (its queued entry is skipped)
-        state.delete(P, f"task:{run}/{event.task_id}")
+        state.delete(P, TASK, key)
         task = EvalTask(
             run=run,
             task_id=event.task_id,
@@ -137,31 +175,27 @@ class SchedulerAgent:
             tenant=event.tenant,
             priority=event.priority,
             trace=msg.trace,
-            evaluated=known["evaluated"] if known is not None else [],
+            evaluated=known.evaluated if known is not None else [],
         )
-        state.put(P, key, task.to_json())
+        state.put(P, EVALTASK, key, task)
         return True
 
     def _version_published(self, state: State, event: PolicyPublished) -> None:
-        if event.policy_version > state.get(P, "policy_version", 0):
-            state.put(P, "policy_version", event.policy_version)
-        closed = bool(state.get(P, f"closed:{event.run_id}"))
+        if event.policy_version > (state.get(P, POLICY_VERSION) or 0):
+            state.put(P, POLICY_VERSION, "", event.policy_version)
+        closed = state.get(P, CLOSED, event.run_id) or False
         if self._plan.due(event.policy_version, event.step, closed=closed):
-            key = f"evalversions:{event.run_id}"
-            due = state.get(P, key) or [0]
+            due = state.get(P, EVALVERSIONS, event.run_id) or [0]
             if event.policy_version not in due:
-                state.put(P, key, sorted([*due, event.policy_version]))
+                state.put(P, EVALVERSIONS, event.run_id, sorted([*due, event.policy_version]))
         if self._plan.closes_training(event.step):
-            state.put(P, f"closed:{event.run_id}", True)
+            state.put(P, CLOSED, event.run_id, True)
 
     def _evaluations(self, state: State) -> list[Emit]:
         """Every round due and not issued yet, for every held-out task (no backpressure applies)."""
         out: list[Emit] = []
-        for key, raw in list(state.partition(P).items()):
-            if not key.startswith("evaltask:"):
-                continue
-            task = EvalTask.from_json(raw)
-            missing = self._plan.missing(task, state.get(P, f"evalversions:{task.run}") or [0])
+        for key, task in list(state.items(P, EVALTASK)):
+            missing = self._plan.missing(task, state.get(P, EVALVERSIONS, task.run) or [0])
             if not missing:
                 continue
             for version in missing:
@@ -176,18 +210,18 @@ class SchedulerAgent:
                     )
                 )
             task.evaluated = sorted({*task.evaluated, *missing})
-            state.put(P, key, task.to_json())
+            state.put(P, EVALTASK, key, task)
         return out
 
     def in_flight(self, state: State) -> int:
-        return sum(1 for k in state.partition(P) if k.startswith("inflight:"))
+        return state.count(P, INFLIGHT)
 
     def tick(self, state: State, now: float) -> list[Emit]:
         if P not in state.owned_partitions():
             return []
         self._rebuild(state)
         out: list[Emit] = self._evaluations(state)
-        version = state.get(P, "policy_version", 0)
+        version = state.get(P, POLICY_VERSION) or 0
         lag = self._learner_lag(False)
         fresh = False
         skipped: list[TaskRef] = []
@@ -206,27 +240,27 @@ class SchedulerAgent:
                 continue  # decide again on the fresh reading
             ref = self._queue.pop()
             assert ref is not None
-            record = state.get(P, f"task:{ref.task_id}")
-            if record is None or state.get(P, f"closed:{record['run']}"):
+            record = state.get(P, TASK, ref.task_id)
+            if record is None or state.get(P, CLOSED, record.run):
                 continue  # held out since it was queued, or its run's training is over
-            if self.cfg.curriculum_window and self._curriculum.should_skip(record["task_id"]):
+            if self.cfg.curriculum_window and self._curriculum.should_skip(record.task_id):
                 skipped.append(ref)
                 if len(skipped) > len(self._queue):
                     break
                 continue
-            epoch = record["issued"]
+            epoch = record.issued
             group_id = f"{ref.task_id}/{epoch}"  # ref.task_id is <run>/<task>
-            state.put(P, f"task:{ref.task_id}", {**record, "issued": epoch + 1})
-            state.put(P, f"inflight:{group_id}", {"task_id": ref.task_id, "at": now})
+            state.put(P, TASK, ref.task_id, record.model_copy(update={"issued": epoch + 1}))
+            state.put(P, INFLIGHT, group_id, InFlight(task_id=ref.task_id, at=now))
             self._curriculum.issued()
             if epoch + 1 < self.cfg.epochs:
                 self._queue.push(ref)
             request = RolloutRequested(
                 group_id=group_id,
-                task_id=record["task_id"],
+                task_id=record.task_id,
                 group_size=self.cfg.group_size,
-                prompt=record["prompt"],
-                entry_point=record["entry_point"],
+                prompt=record.prompt,
+                entry_point=record.entry_point,
                 tenant=ref.tenant,
                 priority=ref.priority,
                 policy_version=version,
@@ -234,12 +268,12 @@ class SchedulerAgent:
             )
             # a group's trace starts here (issued by a tick, not while handling a record), linked
             # to its task's
-            trace = record.get("trace")
+            trace = record.trace
             out.append(
                 Emit(
                     request,
-                    causation_id=record["event_id"],
-                    run_id=record["run"],
+                    causation_id=record.event_id,
+                    run_id=record.run,
                     new_trace=True,
                     links=(trace,) if trace else (),
                 )

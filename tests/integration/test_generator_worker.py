@@ -21,6 +21,7 @@ from infra.kafka.consumer import decode_message
 from infra.kafka.global_table import TopicFollower
 from infra.kafka.producer import EventProducer
 from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.port import Hosted
 from producers.generator.agent import GeneratorAgent
 from producers.generator.hf_backend import HFBackend
 from producers.generator.models import load_model
@@ -115,11 +116,8 @@ def running_worker(
         watcher,
     )
     proc = TransactionalProcessor(
-        f"generator-test-{uuid.uuid4().hex[:8]}",
+        Hosted(f"generator-test-{uuid.uuid4().hex[:8]}", [requests], agent.handle, batch_size=1),
         bootstrap=kafka_catalog,
-        input_topics=[requests],
-        handler=agent.handle,
-        batch_size=1,
         run_id=run_id,
     )
     stop = threading.Event()
@@ -194,6 +192,7 @@ WORKER_SCRIPT = """
 import sys, threading, torch
 torch.set_num_threads(1)
 from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.port import Hosted
 from infra.kafka.global_table import TopicFollower
 from producers.generator.agent import GeneratorAgent
 from producers.generator.hf_backend import HFBackend
@@ -205,8 +204,7 @@ bootstrap, requests, policy, name = sys.argv[1:5]
 backend = HFBackend(load_model("tiny"), batch_size=4)
 agent = GeneratorAgent(RolloutGenerator(backend), PolicyFollower(backend, StalenessPolicy(1)),
                        TopicFollower(bootstrap, policy, PolicyPublished))
-proc = TransactionalProcessor(name, bootstrap=bootstrap, input_topics=[requests], handler=agent.handle,
-                              batch_size=1)
+proc = TransactionalProcessor(Hosted(name, [requests], agent.handle, batch_size=1), bootstrap=bootstrap)
 print("ready", flush=True)
 proc.run(threading.Event())
 """

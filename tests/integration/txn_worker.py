@@ -7,9 +7,13 @@ import threading
 import time
 from collections.abc import Sequence
 
-from infra.kafka.transactional import Emit, Incoming, State, TransactionalProcessor
+from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.port import Emit, Hosted, Incoming
+from infra.runtime.state import Kind, State
 from schemas.rollout import RolloutRequested
 from schemas.task import TaskPublished
+
+COUNT = Kind("count", int)
 
 
 def main(bootstrap: str, topic_in: str, topic_out: str, name: str, delay_s: float) -> None:
@@ -20,7 +24,7 @@ def main(bootstrap: str, topic_in: str, topic_out: str, name: str, delay_s: floa
             assert isinstance(task, TaskPublished)
             if task.task_id == "poison":
                 raise ValueError("this task is poison")
-            state.put(msg.partition, "count", state.get(msg.partition, "count", 0) + 1)
+            state.put(msg.partition, COUNT, "", (state.get(msg.partition, COUNT) or 0) + 1)
             time.sleep(delay_s)
             request = RolloutRequested(
                 group_id=f"{task.task_id}/0",
@@ -33,7 +37,7 @@ def main(bootstrap: str, topic_in: str, topic_out: str, name: str, delay_s: floa
         return out
 
     proc = TransactionalProcessor(
-        name, bootstrap=bootstrap, input_topics=[topic_in], handler=handler, batch_size=10
+        Hosted(name, [topic_in], handler, kinds=(COUNT,), batch_size=10), bootstrap=bootstrap
     )
     stop = threading.Event()
     proc.start()
@@ -42,7 +46,7 @@ def main(bootstrap: str, topic_in: str, topic_out: str, name: str, delay_s: floa
         while time.monotonic() - idle_since < 4.0:
             if proc.step() or not proc.assigned:
                 idle_since = time.monotonic()
-        total = sum(proc.state.get(p, "count", 0) for p in proc.state.owned_partitions())
+        total = sum(proc.state.get(p, COUNT) or 0 for p in proc.state.owned_partitions())
         print(f"COUNTS {total}", flush=True)
     finally:
         stop.set()

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infra.kafka.poison import check_topic
+from infra.runtime.port import check_topic
 from producers.ingest.jsonl import parse_line
 from producers.ingest.publisher import TaskPublisher
 from schemas.base import Event

@@ -13,7 +13,9 @@ from confluent_kafka import KafkaError, KafkaException
 
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
-from infra.kafka.transactional import Emit, Incoming, State, TransactionalProcessor
+from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.port import Emit, Hosted, Incoming
+from infra.runtime.state import State
 from schemas.errors import BrokerError
 from schemas.rollout import RolloutRequested
 from schemas.task import TaskPublished, TestCase
@@ -60,7 +62,7 @@ def test_a_handler_that_cannot_reach_the_broker_is_retried_never_dead_lettered(
         ]
 
     proc = TransactionalProcessor(
-        f"brokeraway-{tin}", bootstrap=kafka_catalog, input_topics=[tin], handler=handler, batch_size=10
+        Hosted(f"brokeraway-{tin}", [tin], handler, batch_size=10), bootstrap=kafka_catalog
     )
     stop = threading.Event()
     runner = threading.Thread(target=proc.run, args=(stop,))

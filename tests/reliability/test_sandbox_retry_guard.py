@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from infra.kafka.transactional import Incoming, PoisonRecord
+from infra.runtime.port import Incoming, PoisonRecord
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope
 from schemas.errors import EventDecodeError

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from infra.kafka.transactional import Incoming, State
+from infra.runtime.port import Incoming
+from infra.runtime.state import State
 from schemas.base import Event
 from schemas.envelope import Envelope
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
@@ -34,7 +35,7 @@ def task(i: int, tenant: str = "default") -> TaskPublished:
 
 
 def owned(state: State) -> State:
-    state.partition(0)
+    state.own(0)
     return state
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from consumers.audit import Audit, Counterfactual, Resolver, apply_overrides, parse_override
-from infra.kafka.transactional import State
+from infra.runtime.state import State
 from schemas.base import Event
 from schemas.errors import UsageError
 from schemas.reference import ReferenceExecuted
@@ -44,8 +44,8 @@ def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]
     }
     log: list[Event] = [task]
     rstate, fstate = State(), State()
-    rstate.partition(0)
-    fstate.partition(0)
+    rstate.own(0)
+    fstate.own(0)
     for sid, (code, x) in samples.items():
         gen = generated(code, sid)
         log += [gen, x]

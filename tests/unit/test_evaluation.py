@@ -9,7 +9,7 @@ import pytest
 
 from consumers.evaluation import SampleOutcome, bootstrap_ci, evaluate
 from consumers.tuning import SettingResult, best, grid, pearson
-from infra.kafka.transactional import State
+from infra.runtime.state import State
 from producers.ingest.split import HoldOut, hold_out, read_task_list
 from producers.ingest.synthetic import synthetic_tasks
 from schemas.errors import InputError, UsageError
@@ -17,7 +17,7 @@ from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
 from schemas.topics import EVALUATIONS_REQUESTED
 from streams.config import EvaluationConfig, SchedulerConfig
-from streams.experience.agent import ExperienceAgent
+from streams.experience.agent import GROUP, ExperienceAgent
 from streams.scheduler.agent import SchedulerAgent
 from streams.scheduler.evaluation import eval_seed
 from tests.unit.test_agents import incoming, owned, task
@@ -135,7 +135,7 @@ def test_the_experience_processor_never_assembles_an_evaluation_sample():
     assert agent.handle([incoming(verdict)], state) == []
     assert agent.handle([incoming(gen)], state) == []
     assert agent.tick(state, now=1e12) == []
-    assert not any(k.startswith("group:") for k in state.partition(0))
+    assert state.keys(0, GROUP) == []
 
 
 # ---- numbers ---------------------------------------------------------------------------------------

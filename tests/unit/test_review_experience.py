@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.kafka.transactional import State
+from infra.runtime.state import State
 from schemas.advantages import group_advantages
 from schemas.rollout import ExperienceReady, NoiseVerdict, RolloutRequested
 from streams.experience.agent import ExperienceAgent

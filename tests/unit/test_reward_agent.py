@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from infra.kafka.transactional import Incoming, State
+from infra.runtime.port import Incoming
+from infra.runtime.state import State
 from schemas.base import Event
 from schemas.envelope import Envelope
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
-from streams.noise.agent import FilterAgent
+from streams.noise.agent import SAMPLE, FilterAgent
 from streams.noise.config import NoiseConfig
-from streams.reward.agent import RewardAgent
+from streams.reward.agent import CODE, EXEC, RewardAgent
 from streams.reward.function import get_reward_function
 from streams.reward.literals import CompareOptions
 from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
@@ -50,7 +51,7 @@ class Tasks:
 
 def owned() -> State:
     s = State()
-    s.partition(0)
+    s.own(0)
     return s
 
 
@@ -74,7 +75,7 @@ def test_reward_needs_code_and_run_0_in_either_order_and_scores_once() -> None:
     # re-delivery and re-runs are not scored again
     assert agent.handle([incoming(x), incoming(generated(GOOD))], state) == []
     assert agent.handle([incoming(passing(task, run_index=1, sample_id="s-2"))], state) == []
-    assert state.get(0, "code:s-1") is None and state.get(0, "exec:s-1") is None
+    assert state.get(0, CODE, "s-1") is None and state.get(0, EXEC, "s-1") is None
 
 
 def test_reward_of_a_batch_matches_scoring_one_by_one() -> None:
@@ -108,8 +109,8 @@ def test_the_stored_reference_run_is_reused_per_partition_and_never_timed_again(
 
     fn = get_reward_function("code-v1", linter=FakeLinter())
     state = State()
-    state.partition(0)
-    state.partition(1)
+    state.own(0)
+    state.own(1)
     first = RewardAgent(fn, Tasks(task), runner)
     out0 = first.handle([incoming(generated(GOOD, "a")), incoming(passing(task, sample_id="a"))], state)
     # a restarted processor (same state, a runner that would time the reference differently)
@@ -152,7 +153,7 @@ def test_filter_waits_for_code_every_run_and_the_reward() -> None:
     assert verdict.verdict == "mask"
     assert "noise.flaky" in {r.code for r in verdict.reasons}
     assert agent.handle([incoming(x1)], state) == []  # judged once
-    assert state.get(0, "sample:s-1") is None
+    assert state.get(0, SAMPLE, "s-1") is None
 
 
 def test_filter_rejects_a_hack_and_masks_an_infra_failure() -> None:

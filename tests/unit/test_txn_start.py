@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import KafkaError
 
 from infra.kafka.transactional import TransactionalProcessor, _coordinator_busy
+from infra.runtime.port import Hosted
 from schemas.errors import BrokerError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,9 +50,7 @@ def test_a_transaction_stuck_in_the_client_ends_the_process_for_a_restart() -> N
 def test_a_worker_whose_partitions_were_lost_stops_for_a_restart() -> None:
     """A session that timed out (the broker restarted) leaves the client unable to send offsets to a
     transaction: the worker stops with a BrokerError at its next step instead of hanging there."""
-    proc = TransactionalProcessor(
-        "lost", bootstrap="127.0.0.1:1", input_topics=["t"], handler=lambda batch, state: []
-    )
+    proc = TransactionalProcessor(Hosted("lost", ["t"], lambda batch, state: []), bootstrap="127.0.0.1:1")
     try:
         proc._on_lost(proc._consumer, [])
         with pytest.raises(BrokerError, match="partitions away"):

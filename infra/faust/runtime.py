@@ -1,0 +1,400 @@
+"""The Faust runtime: the same processors as agents of a ``faust.App`` (faust-streaming), at-least-once.
+
+Each hosted processor becomes:
+
+* an agent over its input topics (raw bytes: the CloudEvents envelope travels in the headers) that takes
+  batches (``stream.take_events``) and hands them to the processor's pure core, in a thread of its own
+  so that a blocking handler (a sandbox run, a generation) never stalls the event loop;
+* a Faust ``Table`` (in memory, changelog-backed, partitioned like the input) holding its state;
+* a Faust timer for its ``tick``.
+
+A batch is done in this order: the handler runs (its state writes are staged, never applied, until it
+returns); the emitted events are sent and acknowledged by the broker; the state writes are applied to
+the table and its changelog and acknowledged; only then are the input records acknowledged, and Faust
+commits their offsets at its next commit. A worker killed anywhere in between is restarted on the last
+committed offsets and handles those records again: nothing is lost, and what it writes again carries the
+same deterministic event ids, which every consumer downstream is idempotent by (the experience processor
+keeps one group per group id, the learner trains a group once, the projections upsert by key). That is
+**at-least-once delivery with effectively-once results**; duplicates on the log are possible and are
+counted by the tests and the bench. Faust's own ``exactly_once`` mode is available for measurement only
+(``RLSTREAM_FAUST__PROCESSING_GUARANTEE``): on Kafka 4.4 it was measured to leak duplicates after a kill.
+
+Outputs are partitioned as librdkafka partitions them (CRC-32 of the key), not with aiokafka's default
+(murmur2): a group's records stay co-partitioned whichever runtime wrote them.
+
+Side inputs (tasks, policy versions, reviews) are read by the agents' own followers of those topics,
+which every instance reads whole like a Faust global table, ``read_committed`` and with their envelopes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar, cast
+
+import faust
+from aiokafka.errors import KafkaError as AioKafkaError
+from faust.types import EventT
+
+from infra.runtime.host import Host, Raw, Write
+from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
+from infra.runtime.state import DEFAULT_GRACE_S, JSON, State, Writes, raw_key, split_key
+from schemas.errors import BrokerError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def crc32_partition(key: bytes | None, partitions: int) -> int | None:
+    """The partition librdkafka's default partitioner picks for ``key`` (None: let the client choose)."""
+    if key is None:
+        return None
+    return zlib.crc32(key) % partitions
+
+
+class TableStore:
+    """A :class:`~infra.runtime.state.Store` over a Faust table: records live in the table's data under
+    ``<partition>:<kind>:<key>`` (the table is one dict for all partitions); an index of the keys per
+    partition and kind is rebuilt after each rebalance. Writes go to the table and its changelog."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self._index: dict[int, dict[str, set[str]]] = {}
+        self.pending: list[asyncio.Future[Any]] = []
+
+    @staticmethod
+    def _key(p: int, kind: str, key: str) -> bytes:
+        return f"{p}:{raw_key(kind, key)}".encode()
+
+    def get(self, p: int, kind: str, key: str) -> JSON | None:
+        raw = self.table.data.get(self._key(p, kind, key))
+        return None if raw is None else json.loads(raw)
+
+    def keys(self, p: int, kind: str) -> Iterable[str]:
+        return self._index.get(p, {}).get(kind, set())
+
+    def set(self, p: int, kind: str, key: str, value: JSON | None) -> None:
+        k = self._key(p, kind, key)
+        records = self._index.setdefault(p, {}).setdefault(kind, set())
+        if value is None:
+            self.table.data.pop(k, None)
+            records.discard(key)
+            self.pending.append(
+                self.table.send_changelog(p, k, None, key_serializer="raw", value_serializer="raw")
+            )
+        else:
+            raw = json.dumps(value).encode()
+            self.table.data[k] = raw
+            records.add(key)
+            self.pending.append(
+                self.table.send_changelog(p, k, raw, key_serializer="raw", value_serializer="raw")
+            )
+
+    def drop(self, p: int) -> None:
+        # the records stay in the table (Faust manages what a revoked partition leaves behind); only
+        # this worker's view of them goes
+        self._index.pop(p, None)
+
+    def reindex(self, partitions: Iterable[int]) -> None:
+        wanted = set(partitions)
+        self._index = {p: {} for p in wanted}
+        for k in list(self.table.data.keys()):
+            text = k.decode() if isinstance(k, bytes) else str(k)
+            part, _, raw = text.partition(":")
+            if not part.isdigit() or int(part) not in wanted:
+                continue
+            kind, key = split_key(raw)
+            self._index[int(part)].setdefault(kind, set()).add(key)
+
+
+def _raw_of(event: EventT[Any]) -> Raw:
+    message = event.message
+    headers = message.headers
+    if isinstance(headers, Mapping):
+        headers = list(headers.items())
+    return Raw(
+        message.topic,
+        message.partition,
+        message.offset,
+        int(message.timestamp * 1000),
+        message.key,
+        message.value,
+        list(headers or ()),
+    )
+
+
+class FaustHosted:
+    """One processor as an agent, a table and a timer of ``app``."""
+
+    def __init__(
+        self,
+        app: faust.App,
+        processor: Processor,
+        *,
+        run_id: str | None,
+        partitions: Callable[[str], int],
+        state_partitions: int,
+        batch_wait_s: float = 0.2,
+        grace_s: float = DEFAULT_GRACE_S,
+        on_fatal: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.app = app
+        self.processor = processor
+        self.name = processor.name
+        self._partitions = partitions
+        self._batch_wait_s = batch_wait_s
+        self._on_fatal = on_fatal
+        self.host = Host(
+            processor,
+            run_id=run_id,
+            group_id=app.conf.id,
+            client_id=f"{app.conf.id}.{processor.name}",
+            transient=(AioKafkaError,),
+        )
+        table_name = processor.name.replace("/", "-") + "-state"
+        self.table = app.Table(
+            table_name,
+            partitions=state_partitions,
+            key_type=bytes,
+            value_type=bytes,
+            key_serializer="raw",
+            value_serializer="raw",
+        )
+        self.changelog_topic = self.table.changelog_topic.get_topic_name()
+        self.store = TableStore(self.table)
+        self.state = State(processor.kinds, store=self.store, grace_s=grace_s)
+        self._topics: dict[str, Any] = {}
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"rlstream-{processor.name}")
+        self._lock: asyncio.Lock | None = None
+        self._indexed_generation = -1
+        self.failure: BaseException | None = None
+        source = app.topic(*processor.input_topics, key_serializer="raw", value_serializer="raw")
+        app.agent(source, name=f"rlstream.{processor.name}")(cast(Any, self._agent))
+        app.timer(processor.tick_interval_s, name=f"rlstream.{processor.name}.tick")(self._tick)
+
+    @property
+    def stats(self) -> ProcessorStats:
+        return self.host.stats
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    # -- the agent and the timer -----------------------------------------------------------------
+    async def _agent(self, stream: faust.Stream[Any]) -> None:
+        async for events in stream.take_events(self.processor.batch_size, within=self._batch_wait_s):
+            try:
+                await self._batch(list(events))
+            except Exception as exc:
+                await self._fatal(exc)
+                return
+
+    async def _tick(self, app: Any = None) -> None:
+        if not self._ready():
+            return
+        try:
+            async with self._guard():
+                await self._reindex()
+                emits = await self._in_thread(self.host.tick, self.state, time.time())
+                if emits or self.state.dirty:
+                    await self._write(self.host.writes(emits))
+        except Exception as exc:
+            await self._fatal(exc)
+        finally:
+            self.host.end_batch()
+
+    async def _batch(self, events: list[EventT[Any]]) -> None:
+        raws = [_raw_of(e) for e in events]
+        async with self._guard():
+            await self._reindex()
+            try:
+                batch, poison = self.host.decode(raws)
+                emits: list[tuple[Emit, Incoming | None]] = []
+                while batch:
+                    try:
+                        emits = await self._in_thread(self.host.handle, batch, self.state)
+                        break
+                    except Defer as deferred:
+                        log.info("%s: deferring %d record(s): %s", self.name, len(batch), deferred)
+                        await asyncio.sleep(deferred.delay_s)
+                await self._write(self.host.writes(emits, poison))
+                self.stats.consumed += len(events)
+            finally:
+                self.host.end_batch()
+        # the records are acknowledged when the stream takes the next batch: after their outputs and
+        # state changes were acknowledged by the broker
+
+    async def _write(self, writes: Sequence[Write]) -> None:
+        """Outputs first, then state: a crash in between handles the records again (a duplicate output,
+        recognisable by its event id), never the reverse (a state that says done with no output)."""
+        sent = [await self._send(w) for w in writes]
+        if sent:
+            await asyncio.gather(*sent)
+        self.stats.produced += len(writes)
+        applied: Writes = self.state.take_writes()
+        pending, self.store.pending = self.store.pending, []
+        if pending:
+            await asyncio.gather(*pending)
+        del applied
+
+    async def _send(self, write: Write) -> asyncio.Future[Any]:
+        topic = self._topics.get(write.topic)
+        if topic is None:
+            topic = self._topics[write.topic] = self.app.topic(
+                write.topic, key_serializer="raw", value_serializer="raw"
+            )
+        r = write.record
+        partitions = await asyncio.get_running_loop().run_in_executor(None, self._partitions, write.topic)
+        fut = await topic.send(
+            key=r.key, value=r.value, partition=crc32_partition(r.key, partitions), headers=list(r.headers)
+        )
+        return cast("asyncio.Future[Any]", fut)
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def _guard(self) -> asyncio.Lock:
+        # the agent and the timer share the state: one of them at a time
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    def _ready(self) -> bool:
+        recovery = cast(Any, self.app.tables).recovery
+        return bool(recovery.completed.is_set()) and not self.app.rebalancing
+
+    async def _reindex(self) -> None:
+        """After a rebalance: the state partitions this worker owns now, and the index of their records."""
+        generation = self.app.consumer_generation_id
+        if generation == self._indexed_generation:
+            return
+        owned = sorted(
+            tp.partition for tp in self.app.assignor.assigned_actives() if tp.topic == self.changelog_topic
+        )
+        for p in self.state.owned_partitions():
+            if p not in owned:
+                self.state.disown(p)
+        self.store.reindex(owned)
+        self.state.restored(owned)
+        self._indexed_generation = generation
+        log.info("%s: state partitions %s", self.name, owned)
+
+    async def _fatal(self, exc: BaseException) -> None:
+        """An error no retry can fix here (the broker refused a write, a tick failed): stop the worker for
+        its supervisor to restart it; the records not acknowledged are handled again."""
+        log.error("%s: stopping the worker: %s", self.name, exc, exc_info=exc)
+        self.failure = exc
+        if self._on_fatal is not None:
+            self._on_fatal(exc)
+        else:
+            await self.app.crash(exc)
+
+
+class TopicWidths:
+    """Partition counts of topics, read once from the cluster and cached (outputs are partitioned by
+    key like librdkafka does, which needs them)."""
+
+    def __init__(self, read: Callable[[], Mapping[str, int]]) -> None:
+        self._read = read
+        self._widths: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, topic: str) -> int:
+        with self._lock:
+            if topic not in self._widths:
+                self._widths.update(self._read())
+            if topic not in self._widths:
+                raise BrokerError(f"topic {topic} does not exist", hint="run: rlstream topics create")
+            return self._widths[topic]
+
+
+class FaustRunner:
+    """Runs a Faust app hosting processors as a worker in this process: ``rlstream worker NAME
+    --runtime faust`` and the tests (a Faust worker of its own for ``faust -A``)."""
+
+    def __init__(
+        self, app: faust.App, hosted: Sequence[FaustHosted], closers: Sequence[Callable[[], None]] = ()
+    ):
+        self.app = app
+        self.hosted = list(hosted)
+        self._closers = list(closers)
+        self._worker: Any = None
+        self._stop_reason: BaseException | None = None
+        self._stopping: asyncio.Future[None] | None = None
+        for h in self.hosted:
+            h._on_fatal = self._fatal
+
+    @property
+    def stats(self) -> ProcessorStats:
+        if len(self.hosted) == 1:
+            return self.hosted[0].stats
+        total = ProcessorStats()
+        for h in self.hosted:
+            total.consumed += h.stats.consumed
+            total.produced += h.stats.produced
+            total.dead_lettered += h.stats.dead_lettered
+        return total
+
+    def _fatal(self, exc: BaseException) -> None:
+        self._stop_reason = exc
+        if self._worker is not None:
+            self._stopping = asyncio.ensure_future(self._worker.stop())
+
+    def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
+        """Run until ``stop`` is set (or SIGTERM/SIGINT in the main thread, or, with ``idle_exit_s``, no
+        input for that long); raises BrokerError when a hosted processor failed."""
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        main = threading.current_thread() is threading.main_thread()
+        worker = _Worker(self.app, loop=loop, signals=main, loglevel=None, quiet=True)
+        self._worker = worker
+        last = {"consumed": -1, "at": time.monotonic()}
+
+        async def watch(app: Any = None) -> None:
+            consumed = self.stats.consumed
+            now = time.monotonic()
+            if consumed != last["consumed"]:
+                last.update(consumed=consumed, at=now)
+            idle = idle_exit_s is not None and now - last["at"] >= idle_exit_s
+            if stop.is_set() or idle:
+                await worker.stop()
+
+        self.app.timer(0.5, name="rlstream.stop-watch")(watch)
+
+        try:
+            worker.execute_from_commandline()
+        except SystemExit:
+            pass
+        finally:
+            for h in self.hosted:
+                h.close()
+            for close in self._closers:
+                try:
+                    close()
+                except Exception:  # a failing close must not hide the others
+                    log.exception("closing failed")
+            asyncio.set_event_loop(None)
+        reason = self._stop_reason or next((h.failure for h in self.hosted if h.failure), None)
+        if reason is not None:
+            raise BrokerError(f"faust worker stopped: {reason}") from reason
+        return self.stats
+
+
+class _Worker(faust.Worker):
+    """Faust's worker, with signal handlers only where there can be any (the main thread) and the
+    process's logging left to the caller."""
+
+    def __init__(self, app: faust.App, *, signals: bool, **kwargs: Any) -> None:
+        super().__init__(app, override_logging=False, redirect_stdouts=False, **kwargs)
+        self._signals = signals
+
+    def install_signal_handlers(self) -> None:
+        if self._signals:
+            super().install_signal_handlers()
