@@ -15,15 +15,19 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from infra.kafka.sides import KafkaSideInputs
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
-from rlstream.workers import faust_app, stream_processor
+from rlstream.workers import LEARNER_GROUP, faust_app, stream_processor
 
 log = logging.getLogger(__name__)
 
 settings = get_settings()
 _bootstrap = bootstrap_servers()
-_built = [stream_processor(name, settings, _bootstrap) for name in settings.faust.processors]
+_built = [
+    stream_processor(name, settings, KafkaSideInputs(_bootstrap, learner_group=LEARNER_GROUP))
+    for name in settings.faust.processors
+]
 app, hosted = faust_app(settings, _bootstrap, _built, app_id=settings.faust.app_prefix)
 
 

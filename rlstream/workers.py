@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from infra.kafka.global_table import GlobalTable
-from infra.kafka.lag import LagProbe
+from infra.kafka.sides import KafkaSideInputs
 from infra.kafka.transactional import TransactionalProcessor
 from infra.runtime.port import Handler, Hosted, Processor, ProcessorStats, Tick
+from infra.runtime.sides import SideInputs
 from infra.runtime.state import Kind
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import Settings
-from schemas.errors import BrokerError, UsageError
+from schemas.errors import UsageError
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
-from schemas.topics import EXPERIENCES, TASKS
 
 if TYPE_CHECKING:
     import faust
@@ -66,35 +64,8 @@ class Worker:
                     log.exception("%s: closing failed", self.name)
 
 
-def _tasks_table(bootstrap: str) -> GlobalTable[TaskPublished]:
-    table: GlobalTable[TaskPublished] = GlobalTable(
-        bootstrap, TASKS.name, TaskPublished, key=lambda t: t.task_id
-    )
-    table.start()
-    return table
-
-
-class _CachedLag:
-    """The learner's lag, read from the broker at most once a second."""
-
-    def __init__(self, probe: LagProbe, every_s: float = 1.0) -> None:
-        self.probe, self.every_s = probe, every_s
-        self._at, self._value = 0.0, 0
-
-    def __call__(self, fresh: bool = False) -> int:
-        now = time.monotonic()
-        if fresh or now - self._at >= self.every_s:
-            try:
-                self._value = self.probe.lag()
-            except BrokerError as exc:  # e.g. the group coordinator is still loading: keep the last value
-                log.warning("learner lag unavailable: %s", exc)
-            self._at = now
-        return self._value
-
-
 @dataclass(frozen=True)
 class _Factory:
-    bootstrap: str
     settings: Settings
 
     def make(
@@ -137,7 +108,7 @@ def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtim
         engine = make_engine(settings.projections_url)
         projector = Projector(bootstrap, engine, settings.projections, instance=instance)
         return Worker(name, projector, [engine.dispose])
-    built = stream_processor(name, settings, bootstrap)
+    built = stream_processor(name, settings, KafkaSideInputs(bootstrap, learner_group=LEARNER_GROUP))
     if (runtime or settings.runtime) == "faust":
         # replicas of one processor share its app id: Faust balances the partitions between them
         return Worker(name, faust_runner(settings, bootstrap, [built]), [])
@@ -153,52 +124,48 @@ def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtim
     return Worker(name, proc, built.closers)
 
 
-def stream_processor(name: str, settings: Settings, bootstrap: str) -> Built:
-    """One of the stream processors, runtime-neutral (:class:`~infra.runtime.port.Processor`)."""
+def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
+    """One of the stream processors, runtime-neutral (:class:`~infra.runtime.port.Processor`),
+    reading its side inputs from ``sides`` (closed with it)."""
+    if name not in STREAM_PROCESSORS:
+        raise UsageError(f"unknown stream processor {name!r}", hint="one of: " + ", ".join(STREAM_PROCESSORS))
     pipe = settings.pipeline
-    common = _Factory(bootstrap, settings)
-    closers: list[Callable[[], None]] = []
+    common = _Factory(settings)
+    closers: list[Callable[[], None]] = [sides.close]
     if name == "scheduler":
         from streams.scheduler.agent import INPUT_TOPICS, KINDS, SchedulerAgent
 
-        probe = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
-        closers.append(probe.close)
-        agent = SchedulerAgent(pipe.scheduler, settings.run_id, _CachedLag(probe))
+        agent = SchedulerAgent(pipe.scheduler, settings.run_id, sides.learner_lag())
         # a focused run reads rl.tasks on its own (consumer group and state per run), so it never
         # skips another run's tasks nor is held up by them; the other processors serve every run
         own = f"scheduler.{settings.run_id}" if pipe.scheduler.only_own_run else name
         return Built(common.make(own, INPUT_TOPICS, agent.handle, agent.tick, kinds=KINDS), closers)
     if name == "experience":
-        from infra.kafka.reviews import ReviewFollower
         from streams.experience.agent import INPUT_TOPICS as EXP_INPUTS
         from streams.experience.agent import KINDS as EXP_KINDS
         from streams.experience.agent import ExperienceAgent
 
         # every run's human reviews in force replace the automated verdicts of a group being assembled
-        reviews = ReviewFollower(bootstrap)
-        closers.append(reviews.close)
         exp = ExperienceAgent(
-            deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std, reviews=reviews
+            deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std, reviews=sides.reviews()
         )
         return Built(common.make(name, EXP_INPUTS, exp.handle, exp.tick, kinds=EXP_KINDS), closers)
     if name in ("sandbox", "reward", "filter"):
-        return _build_execution_side(name, settings, common, closers)
-    if name in ("generator", "evaluator"):
-        from producers.generator.agent import EVAL_INPUT_TOPICS, build_generator
-        from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
+        return _build_execution_side(name, settings, common, sides, closers)
+    from producers.generator.agent import EVAL_INPUT_TOPICS, build_generator
+    from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
 
-        models_dir = settings.generator.models_dir or settings.home / "models"
-        agent_handle, close = build_generator(
-            settings.generator, models_dir, run_id=settings.run_id, bootstrap=bootstrap
-        )
-        closers.append(close)
-        # a generator serves one run's policy lineage: a consumer group per run, so requests of other
-        # runs are left to their own generators, never taken and dropped. The evaluator is a generator
-        # of its own on the evaluation lane: its weight swaps never touch training's, and neither
-        # lane waits for the other
-        topics = EVAL_INPUT_TOPICS if name == "evaluator" else GEN_INPUTS
-        return Built(common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1), closers)
-    raise UsageError(f"unknown worker {name!r}", hint="one of: " + ", ".join(PIPELINE_WORKERS))
+    models_dir = settings.generator.models_dir or settings.home / "models"
+    agent_handle, close = build_generator(
+        settings.generator, models_dir, run_id=settings.run_id, watcher=sides.policy()
+    )
+    closers.insert(0, close)
+    # a generator serves one run's policy lineage: a consumer group per run, so requests of other
+    # runs are left to their own generators, never taken and dropped. The evaluator is a generator
+    # of its own on the evaluation lane: its weight swaps never touch training's, and neither
+    # lane waits for the other
+    topics = EVAL_INPUT_TOPICS if name == "evaluator" else GEN_INPUTS
+    return Built(common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1), closers)
 
 
 def _build_learner(settings: Settings, bootstrap: str) -> Worker:
@@ -243,7 +210,7 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
 
 
 def _build_execution_side(
-    name: str, settings: Settings, common: _Factory, closers: list[Callable[[], None]]
+    name: str, settings: Settings, common: _Factory, sides: SideInputs, closers: list[Callable[[], None]]
 ) -> Built:
     from streams.reward.evaluate import Evaluator
     from streams.reward.function import get_reward_function
@@ -252,8 +219,7 @@ def _build_execution_side(
     sandbox_config = settings.sandbox
     if sandbox_config.cache_dir is None:
         sandbox_config = sandbox_config.model_copy(update={"cache_dir": settings.cache_dir / "sandbox"})
-    tasks = _tasks_table(common.bootstrap)
-    closers.append(tasks.close)
+    tasks = sides.tasks()
     reward_fn = get_reward_function(settings.reward_function, settings.reward)
 
     def reference_runner() -> Callable[[TaskPublished, str], SandboxExecuted | None]:
@@ -266,7 +232,7 @@ def _build_execution_side(
         from streams.sandbox.pool import SandboxPool
 
         pool = SandboxPool(sandbox_config)
-        closers.append(pool.close)
+        closers.insert(0, pool.close)
         agent = SandboxAgent(
             pool,
             tasks,

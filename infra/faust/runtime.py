@@ -164,8 +164,6 @@ class FaustHosted:
             partitions=state_partitions,
             key_type=bytes,
             value_type=bytes,
-            key_serializer="raw",
-            value_serializer="raw",
         )
         self.changelog_topic = self.table.changelog_topic.get_topic_name()
         self.store = TableStore(self.table)
@@ -266,6 +264,11 @@ class FaustHosted:
     async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
+    @property
+    def assigned(self) -> bool:
+        """Whether this worker holds its partitions and their state (after the group's rebalance)."""
+        return self._ready() and self._indexed_generation == self.app.consumer_generation_id
+
     def _ready(self) -> bool:
         recovery = cast(Any, self.app.tables).recovery
         return bool(recovery.completed.is_set()) and not self.app.rebalancing
@@ -360,7 +363,7 @@ class FaustRunner:
         async def watch(app: Any = None) -> None:
             consumed = self.stats.consumed
             now = time.monotonic()
-            if consumed != last["consumed"]:
+            if consumed != last["consumed"] or not all(h.assigned for h in self.hosted):
                 last.update(consumed=consumed, at=now)
             idle = idle_exit_s is not None and now - last["at"] >= idle_exit_s
             if stop.is_set() or idle:

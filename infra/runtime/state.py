@@ -24,6 +24,7 @@ Pure: no client library, no clock of its own.
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
@@ -41,6 +42,10 @@ JSON = Any
 DEFAULT_GRACE_S = 3600.0
 
 _NEVER = float("-inf")
+
+#: generations are unique across every State of the process: an agent that outlives its state (a
+#: restarted processor keeping its instance) can never mistake a new state for the one it derived from
+_generations = itertools.count(1)
 
 
 class Kind(Generic[V]):
@@ -163,9 +168,9 @@ class State:
         #: per partition, (set at, kind, key) of every marker, earliest first (entries whose marker was
         #: deleted or set again since are skipped when they come up)
         self._expiry: dict[int, list[tuple[float, str, str]]] = {}
-        #: bumped whenever partitions are restored or dropped: agents that derive in-memory
+        #: changes whenever partitions are restored or dropped: agents that derive in-memory
         #: structures from the state (e.g. a queue) rebuild them when it changes
-        self.generation = 0
+        self.generation = next(_generations)
 
     # -- what handlers use ------------------------------------------------------------------------
     def owned_partitions(self) -> list[int]:
@@ -227,7 +232,7 @@ class State:
 
     def disown(self, p: int) -> None:
         """The partition moved away (or its state is to be restored again): forget it."""
-        self.generation += 1
+        self.generation = next(_generations)
         self._owned.discard(p)
         self.store.drop(p)
         self._expiry.pop(p, None)
@@ -244,7 +249,7 @@ class State:
     def restored(self, partitions: Iterable[int]) -> None:
         """The partitions' records are in the store (restored or carried over): own them and index
         their markers."""
-        self.generation += 1
+        self.generation = next(_generations)
         for p in partitions:
             self._owned.add(p)
             heap: list[tuple[float, str, str]] = []

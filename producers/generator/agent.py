@@ -8,8 +8,8 @@ weights in use are staler than the bound allows, the request is deferred instead
 the learner would discard.
 
 Every generator instance must see every policy version, so besides the (consumer-group) input topics it
-reads ``rl.policy`` whole with a :class:`TopicFollower` (no group, from the beginning): a restarted
-worker finds the newest version at once instead of waiting for the next publication.
+follows ``rl.policy`` whole (a side input: no group, from the beginning): a restarted worker finds the
+newest version at once instead of waiting for the next publication.
 
 The same agent serves evaluation rounds (``rlstream worker evaluator``, reading
 ``rl.evaluations.requested``): an evaluation request is generated under exactly the version it names,
@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from infra.kafka.global_table import TopicFollower
 from infra.runtime.port import Defer, Emit, Incoming, PoisonRecord
+from infra.runtime.sides import PolicySource
 from infra.runtime.state import State
 from producers.generator.config import GeneratorConfig
 from producers.generator.factory import base_weights, make_backend
@@ -46,7 +46,7 @@ class GeneratorAgent:
         self,
         generator: RolloutGenerator,
         follower: PolicyFollower,
-        watcher: TopicFollower[PolicyPublished] | None = None,
+        watcher: PolicySource | None = None,
     ) -> None:
         self.generator = generator
         self.follower = follower
@@ -134,11 +134,11 @@ class GeneratorAgent:
 
 
 def build_generator(
-    config: GeneratorConfig, models_dir: Path, *, run_id: str | None, bootstrap: str | None = None
+    config: GeneratorConfig, models_dir: Path, *, run_id: str | None, watcher: PolicySource | None = None
 ) -> tuple[Callable[[Sequence[Incoming], State], list[Emit]], Callable[[], None]]:
     """The handler of the generator processor and a closer that logs its throughput.
 
-    With ``bootstrap``, a :class:`TopicFollower` reads the whole policy topic first and the newest
+    With a ``watcher`` of the policy topic, every version published so far is read first and the newest
     version of this run is loaded before the first request (what a restarted worker needs)."""
     backend = make_backend(config, models_dir)
     follower = PolicyFollower(
@@ -147,7 +147,6 @@ def build_generator(
         run_id=run_id,
         base_weights=lambda: base_weights(config, models_dir),
     )
-    watcher = TopicFollower(bootstrap, POLICY.name, PolicyPublished) if bootstrap is not None else None
     if watcher is not None:
         for event in watcher.catch_up():
             follower.observe(event)
@@ -158,7 +157,5 @@ def build_generator(
 
     def close() -> None:
         log.info("generator: %s", agent.throughput())
-        if watcher is not None:
-            watcher.close()
 
     return agent.handle, close

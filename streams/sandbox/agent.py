@@ -14,13 +14,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-from infra.kafka.global_table import GlobalTable
 from infra.runtime.port import Emit, Incoming, PoisonRecord, dead_letter
+from infra.runtime.sides import TaskTable
 from infra.runtime.state import State
 from schemas.codec import decode_body
 from schemas.dlq import DeadLettered
 from schemas.rollout import CodeGenerated
-from schemas.task import TaskPublished
 from schemas.topics import DLQ, GENERATIONS, retry_topic
 from streams.sandbox.config import BackendName
 from streams.sandbox.jobs import job_for
@@ -37,7 +36,7 @@ class SandboxAgent:
     def __init__(
         self,
         pool: SandboxPool,
-        tasks: GlobalTable[TaskPublished],
+        tasks: TaskTable,
         *,
         backend: BackendName | None = None,
         reruns: int = 0,
