@@ -70,6 +70,9 @@ class LearnerConfig(BaseModel):
     #: padded tokens (rows x longest row) per batch; bounds activation memory of one step
     token_budget: int = Field(default=8192, ge=16)
     pad_token_id: int = Field(default=0, ge=0)
+    #: group ids of the last N experiences trained or dropped, kept in every checkpoint: an experience
+    #: written again (the Faust runtime delivers at least once) is recognised and never trained twice
+    resent_window_groups: int = Field(default=4096, ge=0)
 
     # checkpoints and publication
     checkpoint_dir: Path = Path("checkpoints")

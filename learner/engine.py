@@ -358,6 +358,7 @@ class LearnerEngine:
         trained_sample_ids: Sequence[str] = (),
         metrics: Mapping[str, float] | None = None,
         model_name: str = "",
+        resume: Mapping[str, Any] | None = None,
     ) -> PolicyPublished:
         """Bump the policy version, checkpoint (with the offsets), put the weights into the store and
         return the PolicyPublished event to emit.
@@ -365,6 +366,7 @@ class LearnerEngine:
         Everything the event says is written into the checkpoint first, so a learner that dies after
         the checkpoint but before the event reached the log rebuilds the very same event on restart
         (:meth:`republish`; same version, so the same event id) instead of losing or re-numbering it.
+        ``resume``: what the caller needs back when it resumes from this checkpoint (kept in ``extra``).
         """
         self.policy_version += 1
         publication = {
@@ -374,7 +376,9 @@ class LearnerEngine:
             "metrics": {k: float(v) for k, v in (metrics or {}).items()},
         }
         try:
-            path, manifest = self.save_checkpoint(consumed, extra={"publication": publication})
+            path, manifest = self.save_checkpoint(
+                consumed, extra={**(resume or {}), "publication": publication}
+            )
         except BaseException:
             self.policy_version -= 1
             raise

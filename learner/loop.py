@@ -14,12 +14,17 @@ Lossless resume rests on three rules kept here:
 The samples a version trained are listed in its PolicyPublished (``trained_sample_ids``): steps taken
 after the last checkpoint and lost in a crash are retrained after the restart and listed then, so the
 union over published versions names every trained sample exactly once.
+
+A group's experience may be on the log twice (a runtime that delivers at least once wrote it again,
+with the same event id): the group ids of the last ``resent_window_groups`` records taken are kept (and
+checkpointed with the offsets they cover), and a record of a group already taken or waiting is passed
+over like another run's — its offset moves on, nothing of it is trained — and counted.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -69,6 +74,35 @@ class _Pending:
     samples: list[TrainSample] = field(default_factory=list)
 
 
+class _RecentGroups:
+    """The last ``size`` group ids taken, in order, with a set for lookups."""
+
+    def __init__(self, size: int, ids: Iterable[str] = ()) -> None:
+        self.size = size
+        self._order: deque[str] = deque()
+        self._ids: set[str] = set()
+        for group_id in ids:
+            self.add(group_id)
+
+    def __contains__(self, group_id: str) -> bool:
+        return group_id in self._ids
+
+    def add(self, group_id: str) -> None:
+        if self.size <= 0 or group_id in self._ids:
+            return
+        self._order.append(group_id)
+        self._ids.add(group_id)
+        while len(self._order) > self.size:
+            self._ids.discard(self._order.popleft())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+
+#: what a record of a group taken before is replaced by (it only moves the offset on)
+_RESENT = ExperienceReady(group_id="resent", task_id="resent", group_size=1, samples=())
+
+
 class LearnerLoop:
     def __init__(
         self,
@@ -95,6 +129,11 @@ class LearnerLoop:
         self._steps_since_publish = 0
         self._last_metrics: dict[str, float] = {}
         self.stats = AssemblyStats()
+        #: groups taken (trained or dropped) and groups waiting in the FIFO
+        self._taken = _RecentGroups(self.config.resent_window_groups)
+        self._waiting: set[str] = set()
+        #: records of a group already taken or waiting (written twice on the log), passed over
+        self.resent_groups = 0
 
     # -- resume -----------------------------------------------------------------------------------
     def resume(self) -> tuple[tuple[ConsumedOffset, ...], PolicyPublished | None]:
@@ -108,6 +147,7 @@ class LearnerLoop:
         self.engine.load_checkpoint(path)
         self._position = {(c.topic, c.partition): c.offset for c in manifest.consumed}
         self._offered = dict(self._position)
+        self._taken = _RecentGroups(self.config.resent_window_groups, manifest.extra.get("recent_groups", ()))
         return manifest.consumed, self.engine.republish(path, manifest)
 
     @property
@@ -123,6 +163,12 @@ class LearnerLoop:
         if record.offset < self._offered.get(key, 0):
             return []  # re-delivered: already trained, counted, or waiting in the queue
         self._offered[key] = record.offset + 1
+        group_id = record.event.group_id
+        if record.event.samples and (group_id in self._taken or group_id in self._waiting):
+            self.resent_groups += 1
+            record = Record(_RESENT, record.topic, record.partition, record.offset)
+        elif record.event.samples:
+            self._waiting.add(group_id)
         self._fifo.append(_Pending(record))
         published: list[PolicyPublished] = []
         while self._pending_tokens() > self.config.token_budget:
@@ -173,6 +219,9 @@ class LearnerLoop:
             if taken and grown * (len(batch_samples) + len(kept)) > c.token_budget:
                 break
             self._fifo.popleft()
+            if head.record.event.samples:
+                self._waiting.discard(head.record.event.group_id)
+                self._taken.add(head.record.event.group_id)
             step_stats.merge(stats)
             head.samples = kept
             taken.append(head)
@@ -212,6 +261,7 @@ class LearnerLoop:
             samples_dropped_too_long=float(self.stats.dropped_too_long),
             samples_dropped_invalid=float(self.stats.dropped_invalid),
             samples_dropped_review=float(self.stats.dropped_review),
+            groups_resent_skipped=float(self.resent_groups),
         )
         for lag, count in sorted(Counter(self.stats.staleness_hist).items()):
             metrics[f"staleness_hist.{lag}"] = float(count)
@@ -221,6 +271,7 @@ class LearnerLoop:
             trained_sample_ids=self._trained_since_publish,
             metrics=metrics,
             model_name=self.model_name,
+            resume={"recent_groups": list(self._taken)},
         )
         self._trained_since_publish = []
         self._steps_since_publish = 0

@@ -429,7 +429,7 @@ class LearnerService:
         s = self.loop.stats
         log.info(
             "learner: step %d, policy version %d | %s | staleness_hist %s | reward_mean(last %d) %.3f | "
-            "samples seen %d used %d dropped %d | records %d (%.1f/s)",
+            "samples seen %d used %d dropped %d | groups written twice, passed over %d | records %d (%.1f/s)",
             self.loop.engine.step,
             self.loop.engine.policy_version,
             fixed or "-",
@@ -439,6 +439,7 @@ class LearnerService:
             s.seen,
             s.used,
             s.dropped,
+            self.loop.resent_groups,
             self.stats.consumed,
             self.stats.rate(),
         )
