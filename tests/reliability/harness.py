@@ -431,3 +431,79 @@ def assert_exactly_once(run: Run) -> dict[str, int]:
         "dropped_stale": len(dropped),
         "policy_versions": len(versions),
     }
+
+
+def assert_effectively_once(run: Run) -> dict[str, Any]:
+    """The account of a run on an at-least-once runtime (Faust), read afresh from the log and the
+    projection: a record may be on the log more than once, but only under one event id per fact (a task
+    one group, a group one experience, a sample one event per stage); the learner trained each sample of
+    the experiences once; the projection holds each fact once. Returns the counts, duplicates per topic
+    included."""
+    n, g = len(run.tasks), run.group_size
+    task_ids = {t.task_id for t in run.tasks}
+    seen = {topic: read_all(run.bootstrap, topic, run.run_id) for topic in FLOW}
+    duplicates = {topic: len(events) - len({s.event_id for s in events}) for topic, events in seen.items()}
+
+    def one_id_per(topic: str, attr: str) -> dict[str, Any]:
+        """Fact -> its one event (the first on the log); fails if a fact has two event ids."""
+        ids: dict[str, set[str]] = defaultdict(set)
+        first: dict[str, Any] = {}
+        for s in seen[topic]:
+            fact = str(getattr(s.event, attr))
+            ids[fact].add(s.event_id)
+            first.setdefault(fact, s.event)
+        twice = {k: sorted(v) for k, v in ids.items() if len(v) > 1}
+        assert not twice, f"{topic}: a {attr} under two event ids: {list(twice.items())[:2]}"
+        return first
+
+    requested = one_id_per(ROLLOUTS_REQUESTED.name, "group_id")
+    assert sorted(e.task_id for e in requested.values()) == sorted(task_ids), "each task one group"
+    experiences = one_id_per(EXPERIENCES.name, "group_id")
+    assert set(experiences) == set(requested), "each group one experience"
+    assert not any(e.partial for e in experiences.values()), "a group timed out incomplete"
+    for topic in PER_SAMPLE:
+        samples = one_id_per(topic, "sample_id")
+        assert len(samples) == n * g, f"{topic}: {len(samples)} samples, expected {n * g}"
+
+    in_experiences = [x.sample_id for e in experiences.values() for x in e.samples]
+    assert len(in_experiences) == len(set(in_experiences)), "a sample in two experiences"
+    trained_by_version, dropped = training_account(read_training_log(run.training_log))
+    trained = [s for ids in trained_by_version.values() for s in ids]
+    assert len(trained) == len(set(trained)), "a sample was trained in two published versions"
+    assert set(trained) | set(dropped) == set(in_experiences), "the learner's account differs"
+
+    path = run.home / "projections.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as db:
+
+        def rows(table: str, column: str = "group_id") -> int:
+            (count,) = db.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {column} LIKE ?", (f"{run.run_id}/%",)
+            ).fetchone()
+            return int(count)
+
+        projected = {
+            "groups": rows("groups"),
+            "samples": rows("samples"),
+            "executions": rows("executions"),
+            "verdicts": rows("verdicts"),
+            "experiences": rows("experiences"),
+            "experience_samples": rows("experience_samples"),
+        }
+    expected = {
+        "groups": n,
+        "samples": n * g,
+        "executions": n * g,
+        "verdicts": n * g,
+        "experiences": n,
+        "experience_samples": len(in_experiences),
+    }
+    assert projected == expected, f"projected {projected}, expected {expected}"
+    counts = {
+        "tasks": n,
+        "samples": n * g,
+        "trained": len(trained),
+        "dropped_stale": len(dropped),
+        "duplicates_on_log": duplicates,
+    }
+    print(f"\nDUPLICATES {json.dumps({'runtime': 'faust', 'run': run.run_id, **duplicates})}", flush=True)
+    return counts

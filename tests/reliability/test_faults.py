@@ -4,17 +4,22 @@ broker, the real sandbox, the tiny model. Faults land while groups are in flight
 * the learner killed with SIGKILL (the e2e suite kills each of the six stream processors once),
 * the broker killed with SIGKILL and started again on the same data directory,
 * on a 3-broker cluster (replication 3, ``min.insync.replicas=2``, acks=all), one broker killed for
-  the rest of the run.
+  the rest of the run,
+* on the Faust runtime (at-least-once), every stream processor, the learner and the projector killed
+  with SIGKILL in turn, with a poison record on every processor's input topics.
 
 After each run, read afresh from the log: every task yields its group exactly once, every sample one
 event per stage, no event id twice on any topic, and the learner trained every accepted sample exactly
-once (or dropped it as stale and said so). Recovery times (fault -> next event downstream, fault ->
+once (or dropped it as stale and said so). On Faust a record may be on the log twice, under the same
+event id (counted and printed as ``DUPLICATES``), and never twice in the learner's account nor in the
+projection. Recovery times (fault -> next event downstream, fault ->
 the learner caught up) are printed as ``RECOVERY {...}`` lines and written to ``recovery.json`` in the
 test's temporary directory; nothing asserts on them.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -31,14 +36,19 @@ from confluent_kafka.admin._config import ConfigResource
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.kafka.local import LocalCluster, _wait_gone
-from schemas.topics import CATALOG, EXPERIENCES, POLICY
+from infra.kafka.producer import EventProducer
+from schemas.dlq import DeadLettered
+from schemas.task import TaskPublished
+from schemas.topics import CATALOG, DLQ, EXPERIENCES, POLICY
 from tests.conftest import private_dir, start_test_cluster
+from tests.e2e.conftest import read_topic
 from tests.reliability.harness import (
     FLOW,
     PIPELINE,
     Follower,
     Run,
     Supervised,
+    assert_effectively_once,
     assert_exactly_once,
     assert_projection_matches_a_rebuild,
     worker_env,
@@ -224,3 +234,64 @@ def test_one_of_three_brokers_killed_loses_nothing_and_repeats_nothing(
     counts = _finish(run, tmp_path)
     assert counts["tasks"] == 2 * WAVE
     assert_projection_matches_a_rebuild(run, tmp_path / "rebuilt.sqlite")
+
+
+#: the stream processors' input topics (a poison record goes on each)
+PROCESSOR_INPUTS = (
+    "rl.tasks",
+    "rl.rollouts.requested",
+    "rl.generations",
+    "rl.executions",
+    "rl.rewards",
+    "rl.verdicts",
+)
+
+
+def test_on_faust_a_kill_9_of_every_worker_is_effectively_once(
+    kafka_catalog: str, run_factory: list[Run], tmp_path: Path
+) -> None:
+    """The e2e pipeline scenario and the kill -9 faults on the Faust runtime, in one run on the session
+    broker: each of the six Faust processors, the learner and the projector killed with SIGKILL while
+    groups are in flight, a poison record on every processor's input topics."""
+    run = _start(
+        kafka_catalog,
+        tmp_path,
+        run_factory,
+        RLSTREAM_RUNTIME="faust",
+        # the session's other runs leave experiences behind in the learner's group: not this run's lag
+        RLSTREAM_PIPELINE__SCHEDULER__MAX_LEARNER_LAG="100000",
+    )
+    poison_key = f"{run.run_id}/poison".encode()
+    with EventProducer(kafka_catalog, source="test/faults", run_id=run.run_id) as producer:
+        for topic in PROCESSOR_INPUTS:
+            producer.produce_raw(topic, b"\x00 not an event", key=poison_key, headers=[("ce_type", b"x")])
+    wave = run.publish_wave(WAVE)
+    run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
+    late: list[TaskPublished] = []
+    killed_at: dict[str, float] = {}
+    for name in (*PIPELINE[:6], "learner", "projector"):
+        killed_at[name] = run.workers.kill9(name)
+        if name == "experience":
+            late = run.publish_wave(WAVE // 2)  # work that arrives while workers come and go
+        time.sleep(3)
+    run.wait(run.wave_done(wave + late), STAGE_TIMEOUT_S, "the waves after the kills")
+    for name, t0 in killed_at.items():
+        downstream = [POLICY.name] if name == "learner" else FLOW[1:-1]
+        run.record(
+            f"kill -9 {name} (faust)", first_event_downstream_s=run.follower.first_after(t0, downstream)
+        )
+    run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    run.workers.stop()
+    # (catches the projection up to the end of the log first)
+    assert_projection_matches_a_rebuild(run, tmp_path / "rebuilt.sqlite")
+    counts = assert_effectively_once(run)
+    print(f"\nACCOUNT {json.dumps(counts)}", flush=True)
+    assert counts["tasks"] == len(run.tasks) == WAVE + WAVE // 2
+    assert run.workers.killed == dict.fromkeys((*PIPELINE[:6], "learner", "projector"), 1)
+    letters = [e for _, e in read_topic(kafka_catalog, DLQ.name) if isinstance(e, DeadLettered)]
+    poisoned = {
+        letter.original_topic
+        for letter in letters
+        if letter.original_key_b64 and base64.b64decode(letter.original_key_b64) == poison_key
+    }
+    assert poisoned == set(PROCESSOR_INPUTS), f"dead-lettered from {sorted(poisoned)}"
