@@ -65,7 +65,11 @@ def sandbox_only(n: int, workers: int) -> float:
     return n / elapsed
 
 
-def pipeline(bootstrap: str, n: int, workers: int) -> dict[str, float]:
+def pipeline(
+    bootstrap: str, n: int, workers: int, env_extra: dict[str, str] | None = None, timeout_s: float = 1200
+) -> dict[str, float]:
+    """``env_extra``: settings for the processors (e.g. ``RLSTREAM_RUNTIME=faust``); ``timeout_s``: how
+    long the timed samples may take (the warm-up group half that)."""
     ensure_topics(bootstrap, KafkaConfig(), CATALOG)
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     home = Path(tempfile.mkdtemp(prefix="rlstream-bench-"))
@@ -78,6 +82,7 @@ def pipeline(bootstrap: str, n: int, workers: int) -> dict[str, float]:
         "RLSTREAM_SANDBOX__WORKERS": str(workers),
         "RLSTREAM_SANDBOX__BACKEND": "wasm",
         "RLSTREAM_PIPELINE__BATCH_SIZE": "16",
+        **(env_extra or {}),
     }
     with EventProducer(bootstrap, source="bench", run_id=run_id) as producer:
         producer.publish(TASK)
@@ -92,13 +97,17 @@ def pipeline(bootstrap: str, n: int, workers: int) -> dict[str, float]:
     ]
     try:
         # warm-up group: the processors join their groups and load the runtime before timing starts
-        _publish_and_wait(bootstrap, run_id, "warm", 8, timeout_s=600)
-        latencies, elapsed = _publish_and_wait(bootstrap, run_id, "timed", n, timeout_s=1200)
+        _publish_and_wait(bootstrap, run_id, "warm", 8, timeout_s=timeout_s / 2)
+        latencies, elapsed = _publish_and_wait(bootstrap, run_id, "timed", n, timeout_s=timeout_s)
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
         for p in procs:
-            p.wait(60)
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
     latencies.sort()
     return {
         "samples_per_s": n / elapsed,

@@ -115,6 +115,12 @@ def _projections(quick: bool, bootstrap: str) -> dict[str, Any]:
     return _call(module.measure, bootstrap=bootstrap, tasks=10 if quick else 40, epochs=4 if quick else 8)
 
 
+def _runtimes(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.runtimes import measure
+
+    return measure(records=3000 if quick else 20000, samples=60 if quick else 200, bootstrap=bootstrap)
+
+
 BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "bus": ("bus codec vs raw client", _bus),
     "sandbox": ("sandbox vs plain subprocess", _sandbox),
@@ -125,6 +131,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "evaluation": ("evaluation round vs training round", _evaluation),
     "replay": ("replay vs raw consume", _replay),
     "projections": ("projector vs raw consume", _projections),
+    "runtimes": ("runtimes: Faust vs Kafka transactions", _runtimes),
 }
 
 
@@ -250,10 +257,61 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                     r[f"ratio_{db}"],
                 )
             )
+    elif name == "runtimes":
+        out.extend(_runtime_rows(title, r))
     else:  # benches whose result shape this table does not know: every ratio they report
         for key, value in r.items():
             if "ratio" in key and isinstance(value, int | float):
                 out.append(Row(title, key, "", "", float(value)))
+    return out
+
+
+def _runtime_rows(title: str, r: dict[str, Any]) -> list[Row]:
+    """Per runtime: pass-through records/s (against the transactional runtime), duplicates and losses a
+    read_committed reader sees after two SIGKILLs, and pipeline samples/s."""
+    out: list[Row] = []
+    runtimes = r["runtimes"]
+    base = runtimes.get("transactional", {})
+
+    def figure(f: dict[str, Any], key: str, unit: str) -> str:
+        value = f.get(key)
+        return _n(value, unit) if isinstance(value, int | float) else f"FAILED: {f.get('error', '?')}"
+
+    base_rate = figure(base.get("passthrough", {}), "records_per_s", "/s")
+    base_pipe = base.get("pipeline", {})
+    for label, f in runtimes.items():
+        thru, kills, pipe = f.get("passthrough", {}), f.get("after_sigkill", {}), f.get("pipeline", {})
+        out.append(
+            Row(
+                title,
+                f"{label}: pass-through records/s ({r['records']} records, batches of 500)",
+                figure(thru, "records_per_s", "/s"),
+                f"transactional {base_rate}",
+                f.get("ratio_to_transactional"),
+            )
+        )
+        lost = kills.get("lost")
+        out.append(
+            Row(
+                title,
+                f"{label}: after 2x SIGKILL, duplicates / lost seen read_committed",
+                f"{kills['duplicates']} / {lost}"
+                if "duplicates" in kills
+                else f"FAILED: {kills.get('error')}",
+                "",
+                None,
+            )
+        )
+        rate, base_rate_pipe = pipe.get("samples_per_s"), base_pipe.get("samples_per_s")
+        out.append(
+            Row(
+                title,
+                f"{label}: pipeline samples/s, generation -> verdict ({r['samples']} samples)",
+                figure(pipe, "samples_per_s", "/s"),
+                f"transactional {figure(base_pipe, 'samples_per_s', '/s')}",
+                round(rate / base_rate_pipe, 3) if rate and base_rate_pipe else None,
+            )
+        )
     return out
 
 

@@ -1,0 +1,132 @@
+"""Processor state: typed records, writes kept only when the handler returned, markers that expire after
+their grace in stream time (tombstoned, so the changelog compacts), and records written before the
+state was typed still read back."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from infra.runtime.port import MAX_KEPT_BYTES, dead_letter
+from infra.runtime.state import Kind, Marker, State
+from schemas.rollout import SandboxExecuted
+from tests.hacks.fixtures import make_task, passing
+
+EXEC = Kind("exec", SandboxExecuted)
+COUNT = Kind("count", int)
+DONE = Marker("done")
+
+
+def state(grace_s: float = 100.0) -> State:
+    s = State((EXEC, COUNT, DONE), grace_s=grace_s)
+    s.restored([0, 1])
+    return s
+
+
+def test_records_are_typed_and_read_back_through_their_json() -> None:
+    s = state()
+    x = passing(make_task())
+    s.put(0, EXEC, "s-1", x)
+    assert s.get(0, EXEC, "s-1") == x
+    writes = s.take_writes()
+    assert writes == {(0, "exec", "s-1"): x.model_dump(mode="json")}
+    assert s.get(0, EXEC, "s-1") == x  # now from the store
+    assert s.get(1, EXEC, "s-1") is None  # partitions are apart
+    assert s.keys(0, EXEC) == ["s-1"] and s.count(0, EXEC) == 1
+
+
+def test_a_failed_call_loses_its_writes_and_a_returned_one_keeps_them() -> None:
+    s = state()
+    s.put(0, COUNT, "", 1)
+    s.savepoint()  # the first call returned
+    s.put(0, COUNT, "", 2)
+    s.delete(0, COUNT)
+    assert s.get(0, COUNT) is None  # a call reads its own writes
+    s.rollback()  # the second call failed
+    assert s.get(0, COUNT) == 1
+    assert s.take_writes() == {(0, "count", ""): 1}
+    s.put(0, COUNT, "", 5)
+    s.discard()  # the whole batch given up (deferred)
+    assert s.get(0, COUNT) == 1 and not s.dirty
+
+
+def test_markers_expire_after_their_grace_in_stream_time_and_are_tombstoned() -> None:
+    s = state(grace_s=100.0)
+    s.advance(0, 1000.0)
+    s.mark(0, DONE, "g1")
+    s.advance(0, 1050.0)
+    s.mark(0, DONE, "g2")
+    s.take_writes()
+    s.advance(0, 1099.0)
+    assert s.expire() == 0 and s.marked(0, DONE, "g1")
+    s.advance(0, 1100.0)  # g1's grace has passed, g2's has not
+    assert s.expire() == 1
+    assert s.take_writes() == {(0, "done", "g1"): None}
+    assert not s.marked(0, DONE, "g1") and s.marked(0, DONE, "g2")
+    # stream time is per partition: nothing on partition 1 moved it
+    s.advance(1, 5.0)
+    s.mark(1, DONE, "h")
+    s.take_writes()
+    s.advance(0, 10_000.0)
+    s.expire()
+    assert s.marked(1, DONE, "h") and not s.marked(0, DONE, "g2")
+
+
+def test_a_marker_set_again_lives_from_then_and_a_deleted_one_is_left_alone() -> None:
+    s = state(grace_s=10.0)
+    s.advance(0, 0.0)
+    s.mark(0, DONE, "a")
+    s.mark(0, DONE, "b")
+    s.take_writes()
+    s.advance(0, 8.0)
+    s.mark(0, DONE, "a")
+    s.delete(0, DONE, "b")
+    s.take_writes()
+    s.advance(0, 12.0)
+    assert s.expire() == 0 and s.marked(0, DONE, "a")
+
+
+def test_restored_markers_keep_their_time_and_old_true_markers_expire_at_once() -> None:
+    s = State((DONE, COUNT), grace_s=10.0)
+    s.load(0, "done:new", 95.0)
+    s.load(0, "done:old", True)  # written before markers had a lifetime
+    s.load(0, "count", 3)
+    s.restored([0])
+    assert s.get(0, COUNT) == 3 and s.marked(0, DONE, "old")
+    s.advance(0, 100.0)
+    assert s.expire() == 1
+    assert s.take_writes() == {(0, "done", "old"): None}
+    assert s.marked(0, DONE, "new")
+
+
+def test_disowning_a_partition_forgets_it_and_changes_the_generation() -> None:
+    s = state()
+    s.put(0, COUNT, "", 1)
+    s.take_writes()
+    before = s.generation
+    s.disown(0)
+    assert s.generation != before and s.owned_partitions() == [1]
+    assert s.get(0, COUNT) is None
+
+
+def test_a_kind_name_cannot_hold_the_key_separator() -> None:
+    with pytest.raises(ValueError, match="without ':'"):
+        Kind("a:b", int)
+
+
+def test_a_dead_letter_keeps_at_most_256_kib_and_says_so() -> None:
+    big = b"x" * (MAX_KEPT_BYTES + 10)
+    letter = dead_letter(
+        "sandbox",
+        ValueError("bad"),
+        topic="rl.generations",
+        partition=1,
+        offset=7,
+        key=b"k",
+        value=big,
+        headers={"ce_id": "e1"},
+    )
+    assert letter.error.startswith("bad [original of 262154 bytes: first 262144 kept]")
+    assert letter.original_event_id == "e1" and letter.error_type == "ValueError"
+    assert base64.b64decode(letter.original_value_b64) == big[:MAX_KEPT_BYTES]
