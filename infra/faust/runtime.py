@@ -44,7 +44,7 @@ from faust.types import EventT
 
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
-from infra.runtime.state import DEFAULT_GRACE_S, JSON, State, Writes, raw_key, split_key
+from infra.runtime.state import DEFAULT_GRACE_S, JSON, State, raw_key, split_key
 from schemas.errors import BrokerError
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ class FaustHosted:
         processor: Processor,
         *,
         run_id: str | None,
-        partitions: Callable[[str], int],
+        partitions: TopicWidths,
         state_partitions: int,
         batch_wait_s: float = 0.2,
         grace_s: float = DEFAULT_GRACE_S,
@@ -235,11 +235,10 @@ class FaustHosted:
         if sent:
             await asyncio.gather(*sent)
         self.stats.produced += len(writes)
-        applied: Writes = self.state.take_writes()
+        self.state.take_writes()  # applied to the table, and sent to its changelog
         pending, self.store.pending = self.store.pending, []
         if pending:
             await asyncio.gather(*pending)
-        del applied
 
     async def _send(self, write: Write) -> asyncio.Future[Any]:
         topic = self._topics.get(write.topic)
@@ -248,7 +247,9 @@ class FaustHosted:
                 write.topic, key_serializer="raw", value_serializer="raw"
             )
         r = write.record
-        partitions = await asyncio.get_running_loop().run_in_executor(None, self._partitions, write.topic)
+        partitions = self._partitions.known(write.topic)
+        if partitions is None:  # a topic not seen yet: read the cluster's metadata off the event loop
+            partitions = await asyncio.get_running_loop().run_in_executor(None, self._partitions, write.topic)
         fut = await topic.send(
             key=r.key, value=r.value, partition=crc32_partition(r.key, partitions), headers=list(r.headers)
         )
@@ -308,6 +309,9 @@ class TopicWidths:
         self._read = read
         self._widths: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    def known(self, topic: str) -> int | None:
+        return self._widths.get(topic)
 
     def __call__(self, topic: str) -> int:
         with self._lock:
