@@ -1,4 +1,4 @@
-"""The six stream processors on the transactional runtime in one process (threads), until SIGTERM: the
+"""Every stream processor on the transactional runtime in one process (a thread each), until SIGTERM: the
 contract flow's counterpart of ``faust -A rlstream.faust_app worker``."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One contract, three runtimes: in-memory, Kafka transactions, Faust.
 
 Every runtime that hosts rlstream's processors must: hand every record to the processor and write what
-it emits (a flow from task to experience through the six real processors); dead-letter a record that
+it emits (a flow from task to experience through the real stream processors); dead-letter a record that
 does not decode or that the handler cannot use, and go on with the others; hand a deferred batch over
 again later instead of dead-lettering it; after a crash mid-run and a restart, lose nothing and restore
 the processor's state from its changelog. The runtimes differ in one declared way: the in-memory and
@@ -281,7 +281,7 @@ def test_deferral_on_the_broker(runtime: str, kafka_catalog: str, new_topic: Cal
     assert core.defers_left == 0 and runner.stats.dead_lettered == 0
 
 
-# -- a flow from task to experience through the six real processors ----------------------------------
+# -- a flow from task to experience through the real stream processors -----------------------------
 FLOW_TASKS = 3
 G = 2
 
