@@ -264,8 +264,9 @@ def faust_app(
     import faust
 
     from infra.faust.config import app_settings
-    from infra.faust.runtime import FaustHosted, TopicWidths
-    from infra.kafka.admin import metadata
+    from infra.faust.runtime import CHANGELOG_CONFIGS, FaustHosted, TopicWidths
+    from infra.kafka.admin import ensure_topics, metadata
+    from schemas.topics import Topic
 
     def widths() -> dict[str, int]:
         md = metadata(bootstrap, timeout_s=30)
@@ -296,6 +297,17 @@ def faust_app(
         )
         for b in built
     ]
+    # the state changelogs exist before the app's first rebalance: a topic Faust declares at start-up can
+    # be missing from the assignment's metadata, and its partitions then stay unassigned until the
+    # clients refresh their metadata (minutes)
+    ensure_topics(
+        bootstrap,
+        settings.kafka,
+        [
+            Topic(h.changelog_topic, "state key", "state", h.name, CHANGELOG_CONFIGS, h.table.partitions)
+            for h in hosted
+        ],
+    )
     return app, hosted
 
 

@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: a state changelog keeps the newest record per key (a deleted record's tombstone, until compacted)
+CHANGELOG_CONFIGS = {"cleanup.policy": "compact"}
+
 
 def crc32_partition(key: bytes | None, partitions: int) -> int | None:
     """The partition librdkafka's default partitioner picks for ``key`` (None: let the client choose)."""
@@ -198,14 +201,15 @@ class FaustHosted:
             return
         try:
             async with self._guard():
-                await self._reindex()
-                emits = await self._in_thread(self.host.tick, self.state, time.time())
-                if emits or self.state.dirty:
-                    await self._write(self.host.writes(emits))
+                try:
+                    await self._reindex()
+                    emits = await self._in_thread(self.host.tick, self.state, time.time())
+                    if emits or self.state.dirty:
+                        await self._write(self.host.writes(emits))
+                finally:
+                    self.host.end_batch()  # while the lock is held: the spans are this tick's
         except Exception as exc:
             await self._fatal(exc)
-        finally:
-            self.host.end_batch()
 
     async def _batch(self, events: list[EventT[Any]]) -> None:
         raws = [_raw_of(e) for e in events]

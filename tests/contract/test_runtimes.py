@@ -348,6 +348,7 @@ def test_a_flow_from_task_to_experience_in_memory(tmp_path: Path) -> None:
     _assert_flow(log.events, run_id, "memory")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", ["transactional", "faust"])
 def test_a_flow_from_task_to_experience_on_the_broker(
     runtime: str, kafka_catalog: str, tmp_path: Path
