@@ -31,9 +31,13 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import TypeAdapter
 
+from schemas.base import Event
+from schemas.registry import upcast
+
 log = logging.getLogger(__name__)
 
 V = TypeVar("V")
+E = TypeVar("E", bound=Event)
 #: a record's value as stored and written to the changelog (what ``json.dumps`` takes)
 JSON = Any
 
@@ -48,9 +52,20 @@ _NEVER = float("-inf")
 _generations = itertools.count(1)
 
 
+def event_from_state(cls: type[E], raw: JSON) -> E:
+    """An event kept in state as JSON, lifted from the version it was written in to the newest: state
+    written before an event got a new version still reads back after an upgrade."""
+    version = raw.get("schema_version", cls.version) if isinstance(raw, dict) else cls.version
+    latest, body = upcast(f"{cls.event_type}.v{version}", dict(raw) if isinstance(raw, dict) else raw)
+    event = latest.model_validate(body)
+    assert isinstance(event, cls)
+    return event
+
+
 class Kind(Generic[V]):
     """One kind of record a processor keeps: its name (the changelog key prefix) and how its values
-    are encoded (a type pydantic can validate, or explicit ``encode``/``decode`` functions)."""
+    are encoded (a type pydantic can validate, or explicit ``encode``/``decode`` functions). An event's
+    value written in an older version of the event is upcast when read."""
 
     def __init__(
         self,
@@ -67,6 +82,9 @@ class Kind(Generic[V]):
         self.name = name
         adapter: TypeAdapter[V] | None = TypeAdapter(value_type) if value_type is not None else None
         self._encode: Callable[[V], JSON] = encode or (lambda v: adapter.dump_python(v, mode="json"))  # type: ignore[union-attr]
+        if decode is None and isinstance(value_type, type) and issubclass(value_type, Event):
+            event_cls: Any = value_type
+            decode = lambda raw: event_from_state(event_cls, raw)  # noqa: E731
         self._decode: Callable[[JSON], V] = decode or adapter.validate_python  # type: ignore[union-attr]
 
     def encode(self, value: V) -> JSON:

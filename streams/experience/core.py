@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from infra.runtime.state import event_from_state
 from schemas.advantages import group_advantages
 from schemas.rollout import CodeGenerated, ExperienceReady, ExperienceSample, NoiseVerdict
 
@@ -91,7 +92,8 @@ class GroupState:
         for sid, slot in data["samples"].items():
             gen = slot["generation"]
             group.samples[sid] = SampleSlot(
-                generation=CodeGenerated.model_validate(gen) if gen else None,
+                # (written before an upgrade, it may be an older version of the event: lifted)
+                generation=event_from_state(CodeGenerated, gen) if gen else None,
                 verdict=slot["verdict"],
                 reward=slot["reward"],
                 verdict_event_id=slot["verdict_event_id"],

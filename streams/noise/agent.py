@@ -10,11 +10,12 @@ backend and kept in memory: it is derived, so a restart simply computes it again
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
-from infra.runtime.state import Kind, Marker, State
+from infra.runtime.state import Kind, Marker, State, event_from_state
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.topics import EXECUTIONS, GENERATIONS, REWARDS
 from streams.noise.config import NoiseConfig
@@ -33,6 +34,21 @@ class Waiting(BaseModel):
     #: run index (as text) -> the sandbox's execution
     runs: dict[str, SandboxExecuted] = Field(default_factory=dict)
     reward: RewardScored | None = None
+
+    # a sample that waited across an upgrade holds events of an older version: lifted when read
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _lift_runs(cls, runs: Any) -> Any:
+        if not isinstance(runs, dict):
+            return runs
+        return {
+            k: event_from_state(SandboxExecuted, v) if isinstance(v, dict) else v for k, v in runs.items()
+        }
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _lift_reward(cls, reward: Any) -> Any:
+        return event_from_state(RewardScored, reward) if isinstance(reward, dict) else reward
 
 
 SAMPLE = Kind("sample", Waiting)

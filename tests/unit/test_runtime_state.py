@@ -130,3 +130,43 @@ def test_a_dead_letter_keeps_at_most_256_kib_and_says_so() -> None:
     assert letter.error.startswith("bad [original of 262154 bytes: first 262144 kept]")
     assert letter.original_event_id == "e1" and letter.error_type == "ValueError"
     assert base64.b64decode(letter.original_value_b64) == big[:MAX_KEPT_BYTES]
+
+
+def test_events_kept_in_state_before_an_upgrade_read_back_as_the_newest_version() -> None:
+    """A sample waiting in a processor's state across an upgrade that added an event version: its
+    records were written as the old version and are lifted when read (never a dead letter)."""
+    import json
+    from pathlib import Path
+
+    from schemas import export
+    from schemas.rollout import CodeGenerated
+    from streams.experience.agent import GROUP
+    from streams.noise.agent import SAMPLE
+
+    golden = Path(export.__file__).parent / "golden"
+    old_execution = json.loads((golden / "rlstream.rollout.executed.v1.json").read_text())["body"]
+    old_generation = json.loads((golden / "rlstream.rollout.generated.v1.json").read_text())["body"]
+    s = State((EXEC, SAMPLE, GROUP))
+    s.load(0, "exec:a", old_execution)
+    s.load(0, "sample:a", {"code": "c", "runs": {"0": old_execution}, "reward": None})
+    group = {
+        "group_id": "g",
+        "task_id": "t",
+        "group_size": 2,
+        "deadline": 1.0,
+        "emitted": False,
+        "trace": None,
+    }
+    group["samples"] = {
+        "g/0": {"generation": old_generation, "verdict": None, "reward": 0.0, "verdict_event_id": None}
+    }
+    s.load(0, "group:g", group)
+    s.restored([0])
+    x = s.get(0, EXEC, "a")
+    assert isinstance(x, SandboxExecuted) and x.schema_version == SandboxExecuted.version
+    waiting = s.get(0, SAMPLE, "a")
+    assert waiting is not None and waiting.runs["0"] == x
+    kept = s.get(0, GROUP, "g")
+    assert kept is not None
+    generation = kept.samples["g/0"].generation
+    assert isinstance(generation, CodeGenerated) and generation.schema_version == CodeGenerated.version
