@@ -1,5 +1,6 @@
-"""Every stream processor on the transactional runtime in one process (a thread each), until SIGTERM: the
-contract flow's counterpart of ``faust -A rlstream.faust_app worker``."""
+"""The stream processors on the transactional runtime in one process (a thread each), until SIGTERM: the
+contract flow's counterpart of ``faust -A rlstream.faust_app worker`` (the same ones:
+``RLSTREAM_FAUST__PROCESSORS``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import threading
 from types import FrameType
 
 from rlstream.settings import get_settings
-from rlstream.workers import STREAM_PROCESSORS, build
+from rlstream.workers import build
 
 
 def main() -> None:
@@ -21,7 +22,7 @@ def main() -> None:
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)
-    workers = [build(name, settings, runtime="transactional") for name in STREAM_PROCESSORS]
+    workers = [build(name, settings, runtime="transactional") for name in settings.faust.processors]
     threads = [threading.Thread(target=w.run, args=(stop,), name=w.name) for w in workers]
     for t in threads:
         t.start()

@@ -284,6 +284,8 @@ def test_deferral_on_the_broker(runtime: str, kafka_catalog: str, new_topic: Cal
 # -- a flow from task to experience through the real stream processors -----------------------------
 FLOW_TASKS = 3
 G = 2
+#: the training pipeline's processors (the evaluator has no held-out task to sample here)
+FLOW_PROCESSORS = tuple(p for p in STREAM_PROCESSORS if p != "evaluator")
 
 
 def _flow_env(run_id: str, home: Path) -> dict[str, str]:
@@ -300,6 +302,7 @@ def _flow_env(run_id: str, home: Path) -> dict[str, str]:
         "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": "1",
         "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TEMPERATURE": "1.0",
         "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TOP_P": "1.0",
+        "RLSTREAM_FAUST__PROCESSORS": json.dumps(FLOW_PROCESSORS),
     }
 
 
@@ -335,9 +338,10 @@ def _assert_flow(events: Callable[[str], list[tuple[str, Event]]], run_id: str, 
 def test_a_flow_from_task_to_experience_in_memory(tmp_path: Path) -> None:
     run_id = f"flow-{uuid.uuid4().hex[:6]}"
     env = _flow_env(run_id, tmp_path)
-    settings = Settings(**_settings_from_env(env))
+    # (the processors are named here, not by the Faust setting)
+    settings = Settings(**_settings_from_env({k: v for k, v in env.items() if "FAUST" not in k}))
     log = MemoryLog()
-    built = [stream_processor(name, settings, MemorySideInputs(log)) for name in STREAM_PROCESSORS]
+    built = [stream_processor(name, settings, MemorySideInputs(log)) for name in FLOW_PROCESSORS]
     try:
         rt = MemoryRuntime(log, [b.processor for b in built], run_id=run_id)
         for t in _flow_tasks(run_id):
