@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -23,8 +24,31 @@ from streams.sandbox.service import Sandbox
 _worker_sandbox: Sandbox | None = None
 
 
-def _init_worker(config: SandboxConfig) -> None:
+def _end_with(owner: int) -> None:
+    """End this worker as soon as the pool's owner process ends, however it ends. Without it a pool
+    whose owner was killed with SIGKILL left its workers behind for good: each holds both ends of the
+    pool's call queue (so none reads EOF) and the forkserver's liveness pipe (so the forkserver, their
+    parent, waits for them too)."""
+    try:
+        pidfd = os.pidfd_open(owner)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        return  # no pidfds here: the worker ends when the pool is closed, as before
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        while not poller.poll():
+            pass
+        os._exit(1)  # the owner is gone: nobody will ever read this worker's results
+
+    threading.Thread(target=watch, name="rlstream-pool-owner", daemon=True).start()
+
+
+def _init_worker(config: SandboxConfig, owner: int) -> None:
     global _worker_sandbox
+    _end_with(owner)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     _worker_sandbox = Sandbox(config)
 
@@ -88,7 +112,10 @@ class SandboxPool:
             start_method = "spawn"
         ctx = multiprocessing.get_context(start_method)
         self._executor = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=ctx, initializer=_init_worker, initargs=(self.config,)
+            max_workers=self.workers,
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(self.config, os.getpid()),
         )
         self.cache = ResultCache(self.config.result_cache_entries)
         self._runtime_hash: str | None = None

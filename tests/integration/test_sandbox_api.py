@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -115,6 +116,45 @@ def test_pool_caches_by_content() -> None:
     assert not first.cache_hit and second.cache_hit and not fresh.cache_hit
     assert first.cache_key == second.cache_key != ""
     assert second.cases == first.cases
+
+
+OWNER = """
+import sys
+from streams.sandbox import SandboxConfig, SandboxPool
+pool = SandboxPool(SandboxConfig(), workers=2)
+pool.warm_up("wasm")
+print(" ".join(str(p) for p in pool._executor._processes), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_pool_workers_end_with_a_killed_owner() -> None:
+    """A sandbox worker killed with SIGKILL takes its pool's processes with it (they used to stay
+    behind for good, each holding a compiled engine's memory)."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None
+        workers = [int(p) for p in owner.stdout.readline().split()]
+        assert len(workers) == 2 and all(Path(f"/proc/{p}").exists() for p in workers)
+        owner.kill()
+        owner.wait(10)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.1)
+        assert not [p for p in workers if _alive(p)], "pool workers outlived their owner"
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 @pytest.mark.parametrize("backend", ["wasm", "container", "auto"])
