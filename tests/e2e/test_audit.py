@@ -209,7 +209,9 @@ def test_verify_re_scores_a_real_run_exactly_and_reports_counterfactuals_and_tam
         assert d["recorded"]["verdict"] == d["rescored"]["verdict"]
     # the same function and configuration named as a counterfactual changes nothing
     # (in process from here where the command line adds nothing: each CLI start costs its imports)
-    same = _in_process(kafka_catalog, run_id, Counterfactual(spec="code-v1"))
+    recorded = {f"{r.reward_fn}-{r.reward_version}" for r in rewards}
+    assert len(recorded) == 1, recorded
+    same = _in_process(kafka_catalog, run_id, Counterfactual(spec=recorded.pop()))
     assert same.ok and same.counterfactual_differences == []
 
     # 3. a window selects exactly the executions in it, in the plain replay and in the audit
