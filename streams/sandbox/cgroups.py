@@ -59,10 +59,20 @@ class Cgroup:
 
     @property
     def join_files(self) -> list[Path]:
-        """Where the (single-threaded) launching shell writes its pid. On v1 ``tasks`` moves just
-        that thread, which skips the thread-group lock a ``cgroup.procs`` write takes; for a
-        process with one thread the result is the same."""
+        """Where a (single-threaded) process is moved in. On v1 ``tasks`` moves just that thread,
+        which skips the thread-group lock a ``cgroup.procs`` write takes; for a process with one
+        thread the result is the same."""
         return [d / ("tasks" if self.version == 1 else "cgroup.procs") for d in self.dirs]
+
+    def join(self, pid: int) -> None:
+        """Move the single-threaded process ``pid`` (and so everything it starts) into this cgroup;
+        raises OSError when it cannot be moved."""
+        for path in self.join_files:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, str(pid).encode())
+            finally:
+                os.close(fd)
 
     def _read(self, path: Path) -> str:
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import math
 import os
 import select
@@ -31,6 +32,8 @@ from streams.sandbox.limits import Limits, Policy, RawRun
 from streams.sandbox.protocol import FrameReader, Oversized, Session, frame, harness_source
 
 NOBODY = 65534
+#: descriptors the jail's process may hold (RLIMIT_NOFILE)
+MAX_JAIL_FILES = 256
 #: where the jail sees the extra modules (numpy, pandas, scipy) when the set-up installed them
 JAIL_SITE = "/opt/rlstream/site"
 #: what a program may read besides its own /tmp (the hook labels anything else "filesystem")
@@ -46,7 +49,14 @@ ANSWERED = frozenset(b"PJNRA")
 #: what the jail's interpreter runs: ask for the stub's compiled code on the message pipe, run it
 #: (compiling the stub's source in every jail costs ~5 ms of CPU)
 BOOTSTRAP = (
-    "import os,sys,marshal\n"
+    "import os,sys,marshal,resource as _rls_rs\n"
+    # its rlimits (argv[4:8]), set by the jail's own process before anything of the program runs:
+    # lowering one's own limits needs no privilege (setting them from outside would, on another uid)
+    "for _rls_k,_rls_v in zip((_rls_rs.RLIMIT_CPU,_rls_rs.RLIMIT_FSIZE,_rls_rs.RLIMIT_CORE,"
+    "_rls_rs.RLIMIT_NOFILE),map(int,sys.argv[4:8])):\n"
+    " _rls_h=_rls_rs.getrlimit(_rls_k)[1]\n"
+    " _rls_v=_rls_v if _rls_h==_rls_rs.RLIM_INFINITY else min(_rls_v,_rls_h)\n"
+    " _rls_rs.setrlimit(_rls_k,(_rls_v,_rls_v))\n"
     "_rls_o,_rls_i=int(sys.argv[1]),int(sys.argv[2])\n"
     "os.write(_rls_o,b'\\x00\\x00\\x00\\x01P')\n"
     "def _rls_r(n):\n"
@@ -203,15 +213,12 @@ class ContainerBackend:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise DependencyError("bubblewrap (bwrap) is not installed", hint=SETUP_HINT)
-        prlimit = shutil.which("prlimit")
-        if prlimit is None:
-            raise DependencyError("prlimit (util-linux) is not installed", hint="apt-get install util-linux")
         if not Path(python).is_file():
             raise DependencyError(
                 f"the jail's interpreter {python} does not exist",
                 hint="apt-get install python3-minimal, or set RLSTREAM_SANDBOX__CONTAINER_PYTHON",
             )
-        self.bwrap, self.prlimit, self.python = bwrap, prlimit, python
+        self.bwrap, self.python = bwrap, python
         self.setpriv = shutil.which("setpriv")
         if os.geteuid() == 0 and self.setpriv is None:
             raise DependencyError(
@@ -238,8 +245,9 @@ class ContainerBackend:
     def has_site(self) -> bool:
         return self.site is not None
 
-    def command(self, limits: Limits, filter_fd: int, fds: tuple[int, int, int]) -> list[str]:
-        cpu = max(1, math.ceil(limits.timeout_s) + 1)
+    def command(
+        self, limits: Limits, filter_fd: int, fds: tuple[int, int, int], info_fd: int, block_fd: int
+    ) -> list[str]:
         # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user namespace
         # without capabilities, but host-root-owned files would look like the program's own): drop
         # to the host's nobody first, so the jail is nobody on both sides.
@@ -250,10 +258,11 @@ class ContainerBackend:
         )
         size = str(limits.tmpfs_mb << 20)
         return [
-            self.prlimit, f"--cpu={cpu}", f"--fsize={limits.file_mb << 20}", "--core=0",
-            f"--nofile={256}", "--",
             *drop,
             self.bwrap,
+            # the jail's process waits on block_fd until it is in its cgroups (see run); info_fd
+            # tells us which process that is
+            "--info-fd", str(info_fd), "--block-fd", str(block_fd),
             "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try", "--disable-userns", "--uid", str(NOBODY), "--gid", str(NOBODY),
             # no reaper: bubblewrap's init would be a process of the jail's user outside the seccomp
@@ -270,6 +279,7 @@ class ContainerBackend:
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0",
             "--", self.python, "-I", "-S", "-B", "-c", BOOTSTRAP, *(str(fd) for fd in fds),
+            *(str(v) for v in rlimits(limits)),
         ]  # fmt: skip
 
     def run(self, session: Session, limits: Limits, *, deadline: float | None = None) -> RawRun:
@@ -314,37 +324,47 @@ class ContainerBackend:
                 filt_r, filt_w = pipe()
                 out_r, out_w = pipe()
                 err_r, err_w = pipe()
+                info_r, info_w = pipe()
+                block_r, block_w = pipe()
             except OSError as exc:
                 raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
             os.write(filt_w, self.filter)  # a few hundred bytes: fits the pipe's buffer
             close(filt_w)
             os.set_blocking(ans_w, False)
-            inner = self.command(limits, filt_r, (msg_w, ans_r, rec_w))
-            if group is not None:
-                # The shell joins the cgroups and then becomes the jail: everything the program
-                # starts is inside the limits from its first instruction, and no Python code runs
-                # between fork and exec in this process (which may hold a wasmtime engine).
-                joins = " && ".join(f'echo $$ > "{p}"' for p in group.join_files)
-                argv = ["/bin/sh", "-c", f'{joins} || exit 125; exec "$@"', "sh", *inner]
-            else:
-                argv = inner
+            argv = self.command(limits, filt_r, (msg_w, ans_r, rec_w), info_w, block_r)
             session.stub_code = self.stub_code
             session.start()
             try:
+                # No Python code runs between fork and exec in this process (which may hold a
+                # wasmtime engine): the jail is placed in its cgroups and limits from outside, below.
                 proc = subprocess.Popen(
                     argv,
                     stdin=subprocess.DEVNULL,
                     stdout=out_w,
                     stderr=err_w,
-                    pass_fds=(msg_w, ans_r, rec_w, filt_r),
+                    pass_fds=(msg_w, ans_r, rec_w, filt_r, info_w, block_r),
                     start_new_session=True,
                     close_fds=True,
                     env={"PATH": "/usr/bin:/bin"},
                 )
             except OSError as exc:
                 raise SandboxError(f"cannot start the jail: {exc}") from exc
-            for fd in (msg_w, ans_r, rec_w, filt_r, out_w, err_w):
+            for fd in (msg_w, ans_r, rec_w, filt_r, out_w, err_w, info_w, block_r):
                 close(fd)
+            # The jail's process waits on its block pipe until it is in its cgroups, so everything
+            # the program starts is inside them from its first instruction (and under the rlimits
+            # the bootstrap sets before it asks for the stub).
+            jailed = _child_pid(info_r, deadline)
+            close(info_r)
+            if jailed is not None:
+                try:
+                    if group is not None:
+                        group.join(jailed)
+                except OSError as exc:
+                    kill()
+                    raise SandboxError(f"the jail could not join its cgroup: {exc}") from exc
+                os.write(block_w, b"go")
+            close(block_w)
             flood_after = 16 * limits.output_bytes
             out = _CappedReader(out_r, limits.output_bytes, flood_after, kill)
             err = _CappedReader(err_r, limits.output_bytes, flood_after, kill)
@@ -371,13 +391,13 @@ class ContainerBackend:
                 memory_exceeded = group.oom_killed()
                 if group.pids_limit_hit():
                     labels.append("pids_limit")
-            if rc == 125 and group is not None and not out.data and not err.data:
-                raise SandboxError("the jail could not join its cgroup")
             if out.dropped or err.dropped or out.flooded or err.flooded or session.over_budget:
                 labels.append("output_limit")
             if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
                 timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
-            if b"bwrap:" in bytes(err.data[:400]) and rc not in (0, 1) and session.facts.messages == 0:
+            if jailed is None or (
+                b"bwrap:" in bytes(err.data[:400]) and rc not in (0, 1) and session.facts.messages == 0
+            ):
                 raise SandboxError(
                     f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}"
                 )
@@ -424,6 +444,33 @@ def _compile_stub(python: str, source: str) -> bytes:
             f"the jail's interpreter {python} cannot compile the stub: {done.stderr[-300:]!r}"
         )
     return done.stdout
+
+
+def _child_pid(info: int, deadline: float) -> int | None:
+    """The jail's process, from bubblewrap's ``--info-fd`` report (``{"child-pid": N, ...}``, written
+    and closed as soon as the process exists); None when bubblewrap ended or the deadline came first."""
+    poller = select.poll()
+    poller.register(info, select.POLLIN)
+    data = b""
+    while len(data) < 4096:
+        left = deadline - time.perf_counter()
+        if left <= 0 or not poller.poll(max(1, math.ceil(left * 1000))):
+            return None
+        chunk = os.read(info, 4096)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        pid = json.loads(data.decode("utf-8"))["child-pid"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return pid if type(pid) is int and pid > 1 else None
+
+
+def rlimits(limits: Limits) -> tuple[int, int, int, int]:
+    """The jail's CPU seconds (the wall clock's backstop), largest file, core size and descriptors:
+    the bootstrap sets them on its own process before the program loads."""
+    return (max(1, math.ceil(limits.timeout_s) + 1), limits.file_mb << 20, 0, MAX_JAIL_FILES)
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], deadline: float) -> bool:
