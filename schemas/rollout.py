@@ -116,6 +116,20 @@ CaseStatus = Literal["ok", "error", "timeout", "missing"]
 #: the longest ``repr`` of one returned value the sandbox reports and the reward parses (characters);
 #: one limit for the guest's stub, the protocol and the comparer
 MAX_RESULT_CHARS = 1_000_000
+#: The most the cases of one execution carry in its event: each ok case's result and each failed
+#: case's error text, counted as the UTF-8 bytes of their JSON text, in case order. A result that would
+#: go past it is not kept: its case fails with :data:`RESULT_NOT_KEPT` (the program returned more than
+#: one execution may report), and a longer error text is cut. With the output an event keeps
+#: (:data:`MAX_EVENT_OUTPUT_BYTES` per stream) and ~100 bytes per case, an execution event stays within
+#: the message size of the topics that carry it (``schemas.topics.EXECUTION_MESSAGE_BYTES``).
+MAX_EXECUTION_RESULT_BYTES = 4 * 1024 * 1024
+#: what an execution event keeps of the program's stdout, and of its stderr (UTF-8 bytes of JSON text)
+MAX_EVENT_OUTPUT_BYTES = 256 * 1024
+#: the error of a case whose result was not kept
+RESULT_NOT_KEPT = (
+    f"result not kept: the results of this execution take more than {MAX_EXECUTION_RESULT_BYTES} bytes "
+    "in total"
+)
 
 
 class CaseResult(FrozenModel):

@@ -10,6 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 KEEP_FOREVER = "-1"
+#: ``max.message.bytes`` of the topics that carry executions (``rl.executions``, ``rl.references``)
+#: or dead letters of any record (``rl.dlq``, ``rl.retry.*``). An execution event keeps its results
+#: within ``schemas.rollout.MAX_EXECUTION_RESULT_BYTES`` and its output within 2 x
+#: ``MAX_EVENT_OUTPUT_BYTES`` (~5 MiB with the cases of any task that fits its own topic); a dead letter
+#: holds a record in base64 (4/3 of it). The bound is the body a consumer decodes
+#: (``schemas.codec.MAX_BODY_BYTES``, 8 MiB) plus room for the headers.
+EXECUTION_MESSAGE_BYTES = 8 * 1024 * 1024 + 64 * 1024
+#: ``max.message.bytes`` of a processor's state changelog: one value may hold several executions (the
+#: noise filter keeps a sample's runs, up to 11, until it judges it)
+STATE_MESSAGE_BYTES = 64 * 1024 * 1024
+#: the largest record our producers send (librdkafka's ``message.max.bytes``)
+MAX_RECORD_BYTES = STATE_MESSAGE_BYTES + 64 * 1024
+_LARGE = {"retention.ms": KEEP_FOREVER, "max.message.bytes": str(EXECUTION_MESSAGE_BYTES)}
 
 
 @dataclass(frozen=True)
@@ -29,16 +42,16 @@ ROLLOUTS_REQUESTED = Topic("rl.rollouts.requested", "group_id", "RolloutRequeste
 # evaluation rounds' requests: a lane of their own, so training never starves them nor they training
 EVALUATIONS_REQUESTED = Topic("rl.evaluations.requested", "group_id", "RolloutRequested", "scheduler")
 GENERATIONS = Topic("rl.generations", "group_id", "CodeGenerated", "generator")
-EXECUTIONS = Topic("rl.executions", "group_id", "SandboxExecuted", "sandbox")
+EXECUTIONS = Topic("rl.executions", "group_id", "SandboxExecuted", "sandbox", configs=dict(_LARGE))
 REWARDS = Topic("rl.rewards", "group_id", "RewardScored", "reward")
 # the reference runs rewards were compared with (named by id on each RewardScored): audits re-score exactly
-REFERENCES = Topic("rl.references", "task_id", "ReferenceExecuted", "reward")
+REFERENCES = Topic("rl.references", "task_id", "ReferenceExecuted", "reward", configs=dict(_LARGE))
 VERDICTS = Topic("rl.verdicts", "group_id", "NoiseVerdict", "noise filter")
 EXPERIENCES = Topic("rl.experiences", "group_id", "ExperienceReady", "experience")
 # one partition: policy versions are a single totally ordered sequence per run
 POLICY = Topic("rl.policy", "run_id", "PolicyPublished", "learner", partitions=1)
 REVIEWS = Topic("rl.reviews", "group_id", "ReviewRecorded", "rlstream review record")
-DLQ = Topic("rl.dlq", "original key", "DeadLettered", "any processor")
+DLQ = Topic("rl.dlq", "original key", "DeadLettered", "any processor", configs=dict(_LARGE))
 
 #: stages that have a retry topic (rl.retry.<stage>)
 RETRY_STAGES: tuple[str, ...] = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
@@ -47,7 +60,7 @@ RETRY_STAGES: tuple[str, ...] = ("scheduler", "generator", "sandbox", "reward", 
 def retry_topic(stage: str) -> Topic:
     if stage not in RETRY_STAGES:
         raise ValueError(f"no retry topic for stage {stage!r}; known: {', '.join(RETRY_STAGES)}")
-    return Topic(f"rl.retry.{stage}", "original key", "DeadLettered", stage)
+    return Topic(f"rl.retry.{stage}", "original key", "DeadLettered", stage, configs=dict(_LARGE))
 
 
 EVENT_TOPICS: tuple[Topic, ...] = (

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from infra.kafka.config import KafkaConfig
+from schemas.topics import MAX_RECORD_BYTES
 
 #: the stream processors a Faust app hosts unless told otherwise (``faust -A rlstream.faust_app worker``)
 DEFAULT_PROCESSORS = ("scheduler", "generator", "evaluator", "sandbox", "reward", "filter", "experience")
@@ -65,6 +66,8 @@ def app_settings(
         "topic_partitions": partitions,
         "topic_allow_declare": True,
         "producer_acks": -1,
+        # execution events, dead letters and state values may be megabytes (schemas.topics)
+        "producer_max_request_size": MAX_RECORD_BYTES,
         "web_enabled": faust.web_port is not None,
         "web_port": faust.web_port or 6066,
         "web_in_thread": False,

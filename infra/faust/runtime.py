@@ -46,6 +46,7 @@ from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
 from infra.runtime.state import DEFAULT_GRACE_S, JSON, State, raw_key, split_key
 from schemas.errors import BrokerError
+from schemas.topics import STATE_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,8 @@ class FaustHosted:
             partitions=state_partitions,
             key_type=bytes,
             value_type=bytes,
+            # one state value may hold several executions (schemas.topics.STATE_MESSAGE_BYTES)
+            extra_topic_configs={"max.message.bytes": str(STATE_MESSAGE_BYTES)},
         )
         self.changelog_topic = self.table.changelog_topic.get_topic_name()
         self.store = TableStore(self.table)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 from confluent_kafka.admin._metadata import ClusterMetadata
 from confluent_kafka.cimpl import NewTopic
 
@@ -98,8 +99,10 @@ def wanted_partitions(topic: Topic, kafka: KafkaConfig) -> int:
 def ensure_topics(bootstrap: str, kafka: KafkaConfig, topics: Sequence[Topic]) -> list[TopicResult]:
     """Create the topics that are missing; report the ones that exist (with fewer partitions: clearly).
 
-    Idempotent: existing topics are never altered. Adding partitions to an existing topic would move
-    keys to other partitions and break per-aggregate ordering, so that is left to the operator.
+    Idempotent. Of an existing topic only a ``max.message.bytes`` below the catalog's is raised (a
+    cluster made before the limit existed would refuse the records the catalog promises to carry).
+    Adding partitions to an existing topic would move keys to other partitions and break
+    per-aggregate ordering, so that is left to the operator.
     """
     admin = admin_client(bootstrap, client_id=kafka.client_id)
     timeout = kafka.request_timeout_s
@@ -133,6 +136,15 @@ def ensure_topics(bootstrap: str, kafka: KafkaConfig, topics: Sequence[Topic]) -
                     )
                 raise BrokerError(f"could not create topic {name}: {_reason(exc)}", hint=hint) from None
         existing = _partition_counts(admin, timeout, wait_for=created)
+    raised = raise_message_limits(
+        admin,
+        {
+            t.name: int(t.configs["max.message.bytes"])
+            for t in topics
+            if t.name in existing and t.name not in created and "max.message.bytes" in t.configs
+        },
+        timeout,
+    )
     results = []
     for t in topics:
         want = wanted_partitions(t, kafka)
@@ -152,8 +164,54 @@ def ensure_topics(bootstrap: str, kafka: KafkaConfig, topics: Sequence[Topic]) -
                 )
             )
         else:
-            results.append(TopicResult(t.name, "exists", have, want, f"exists with {have} partition(s)"))
+            note = ""
+            if t.name in raised:
+                note = f"; max.message.bytes raised to {t.configs['max.message.bytes']}"
+            text = f"exists with {have} partition(s){note}"
+            results.append(TopicResult(t.name, "exists", have, want, text))
     return results
+
+
+def raise_message_limits(admin: AdminClient, wanted: dict[str, int], timeout: float) -> set[str]:
+    """Raise ``max.message.bytes`` of existing topics to at least ``wanted[name]``; the names raised.
+    A limit already as large (set by the operator, or the broker's own) is left alone."""
+    if not wanted:
+        return set()
+    raised: set[str] = set()
+    try:
+        described = admin.describe_configs(
+            [ConfigResource("topic", name) for name in wanted], request_timeout=timeout
+        )
+        low: list[str] = []
+        for resource, future in described.items():
+            entry = future.result(timeout).get("max.message.bytes")
+            if entry is None or entry.value is None or int(entry.value) < wanted[resource.name]:
+                low.append(resource.name)
+        if not low:
+            return raised
+        changes = [
+            ConfigResource(
+                "topic",
+                name,
+                incremental_configs=[
+                    ConfigEntry(
+                        "max.message.bytes",
+                        str(wanted[name]),
+                        incremental_operation=AlterConfigOpType.SET,
+                    )
+                ],
+            )
+            for name in low
+        ]
+        for resource, future in admin.incremental_alter_configs(changes, request_timeout=timeout).items():
+            future.result(timeout)
+            raised.add(resource.name)
+    except KafkaException as exc:
+        raise BrokerError(
+            f"could not raise max.message.bytes of {', '.join(sorted(wanted))}: {_reason(exc)}",
+            hint="raise it by hand (kafka-configs.sh --alter --add-config max.message.bytes=...)",
+        ) from None
+    return raised
 
 
 def _topic_configs(topic: Topic, kafka: KafkaConfig) -> dict[str, str]:

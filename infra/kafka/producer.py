@@ -25,7 +25,7 @@ from schemas.base import Event
 from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.errors import BrokerError
-from schemas.topics import topic_for
+from schemas.topics import MAX_RECORD_BYTES, topic_for
 
 
 class EventProducer:
@@ -60,6 +60,8 @@ class EventProducer:
                     "enable.idempotence": True,
                     "acks": "all",
                     "linger.ms": 5,
+                    # execution events and dead letters may be megabytes (schemas.topics)
+                    "message.max.bytes": MAX_RECORD_BYTES,
                     # no compression: any client in any language can read the records (lz4, snappy
                     # and zstd need optional libraries in some, e.g. the asyncio Python client)
                     # only failures need a callback; successes would cost a Python call per record

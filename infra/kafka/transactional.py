@@ -24,10 +24,12 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from infra.kafka.admin import raise_message_limits
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
 from infra.runtime.state import DEFAULT_GRACE_S, State, raw_key
 from schemas.errors import BrokerError
+from schemas.topics import MAX_RECORD_BYTES, STATE_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +149,7 @@ class TransactionalProcessor:
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
+                "message.max.bytes": MAX_RECORD_BYTES,
             }
         )
         self._restore_consumer_config = {**base, "group.id": f"rlstream.{name}.restore.{instance}"}
@@ -192,12 +195,14 @@ class TransactionalProcessor:
                 )
             widths.append(len(meta.partitions))
         if self.changelog_topic in md.topics:
+            raise_message_limits(admin, {self.changelog_topic: STATE_MESSAGE_BYTES}, 30)
             return
         new = NewTopic(
             self.changelog_topic,
             num_partitions=max(widths),
             replication_factor=self._replication_factor,
-            config={"cleanup.policy": "compact"},
+            # one state value may hold several executions (schemas.topics.STATE_MESSAGE_BYTES)
+            config={"cleanup.policy": "compact", "max.message.bytes": str(STATE_MESSAGE_BYTES)},
         )
         for fut in admin.create_topics([new]).values():
             try:

@@ -15,7 +15,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from schemas.rollout import CaseResult, SandboxExecuted
+from schemas.rollout import (
+    MAX_EVENT_OUTPUT_BYTES,
+    MAX_EXECUTION_RESULT_BYTES,
+    RESULT_NOT_KEPT,
+    CaseResult,
+    SandboxExecuted,
+)
 from streams.sandbox.limits import Limits, RawRun
 from streams.sandbox.protocol import TAMPER, Mode, SessionFacts, case_results
 
@@ -121,6 +127,62 @@ class Outcome:
     check_facts: SessionFacts | None = None
 
 
+#: a failed case's error text once the execution's total is reached
+ERROR_NOT_KEPT = "error text not kept: the execution's results reached their total size"
+
+
+def json_size(text: str) -> int:
+    """The bytes ``text`` takes as a JSON string in an event (UTF-8, escapes included, no quotes)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass")) - 2
+
+
+def _prefix_within(text: str, room: int) -> str:
+    """The longest prefix of ``text`` whose JSON size is at most ``room`` (binary search)."""
+    lo, hi = 0, min(len(text), room)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if json_size(text[:mid]) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
+
+
+def bound_cases(
+    cases: tuple[CaseResult, ...], budget: int = MAX_EXECUTION_RESULT_BYTES
+) -> tuple[CaseResult, ...]:
+    """The cases as an execution reports them: their results and error texts are kept in case order
+    while their total JSON size stays within ``budget``. A result that would go past it is not kept
+    and its case fails (:data:`~schemas.rollout.RESULT_NOT_KEPT`); an error text is cut to what is
+    left (or replaced by a short note). Nothing is lost silently: every case is still there."""
+    left = budget
+    out: list[CaseResult] = []
+    for case in cases:
+        text = case.result_repr if case.status == "ok" else case.error
+        if text:
+            cost = json_size(text)
+            if cost > left:
+                if case.status == "ok":
+                    case = case.model_copy(
+                        update={"status": "error", "result_repr": None, "error": RESULT_NOT_KEPT}
+                    )
+                else:
+                    kept = _prefix_within(text, left - 3) if left > 200 else ""
+                    case = case.model_copy(update={"error": kept + "…" if kept else ERROR_NOT_KEPT})
+                cost = json_size(case.error or "")
+            left = max(0, left - cost)
+        out.append(case)
+    return tuple(out)
+
+
+def clip_output(text: str, limit: int = MAX_EVENT_OUTPUT_BYTES) -> str:
+    """``text`` cut to at most ``limit`` bytes of JSON, saying so at its end."""
+    if len(text) * 6 <= limit or json_size(text) <= limit:
+        return text
+    note = f"\n[output cut: an execution event keeps {limit} bytes of it]"
+    return _prefix_within(text, limit - json_size(note)) + note
+
+
 def _wasm_memory_hit(raw: RawRun) -> bool:
     if raw.memory_bytes is None or not raw.memory_limit_bytes:
         return False
@@ -155,7 +217,7 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
     if job.mode == "script":
         failed = raw.exit_code not in (0, None) or raw.trap is not None
     elif job.mode == "cases":
-        cases = case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended)
+        cases = bound_cases(case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended))
         failed = facts.load_error is not None or any(c.status != "ok" for c in cases)
     else:
         assert check_facts is not None and check_raw is not None
@@ -220,7 +282,8 @@ def to_event(
 ) -> SandboxExecuted:
     """The ``SandboxExecuted`` event for one result (pure; the stream agent publishes it). Cases whose
     index is in ``hidden`` are marked so (the reward keeps them out of anything shown to the model)."""
-    cases = tuple(c.model_copy(update={"hidden": c.index in hidden}) for c in result.cases)
+    # bounded here too: the event's size never depends on where its result came from
+    cases = tuple(c.model_copy(update={"hidden": c.index in hidden}) for c in bound_cases(result.cases))
     backend = result.backend if result.backend in ("wasm", "container", "subprocess") else "wasm"
     return SandboxExecuted(
         sample_id=sample_id,
@@ -236,8 +299,8 @@ def to_event(
         memory_exceeded=result.memory_exceeded,
         violation=result.violation,
         violations=result.violations,
-        stdout=result.stdout,
-        stderr=result.stderr,
+        stdout=clip_output(result.stdout),
+        stderr=clip_output(result.stderr),
         duration_s=result.duration_s,
         load_s=result.load_s,
         active_s=result.active_s,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -21,7 +22,7 @@ from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
 from schemas.errors import BrokerError, DependencyError
 from schemas.task import TaskPublished, TestCase
-from schemas.topics import CATALOG, TASKS, Topic
+from schemas.topics import CATALOG, EXECUTION_MESSAGE_BYTES, TASKS, Topic
 from tests.conftest import start_test_cluster
 
 pytestmark = pytest.mark.kafka
@@ -193,6 +194,21 @@ def test_topics_create_is_idempotent_and_reports_too_few_partitions(kafka_bootst
     assert more[wide.name].status == "fewer_partitions" and not more[wide.name].ok
     assert "4 partition(s), fewer than the 8 configured" in more[wide.name].message
     assert len(CATALOG) == len({t.name for t in CATALOG})
+
+
+def test_topics_create_raises_a_message_limit_below_the_catalogs(kafka_bootstrap: str):
+    # a cluster made before the catalog asked for larger records: the limit is raised in place
+    plain = Topic(f"test.limit.{uuid.uuid4().hex[:8]}", "k", "SandboxExecuted", "test")
+    limit = str(EXECUTION_MESSAGE_BYTES)
+    large = dataclasses.replace(plain, configs={**plain.configs, "max.message.bytes": limit})
+    ensure_topics(kafka_bootstrap, KafkaConfig(), [plain])
+    [result] = ensure_topics(kafka_bootstrap, KafkaConfig(), [large])
+    assert result.status == "exists" and f"max.message.bytes raised to {limit}" in result.message
+    admin = admin_client(kafka_bootstrap)
+    [configs] = admin.describe_configs([ConfigResource("topic", plain.name)]).values()
+    assert configs.result(30)["max.message.bytes"].value == limit
+    [again] = ensure_topics(kafka_bootstrap, KafkaConfig(), [large])
+    assert "raised" not in again.message  # already large enough: left alone
 
 
 def test_cluster_ids_never_look_like_an_option_to_the_storage_tool():
