@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -138,42 +140,283 @@ def measure(
     return out
 
 
-def cpu_per_job(limit: int | None = None, backend: str = "wasm") -> dict[str, float]:
-    """CPU milliseconds per job, one job at a time in this process (steadier than wall-clock rates
-    on a shared machine): check mode and case mode on the same HumanEval solutions."""
+#: the issue's goals: WASM and the container against a plain ``python3 -I`` subprocess, and the
+#: overhead of executing an empty program (ms of a core)
+GOAL_WASM_RATIO = 3.0
+GOAL_CONTAINER_RATIO = 0.7
+GOAL_EMPTY_MS = 5.0
+EMPTY_PROGRAM = "def f():\n    pass\n"
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (all its threads) and of its reaped children (a subprocess's, a
+    jail's), to the microsecond (``os.times`` counts in clock ticks of 10 ms)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def cpu_side_by_side(
+    limit: int | None = None, repeat: int = 1, backends: str = "wasm,container,auto"
+) -> dict[str, Any]:
+    """CPU milliseconds per execution, one at a time, of the baseline and each backend on the same
+    jobs, interleaved job by job so the machine's load falls on all of them alike: HumanEval's
+    canonical solutions with their checks (check mode), the same programs on their cases (case mode),
+    and an empty program (the fixed cost of an execution). Ratios are the baseline's CPU over a
+    backend's: the throughput ratio on cores of their own."""
     from streams.sandbox import Sandbox
 
     rows = load_rows()[:limit]
     by_id = {r.task_id: r for r in rows}
     limits = Limits(timeout_s=20.0, memory_mb=512)
-    batches = {
-        "check": [
-            Job(mode="check", code=r.prompt + r.canonical_solution, check=r.test, prelude=r.prompt,
-                entry_point=r.entry_point, limits=limits)
-            for r in rows
-        ],
-        "cases": [
-            Job(mode="cases", code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
-                entry_point=t.entry_point, inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
-                limits=limits)
-            for t in humaneval_tasks()
-            if (t.tests or t.hidden_tests) and t.task_id in by_id
-        ],
-    }  # fmt: skip
+    checks = [
+        Job(
+            mode="check",
+            code=r.prompt + r.canonical_solution,
+            check=r.test,
+            prelude=r.prompt,
+            entry_point=r.entry_point,
+            limits=limits,
+        )
+        for r in rows
+    ] * repeat
+    cases = [
+        Job(
+            mode="cases",
+            code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
+            entry_point=t.entry_point,
+            inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
+            limits=limits,
+        )
+        for t in humaneval_tasks()
+        if (t.tests or t.hidden_tests) and t.task_id in by_id
+    ] * repeat
+    empty = [Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits)] * 100
+    names = [b.strip() for b in backends.split(",") if b.strip()]
     sandbox = Sandbox(SandboxConfig())
-    sandbox.ensure(backend)
-    out: dict[str, float] = {}
-    for mode, jobs in batches.items():
-        for job in jobs[:3]:
-            sandbox.execute(job, backend)  # warm
-        before = os.times()
-        for job in jobs:
-            sandbox.execute(job, backend)
-        after = os.times()
-        spent = sum(after[:4]) - sum(before[:4])
-        out[mode] = 1000 * spent / len(jobs)
-        print(f"{backend + ', ' + mode + ' mode':24s} {out[mode]:7.1f} ms CPU per job (one at a time)")
+    for name in names:
+        sandbox.ensure(name)
+        sandbox.execute(empty[0], name)  # engine, module and stub loaded before anything is timed
+    out: dict[str, Any] = {"load_average": os.getloadavg()[0], "modes": {}}
+    print(
+        f"CPU per execution, one at a time, interleaved job by job ({os.cpu_count()} cores, "
+        f"load average {out['load_average']:.1f}):"
+    )
+    with tempfile.TemporaryDirectory(prefix="rlstream-bench-") as folder:
+        for mode, jobs in (("check", checks), ("cases", cases), ("empty", empty)):
+            spent = dict.fromkeys(["baseline", *names], 0.0)
+            passed = dict.fromkeys(["baseline", *names], 0)
+            for i, job in enumerate(jobs):
+                source = _as_script(job)
+                path = Path(folder) / f"job{i}.py"
+                path.write_text(source)
+                t0 = _cpu()
+                proc = subprocess.run([BASELINE_PYTHON, "-I", str(path)], capture_output=True, timeout=60)
+                spent["baseline"] += _cpu() - t0
+                passed["baseline"] += proc.returncode == 0
+                for name in names:
+                    t0 = _cpu()
+                    r = sandbox.execute(job, name)
+                    spent[name] += _cpu() - t0
+                    ok = r.check_passed if job.mode == "check" else all(c.status == "ok" for c in r.cases)
+                    passed[name] += bool(ok) and r.infra_error is None
+            base = spent["baseline"]
+            result: dict[str, dict[str, float]] = {
+                name: {
+                    "ms": 1000 * spent[name] / len(jobs),
+                    "ratio": base / spent[name] if spent[name] else 0.0,
+                    "passed": passed[name],
+                }
+                for name in spent
+            }
+            out["modes"][mode] = {"executions": len(jobs), **result}
+            label = {"check": "check mode", "cases": "case mode", "empty": "empty program"}[mode]
+            for name, row in result.items():
+                print(
+                    f"  {label:14s} {name:9s} {row['ms']:7.2f} ms   ratio {row['ratio']:5.2f}   "
+                    f"passed {row['passed']:.0f}/{len(jobs)}"
+                )
     return out
+
+
+def _as_script(job: Job) -> str:
+    """The job as the plain program the baseline runs (no isolation at all)."""
+    if job.mode == "check":
+        return f"{job.code}\n\n{job.check}\n\ncheck({job.entry_point})\n"
+    calls = "".join(f"{job.entry_point}(*_args({i}))\n" for i in job.inputs)
+    return f"{job.code}\n\ndef _args(a):\n    return a if type(a) is tuple else (a,)\n\n{calls}"
+
+
+def goals(cpu: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
+    """(goal, measured, wanted, met) for the issue's goals, from the CPU side-by-side run."""
+    modes = cpu["modes"]
+    out: list[tuple[str, float, float, bool]] = []
+    for mode in ("check", "cases"):
+        if "wasm" in modes[mode]:
+            r = modes[mode]["wasm"]["ratio"]
+            out.append((f"wasm vs python3 -I, {mode} mode (x)", r, GOAL_WASM_RATIO, r >= GOAL_WASM_RATIO))
+        if "container" in modes[mode]:
+            r = modes[mode]["container"]["ratio"]
+            out.append(
+                (
+                    f"container vs python3 -I, {mode} mode (x)",
+                    r,
+                    GOAL_CONTAINER_RATIO,
+                    r >= GOAL_CONTAINER_RATIO,
+                )
+            )
+    for name in ("wasm", "container"):
+        if name in modes["empty"]:
+            ms = modes["empty"][name]["ms"]
+            out.append(
+                (
+                    f"{name}: an empty program's execution (ms of a core)",
+                    ms,
+                    GOAL_EMPTY_MS,
+                    ms <= GOAL_EMPTY_MS,
+                )
+            )
+    for mode in ("check", "cases"):
+        n = modes[mode]["executions"]
+        for name, r in modes[mode].items():
+            if name != "executions":
+                out.append((f"{name}, {mode} mode: all executions pass", r["passed"], n, r["passed"] == n))
+    print("goals (issue 22):")
+    for what, got, want, met in out:
+        print(f"  {'met ' if met else 'NOT '} {what:56s} {got:8.2f}   goal {want:g}")
+    return out
+
+
+def _per_call_ms(fn: Callable[[], object], n: int) -> float:
+    """CPU ms of this process and its children per call of ``fn`` (after a few warm calls)."""
+    for _ in range(3):
+        fn()
+    t0 = _cpu()
+    for _ in range(n):
+        fn()
+    return 1000 * (_cpu() - t0) / n
+
+
+#: the steps of one WASM execution, as ``profile`` prints them
+STEPS = {
+    "host": "host: the job's JSON and its session; the results interpreted, the event built",
+    "thread": "host: a guest thread's hand-over and join",
+    "store": "store, WASI context, stdlib preopen, limits",
+    "instance": "instantiation (copy-on-write image of the warm interpreter)",
+    "start": "interpreter start: the reactor's turn (parse, compile) and exit",
+    "stub": "stub: random reseeded, stub run, job fetched, audit hook, program compiled",
+    "case": "one case: request, argument literal parsed, call, repr, result",
+}
+
+
+def profile(n: int = 200) -> dict[str, float]:
+    """Where one execution's CPU goes, step by step, each step measured as the difference between two
+    runs that differ by it alone (so the steps add up to the whole): WASM, then the container."""
+    import wasmtime as wt
+
+    from streams.sandbox import Sandbox
+    from streams.sandbox.artifact import GUEST_ENV, STDLIB_GUEST_DIR
+    from streams.sandbox.protocol import CaseInputs, Session, encode_job
+    from streams.sandbox.result import Outcome, interpret, to_event
+
+    sandbox = Sandbox(SandboxConfig())
+    wasm = sandbox.wasm()
+    limits = Limits(timeout_s=10.0, memory_mb=512)
+    policy = wasm.policy()
+    one = ("()",)
+    job = Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=one, limits=limits)
+
+    def session(inputs: tuple[str, ...]) -> Session:
+        encoded = encode_job(
+            role="candidate", mode="cases", code=EMPTY_PROGRAM, entry_point="f", block=policy.block,
+            read_roots=policy.read_roots, route=policy.route,
+        )  # fmt: skip
+        return Session(encoded, source=CaseInputs(inputs))
+
+    def store() -> Any:
+        config = wt.WasiConfig()
+        config.argv = ["python"]
+        config.env = list(GUEST_ENV)
+        config.stdout_custom = len
+        config.stderr_custom = len
+        config.preopen_dir(str(wasm.runtime.stdlib_dir), STDLIB_GUEST_DIR, False)
+        st = wt.Store(wasm.engine)
+        st.set_wasi(config)
+        st.set_limits(memory_size=limits.memory_mb << 20)
+        return st
+
+    def instantiate() -> None:
+        st = store()
+        wasm.pre.instantiate(st).exports(st)
+        st.close()
+
+    raw = wasm.run(session(one), limits)
+    ran = session(one)
+    wasm.run(ran, limits)
+
+    def host() -> None:
+        session(one)
+        result = interpret(job, Outcome(raw, ran.facts), runtime_hash="h", reason="")
+        to_event(result, sample_id="s", group_id="g", task_id="t")
+
+    took = {
+        "host": _per_call_ms(host, n),
+        "thread": _per_call_ms(lambda: wasm.threads.run(lambda: None), n),
+        "store": _per_call_ms(lambda: store().close(), n),
+        "instance": _per_call_ms(instantiate, n),
+        "start": _per_call_ms(lambda: wasm.run(Session(b""), limits, source="import os\nos._exit(0)"), n),
+        "stub": _per_call_ms(lambda: wasm.run(session(()), limits), n),
+        "case": _per_call_ms(lambda: wasm.run(session(one), limits), n),
+    }
+    total = _per_call_ms(lambda: sandbox.execute(job, "wasm"), n)
+    # each run holds the one before it: the step is the difference
+    steps = {
+        "host": took["host"],
+        "thread": took["thread"],
+        "store": took["store"],
+        "instance": took["instance"] - took["store"],
+        "start": took["start"] - took["instance"] - took["thread"],
+        "stub": took["stub"] - took["start"],
+        "case": took["case"] - took["stub"],
+    }
+    print(f"WASM, one execution of an empty program with one case: {total:.2f} ms of CPU in all")
+    for key, ms in steps.items():
+        print(f"  {ms:6.2f} ms  {STEPS[key]}")
+    print(f"  {total - sum(steps.values()):6.2f} ms  the rest (routing, cache key, measurement noise)")
+    out = {f"wasm {k}": v for k, v in steps.items()} | {"wasm total": total}
+    return out | _container_profile(sandbox, job, max(20, n // 10))
+
+
+def _container_profile(sandbox: Any, job: Job, n: int) -> dict[str, float]:
+    """The jail's steps: the processes it starts (each measured alone), its cgroup, the rest."""
+    from streams.sandbox import cgroups
+
+    backend = sandbox.container()
+    root = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"]
+    bwrap = [
+        backend.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+        "--unshare-cgroup-try", "--disable-userns", "--uid", "65534", "--gid", "65534", "--as-pid-1",
+        "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL", *root, "--proc", "/proc",
+        "--dev", "/dev", "--size", str(16 << 20), "--tmpfs", "/tmp", "--",
+    ]  # fmt: skip
+    steps = {"cgroup made and removed": _per_call_ms(lambda: cgroups.create(512 << 20, 32).remove(), n)}
+    if os.geteuid() == 0:
+        drop = [backend.setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/true"]
+        steps["setpriv (started as root: the jail drops to nobody)"] = _per_call_ms(
+            lambda: subprocess.run(drop), n
+        )
+    steps["bubblewrap: namespaces, mounts"] = _per_call_ms(
+        lambda: subprocess.run([*bwrap, "/usr/bin/true"]), n
+    )
+    python = [backend.python, "-I", "-S", "-B", "-c", "pass"]
+    steps["the jail's python3 -I -S -B starting"] = _per_call_ms(lambda: subprocess.run(python), n)
+    total = _per_call_ms(lambda: sandbox.execute(job, "container"), n)
+    print(f"container, the same execution: {total:.2f} ms of CPU in all")
+    for what, ms in steps.items():
+        print(f"  {ms:6.2f} ms  {what}")
+    print(
+        f"  {total - sum(steps.values()):6.2f} ms  the rest (the stub and its pipes, reader threads, waits)"
+    )
+    return {f"container {k}": v for k, v in steps.items()} | {"container total": total}
 
 
 def main() -> int:
@@ -182,11 +425,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="run the task list this many times")
     ap.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     ap.add_argument("--backends", default="wasm,container,auto")
-    ap.add_argument("--cpu", action="store_true", help="also CPU ms per job, sequential, on WASM")
+    ap.add_argument(
+        "--cpu", action="store_true", help="also CPU ms per job of each side, interleaved, and the goals"
+    )
+    ap.add_argument("--profile", action="store_true", help="only where one execution's CPU goes")
     args = ap.parse_args()
+    if args.profile:
+        profile()
+        return 0
     measure(args.workers, args.repeat, args.limit, args.backends)
     if args.cpu:
-        cpu_per_job(args.limit)
+        goals(cpu_side_by_side(args.limit, args.repeat, args.backends))
     return 0
 
 
