@@ -57,11 +57,13 @@ def _bus(quick: bool, bootstrap: str) -> dict[str, Any]:
 
 
 def _sandbox(quick: bool, bootstrap: str) -> dict[str, Any]:
-    from bench.sandbox import measure
+    from bench.sandbox import cpu_side_by_side, goals, measure
 
-    if quick:
-        return measure(workers=os.cpu_count() or 1, limit=40, backends="wasm,container")
-    return measure(workers=os.cpu_count() or 1, repeat=2)
+    limit, repeat, backends = (40, 1, "wasm,container") if quick else (None, 2, "wasm,container,auto")
+    out = measure(workers=os.cpu_count() or 1, repeat=repeat, limit=limit, backends=backends)
+    out["cpu"] = cpu_side_by_side(limit, repeat, backends)
+    out["goals"] = goals(out["cpu"])
+    return out
 
 
 def _pipeline(quick: bool, bootstrap: str) -> dict[str, Any]:
@@ -177,6 +179,17 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
         if "cached_wasm" in r:
             c = r["cached_wasm"]
             out.append(Row(title, "wasm, result cache hits", _n(c["per_s"], "/s"), base, c["ratio"]))
+        for mode, m in r.get("cpu", {}).get("modes", {}).items():
+            cpu_base = f"python3 -I {m['baseline']['ms']:.1f} ms"
+            for backend, b in m.items():
+                if backend in ("executions", "baseline"):
+                    continue
+                what = {"check": "check mode", "cases": "case mode", "empty": "an empty program"}[mode]
+                label = f"{backend}, CPU per execution, {what}"
+                out.append(Row(title, label, f"{b['ms']:.1f} ms", cpu_base, b["ratio"]))
+        for what, got, want, met in r.get("goals", []):
+            verdict = f"{got:.2f} ({'met' if met else 'not met'})"
+            out.append(Row(title, f"goal: {what}", verdict, f"{want:g}", None))
     elif name == "pipeline":
         out.append(
             Row(

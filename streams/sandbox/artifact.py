@@ -55,15 +55,20 @@ WARM_MODULES = (
 #: the environment up), then the memory is read. ``exit``/``quit`` are put back to the interpreter's
 #: own (the first turn makes them end a session), ``sys.argv`` is what a ``-c`` program sees, no file
 #: may be left open (a descriptor the new instances do not have), ``__main__`` is emptied, and every
-#: object is moved to the permanent GC generation so a guest's collections never walk them.
+#: object is moved to the permanent GC generation so a guest's collections never walk them. The
+#: stub's code, compiled by the guest, is kept as ``_host.rls_stub`` = (digest, code): a guest whose
+#: stub has that digest runs it from there instead of unmarshalling it (~1 ms of CPU), any other asks
+#: for it through the door (the stub changed since the warm module was made).
 _WARM_INIT = """\
-def _rls_warm(modules):
+def _rls_warm(modules, stub):
     import builtins, _sitebuiltins, gc, os, sys
     for name in ("exit", "quit"):
         setattr(builtins, name, _sitebuiltins.Quitter(name, "Ctrl-D (i.e. EOF)"))
     sys.argv = ["-c"]
     for name in modules:
         __import__(name)
+    if stub is not None:
+        sys.modules["_host"].rls_stub = (stub[0], compile(stub[1], "<string>", "exec"))
     for fd in range(4, 256):
         try:
             os.fstat(fd)
@@ -75,13 +80,13 @@ def _rls_warm(modules):
         del main[key]
     gc.collect()
     gc.freeze()
-_rls_warm(MODULES)
+_rls_warm(MODULES, STUB)
 """
 
 
-def warm_init() -> str:
-    """The source of the warm module's initialisation."""
-    return f"MODULES = {WARM_MODULES!r}\n" + _WARM_INIT
+def warm_init(stub: tuple[str, str] | None = None) -> str:
+    """The source of the warm module's initialisation; ``stub`` = (digest, source) to keep."""
+    return f"MODULES = {WARM_MODULES!r}\nSTUB = {stub!r}\n" + _WARM_INIT
 
 
 #: Bumped when the way the warm module is made changes (part of its file name and the runtime hash).
@@ -203,7 +208,9 @@ def warm_recipe() -> str:
 
 
 def warm_paths(root: Path) -> tuple[Path, Path]:
-    """The warm module's compiled file and its recorded digest."""
+    """The warm module's compiled file and its recorded digest (beside them, ``.stub`` names the
+    stub it holds: the stub is not part of the name, so a changed stub never leaves the runtime
+    unprepared, only slower until ``rlstream sandbox prepare`` makes it again)."""
     stem = f"warm-{warm_recipe()}-{engine_tag()}"
     return root / f"{stem}.cwasm", root / f"{stem}.sha256"
 
@@ -267,8 +274,8 @@ def compile_module(root: Path, *, log: Any = None) -> Path:
     return cwasm
 
 
-def _run_warm_init(engine: Any, module: Any, stdlib_dir: Path) -> bytes:
-    """Run :func:`warm_init` in a fresh instance of ``module`` (the reactor's first ``turn``) and
+def _run_warm_init(engine: Any, module: Any, stdlib_dir: Path, init: str) -> bytes:
+    """Run ``init`` (:func:`warm_init`) in a fresh instance of ``module`` (the reactor's first ``turn``) and
     return the guest's memory once the call has returned. Our own code, run once: no limits but a
     generous stack (the guest runs on a thread whose native stack is larger than the wasm stack)."""
     import threading
@@ -302,7 +309,7 @@ def _run_warm_init(engine: Any, module: Any, stdlib_dir: Path) -> bytes:
             store.set_wasi(wasi)
             store.set_epoch_deadline(1 << 40)  # nothing advances this engine's epoch here
             exports: Any = pre.instantiate(store).exports(store)
-            source = warm_init().encode()
+            source = init.encode()
             at = exports["host_alloc"](store, len(source))
             memory = exports["memory"]
             memory.write(store, source, at)
@@ -331,10 +338,13 @@ def build_warm(root: Path, *, log: Any = None) -> Path:
     """Make the warm module once (minutes of compilation, like the module it is made from)."""
     import wasmtime as wt
 
+    from streams.sandbox.protocol import harness_source, stub_digest
     from streams.sandbox.snapshot import with_memory
 
     warm, digest_file = warm_paths(root)
-    if warm.is_file() and digest_file.is_file():
+    held = warm.with_suffix(".stub")
+    stub = (stub_digest(), harness_source())  # read once: what is compiled in is what is recorded
+    if warm.is_file() and digest_file.is_file() and held.is_file() and held.read_text() == stub[0]:
         return warm
     cwasm = compile_module(root, log=log)
     _verify_once(cwasm, (root / f"snapshot-{engine_tag()}.sha256").read_text().strip(), root)
@@ -346,7 +356,8 @@ def build_warm(root: Path, *, log: Any = None) -> Path:
         log(f"making the warm interpreter ({len(WARM_MODULES)} modules imported), compiling it (minutes)")
     t0 = time.monotonic()
     engine = new_engine()
-    image = _run_warm_init(engine, wt.Module.deserialize_file(engine, str(cwasm)), root / "lib")
+    init = warm_init(stub)
+    image = _run_warm_init(engine, wt.Module.deserialize_file(engine, str(cwasm)), root / "lib", init)
     data = wt.Module(engine, with_memory(wasm, image)).serialize()
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".warm-")
     with os.fdopen(fd, "wb") as f:
@@ -354,6 +365,7 @@ def build_warm(root: Path, *, log: Any = None) -> Path:
     os.chmod(tmp, 0o600)
     os.replace(tmp, warm)
     digest_file.write_text(hashlib.sha256(data).hexdigest())
+    held.write_text(stub[0])
     if log is not None:
         log(f"made in {time.monotonic() - t0:.0f} s -> {warm} ({len(data) >> 20} MiB)")
     return warm

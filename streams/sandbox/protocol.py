@@ -34,6 +34,7 @@ belongs to the reward.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import queue
 import threading
@@ -80,6 +81,11 @@ STOP = b"X"
 
 def harness_source() -> str:
     return resources.files("streams.sandbox").joinpath("guest_harness.pysrc").read_text("utf-8")
+
+
+def stub_digest() -> str:
+    """Names one version of the stub (its compiled forms are kept under it)."""
+    return hashlib.sha256(harness_source().encode()).hexdigest()[:16]
 
 
 def encode_job(

@@ -31,7 +31,7 @@ from typing import Any
 from schemas.errors import SandboxError
 from streams.sandbox.artifact import GUEST_ENV, GUEST_THREAD_STACK, STDLIB_GUEST_DIR, Runtime, new_engine
 from streams.sandbox.limits import Limits, Policy, RawRun
-from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source
+from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source, stub_digest
 
 TICK_S = 0.01
 MASK32 = 0xFFFFFFFF
@@ -47,9 +47,16 @@ MAX_FRAMES = 100_000
 FLOOD_FACTOR = 16
 _STACK_LOCK = threading.Lock()
 #: What each guest runs, as the reactor's ``turn`` in the warm interpreter: reseed ``random`` (the
-#: warm module imported it, so its state would be the same in every guest otherwise), then ask for
-#: the stub's code and run it. (The final ``pass``: a last expression would be echoed.)
-BOOTSTRAP = "import _host, marshal, random\nrandom.seed()\nexec(marshal.loads(_host.call(b'P')))\npass\n"
+#: warm module imported it, so its state would be the same in every guest otherwise), then run the
+#: stub: the code the warm module holds when it is this version's, else the code the door hands out.
+#: (The final ``pass``: a last expression would be echoed.)
+BOOTSTRAP = (
+    "import _host, marshal, random\n"
+    "random.seed()\n"
+    "_rls_s = getattr(_host, 'rls_stub', None)\n"
+    "exec(_rls_s[1] if _rls_s is not None and _rls_s[0] == {digest!r} else marshal.loads(_host.call(b'P')))\n"
+    "pass\n"
+)
 #: the guest may not run anything else than the harness, and sees only these files
 GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
 GUEST_BLOCK = (
@@ -144,9 +151,10 @@ class _GuestThreads:
     Starting a thread per guest cost a 64 MiB mapping and wasmtime's per-thread signal stack each
     time; only the host thread is reused, never a guest: each is a fresh instance in a fresh store.
     As many threads exist as guests run at once (check mode runs two); up to ``keep`` idle ones wait
-    for the next guest."""
+    for the next guest (each keeps what a guest's deepest recursion touched of its stack resident:
+    the wasm stack is bounded at 8 MiB, so a few MiB)."""
 
-    def __init__(self, keep: int = 4) -> None:
+    def __init__(self, keep: int = 2) -> None:
         self.keep = keep
         self._idle: list[queue.SimpleQueue[Any]] = []
         self._lock = threading.Lock()
@@ -399,11 +407,12 @@ class WasmBackend:
         # compiled once per harness version, then handed to each guest through the door (its first
         # message): no file to open, no source to compile
         self.harness_code = (Path(self._compiled_harness()) / "harness.pyc").read_bytes()[16:]
+        self.bootstrap = BOOTSTRAP.format(digest=stub_digest())
 
     def _compiled_harness(self) -> str:
         """The harness compiled to a .pyc by the guest interpreter itself, once per harness version:
         compiling 250 lines costs a WASM run more than most programs do."""
-        digest = hashlib.sha256(self.harness.encode()).hexdigest()[:16]
+        digest = stub_digest()
         folder = self.runtime.root / f"harness-{digest}"
         pyc = folder / "harness.pyc"
         recorded = self.runtime.root / f"harness-{digest}.sha256"  # outside what the guest sees
@@ -479,7 +488,7 @@ class WasmBackend:
         store.set_epoch_deadline(ticks)
         outcome: dict[str, Any] = {}
         # (the reactor's turn echoes a last expression's value, as the interactive interpreter does)
-        program = (BOOTSTRAP if source is None else source + "\npass\n").encode("utf-8")
+        program = (self.bootstrap if source is None else source + "\npass\n").encode("utf-8")
         # The guest runs on a thread whose native stack is larger than the wasm stack wasmtime allows
         # it, so a deep recursion is a trap, never a crash of this process.
         self.threads.run(self._drive, store, call, program, outcome)
