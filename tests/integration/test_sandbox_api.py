@@ -14,6 +14,7 @@ import pytest
 
 from schemas.errors import DependencyError
 from streams.sandbox import Job, Limits, Sandbox, SandboxConfig, SandboxPool
+from streams.sandbox.protocol import stub_digest
 
 LIMITS = Limits(timeout_s=5.0, memory_mb=256)
 ADD = "def add(a, b):\n    return a + b\n"
@@ -105,6 +106,52 @@ def test_auto_never_reruns_wrong_answers_or_timeouts(sandbox: Sandbox) -> None:
         backend="auto",
     )
     assert slow.backend == "wasm" and slow.timed_out
+
+
+@pytest.mark.parametrize("backend", ["wasm", "container"])
+def test_every_run_is_a_fresh_interpreter_with_fresh_randomness(sandbox: Sandbox, backend: str) -> None:
+    # the warm interpreter imported random (and the rest) before any guest: each guest reseeds it
+    program = (
+        "import builtins, random\nprint(random.random(), hasattr(builtins, 'leak'))\nbuiltins.leak = 1\n"
+    )
+    runs = [sandbox.run_script(program, limits=LIMITS, backend=backend) for _ in range(3)]
+    assert all(r.exit_code == 0 for r in runs), [r.stderr for r in runs]
+    assert len({r.stdout.split()[0] for r in runs}) == 3  # not one state shared by every guest
+    assert all(r.stdout.split()[1] == "False" for r in runs)  # nothing of an earlier run survives
+
+
+@pytest.mark.parametrize("backend", ["wasm", "container"])
+@pytest.mark.parametrize(
+    ("tail", "code", "stderr"),
+    [
+        ("", 0, ""),
+        ("import sys\nsys.exit(3)\n", 3, ""),
+        ("exit(4)\n", 4, ""),
+        ("raise SystemExit('bye')\n", 1, "bye"),
+        ("1 / 0\n", 1, "ZeroDivisionError"),
+    ],
+)
+def test_a_scripts_exit_code_and_atexit_callbacks_are_pythons(
+    sandbox: Sandbox, backend: str, tail: str, code: int, stderr: str
+) -> None:
+    # a WASM guest is never finalised (the reactor's turn returns): its atexit callbacks run anyway, once
+    program = "import atexit\natexit.register(print, 'atexit ran')\nprint('body')\n" + tail
+    r = sandbox.run_script(program, limits=LIMITS, backend=backend)
+    assert r.exit_code == code, r.stderr
+    assert stderr in r.stderr
+    assert r.stdout == "body\natexit ran\n"
+
+
+def test_a_stub_the_warm_interpreter_does_not_hold_comes_through_the_door(sandbox: Sandbox) -> None:
+    # the warm module keeps the stub it was made with; a changed stub is asked for, not unprepared
+    backend = sandbox.wasm()
+    held = backend.bootstrap
+    try:
+        backend.bootstrap = held.replace(stub_digest(), "0" * 16)
+        r = sandbox.run_cases(ADD, "add", ["(1, 2)", "('a', 'b')"], limits=LIMITS, backend="wasm")
+    finally:
+        backend.bootstrap = held
+    assert [c.result_repr for c in r.cases] == ["3", "'ab'"] and not r.deviation
 
 
 def test_pool_caches_by_content() -> None:

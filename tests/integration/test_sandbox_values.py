@@ -4,6 +4,9 @@ integers are 64-bit wherever the result is judged, and a large correct result pa
 
 from __future__ import annotations
 
+import math
+import sys
+
 import pytest
 
 from schemas.errors import DependencyError
@@ -115,3 +118,31 @@ def test_a_large_correct_result_passes_and_so_does_its_reference(sandbox: Sandbo
         "def big(n):\n    return 'x' * n\n", "big", [f"({MAX_RESULT_CHARS},)"], limits=LIMITS, backend=backend
     )
     assert too_big.cases[0].status == "error" and "too large" in (too_big.cases[0].error or "")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_integers_past_the_int_str_conversion_limit_are_results_and_inputs(
+    sandbox: Sandbox, backend: str
+) -> None:
+    # 2000! has 5,736 digits: more than Python's default 4,300 for an int/str conversion
+    code = "import math\n\ndef fact(n):\n    return math.factorial(n)\n\ndef inc(x):\n    return [x + 1]\n"
+    huge = 10**5000
+    with_limit_lifted = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        fact, bigger = str(math.factorial(2000)), repr([huge + 1])
+        literal = str(huge)
+    finally:
+        sys.set_int_max_str_digits(with_limit_lifted)
+    r = sandbox.run_cases(code, "fact", ["(2000,)", "(5,)"], limits=LIMITS, backend=backend)
+    assert [c.result_repr for c in r.cases] == [fact, "120"], r.cases[0].error
+    r = sandbox.run_cases(code, "inc", [f"({literal},)"], limits=LIMITS, backend=backend)
+    assert r.cases[0].result_repr == bigger, r.cases[0].error
+    check = f"def check(candidate):\n    assert candidate({literal}) == [{literal} + 1]\n    import math\n"
+    check += "    assert candidate(1) == [2]\n"
+    assert sandbox.run_check(code, check, "inc", limits=LIMITS, backend=backend).check_passed
+    # one whose digits cannot fit a result is refused before it is converted
+    r = sandbox.run_cases(
+        "def f():\n    return 10 ** 1_000_001\n", "f", ["()"], limits=LIMITS, backend=backend
+    )
+    assert r.cases[0].status == "error" and "result too large" in (r.cases[0].error or "")
