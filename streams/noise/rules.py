@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -143,7 +142,8 @@ def hardcoding(
     needed = _literal_keys(reference) if reference is not None and reference.tree is not None else set()
     total = hits = 0
     for c in expected_cases(task):
-        args = ast.literal_eval(c.case.input)
+        args = parse_literal(c.case.input)
+        assert isinstance(args, tuple)  # a task's input is a tuple literal (checked when published)
         if needed and _case_in(args, needed):
             continue
         total += 1

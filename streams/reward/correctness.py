@@ -3,7 +3,6 @@ host against the task's expected values (visible and hidden), which never entere
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,7 +80,8 @@ def render_prompt(task: TaskPublished, *, max_examples: int = 3) -> str:
         lines.append("")
         lines.append("# Examples:")
         for c in examples:
-            args = ast.literal_eval(c.input)
+            args = parse_literal(c.input)
+            assert isinstance(args, tuple)  # a task's input is a tuple literal (checked when published)
             call = ", ".join(repr(a) for a in args)
             lines.append(f"# {task.entry_point}({call}) == {c.output}")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from schemas.literals import LargeInt, Shielded, shield_long_ints
 from schemas.rollout import MAX_RESULT_CHARS
 
 #: how an expected ``int`` and a returned ``float`` (or the other way round) compare
@@ -45,52 +46,64 @@ def parse_literal(text: str, *, max_chars: int = MAX_RESULT_CHARS) -> object:
     """Turn ``repr()`` text back into a value, accepting plain literals only.
 
     Besides what ``ast.literal_eval`` takes, this accepts the reprs that plain values produce but
-    ``literal_eval`` refuses: ``set()``, ``frozenset({...})``, ``inf``, ``-inf`` and ``nan``.
-    Raises :class:`NotALiteral` for anything else.
+    ``literal_eval`` refuses: ``set()``, ``frozenset({...})``, ``inf``, ``-inf`` and ``nan``, and
+    integers past Python's int/str conversion limit, as :class:`schemas.literals.LargeInt` (never
+    converted: that costs time quadratic in the digits). Raises :class:`NotALiteral` for anything else.
     """
     if len(text) > max_chars:
         raise NotALiteral(f"repr has {len(text)} characters, more than the {max_chars} allowed")
+    shielded = shield_long_ints(text.strip())
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(shielded.text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise NotALiteral(f"not parsable: {exc.__class__.__name__}") from None
     try:
-        return _convert(tree.body)
+        return _convert(tree.body, shielded)
     except RecursionError:
         raise NotALiteral("nested too deeply") from None
+    except ValueError as exc:  # a long integer with leading zeros
+        raise NotALiteral(str(exc)) from None
 
 
-def _convert(node: ast.expr) -> object:
+def _convert(node: ast.expr, sh: Shielded) -> object:
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            return sh.restore(node.value)
+        if isinstance(node.value, bytes) and sh.digits:
+            return sh.restore(node.value.decode("latin-1")).encode("latin-1")
         if isinstance(node.value, _SCALARS):
             return node.value
         raise NotALiteral(f"constant of type {type(node.value).__name__}")
     if isinstance(node, ast.Tuple):
-        return tuple(_convert(e) for e in node.elts)
+        return tuple(_convert(e, sh) for e in node.elts)
     if isinstance(node, ast.List):
-        return [_convert(e) for e in node.elts]
+        return [_convert(e, sh) for e in node.elts]
     if isinstance(node, ast.Set):
-        return {_hashable(_convert(e)) for e in node.elts}
+        return {_hashable(_convert(e, sh)) for e in node.elts}
     if isinstance(node, ast.Dict):
         out: dict[object, object] = {}
         for k, v in zip(node.keys, node.values, strict=True):
             if k is None:
                 raise NotALiteral("dict unpacking")
-            out[_hashable(_convert(k))] = _convert(v)
+            out[_hashable(_convert(k, sh))] = _convert(v, sh)
         return out
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        operand = _convert(node.operand)
+        operand = _convert(node.operand, sh)
+        if isinstance(operand, LargeInt):
+            return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(operand, bool) or not isinstance(operand, int | float | complex):
             raise NotALiteral("sign applied to a non-number")
         return -operand if isinstance(node.op, ast.USub) else +operand
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
         # complex numbers print as (1+2j)
-        left, right = _convert(node.left), _convert(node.right)
+        left, right = _convert(node.left, sh), _convert(node.right, sh)
         if isinstance(left, int | float) and not isinstance(left, bool) and isinstance(right, complex):
             return left + right if isinstance(node.op, ast.Add) else left - right
         raise NotALiteral("arithmetic is not a literal")
     if isinstance(node, ast.Name) and node.id in ("inf", "nan"):
         return float(node.id)
+    if isinstance(node, ast.Name) and (large := sh.value_of(node.id)) is not None:
+        return large
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         if node.func.id == "set" and not node.args:
             return set()
@@ -98,7 +111,7 @@ def _convert(node: ast.expr) -> object:
             if not node.args:
                 return frozenset()
             if len(node.args) == 1 and isinstance(node.args[0], ast.Set):
-                inner = _convert(node.args[0])
+                inner = _convert(node.args[0], sh)
                 assert isinstance(inner, set)
                 return frozenset(inner)
     raise NotALiteral(f"{node.__class__.__name__} is not a plain literal")
@@ -120,6 +133,8 @@ def canonical_key(value: object) -> object:
     """
     if isinstance(value, float) and math.isnan(value):
         return ("float", "nan")
+    if isinstance(value, LargeInt):
+        return ("int", value)
     if isinstance(value, _SCALARS):
         return (type(value).__name__, value)
     if isinstance(value, tuple):
@@ -168,7 +183,7 @@ def _match(e: object, g: object, o: CompareOptions) -> bool:
         return _floats_close(e, g, o)  # type: ignore[arg-type]
     if te is complex:
         return _floats_close(e.real, g.real, o) and _floats_close(e.imag, g.imag, o)  # type: ignore[attr-defined]
-    if te in (int, str, bytes, bool, type(None)):
+    if te in (int, str, bytes, bool, type(None), LargeInt):
         return e == g
     if te is list or te is tuple:
         el, gl = e, g

@@ -10,11 +10,13 @@ import sys
 import pytest
 
 from schemas.errors import DependencyError
+from schemas.literals import LargeInt
 from schemas.rollout import MAX_RESULT_CHARS
 from schemas.task import TaskPublished, TestCase
 from streams.noise.config import NoiseConfig
 from streams.reward.evaluate import Evaluator
 from streams.reward.function import get_reward_function
+from streams.reward.literals import CompareOptions, parse_literal, values_match
 from streams.sandbox import Limits, Sandbox, SandboxConfig
 
 BACKENDS = ["wasm", "container"]
@@ -136,6 +138,9 @@ def test_integers_past_the_int_str_conversion_limit_are_results_and_inputs(
         sys.set_int_max_str_digits(with_limit_lifted)
     r = sandbox.run_cases(code, "fact", ["(2000,)", "(5,)"], limits=LIMITS, backend=backend)
     assert [c.result_repr for c in r.cases] == [fact, "120"], r.cases[0].error
+    # and the reward reads it back without converting it, and compares it exactly
+    got = parse_literal(r.cases[0].result_repr or "")
+    assert isinstance(got, LargeInt) and values_match(parse_literal(fact), got, CompareOptions())
     r = sandbox.run_cases(code, "inc", [f"({literal},)"], limits=LIMITS, backend=backend)
     assert r.cases[0].result_repr == bigger, r.cases[0].error
     check = f"def check(candidate):\n    assert candidate({literal}) == [{literal} + 1]\n    import math\n"
