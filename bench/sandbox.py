@@ -47,16 +47,12 @@ def _baseline_one(source: str, timeout: float) -> bool:
         os.unlink(path)
 
 
-def measure(
-    workers: int = os.cpu_count() or 1,
-    repeat: int = 1,
-    limit: int | None = None,
-    backends: str = "wasm,container,auto",
-) -> dict[str, Any]:
-    """Executions/s of plain subprocesses and of each backend (and the cached WASM batch), with ratios."""
-    rows = load_rows()[:limit] * repeat
-    limits = Limits(timeout_s=10.0, memory_mb=512)
-    jobs = [
+def humaneval_jobs(limit: int | None, repeat: int, limits: Limits) -> tuple[list[Job], list[Job]]:
+    """HumanEval's canonical solutions (the first ``limit`` tasks, ``repeat`` times): with their checks
+    (check mode), and on their cases for the tasks HumanEval converts to cases (case mode)."""
+    rows = load_rows()[:limit]
+    by_id = {r.task_id: r for r in rows}
+    checks = [
         Job(
             mode="check",
             code=r.prompt + r.canonical_solution,
@@ -67,6 +63,29 @@ def measure(
         )
         for r in rows
     ]
+    cases = [
+        Job(
+            mode="cases",
+            code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
+            entry_point=t.entry_point,
+            inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
+            limits=limits,
+        )
+        for t in humaneval_tasks()
+        if (t.tests or t.hidden_tests) and t.task_id in by_id
+    ]
+    return checks * repeat, cases * repeat
+
+
+def measure(
+    workers: int = os.cpu_count() or 1,
+    repeat: int = 1,
+    limit: int | None = None,
+    backends: str = "wasm,container,auto",
+) -> dict[str, Any]:
+    """Executions/s of plain subprocesses and of each backend (and the cached WASM batch), with ratios."""
+    jobs, case_jobs = humaneval_jobs(limit, repeat, Limits(timeout_s=10.0, memory_mb=512))
+    limits = jobs[0].limits
     n = len(jobs)
     print(
         f"{n} executions (HumanEval canonical solutions + check), {workers} workers, "
@@ -82,18 +101,6 @@ def measure(
     out["baseline_per_s"], out["baseline_passed"] = base, ok
     print(f"{'python3 -I subprocess':24s} {base:7.1f} exec/s   ratio 1.00   passed {ok}/{n}")
 
-    by_id = {r.task_id: r for r in rows}
-    case_jobs = [
-        Job(
-            mode="cases",
-            code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
-            entry_point=t.entry_point,
-            inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
-            limits=limits,
-        )
-        for t in humaneval_tasks()
-        if (t.tests or t.hidden_tests) and t.task_id in by_id
-    ] * repeat
     config = SandboxConfig(workers=workers)
     with SandboxPool(config, workers=workers) as pool:
         for name in [b.strip() for b in backends.split(",") if b.strip()]:
@@ -165,31 +172,8 @@ def cpu_side_by_side(
     backend's: the throughput ratio on cores of their own."""
     from streams.sandbox import Sandbox
 
-    rows = load_rows()[:limit]
-    by_id = {r.task_id: r for r in rows}
     limits = Limits(timeout_s=20.0, memory_mb=512)
-    checks = [
-        Job(
-            mode="check",
-            code=r.prompt + r.canonical_solution,
-            check=r.test,
-            prelude=r.prompt,
-            entry_point=r.entry_point,
-            limits=limits,
-        )
-        for r in rows
-    ] * repeat
-    cases = [
-        Job(
-            mode="cases",
-            code=by_id[t.task_id].prompt + by_id[t.task_id].canonical_solution,
-            entry_point=t.entry_point,
-            inputs=tuple(c.input for c in (*t.tests, *t.hidden_tests)),
-            limits=limits,
-        )
-        for t in humaneval_tasks()
-        if (t.tests or t.hidden_tests) and t.task_id in by_id
-    ] * repeat
+    checks, cases = humaneval_jobs(limit, repeat, limits)
     empty = [Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits)] * 100
     names = [b.strip() for b in backends.split(",") if b.strip()]
     sandbox = Sandbox(SandboxConfig())

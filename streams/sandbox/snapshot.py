@@ -37,7 +37,8 @@ class Section:
     end: int
 
 
-def _uleb(data: bytes, i: int) -> tuple[int, int]:
+def _leb(data: bytes, i: int, signed: bool) -> tuple[int, int]:
+    """The LEB128 number at ``data[i]`` and the index after it."""
     value = shift = 0
     while True:
         if i >= len(data):
@@ -47,26 +48,19 @@ def _uleb(data: bytes, i: int) -> tuple[int, int]:
         value |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
-            return value, i
-        if shift > 63:
-            raise SandboxError("a number in the module is too long")
-
-
-def _sleb(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(data):
-            raise SandboxError("the module ends inside a number")
-        byte = data[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            if byte & 0x40:
+            if signed and byte & 0x40:
                 value -= 1 << shift
             return value, i
         if shift > 63:
             raise SandboxError("a number in the module is too long")
+
+
+def _uleb(data: bytes, i: int) -> tuple[int, int]:
+    return _leb(data, i, signed=False)
+
+
+def _sleb(data: bytes, i: int) -> tuple[int, int]:
+    return _leb(data, i, signed=True)
 
 
 def uleb(n: int) -> bytes:
