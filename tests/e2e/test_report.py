@@ -126,8 +126,8 @@ def test_report_of_a_real_run_renders_in_a_headless_browser(own_broker: str, tmp
         assert done.returncode == 0, f"rlstream {' '.join(args)}: {done.returncode}\n{done.stderr[-4000:]}"
         return done
 
-    run = ("run", "--tasks", "synthetic", "--model", "tiny", "--group-size", "4", "--steps", "2")
-    run += ("--eval-fraction", "0.2")  # the held-out chart has data
+    run: tuple[str, ...] = ("run", "--tasks", "synthetic", "--model", "tiny", "--group-size", "4")
+    run += ("--steps", "2", "--eval-fraction", "0.2")  # the held-out chart has data
     ok(*run, "--run-id", run_id, "--timeout", "900", timeout=1000)
 
     # two human reviews: one overrides the automated verdict, one keeps it
