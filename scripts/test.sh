@@ -2,6 +2,10 @@
 # The test command (README): installs what is missing, checks style and types, then runs every test
 # against the real services the tests start themselves (Kafka broker, sandbox runtimes).
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/unit -x`.
+# Test files run on two pytest workers (TEST_WORKERS; 0 runs them in this process): most of an
+# end-to-end test's time is spent waiting on brokers, models and timeouts, so two files side by side
+# take about as long as the slower one even on 2 cores. Each worker starts its own session broker;
+# a file's tests stay on one worker, so a module's shared run is made once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,7 +18,7 @@ echo "[test] mypy" >&2
 .venv/bin/mypy
 echo "[test] pytest" >&2
 set +e
-.venv/bin/pytest "$@"
+.venv/bin/pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
