@@ -34,6 +34,7 @@ from streams.noise.rules import TaskQuality, assess_task
 from streams.reward.config import RewardConfig, RewardWeights
 from streams.reward.function import RewardFunction, get_reward_function
 from streams.reward.lint import Linter, RuffLinter
+from streams.reward.literals import CompareOptions
 
 # ---------------------------------------------------------------------------------------------------
 # which reward function a recorded version is, and the counterfactual one
@@ -448,7 +449,7 @@ class Audit:
             task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
         )
         verdict = self._verdicts.get(recorded.event_id())
-        judge = self._judge(task, code, execution, ref_run, verdict)
+        judge = self._judge(task, code, execution, ref_run, verdict, fn.compare_options())
         if verdict is not None and judge is not None:
             report.verdicts += 1
         fields = body_diff(recorded, rescored)
@@ -480,16 +481,17 @@ class Audit:
         execution: SandboxExecuted,
         reference: SandboxExecuted | None,
         recorded: NoiseVerdict | None,
+        options: CompareOptions,
     ) -> Callable[[RewardScored], NoiseVerdict] | None:
         """How the filter judges this sample given a reward, when the audit covers its verdict: the
-        recorded verdict was written under the filter configuration given."""
+        recorded verdict was written under the filter configuration given, comparing values the way
+        the reward function that scored the sample does (as the filter processor does)."""
         if self.noise is None or recorded is None or recorded.filter_version != self.noise.label():
             return None
         noise = self.noise
         runs: Sequence[SandboxExecuted] = [
             self._runs[execution.sample_id][i] for i in sorted(self._runs[execution.sample_id])
         ]
-        options = self.resolver.configured.compare.options()
         quality = None
         if not execution.infra_error:
             # like the filter, once per task and reference run

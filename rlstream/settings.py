@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     generator: GeneratorConfig = GeneratorConfig()
     pipeline: PipelineConfig = PipelineConfig()
     #: the registered reward function (name-version) the pipeline scores with
-    reward_function: str = "code-v2"
+    reward_function: str = "code-v3"
     reward: RewardConfig = RewardConfig()
     noise: NoiseConfig = NoiseConfig()
     learner: LearnerConfig = LearnerConfig()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from schemas.rollout import Reason, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward.correctness import Correctness, expected_cases, grade
-from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_literal, values_match
+from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_expected, values_match
 from streams.reward.static import Analysis
 
 # ----------------------------------------------------------------------------------------------- tasks
@@ -52,7 +52,7 @@ def assess_task(
             Reason(code="task.too_few_cases", detail=f"{len(cases)} case(s), at least {min_cases} needed")
         )
     if cases:
-        outputs = [parse_literal(c.case.output) for c in cases]
+        outputs = [parse_expected(c.case.output) for c in cases]
         if flag_constant and all(values_match(outputs[0], o, options) for o in outputs):
             reasons.append(
                 Reason(
@@ -60,7 +60,7 @@ def assess_task(
                     detail=f"returning {cases[0].case.output[:80]} passes every case",
                 )
             )
-        inputs = [parse_literal(c.case.input) for c in cases]
+        inputs = [parse_expected(c.case.input) for c in cases]
         if flag_identity and all(
             isinstance(i, tuple) and len(i) >= 1 and values_match(o, i[0], options)
             for i, o in zip(inputs, outputs, strict=True)

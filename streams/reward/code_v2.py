@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
-from streams.reward.config import RewardConfig, config_fingerprint
+from streams.reward.config import legacy_fingerprint
 from streams.reward.function import CodeRewardV1, Score, register
 from streams.reward.similarity import code_similarity
 
@@ -27,9 +27,7 @@ class CodeRewardV2(CodeRewardV1):
 
     @property
     def version_label(self) -> str:
-        return self.version + config_fingerprint(
-            self.config.model_copy(update={"ruff_path": None}), RewardConfig()
-        )
+        return self.version + legacy_fingerprint(self.config)
 
     def score(
         self,

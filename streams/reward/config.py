@@ -12,32 +12,50 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from schemas.rollout import MAX_RESULT_CHARS
-from streams.reward.literals import CompareOptions
+from streams.reward.literals import MAX_REPR_CHARS, CompareOptions
 
 
 class CompareConfig(BaseModel):
+    """How returned values are compared with expected ones (see ``streams/reward/literals.py``).
+
+    The defaults are Python's own ``==`` made type-strict, with a rounding-level relative tolerance
+    where the expected value is a float; an expected int is always exact."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     int_float: Literal["strict", "float_accepts_int", "numeric"] = Field(
         default="numeric",
         description="strict: int and float never match; float_accepts_int: an expected float accepts an "
-        "int; numeric: both ways by value. bool never matches a number under any policy",
+        "int; numeric: both ways by exact value. bool never matches a number under any policy",
     )
-    float_rel_tol: float = Field(default=1e-9, ge=0, le=1)
-    float_abs_tol: float = Field(default=1e-6, ge=0, le=1)
+    float_rel_tol: float = Field(
+        default=1e-9, ge=0, le=1, description="relative tolerance where the expected value is a float"
+    )
+    float_abs_tol: float = Field(
+        default=0.0, ge=0, le=1, description="absolute tolerance where the expected value is a float"
+    )
+    int_tolerance: bool = Field(
+        default=False,
+        description="the float tolerances also apply to an expected int meeting a float (code-v1's rule)",
+    )
     nan_equal: bool = True
     #: the sandbox reports no longer repr than ``MAX_RESULT_CHARS``: a larger value changes nothing
-    max_repr_chars: int = Field(default=MAX_RESULT_CHARS, ge=1)
+    max_repr_chars: int = Field(default=MAX_REPR_CHARS, ge=1)
 
     def options(self) -> CompareOptions:
         return CompareOptions(
             int_float=self.int_float,
             float_rel_tol=self.float_rel_tol,
             float_abs_tol=self.float_abs_tol,
+            int_tolerance=self.int_tolerance,
             nan_equal=self.nan_equal,
             max_repr_chars=self.max_repr_chars,
         )
+
+
+#: how code-v1 (and code-v2, which adds similarity to it) compared: a float within rel 1e-9 / abs 1e-6
+#: of an expected int passed (kept so they re-score their history exactly; code-v3 compares ints exactly)
+V1_COMPARE = CompareConfig(float_abs_tol=1e-6, int_tolerance=True)
 
 
 class RewardWeights(BaseModel):
@@ -66,7 +84,9 @@ class RewardConfig(BaseModel):
     weights: RewardWeights = RewardWeights()
     #: share of the correctness weight a failing program can earn by its pass fraction (0: all-or-nothing)
     partial_credit: float = Field(default=0.0, ge=0.0, lt=1.0)
-    compare: CompareConfig = CompareConfig()
+    #: how returned values are compared; None: the reward function's own rule (code-v1 and code-v2:
+    #: ``V1_COMPARE``; code-v3: ``CompareConfig()``)
+    compare: CompareConfig | None = None
     #: lint findings at which the lint part of quality reaches 0
     lint_findings_cap: int = Field(default=10, ge=1)
     #: McCabe complexity at or below which the complexity part of quality is full (or the reference's)
@@ -103,3 +123,24 @@ def config_fingerprint(config: BaseModel, default: BaseModel, *, exclude: Any = 
         return ""
     body = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
     return "+" + hashlib.sha256(body.encode()).hexdigest()[:8]
+
+
+def legacy_fingerprint(config: RewardConfig, *, exclude: Any = None) -> str:
+    """A configuration's fingerprint as code-v1 and code-v2 compute it: in the shape configurations had
+    before ``compare`` could be left to the function and gained ``int_tolerance`` (the comparison
+    spelled out, code-v1's rule where none is set), so their ``v1+<hash>`` and ``v2+<hash>`` labels on
+    the log stay what they were. The ruff path says where the linter is, not how it scores."""
+
+    def shaped(c: RewardConfig) -> dict[str, Any]:
+        body: dict[str, Any] = c.model_copy(update={"ruff_path": None}).model_dump(
+            mode="json", exclude=exclude
+        )
+        body["compare"] = (c.compare or V1_COMPARE).model_dump(mode="json", exclude={"int_tolerance"})
+        return body
+
+    mine = shaped(config)
+    if mine == shaped(RewardConfig()):
+        return ""
+    return (
+        "+" + hashlib.sha256(json.dumps(mine, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+    )

@@ -18,7 +18,7 @@ from schemas.errors import UsageError
 from schemas.rollout import RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward import static
-from streams.reward.config import RewardConfig, config_fingerprint
+from streams.reward.config import V1_COMPARE, CompareConfig, RewardConfig, legacy_fingerprint
 from streams.reward.correctness import Correctness, grade
 from streams.reward.lint import Linter, RuffLinter
 from streams.reward.literals import CompareOptions
@@ -141,6 +141,15 @@ def get_reward_function(
     return factory(config or RewardConfig(), linter=linter)
 
 
+def failure_total(reward: RewardScored) -> float:
+    """What the sample of ``reward`` scores when it is trained as a failure: no credit for any case and
+    no bonus, its penalties kept (``-w_s * security`` for the ``code`` functions), and never more than
+    it scored. A sample with hack evidence is trained with this, so the evidence can never earn it more
+    than failing honestly would."""
+    penalty = reward.weights.get("security", 0.0) * reward.components.get("security", 0.0)
+    return round(min(reward.total, -penalty), 12)
+
+
 def _fmt(x: float) -> str:
     return format(x, ".6g")
 
@@ -162,23 +171,29 @@ class CodeRewardV1(RewardFunction):
 
     name = "code"
     version = "v1"
+    #: the comparison rule when the configuration names none
+    default_compare: ClassVar[CompareConfig] = V1_COMPARE
 
     def __init__(self, config: RewardConfig, *, linter: Linter | None = None) -> None:
         self.config = config
         self._linter = linter
 
     def compare_options(self) -> CompareOptions:
-        return self.config.compare.options()
+        return (self.config.compare or self.default_compare).options()
+
+    def security_findings(self, analysis: static.Analysis, allowed: frozenset[str]) -> list[str]:
+        """The dangerous calls the reward penalises (``code:detail``), those of codes the task's
+        reference shows too left out. code-v1: every finding of a dangerous family, once per line."""
+        return sorted(
+            f"{f.code}:{f.detail}"
+            for f in analysis.findings
+            if f.code in SECURITY_CODES and f.code not in allowed
+        )
 
     @property
     def version_label(self) -> str:
-        # the ruff path says where the linter is, not how it scores: leave it out of the fingerprint;
         # the similarity weight came with code-v2 and means nothing here
-        return self.version + config_fingerprint(
-            self.config.model_copy(update={"ruff_path": None}),
-            RewardConfig(),
-            exclude={"weights": {"similarity"}},
-        )
+        return self.version + legacy_fingerprint(self.config, exclude={"weights": {"similarity"}})
 
     @property
     def linter(self) -> Linter:
@@ -201,7 +216,7 @@ class CodeRewardV1(RewardFunction):
             "efficiency": w.efficiency,
             "security": w.security,
         }
-        corr = grade(task, execution, cfg.compare.options())
+        corr = grade(task, execution, self.compare_options())
         details: dict[str, str] = {"backend": execution.backend, "mode": execution.mode}
         if corr.run_failure:
             details["run_failure"] = corr.run_failure
@@ -213,11 +228,7 @@ class CodeRewardV1(RewardFunction):
         analysis = static.analyse(code)
         ref_analysis = static.analyse(task.reference) if task.reference else None
         allowed = ref_analysis.codes if ref_analysis else frozenset()
-        sec = sorted(
-            f"{f.code}:{f.detail}"
-            for f in analysis.findings
-            if f.code in SECURITY_CODES and f.code not in allowed
-        )
+        sec = self.security_findings(analysis, allowed)
         security = min(1.0, len(sec) / cfg.security_findings_cap)
         if sec:
             details["security_findings"] = ";".join(sec)
@@ -303,4 +314,4 @@ class CodeRewardV1(RewardFunction):
 
 
 # later versions register themselves on import (they build on the classes above)
-from streams.reward import code_v2  # noqa: E402, F401
+from streams.reward import code_v2, code_v3  # noqa: E402, F401

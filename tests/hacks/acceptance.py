@@ -112,7 +112,7 @@ def humaneval() -> list[tuple[HumanEvalRow, TaskPublished]]:
 
 def make_evaluator(backend_cfg: Backend = "wasm", noise: NoiseConfig | None = None) -> Evaluator:
     sandbox = Sandbox(SandboxConfig(backend=backend_cfg))
-    return Evaluator(sandbox, get_reward_function("code-v1"), noise or NoiseConfig())
+    return Evaluator(sandbox, get_reward_function("code-v2"), noise or NoiseConfig())
 
 
 def run(

@@ -115,7 +115,7 @@ def test_rescoring_stored_executions_is_byte_identical(
     for (task_id, kind), (code, ev) in sorted(stored.items())[::7]:
         task = tasks[task_id]
         for _ in range(2):
-            fn = get_reward_function("code-v1")
+            fn = get_reward_function("code-v2")
             again = fn.scored_event(task, code, ev.execution, ev.reference_execution)
             assert again.event_id() == ev.reward.event_id(), (task_id, kind)
             assert again.model_dump_json() == ev.reward.model_dump_json(), (task_id, kind)
