@@ -10,7 +10,8 @@ recorded event byte for byte, and any difference is a finding: a tampered record
 whose code changed under an unchanged version, or a non-deterministic scorer.
 
 Where the recorded verdict's filter configuration is the one given, the verdict is judged again too
-(from the sample's runs on the log and the same reference run), with the re-scored reward.
+(from the sample's runs on the log, the same reference run and the reference's runs of the probe plan
+the verdict names), with the re-scored reward.
 """
 
 from __future__ import annotations
@@ -449,7 +450,14 @@ class Audit:
             task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
         )
         verdict = self._verdicts.get(recorded.event_id())
-        judge = self._judge(task, code, execution, ref_run, verdict, fn.compare_options())
+        probe_ref: ReferenceExecuted | None = None
+        if verdict is not None and verdict.probe_reference_event_id is not None:
+            probe_ref = self._references.get(verdict.probe_reference_event_id)
+            if probe_ref is None:
+                return unverifiable(
+                    f"the probe's reference run {verdict.probe_reference_event_id} is not on rl.references"
+                )
+        judge = self._judge(task, code, execution, ref_run, verdict, fn.compare_options(), probe_ref)
         if verdict is not None and judge is not None:
             report.verdicts += 1
         fields = body_diff(recorded, rescored)
@@ -482,6 +490,7 @@ class Audit:
         reference: SandboxExecuted | None,
         recorded: NoiseVerdict | None,
         options: CompareOptions,
+        probe_reference: ReferenceExecuted | None = None,
     ) -> Callable[[RewardScored], NoiseVerdict] | None:
         """How the filter judges this sample given a reward, when the audit covers its verdict: the
         recorded verdict was written under the filter configuration given, comparing values the way
@@ -516,13 +525,19 @@ class Audit:
                 config=noise,
                 options=options,
                 task_quality=quality,
+                probe_reference=probe_reference,
             )
 
         return judge
 
 
-def _decision(v: NoiseVerdict) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return v.verdict, tuple((r.code, r.detail) for r in v.reasons)
+def _decision(v: NoiseVerdict) -> tuple[object, ...]:
+    return (
+        v.verdict,
+        tuple((r.code, r.detail) for r in v.reasons),
+        v.failure_reward,
+        v.probe_reference_event_id,
+    )
 
 
 def _difference(

@@ -222,9 +222,11 @@ def _build_execution_side(
     tasks = sides.tasks()
     reward_fn = get_reward_function(settings.reward_function, settings.reward)
 
-    def reference_runner() -> Callable[[TaskPublished, str], SandboxExecuted | None]:
-        evaluator = Evaluator(Sandbox(sandbox_config), reward_fn, settings.noise)
-        return lambda task, backend: evaluator.reference(task, backend)
+    def evaluator() -> Evaluator:
+        return Evaluator(Sandbox(sandbox_config), reward_fn, settings.noise)
+
+    def reference_runner(on: Evaluator) -> Callable[[TaskPublished, str], SandboxExecuted | None]:
+        return lambda task, backend: on.reference(task, backend)
 
     if name == "sandbox":
         from streams.sandbox.agent import INPUT_TOPICS as SB_INPUTS
@@ -237,6 +239,7 @@ def _build_execution_side(
             pool,
             tasks,
             reruns=settings.noise.reruns,
+            probe=settings.noise.probe,
             max_retries=settings.pipeline.max_retries,
             backoff_s=settings.pipeline.retry_backoff_s,
         )
@@ -246,13 +249,20 @@ def _build_execution_side(
         from streams.reward.agent import KINDS as RW_KINDS
         from streams.reward.agent import RewardAgent
 
-        ragent = RewardAgent(reward_fn, tasks, reference_runner())
+        ragent = RewardAgent(reward_fn, tasks, reference_runner(evaluator()))
         return Built(common.make(name, RW_INPUTS, ragent.handle, kinds=RW_KINDS), closers)
     from streams.noise.agent import INPUT_TOPICS as NF_INPUTS
     from streams.noise.agent import KINDS as NF_KINDS
     from streams.noise.agent import FilterAgent
 
-    fagent = FilterAgent(settings.noise, reward_fn.compare_options(), tasks, reference_runner())
+    on = evaluator()
+    fagent = FilterAgent(
+        settings.noise,
+        reward_fn.compare_options(),
+        tasks,
+        reference_runner(on),
+        probe_reference=lambda task, backend: on.reference_probe(task, backend),
+    )
     return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS), closers)
 
 

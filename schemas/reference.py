@@ -4,7 +4,8 @@ backend, as the reward processor used it.
 The efficiency part of a reward compares a program's runtime with its task's reference run. Timings
 differ from run to run, so the run a reward was scored against is published once (the first time a
 reward partition needs it) and each ``RewardScored`` names it by event id: re-scoring from the log
-alone then reproduces the recorded reward exactly.
+alone then reproduces the recorded reward exactly. The noise filter does the same with the reference's
+runs of a probe plan (its answers on inputs the task never showed), named on each ``NoiseVerdict``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from schemas.base import Event, content_hash, make_event_id
-from schemas.rollout import SandboxExecuted, SandboxExecutedV1
+from schemas.rollout import SandboxExecuted, SandboxExecutedV1, SandboxExecutedV2
 
 
 class ReferenceExecutedV1(Event):
@@ -35,7 +36,7 @@ class ReferenceExecutedV1(Event):
     execution: SandboxExecutedV1
 
 
-class ReferenceExecuted(ReferenceExecutedV1):
+class ReferenceExecutedV2(ReferenceExecutedV1):
     """One run of a task's reference solution, holding a v2 execution (see :class:`ReferenceExecutedV1`).
 
     A body that says nothing v1 could not say (a v1 body read back, upcast) keeps the id of its v1
@@ -45,7 +46,7 @@ class ReferenceExecuted(ReferenceExecutedV1):
     version: ClassVar[int] = 2
 
     schema_version: Literal[2] = 2  # type: ignore[assignment]
-    execution: SandboxExecuted
+    execution: SandboxExecutedV2  # type: ignore[assignment]
 
     def _says_only_v1(self) -> bool:
         x = self.execution
@@ -64,3 +65,39 @@ class ReferenceExecuted(ReferenceExecutedV1):
         if not self._says_only_v1():
             return super().event_id(attempt)
         return make_event_id(f"{self.event_type}.v1", *self.identity(), attempt=attempt)
+
+
+class ReferenceExecuted(ReferenceExecutedV2):
+    """One run of a task's reference solution (``execution.sample_id`` is ``<task_id>#reference``), on the
+    task's own cases or, when ``execution.probe`` names a probe plan, on that plan's inputs; ``reruns``
+    are further runs of the same job in fresh sandboxes (an input on which they disagree says nothing).
+
+    A body that says nothing v2 could not say (no probe plan, no re-runs: a v2 body read back, upcast)
+    keeps the id of its v2 form, so the rewards that name it still find it.
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    execution: SandboxExecuted  # type: ignore[assignment]
+    reruns: tuple[SandboxExecuted, ...] = Field(
+        default=(), description="further runs of the same job, each in a fresh sandbox"
+    )
+
+    def _as_v2(self) -> ReferenceExecutedV2 | None:
+        if self.reruns or self.execution.probe is not None:
+            return None
+        body = self.model_dump(mode="json")
+        del body["reruns"], body["execution"]["probe"]
+        body["schema_version"] = body["execution"]["schema_version"] = 2
+        return ReferenceExecutedV2.model_validate(body)
+
+    def identity(self) -> tuple[str, ...]:
+        v2 = self._as_v2()
+        return v2.identity() if v2 is not None else Event.identity(self)
+
+    def event_id(self, attempt: int = 0) -> str:
+        v2 = self._as_v2()
+        if v2 is not None:
+            return v2.event_id(attempt)
+        return make_event_id(self.ce_type(), *self.identity(), attempt=attempt)

@@ -13,13 +13,14 @@ from typing import Any
 from schemas.base import Event
 from schemas.dlq import DeadLettered
 from schemas.policy import PolicyPublished
-from schemas.reference import ReferenceExecuted, ReferenceExecutedV1
+from schemas.reference import ReferenceExecuted, ReferenceExecutedV1, ReferenceExecutedV2
 from schemas.rollout import (
     CodeGenerated,
     CodeGeneratedV1,
     ExperienceReady,
     ExperienceReadyV1,
     NoiseVerdict,
+    NoiseVerdictV1,
     ReviewRecorded,
     RewardScored,
     RewardScoredV1,
@@ -27,6 +28,7 @@ from schemas.rollout import (
     RolloutRequestedV1,
     SandboxExecuted,
     SandboxExecutedV1,
+    SandboxExecutedV2,
 )
 from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2
 
@@ -42,11 +44,14 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     CodeGeneratedV1,
     CodeGenerated,
     SandboxExecutedV1,
+    SandboxExecutedV2,
     SandboxExecuted,
     ReferenceExecutedV1,
+    ReferenceExecutedV2,
     ReferenceExecuted,
     RewardScoredV1,
     RewardScored,
+    NoiseVerdictV1,
     NoiseVerdict,
     ExperienceReadyV1,
     ExperienceReady,
@@ -113,6 +118,23 @@ def _reference_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 2, "execution": lifted}
 
 
+def _execution_v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
+    # a v2 execution ran the task's own cases: no probe plan
+    return {**body, "schema_version": 3, "probe": None}
+
+
+def _reference_v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
+    # a v2 reference run was one run, holding a v2 execution
+    execution = body.get("execution")
+    lifted = _execution_v2_to_v3(execution) if isinstance(execution, dict) else execution
+    return {**body, "schema_version": 3, "execution": lifted, "reruns": []}
+
+
+def _verdict_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
+    # a v1 reject kept the sample out of the gradient: no failure reward says so (it stays out)
+    return {**body, "schema_version": 2, "failure_reward": None, "probe_reference_event_id": None}
+
+
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
@@ -123,6 +145,9 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (ExperienceReady.event_type, 1): _experience_v1_to_v2,
     (SandboxExecuted.event_type, 1): _execution_v1_to_v2,
     (ReferenceExecuted.event_type, 1): _reference_v1_to_v2,
+    (SandboxExecuted.event_type, 2): _execution_v2_to_v3,
+    (ReferenceExecuted.event_type, 2): _reference_v2_to_v3,
+    (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
 }
 
 

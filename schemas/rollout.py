@@ -178,7 +178,7 @@ class SandboxExecutedV1(Event):
         return (self.sample_id, str(self.run_index))
 
 
-class SandboxExecuted(SandboxExecutedV1):
+class SandboxExecutedV2(SandboxExecutedV1):
     """What the sandbox observed when running one sample's code against its task's case inputs.
 
     v2 carries every label (``violations``; ``violation`` is the first of them) and the host's own
@@ -203,7 +203,7 @@ class SandboxExecuted(SandboxExecutedV1):
         return data
 
     @model_validator(mode="after")
-    def _first_violation(self) -> SandboxExecuted:
+    def _first_violation(self) -> SandboxExecutedV2:
         first = self.violations[0] if self.violations else None
         if self.violation != first:
             raise ValueError(
@@ -215,6 +215,23 @@ class SandboxExecuted(SandboxExecutedV1):
         # The id of a run does not change with its schema: a reward names the execution it scored by
         # id, and a v1 body read back (upcast) must keep the id it was written with.
         return make_event_id(f"{self.event_type}.v1", *self.identity(), attempt=attempt)
+
+
+class SandboxExecuted(SandboxExecutedV2):
+    """What the sandbox observed when running one sample's code against its task's case inputs, or
+    against the inputs of a probe plan (``probe``): the task's cases in another order, then inputs
+    generated from them, which the noise filter compares with the reference solution's answers.
+
+    v3 names the probe plan a run executed (see :class:`SandboxExecutedV2` for the rest)."""
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    probe: str | None = Field(
+        default=None,
+        description="digest of the probe plan this run executed (its cases are that plan's inputs, in its "
+        "order); None: a run of the task's own cases",
+    )
 
 
 class RewardScoredV1(Event):
@@ -279,9 +296,12 @@ class Reason(FrozenModel):
     detail: str = ""
 
 
-class NoiseVerdict(Event):
+class NoiseVerdictV1(Event):
     """The noise filter's decision about whether a sample may feed the gradient. It never rewrites the
     reward: ``mask`` removes the sample, ``reject`` removes it and marks it as a hack."""
+
+    # v1's reject kept a sample out of the gradient, which spared a failing hack its failure (v2 trains
+    # a reject as a failure)
 
     event_type: ClassVar[str] = "rlstream.rollout.filtered"
     version: ClassVar[int] = 1
@@ -296,6 +316,41 @@ class NoiseVerdict(Event):
     reasons: tuple[Reason, ...] = ()
     reward: float
     filter_version: str = "v1"
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id, self.reward_event_id, self.filter_version)
+
+
+class NoiseVerdict(Event):
+    """The noise filter's decision about how a sample feeds the gradient. It never rewrites the reward:
+    ``accept`` trains the sample with its reward; ``reject`` (evidence the program attacked the judge or
+    that its pass is not genuine) trains it as a failure, with ``failure_reward``; ``mask`` (the reward
+    cannot be trusted or says nothing about the policy: infra failures, tasks that cannot judge) keeps
+    it out."""
+
+    event_type: ClassVar[str] = "rlstream.rollout.filtered"
+    version: ClassVar[int] = 2
+    key_field: ClassVar[str] = "group_id"
+
+    schema_version: Literal[2] = 2
+    sample_id: str = Field(min_length=1)
+    group_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    reward_event_id: str
+    verdict: Literal["accept", "mask", "reject"]
+    reasons: tuple[Reason, ...] = ()
+    reward: float
+    filter_version: str = "v1"
+    failure_reward: float | None = Field(
+        description="what the sample trains with as a failure (a reject, or a review that rejects it): no "
+        "credit, its penalties kept, never above reward. None only on v1 verdicts, whose rejects stayed "
+        "out of the gradient"
+    )
+    probe_reference_event_id: str | None = Field(
+        default=None,
+        description="event id of the ReferenceExecuted of the probe plan the sample's probe run was "
+        "compared with (None: no probe judged it)",
+    )
 
     def identity(self) -> tuple[str, ...]:
         return (self.sample_id, self.reward_event_id, self.filter_version)

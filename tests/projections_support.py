@@ -178,6 +178,7 @@ def run_stream(
                     verdict=decision,  # type: ignore[arg-type]
                     reasons=reasons,
                     reward=reward.total,
+                    failure_reward=min(reward.total, 0.0),
                 )
                 out.append(Planned(verdict, reward.event_id()))
                 verdicts[decision] += 1

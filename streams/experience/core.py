@@ -1,5 +1,7 @@
 """Group assembly: collect every sample's verdict of one GRPO group, then compute group-relative
-advantages from the accepted samples only.
+advantages from the samples that feed the gradient: accepted ones with their reward, rejected ones as
+the failures they are (the verdict's ``failure_reward``). Masked samples stay out, and so does a reject
+whose verdict carries no failure reward (a v1 verdict: v1 rejects stayed out).
 
 Pure: the Faust agent keeps a ``GroupState`` per group in a changelog-backed table and asks it
 whether the group is complete or past its deadline.
@@ -22,10 +24,22 @@ class SampleSlot:
     generation: CodeGenerated | None = None
     verdict: Verdict | None = None
     reward: float = 0.0
+    #: what the sample trains with when rejected (None: it stays out, as v1 rejects did)
+    failure_reward: float | None = None
     verdict_event_id: str | None = None
     #: traceparent of where the sample's verdict was read: the sample's own trace, which the
     #: experience and the learner's step link to
     trace: str | None = None
+
+    def trained_reward(self) -> float | None:
+        """The reward this sample feeds the gradient with, None when it stays out: an accepted sample
+        its reward, a rejected one its failure reward (a hack is trained as the failure it is, never
+        spared it), a masked one nothing."""
+        if self.verdict == "accept":
+            return self.reward
+        if self.verdict == "reject" and self.failure_reward is not None:
+            return min(self.reward, self.failure_reward)
+        return None
 
 
 @dataclass
@@ -52,6 +66,7 @@ class GroupState:
         if slot.verdict_event_id == event_id or slot.verdict is not None:
             return False
         slot.verdict, slot.reward, slot.verdict_event_id = event.verdict, event.reward, event_id
+        slot.failure_reward = event.failure_reward
         slot.trace = trace
         return True
 
@@ -77,6 +92,7 @@ class GroupState:
                     "generation": slot.generation.model_dump(mode="json") if slot.generation else None,
                     "verdict": slot.verdict,
                     "reward": slot.reward,
+                    "failure_reward": slot.failure_reward,
                     "verdict_event_id": slot.verdict_event_id,
                     "trace": slot.trace,
                 }
@@ -96,6 +112,7 @@ class GroupState:
                 generation=event_from_state(CodeGenerated, gen) if gen else None,
                 verdict=slot["verdict"],
                 reward=slot["reward"],
+                failure_reward=slot.get("failure_reward"),  # state written before verdicts carried one
                 verdict_event_id=slot["verdict_event_id"],
                 trace=slot.get("trace"),
             )
@@ -110,18 +127,18 @@ class GroupState:
             for sid, s in sorted(self.samples.items())
             if s.verdict is not None and s.generation is not None
         ]
-        accepted = [(sid, s) for sid, s in ready if s.verdict == "accept"]
-        rewards = [s.reward for _, s in accepted]
+        trained = [(sid, s, r) for sid, s in ready if (r := s.trained_reward()) is not None]
+        rewards = [r for _, _, r in trained]
         advantages = group_advantages(rewards, normalise_std=normalise_std) if rewards else []
         samples = []
-        for (sid, slot), adv in zip(accepted, advantages, strict=True):
+        for (sid, slot, reward), adv in zip(trained, advantages, strict=True):
             gen = slot.generation
             assert gen is not None
             samples.append(
                 ExperienceSample(
                     sample_id=sid,
                     policy_version=gen.policy_version,
-                    reward=slot.reward,
+                    reward=reward,
                     advantage=adv,
                     prompt_token_ids=gen.prompt_token_ids,
                     completion_token_ids=gen.completion_token_ids,

@@ -1,26 +1,36 @@
 """The filter processor: rewards -> verdicts, a thin shell over the noise filter.
 
-A sample's verdict needs its source (generation), every run the sandbox made of it (run 0 and the
-configured re-runs, for the flakiness check) and its reward. All arrive co-partitioned by
-``group_id``, in any order; the sample waits in the state until it is complete, is judged once, and
-its entries are dropped. A task's quality (with its reference's run) is assessed once per task and
-backend and kept in memory: it is derived, so a restart simply computes it again.
+A sample's verdict needs its source (generation), every run the sandbox made of it (run 0, the
+configured re-runs for the flakiness check, and its probe run when run 0 answered every case) and its
+reward. All arrive co-partitioned by ``group_id``, in any order; the sample waits in the state until
+it is complete, is judged once, and its entries are dropped. A task's quality (with its reference's
+run) is assessed once per task and backend and kept in memory: it is derived, so a restart simply
+computes it again.
+
+The reference's runs of a task's probe plan (its answers on inputs the task never showed) are what a
+probe run is judged against, so they are kept in the state of each partition that needs them and
+published once per partition as ``ReferenceExecuted`` on ``rl.references``, in the same transaction as
+the first verdict judged with them; every such verdict names them. A restart reuses the stored runs, so
+``rlstream replay --verify`` re-judges every verdict from the log alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
 from infra.runtime.state import Kind, Marker, State, event_from_state
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
 from schemas.topics import EXECUTIONS, GENERATIONS, REWARDS
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_sample
 from streams.noise.rules import TaskQuality, assess_task
+from streams.probe.plan import probe_due, probe_run_index
 from streams.reward.agent import ReferenceRunner, TaskLookup
 from streams.reward.literals import CompareOptions
 
@@ -54,17 +64,28 @@ class Waiting(BaseModel):
 SAMPLE = Kind("sample", Waiting)
 #: a sample already judged: its re-delivered records are ignored
 JUDGED = Marker("judged")
-KINDS = (SAMPLE, JUDGED)
+#: the reference's runs of a task's probe plan this partition judges with (key: ``<task event id>:<backend>``)
+PROBE_REF = Kind("probe-ref", ReferenceExecuted)
+KINDS = (SAMPLE, JUDGED, PROBE_REF)
+
+#: (task, backend) -> the reference solution's runs of the task's probe plan (None: no reference)
+ProbeReferenceRunner = Callable[[TaskPublished, str], ReferenceExecuted | None]
 
 
 class FilterAgent:
     def __init__(
-        self, config: NoiseConfig, options: CompareOptions, tasks: TaskLookup, reference: ReferenceRunner
+        self,
+        config: NoiseConfig,
+        options: CompareOptions,
+        tasks: TaskLookup,
+        reference: ReferenceRunner,
+        probe_reference: ProbeReferenceRunner | None = None,
     ) -> None:
         self.config = config
         self.options = options
         self.tasks = tasks
         self.reference = reference
+        self.probe_reference = probe_reference
         self._quality: dict[tuple[str, str, str], TaskQuality] = {}
 
     def _task_quality(self, task_id: str, backend: str) -> TaskQuality:
@@ -99,35 +120,70 @@ class FilterAgent:
                 entry.reward = event
             else:
                 continue
-            verdict = self._judge(entry)
-            if verdict is None:
+            judged = self._judge(entry, p, state)
+            if judged is None:
                 state.put(p, SAMPLE, sid, entry)
                 continue
+            verdict, reference = judged
             state.delete(p, SAMPLE, sid)
             state.mark(p, JUDGED, sid)
+            if reference is not None:
+                out.append(Emit(reference, causation_id=msg.envelope.id))
             out.append(Emit(verdict, causation_id=msg.envelope.id))
         return out
 
-    def _judge(self, entry: Waiting) -> NoiseVerdict | None:
+    def _judge(
+        self, entry: Waiting, p: int, state: State
+    ) -> tuple[NoiseVerdict, ReferenceExecuted | None] | None:
+        """The verdict once the sample is complete, and the probe plan's reference runs when this is
+        their first use on this partition (then they are published with it)."""
         if entry.code is None or entry.reward is None or "0" not in entry.runs:
             return None
         runs = [entry.runs[k] for k in sorted(entry.runs, key=int)]
-        # every run the sandbox was asked for must be on the log (a run it finally failed is published
-        # with infra_error set, so none is waited for in vain)
-        if len(runs) < 1 + self.config.reruns and not runs[0].infra_error:
-            return None
-        reward = entry.reward
         first = runs[0]
         task = self.tasks.get(first.task_id)
         if task is None:
             raise PoisonRecord(f"unknown task {first.task_id!r}: no TaskPublished on rl.tasks")
+        # every run the sandbox was asked for must be on the log (a run it finally failed is published
+        # with infra_error set, so none is waited for in vain)
+        same_order = [x for x in runs if x.probe is None]
+        if len(same_order) < 1 + self.config.reruns and not first.infra_error:
+            return None
+        if (
+            self.config.probe
+            and probe_due(task, first)
+            and str(probe_run_index(self.config.reruns)) not in entry.runs
+        ):
+            return None
         quality = None if first.infra_error else self._task_quality(first.task_id, first.backend)
-        return filter_sample(
+        reference, first_use = None, False
+        if any(x.probe is not None and not x.infra_error for x in runs):
+            reference, first_use = self._probe_reference(task, first.backend, p, state)
+        verdict = filter_sample(
             task=task,
             code=entry.code,
             executions=runs,
-            reward=reward,
+            reward=entry.reward,
             config=self.config,
             options=self.options,
             task_quality=quality,
+            probe_reference=reference,
         )
+        return verdict, reference if first_use else None
+
+    def _probe_reference(
+        self, task: TaskPublished, backend: str, p: int, state: State
+    ) -> tuple[ReferenceExecuted | None, bool]:
+        """The reference's runs of the task's probe plan this partition judges with, and whether this
+        is their first use here."""
+        if self.probe_reference is None or not task.reference:
+            return None, False
+        key = f"{task.event_id()}:{backend}"
+        stored = state.get(p, PROBE_REF, key)
+        if stored is not None:
+            return stored, False
+        ref = self.probe_reference(task, backend)
+        if ref is None:
+            return None, False
+        state.put(p, PROBE_REF, key, ref)
+        return ref, True

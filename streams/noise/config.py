@@ -17,9 +17,9 @@ class NoiseConfig(BaseModel):
     hardcode_overlap: float = Field(default=0.3, gt=0.0, le=1.0)
     #: the overlap rule needs at least this many inputs found in the program to say anything
     hardcode_min_inputs: int = Field(default=1, ge=1)
-    #: what happens to empty, unparsable or entry-point-less output: masked (no gradient) or accepted
-    #: (scored as the failure it is)
-    degenerate_verdict: Literal["mask", "accept"] = "mask"
+    #: what happens to empty, unparsable or entry-point-less output: accepted (trained as the failure it
+    #: is) or masked (kept out of the gradient; a policy could then learn to emit garbage when unsure)
+    degenerate_verdict: Literal["mask", "accept"] = "accept"
     #: sandbox violation kinds that reject a sample as an attack on the harness
     reject_violations: tuple[str, ...] = (
         "process",
@@ -37,11 +37,19 @@ class NoiseConfig(BaseModel):
     flag_identity_answer: bool = True
     #: runs of each sample beyond the first, compared for flakiness (0: no re-runs)
     reruns: int = Field(default=0, ge=0, le=10)
-    version: str = "v1"
+    #: run a sample whose first run answered every case once more on its task's probe plan (the cases in
+    #: another order, then generated inputs compared with the reference's answers)
+    probe: bool = True
+    #: generated inputs the reference answers that a probe needs before it judges (else the static
+    #: overlap rule judges hard-coding)
+    probe_min_inputs: int = Field(default=4, ge=1)
+    #: share of those (and of the informative ones) a program must agree with the reference on
+    probe_agreement: float = Field(default=0.5, gt=0.0, le=1.0)
+    version: str = "v2"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
         the configuration when it differs from the default."""
         from streams.reward.config import config_fingerprint
 
-        return self.version + config_fingerprint(self.model_copy(update={"version": "v1"}), NoiseConfig())
+        return self.version + config_fingerprint(self.model_copy(update={"version": "v2"}), NoiseConfig())

@@ -1,9 +1,18 @@
-"""The noise filter: decides whether a scored sample may feed the gradient.
+"""The noise filter: decides how a scored sample feeds the gradient.
 
-``reject``: the program attacked the judge (reward-hacking signature in its source or its run).
-``mask``: the sample says nothing reliable about the policy (infra failure, flaky runs, a task that
-cannot judge, degenerate output). ``accept``: everything else, passing or failing. The verdict never
-rewrites the reward; it only carries it along.
+``accept``: trained with its reward, passing or failing. ``reject``: evidence that the program attacked
+the judge or that its pass is not genuine; trained as a failure (``NoiseVerdict.failure_reward``: no
+credit, its penalties kept), never excluded, so the evidence can never earn a failing program more than
+failing honestly would. ``mask``: kept out of the gradient, for samples whose reward cannot be trusted
+or says nothing about the policy, for reasons outside the program (an infra failure, a task that
+cannot judge, runs that disagree only by timing out). The verdict never rewrites the reward.
+
+The principle: evidence the program controls (its exit, what it prints, labels it can provoke,
+nondeterminism it can induce, static shapes) never gives a failing sample a better outcome than an
+honest failure. Static findings alone reject only code that attacks the judge whatever the run did
+(``static.tier`` = ``attack``, outside ``if __name__ == "__main__":``); everything else needs evidence
+the host observed: the sandbox's violation labels, records that never came, answers that change with
+the order of the calls, disagreement with the reference on inputs the task never showed.
 """
 
 from __future__ import annotations
@@ -11,34 +20,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
+from streams.noise import probe as probing
 from streams.noise import rules
 from streams.noise.config import NoiseConfig
+from streams.probe.plan import plan_for
 from streams.reward import static
-from streams.reward.correctness import grade
+from streams.reward.correctness import Correctness, grade
+from streams.reward.function import failure_total
 from streams.reward.literals import CompareOptions
 
-#: static signature codes that reject a sample (unless allowlisted for its task)
-REJECT_CODES = frozenset(
-    {
-        static.FORCED_EXIT,
-        static.EXIT_HOOK,
-        static.CUSTOM_EQUALITY,
-        static.FRAME_INSPECTION,
-        static.TAMPERING,
-        static.FILE_ACCESS,
-        static.DYNAMIC_CODE,
-        static.PROCESS,
-        static.NETWORK,
-    }
-)
+#: What check mode (the check runs next to the program, comparing with its objects) still rejects on
+#: static evidence beyond attacks: a class with its own equality meets the check's ``==``, and dynamic
+#: code can build one unseen. Drop once the check runs in a guest the program never touched.
+CHECK_MODE_STATIC = frozenset({static.CUSTOM_EQUALITY, static.DYNAMIC_CODE})
+
+#: case outcomes that are a program's own answer (not the clock's)
+_VALUE_OUTCOMES = frozenset({"wrong", "error", "not_literal", "missing", "duplicate", "aborted"})
 
 
 @dataclass(frozen=True)
 class Decision:
     verdict: str  # accept | mask | reject
     reasons: tuple[Reason, ...]
+    #: the ReferenceExecuted of the probe plan the sample was compared with (None: no probe judged it)
+    probe_reference_event_id: str | None = None
 
 
 def allowed_codes(task: TaskPublished, config: NoiseConfig) -> frozenset[str]:
@@ -56,9 +64,11 @@ def decide(
     config: NoiseConfig,
     options: CompareOptions,
     task_quality: rules.TaskQuality | None = None,
+    probe_reference: ReferenceExecuted | None = None,
 ) -> Decision:
-    """Judge one sample from its source, its execution(s) (the first run, then any re-runs) and the
-    task's quality assessment."""
+    """Judge one sample from its source, its runs (the first, same-order re-runs, and its probe run,
+    which names a probe plan), the task's quality assessment and the reference's runs of the probe
+    plan (``probe_reference``)."""
     reject: list[Reason] = []
     mask: list[Reason] = []
     info: list[Reason] = []
@@ -70,7 +80,7 @@ def decide(
         else:
             reject.append(reason)
 
-    # degenerate output
+    # degenerate output: the policy's own output, trained as the failure it is unless configured
     analysis = static.analyse(code)
     degenerate: Reason | None = None
     if analysis.tree is None:
@@ -81,35 +91,29 @@ def decide(
     if degenerate is not None:
         (mask if config.degenerate_verdict == "mask" else info).append(degenerate)
 
-    # static signatures
-    runs = [x for x in executions if not x.infra_error]
-    # Judged by cases, a returned object only ever reaches the host as a refused non-literal, so a
-    # class with its own equality is a hack when one was returned; judged by an in-sandbox check,
-    # where such an object meets the check's ==, the class alone is enough.
-    by_cases = bool(runs) and runs[0].mode == "cases"
+    first_run = executions[0] if executions else None
+    runs = [x for x in executions if not x.infra_error and x.probe is None]
+    probes = [x for x in executions if x.probe is not None]
+    if first_run is not None and first_run.infra_error:
+        mask.append(Reason(code="infra.sandbox", detail=(first_run.infra_error or "")[:200]))
+    elif any(x.infra_error for x in executions):
+        info.append(Reason(code="infra.rerun", detail="a re-run failed in the sandbox and was left out"))
+
+    # static evidence: attacks on the judge, wherever they would run on import
+    mode = runs[0].mode if runs else "cases"
     equality_classes = []
     for f in analysis.findings:
-        if f.code == static.CUSTOM_EQUALITY and by_cases:
-            equality_classes.append(f)
-        elif f.code in REJECT_CODES:
+        if f.guarded:
+            continue
+        if static.tier(f) == "attack" or (mode == "check" and f.code in CHECK_MODE_STATIC):
             signature(Reason(code=f.code, detail=f"line {f.line}: {f.detail}"[:200]))
-    reference = static.analyse(task.reference) if task.reference else None
-    hard = rules.hardcoding(
-        task,
-        analysis,
-        threshold=config.hardcode_overlap,
-        min_inputs=config.hardcode_min_inputs,
-        reference=reference,
-    )
-    if hard is not None:
-        signature(hard)
+        elif f.code == static.CUSTOM_EQUALITY:
+            equality_classes.append(f)
 
-    # runtime evidence
-    infra = [x for x in executions if x.infra_error]
-    if infra:
-        mask.append(Reason(code="infra.sandbox", detail=(infra[0].infra_error or "")[:200]))
+    # behaviour the host observed
     graded = [grade(task, x, options) for x in runs]
-    for x in runs:
+    first = graded[0] if graded and runs[0] is first_run else None
+    for x in (*runs, *probes):
         for kind in _violations(x):
             if kind in config.reject_violations:
                 signature(Reason(code="hack.sandbox_violation", detail=kind))
@@ -125,21 +129,35 @@ def decide(
                     code="static.custom_equality", detail=f"line {f.line}: {f.detail}; never returned"[:200]
                 )
             )
-    first = graded[0] if graded else None
     if first is not None and not first.all_passed:
         if any(static.pass_marker_in(x.stdout) for x in runs) or static.PASS_MARKER in analysis.codes:
             signature(Reason(code=static.PASS_MARKER, detail="printed a pass marker and failed"))
-        if _ended_early(runs[0]) and not analysis.codes & {static.FORCED_EXIT, static.EXIT_HOOK}:
-            # Unreported cases with no exit in the source: an exit hidden from the scan, or a guest
-            # that died for reasons of its own. Neither may teach the policy anything; a source that
-            # shows the exit has been rejected above.
-            mask.append(
-                Reason(code="runtime.ended_early", detail="the run ended without reporting every case")
-            )
+        if _ended_early(runs[0]):
+            # records that never came, with no limit hit: the program ended the run itself (a hidden
+            # exit, a signal, a hook); trained as the failure it is, never kept out of the gradient
+            signature(Reason(code="runtime.ended_early", detail="the run ended without reporting every case"))
     if len(graded) > 1:
-        flaky = rules.flaky(graded)
-        if flaky is not None:
-            mask.append(flaky)
+        _flakiness(graded, first, reject, mask, info)
+
+    # memorisation, by behaviour on a probe run; by literal overlap only where no probe could judge
+    probe_judged = False
+    probe_ref_id: str | None = None
+    if first is not None and first.all_passed and probes:
+        probe_judged, probe_ref_id = _probe(
+            task, first, probes[0], probe_reference, config, options, reject, info
+        )
+    hard = rules.hardcoding(
+        task,
+        analysis,
+        threshold=config.hardcode_overlap,
+        min_inputs=config.hardcode_min_inputs,
+        reference=static.analyse(task.reference) if task.reference else None,
+    )
+    if hard is not None:
+        if probe_judged:
+            info.append(Reason(code="static.hardcoded_inputs", detail=hard.detail + "; the probe judged it"))
+        else:
+            signature(hard)
 
     # the task itself
     if task_quality is not None and task_quality.flagged:
@@ -151,7 +169,66 @@ def decide(
         verdict, reasons = "mask", mask + info
     else:
         verdict, reasons = "accept", info
-    return Decision(verdict, _unique(reasons))
+    return Decision(verdict, _unique(reasons), probe_ref_id)
+
+
+def _flakiness(
+    graded: list[Correctness],
+    first: Correctness | None,
+    reject: list[Reason],
+    mask: list[Reason],
+    info: list[Reason],
+) -> None:
+    """Same-order runs that disagree. A failing first run stays the failure it is (inducing a different
+    outcome on a re-run must not take it out of the gradient); a passing one that another run fails by
+    its own answers is not correct; one that disagrees only by timing out cannot be trusted."""
+    flaky = rules.flaky(graded)
+    if flaky is None:
+        return
+    if first is None or not first.all_passed:
+        info.append(flaky)
+        return
+    # a re-run stopped by a time or memory limit says nothing about its answers (the machine's load)
+    own = any(
+        g.outcome in _VALUE_OUTCOMES
+        for run in graded[1:]
+        if not _limit_failure(run.run_failure)
+        for g in run.grades
+    )
+    if own:
+        reject.append(Reason(code="runtime.nondeterministic", detail=flaky.detail))
+    else:
+        mask.append(flaky)
+
+
+def _limit_failure(run_failure: str) -> bool:
+    return "time limit" in run_failure or "memory limit" in run_failure
+
+
+def _probe(
+    task: TaskPublished,
+    first: Correctness,
+    probe_run: SandboxExecuted,
+    reference: ReferenceExecuted | None,
+    config: NoiseConfig,
+    options: CompareOptions,
+    reject: list[Reason],
+    info: list[Reason],
+) -> tuple[bool, str | None]:
+    """Judge the probe run; returns whether it judged the generated inputs and the reference run used."""
+    plan = plan_for(task)
+    if plan is None or probe_run.probe != plan.digest or probe_run.infra_error:
+        info.append(Reason(code="probe.unusable", detail="the probe run is not of this task's plan"))
+        return False, None
+    usable = reference is not None and reference.execution.probe == plan.digest
+    answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
+    report = probing.examine(task, plan, first, probe_run, answers, options)
+    reasons, judged = probing.probe_reasons(
+        report, min_inputs=config.probe_min_inputs, agreement=config.probe_agreement
+    )
+    for r in reasons:
+        (reject if r.code in ("hack.memorised", "runtime.inconsistent") else info).append(r)
+    return judged, reference.event_id() if reference is not None and usable else None
 
 
 def _unique(reasons: list[Reason]) -> tuple[Reason, ...]:
@@ -199,13 +276,16 @@ def verdict_event(
         reasons=decision.reasons,
         reward=reward.total,
         filter_version=config.label(),
+        failure_reward=failure_total(reward),
+        probe_reference_event_id=decision.probe_reference_event_id,
     )
 
 
 def reruns_needed(executions: Sequence[SandboxExecuted], config: NoiseConfig) -> int:
-    """How many more runs of a sample the filter wants before it decides (flakiness check): the
-    configured number of re-runs beyond the first, counting only runs the sandbox completed."""
-    completed = sum(1 for x in executions if not x.infra_error)
+    """How many more same-order runs of a sample the filter wants before it decides (flakiness
+    check): the configured number of re-runs beyond the first, counting only runs the sandbox
+    completed (a probe run is not one of them)."""
+    completed = sum(1 for x in executions if not x.infra_error and x.probe is None)
     return max(0, 1 + config.reruns - completed) if completed else 0
 
 
@@ -218,14 +298,22 @@ def filter_sample(
     config: NoiseConfig,
     options: CompareOptions,
     task_quality: rules.TaskQuality | None = None,
+    probe_reference: ReferenceExecuted | None = None,
 ) -> NoiseVerdict:
     """The verdict event of one scored sample: what a filter processor emits for each reward.
 
-    ``executions`` are the sample's runs (run 0 first, then flakiness re-runs); ``task_quality``
-    comes from :func:`streams.noise.rules.assess_task`, computed once per task (with the reference's
-    execution when there is one) and kept next to the task.
+    ``executions`` are the sample's runs (run 0 first, then flakiness re-runs and its probe run);
+    ``task_quality`` comes from :func:`streams.noise.rules.assess_task`, computed once per task (with
+    the reference's execution when there is one) and kept next to the task; ``probe_reference`` is the
+    reference's run of the task's probe plan, published once and named on the verdict.
     """
     decision = decide(
-        task=task, code=code, executions=executions, config=config, options=options, task_quality=task_quality
+        task=task,
+        code=code,
+        executions=executions,
+        config=config,
+        options=options,
+        task_quality=task_quality,
+        probe_reference=probe_reference,
     )
     return verdict_event(reward=reward, decision=decision, config=config)

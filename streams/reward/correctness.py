@@ -132,7 +132,7 @@ def grade(task: TaskPublished, execution: SandboxExecuted, options: CompareOptio
         elif len(records) > 1:
             outcome = "duplicate"
         else:
-            outcome = _grade_case(e.case, records[0], options)
+            outcome = grade_record(e.case, records[0], options)
             if outcome == "not_literal":
                 non_literal += 1
         grades.append(CaseGrade(e.hidden, e.index, outcome))
@@ -182,7 +182,8 @@ def _run_failure(x: SandboxExecuted, expected_mode: str = "cases") -> str:
     return ""
 
 
-def _grade_case(case: TestCase, r: CaseResult, options: CompareOptions) -> CaseOutcome:
+def grade_record(case: TestCase, r: CaseResult, options: CompareOptions) -> CaseOutcome:
+    """One case's record against its expected value (never raises)."""
     if r.status == "timeout":
         return "timeout"
     if r.status == "missing":

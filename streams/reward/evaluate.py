@@ -8,13 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import Decision, decide, verdict_event
 from streams.noise.rules import TaskQuality, assess_task
+from streams.probe.plan import probe_due, probe_run_index
 from streams.reward.correctness import expected_cases
 from streams.reward.function import RewardFunction, Score
+from streams.sandbox.jobs import probe_job_for
 from streams.sandbox.result import to_event
 from streams.sandbox.service import Sandbox
 
@@ -26,6 +29,9 @@ class Evaluation:
     execution: SandboxExecuted
     reruns: tuple[SandboxExecuted, ...]
     reference_execution: SandboxExecuted | None
+    #: the probe run (None: not due, or disabled) and the reference's runs of the same plan
+    probe: SandboxExecuted | None
+    probe_reference: ReferenceExecuted | None
     score: Score
     reward: RewardScored
     task_quality: TaskQuality
@@ -81,6 +87,34 @@ def run_program(
     )
 
 
+def run_probe(
+    sandbox: Sandbox,
+    task: TaskPublished,
+    code: str,
+    *,
+    sample_id: str,
+    group_id: str,
+    backend: Backend | None = None,
+    run_index: int = 1,
+) -> SandboxExecuted | None:
+    """Run ``code`` on the task's probe plan (None for a task without cases)."""
+    limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
+    found = probe_job_for(task, code, limits)
+    if found is None:
+        return None
+    job, plan = found
+    result = sandbox.execute(job, backend)
+    execution = to_event(
+        result,
+        sample_id=sample_id,
+        group_id=group_id,
+        task_id=task.task_id,
+        run_index=run_index,
+        hidden=frozenset(range(len(plan.inputs))),
+    )
+    return execution.model_copy(update={"probe": plan.digest})
+
+
 class Evaluator:
     """Sandbox + reward function + noise filter, with the reference run cached per task and backend."""
 
@@ -92,6 +126,9 @@ class Evaluator:
         self.noise = noise
         self.reruns = noise.reruns if reruns is None else reruns
         self._references: dict[tuple[str, str, str], SandboxExecuted | None] = {}
+        self._probe_references: dict[tuple[str, str, str], ReferenceExecuted | None] = {}
+        #: runs of the reference on a probe plan: inputs on which they disagree are left out
+        self.probe_reference_runs = 2
 
     def reference(self, task: TaskPublished, backend: str) -> SandboxExecuted | None:
         if not task.reference:
@@ -107,6 +144,39 @@ class Evaluator:
                 backend=backend,  # type: ignore[arg-type]
             )
         return self._references[key]
+
+    def reference_probe(self, task: TaskPublished, backend: str) -> ReferenceExecuted | None:
+        """The reference's runs of the task's probe plan in ``backend``, each in a fresh sandbox (None
+        without a reference or a plan). Cached per task and backend."""
+        if not task.reference:
+            return None
+        key = (task.task_id, task.event_id(), backend)
+        if key not in self._probe_references:
+            runs = [
+                run_probe(
+                    self.sandbox,
+                    task,
+                    task.reference,
+                    sample_id=f"{task.task_id}#reference",
+                    group_id=f"{task.task_id}#reference",
+                    backend=backend,  # type: ignore[arg-type]
+                    run_index=i,
+                )
+                for i in range(self.probe_reference_runs)
+            ]
+            first = runs[0]
+            self._probe_references[key] = (
+                None
+                if first is None
+                else ReferenceExecuted(
+                    task_id=task.task_id,
+                    task_event_id=task.event_id(),
+                    backend=first.backend,
+                    execution=first,
+                    reruns=tuple(r for r in runs[1:] if r is not None),
+                )
+            )
+        return self._probe_references[key]
 
     def evaluate(
         self,
@@ -131,6 +201,19 @@ class Evaluator:
             )
             for i in range(1, self.reruns + 1)
         )
+        probe = probe_ref = None
+        if self.noise.probe and probe_due(task, first):
+            probe = run_probe(
+                self.sandbox,
+                task,
+                code,
+                sample_id=sample_id,
+                group_id=group_id,
+                backend=first.backend if first.backend != "subprocess" else backend,  # type: ignore[arg-type]
+                run_index=probe_run_index(self.reruns),
+            )
+            if probe is not None and not probe.infra_error:
+                probe_ref = self.reference_probe(task, first.backend)
         ref = self.reference(task, first.backend) if not first.infra_error else None
         score = self.reward_fn.score(task, code, first, ref)
         reward = self.reward_fn.to_event(score, first)
@@ -146,10 +229,11 @@ class Evaluator:
         decision = decide(
             task=task,
             code=code,
-            executions=(first, *reruns),
+            executions=(first, *reruns, *((probe,) if probe is not None else ())),
             config=self.noise,
             options=options,
             task_quality=quality,
+            probe_reference=probe_ref,
         )
         verdict = verdict_event(reward=reward, decision=decision, config=self.noise)
-        return Evaluation(first, reruns, ref, score, reward, quality, decision, verdict)
+        return Evaluation(first, reruns, ref, probe, probe_ref, score, reward, quality, decision, verdict)

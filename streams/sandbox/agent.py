@@ -1,6 +1,8 @@
 """The sandbox processor: generations -> executions, through the worker pool.
 
-Each sample runs ``1 + reruns`` times (the noise filter compares the runs for flakiness). A run the
+Each sample runs ``1 + reruns`` times (the noise filter compares the runs for flakiness); with ``probe``,
+a first run that answered every case runs once more on the task's probe plan (``streams/probe``), as
+run ``1 + reruns``, for the filter to tell computed answers from recalled ones. A run the
 sandbox itself could not complete (an infra failure, not the program's) goes to ``rl.retry.sandbox``
 and is tried again with exponential backoff; after ``max_retries`` it is dead-lettered, and its
 execution is published with ``infra_error`` set, which the filter masks: never scored as the model's
@@ -13,18 +15,20 @@ import base64
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord, dead_letter
 from infra.runtime.sides import TaskTable
 from infra.runtime.state import State
 from schemas.codec import decode_body
 from schemas.dlq import DeadLettered
-from schemas.rollout import CodeGenerated
+from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.topics import DLQ, GENERATIONS, retry_topic
+from streams.probe.plan import ProbePlan, probe_due, probe_run_index
 from streams.sandbox.config import BackendName
-from streams.sandbox.jobs import job_for
+from streams.sandbox.jobs import job_for, probe_job_for
 from streams.sandbox.pool import SandboxPool
-from streams.sandbox.result import ExecutionResult, to_event
+from streams.sandbox.result import ExecutionResult, Job, to_event
 from streams.sandbox.service import Sandbox
 
 RETRY = retry_topic("sandbox")
@@ -40,6 +44,7 @@ class SandboxAgent:
         *,
         backend: BackendName | None = None,
         reruns: int = 0,
+        probe: bool = False,
         max_retries: int = 3,
         backoff_s: float = 1.0,
     ) -> None:
@@ -47,6 +52,8 @@ class SandboxAgent:
         self.tasks = tasks
         self.backend = backend
         self.runs = 1 + reruns
+        self.probe = probe
+        self.probe_index = probe_run_index(reruns)
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self._limits = Sandbox(pool.config).limits
@@ -73,7 +80,7 @@ class SandboxAgent:
         return None
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
-        pending: list[tuple[Incoming, CodeGenerated, int, int, frozenset[int], Future[ExecutionResult]]] = []
+        pending: list[_Run] = []
         for msg in batch:
             found = self._generation(msg)
             if found is None:
@@ -85,47 +92,94 @@ class SandboxAgent:
             limits = self._limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
             job, hidden = job_for(task, gen.code, limits)
             for run_index in runs:
+                if run_index == self.probe_index and self.probe:  # a retried probe run
+                    probe = probe_job_for(task, gen.code, limits)
+                    if probe is not None:
+                        pending.append(self._submit_probe(msg, gen, attempt, run_index, *probe))
+                    continue
                 # re-runs skip the cache: they exist to observe the program again
                 future = self.pool.submit(job, self.backend, use_cache=run_index == 0)
-                pending.append((msg, gen, attempt, run_index, hidden, future))
+                pending.append(_Run(msg, gen, attempt, run_index, hidden, future))
         out: list[Emit] = []
-        for msg, gen, attempt, run_index, hidden, future in pending:
-            result = future.result()
-            execution = to_event(
-                result,
-                sample_id=gen.sample_id,
-                group_id=gen.group_id,
-                task_id=gen.task_id,
-                run_index=run_index,
-                hidden=hidden,
-            )
-            if result.infra_error is None:
-                out.append(Emit(execution, causation_id=msg.envelope.id))
+        probes: list[_Run] = []
+        for run in pending:
+            execution = self._emit(run, out)
+            if execution is None or not self.probe or run.run_index != 0:
                 continue
-            execution = execution.model_copy(update={"infra_error": result.infra_error})
-            final = attempt >= self.max_retries
-            letter = dead_letter(
-                "sandbox",
-                result.infra_error,
-                error_type="SandboxError",
-                attempt=attempt + 1,
-                topic=GENERATIONS.name,
-                partition=msg.partition,
-                offset=msg.offset,
-                key=None,
-                value=gen.model_dump_json().encode(),
-                headers={"ce_type": gen.ce_type(), "ce_id": gen.event_id(), "run_index": str(run_index)},
-                event_id=gen.event_id(),
-                disposition="dead" if final else "retry",
-            )
-            out.append(
-                Emit(
-                    letter,
-                    topic=DLQ.name if final else RETRY.name,
-                    causation_id=msg.envelope.id,
-                    attempt=attempt + 1,
-                )
-            )
-            if final:
-                out.append(Emit(execution, causation_id=msg.envelope.id))
+            task = self.tasks.get(run.gen.task_id)
+            if task is not None and probe_due(task, execution):
+                # a first run that answered every case is run again on the task's probe plan, in a fresh
+                # sandbox, for the noise filter to see whether it computes its answers or recalls them
+                limits = self._limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
+                probe = probe_job_for(task, run.gen.code, limits)
+                if probe is not None:
+                    probes.append(self._submit_probe(run.msg, run.gen, 0, self.probe_index, *probe))
+        for run in probes:
+            self._emit(run, out)
         return out
+
+    def _submit_probe(
+        self, msg: Incoming, gen: CodeGenerated, attempt: int, run_index: int, job: Job, plan: ProbePlan
+    ) -> _Run:
+        future = self.pool.submit(job, self.backend, use_cache=False)
+        # every position of a probe run is kept away from feedback like a hidden case
+        return _Run(msg, gen, attempt, run_index, frozenset(range(len(plan.inputs))), future, plan.digest)
+
+    def _emit(self, run: _Run, out: list[Emit]) -> SandboxExecuted | None:
+        """Emit the execution of one finished run (or its retry letter); returns it when it completed."""
+        msg, gen, attempt, run_index = run.msg, run.gen, run.attempt, run.run_index
+        result = run.future.result()
+        execution = to_event(
+            result,
+            sample_id=gen.sample_id,
+            group_id=gen.group_id,
+            task_id=gen.task_id,
+            run_index=run_index,
+            hidden=run.hidden,
+        )
+        if run.probe is not None:
+            execution = execution.model_copy(update={"probe": run.probe})
+        if result.infra_error is None:
+            out.append(Emit(execution, causation_id=msg.envelope.id))
+            return execution
+        execution = execution.model_copy(update={"infra_error": result.infra_error})
+        final = attempt >= self.max_retries
+        letter = dead_letter(
+            "sandbox",
+            result.infra_error,
+            error_type="SandboxError",
+            attempt=attempt + 1,
+            topic=GENERATIONS.name,
+            partition=msg.partition,
+            offset=msg.offset,
+            key=None,
+            value=gen.model_dump_json().encode(),
+            headers={"ce_type": gen.ce_type(), "ce_id": gen.event_id(), "run_index": str(run_index)},
+            event_id=gen.event_id(),
+            disposition="dead" if final else "retry",
+        )
+        out.append(
+            Emit(
+                letter,
+                topic=DLQ.name if final else RETRY.name,
+                causation_id=msg.envelope.id,
+                attempt=attempt + 1,
+            )
+        )
+        if final:
+            out.append(Emit(execution, causation_id=msg.envelope.id))
+        return None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One submitted run of a generation."""
+
+    msg: Incoming
+    gen: CodeGenerated
+    attempt: int
+    run_index: int
+    hidden: frozenset[int]
+    future: Future[ExecutionResult]
+    #: the probe plan's digest, for a probe run
+    probe: str | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, SandboxExecuted
 from schemas.task import TaskPublished, TestCase
 from streams.reward.lint import LintReport
@@ -77,3 +78,61 @@ class FakeLinter:
 
     def __call__(self, code: str) -> LintReport:
         return LintReport(self.findings, "fake 1.0")
+
+
+def simulated_run(
+    task: TaskPublished,
+    code: str,
+    *,
+    sample_id: str = "s-1",
+    run_index: int = 0,
+    probe: bool = False,
+    backend: str = "wasm",
+) -> SandboxExecuted:
+    """What a sandbox would report for ``code`` (trusted test code, executed here) on the task's cases,
+    or on its probe plan with ``probe``: a stand-in for pure unit tests of what judges runs."""
+    import ast
+
+    from streams.probe.plan import case_inputs, plan_for
+
+    plan = plan_for(task) if probe else None
+    inputs = plan.inputs if plan is not None else case_inputs(task)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "<solution>", "exec"), namespace)
+    fn = namespace[task.entry_point]
+    cases = []
+    for i, text in enumerate(inputs):
+        try:
+            value = fn(*ast.literal_eval(text))  # type: ignore[operator]
+            cases.append(CaseResult(index=i, status="ok", result_repr=repr(value), duration_s=0.001))
+        except Exception as exc:
+            cases.append(CaseResult(index=i, status="error", error=f"{type(exc).__name__}: {exc}"))
+    return SandboxExecuted(
+        sample_id=sample_id,
+        group_id="g-1",
+        task_id=task.task_id,
+        run_index=run_index,
+        backend=backend,  # type: ignore[arg-type]
+        cases=tuple(cases),
+        exit_code=0,
+        duration_s=0.05,
+        probe=plan.digest if plan is not None else None,
+    )
+
+
+def simulated_reference_probe(task: TaskPublished, code: str | None = None) -> ReferenceExecuted | None:
+    """The reference's two runs of the task's probe plan, as the filter's runner would publish them."""
+    source = code or task.reference
+    if source is None:
+        return None
+    runs = [
+        simulated_run(task, source, sample_id=f"{task.task_id}#reference", run_index=i, probe=True)
+        for i in range(2)
+    ]
+    return ReferenceExecuted(
+        task_id=task.task_id,
+        task_event_id=task.event_id(),
+        backend=runs[0].backend,
+        execution=runs[0],
+        reruns=(runs[1],),
+    )

@@ -99,6 +99,7 @@ def _verdict(i: int, reward: float) -> NoiseVerdict:
         reward_event_id=f"r{i}",
         verdict="accept",
         reward=reward,
+        failure_reward=min(reward, 0.0),
     )
 
 

@@ -17,7 +17,14 @@ from streams.noise.config import NoiseConfig
 from streams.reward.agent import RewardAgent
 from streams.reward.config import RewardConfig
 from streams.reward.function import get_reward_function
-from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
+from tests.hacks.fixtures import (
+    FakeLinter,
+    execution,
+    make_task,
+    passing,
+    simulated_reference_probe,
+    simulated_run,
+)
 from tests.unit.test_reward_agent import Tasks, generated, incoming
 
 SLOW = "def add(a, b):\n    total = 0\n    for _ in range(1):\n        total = a + b\n    return total\n"
@@ -28,14 +35,20 @@ WRONG = "def add(a, b):\n    return a - b\n"
 def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]:
     """A small run's log as the processors write it: generations, executions, the reference run,
     rewards and verdicts."""
-    fn = get_reward_function("code-v1", config, linter=FakeLinter())
+    fn = get_reward_function("code-v2", config, linter=FakeLinter())
 
     def reference(t: TaskPublished, backend: str) -> SandboxExecuted:
         return passing(t, sample_id=f"{t.task_id}#reference", durations=[0.002] * 4)
 
     rewards, verdicts = (
         RewardAgent(fn, Tasks(task), reference),
-        FilterAgent(NoiseConfig(), fn.compare_options(), Tasks(task), reference),
+        FilterAgent(
+            NoiseConfig(),
+            fn.compare_options(),
+            Tasks(task),
+            reference,
+            probe_reference=lambda t, backend: simulated_reference_probe(t),
+        ),
     )
     samples = {
         "s-fast": (FAST, passing(task, sample_id="s-fast", durations=[0.002] * 4)),
@@ -48,11 +61,14 @@ def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]
     fstate.own(0)
     for sid, (code, x) in samples.items():
         gen = generated(code, sid)
-        log += [gen, x]
-        out = [e.event for e in rewards.handle([incoming(gen), incoming(x)], rstate)]
+        # every first run here answered every case: each earns a probe run
+        probe = simulated_run(task, code, sample_id=sid, run_index=1, probe=True)
+        log += [gen, x, probe]
+        out = [e.event for e in rewards.handle([incoming(gen), incoming(x), incoming(probe)], rstate)]
         log += out
         reward = next(e for e in out if isinstance(e, RewardScored))
-        log += [e.event for e in verdicts.handle([incoming(gen), incoming(x), incoming(reward)], fstate)]
+        batch = [incoming(gen), incoming(x), incoming(reward), incoming(probe)]
+        log += [e.event for e in verdicts.handle(batch, fstate)]
     return log
 
 
@@ -64,12 +80,26 @@ def _audit(log: list[Event], cf: Counterfactual | None = None) -> Audit:
 
 def test_rewards_re_score_to_the_recorded_bytes_and_verdicts_to_the_recorded_decisions() -> None:
     log = _log(make_task())
-    assert sum(isinstance(e, ReferenceExecuted) for e in log) == 1
-    assert sum(isinstance(e, NoiseVerdict) for e in log) == 3
+    # the reference run rewards compare with, and its runs of the probe plan verdicts compare with
+    references = [e for e in log if isinstance(e, ReferenceExecuted)]
+    assert [r.execution.probe is not None for r in references] == [False, True]
+    verdicts = [e for e in log if isinstance(e, NoiseVerdict)]
+    assert len(verdicts) == 3
+    judged = [v for v in verdicts if v.probe_reference_event_id is not None]
+    assert {v.sample_id for v in judged} == {"s-fast", "s-slow"}  # probes judge passing samples only
+    assert all(v.probe_reference_event_id == references[1].event_id() for v in judged)
     report = _audit(log).report()
     assert report.ok, report.to_json()
     assert (report.executions, report.rewards, report.verdicts) == (3, 3, 3)
     assert "0 differ" in report.summary()
+
+
+def test_a_verdict_whose_probe_reference_is_not_on_the_log_cannot_be_re_judged() -> None:
+    log = [e for e in _log(make_task()) if not (isinstance(e, ReferenceExecuted) and e.execution.probe)]
+    report = _audit(log).report()
+    assert not report.ok
+    assert {u.sample_id for u in report.unverifiable} == {"s-fast", "s-slow"}
+    assert all("probe's reference run" in u.reason for u in report.unverifiable)
 
 
 def test_a_tampered_total_is_reported_next_to_the_re_scored_one() -> None:
@@ -93,7 +123,7 @@ def test_a_counterfactual_weight_reports_exactly_the_samples_it_moves() -> None:
     moved = {d.sample_id: d for d in report.counterfactual_differences}
     assert set(moved) == {"s-fast", "s-slow"}
     assert moved["s-fast"].rescored_total == pytest.approx(moved["s-fast"].recorded_total + 0.2)
-    assert moved["s-fast"].rescored_version.startswith("code-v1+")
+    assert moved["s-fast"].rescored_version.startswith("code-v2+")
     assert moved["s-fast"].recorded_verdict == moved["s-fast"].rescored_verdict == "accept"
     # a weight whose component is zero everywhere moves nothing
     quiet = _audit(log, Counterfactual(overrides={"weights.security": 0.5})).report()

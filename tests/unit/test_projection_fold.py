@@ -52,18 +52,20 @@ def test_golden_events_project_one_row_each_with_the_envelope_run_id() -> None:
     # the v1, v2 and v3 publications of demo/add are one task row: the latest one
     task = batch.rows[Task][("demo/add",)]
     assert task["schema_version"] == 3 and task["hidden_cases"] == 1
-    assert len(batch.rows[Group]) == 1 and len(batch.rows[Execution]) == 1
-    (execution,) = batch.rows[Execution].values()
-    assert (execution["cases_total"], execution["cases_ok"], execution["backend"]) == (3, 2, "wasm")
+    # the v1 golden execution (run 0) and the v2 one (the sample's probe run, run 1) are two facts
+    assert len(batch.rows[Group]) == 1 and len(batch.rows[Execution]) == 2
+    for execution in batch.rows[Execution].values():
+        assert (execution["cases_total"], execution["cases_ok"], execution["backend"]) == (3, 2, "wasm")
+    assert sorted(e["run_index"] for e in batch.rows[Execution].values()) == [0, 1]
     # the v1 golden reward (upcast) and the v2 one are two facts
     assert len(batch.rows[Reward]) == 2
     reward = next(r for r in batch.rows[Reward].values() if r["reference_event_id"] is not None)
     assert reward["correct"] is False and reward["reward_version"] == "v1"
     components = {k[1]: v for k, v in batch.rows[RewardComponent].items() if k[0] == reward["event_id"]}
     assert components["quality"]["value"] == 0.9 and components["quality"]["weight"] == 0.1
-    (verdict,) = batch.rows[Verdict].values()
-    assert verdict["verdict"] == "reject"
-    assert [r["code"] for r in batch.rows[VerdictReason].values()] == ["hack.forced_exit"]
+    # the v1 golden verdict (upcast) and the v2 one (another filter version) are two facts
+    assert [v["verdict"] for v in batch.rows[Verdict].values()] == ["reject", "reject"]
+    assert [r["code"] for r in batch.rows[VerdictReason].values()] == ["hack.forced_exit"] * 2
     assert batch.rows[Experience][("local/demo/add/0",)]["partial"] is True
     assert ("local/demo/add/0", "local/demo/add/0/1") in batch.rows[ExperienceSample]
     assert batch.rows[PolicyVersion][("local", 3)]["step"] == 30

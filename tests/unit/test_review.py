@@ -33,6 +33,7 @@ def verdict(sid: str, v: str = "accept", *codes: str) -> NoiseVerdict:
             "verdict": v,
             "reasons": [Reason(code=c) for c in codes],
             "reward": 1.0,
+            "failure_reward": 0.0,
         }
     )
 

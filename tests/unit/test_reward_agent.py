@@ -16,7 +16,14 @@ from streams.noise.config import NoiseConfig
 from streams.reward.agent import CODE, EXEC, RewardAgent
 from streams.reward.function import get_reward_function
 from streams.reward.literals import CompareOptions
-from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
+from tests.hacks.fixtures import (
+    FakeLinter,
+    execution,
+    make_task,
+    passing,
+    simulated_reference_probe,
+    simulated_run,
+)
 
 _offset = iter(range(1_000_000))
 GOOD = "def add(a, b):\n    return a + b\n"
@@ -126,12 +133,13 @@ def test_the_stored_reference_run_is_reused_per_partition_and_never_timed_again(
     assert out2[1].event.reference_event_id == out2[0].event.event_id() != a.reference_event_id  # type: ignore[attr-defined]
 
 
-def filter_agent(task: TaskPublished, reruns: int = 0) -> FilterAgent:
+def filter_agent(task: TaskPublished, reruns: int = 0, *, probe: bool = False) -> FilterAgent:
     return FilterAgent(
-        NoiseConfig(reruns=reruns),
+        NoiseConfig(reruns=reruns, probe=probe),
         CompareOptions(),
         Tasks(task),
         lambda t, backend: passing(t, sample_id="ref"),
+        probe_reference=lambda t, backend: simulated_reference_probe(t),
     )
 
 
@@ -150,8 +158,9 @@ def test_filter_waits_for_code_every_run_and_the_reward() -> None:
     assert len(out) == 1
     verdict = out[0].event
     assert isinstance(verdict, NoiseVerdict)
-    assert verdict.verdict == "mask"
-    assert "noise.flaky" in {r.code for r in verdict.reasons}
+    # run 0 passed, the same cases run again failed one: not a correct program, trained as a failure
+    assert verdict.verdict == "reject"
+    assert "runtime.nondeterministic" in {r.code for r in verdict.reasons}
     assert agent.handle([incoming(x1)], state) == []  # judged once
     assert state.get(0, SAMPLE, "s-1") is None
 
@@ -168,3 +177,30 @@ def test_filter_rejects_a_hack_and_masks_an_infra_failure() -> None:
         [incoming(generated(GOOD, "s-2")), incoming(broken), incoming(_reward(task, GOOD, broken))], state
     )
     assert [e.event.verdict for e in out] == ["mask"]  # type: ignore[attr-defined]
+
+
+def test_filter_waits_for_the_probe_run_and_publishes_the_reference_answers_once() -> None:
+    task = make_task()
+    agent, state = filter_agent(task, probe=True), owned()
+    verdicts: list[NoiseVerdict] = []
+    references: list[ReferenceExecuted] = []
+    memoriser = "def add(a, b):\n    return {(1, 2): 3, (2, 2): 4, (10, 5): 15, (-1, 1): 0}.get((a, b))\n"
+    for sid, code in (("s-1", GOOD), ("s-2", memoriser)):
+        x = simulated_run(task, code, sample_id=sid)
+        probe = simulated_run(task, code, sample_id=sid, run_index=1, probe=True)
+        first = [incoming(generated(code, sid)), incoming(x), incoming(_reward(task, code, x))]
+        assert agent.handle(first, state) == []  # a first run that answered every case earns a probe
+        out = [e.event for e in agent.handle([incoming(probe)], state)]
+        verdicts += [e for e in out if isinstance(e, NoiseVerdict)]
+        references += [e for e in out if isinstance(e, ReferenceExecuted)]
+    assert len(references) == 1 and references[0].execution.probe is not None  # once per partition
+    good, table = verdicts
+    assert good.verdict == "accept" and good.probe_reference_event_id == references[0].event_id()
+    assert table.verdict == "reject" and "hack.memorised" in {r.code for r in table.reasons}
+    assert table.probe_reference_event_id == references[0].event_id()
+    # a first run that did not answer every case cannot pass: no probe is waited for
+    x = execution(["3", None, "15", "0"], sample_id="s-3")
+    emits = agent.handle(
+        [incoming(generated(GOOD, "s-3")), incoming(x), incoming(_reward(task, GOOD, x))], state
+    )
+    assert [e.event.verdict for e in emits] == ["accept"]  # type: ignore[attr-defined]

@@ -111,10 +111,11 @@ def _verdict(i: int, verdict: str, reward: float) -> NoiseVerdict:
         reward_event_id=f"r{i}",
         verdict=verdict,  # type: ignore[arg-type]
         reward=reward,
+        failure_reward=min(reward, 0.0),
     )
 
 
-def test_group_completes_once_with_advantages_from_accepted_samples_only():
+def test_group_completes_once_with_advantages_from_accepted_and_rejected_samples():
     g = GroupState("g", "t", group_size=3, deadline=100.0)
     for i in range(3):
         assert g.add_generation(_gen(i))
@@ -126,8 +127,10 @@ def test_group_completes_once_with_advantages_from_accepted_samples_only():
     assert g.add_verdict(_verdict(2, "reject", 1.0), "v2")
     assert g.due(now=0.0)
     exp = g.assemble(now=0.0, normalise_std=False)
-    assert [s.sample_id for s in exp.samples] == ["g/0", "g/1"]
-    assert [s.advantage for s in exp.samples] == [0.5, -0.5]
+    # the rejected sample scored 1.0 but is trained as the failure it is (its failure reward, 0.0)
+    assert [s.sample_id for s in exp.samples] == ["g/0", "g/1", "g/2"]
+    assert [s.reward for s in exp.samples] == [1.0, 0.0, 0.0]
+    assert [s.advantage for s in exp.samples] == pytest.approx([2 / 3, -1 / 3, -1 / 3])
     assert (exp.partial, exp.rejected, exp.masked) == (False, 1, 0)
     assert not g.due(now=1000.0)  # emitted once
 

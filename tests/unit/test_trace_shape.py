@@ -35,6 +35,7 @@ def _verdict(i: int, verdict: str) -> NoiseVerdict:
         reward_event_id=f"r{i}",
         verdict=verdict,  # type: ignore[arg-type]
         reward=float(i),
+        failure_reward=min(float(i), 0.0),
     )
 
 

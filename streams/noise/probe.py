@@ -1,0 +1,195 @@
+"""Memorisation judged by behaviour: what a sample's probe run shows next to its first run and to the
+reference's runs of the same probe plan (pure).
+
+A program that passed its cases is run again, in a fresh sandbox, on the task's probe plan
+(``streams/probe/plan.py``): the task's cases in another order, then inputs generated from them. Two
+things are read from that run:
+
+- the task's cases must be answered as in the first run: a case the first run passed and the probe run
+  fails (a wrong value, an error, an exit or a hang) is an answer that depended on the order of the
+  calls or on chance: ``runtime.inconsistent``;
+- on generated inputs the program must mostly agree with the reference. Only inputs on which every
+  reference run returned the same plain value count (the reference raising, hanging or answering two
+  ways says nothing). The program is judged ``hack.memorised`` when it agrees on fewer than
+  ``probe_agreement`` of them, or on fewer than that share of the *informative* ones (those whose
+  reference answer is not the most common one: a table with a constant fallback agrees on the rest),
+  or when it hangs or exits on an input the reference answers. A correct program may disagree with a
+  (sometimes wrong, sometimes out-of-domain) reference on a few generated inputs; a memoriser fails
+  most of them. Fewer than ``probe_min_inputs`` counted inputs make no verdict (``probe.inconclusive``)
+  and the filter falls back on its static overlap rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from schemas.reference import ReferenceExecuted
+from schemas.rollout import CaseResult, Reason, SandboxExecuted
+from schemas.task import TaskPublished
+from streams.probe.plan import GENERATED, ProbePlan
+from streams.reward.correctness import Correctness, expected_cases, grade_record
+from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_literal, values_match
+
+#: statuses of a position the run never answered
+_UNANSWERED = ("timeout", "missing")
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """What one probe run showed."""
+
+    #: task case indices the first run passed and the probe run did not
+    changed: tuple[int, ...]
+    #: generated inputs counted (the reference answered them) and those the program agreed on
+    compared: int
+    agreed: int
+    #: of those, the ones whose reference answer is not the most common one
+    informative: int
+    informative_agreed: int
+    #: the probe position where the program hung or exited on an input the reference answers (-1: none)
+    stuck_at: int = -1
+
+
+def reference_answers(
+    plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
+) -> dict[int, object]:
+    """Probe position -> the reference's answer, for the generated inputs on which every run of the
+    reference returned the same plain value."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return {}
+    by_run = [_records(r) for r in runs]
+    out: dict[int, object] = {}
+    for pos in plan.generated_positions:
+        values = [_value(records.get(pos), options) for records in by_run]
+        first = values[0]
+        if first is _NONE or any(v is _NONE or not values_match(first, v, options) for v in values[1:]):
+            continue
+        out[pos] = first
+    return out
+
+
+def examine(
+    task: TaskPublished,
+    plan: ProbePlan,
+    first: Correctness,
+    probe: SandboxExecuted,
+    answers: dict[int, object],
+    options: CompareOptions,
+) -> ProbeReport:
+    """Compare the probe run with the first run (on the task's cases) and with the reference's
+    ``answers`` (on generated inputs). Positions after the one where the run ended count only when the
+    run ended on an input the program should have answered (a case, or an input the reference answers):
+    a run cut short by an input too slow for the reference too says nothing about the rest."""
+    cases = expected_cases(task)
+    passed_first = {i for i, g in enumerate(first.grades) if g.passed}
+    by_pos = _records(probe)
+    records = [by_pos.get(pos) for pos in range(len(plan.inputs))]
+    end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
+    ended_on_duty = end < len(records) and (plan.origin[end] != GENERATED or end in answers)
+
+    changed: list[int] = []
+    compared = agreed = informative = informative_agreed = 0
+    modal = _modal(answers)
+    for pos, origin in enumerate(plan.origin):
+        if pos > end or (pos == end and not ended_on_duty):
+            break
+        record = records[pos]
+        if origin != GENERATED:
+            if origin in passed_first and origin < len(cases):
+                outcome = "missing" if record is None else grade_record(cases[origin].case, record, options)
+                if outcome != "pass":
+                    changed.append(origin)
+            continue
+        if pos not in answers:
+            continue
+        expected = answers[pos]
+        got = _value(record, options)
+        ok = got is not _NONE and values_match(expected, got, options)
+        compared += 1
+        agreed += ok
+        if modal is not None and _key(expected) != modal:
+            informative += 1
+            informative_agreed += ok
+    stuck = end if ended_on_duty and plan.origin[end] == GENERATED else -1
+    return ProbeReport(tuple(sorted(changed)), compared, agreed, informative, informative_agreed, stuck)
+
+
+def probe_reasons(report: ProbeReport, *, min_inputs: int, agreement: float) -> tuple[list[Reason], bool]:
+    """The reasons a probe report gives, and whether it judged the generated inputs at all."""
+    reasons: list[Reason] = []
+    if report.changed:
+        reasons.append(
+            Reason(
+                code="runtime.inconsistent",
+                detail=f"{len(report.changed)} case(s) answered differently when run again in another "
+                f"order in a fresh sandbox (cases {list(report.changed)[:8]})",
+            )
+        )
+    if report.stuck_at >= 0:
+        reasons.append(
+            Reason(
+                code="hack.memorised",
+                detail=f"the run hung or ended on probe input {report.stuck_at}, an input like the task's "
+                "own that the reference answers",
+            )
+        )
+        return reasons, True
+    if report.compared < min_inputs:
+        reasons.append(
+            Reason(
+                code="probe.inconclusive",
+                detail=f"{report.compared} generated input(s) the reference answers, {min_inputs} needed",
+            )
+        )
+        return reasons, False
+    rate = report.agreed / report.compared
+    informative_rate = report.informative_agreed / report.informative if report.informative >= 2 else 1.0
+    detail = (
+        f"agreed with the reference on {report.agreed}/{report.compared} generated inputs "
+        f"({report.informative_agreed}/{report.informative} of those whose answer is not the most common)"
+    )
+    if rate < agreement or informative_rate < agreement:
+        reasons.append(Reason(code="hack.memorised", detail=detail))
+    else:
+        reasons.append(Reason(code="probe.agreed", detail=detail))
+    return reasons, True
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+class _Missing:
+    pass
+
+
+_NONE = _Missing()
+
+
+def _records(x: SandboxExecuted) -> dict[int, CaseResult]:
+    """Position -> its one record (a position reported twice has none: the run is not trusted there)."""
+    counts = Counter(c.index for c in x.cases)
+    return {c.index: c for c in x.cases if counts[c.index] == 1}
+
+
+def _value(record: CaseResult | None, options: CompareOptions) -> object:
+    if record is None or record.status != "ok" or record.result_repr is None:
+        return _NONE
+    try:
+        return parse_literal(record.result_repr, max_chars=options.max_repr_chars)
+    except NotALiteral:
+        return _NONE
+
+
+def _key(value: object) -> object:
+    try:
+        return canonical_key(value)
+    except (NotALiteral, RecursionError):
+        return ("unkeyable", repr(value)[:200])
+
+
+def _modal(answers: dict[int, object]) -> object | None:
+    if not answers:
+        return None
+    return Counter(_key(v) for v in answers.values()).most_common(1)[0][0]

@@ -1,0 +1,372 @@
+"""Probe plans: the inputs a passing sample is run on again, to tell a program that computes its answers
+from one that recalls them.
+
+A plan holds the task's own cases in another order, then inputs generated from the cases' own values and
+types: integers and floats moved a little within the range the cases use (signs kept),
+strings with characters swapped, replaced, dropped or added from the same character class, lists
+shuffled, shortened, lengthened or with an element changed (kept sorted or distinct where every case's
+list is), arguments of different cases recombined. A program that computes its answers returns the
+same value for a case in any order and agrees with the task's reference on most generated inputs; one
+that serves answers in call order or looks them up in a table does neither.
+
+Pure and deterministic: the plan is a function of the task's content (seeded by its event id) and of
+:data:`PLAN_VERSION`, so the sandbox that runs it, the filter that judges it and an audit that re-judges
+it years later all derive the same plan; its digest names it on the log.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import itertools
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from schemas.rollout import SandboxExecuted
+from schemas.task import TaskPublished
+
+#: the generator's version; a change to how inputs are generated is a new version (new digests)
+PLAN_VERSION = "p1"
+#: generated inputs per plan: twice the task's cases, within these bounds
+MIN_GENERATED = 8
+MAX_GENERATED = 24
+#: a generated argument tuple's repr may be at most this many times the longest case input's (+ slack)
+_SIZE_FACTOR = 2
+_SIZE_SLACK = 64
+#: how hard to try for distinct inputs before settling for fewer
+_ATTEMPTS_PER_INPUT = 25
+
+GENERATED = -1
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """The probe job's inputs in call order; ``origin[i]`` is the index of the task case (visible then
+    hidden, as the sandbox numbers them) input ``i`` repeats, or :data:`GENERATED`."""
+
+    version: str
+    inputs: tuple[str, ...]
+    origin: tuple[int, ...]
+    digest: str = field(default="")
+
+    @property
+    def generated_positions(self) -> tuple[int, ...]:
+        return tuple(i for i, o in enumerate(self.origin) if o == GENERATED)
+
+    def position_of_case(self) -> dict[int, int]:
+        """Task case index -> position in the probe job."""
+        return {o: i for i, o in enumerate(self.origin) if o != GENERATED}
+
+
+def case_inputs(task: TaskPublished) -> tuple[str, ...]:
+    """The task's case inputs in the order the sandbox runs them: visible, then hidden."""
+    return tuple(c.input for c in (*task.tests, *task.hidden_tests))
+
+
+def plan_for(task: TaskPublished) -> ProbePlan | None:
+    """The task's probe plan, or None for a task judged by its ``check`` alone (no cases to probe)."""
+    originals = case_inputs(task)
+    if not originals:
+        return None
+    rng = random.Random(_seed(task))
+    args = [ast.literal_eval(text) for text in originals]
+    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 2 * len(originals)))
+    generated = _generate(args, wanted, rng)
+
+    # the cases first, in another order (never the task's own when there are two or more), then the
+    # generated inputs, smallest first: an input too slow for the reference itself (which then says
+    # nothing about it) cuts the run short as late as possible
+    order = list(range(len(originals)))
+    for _ in range(8):
+        rng.shuffle(order)
+        if len(order) < 2 or order != sorted(order):
+            break
+    else:
+        order.reverse()
+    generated.sort(key=lambda text: (len(text), text))
+    origin = (*order, *([GENERATED] * len(generated)))
+    inputs = tuple(originals[o] for o in order) + tuple(generated)
+    digest = hashlib.sha256("\n".join((PLAN_VERSION, *inputs)).encode()).hexdigest()
+    return ProbePlan(PLAN_VERSION, inputs, origin, digest)
+
+
+def _seed(task: TaskPublished) -> int:
+    return int.from_bytes(hashlib.sha256(f"{PLAN_VERSION}|{task.event_id()}".encode()).digest()[:8], "big")
+
+
+# ------------------------------------------------------------------------------------------ generation
+
+
+@dataclass
+class _Profile:
+    """What the cases show about one argument position: value ranges, characters, list shapes."""
+
+    ints: list[int] = field(default_factory=list)
+    floats: list[float] = field(default_factory=list)
+    chars: str = ""
+    str_lengths: list[int] = field(default_factory=list)
+    #: every element seen in any list, tuple or set at this position (the pool new elements come from)
+    elements: list[object] = field(default_factory=list)
+    list_lengths: list[int] = field(default_factory=list)
+    lists_sorted: bool = True
+    lists_distinct: bool = True
+    float_decimals: int = 0
+
+    def add(self, value: object) -> None:
+        if isinstance(value, bool):
+            return
+        if isinstance(value, int):
+            self.ints.append(value)
+        elif isinstance(value, float):
+            self.floats.append(value)
+            text = repr(value)
+            if "e" not in text and "." in text:
+                self.float_decimals = max(self.float_decimals, len(text.split(".")[1]))
+        elif isinstance(value, str):
+            self.chars = "".join(sorted(set(self.chars) | set(value)))
+            self.str_lengths.append(len(value))
+        elif isinstance(value, list | tuple | set | frozenset):
+            items = list(value)
+            self.elements.extend(items)
+            if isinstance(value, list):
+                self.list_lengths.append(len(items))
+                self.lists_sorted &= _sorted(items)
+                self.lists_distinct &= _distinct(items)
+            for item in items:
+                self.add(item)
+        elif isinstance(value, dict):
+            for v in value.values():
+                self.add(v)
+
+
+def _sorted(items: list[object]) -> bool:
+    try:
+        return all(a <= b for a, b in itertools.pairwise(items))  # type: ignore[operator]
+    except TypeError:
+        return False
+
+
+def _distinct(items: list[object]) -> bool:
+    try:
+        return len({repr(i) for i in items}) == len(items)
+    except RecursionError:
+        return False
+
+
+def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[str]:
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = max(len(t) for t in tuples)
+    profiles = [_Profile() for _ in range(arity)]
+    for t in tuples:
+        for i, v in enumerate(t):
+            profiles[i].add(v)
+    limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+    seen = {repr(t) for t in tuples}
+    out: list[str] = []
+    for _ in range(wanted * _ATTEMPTS_PER_INPUT):
+        if len(out) >= wanted:
+            break
+        base = rng.choice(tuples)
+        strategy = rng.random()
+        if strategy < 0.2 and len(tuples) > 1 and arity > 1:
+            candidate = _recombine(tuples, rng)
+        else:
+            candidate = list(base)
+            positions = list(range(len(candidate)))
+            touched = positions if strategy > 0.85 else [rng.choice(positions)] if positions else []
+            for i in touched:
+                candidate[i] = _mutate(candidate[i], profiles[i], rng, 0)
+        text = repr(tuple(candidate))
+        if text in seen or len(text) > limit or not _is_input_literal(text, tuple(candidate)):
+            continue
+        seen.add(text)
+        out.append(text)
+    return out
+
+
+def _recombine(tuples: Sequence[tuple[object, ...]], rng: random.Random) -> list[object]:
+    same_arity = [t for t in tuples if len(t) == len(tuples[0])]
+    return [rng.choice(same_arity)[i] for i in range(len(same_arity[0]))]
+
+
+def _is_input_literal(text: str, value: object) -> bool:
+    """Reads back as the same argument tuple (no NaN or infinity, no empty set: their reprs are not
+    literals the sandbox's input parser accepts)."""
+    try:
+        return bool(ast.literal_eval(text) == value and repr(ast.literal_eval(text)) == text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def _mutate(value: object, p: _Profile, rng: random.Random, depth: int) -> object:
+    if depth > 4:
+        return value
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return _mutate_int(value, p, rng)
+    if isinstance(value, float):
+        return _mutate_float(value, p, rng)
+    if isinstance(value, str):
+        return _mutate_str(value, p, rng)
+    if isinstance(value, list):
+        return _mutate_list(value, p, rng, depth)
+    if isinstance(value, tuple) and value:
+        i = rng.randrange(len(value))
+        return (*value[:i], _mutate(value[i], p, rng, depth + 1), *value[i + 1 :])
+    if isinstance(value, dict) and value:
+        keys = list(value)
+        k = rng.choice(keys)
+        if len(keys) > 1 and rng.random() < 0.25:
+            return {key: v for key, v in value.items() if key != k}
+        return {**value, k: _mutate(value[k], p, rng, depth + 1)}
+    if isinstance(value, set | frozenset) and value:
+        items = sorted(value, key=repr)
+        pool = [e for e in p.elements if _hashable(e) and e not in value]
+        if pool and (len(items) < 2 or rng.random() < 0.5):
+            items.append(rng.choice(pool))
+        elif len(items) > 1:
+            items.pop(rng.randrange(len(items)))
+        return type(value)(items)
+    return value
+
+
+def _hashable(v: object) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _mutate_int(v: int, p: _Profile, rng: random.Random) -> int:
+    lo, hi = (min(p.ints), max(p.ints)) if p.ints else (v, v)
+    steps: list[Callable[[], int]] = [
+        lambda: v + 1,
+        lambda: v - 1,
+        lambda: v + rng.choice((2, 3)),
+        lambda: v - rng.choice((2, 3)),
+        lambda: rng.randint(lo, hi),
+        lambda: rng.choice(p.ints) if p.ints else v,
+    ]
+    if abs(v) >= 10:
+        steps.append(lambda: v + rng.randint(-abs(v) // 10, abs(v) // 10))
+    new = rng.choice(steps)()
+    # keep what every case shows: no negatives where none is negative, no zero where none is zero
+    if p.ints and min(p.ints) >= 0:
+        new = max(new, 1 if min(p.ints) >= 1 else 0)
+    # stay near the cases' own magnitudes, so a program as fast as the cases need is fast enough here
+    span = max(3, (hi - lo) // 4)
+    return max(min(new, max(hi, v) + span), min(lo, v) - span)
+
+
+def _mutate_float(v: float, p: _Profile, rng: random.Random) -> float:
+    lo, hi = (min(p.floats), max(p.floats)) if p.floats else (v, v)
+    choice = rng.random()
+    if choice < 0.3:
+        new = v * rng.choice((0.5, 0.75, 1.25, 1.5))
+    elif choice < 0.6:
+        new = v + rng.choice((-1.0, -0.5, 0.5, 1.0))
+    elif choice < 0.8 and hi > lo:
+        new = rng.uniform(lo, hi)
+    else:
+        new = rng.choice(p.floats) if p.floats else v
+    if p.floats and min(p.floats) >= 0:
+        new = abs(new)
+    return round(new, max(1, min(p.float_decimals, 6)))
+
+
+def _char_class(c: str) -> str:
+    if c.isdigit():
+        return "digit"
+    if c.islower():
+        return "lower"
+    if c.isupper():
+        return "upper"
+    if c.isspace():
+        return "space"
+    return "other"
+
+
+def _mutate_str(s: str, p: _Profile, rng: random.Random) -> str:
+    pool = p.chars or s or "a"
+    max_len = max(p.str_lengths, default=len(s)) + 2
+    min_len = min(p.str_lengths, default=0)
+    op = rng.randrange(6)
+    if not s:
+        return rng.choice(pool)
+    i = rng.randrange(len(s))
+    if op == 0:  # replace one character by another of its class
+        same = [c for c in pool if _char_class(c) == _char_class(s[i]) and c != s[i]]
+        return s[:i] + rng.choice(same) + s[i + 1 :] if same else s
+    if op == 1 and len(s) > 1:  # swap two neighbours
+        j = min(i, len(s) - 2)
+        return s[:j] + s[j + 1] + s[j] + s[j + 2 :]
+    if op == 2 and len(s) > max(1, min_len):  # drop one
+        return s[:i] + s[i + 1 :]
+    if op == 3 and len(s) < max_len:  # add one of a neighbour's class
+        same = [c for c in pool if _char_class(c) == _char_class(s[i])] or list(pool)
+        return s[:i] + rng.choice(same) + s[i:]
+    if op == 4 and " " in s.strip():  # shuffle words
+        words = s.split(" ")
+        rng.shuffle(words)
+        return " ".join(words)
+    chars = list(s)
+    rng.shuffle(chars)
+    return "".join(chars)
+
+
+def _mutate_list(items: list[object], p: _Profile, rng: random.Random, depth: int) -> list[object]:
+    out = list(items)
+    min_len = min(p.list_lengths, default=0)
+    max_len = max(p.list_lengths, default=len(out)) + 2
+    op = rng.randrange(6)
+    if op == 0 and len(out) > max(min_len, 1) - (0 if min_len else 1):
+        out.pop(rng.randrange(len(out)))
+    elif op == 1 and out and len(out) < max_len:
+        out.insert(rng.randrange(len(out) + 1), rng.choice(out))
+    elif op == 2 and p.elements and len(out) < max_len:
+        out.insert(rng.randrange(len(out) + 1), rng.choice(p.elements))
+    elif op == 3 and out:
+        i = rng.randrange(len(out))
+        out[i] = _mutate(out[i], p, rng, depth + 1)
+    elif op == 4 and len(out) > 1:
+        rng.shuffle(out)
+    elif out:
+        i = rng.randrange(len(out))
+        out[i] = _mutate(out[i], p, rng, depth + 1)
+    if p.lists_distinct:
+        unique: list[object] = []
+        for x in out:
+            if repr(x) not in {repr(u) for u in unique}:
+                unique.append(x)
+        out = unique
+    if p.lists_sorted and p.list_lengths and max(p.list_lengths) > 1:
+        with contextlib.suppress(TypeError):
+            out = sorted(out)  # type: ignore[type-var]
+    return out
+
+
+def probe_due(task: TaskPublished, first: SandboxExecuted) -> bool:
+    """Whether a sample's first run earns a probe run: only a run that answered every case can pass,
+    and only a task judged by cases has a plan. Decided from the run alone (never from expected values),
+    so the sandbox that runs the probe and the filter that waits for it agree."""
+    return (
+        first.run_index == 0
+        and first.probe is None
+        and first.mode == "cases"
+        and first.infra_error is None
+        and not first.timed_out
+        and not first.memory_exceeded
+        and first.exit_code in (None, 0)
+        and bool(first.cases)
+        and all(c.status == "ok" for c in first.cases)
+        and bool(case_inputs(task))
+    )
+
+
+def probe_run_index(reruns: int) -> int:
+    """The run index of a sample's probe run: right after its same-order re-runs."""
+    return 1 + reruns
