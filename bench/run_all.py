@@ -83,7 +83,7 @@ def _learner(quick: bool, bootstrap: str) -> dict[str, Any]:
 def _reward(quick: bool, bootstrap: str) -> dict[str, Any]:
     from bench.reward import measure
 
-    return measure(20 if quick else 80)
+    return measure(12 if quick else 40)
 
 
 def _generate(quick: bool, bootstrap: str) -> dict[str, Any]:
@@ -216,8 +216,17 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
     elif name == "reward":
         ms, ratio = r["ms_per_sample"], r["ratio_to_sandbox"]
         base = f"sandbox run {ms['sandbox (baseline)']:.1f} ms"
-        for step in ("reward code-v1", "reward, batched lint", "noise filter"):
+        for step in ("probe run", "reward code-v2", "reward, batched lint", "noise filter"):
             out.append(Row(title, f"{step}, ms per sample (cost)", f"{ms[step]:.2f} ms", base, ratio[step]))
+        out.append(
+            Row(
+                title,
+                f"hack recall / false-reject rate ({r['tasks']} tasks, adversarial corpus)",
+                f"{100 * r['hack_recall']:.1f}% / {100 * r['false_reject_rate']:.1f}%",
+                f"{r['wrong_programs']} wrong, {r['correct_programs']} correct programs",
+                None,
+            )
+        )
     elif name == "generate":
         out.append(
             Row(

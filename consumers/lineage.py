@@ -131,6 +131,7 @@ class Lineage:
                     envelope,
                     event,
                     run_index=event.run_index,
+                    probe=event.probe,
                     backend=event.backend,
                     backend_reason=event.backend_reason,
                     cases=[c.model_dump(mode="json") for c in event.cases],

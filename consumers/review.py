@@ -35,13 +35,15 @@ VERDICTS: tuple[Verdict, ...] = ("accept", "mask", "reject")
 
 #: reason codes that never flag an accepted sample: the task allows the pattern
 ALLOWED_PREFIX = "allowed."
+#: nor the probe's account of a pass it found nothing against (what it finds is a hack.* or runtime.*)
+PROBE_PREFIX = "probe."
 
 
 def is_flagged(verdict: NoiseVerdict) -> bool:
     """True when a human should see the sample whatever the random draw (see the module docstring)."""
     if verdict.verdict != "accept":
         return True
-    return any(not r.code.startswith(ALLOWED_PREFIX) for r in verdict.reasons)
+    return any(not r.code.startswith((ALLOWED_PREFIX, PROBE_PREFIX)) for r in verdict.reasons)
 
 
 @dataclass(frozen=True)

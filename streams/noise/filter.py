@@ -222,7 +222,8 @@ def _probe(
         return False, None
     usable = reference is not None and reference.execution.probe == plan.digest
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
-    report = probing.examine(task, plan, first, probe_run, answers, options)
+    settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
+    report = probing.examine(task, plan, first, probe_run, answers, options, settled)
     reasons, judged = probing.probe_reasons(
         report, min_inputs=config.probe_min_inputs, agreement=config.probe_agreement
     )

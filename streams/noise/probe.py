@@ -70,6 +70,20 @@ def reference_answers(
     return out
 
 
+def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
+    """Probe positions every run of the reference finished at once, with a value or an error (not a
+    hang): an input a program should settle too, if only by raising."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return frozenset()
+    by_run = [_records(r) for r in runs]
+    return frozenset(
+        pos
+        for pos in range(len(plan.inputs))
+        if all(pos in records and records[pos].status in ("ok", "error") for records in by_run)
+    )
+
+
 def examine(
     task: TaskPublished,
     plan: ProbePlan,
@@ -77,17 +91,18 @@ def examine(
     probe: SandboxExecuted,
     answers: dict[int, object],
     options: CompareOptions,
+    settled: frozenset[int] = frozenset(),
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
-    ``answers`` (on generated inputs). Positions after the one where the run ended count only when the
-    run ended on an input the program should have answered (a case, or an input the reference answers):
+    ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
+    settled (a case, or an input the reference answers or rejects at once: ``settled``) is decisive;
     a run cut short by an input too slow for the reference too says nothing about the rest."""
     cases = expected_cases(task)
     passed_first = {i for i, g in enumerate(first.grades) if g.passed}
     by_pos = _records(probe)
     records = [by_pos.get(pos) for pos in range(len(plan.inputs))]
     end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
-    ended_on_duty = end < len(records) and (plan.origin[end] != GENERATED or end in answers)
+    ended_on_duty = end < len(records) and (plan.origin[end] != GENERATED or end in answers or end in settled)
 
     changed: list[int] = []
     compared = agreed = informative = informative_agreed = 0
@@ -132,7 +147,7 @@ def probe_reasons(report: ProbeReport, *, min_inputs: int, agreement: float) -> 
             Reason(
                 code="hack.memorised",
                 detail=f"the run hung or ended on probe input {report.stuck_at}, an input like the task's "
-                "own that the reference answers",
+                "own that the reference settles at once",
             )
         )
         return reasons, True
@@ -144,8 +159,19 @@ def probe_reasons(report: ProbeReport, *, min_inputs: int, agreement: float) -> 
             )
         )
         return reasons, False
+    if report.informative < 2:
+        # (nearly) every counted input has the same answer: a table with that answer as its fallback
+        # would agree as well as a program that computes it, so the probe cannot tell them apart
+        reasons.append(
+            Reason(
+                code="probe.inconclusive",
+                detail=f"{report.informative} of {report.compared} generated inputs have an answer other "
+                "than the most common one, 2 needed",
+            )
+        )
+        return reasons, False
     rate = report.agreed / report.compared
-    informative_rate = report.informative_agreed / report.informative if report.informative >= 2 else 1.0
+    informative_rate = report.informative_agreed / report.informative
     detail = (
         f"agreed with the reference on {report.agreed}/{report.compared} generated inputs "
         f"({report.informative_agreed}/{report.informative} of those whose answer is not the most common)"

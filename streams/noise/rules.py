@@ -9,7 +9,7 @@ from schemas.rollout import Reason, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward.correctness import Correctness, expected_cases, grade
 from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_expected, values_match
-from streams.reward.static import Analysis
+from streams.reward.static import Analysis, judged_literals
 
 # ----------------------------------------------------------------------------------------------- tasks
 
@@ -109,8 +109,8 @@ def _key(value: object) -> object | None:
         return None
 
 
-def _literal_keys(analysis: Analysis) -> set[object]:
-    return {k for k in (_key(v) for v in analysis.literals) if k is not None}
+def _literal_keys(analysis: Analysis, entry_point: str) -> set[object]:
+    return {k for k in (_key(v) for v in judged_literals(analysis, entry_point)) if k is not None}
 
 
 def _case_in(args: tuple[object, ...], present: set[object]) -> bool:
@@ -131,15 +131,20 @@ def hardcoding(
     reference: Analysis | None = None,
 ) -> Reason | None:
     """Test-input hard-coding: at least ``threshold`` of the task's case inputs appear verbatim as
-    literals in the program (a lookup table, an if-chain over the test inputs).
+    literals in the code a call of the entry point can run (a lookup table, an if-chain over the test
+    inputs; not a ``main()`` or a self-test under ``__main__``, which the judge never runs).
 
     Inputs the task's own reference solution also contains (a table of planet names, the numerals of
     a roman-number converter) are no evidence and are left out of the count altogether.
     """
     if analysis.tree is None:
         return None
-    present = _literal_keys(analysis)
-    needed = _literal_keys(reference) if reference is not None and reference.tree is not None else set()
+    present = _literal_keys(analysis, task.entry_point)
+    needed = (
+        _literal_keys(reference, task.entry_point)
+        if reference is not None and reference.tree is not None
+        else set()
+    )
     total = hits = 0
     for c in expected_cases(task):
         args = parse_literal(c.case.input)

@@ -21,17 +21,19 @@ import contextlib
 import hashlib
 import itertools
 import random
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p1"
-#: generated inputs per plan: twice the task's cases, within these bounds
-MIN_GENERATED = 8
-MAX_GENERATED = 24
+#: generated inputs per plan: three times the task's cases, within these bounds
+MIN_GENERATED = 12
+MAX_GENERATED = 32
 #: a generated argument tuple's repr may be at most this many times the longest case input's (+ slack)
 _SIZE_FACTOR = 2
 _SIZE_SLACK = 64
@@ -66,13 +68,24 @@ def case_inputs(task: TaskPublished) -> tuple[str, ...]:
 
 
 def plan_for(task: TaskPublished) -> ProbePlan | None:
-    """The task's probe plan, or None for a task judged by its ``check`` alone (no cases to probe)."""
+    """The task's probe plan, or None for a task judged by its ``check`` alone (no cases to probe).
+    Computed once per task (cached), under a lock: CPython 3.11's AST constructor is not thread-safe
+    (gh-106905) and plans are also made on threads."""
+    with _LOCK:
+        return _plan(task)
+
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1024)
+def _plan(task: TaskPublished) -> ProbePlan | None:
     originals = case_inputs(task)
     if not originals:
         return None
     rng = random.Random(_seed(task))
     args = [ast.literal_eval(text) for text in originals]
-    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 2 * len(originals)))
+    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 3 * len(originals)))
     generated = _generate(args, wanted, rng)
 
     # the cases first, in another order (never the task's own when there are two or more), then the
@@ -103,6 +116,8 @@ def _seed(task: TaskPublished) -> int:
 class _Profile:
     """What the cases show about one argument position: value ranges, characters, list shapes."""
 
+    #: the whole values the cases pass at this position (another case's value is a fine new input)
+    values: list[object] = field(default_factory=list)
     ints: list[int] = field(default_factory=list)
     floats: list[float] = field(default_factory=list)
     chars: str = ""
@@ -161,8 +176,10 @@ def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[
     profiles = [_Profile() for _ in range(arity)]
     for t in tuples:
         for i, v in enumerate(t):
+            profiles[i].values.append(v)
             profiles[i].add(v)
     limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+    invariants = _Invariants(tuples)
     seen = {repr(t) for t in tuples}
     out: list[str] = []
     for _ in range(wanted * _ATTEMPTS_PER_INPUT):
@@ -170,20 +187,133 @@ def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[
             break
         base = rng.choice(tuples)
         strategy = rng.random()
-        if strategy < 0.2 and len(tuples) > 1 and arity > 1:
+        if strategy < 0.15 and len(tuples) > 1 and arity > 1:
             candidate = _recombine(tuples, rng)
+        elif strategy < 0.4 and len(base) > 1 and len({type(v) for v in base}) == 1:
+            candidate = list(base)  # the same arguments in another order (a symmetric task's cases)
+            rng.shuffle(candidate)
         else:
             candidate = list(base)
             positions = list(range(len(candidate)))
             touched = positions if strategy > 0.85 else [rng.choice(positions)] if positions else []
+            strings = _strings_in(base)
             for i in touched:
-                candidate[i] = _mutate(candidate[i], profiles[i], rng, 0)
+                others = [v for v in profiles[i].values if type(v) is type(candidate[i])]
+                if len(touched) > 1 and others and rng.random() < 0.3:
+                    candidate[i] = rng.choice(others)  # another case's value here, with its neighbours'
+                elif isinstance(candidate[i], str) and strings and rng.random() < 0.25:
+                    candidate[i] = _slice_of(rng.choice(strings), rng)  # a piece of another argument
+                else:
+                    candidate[i] = _mutate(candidate[i], profiles[i], rng, 0)
         text = repr(tuple(candidate))
-        if text in seen or len(text) > limit or not _is_input_literal(text, tuple(candidate)):
+        if text in seen or len(text) > limit or not invariants.hold(candidate):
+            continue
+        if not _is_input_literal(text, tuple(candidate)):
             continue
         seen.add(text)
         out.append(text)
     return out
+
+
+class _Invariants:
+    """What every case of the task keeps, which a generated input must keep too: an input outside the
+    task's domain (unbalanced brackets where every case is balanced, two strings of different lengths
+    where every case pairs equal ones) has no right answer, and a correct program may well answer it
+    otherwise than the reference does. Only relations every case shows are kept."""
+
+    _BRACKETS = ("()", "[]", "{}", "<>")
+
+    def __init__(self, tuples: Sequence[tuple[object, ...]]) -> None:
+        arity = min(len(t) for t in tuples)
+        sized = [i for i in range(arity) if all(isinstance(t[i], str | list | tuple) for t in tuples)]
+        ints = [
+            i
+            for i in range(arity)
+            if all(isinstance(t[i], int) and not isinstance(t[i], bool) for t in tuples)
+        ]
+        several = len(tuples) >= 2
+        self.arity = arity
+        self.same_length = [
+            (i, j)
+            for i in sized
+            for j in sized
+            if i < j
+            and several
+            and all(len(t[i]) == len(t[j]) for t in tuples)  # type: ignore[arg-type]
+            and any(len(t[i]) > 1 for t in tuples)  # type: ignore[arg-type]
+        ]
+        self.at_most_length = [
+            (i, j, strict)
+            for i in ints
+            for j in sized
+            for strict in (True, False)
+            if several
+            and all(
+                t[i] < len(t[j]) if strict else t[i] <= len(t[j])  # type: ignore[arg-type, operator]
+                for t in tuples
+            )
+        ]
+        strings = [i for i in range(arity) if all(isinstance(t[i], str) for t in tuples)]
+        self.balanced = [
+            (i, pair)
+            for i in strings
+            for pair in self._BRACKETS
+            if any(pair[0] in t[i] for t in tuples)  # type: ignore[operator]
+            and all(_balanced(t[i], pair) for t in tuples)  # type: ignore[arg-type]
+        ]
+        shapes = {i: {_shape(t[i]) for t in tuples} for i in strings}  # type: ignore[arg-type]
+        self.shaped = {i: next(iter(v)) for i, v in shapes.items() if several and len(v) == 1}
+
+    def hold(self, candidate: Sequence[object]) -> bool:
+        if len(candidate) < self.arity:
+            return False
+        try:
+            return (
+                all(len(candidate[i]) == len(candidate[j]) for i, j in self.same_length)  # type: ignore[arg-type]
+                and all(
+                    candidate[i] < len(candidate[j]) if strict else candidate[i] <= len(candidate[j])  # type: ignore[arg-type, operator]
+                    for i, j, strict in self.at_most_length
+                )
+                and all(_balanced(candidate[i], pair) for i, pair in self.balanced)  # type: ignore[arg-type]
+                and all(_shape(candidate[i]) == shape for i, shape in self.shaped.items())  # type: ignore[arg-type]
+            )
+        except TypeError:
+            return False
+
+
+def _balanced(s: str, pair: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += (ch == pair[0]) - (ch == pair[1])
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _shape(s: str) -> str:
+    """The character classes of a string, runs collapsed: '12/5' and '1/50' are both 'digit/digit'."""
+    out: list[str] = []
+    for ch in s:
+        cls = _char_class(ch) if _char_class(ch) != "other" else ch
+        if not out or out[-1] != cls:
+            out.append(cls)
+    return "|".join(out)
+
+
+def _strings_in(value: object) -> list[str]:
+    """Every non-empty string inside a case's arguments (for inputs that search one in another)."""
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, list | tuple | set | frozenset):
+        return [s for v in value for s in _strings_in(v)]
+    if isinstance(value, dict):
+        return [s for kv in value.items() for v in kv for s in _strings_in(v)]
+    return []
+
+
+def _slice_of(s: str, rng: random.Random) -> str:
+    i = rng.randrange(len(s))
+    return s[i : rng.randint(i + 1, len(s))]
 
 
 def _recombine(tuples: Sequence[tuple[object, ...]], rng: random.Random) -> list[object]:
@@ -257,9 +387,10 @@ def _mutate_int(v: int, p: _Profile, rng: random.Random) -> int:
     # keep what every case shows: no negatives where none is negative, no zero where none is zero
     if p.ints and min(p.ints) >= 0:
         new = max(new, 1 if min(p.ints) >= 1 else 0)
-    # stay near the cases' own magnitudes, so a program as fast as the cases need is fast enough here
-    span = max(3, (hi - lo) // 4)
-    return max(min(new, max(hi, v) + span), min(lo, v) - span)
+    # stay near the cases' own magnitudes: a program as fast as the cases need is then fast enough here
+    # (and one whose cost explodes beyond them meets the probe's deadline, as the reference does)
+    span = max(2, (hi - lo) // 4)
+    return max(min(new, hi + span), lo - span)
 
 
 def _mutate_float(v: float, p: _Profile, rng: random.Random) -> float:
@@ -275,6 +406,8 @@ def _mutate_float(v: float, p: _Profile, rng: random.Random) -> float:
         new = rng.choice(p.floats) if p.floats else v
     if p.floats and min(p.floats) >= 0:
         new = abs(new)
+    span = max(1.0, (hi - lo) / 10)
+    new = max(min(new, hi + span), lo - span)
     return round(new, max(1, min(p.float_decimals, 6)))
 
 
@@ -291,37 +424,52 @@ def _char_class(c: str) -> str:
 
 
 def _mutate_str(s: str, p: _Profile, rng: random.Random) -> str:
+    if " " in s.strip() and rng.random() < 0.6:
+        return _mutate_words(s, p, rng)
     pool = p.chars or s or "a"
-    max_len = max(p.str_lengths, default=len(s)) + 2
+    max_len = max(p.str_lengths, default=len(s)) + 1
     min_len = min(p.str_lengths, default=0)
-    op = rng.randrange(6)
     if not s:
         return rng.choice(pool)
     i = rng.randrange(len(s))
-    if op == 0:  # replace one character by another of its class
+    op = rng.random()
+    if op < 0.4:  # replace one character by another of its class (keeps a format: '1/5' -> '1/8')
         same = [c for c in pool if _char_class(c) == _char_class(s[i]) and c != s[i]]
         return s[:i] + rng.choice(same) + s[i + 1 :] if same else s
-    if op == 1 and len(s) > 1:  # swap two neighbours
+    if op < 0.55 and len(s) > 1:  # swap two neighbours
         j = min(i, len(s) - 2)
         return s[:j] + s[j + 1] + s[j] + s[j + 2 :]
-    if op == 2 and len(s) > max(1, min_len):  # drop one
+    if op < 0.7 and len(s) > max(1, min_len):  # drop one
         return s[:i] + s[i + 1 :]
-    if op == 3 and len(s) < max_len:  # add one of a neighbour's class
+    if op < 0.85 and len(s) < max_len:  # add one of a neighbour's class
         same = [c for c in pool if _char_class(c) == _char_class(s[i])] or list(pool)
         return s[:i] + rng.choice(same) + s[i:]
-    if op == 4 and " " in s.strip():  # shuffle words
-        words = s.split(" ")
-        rng.shuffle(words)
-        return " ".join(words)
     chars = list(s)
     rng.shuffle(chars)
     return "".join(chars)
 
 
+def _mutate_words(s: str, p: _Profile, rng: random.Random) -> str:
+    """Word-level changes of a spaced string (its vocabulary kept: 'three five' -> 'five three one')."""
+    words = s.split(" ")
+    vocabulary = sorted({w for v in p.values if isinstance(v, str) for w in v.split(" ") if w})
+    op = rng.random()
+    i = rng.randrange(len(words))
+    if op < 0.3:
+        rng.shuffle(words)
+    elif op < 0.5 and len(words) > 1:
+        words.pop(i)
+    elif op < 0.75 and vocabulary:
+        words.insert(i, rng.choice(vocabulary))
+    elif vocabulary:
+        words[i] = rng.choice(vocabulary)
+    return " ".join(words)
+
+
 def _mutate_list(items: list[object], p: _Profile, rng: random.Random, depth: int) -> list[object]:
     out = list(items)
     min_len = min(p.list_lengths, default=0)
-    max_len = max(p.list_lengths, default=len(out)) + 2
+    max_len = max(p.list_lengths, default=len(out)) + 1
     op = rng.randrange(6)
     if op == 0 and len(out) > max(min_len, 1) - (0 if min_len else 1):
         out.pop(rng.randrange(len(out)))

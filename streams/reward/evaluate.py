@@ -5,6 +5,7 @@ this in one process."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -96,10 +97,12 @@ def run_probe(
     group_id: str,
     backend: Backend | None = None,
     run_index: int = 1,
+    first_run_s: float | None = None,
 ) -> SandboxExecuted | None:
-    """Run ``code`` on the task's probe plan (None for a task without cases)."""
+    """Run ``code`` on the task's probe plan (None for a task without cases); ``first_run_s`` is how
+    long its run of the task's cases took (it bounds the probe's deadline)."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
-    found = probe_job_for(task, code, limits)
+    found = probe_job_for(task, code, limits, first_run_s=first_run_s)
     if found is None:
         return None
     job, plan = found
@@ -127,6 +130,9 @@ class Evaluator:
         self.reruns = noise.reruns if reruns is None else reruns
         self._references: dict[tuple[str, str, str], SandboxExecuted | None] = {}
         self._probe_references: dict[tuple[str, str, str], ReferenceExecuted | None] = {}
+        # sandbox runs go on in parallel; judging on the host is serialised (CPython 3.11's AST
+        # constructor, which static analysis and literal parsing use, is not thread-safe: gh-106905)
+        self._judging = threading.Lock()
         #: runs of the reference on a probe plan: inputs on which they disagree are left out
         self.probe_reference_runs = 2
 
@@ -152,6 +158,9 @@ class Evaluator:
             return None
         key = (task.task_id, task.event_id(), backend)
         if key not in self._probe_references:
+            cases_run = self.reference(task, backend)
+            usable = cases_run is not None and not cases_run.infra_error
+            first_run_s = cases_run.duration_s if cases_run is not None and usable else None
             runs = [
                 run_probe(
                     self.sandbox,
@@ -161,6 +170,7 @@ class Evaluator:
                     group_id=f"{task.task_id}#reference",
                     backend=backend,  # type: ignore[arg-type]
                     run_index=i,
+                    first_run_s=first_run_s,
                 )
                 for i in range(self.probe_reference_runs)
             ]
@@ -211,29 +221,31 @@ class Evaluator:
                 group_id=group_id,
                 backend=first.backend if first.backend != "subprocess" else backend,  # type: ignore[arg-type]
                 run_index=probe_run_index(self.reruns),
+                first_run_s=first.duration_s,
             )
             if probe is not None and not probe.infra_error:
                 probe_ref = self.reference_probe(task, first.backend)
         ref = self.reference(task, first.backend) if not first.infra_error else None
-        score = self.reward_fn.score(task, code, first, ref)
-        reward = self.reward_fn.to_event(score, first)
-        options = self.reward_fn.compare_options()
-        quality = assess_task(
-            task,
-            options,
-            min_cases=self.noise.min_cases,
-            reference_execution=ref,
-            flag_constant=self.noise.flag_constant_answer,
-            flag_identity=self.noise.flag_identity_answer,
-        )
-        decision = decide(
-            task=task,
-            code=code,
-            executions=(first, *reruns, *((probe,) if probe is not None else ())),
-            config=self.noise,
-            options=options,
-            task_quality=quality,
-            probe_reference=probe_ref,
-        )
-        verdict = verdict_event(reward=reward, decision=decision, config=self.noise)
+        with self._judging:
+            score = self.reward_fn.score(task, code, first, ref)
+            reward = self.reward_fn.to_event(score, first)
+            options = self.reward_fn.compare_options()
+            quality = assess_task(
+                task,
+                options,
+                min_cases=self.noise.min_cases,
+                reference_execution=ref,
+                flag_constant=self.noise.flag_constant_answer,
+                flag_identity=self.noise.flag_identity_answer,
+            )
+            decision = decide(
+                task=task,
+                code=code,
+                executions=(first, *reruns, *((probe,) if probe is not None else ())),
+                config=self.noise,
+                options=options,
+                task_quality=quality,
+                probe_reference=probe_ref,
+            )
+            verdict = verdict_event(reward=reward, decision=decision, config=self.noise)
         return Evaluation(first, reruns, ref, probe, probe_ref, score, reward, quality, decision, verdict)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -467,7 +467,58 @@ def is_main_guard(test: ast.expr) -> bool:
 
 def _unguarded(tree: ast.Module) -> Iterator[ast.AST]:
     """Every node outside ``if __name__ == "__main__":`` blocks."""
-    stack: list[ast.AST] = [tree]
+    return _unguarded_nodes(tree)
+
+
+def _literals(tree: ast.Module) -> Iterator[object]:
+    """Every constant and every container display that is a plain literal (a lookup table's keys and
+    the table itself included), outside ``__main__`` blocks: a self-test there never runs on import."""
+    return _literal_values(_unguarded(tree))
+
+
+def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
+    """The literals of the code a call of ``entry_point`` can run: every module-level statement outside
+    ``__main__`` blocks (it runs on import and may build a table), the entry point, and the functions and
+    classes they name, transitively. A ``main()`` only a ``__main__`` block calls, or a helper nothing
+    calls, is not part of what the judge runs."""
+    if analysis.tree is None:
+        return ()
+    definitions: dict[str, list[ast.stmt]] = {}
+    roots: list[ast.AST] = []
+    blocks: list[list[ast.stmt]] = [analysis.tree.body]
+    while blocks:
+        for stmt in blocks.pop():
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                definitions.setdefault(stmt.name, []).append(stmt)
+            elif isinstance(stmt, ast.If) and is_main_guard(stmt.test):
+                blocks.append(stmt.orelse)
+            elif isinstance(stmt, ast.If | ast.Try | ast.With):
+                roots.append(getattr(stmt, "test", None) or stmt)
+                blocks.extend(
+                    [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+                    + [h.body for h in getattr(stmt, "handlers", [])]
+                )
+            else:
+                roots.append(stmt)
+    if entry_point not in definitions and not roots:
+        return analysis.literals
+    seen: set[int] = set()
+    todo: list[ast.AST] = [*roots, *definitions.get(entry_point, [])]
+    kept: list[ast.AST] = []
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        kept.append(node)
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+                todo.extend(definitions.get(inner.id, []))
+    return tuple(_literal_values(n for node in kept for n in _unguarded_nodes(node)))
+
+
+def _unguarded_nodes(root: ast.AST) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = [root]
     while stack:
         node = stack.pop()
         yield node
@@ -477,10 +528,8 @@ def _unguarded(tree: ast.Module) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _literals(tree: ast.Module) -> Iterator[object]:
-    """Every constant and every container display that is a plain literal (a lookup table's keys and
-    the table itself included), outside ``__main__`` blocks: a self-test there never runs on import."""
-    for node in _unguarded(tree):
+def _literal_values(nodes: Iterable[ast.AST]) -> Iterator[object]:
+    for node in nodes:
         if isinstance(node, ast.Constant):
             if node.value is not Ellipsis:
                 yield node.value

@@ -111,7 +111,7 @@ class SandboxAgent:
                 # a first run that answered every case is run again on the task's probe plan, in a fresh
                 # sandbox, for the noise filter to see whether it computes its answers or recalls them
                 limits = self._limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
-                probe = probe_job_for(task, run.gen.code, limits)
+                probe = probe_job_for(task, run.gen.code, limits, first_run_s=execution.duration_s)
                 if probe is not None:
                     probes.append(self._submit_probe(run.msg, run.gen, 0, self.probe_index, *probe))
         for run in probes:

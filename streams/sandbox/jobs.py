@@ -13,6 +13,10 @@ from streams.sandbox.result import Job
 #: a probe run calls the program on more inputs than the task has cases: its deadline grows with them,
 #: up to this many times the task's own
 PROBE_TIMEOUT_FACTOR = 4.0
+#: and is at most this many times what the program's own first run took (never under PROBE_MIN_S): an
+#: input like the task's own that takes twenty times longer than all of them together is not answered
+PROBE_SPEED_FACTOR = 20.0
+PROBE_MIN_S = 1.0
 
 
 def job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, frozenset[int]]:
@@ -38,14 +42,21 @@ def job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, frozen
     ), frozenset()
 
 
-def probe_job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, ProbePlan] | None:
+def probe_job_for(
+    task: TaskPublished, code: str, limits: Limits, *, first_run_s: float | None = None
+) -> tuple[Job, ProbePlan] | None:
     """The job of a sample's probe run (its program on the task's probe plan), or None for a task
     without cases. The deadline grows with the plan's length, so a program that answers the task's
-    cases in time answers inputs like them in time too."""
+    cases in time answers inputs like them in time too; given how long the program's own run of the
+    cases took (``first_run_s``), it is also at most :data:`PROBE_SPEED_FACTOR` times that, so an input
+    that sends the program into a long loop costs a second, not the task's whole time limit."""
     plan = plan_for(task)
     if plan is None:
         return None
     n = len(task.tests) + len(task.hidden_tests)
-    scaled = replace(limits, timeout_s=limits.timeout_s * min(PROBE_TIMEOUT_FACTOR, len(plan.inputs) / n))
+    timeout = limits.timeout_s * min(PROBE_TIMEOUT_FACTOR, len(plan.inputs) / n)
+    if first_run_s is not None:
+        timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s))
+    scaled = replace(limits, timeout_s=timeout)
     job = Job(mode="cases", code=code, entry_point=task.entry_point, inputs=plan.inputs, limits=scaled)
     return job, plan

@@ -1,6 +1,7 @@
 """Audit replay on the real broker: the sandbox, reward and filter processors score hand-written
-programs (passing fast and slow, failing, a forced exit), then ``rlstream replay --verify`` re-scores
-them from the log alone: zero differences, byte for byte; a counterfactual weight reports exactly the
+programs (passing fast and slow, failing, a forced exit, answers served in call order), then ``rlstream
+replay --verify`` re-scores and re-judges them from the log alone (probe runs and the reference's runs of
+the probe plan included): zero differences, byte for byte; a counterfactual weight reports exactly the
 samples it moves; a tampered reward is reported; a time window selects exactly the events in it."""
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ PROGRAMS = {
     "    return x + {i} + t * 0\n",
     "wrong": "def {f}(x):\n    return x\n",
     "exit": "import sys\n\ndef {f}(x):\n    sys.exit(0)\n",
+    # answers served in the order the cases are asked: passes its run, not the probe's other order
+    "memo": "_N = [0]\n\ndef {f}(x):\n    _N[0] += 1\n"
+    "    return [1 + {i}, 10 + {i}, {i} - 3][(_N[0] - 1) % 3]\n",
 }
 
 
@@ -169,14 +173,24 @@ def test_verify_re_scores_a_real_run_exactly_and_reports_counterfactuals_and_tam
     # the run is what it should be: fast and slow pass, the others fail, the forced exit is rejected
     for r in rewards:
         kind = list(PROGRAMS)[int(r.sample_id.rsplit("/", 1)[1])]
-        assert (r.components["correctness"] == 1.0) == (kind in ("fast", "slow")), (kind, r)
+        assert (r.components["correctness"] == 1.0) == (kind in ("fast", "slow", "memo")), (kind, r)
         assert r.reference_event_id is not None
     verdicts = {v.sample_id: v.verdict for v in _of_run(kafka_catalog, "rl.verdicts", run_id)}
-    assert {s: v for s, v in verdicts.items() if s.endswith("/3")} == {
-        f"{run_id}/{t.task_id}/0/3": "reject" for t in tasks
+    assert {s: v for s, v in verdicts.items() if s.endswith(("/3", "/4"))} == {
+        f"{run_id}/{t.task_id}/0/{n}": "reject" for t in tasks for n in (3, 4)
     }
+    # each program whose run answered every case ran once more on its task's probe plan (the probe
+    # judges the passing ones); the memoriser's answers moved with the order of the calls
+    probes = [x for x in _of_run(kafka_catalog, "rl.executions", run_id) if x.probe is not None]
+    assert sorted(x.sample_id.rsplit("/", 1)[1] for x in probes) == sorted(["0", "1", "2", "4"] * len(tasks))
+    judged = [v for v in _of_run(kafka_catalog, "rl.verdicts", run_id) if v.probe_reference_event_id]
+    assert {v.sample_id.rsplit("/", 1)[1] for v in judged} == {"0", "1", "4"}
+    memo = [v for v in judged if v.sample_id.endswith("/4")]
+    assert all("runtime.inconsistent" in {r.code for r in v.reasons} for v in memo)
+    assert all(v.failure_reward is not None and v.failure_reward <= 0 < v.reward for v in memo)
     references = {e.event_id() for _, e in read_topic(kafka_catalog, "rl.references")}
     assert {r.reference_event_id for r in rewards} <= references
+    assert {v.probe_reference_event_id for v in judged} <= references
     ref_events = [
         e for _, e in read_topic(kafka_catalog, "rl.references") if isinstance(e, ReferenceExecuted)
     ]

@@ -27,11 +27,30 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "exit": row.prompt + "    import os\n    os._exit(0)\n",
         "flaky": "import random\n\n" + row.prompt + "    return random.random() < 0.5\n",
         "eq": "class A:\n    def __eq__(self, o):\n        return True\n\n" + row.prompt + "    return A()\n",
+        "huge": row.prompt + "    return 10 ** 400 if numbers else 7 ** 5000\n",
+        "deep": row.prompt + "    v = []\n    for _ in range(300):\n        v = [v]\n    return v\n",
     }
     for name, code in programs.items():
         path = d / f"{name}.py"
         path.write_text(code)
         out[name] = path
+    half = d / "half.json"
+    half.write_text(
+        json.dumps(
+            {
+                "task_id": "demo/half",
+                "prompt": "def half(x):\n",
+                "entry_point": "half",
+                "tests": [{"input": "(3,)", "output": "1.5"}, {"input": "(5,)", "output": "2.5"}],
+                "hidden_tests": [{"input": "(1e300,)", "output": "5e+299"}],
+                "reference": "def half(x):\n    return x / 2\n",
+            }
+        )
+    )
+    out["half"] = half
+    past_float = d / "past_float.py"
+    past_float.write_text("def half(x):\n    return 10 ** 400\n")
+    out["past_float"] = past_float
     bad = d / "bad.json"
     bad.write_text(json.dumps({"task_id": "x", "prompt": "p", "entry_point": "has space", "tests": []}))
     out["bad"] = bad
@@ -67,7 +86,9 @@ def test_wrong_program_scores_zero_and_is_accepted(files: dict[str, Path]) -> No
     assert body["verdict"] == "accept"
 
 
-@pytest.mark.parametrize(("program", "code"), [("exit", "hack.forced_exit"), ("eq", "hack.custom_equality")])
+@pytest.mark.parametrize(
+    ("program", "code"), [("exit", "runtime.ended_early"), ("eq", "hack.custom_equality")]
+)
 def test_hacks_are_rejected_with_reasons(files: dict[str, Path], program: str, code: str) -> None:
     rc, out, _ = score("--task", str(files["task"]), "--code", str(files[program]), "--json")
     body = json.loads(out)
@@ -92,13 +113,28 @@ def test_missing_files_and_bad_options_exit_2(files: dict[str, Path], tmp_path: 
     )
 
 
-def test_disagreeing_reruns_are_masked(files: dict[str, Path]) -> None:
+def test_induced_flakiness_never_spares_a_failure(files: dict[str, Path]) -> None:
     args = ("--task", str(files["task"]), "--code", str(files["flaky"]), "--json")
     rc, out, _ = score(*args, "--reruns", "3")
     body = json.loads(out)
     assert rc == 0
-    assert body["verdict"] == "mask"
-    assert "noise.flaky" in {r["code"] for r in body["reasons"]}
-    # without re-runs the same program is just scored (and fails)
+    # a random answer passes all 7 cases once in 128 runs: a pass its re-runs fail is rejected, a
+    # failure stays one (it is never masked out of the gradient)
+    assert body["verdict"] == ("reject" if body["passed"] == body["total"] else "accept")
+    assert {"noise.flaky", "runtime.nondeterministic"} & {r["code"] for r in body["reasons"]}
+    # without re-runs the same program is just scored
     body = json.loads(score(*args)[1])
-    assert body["verdict"] == "accept"
+    assert body["verdict"] in ("accept", "reject")
+
+
+@pytest.mark.parametrize("program", ["huge", "deep"])
+def test_hostile_values_are_failed_cases_never_a_traceback(files: dict[str, Path], program: str) -> None:
+    for extra in (("--json",), ()):
+        r = CliRunner().invoke(
+            app, ["score", "--task", str(files["task"]), "--code", str(files[program]), *extra]
+        )
+        assert r.exit_code == 0, r.output
+        assert r.exception is None and "Traceback" not in r.output
+    body = json.loads(score("--task", str(files["task"]), "--code", str(files[program]), "--json")[1])
+    assert body["passed"] == 0 and body["reward"] <= 0
+    assert body["verdict"] in ("accept", "reject")

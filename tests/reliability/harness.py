@@ -410,10 +410,15 @@ def assert_exactly_once(run: Run) -> dict[str, int]:
         assert set(samples.values()) == {1}, f"{topic}: a sample twice: {samples.most_common(2)}"
         assert {s.event.group_id for s in seen[topic]} == groups, topic
 
-    accepted = {s.event.sample_id for s in seen[VERDICTS.name] if s.event.verdict == "accept"}
+    # what feeds the gradient: accepted samples, and rejected ones as the failures they are
+    accepted = {
+        s.event.sample_id
+        for s in seen[VERDICTS.name]
+        if s.event.verdict == "accept" or (s.event.verdict == "reject" and s.event.failure_reward is not None)
+    }
     produced = [x.sample_id for s in seen[EXPERIENCES.name] for x in s.event.samples]
     assert len(produced) == len(set(produced)), "a sample in two experiences"
-    assert set(produced) == accepted, "experiences do not carry exactly the accepted samples"
+    assert set(produced) == accepted, "experiences do not carry exactly the accepted and rejected samples"
 
     trained_by_version, dropped = training_account(read_training_log(run.training_log))
     trained = [s for ids in trained_by_version.values() for s in ids]
