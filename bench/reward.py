@@ -66,6 +66,7 @@ def cost(tasks: list[TaskPublished], backend: str = "wasm") -> dict[str, Any]:
     ]
     probe_s = time.perf_counter() - t0
     t0 = time.perf_counter()
+    # the reference on the cases and twice on the probe plan: once per task, shared by its samples
     references = [evaluator.reference_probe(t, x.backend) for t, x in zip(tasks, runs, strict=True)]
     reference_probe_s = time.perf_counter() - t0
 
@@ -104,7 +105,7 @@ def cost(tasks: list[TaskPublished], backend: str = "wasm") -> dict[str, Any]:
     timings = {
         "sandbox (baseline)": sandbox_s,
         "probe run": probe_s,
-        "reference probe runs": reference_probe_s,
+        "reference runs, per task": reference_probe_s,
         "grade": grade_s,
         f"reward {SPEC}": reward_s,
         "reward, batched lint": batched_s,

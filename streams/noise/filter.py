@@ -148,10 +148,10 @@ def decide(
         )
     hard = rules.hardcoding(
         task,
-        analysis,
+        code,
         threshold=config.hardcode_overlap,
         min_inputs=config.hardcode_min_inputs,
-        reference=static.analyse(task.reference) if task.reference else None,
+        reference=task.reference,
     )
     if hard is not None:
         if probe_judged:

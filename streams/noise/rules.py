@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from schemas.rollout import Reason, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward.correctness import Correctness, expected_cases, grade
 from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_expected, values_match
-from streams.reward.static import Analysis, judged_literals
+from streams.reward.static import analyse, judged_literals
 
 # ----------------------------------------------------------------------------------------------- tasks
 
@@ -109,11 +110,15 @@ def _key(value: object) -> object | None:
         return None
 
 
-def _literal_keys(analysis: Analysis, entry_point: str) -> set[object]:
-    return {k for k in (_key(v) for v in judged_literals(analysis, entry_point)) if k is not None}
+@lru_cache(maxsize=1024)
+def _literal_keys(code: str, entry_point: str) -> frozenset[object]:
+    """The canonical keys of the literals a call of ``entry_point`` can reach in ``code`` (cached: a
+    task's reference is looked at for every sample)."""
+    found = judged_literals(analyse(code), entry_point)
+    return frozenset(k for k in (_key(v) for v in found) if k is not None)
 
 
-def _case_in(args: tuple[object, ...], present: set[object]) -> bool:
+def _case_in(args: tuple[object, ...], present: frozenset[object]) -> bool:
     """Whether a case's input is written out in a program: the whole argument tuple as a literal (a
     lookup table's key), or every non-trivial argument (an if-chain over the inputs)."""
     if _key(args) in present:
@@ -124,31 +129,28 @@ def _case_in(args: tuple[object, ...], present: set[object]) -> bool:
 
 def hardcoding(
     task: TaskPublished,
-    analysis: Analysis,
+    code: str,
     *,
     threshold: float,
     min_inputs: int,
-    reference: Analysis | None = None,
+    reference: str | None = None,
 ) -> Reason | None:
     """Test-input hard-coding: at least ``threshold`` of the task's case inputs appear verbatim as
     literals in the code a call of the entry point can run (a lookup table, an if-chain over the test
     inputs; not a ``main()`` or a self-test under ``__main__``, which the judge never runs).
 
-    Inputs the task's own reference solution also contains (a table of planet names, the numerals of
-    a roman-number converter) are no evidence and are left out of the count altogether.
+    Inputs the task's own reference solution (``reference``, its source) also contains (a table of
+    planet names, the numerals of a roman-number converter) are no evidence and are left out of the
+    count altogether.
     """
-    if analysis.tree is None:
+    if analyse(code).tree is None:
         return None
-    present = _literal_keys(analysis, task.entry_point)
-    needed = (
-        _literal_keys(reference, task.entry_point)
-        if reference is not None and reference.tree is not None
-        else set()
-    )
+    present = _literal_keys(code, task.entry_point)
+    needed = _literal_keys(reference, task.entry_point) if reference else frozenset()
     total = hits = 0
     for c in expected_cases(task):
-        args = parse_literal(c.case.input)
-        assert isinstance(args, tuple)  # a task's input is a tuple literal (checked when published)
+        args = parse_expected(c.case.input)
+        assert isinstance(args, tuple)  # the task model refuses any other input
         if needed and _case_in(args, needed):
             continue
         total += 1

@@ -127,14 +127,15 @@ def test_induced_flakiness_never_spares_a_failure(files: dict[str, Path]) -> Non
     assert body["verdict"] in ("accept", "reject")
 
 
-@pytest.mark.parametrize("program", ["huge", "deep"])
-def test_hostile_values_are_failed_cases_never_a_traceback(files: dict[str, Path], program: str) -> None:
-    for extra in (("--json",), ()):
-        r = CliRunner().invoke(
-            app, ["score", "--task", str(files["task"]), "--code", str(files[program]), *extra]
-        )
+@pytest.mark.parametrize(("task", "program"), [("task", "huge"), ("task", "deep"), ("half", "past_float")])
+def test_hostile_values_are_failed_cases_never_a_traceback(
+    files: dict[str, Path], task: str, program: str
+) -> None:
+    args = ["--task", str(files[task]), "--code", str(files[program])]
+    for extra in (["--json"], []):
+        r = CliRunner().invoke(app, ["score", *args, *extra])
         assert r.exit_code == 0, r.output
         assert r.exception is None and "Traceback" not in r.output
-    body = json.loads(score("--task", str(files["task"]), "--code", str(files[program]), "--json")[1])
+    body = json.loads(score(*args, "--json")[1])
     assert body["passed"] == 0 and body["reward"] <= 0
     assert body["verdict"] in ("accept", "reject")

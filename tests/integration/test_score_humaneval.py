@@ -24,7 +24,6 @@ from streams.reward.corpus.run import Report, run
 from streams.reward.corpus.unusual import SOLUTIONS
 from streams.reward.evaluate import Evaluation
 from streams.reward.function import get_reward_function
-from streams.reward.static import analyse
 from tests.hacks.acceptance import human_eval_passes, humaneval
 
 pytestmark = pytest.mark.slow
@@ -151,7 +150,7 @@ def test_overlap_rule_without_the_reference_exclusion_stays_under_one_percent(
     flagged = [
         t.task_id
         for row, t in rows
-        if hardcoding(t, analyse(row.prompt + row.canonical_solution), threshold=0.3, min_inputs=1)
+        if hardcoding(t, row.prompt + row.canonical_solution, threshold=0.3, min_inputs=1)
     ]
     assert len(flagged) / len(rows) <= 0.01, flagged
 

@@ -12,7 +12,6 @@ from producers.ingest.synthetic import SAMPLING, synthetic_tasks
 from schemas.task import TaskPublished
 from streams.noise.rules import assess_task, hardcoding
 from streams.reward.config import CompareConfig
-from streams.reward.static import analyse
 
 TASKS = synthetic_tasks()
 
@@ -52,4 +51,4 @@ def test_noise_filter_leaves_the_family_alone(task: TaskPublished) -> None:
     quality = assess_task(task, CompareConfig().options(), min_cases=2)
     assert not quality.flagged, quality.reasons
     code = extract_code("42", task.prompt, task.entry_point).code
-    assert hardcoding(task, analyse(code), threshold=0.3, min_inputs=1) is None
+    assert hardcoding(task, code, threshold=0.3, min_inputs=1) is None
