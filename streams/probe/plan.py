@@ -39,6 +39,8 @@ _SIZE_FACTOR = 2
 _SIZE_SLACK = 64
 #: how hard to try for distinct inputs before settling for fewer
 _ATTEMPTS_PER_INPUT = 25
+#: shuffles of the cases tried for the one that moves the most answers
+_REORDER_TRIES = 32
 
 GENERATED = -1
 
@@ -88,21 +90,33 @@ def _plan(task: TaskPublished) -> ProbePlan | None:
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 3 * len(originals)))
     generated = _generate(args, wanted, rng)
 
-    # the cases first, in another order (never the task's own when there are two or more), then the
-    # generated inputs, smallest first: an input too slow for the reference itself (which then says
-    # nothing about it) cuts the run short as late as possible
-    order = list(range(len(originals)))
-    for _ in range(8):
-        rng.shuffle(order)
-        if len(order) < 2 or order != sorted(order):
-            break
-    else:
-        order.reverse()
+    # the cases first, in another order (never the task's own when there are two or more, and one that
+    # moves as many answers as it can), then the generated inputs, smallest first: an input too slow
+    # for the reference itself (which then says nothing about it) cuts the run short as late as possible
+    order = _reorder(task, rng)
     generated.sort(key=lambda text: (len(text), text))
     origin = (*order, *([GENERATED] * len(generated)))
     inputs = tuple(originals[o] for o in order) + tuple(generated)
     digest = hashlib.sha256("\n".join((PLAN_VERSION, *inputs)).encode()).hexdigest()
     return ProbePlan(PLAN_VERSION, inputs, origin, digest)
+
+
+def _reorder(task: TaskPublished, rng: random.Random) -> list[int]:
+    """The task's cases in another order, chosen among a few shuffles so that as many positions as
+    possible expect another answer than the task's own order does there: a program serving answers
+    in call order then fails them (with yes/no answers a careless shuffle often lines them up again)."""
+    expected = [repr(ast.literal_eval(c.output)) for c in (*task.tests, *task.hidden_tests)]
+    identity = list(range(len(expected)))
+    if len(identity) < 2:
+        return identity
+    best, best_moved = list(reversed(identity)), -1
+    for _ in range(_REORDER_TRIES):
+        order = identity[:]
+        rng.shuffle(order)
+        moved = sum(expected[o] != expected[k] for k, o in enumerate(order))
+        if order != identity and moved > best_moved:
+            best, best_moved = order, moved
+    return best
 
 
 def _seed(task: TaskPublished) -> int:
