@@ -1,14 +1,14 @@
 """How well the reward and the noise filter judge, and what they cost next to the sandbox run they judge.
 
 Fidelity: the adversarial corpus (``streams/reward/corpus``) on N HumanEval tasks through the sandbox,
-code-v2 and the noise filter, as ``rlstream score`` judges one program: hack recall (wrong programs of
+code-v3 and the noise filter, as ``rlstream score`` judges one program: hack recall (wrong programs of
 every family that earn no passing reward: they fail, or are rejected and trained as failures) and the
 false-reject rate (correct programs, the canonical ones and the unusual ones, that do not pass, are not
 accepted, or lose reward to the security part), per family.
 
 Cost, per sample, on the N canonical solutions: the first sandbox run (the baseline), the probe run a
 passing sample earns (plus the reference's two runs of each task's plan, shared by every sample of the
-task), grading, the code-v2 reward (ruff included; and with a batch linted in one ruff process, as the
+task), grading, the code-v3 reward (ruff included; and with a batch linted in one ruff process, as the
 reward processor does) and the noise filter. Each is printed with its ratio to the baseline measured in
 the same run.
 
@@ -35,7 +35,7 @@ from streams.reward.lint import RuffLinter
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.service import Sandbox
 
-SPEC = "code-v2"
+SPEC = "code-v3"
 
 
 def sample_tasks(n: int) -> list[TaskPublished]:

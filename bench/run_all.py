@@ -216,7 +216,7 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
     elif name == "reward":
         ms, ratio = r["ms_per_sample"], r["ratio_to_sandbox"]
         base = f"sandbox run {ms['sandbox (baseline)']:.1f} ms"
-        for step in ("probe run", "reward code-v2", "reward, batched lint", "noise filter"):
+        for step in ("probe run", "reward code-v3", "reward, batched lint", "noise filter"):
             out.append(Row(title, f"{step}, ms per sample (cost)", f"{ms[step]:.2f} ms", base, ratio[step]))
         out.append(
             Row(

@@ -424,9 +424,25 @@ class Audit:
                 other = self.resolver.counterfactual(fn, cf).scored_event(
                     task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
                 )
-                judge = self._judge(task, code, execution, ref_run, self._verdicts.get(recorded.event_id()))
+                verdict = self._verdicts.get(recorded.event_id())
+                probe_ref = self._probe_reference(verdict)
+                judge = (
+                    None
+                    if isinstance(probe_ref, str)
+                    else self._judge(task, code, execution, ref_run, verdict, fn.compare_options(), probe_ref)
+                )
                 out.append((recorded, other, judge(other) if judge else None))
         return out
+
+    def _probe_reference(self, verdict: NoiseVerdict | None) -> ReferenceExecuted | str | None:
+        """The reference's runs of the probe plan ``verdict`` was judged with (None: none), or why they
+        cannot be found."""
+        if verdict is None or verdict.probe_reference_event_id is None:
+            return None
+        found = self._references.get(verdict.probe_reference_event_id)
+        if found is None:
+            return f"the probe's reference run {verdict.probe_reference_event_id} is not on rl.references"
+        return found
 
     def recorded_verdict(self, reward: RewardScored) -> str | None:
         verdict = self._verdicts.get(reward.event_id())
@@ -450,13 +466,9 @@ class Audit:
             task, code, execution, ref_run, reference_event_id=recorded.reference_event_id
         )
         verdict = self._verdicts.get(recorded.event_id())
-        probe_ref: ReferenceExecuted | None = None
-        if verdict is not None and verdict.probe_reference_event_id is not None:
-            probe_ref = self._references.get(verdict.probe_reference_event_id)
-            if probe_ref is None:
-                return unverifiable(
-                    f"the probe's reference run {verdict.probe_reference_event_id} is not on rl.references"
-                )
+        probe_ref = self._probe_reference(verdict)
+        if isinstance(probe_ref, str):
+            return unverifiable(probe_ref)
         judge = self._judge(task, code, execution, ref_run, verdict, fn.compare_options(), probe_ref)
         if verdict is not None and judge is not None:
             report.verdicts += 1

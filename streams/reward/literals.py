@@ -62,7 +62,7 @@ class CompareOptions:
     #: absolute tolerance where the expected value is a float (0: none)
     float_abs_tol: float = 0.0
     #: the tolerances above also apply where the expected value is an ``int`` (code-v1's rule: it let
-    #: a float within 1e-9 of a large integer pass; never set from code-v2 on)
+    #: a float within 1e-9 of a large integer pass; never set from code-v3 on)
     int_tolerance: bool = False
     #: an expected NaN matches a returned NaN (``nan == nan`` is False in Python, so a case whose
     #: expected value is NaN could otherwise never pass)

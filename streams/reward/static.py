@@ -616,7 +616,7 @@ def size(tree: ast.Module) -> int:
 
 # ------------------------------------------------------------------------ what a finding is evidence of
 
-#: a finding's weight as evidence (code-v2 and the filter from v2 on; code-v1 counts every finding)
+#: a finding's weight as evidence (code-v3 and the filter from v2 on; code-v1 and code-v2 count every finding)
 Tier = Literal["attack", "smell", "benign"]
 
 #: frame and object-graph walks that reach past the program's own frames (to the judge's)

@@ -35,7 +35,7 @@ WRONG = "def add(a, b):\n    return a - b\n"
 def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]:
     """A small run's log as the processors write it: generations, executions, the reference run,
     rewards and verdicts."""
-    fn = get_reward_function("code-v2", config, linter=FakeLinter())
+    fn = get_reward_function("code-v3", config, linter=FakeLinter())
 
     def reference(t: TaskPublished, backend: str) -> SandboxExecuted:
         return passing(t, sample_id=f"{t.task_id}#reference", durations=[0.002] * 4)
@@ -123,7 +123,7 @@ def test_a_counterfactual_weight_reports_exactly_the_samples_it_moves() -> None:
     moved = {d.sample_id: d for d in report.counterfactual_differences}
     assert set(moved) == {"s-fast", "s-slow"}
     assert moved["s-fast"].rescored_total == pytest.approx(moved["s-fast"].recorded_total + 0.2)
-    assert moved["s-fast"].rescored_version.startswith("code-v2+")
+    assert moved["s-fast"].rescored_version.startswith("code-v3+")
     assert moved["s-fast"].recorded_verdict == moved["s-fast"].rescored_verdict == "accept"
     # a weight whose component is zero everywhere moves nothing
     quiet = _audit(log, Counterfactual(overrides={"weights.security": 0.5})).report()

@@ -129,7 +129,13 @@ def test_the_experience_processor_never_assembles_an_evaluation_sample():
         split="eval",
     )
     verdict = NoiseVerdict(
-        sample_id="g/0", group_id="g", task_id="t", reward_event_id="r", verdict="accept", reward=1
+        sample_id="g/0",
+        group_id="g",
+        task_id="t",
+        reward_event_id="r",
+        verdict="accept",
+        reward=1,
+        failure_reward=0.0,
     )
     # a verdict read before its generation is dropped with the group once the generation says "eval"
     assert agent.handle([incoming(verdict)], state) == []

@@ -292,7 +292,7 @@ def test_task_quality_flags_mask_the_samples() -> None:
 
 def test_a_rejected_sample_is_trained_as_a_failure_never_above_an_honest_one() -> None:
     task = make_task()
-    fn = get_reward_function("code-v2", linter=FakeLinter())
+    fn = get_reward_function("code-v3", linter=FakeLinter())
     hack = "import builtins\nbuiltins.len = len\ndef add(a, b):\n    return a + b\n"
     passing_hack = fn.scored_event(task, hack, passing(task))
     d = judge(hack)
@@ -320,7 +320,7 @@ def test_reruns_requested_until_the_configured_count_completed() -> None:
 def test_filter_sample_is_the_event_of_decide() -> None:
     task = make_task()
     x = passing(task)
-    reward = get_reward_function("code-v2", linter=FakeLinter()).scored_event(task, GOOD, x)
+    reward = get_reward_function("code-v3", linter=FakeLinter()).scored_event(task, GOOD, x)
     ev = filter_sample(task=task, code=GOOD, executions=[x], reward=reward, config=CFG, options=OPTS)
     assert ev.verdict == "accept"
     assert ev.reward == reward.total

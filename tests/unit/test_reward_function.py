@@ -214,34 +214,49 @@ def test_lint_findings_the_reference_shares_do_not_count() -> None:
     )
 
 
-# ------------------------------------------------------------------------------------------------ code-v2
+# ------------------------------------------------------------------------------------------------ code-v3
+
+
+def v3(config: RewardConfig | None = None) -> RewardFunction:
+    return get_reward_function("code-v3", config, linter=FakeLinter())
 
 
 def v2(config: RewardConfig | None = None) -> RewardFunction:
     return get_reward_function("code-v2", config, linter=FakeLinter())
 
 
-def test_code_v2_is_registered_next_to_v1_and_is_the_default() -> None:
+def test_code_v3_is_registered_next_to_v1_and_v2_and_is_the_default() -> None:
     from rlstream.settings import Settings
 
-    assert {"code-v1", "code-v2"} <= set(available())
-    assert (v2().version, v2().version_label) == ("v2", "v2")
-    assert fn().version_label == "v1"  # v1's own comparison rule is its default, not a configuration
-    assert Settings().reward_function == "code-v2"
+    assert {"code-v1", "code-v2", "code-v3"} <= set(available())
+    assert (v3().version, v3().version_label) == ("v3", "v3")
+    # each version's own comparison rule is its default, not a configuration
+    assert (fn().version_label, v2().version_label) == ("v1", "v2")
+    assert Settings().reward_function == "code-v3"
 
 
-def test_code_v2_compares_an_expected_int_exactly_where_v1_tolerated_a_float() -> None:
+def test_older_versions_keep_the_fingerprints_they_recorded() -> None:
+    # what code-v1 and code-v2 wrote for a non-default configuration before the comparison could be
+    # left to the function: the same configuration must still find the same label
+    config = RewardConfig.model_validate({"weights": {"quality": 0.3}})
+    assert fn(config).version_label == "v1+a6ee59a9"
+    assert v2(config).version_label == "v2+a04a2c99"
+    assert v3(config).version_label.startswith("v3+")
+
+
+def test_code_v3_compares_an_expected_int_exactly_where_v1_and_v2_tolerated_a_float() -> None:
     big = 10**12
     task = make_task(visible=[("(1, 2)", str(big))], hidden=[("(2, 2)", "4")])
     near = execution([repr(float(big + 1)), "4"])
     assert fn().score(task, GOOD, near).passed  # code-v1: within rel 1e-9, a pass
-    assert not v2().score(task, GOOD, near).passed
-    assert v2().score(task, GOOD, execution([repr(float(big)), "4"])).passed  # exactly that integer
+    assert v2().score(task, GOOD, near).passed  # code-v2 too (it is code-v1 plus similarity)
+    assert not v3().score(task, GOOD, near).passed
+    assert v3().score(task, GOOD, execution([repr(float(big)), "4"])).passed  # exactly that integer
 
 
 def test_a_value_too_large_for_a_float_is_a_failed_case_not_a_crash() -> None:
     task = make_task(visible=[("(1, 2)", "1e+300")], hidden=[("(2, 2)", "4")])
-    for f in (fn(), v2()):
+    for f in (fn(), v2(), v3()):
         s = f.score(task, GOOD, execution([repr(10**400), "4"]))
         assert not s.passed and s.correctness.grades[0].outcome == "wrong"
 
@@ -256,19 +271,19 @@ def test_a_value_too_large_for_a_float_is_a_failed_case_not_a_crash() -> None:
         "if __name__ == '__main__':\n    sys.exit(main())\n",
     ],
 )
-def test_code_v2_does_not_punish_benign_standard_library_use(code: str) -> None:
+def test_code_v3_does_not_punish_benign_standard_library_use(code: str) -> None:
     task = make_task()
-    s = v2().score(task, code, passing(task))
+    s = v3().score(task, code, passing(task))
     assert s.components["security"] == 0.0, s.details
     assert fn().score(task, code, passing(task)).components["security"] > 0  # v1 did, and still does
 
 
-def test_code_v2_counts_each_dangerous_call_once() -> None:
+def test_code_v3_counts_each_dangerous_call_once() -> None:
     task = make_task()
     code = (
         "import subprocess\ndef add(a, b):\n    subprocess.run(['true'])\n    subprocess.run(['true'])\n"
         "    return eval(f'{a}+{b}')\n"
     )
-    s = v2().score(task, code, passing(task))
+    s = v3().score(task, code, passing(task))
     assert s.details["security_findings"].count("subprocess.run") == 1
     assert 0 < s.components["security"] < 1
