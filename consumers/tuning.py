@@ -11,7 +11,7 @@ counterfactual machinery (``consumers/audit.py``), and is judged by two numbers:
   recorded) equals the reviewer's. None without reviews.
 
 The best setting has the highest correlation, then the highest agreement, then the fewest changes
-from the configured one. Each setting's version label (``v2+<hash>``) is what a run scored under it
+from the configured one. Each setting's version label (``v3+<hash>``) is what a run scored under it
 records, so a run names exactly the weights it trained with.
 """
 

@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         """Re-score the run's held-out executions (and its reviewed samples) under every setting of the
         grid, print per setting the correlation of reward with held-out pass@1 and the agreement with
         human verdicts, and choose the best; a run with the chosen setting records its version
-        (``v2+<hash>``). Exit 1 when the run has no held-out execution and no review to judge by."""
+        (``v3+<hash>``). Exit 1 when the run has no held-out execution and no review to judge by."""
         from consumers.audit import Audit, Resolver, apply_overrides
         from consumers.tuning import best, evaluate_setting, grid
         from consumers.verify import fold_run

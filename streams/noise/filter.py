@@ -32,10 +32,9 @@ from streams.reward.correctness import Correctness, grade
 from streams.reward.function import failure_total
 from streams.reward.literals import CompareOptions
 
-#: What check mode (the check runs next to the program, comparing with its objects) still rejects on
-#: static evidence beyond attacks: a class with its own equality meets the check's ``==``, and dynamic
-#: code can build one unseen. Drop once the check runs in a guest the program never touched.
-CHECK_MODE_STATIC = frozenset({static.CUSTOM_EQUALITY, static.DYNAMIC_CODE})
+#: What check mode still rejects on static evidence beyond attacks: a class with its own equality (the
+#: check runs in a guest of its own and compares plain values only, so this is belt and braces)
+CHECK_MODE_STATIC = frozenset({static.CUSTOM_EQUALITY})
 
 #: case outcomes that are a program's own answer (not the clock's)
 _VALUE_OUTCOMES = frozenset({"wrong", "error", "not_literal", "missing", "duplicate", "aborted"})
