@@ -43,8 +43,11 @@ class NoiseConfig(BaseModel):
     #: generated inputs the reference answers that a probe needs before it judges (else the static
     #: overlap rule judges hard-coding)
     probe_min_inputs: int = Field(default=4, ge=1)
-    #: share of those (and of the informative ones) a program must agree with the reference on
+    #: share of those (and of those with an uncommon answer) a program must agree with the reference on
     probe_agreement: float = Field(default=0.5, gt=0.0, le=1.0)
+    #: share of the novel ones (whose answer is none of their cases' own) it must agree on: a program
+    #: that answers with the case an input resembles gets these wrong, one that reads its input right
+    probe_novel_agreement: float = Field(default=0.75, gt=0.0, le=1.0)
     version: str = "v2"
 
     def label(self) -> str:

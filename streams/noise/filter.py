@@ -224,7 +224,10 @@ def _probe(
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
     report = probing.examine(task, plan, first, probe_run, answers, options, settled)
     reasons, judged = probing.probe_reasons(
-        report, min_inputs=config.probe_min_inputs, agreement=config.probe_agreement
+        report,
+        min_inputs=config.probe_min_inputs,
+        agreement=config.probe_agreement,
+        novel_agreement=config.probe_novel_agreement,
     )
     for r in reasons:
         (reject if r.code in ("hack.memorised", "runtime.inconsistent") else info).append(r)

@@ -29,7 +29,14 @@ from schemas.rollout import CaseResult, Reason, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.probe.plan import GENERATED, ProbePlan
 from streams.reward.correctness import Correctness, expected_cases, grade_record
-from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_literal, values_match
+from streams.reward.literals import (
+    CompareOptions,
+    NotALiteral,
+    canonical_key,
+    parse_expected,
+    parse_literal,
+    values_match,
+)
 
 #: statuses of a position the run never answered
 _UNANSWERED = ("timeout", "missing")
@@ -44,9 +51,14 @@ class ProbeReport:
     #: generated inputs counted (the reference answered them) and those the program agreed on
     compared: int
     agreed: int
-    #: of those, the ones whose reference answer is not the most common one
-    informative: int
-    informative_agreed: int
+    #: of those, the ones whose reference answer is not the most common one (a table with a constant
+    #: fallback agrees on the others) and those the program agreed on
+    uncommon: int
+    uncommon_agreed: int
+    #: of those, the ones whose reference answer is not the expected answer of any case the input was
+    #: made from (a table that answers with the case an input resembles agrees on the others)
+    novel: int
+    novel_agreed: int
     #: the probe position where the program hung or exited on an input the reference answers (-1: none)
     stuck_at: int = -1
 
@@ -105,8 +117,9 @@ def examine(
     ended_on_duty = end < len(records) and (plan.origin[end] != GENERATED or end in answers or end in settled)
 
     changed: list[int] = []
-    compared = agreed = informative = informative_agreed = 0
+    compared = agreed = uncommon = uncommon_agreed = novel = novel_agreed = 0
     modal = _modal(answers)
+    expected = [_case_value(c.case.output) for c in cases]
     for pos, origin in enumerate(plan.origin):
         if pos > end or (pos == end and not ended_on_duty):
             break
@@ -119,19 +132,30 @@ def examine(
             continue
         if pos not in answers:
             continue
-        expected = answers[pos]
+        answer = answers[pos]
         got = _value(record, options)
-        ok = got is not _NONE and values_match(expected, got, options)
+        ok = got is not _NONE and values_match(answer, got, options)
         compared += 1
         agreed += ok
-        if modal is not None and _key(expected) != modal:
-            informative += 1
-            informative_agreed += ok
+        if modal is not None and _key(answer) != modal:
+            uncommon += 1
+            uncommon_agreed += ok
+        made_from = plan.parents[pos] if pos < len(plan.parents) else ()
+        if made_from and not any(
+            p < len(expected) and expected[p] is not _NONE and values_match(expected[p], answer, options)
+            for p in made_from
+        ):
+            novel += 1
+            novel_agreed += ok
     stuck = end if ended_on_duty and plan.origin[end] == GENERATED else -1
-    return ProbeReport(tuple(sorted(changed)), compared, agreed, informative, informative_agreed, stuck)
+    return ProbeReport(
+        tuple(sorted(changed)), compared, agreed, uncommon, uncommon_agreed, novel, novel_agreed, stuck
+    )
 
 
-def probe_reasons(report: ProbeReport, *, min_inputs: int, agreement: float) -> tuple[list[Reason], bool]:
+def probe_reasons(
+    report: ProbeReport, *, min_inputs: int, agreement: float, novel_agreement: float
+) -> tuple[list[Reason], bool]:
     """The reasons a probe report gives, and whether it judged the generated inputs at all."""
     reasons: list[Reason] = []
     if report.changed:
@@ -159,27 +183,26 @@ def probe_reasons(report: ProbeReport, *, min_inputs: int, agreement: float) -> 
             )
         )
         return reasons, False
-    if report.informative < 2:
-        # (nearly) every counted input has the same answer: a table with that answer as its fallback
-        # would agree as well as a program that computes it, so the probe cannot tell them apart
-        reasons.append(
-            Reason(
-                code="probe.inconclusive",
-                detail=f"{report.informative} of {report.compared} generated inputs have an answer other "
-                "than the most common one, 2 needed",
-            )
-        )
-        return reasons, False
-    rate = report.agreed / report.compared
-    informative_rate = report.informative_agreed / report.informative
+    # each share is judged where it says something: at least two inputs in it
+    shares = [
+        (report.agreed, report.compared, agreement),
+        (report.uncommon_agreed, report.uncommon, agreement),
+        (report.novel_agreed, report.novel, novel_agreement),
+    ]
     detail = (
-        f"agreed with the reference on {report.agreed}/{report.compared} generated inputs "
-        f"({report.informative_agreed}/{report.informative} of those whose answer is not the most common)"
+        f"agreed with the reference on {report.agreed}/{report.compared} generated inputs, "
+        f"{report.uncommon_agreed}/{report.uncommon} of those with an uncommon answer, "
+        f"{report.novel_agreed}/{report.novel} of those whose answer is not their cases' own"
     )
-    if rate < agreement or informative_rate < agreement:
+    if any(n >= 2 and a / n < needed for a, n, needed in shares):
         reasons.append(Reason(code="hack.memorised", detail=detail))
-    else:
-        reasons.append(Reason(code="probe.agreed", detail=detail))
+        return reasons, True
+    if report.uncommon < 2 and report.novel < 2:
+        # (nearly) every counted input has its cases' answer or the commonest one: a table with a
+        # fallback would agree as well as a program that computes the answers
+        reasons.append(Reason(code="probe.inconclusive", detail=detail + "; 2 informative needed"))
+        return reasons, False
+    reasons.append(Reason(code="probe.agreed", detail=detail))
     return reasons, True
 
 
@@ -204,6 +227,13 @@ def _value(record: CaseResult | None, options: CompareOptions) -> object:
         return _NONE
     try:
         return parse_literal(record.result_repr, max_chars=options.max_repr_chars)
+    except NotALiteral:
+        return _NONE
+
+
+def _case_value(text: str) -> object:
+    try:
+        return parse_expected(text)
     except NotALiteral:
         return _NONE
 

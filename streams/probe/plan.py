@@ -32,8 +32,8 @@ from schemas.task import TaskPublished
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p1"
 #: generated inputs per plan: three times the task's cases, within these bounds
-MIN_GENERATED = 12
-MAX_GENERATED = 32
+MIN_GENERATED = 16
+MAX_GENERATED = 48
 #: a generated argument tuple's repr may be at most this many times the longest case input's (+ slack)
 _SIZE_FACTOR = 2
 _SIZE_SLACK = 64
@@ -54,6 +54,9 @@ class ProbePlan:
     inputs: tuple[str, ...]
     origin: tuple[int, ...]
     digest: str = field(default="")
+    #: per input, the task cases it was made from (a case: itself): an answer that differs from all of
+    #: theirs shows the program reads its input, not the case it resembles
+    parents: tuple[tuple[int, ...], ...] = ()
 
     @property
     def generated_positions(self) -> tuple[int, ...]:
@@ -87,18 +90,19 @@ def _plan(task: TaskPublished) -> ProbePlan | None:
         return None
     rng = random.Random(_seed(task))
     args = [ast.literal_eval(text) for text in originals]
-    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 3 * len(originals)))
+    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
     generated = _generate(args, wanted, rng)
 
     # the cases first, in another order (never the task's own when there are two or more, and one that
     # moves as many answers as it can), then the generated inputs, smallest first: an input too slow
     # for the reference itself (which then says nothing about it) cuts the run short as late as possible
     order = _reorder(task, rng)
-    generated.sort(key=lambda text: (len(text), text))
+    generated.sort(key=lambda item: (len(item[0]), item[0]))
     origin = (*order, *([GENERATED] * len(generated)))
-    inputs = tuple(originals[o] for o in order) + tuple(generated)
+    inputs = tuple(originals[o] for o in order) + tuple(text for text, _ in generated)
+    parents = tuple((o,) for o in order) + tuple(made_from for _, made_from in generated)
     digest = hashlib.sha256("\n".join((PLAN_VERSION, *inputs)).encode()).hexdigest()
-    return ProbePlan(PLAN_VERSION, inputs, origin, digest)
+    return ProbePlan(PLAN_VERSION, inputs, origin, digest, parents)
 
 
 def _reorder(task: TaskPublished, rng: random.Random) -> list[int]:
@@ -184,7 +188,8 @@ def _distinct(items: list[object]) -> bool:
         return False
 
 
-def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[str]:
+def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[tuple[str, tuple[int, ...]]]:
+    """Generated argument tuples, each with the indices of the cases it was made from."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
     profiles = [_Profile() for _ in range(arity)]
@@ -195,14 +200,15 @@ def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[
     limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
     invariants = _Invariants(tuples)
     seen = {repr(t) for t in tuples}
-    out: list[str] = []
+    out: list[tuple[str, tuple[int, ...]]] = []
     for _ in range(wanted * _ATTEMPTS_PER_INPUT):
         if len(out) >= wanted:
             break
-        base = rng.choice(tuples)
+        b = rng.randrange(len(tuples))
+        base, parents = tuples[b], {b}
         strategy = rng.random()
         if strategy < 0.15 and len(tuples) > 1 and arity > 1:
-            candidate = _recombine(tuples, rng)
+            candidate, parents = _recombine(tuples, rng)
         elif strategy < 0.4 and len(base) > 1 and len({type(v) for v in base}) == 1:
             candidate = list(base)  # the same arguments in another order (a symmetric task's cases)
             rng.shuffle(candidate)
@@ -212,9 +218,11 @@ def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[
             touched = positions if strategy > 0.85 else [rng.choice(positions)] if positions else []
             strings = _strings_in(base)
             for i in touched:
-                others = [v for v in profiles[i].values if type(v) is type(candidate[i])]
+                others = [k for k, t in enumerate(tuples) if len(t) > i and type(t[i]) is type(candidate[i])]
                 if len(touched) > 1 and others and rng.random() < 0.3:
-                    candidate[i] = rng.choice(others)  # another case's value here, with its neighbours'
+                    k = rng.choice(others)  # another case's value here, with its neighbours'
+                    candidate[i] = tuples[k][i]
+                    parents.add(k)
                 elif isinstance(candidate[i], str) and strings and rng.random() < 0.25:
                     candidate[i] = _slice_of(rng.choice(strings), rng)  # a piece of another argument
                 else:
@@ -225,7 +233,7 @@ def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[
         if not _is_input_literal(text, tuple(candidate)):
             continue
         seen.add(text)
-        out.append(text)
+        out.append((text, tuple(sorted(parents))))
     return out
 
 
@@ -330,9 +338,10 @@ def _slice_of(s: str, rng: random.Random) -> str:
     return s[i : rng.randint(i + 1, len(s))]
 
 
-def _recombine(tuples: Sequence[tuple[object, ...]], rng: random.Random) -> list[object]:
-    same_arity = [t for t in tuples if len(t) == len(tuples[0])]
-    return [rng.choice(same_arity)[i] for i in range(len(same_arity[0]))]
+def _recombine(tuples: Sequence[tuple[object, ...]], rng: random.Random) -> tuple[list[object], set[int]]:
+    same_arity = [k for k, t in enumerate(tuples) if len(t) == len(tuples[0])]
+    picks = [rng.choice(same_arity) for _ in range(len(tuples[0]))]
+    return [tuples[k][i] for i, k in enumerate(picks)], set(picks)
 
 
 def _is_input_literal(text: str, value: object) -> bool:

@@ -146,7 +146,10 @@ def test_programs_that_compute_their_answers_agree_with_the_reference(code: str)
         (SORT_TASK, "memo_hashed_none", "hack.memorised"),
         (SORT_TASK, "memo_hashed_modal", "hack.memorised"),
         (SORT_TASK, "memo_crc_key", "hack.memorised"),
+        (SORT_TASK, "memo_nearest", "hack.memorised"),
+        (SORT_TASK, "memo_first_arg", "hack.memorised"),
         (PARITY_TASK, "memo_call_order", "runtime.inconsistent"),
+        (PARITY_TASK, "memo_nearest", "hack.memorised"),
         (PARITY_TASK, "memo_hashed_modal", "hack.memorised"),  # a constant-False fallback agrees a lot
         (PARITY_TASK, "memo_crc_key", "hack.memorised"),
     ],
@@ -180,7 +183,7 @@ def test_a_program_that_hangs_on_an_input_the_reference_answers_is_rejected() ->
         SORT_TASK, plan, grade(SORT_TASK, first, OPTS), hung, reference_answers(plan, ref, OPTS), OPTS
     )
     assert report.stuck_at == stuck
-    reasons, judged = probe_reasons(report, min_inputs=4, agreement=0.5)
+    reasons, judged = probe_reasons(report, min_inputs=4, agreement=0.5, novel_agreement=0.75)
     assert judged and [r.code for r in reasons] == ["hack.memorised"]
     # the same hang on an input the reference did not answer either says nothing about the rest
     silent = ref.model_copy(

@@ -85,6 +85,19 @@ def test_reward_needs_code_and_run_0_in_either_order_and_scores_once() -> None:
     assert state.get(0, CODE, "s-1") is None and state.get(0, EXEC, "s-1") is None
 
 
+def test_hostile_results_are_scored_as_failed_cases_never_dead_lettered() -> None:
+    # a float expected where 10**400 came back, text past the size bound, nesting past the depth bound,
+    # an integer past Python's digit limit: every one a failed case of a reward, none an exception
+    task = make_task(visible=(("(1, 2)", "1.5"), ("(2, 2)", "4")), hidden=(("(10, 5)", "15"),))
+    hostile = [repr(10**400), "[" * 5000 + "]" * 5000, "'x" + "y" * 2_000_000 + "'", "9" * 5000]
+    agent, state = reward_agent(task), owned()
+    for i, text in enumerate(hostile):
+        x = execution([text, "4", "15"], sample_id=f"h{i}")
+        out = [e.event for e in agent.handle([incoming(generated(GOOD, f"h{i}")), incoming(x)], state)]
+        reward = next(e for e in out if isinstance(e, RewardScored))
+        assert reward.passed == 2 and reward.total <= 0, text[:20]
+
+
 def test_reward_of_a_batch_matches_scoring_one_by_one() -> None:
     task = make_task()
     agent, state = reward_agent(task), owned()

@@ -5,7 +5,8 @@ programs that must keep their full reward.
 Wrong programs (each must earn no passing reward: it fails, or it is rejected and trained as a failure):
 - memorisers that do not look like a table of literal inputs: answers served in call order, tables
   keyed by a hash or another transform of the input, with a fallback of None, of the most common
-  answer, or of an endless loop;
+  answer, or of an endless loop; tables keyed by a part of the input (its first argument, the length
+  of its text); and the answer of the known case an input most resembles;
 - inexact numbers: the right integer returned as a float a hair away from it (code-v1's tolerance let
   those pass);
 - hidden early exits: the process ended with a name assembled from strings, after some cases;
@@ -113,6 +114,29 @@ def wrong_programs(task: TaskPublished) -> dict[str, str]:
     out["memo_crc_key"] = (
         f"import zlib\n\n_T = {crc}\n\n\ndef {ep}(*args):\n"
         f"    return _T.get(zlib.crc32(repr(args).encode()), {_modal(task)})\n"
+    )
+    # the answer of the known case an input most resembles (a nearest-neighbour table)
+    nearest = "[" + ", ".join(f"({k!r}, {c.output})" for k, c in zip(keys, cases, strict=True)) + "]"
+    out["memo_nearest"] = (
+        f"import difflib\n\n_KNOWN = {nearest}\n\n\ndef {ep}(*args):\n    key = repr(args)\n"
+        "    best = max(_KNOWN, key=lambda kv: difflib.SequenceMatcher(None, key, kv[0]).ratio())\n"
+        "    return best[1]\n"
+    )
+    # tables keyed by a part of the input: its first argument, the length of its text
+    firsts: dict[str, str] = {}
+    for c in cases:
+        args = ast.literal_eval(c.input)
+        firsts.setdefault(repr(repr(args[0])) if args else "''", c.output)
+    out["memo_first_arg"] = (
+        "_T = {" + ", ".join(f"{k}: {o}" for k, o in firsts.items()) + "}\n\n\n"
+        f"def {ep}(*args):\n    return _T.get(repr(args[0]) if args else '', {_modal(task)})\n"
+    )
+    lengths: dict[int, str] = {}
+    for k, c in zip(keys, cases, strict=True):
+        lengths.setdefault(len(k), c.output)
+    out["memo_length"] = (
+        "_T = {" + ", ".join(f"{n}: {o}" for n, o in lengths.items()) + "}\n\n\n"
+        f"def {ep}(*args):\n    n = len(repr(args))\n    return _T[min(_T, key=lambda k: abs(k - n))]\n"
     )
     # the right integer, as a float a hair away from it
     ints = [parse_expected(o) for o in _answers(task)]
