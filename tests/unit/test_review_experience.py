@@ -42,7 +42,7 @@ def verdict(i: int, v: str, reward: float) -> NoiseVerdict:
     )
 
 
-def test_a_reviewed_masked_sample_joins_the_group_and_a_reviewed_accepted_one_is_trained_as_a_failure():
+def test_a_reviewed_masked_sample_joins_the_group_and_a_reviewed_accepted_one_leaves():
     reviews = Reviews({"g/1": "accept", "g/2": "reject", "g/9": "accept"})
     agent = ExperienceAgent(deadline_s=60, reviews=reviews)
     state = owned(State())
@@ -54,12 +54,25 @@ def test_a_reviewed_masked_sample_joins_the_group_and_a_reviewed_accepted_one_is
     out = agent.handle([incoming(verdict(2, "accept", 0.5))], state)
     exp = out[0].event
     assert isinstance(exp, ExperienceReady)
-    # a reviewer's reject is the filter's: the sample stays in the gradient as the failure it is
-    assert [s.sample_id for s in exp.samples] == ["g/0", "g/1", "g/2"]
-    assert [s.reward for s in exp.samples] == [1.0, 0.0, 0.0]
-    assert [s.advantage for s in exp.samples] == pytest.approx(group_advantages([1.0, 0.0, 0.0]))
+    # a reviewer's reject keeps the sample out, as the learner does with a later one
+    assert [s.sample_id for s in exp.samples] == ["g/0", "g/1"]
+    assert [s.advantage for s in exp.samples] == pytest.approx(group_advantages([1.0, 0.0]))
     assert (exp.masked, exp.rejected) == (0, 1)
     assert reviews.refreshes == 1
+
+
+def test_a_sample_the_filter_rejected_is_trained_as_a_failure_unless_a_reviewer_rejects_it_too():
+    for reviewed, expected in (({}, ["g/0", "g/1"]), ({"g/1": "reject"}, ["g/0"])):
+        agent = ExperienceAgent(deadline_s=60, reviews=Reviews(reviewed))
+        state = owned(State())
+        req = RolloutRequested(group_id="g", task_id="t", group_size=2, prompt="p", entry_point="f")
+        batch = [incoming(req), *(incoming(_gen(i)) for i in range(2))]
+        batch += [incoming(verdict(0, "accept", 1.0)), incoming(verdict(1, "reject", 1.2))]
+        exp = agent.handle(batch, state)[0].event
+        assert isinstance(exp, ExperienceReady)
+        assert [s.sample_id for s in exp.samples] == expected
+        if len(expected) == 2:
+            assert [s.reward for s in exp.samples] == [1.0, 0.0]  # the hack as the failure it is
 
 
 def test_a_sample_a_reviewer_masks_leaves_the_group():
