@@ -49,6 +49,7 @@ def _group(log: MemoryLog, i: int, at_s: float, g: int = 2) -> None:
             reward_event_id=f"r{i}{k}",
             verdict="accept",
             reward=float(k),
+            failure_reward=0.0,
         )
         _publish(log, "rl.verdicts", verdict, at_s)
 
