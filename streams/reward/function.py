@@ -124,7 +124,14 @@ def register(spec: str) -> Callable[[type[RewardFunction]], type[RewardFunction]
     return deco
 
 
+def _load_versions() -> None:
+    """Import the later versions, which register themselves (they build on the classes here). Done
+    on first use rather than at the end of this module, so importing any of them first is no cycle."""
+    from streams.reward import code_v2, code_v3  # noqa: F401
+
+
 def available() -> list[str]:
+    _load_versions()
     return sorted(_REGISTRY)
 
 
@@ -132,6 +139,7 @@ def get_reward_function(
     spec: str, config: RewardConfig | None = None, *, linter: Linter | None = None
 ) -> RewardFunction:
     """The registered reward function ``spec`` (``name-version``, e.g. ``code-v1``)."""
+    _load_versions()
     try:
         factory = _REGISTRY[spec]
     except KeyError:
@@ -311,7 +319,3 @@ class CodeRewardV1(RewardFunction):
         mine, theirs = _runtime(x, host_clock=host_clock), _runtime(ref, host_clock=host_clock)
         details["runtime_ratio"] = _fmt((mine + floor) / (theirs + floor))
         return min(1.0, (theirs + floor) / (mine + floor))
-
-
-# later versions register themselves on import (they build on the classes above)
-from streams.reward import code_v2, code_v3  # noqa: E402, F401
