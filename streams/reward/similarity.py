@@ -18,6 +18,12 @@ reference's data flow scores 0 there (the package counts a 0 as a full match too
 Consistently renamed identifiers keep the syntax and data-flow parts whole and lose n-grams, so they
 score well above an unrelated program (``tests/unit/test_similarity.py`` has hand-computed pairs).
 A task without a reference has no similarity: ``None``, shown as "n/a", never 0.
+
+Bounded like every host-side reading of a program: the package renders each syntax subtree as text
+with a recursive C routine (tree-sitter's ``ts_node_string``), which overflows the C stack past ~25,000
+levels and kills the process (a ``1+1+...`` chain does it). A program nested deeper than
+``MAX_SYNTAX_DEPTH`` or longer than ``MAX_CHARS`` is measured by nothing but its own text and scores 0
+in every part: it shares nothing measurable with a reference, and the host stays up.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ from functools import lru_cache
 from typing import Any
 
 LANG = "python"
+#: syntax-tree depth past which the package's recursive walks are not run (real programs stay < 100)
+MAX_SYNTAX_DEPTH = 500
+#: characters past which a program is not compared (the subtree texts grow with size x depth)
+MAX_CHARS = 200_000
 
 
 @dataclass(frozen=True)
@@ -77,11 +87,41 @@ def _dataflow(reference: str, program: str) -> float | None:
     return matched / len(wanted)
 
 
+def syntax_depth(code: str, limit: int = MAX_SYNTAX_DEPTH) -> int:
+    """Depth of ``code``'s tree-sitter syntax tree, walked with a cursor (no recursion), stopping
+    once it passes ``limit``."""
+    *_, parser, _ = _toolkit()
+    cursor = parser.parse(code.encode("utf-8", "surrogatepass")).walk()  # lone surrogates: see measurable
+    depth = deepest = 0
+    while deepest <= limit:
+        if cursor.goto_first_child():
+            depth += 1
+            deepest = max(deepest, depth)
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return deepest
+            depth -= 1
+    return deepest
+
+
+def measurable(code: str) -> bool:
+    """Whether the package can compare ``code`` without exhausting the host (see the module docstring);
+    text that is not valid UTF-8 (a lone surrogate) is not: the package encodes it strictly."""
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return len(code) <= MAX_CHARS and syntax_depth(code) <= MAX_SYNTAX_DEPTH
+
+
 def code_similarity(reference: str, program: str) -> Similarity:
     """CodeBLEU of ``program`` against ``reference`` (see the module docstring)."""
     ref, hyp = reference.strip(), program.strip()
     if ref == hyp:
         return Similarity(1.0, 1.0, 1.0, 1.0, 1.0)
+    if not (measurable(ref) and measurable(hyp)):
+        return Similarity(0.0, 0.0, 0.0, 0.0, None)
     bleu, wbleu, sm, _, language, _, keywords = _toolkit()
     ref_tokens, hyp_tokens = ref.split(), hyp.split()
     ngram = float(bleu.corpus_bleu([[ref_tokens]], [hyp_tokens]))

@@ -92,3 +92,21 @@ def test_a_task_without_a_reference_has_no_similarity_not_zero():
     s = _v2(0.5).score(task, "def add(a, b):\n    return a + b\n", passing(task))
     assert "similarity" not in s.components
     assert s.details["similarity"] == NO_REFERENCE
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # 30,000 levels: tree-sitter's recursive rendering of each subtree overflowed the C stack and
+        # killed the process that scored it
+        "def f(a):\n    return " + "+".join(["a"] * 30_000) + "\n",
+        "def f(a):\n    return a\n" + "# " + "x" * 300_000 + "\n",
+        "def f(a):\n    return a  # \ud800\n",
+    ],
+    ids=["nested-past-the-c-stack", "oversized", "lone-surrogate"],
+)
+def test_a_program_the_package_cannot_read_safely_scores_zero_and_the_host_stays_up(program: str) -> None:
+    s = code_similarity(REF, program)
+    assert (s.score, s.ngram, s.syntax, s.dataflow) == (0.0, 0.0, 0.0, None)
+    # a program just inside the bounds is still measured
+    assert code_similarity(REF, "def f(a):\n    return " + "+".join(["a"] * 50) + "\n").score > 0
