@@ -59,7 +59,8 @@ def register(app: typer.Typer) -> None:
             )
         the_task = _read_task(task)
         try:
-            source = code.read_text("utf-8")
+            # utf-8-sig: a byte-order mark an editor wrote is not part of the program (Python skips it too)
+            source = code.read_text("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the program: {exc}", location=str(code)) from exc
         # the settings object carries these once the composition root knows them; defaults otherwise
