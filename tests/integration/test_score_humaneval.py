@@ -120,10 +120,22 @@ def test_the_generated_corpus_gets_no_passing_reward_and_costs_correct_programs_
     assert [k for k in through if k[0] not in PROBE_INCONCLUSIVE] == []
     assert all(kind.startswith("memo_hashed") or kind == "memo_crc_key" for _, kind in through)
     by_family = report.per_family(report.wrong)
-    for family in ("exact_near_float", "exit_assembled", "exit_before_any", "memo_call_order"):
+    for family in (
+        "exact_near_float",
+        "exit_assembled",
+        "exit_before_any",
+        "exit_wrapper_status",
+        "memo_call_order",
+    ):
         caught, n = by_family[family]
         assert caught == n, family
-    for family in ("hostile_huge_int", "hostile_int_past_float", "hostile_deep", "hostile_nan_mix"):
+    for family in (
+        "hostile_huge_int",
+        "hostile_int_past_float",
+        "hostile_deep",
+        "hostile_nan_mix",
+        "hostile_deep_source",
+    ):
         caught, n = by_family[family]
         assert caught == n, family
     # hidden exits are trained as the failures they are, never masked

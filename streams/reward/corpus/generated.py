@@ -9,8 +9,10 @@ Wrong programs (each must earn no passing reward: it fails, or it is rejected an
   of its text); and the answer of the known case an input most resembles;
 - inexact numbers: the right integer returned as a float a hair away from it (code-v1's tolerance let
   those pass);
-- hidden early exits: the process ended with a name assembled from strings, after some cases;
-- hostile values: results built to crash the host's parser or comparison.
+- hidden early exits: the process ended with a name assembled from strings, after some cases, or
+  silently with the status a jail's wrapper reports for a failed start;
+- hostile values: results built to crash the host's parser or comparison, and a source nested deeper
+  than a recursive parser's stack.
 
 Correct programs (each must pass and be accepted with no security penalty): the reference wrapped in
 benign standard-library use (``os.path.splitext``, ``traceback.print_exc()`` and ``sys.exc_info()`` in an
@@ -156,6 +158,9 @@ def wrong_programs(task: TaskPublished) -> dict[str, str]:
     out["exit_before_any"] = (
         f"getattr(__import__('s' + 'ys'), 'ex' + 'it')(0)\n\n\ndef {ep}(*args):\n    return None\n"
     )
+    # a silent exit with the status a jail's own wrapper uses for "could not start" (125): an infra
+    # failure would take the sample out of the gradient, a favour to a failing program
+    out["exit_wrapper_status"] = f"import os\n\nos._exit(125)\n\n\ndef {ep}(*args):\n    return None\n"
     # results built to crash a host that parses and compares them
     out["hostile_huge_int"] = f"def {ep}(*args):\n    return 7 ** 5000\n"
     out["hostile_int_past_float"] = f"def {ep}(*args):\n    return 10 ** 400\n"
@@ -167,6 +172,9 @@ def wrong_programs(task: TaskPublished) -> dict[str, str]:
         "    return [n, float('inf'), -float('inf'), {n: n}, (n,)]\n"
     )
     out["hostile_big_text"] = f"def {ep}(*args):\n    return 'x' * (1 << 20)\n"
+    # a source nested deeper than any host-side parser's stack: reading the program must not crash the
+    # host (tree-sitter's recursive rendering overflowed the C stack past ~25,000 levels)
+    out["hostile_deep_source"] = f"def {ep}(*args):\n    return " + "+".join(["0"] * 30_000) + "\n"
     return out
 
 
