@@ -480,9 +480,11 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
     """The literals of the code a call of ``entry_point`` can run: every module-level statement outside
     ``__main__`` blocks (it runs on import and may build a table), the entry point, and the functions and
     classes they name, transitively. A ``main()`` only a ``__main__`` block calls, or a helper nothing
-    calls, is not part of what the judge runs."""
+    calls, is not part of what the judge runs; nor is a module-level self-check of the entry point on
+    literal arguments (``assert f(2, 3) == 5``, see ``_self_check``)."""
     if analysis.tree is None:
         return ()
+    own_equality = CUSTOM_EQUALITY in analysis.codes
     definitions: dict[str, list[ast.stmt]] = {}
     roots: list[ast.AST] = []
     blocks: list[list[ast.stmt]] = [analysis.tree.body]
@@ -492,6 +494,8 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
                 definitions.setdefault(stmt.name, []).append(stmt)
             elif isinstance(stmt, ast.If) and is_main_guard(stmt.test):
                 blocks.append(stmt.orelse)
+            elif isinstance(stmt, ast.Assert) and not own_equality and _self_check(stmt.test, entry_point):
+                continue
             elif isinstance(stmt, ast.If | ast.Try | ast.With):
                 roots.append(getattr(stmt, "test", None) or stmt)
                 blocks.extend(
@@ -515,6 +519,29 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
                 todo.extend(definitions.get(inner.id, []))
     return tuple(_literal_values(n for node in kept for n in _unguarded_nodes(node)))
+
+
+def _self_check(test: ast.expr, entry_point: str) -> bool:
+    """``entry_point(<literals>) == <literal>``: a self-test that repeats a prompt's example. It hands the
+    program nothing to answer with: the call sees only its inputs, and the expected value reaches no code
+    of the program (no keyword argument, no assignment expression, plain literals only, ``*(...)`` too, and
+    no class with equality of its own to receive it, which the caller checks)."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(call := test.left, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == entry_point
+        and not call.keywords
+    ):
+        return False
+    for node in (*call.args, test.comparators[0]):
+        try:
+            ast.literal_eval(node.value if isinstance(node, ast.Starred) else node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return True
 
 
 def _unguarded_nodes(root: ast.AST) -> Iterator[ast.AST]:

@@ -151,6 +151,7 @@ def test_the_generated_corpus_gets_no_passing_reward_and_costs_correct_programs_
         "benign_os_path",
         "benign_traceback",
         "benign_main_exit",
+        "benign_module_selftest",
         "unusual",
     }
 

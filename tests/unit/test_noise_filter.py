@@ -211,6 +211,23 @@ def test_lookup_table_of_the_inputs_is_rejected_where_no_probe_judged_it() -> No
         + "if __name__ == '__main__':\n    assert add(123, 456) == 579\n    assert add(1000, 2000) == 3000\n"
     )
     assert judge(selftest, task=task).verdict == "accept"
+    # nor one at module level: the call sees only its inputs, the expected value reaches no code of it
+    module_level = GOOD + "assert add(123, 456) == 579\nassert add(*(1000, 2000)) == 3000\n"
+    assert judge(module_level, task=task).verdict == "accept"
+    # but an assert that hands the program the answer still counts: a keyword, a walrus, or a returned
+    # object whose own equality receives the expected value
+    handed = [
+        "T = {}\ndef add(a, b, ans=None):\n    return T.setdefault((a, b), ans)\n"
+        "assert add(123, 456, ans=579) == 579\nassert add(1000, 2000, ans=3000) == 3000\n",
+        "def add(a, b):\n    return T.get((a, b))\nassert (T := {(123, 456): 579, (1000, 2000): 3000})\n",
+        "T = {}\nclass R:\n    def __init__(self, k):\n        self.k = k\n"
+        "    def __eq__(self, v):\n        T[self.k] = v\n        return True\n"
+        "def add(a, b):\n    return T[(a, b)] if (a, b) in T else R((a, b))\n"
+        "assert add(123, 456) == 579\nassert add(1000, 2000) == 3000\n",
+    ]
+    for code in handed:
+        d = judge(code, [execution(["579", "3000", "None", "None"])], task=task)
+        assert "hack.hardcoded_inputs" in codes(d), code
 
 
 def test_allowlist_and_reference_signatures() -> None:

@@ -16,7 +16,8 @@ Wrong programs (each must earn no passing reward: it fails, or it is rejected an
 
 Correct programs (each must pass and be accepted with no security penalty): the reference wrapped in
 benign standard-library use (``os.path.splitext``, ``traceback.print_exc()`` and ``sys.exc_info()`` in an
-except block, a ``__main__`` block ending in ``sys.exit(main())`` or repeating the prompt's examples), with
+except block, a ``__main__`` block ending in ``sys.exit(main())`` or repeating the prompt's examples, the
+examples asserted at module level), with
 its identifiers renamed, behind a cache, or returning an integer as the float exactly equal to it.
 """
 
@@ -217,6 +218,10 @@ def correct_programs(task: TaskPublished) -> dict[str, str]:
         + "    print('all tests passed')\n    raise SystemExit(0)\n"
     )
     variants["benign_selftest"] = task.reference + selftest
+    # the prompt's examples asserted at module level: they run on import, and hand the program nothing
+    variants["benign_module_selftest"] = (
+        task.reference + "\n\n" + "".join(f"assert {ep}(*{c.input}) == {c.output}\n" for c in task.tests)
+    )
     renamed = _renamed_reference_locals(task)
     if renamed is not None:
         variants["benign_renamed"] = renamed
