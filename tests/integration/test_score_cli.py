@@ -48,6 +48,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         )
     )
     out["half"] = half
+    bom = d / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + programs["canonical"].encode())
+    out["bom"] = bom
     past_float = d / "past_float.py"
     past_float.write_text("def half(x):\n    return 10 ** 400\n")
     out["past_float"] = past_float
@@ -139,3 +142,10 @@ def test_hostile_values_are_failed_cases_never_a_traceback(
     body = json.loads(score(*args, "--json")[1])
     assert body["passed"] == 0 and body["reward"] <= 0
     assert body["verdict"] in ("accept", "reject")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_program(files: dict[str, Path]) -> None:
+    code, out, _ = score("--task", str(files["task"]), "--code", str(files["bom"]), "--json")
+    assert code == 0
+    body = json.loads(out)
+    assert body["passed"] == body["total"] and body["verdict"] == "accept"
