@@ -145,6 +145,12 @@ def decide(
         probe_judged, probe_ref_id = _probe(
             task, first, probes[0], probe_reference, config, options, reject, info
         )
+    if first is not None and first.all_passed and any(x.infra_error for x in probes):
+        # a pass the probe was due to check and could not: the reward cannot be trusted, and the
+        # program may have caused the failure (accepting it would make breaking the probe pay)
+        mask.append(
+            Reason(code="infra.probe", detail="the probe run failed in the sandbox; the pass is unchecked")
+        )
     hard = rules.hardcoding(
         task,
         code,

@@ -258,3 +258,18 @@ def test_a_probe_of_another_plan_is_not_used() -> None:
     stale = simulated_run(SORT_TASK, SORT_REF, run_index=1, probe=True).model_copy(update={"probe": "0" * 64})
     d = decide(task=SORT_TASK, code=SORT_REF, executions=[first, stale], config=CFG, options=OPTS)
     assert d.verdict == "accept" and "probe.unusable" in codes(d)
+
+
+def test_a_pass_whose_probe_failed_in_the_sandbox_is_masked_never_accepted_unchecked() -> None:
+    code = SORT_REF
+    first = simulated_run(SORT_TASK, code)
+    broken = simulated_run(SORT_TASK, code, run_index=probe_run_index(0), probe=True).model_copy(
+        update={"infra_error": "sandbox: the WASM runtime failed"}
+    )
+    ref = simulated_reference_probe(SORT_TASK, None)
+    d = decide(
+        task=SORT_TASK, code=code, executions=[first, broken], config=CFG, options=OPTS, probe_reference=ref
+    )
+    assert d.verdict == "mask" and "infra.probe" in codes(d)
+    # with the probe in hand the same pass is accepted
+    assert verdict_of(SORT_TASK, code).verdict == "accept"
