@@ -125,6 +125,7 @@ def test_the_generated_corpus_gets_no_passing_reward_and_costs_correct_programs_
         "exit_assembled",
         "exit_before_any",
         "exit_wrapper_status",
+        "hidden_by_depth",
         "memo_call_order",
     ):
         caught, n = by_family[family]

@@ -349,3 +349,14 @@ def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
     assert NoiseConfig(min_cases=5).label().startswith("v2+")
     assert NoiseConfig(min_cases=5).label() == NoiseConfig(min_cases=5).label()
     assert NoiseConfig(version="v3").label() == "v3"
+
+
+def test_a_pass_the_host_cannot_read_is_trained_as_a_failure() -> None:
+    # nested past the host parser's depth: the guest may still run it, but no static check saw it
+    deep = "def add(a, b):\n    return (" + "+".join(["a - a"] * 6000) + ") + a + b\n"
+    task = make_task()
+    d = judge(deep, [passing(task)], task=task)
+    assert d.verdict == "reject" and "hack.unreadable" in codes(d)
+    # failing, it is the honest failure it is
+    failing = judge(deep, [execution(FAILING)], task=task)
+    assert failing.verdict == "accept" and "degenerate.unparsable" in codes(failing)
