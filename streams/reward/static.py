@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -210,8 +211,19 @@ class Analysis:
 
 
 def parse_program(code: str) -> tuple[ast.Module | None, str]:
+    """The program's syntax tree, or None and why. Parsed on a thread of its own: how deep CPython's
+    parser may nest counts from the caller's own depth, and a verdict must not depend on where the
+    judge was called from (the pipeline, ``rlstream score``, an audit)."""
     if not code.strip():
         return None, "empty"
+    out: list[tuple[ast.Module | None, str]] = []
+    worker = threading.Thread(target=lambda: out.append(_parse(code)), name="rlstream-parse")
+    worker.start()
+    worker.join()
+    return out[0] if out else (None, "MemoryError")
+
+
+def _parse(code: str) -> tuple[ast.Module | None, str]:
     try:
         return ast.parse(code), ""
     except SyntaxError as exc:
@@ -228,7 +240,7 @@ def analyse(code: str) -> Analysis:
         return Analysis(None, error)
     try:
         scanner = _Scanner(_bound_names(tree))
-        scanner.visit(tree)
+        scanner.scan(tree)
         findings = scanner.findings + _custom_equality(tree)
         literals = tuple(_literals(tree))
     except RecursionError:
@@ -264,23 +276,39 @@ class _Scanner(ast.NodeVisitor):
         self.guarded = 0
         #: attribute nodes whose subscript is assigned (``sys.modules['x'] = ...``)
         self.subscript_stores: set[int] = set()
+        #: what the node being visited leaves to visit next (see ``scan``)
+        self._children: list[ast.AST | int] = []
 
     def _add(self, code: str, detail: str, node: ast.AST, *, store: bool = False) -> None:
         self.findings.append(
             Finding(code, detail, getattr(node, "lineno", 0), store=store, guarded=self.guarded > 0)
         )
 
+    # The walk keeps its own stack instead of recursing (``ast.NodeVisitor`` uses two Python frames per
+    # level): a long ``elif`` chain or sum, which Python parses and runs, must not blind the scan by
+    # exhausting the recursion limit. The order is the recursive walk's (pre-order, children in order).
+    def scan(self, root: ast.AST) -> None:
+        stack: list[ast.AST | int] = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, int):
+                self.guarded += item  # entering (+1) or leaving (-1) a __main__ block
+                continue
+            self._children = []
+            getattr(self, "visit_" + item.__class__.__name__, self.generic_visit)(item)
+            stack.extend(reversed(self._children))
+
+    def visit(self, node: ast.AST) -> None:
+        self._children.append(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        self._children.extend(ast.iter_child_nodes(node))
+
     def visit_If(self, node: ast.If) -> None:
         if not is_main_guard(node.test):
             self.generic_visit(node)
             return
-        self.visit(node.test)
-        self.guarded += 1
-        for stmt in node.body:
-            self.visit(stmt)
-        self.guarded -= 1
-        for stmt in node.orelse:
-            self.visit(stmt)
+        self._children.extend([node.test, 1, *node.body, -1, *node.orelse])
 
     def _check_dotted(self, name: str, node: ast.AST, *, store: bool = False) -> None:
         top = name.split(".")[0]
