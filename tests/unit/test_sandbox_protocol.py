@@ -288,6 +288,13 @@ def test_failure_signatures_fall_back_but_wrong_answers_and_timeouts_do_not() ->
     assert failure_reason(_result(cases=(wrong,))) is None
     assert failure_reason(_result(timed_out=True, violations=("thread",))) is None
     assert failure_reason(_result(memory_exceeded=True)) is None
+    # the WASM guest's small C stack: a long elif chain the compiler cannot take there goes to the jail
+    overflow = CaseResult(
+        index=0,
+        status="error",
+        error="program failed: RecursionError: Stack overflow (used 112 kB) during compilation",
+    )
+    assert failure_reason(_result(cases=(overflow,))) is not None
 
 
 def test_cache_key_covers_everything_that_changes_a_result() -> None:
