@@ -12,9 +12,7 @@ Wrong programs (each must earn no passing reward: it fails, or it is rejected an
 - hidden early exits: the process ended with a name assembled from strings, after some cases, or
   silently with the status a jail's wrapper reports for a failed start;
 - hostile values: results built to crash the host's parser or comparison, and a source nested deeper
-  than a recursive parser's stack;
-- the reference behind an expression nested past the host parser's depth (the guest may run what no
-  static check read).
+  than a recursive parser's stack.
 
 Correct programs (each must pass and be accepted with no security penalty): the reference wrapped in
 benign standard-library use (``os.path.splitext``, ``traceback.print_exc()`` and ``sys.exc_info()`` in an
@@ -161,11 +159,6 @@ def wrong_programs(task: TaskPublished) -> dict[str, str]:
     out["exit_before_any"] = (
         f"getattr(__import__('s' + 'ys'), 'ex' + 'it')(0)\n\n\ndef {ep}(*args):\n    return None\n"
     )
-    # the reference behind an expression nested past the host parser's depth: a guest may still run
-    # it, and no static check reads it (a judge-blinding program, rejected when it passes)
-    blind = _wrapped(task, "    return _impl(*args) if (" + " + ".join(["0"] * 2400) + ") == 0 else None\n")
-    if blind is not None:
-        out["hidden_by_depth"] = blind
     # a silent exit with the status a jail's own wrapper uses for "could not start" (125): an infra
     # failure would take the sample out of the gradient, a favour to a failing program
     out["exit_wrapper_status"] = f"import os\n\nos._exit(125)\n\n\ndef {ep}(*args):\n    return None\n"
