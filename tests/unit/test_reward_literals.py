@@ -12,9 +12,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from schemas.literals import MAX_INT_DIGITS, LargeInt
 from streams.reward.config import V1_COMPARE, CompareConfig
 from streams.reward.literals import (
-    MAX_INT_DIGITS,
     CompareOptions,
     NotALiteral,
     parse_expected,
@@ -89,10 +89,15 @@ def test_values_no_real_program_returns_are_refused() -> None:
     for text in ("{1, 1}", "{1: 'a', True: 'b'}", "{1, 1.0}", "{[1]}", "{(1, [2]): 3}"):
         with pytest.raises(NotALiteral):
             parse_literal(text)
-    # Python's own int/str limit: the guest's repr() cannot print a longer integer
-    with pytest.raises(NotALiteral):
-        parse_literal("9" * (MAX_INT_DIGITS + 1))
+    # past Python's own int/str limit an integer is kept as its digits, never converted; leading
+    # zeros are no literal at any length
+    assert parse_literal("9" * (MAX_INT_DIGITS + 1)) == LargeInt("9" * (MAX_INT_DIGITS + 1))
+    assert parse_literal("-" + "9" * (MAX_INT_DIGITS + 1)) == LargeInt("9" * (MAX_INT_DIGITS + 1), True)
     assert parse_literal("9" * MAX_INT_DIGITS) == int("9" * MAX_INT_DIGITS)
+    for text in ("0" + "9" * (MAX_INT_DIGITS + 1), "012", "[1, 007]"):
+        with pytest.raises(NotALiteral):
+            parse_literal(text)
+    assert parse_literal("00") == 0
 
 
 def test_a_flood_of_a_million_characters_parses_in_bounded_time() -> None:
