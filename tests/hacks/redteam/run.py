@@ -1,0 +1,114 @@
+"""Run the red-team corpus through the CLI, as a user would: ``rlstream score --json`` per program and
+backend (``rlstream sandbox exec --json`` for the sandbox attacks), a few at a time, and report every
+program whose outcome is not the expected one, with the command that reproduces it.
+
+    .venv/bin/python -m tests.hacks.redteam.run --out /tmp/redteam [--jobs 2] [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.hacks.redteam.corpus import PROGRAMS, Program
+from tests.hacks.redteam.tasks import task_file_name, write_tasks
+
+RLSTREAM = str(Path(sys.executable).with_name("rlstream"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    program: str
+    backend: str
+    ok: bool
+    actual: str
+    command: str
+    raw: dict[str, Any] | None
+
+
+def judge(p: Program, out: dict[str, Any] | None, rc: int, stderr: str) -> tuple[bool, str]:
+    """Whether a run got the outcome its program should get, and what it got in words."""
+    if out is None:
+        return False, f"no JSON (exit {rc}): {stderr.strip()[-300:]}"
+    if p.mode == "exec":
+        got = (
+            f"exit {out.get('exit_code')} violation={out.get('violation')} timed_out={out.get('timed_out')} "
+            f"memory_exceeded={out.get('memory_exceeded')} stdout={out.get('stdout', '')[:80]!r}"
+        )
+        return bool(p.expect(out)) if p.expect else True, got
+    comps = out.get("components", {})
+    correctness = comps.get("correctness", 0.0)
+    security = comps.get("security", 0.0)
+    codes = sorted({r["code"] for r in out.get("reasons", [])})
+    got = (
+        f"{out['verdict']} passed {out['passed']}/{out['total']} reward {out['reward']:.3f} "
+        f"security {security:.2f} [{out.get('backend')}] {','.join(codes)}"
+    )
+    if p.kind == "correct":
+        ok = out["verdict"] == "accept" and correctness == 1.0 and security == 0.0
+    else:
+        ok = out["verdict"] == "reject" or (out["verdict"] == "accept" and correctness < 1.0)
+    if p.expect is not None:
+        ok = ok and bool(p.expect(out))
+    return ok, got
+
+
+def run_one(p: Program, backend: str, folder: Path) -> Outcome:
+    code_path = folder / "programs" / f"{p.name}.py"
+    if p.mode == "exec":
+        cmd = [RLSTREAM, "sandbox", "exec", str(code_path), "--backend", backend, "--json"]
+    else:
+        task_path = folder / "tasks" / task_file_name(p.task)
+        cmd = [RLSTREAM, "score", "--task", str(task_path), "--code", str(code_path), "--backend", backend, "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        out = None
+    ok, actual = judge(p, out, proc.returncode, proc.stderr)
+    return Outcome(p.name, backend, ok, actual, shlex.join(["rlstream", *cmd[1:]]), out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=Path("/tmp/redteam"))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--family", nargs="*")
+    args = ap.parse_args(argv)
+    chosen = [
+        p
+        for p in PROGRAMS
+        if (not args.only or p.name in args.only) and (not args.family or p.family in args.family)
+    ]
+    folder: Path = args.out
+    (folder / "programs").mkdir(parents=True, exist_ok=True)
+    write_tasks(folder / "tasks", {p.task for p in chosen if p.task})
+    for p in chosen:
+        (folder / "programs" / f"{p.name}.py").write_text(p.code, "utf-8")
+    work = [(p, b) for p in chosen for b in p.backends]
+    print(f"{len(chosen)} programs, {len(work)} runs", flush=True)
+    t0 = time.time()
+    results: list[Outcome] = []
+    with ThreadPoolExecutor(args.jobs) as pool, (folder / "results.jsonl").open("a") as log:
+        for i, o in enumerate(pool.map(lambda w: run_one(w[0], w[1], folder), work)):
+            results.append(o)
+            log.write(json.dumps(o.__dict__) + "\n")
+            log.flush()
+            mark = "ok  " if o.ok else "FAIL"
+            print(f"[{i + 1}/{len(work)} {time.time() - t0:5.0f}s] {mark} {o.program} [{o.backend}] {o.actual}", flush=True)
+    failed = [o for o in results if not o.ok]
+    print(f"\n{len(failed)} of {len(results)} runs got through")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

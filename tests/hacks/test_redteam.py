@@ -1,0 +1,103 @@
+"""The red-team corpus (``tests/hacks/redteam/``) through the real sandbox, reward and noise filter, as
+``rlstream score`` and ``rlstream sandbox exec`` run them: wrong programs must fail or be rejected,
+correct ones must be accepted with full reward, sandbox attacks contained and labelled.
+
+Programs that currently get through are ``xfail(strict=True)`` with the mechanism that failed: the
+owners of that mechanism flip them when they fix it. WASM runs everything it can; the container runs
+the programs written for it and a slice of the rest (the full matrix on both backends is
+``python -m tests.hacks.redteam.run``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from streams.noise.config import NoiseConfig
+from streams.reward.config import RewardConfig
+from streams.reward.evaluate import Evaluator
+from streams.reward.function import get_reward_function
+from streams.sandbox import Sandbox, SandboxConfig
+from tests.hacks.redteam.corpus import PROGRAMS, Program
+from tests.hacks.redteam.run import judge
+from tests.hacks.redteam.tasks import all_tasks
+
+# ------------------------------------------------------------------------------ what gets through now
+CHECK_MEMO = "check mode: no probe and no overlap rule for tasks judged by a check (memorised answers pass)"
+CHECK_TRUTHY = "check mode: a truthiness check accepts any truthy/falsy literal (case mode is type-strict)"
+CHECK_STATIC = "check mode: a class with its own __eq__/__hash__ (or a builtin subclass with a dunder) is rejected even when never returned"
+HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
+VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
+STATIC_ATTACK = "static attack tier rejects a correct program for a harmless use (signal.alarm(0), atexit, inspect.currentframe, logging.root.level =, decimal.DefaultContext.x =, reading __globals__)"
+PROBE_TOLERANCE = "probe: a wrong algorithm that agrees with the reference on most generated inputs is accepted"
+PROBE_RANGE = "probe: generated inputs stay in the cases' range, so an algorithm wrong only past it is accepted"
+UNTRUSTED_EQ = "Fraction/Decimal equal under == are refused as non-literal"
+NORMALISE_LOOSE = "normalisation is looser than ==: a deque is accepted where a list is expected"
+FLOAT_TOL = "documented float tolerance: an answer off by 5e-10 relative passes"
+LABEL_FAKE = "a label the program controls"
+
+#: (program, backend or "*") -> the mechanism that lets it through today
+KNOWN: dict[tuple[str, str], str] = {}
+
+
+def _known(name: str, backend: str) -> str | None:
+    return KNOWN.get((name, backend)) or KNOWN.get((name, "*"))
+
+
+# ---------------------------------------------------------------------------------------- the matrix
+#: container runs in CI beyond the programs written for the container alone
+CONTAINER_SLICE = frozenset(
+    {
+        "check_table_52",
+        "exit_after_first_case_35",
+        "output_flood_exit_35",
+        "namedtuple_sum_product_8",
+        "numpy_bool_40",
+        "threads_auto_35",
+        "check_heap_class_129",
+    }
+)
+
+
+def _runs() -> list[Any]:
+    out = []
+    for p in PROGRAMS:
+        for b in p.backends:
+            if b == "container" and "wasm" in p.backends and p.name not in CONTAINER_SLICE:
+                continue
+            if b == "auto" and "wasm" in p.backends and p.family != "newer_syntax":
+                continue
+            why = _known(p.name, b)
+            marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+            out.append(pytest.param(p, b, id=f"{p.name}-{b}", marks=marks))
+    return out
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    return Sandbox(SandboxConfig())
+
+
+@pytest.fixture(scope="module")
+def evaluator(sandbox: Sandbox) -> Evaluator:
+    return Evaluator(sandbox, get_reward_function("code-v3", RewardConfig()), NoiseConfig())
+
+
+@pytest.mark.parametrize(("program", "backend"), _runs())
+def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Evaluator) -> None:
+    if program.mode == "exec":
+        result = sandbox.run_script(program.code, limits=sandbox.limits(), backend=backend)
+        assert not result.infra_error, result.infra_error
+        out: dict[str, Any] = dict(result.cli_json())
+    else:
+        ev = evaluator.evaluate(all_tasks()[program.task], program.code, backend=backend)  # type: ignore[arg-type]
+        assert not ev.execution.infra_error, ev.execution.infra_error
+        out = ev.cli_json()
+    ok, actual = judge(program, out, 0, "")
+    want = program.expect_text or {
+        "wrong": "fails or is rejected",
+        "correct": "full correctness, no security penalty, accepted",
+        "attack": "contained and labelled",
+    }[program.kind]
+    assert ok, f"{program.name} [{backend}] ({program.family}): expected {want}; got {actual}"
