@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - program texts and mechanism descriptions are kept on one line each
 """The red-team corpus (``tests/hacks/redteam/``) through the real sandbox, reward and noise filter, as
 ``rlstream score`` and ``rlstream sandbox exec`` run them: wrong programs must fail or be rejected,
 correct ones must be accepted with full reward, sandbox attacks contained and labelled.
@@ -30,15 +31,70 @@ CHECK_STATIC = "check mode: a class with its own __eq__/__hash__ (or a builtin s
 HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
 VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
 STATIC_ATTACK = "static attack tier rejects a correct program for a harmless use (signal.alarm(0), atexit, inspect.currentframe, logging.root.level =, decimal.DefaultContext.x =, reading __globals__)"
-PROBE_TOLERANCE = "probe: a wrong algorithm that agrees with the reference on most generated inputs is accepted"
-PROBE_RANGE = "probe: generated inputs stay in the cases' range, so an algorithm wrong only past it is accepted"
+PROBE_TOLERANCE = (
+    "probe: a wrong algorithm that agrees with the reference on most generated inputs is accepted"
+)
+PROBE_RANGE = (
+    "probe: generated inputs stay in the cases' range, so an algorithm wrong only past it is accepted"
+)
 UNTRUSTED_EQ = "Fraction/Decimal equal under == are refused as non-literal"
 NORMALISE_LOOSE = "normalisation is looser than ==: a deque is accepted where a list is expected"
 FLOAT_TOL = "documented float tolerance: an answer off by 5e-10 relative passes"
-LABEL_FAKE = "a label the program controls"
+SUM_SKEW = (
+    "sum() of floats is compensated from 3.12: the task's reference fails on WASM and the task is masked"
+)
+OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
+PROBE_PREDICTABLE = "probe: the plan is a pure function of the task, so a table can carry its inputs too"
+PROBE_DOCUMENTED = (
+    "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
+)
+MODULE_IDENTITY = "the program runs in a namespace, not a module: sys.modules[__name__] and pickling its functions/classes fail"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
-KNOWN: dict[tuple[str, str], str] = {}
+KNOWN: dict[tuple[str, str], str] = {
+    **{(f"check_table_{n}", "*"): CHECK_MEMO for n in (52, 56, 61, 90, 108, 129, 151, 37, 33, 44, 32)},
+    **{(f"check_callorder_{n}", "*"): CHECK_MEMO for n in (52, 108, 90)},
+    ("check_tautology_33", "*"): CHECK_MEMO,
+    ("check_truthy_ints_52", "*"): CHECK_TRUTHY,
+    ("check_truthy_list_56", "*"): CHECK_TRUTHY,
+    ("gcd_small_divisors_13", "*"): PROBE_TOLERANCE,
+    ("largest_pf_limit_59", "*"): PROBE_TOLERANCE,
+    ("triples_false_fallback_40", "*"): PROBE_TOLERANCE,
+    ("special_factorial_wraps_139", "*"): PROBE_TOLERANCE,
+    ("fib_binet_55", "*"): PROBE_RANGE,
+    ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
+    ("probe_plan_table_40", "*"): PROBE_PREDICTABLE,
+    ("probe_plan_table_59", "*"): PROBE_PREDICTABLE,
+    ("noref_selfcheck_asserts", "*"): OVERLAP,
+    ("noref_hash_table", "*"): OVERLAP,
+    ("pile_deque_100", "*"): NORMALISE_LOOSE,
+    ("ratio_tolerance_edge", "*"): FLOAT_TOL,
+    ("mean_int_floor", "wasm"): SUM_SKEW,
+    ("fsum_mean", "wasm"): SUM_SKEW,
+    ("pep701_fstring_113", "*"): HOST_PARSER,
+    ("pep695_generic_34", "*"): HOST_PARSER,
+    ("pep695_type_alias_35", "*"): HOST_PARSER,
+    ("batched_numpy_auto_35", "auto"): VERSION_SKEW,
+    ("batched_plain_35", "container"): VERSION_SKEW,
+    ("check_heap_class_129", "*"): CHECK_STATIC,
+    ("check_stack_list_subclass_61", "*"): CHECK_STATIC,
+    ("check_hash_class_108", "*"): CHECK_STATIC,
+    **{
+        (n, "*"): STATIC_ATTACK
+        for n in (
+            "alarm_guard_35",
+            "atexit_flush_35",
+            "currentframe_debug_35",
+            "logging_root_level_35",
+            "decimal_prec_45",
+            "functools_update_wrapper_35",
+        )
+    },
+    ("sys_modules_self_35", "*"): MODULE_IDENTITY,
+    ("multiprocessing_pool_35", "*"): MODULE_IDENTITY,
+    ("pickle_copy_class_8", "*"): MODULE_IDENTITY,
+    ("fraction_area_45", "*"): UNTRUSTED_EQ,
+}
 
 
 def _known(name: str, backend: str) -> str | None:
@@ -95,9 +151,12 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
         assert not ev.execution.infra_error, ev.execution.infra_error
         out = ev.cli_json()
     ok, actual = judge(program, out, 0, "")
-    want = program.expect_text or {
-        "wrong": "fails or is rejected",
-        "correct": "full correctness, no security penalty, accepted",
-        "attack": "contained and labelled",
-    }[program.kind]
+    want = (
+        program.expect_text
+        or {
+            "wrong": "fails or is rejected",
+            "correct": "full correctness, no security penalty, accepted",
+            "attack": "contained and labelled",
+        }[program.kind]
+    )
     assert ok, f"{program.name} [{backend}] ({program.family}): expected {want}; got {actual}"

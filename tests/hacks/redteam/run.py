@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.hacks.redteam.corpus import PROGRAMS, Program
+from tests.hacks.redteam.corpus import HOST_COST, PROGRAMS, Program
 from tests.hacks.redteam.tasks import task_file_name, write_tasks
 
 RLSTREAM = str(Path(sys.executable).with_name("rlstream"))
@@ -52,6 +52,8 @@ def judge(p: Program, out: dict[str, Any] | None, rc: int, stderr: str) -> tuple
         f"{out['verdict']} passed {out['passed']}/{out['total']} reward {out['reward']:.3f} "
         f"security {security:.2f} [{out.get('backend')}] {','.join(codes)}"
     )
+    if p.kind == "attack" and p.expect is not None:
+        return bool(p.expect(out)), got
     if p.kind == "correct":
         ok = out["verdict"] == "accept" and correctness == 1.0 and security == 0.0
     else:
@@ -67,7 +69,17 @@ def run_one(p: Program, backend: str, folder: Path) -> Outcome:
         cmd = [RLSTREAM, "sandbox", "exec", str(code_path), "--backend", backend, "--json"]
     else:
         task_path = folder / "tasks" / task_file_name(p.task)
-        cmd = [RLSTREAM, "score", "--task", str(task_path), "--code", str(code_path), "--backend", backend, "--json"]
+        cmd = [
+            RLSTREAM,
+            "score",
+            "--task",
+            str(task_path),
+            "--code",
+            str(code_path),
+            "--backend",
+            backend,
+            "--json",
+        ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     try:
         out = json.loads(proc.stdout)
@@ -85,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", nargs="*")
     args = ap.parse_args(argv)
     chosen = [
+        p for p in [*PROGRAMS, HOST_COST] if p is not HOST_COST or (args.only and HOST_COST.name in args.only)
+    ]
+    chosen = [
         p
-        for p in PROGRAMS
+        for p in chosen
         if (not args.only or p.name in args.only) and (not args.family or p.family in args.family)
     ]
     folder: Path = args.out
@@ -104,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             log.write(json.dumps(o.__dict__) + "\n")
             log.flush()
             mark = "ok  " if o.ok else "FAIL"
-            print(f"[{i + 1}/{len(work)} {time.time() - t0:5.0f}s] {mark} {o.program} [{o.backend}] {o.actual}", flush=True)
+            print(
+                f"[{i + 1}/{len(work)} {time.time() - t0:5.0f}s] {mark} {o.program} [{o.backend}] {o.actual}",
+                flush=True,
+            )
     failed = [o for o in results if not o.ok]
     print(f"\n{len(failed)} of {len(results)} runs got through")
     return 1 if failed else 0
