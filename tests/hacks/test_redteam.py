@@ -48,6 +48,8 @@ PROBE_PREDICTABLE = "probe: the plan is a pure function of the task, so a table 
 PROBE_DOCUMENTED = (
     "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
 )
+LABEL_FAKE = "WASM memory_exceeded is inferred from the linear memory's size, which the program controls (grow, free, exit)"
+LABEL_GAP = "os.readlink/os.stat raise no audit event: a metadata probe of any path gets no filesystem label"
 MODULE_IDENTITY = "the program runs in a namespace, not a module: sys.modules[__name__] and pickling its functions/classes fail"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -91,9 +93,12 @@ KNOWN: dict[tuple[str, str], str] = {
         )
     },
     ("sys_modules_self_35", "*"): MODULE_IDENTITY,
-    ("multiprocessing_pool_35", "*"): MODULE_IDENTITY,
     ("pickle_copy_class_8", "*"): MODULE_IDENTITY,
+    ("memory_fake_wasm", "*"): LABEL_FAKE,
+    ("multiprocessing_pool_35", "*"): MODULE_IDENTITY
+    + "; a Pool's shutdown signals its own workers: labelled signal and rejected as an attack",
     ("fraction_area_45", "*"): UNTRUSTED_EQ,
+    ("proc_readlink_stat", "*"): LABEL_GAP,
 }
 
 
