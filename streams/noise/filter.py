@@ -244,7 +244,7 @@ def _probe(
         novel_agreement=config.probe_novel_agreement,
     )
     for r in reasons:
-        (reject if r.code in ("hack.memorised", "runtime.inconsistent") else info).append(r)
+        (reject if r.code in probing.REJECTING else info).append(r)
     return judged, reference.event_id() if reference is not None and usable else None
 
 

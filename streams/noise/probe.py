@@ -8,15 +8,18 @@ things are read from that run:
 - the task's cases must be answered as in the first run: a case the first run passed and the probe run
   fails (a wrong value, an error, an exit or a hang) is an answer that depended on the order of the
   calls or on chance: ``runtime.inconsistent``;
-- on generated inputs the program must mostly agree with the reference. Only inputs on which every
-  reference run returned the same plain value count (the reference raising, hanging or answering two
-  ways says nothing). The program is judged ``hack.memorised`` when it agrees on fewer than
-  ``probe_agreement`` of them, or on fewer than that share of the *informative* ones (those whose
-  reference answer is not the most common one: a table with a constant fallback agrees on the rest),
-  or when it hangs or exits on an input the reference answers. A correct program may disagree with a
-  (sometimes wrong, sometimes out-of-domain) reference on a few generated inputs; a memoriser fails
-  most of them. Fewer than ``probe_min_inputs`` counted inputs make no verdict (``probe.inconclusive``)
-  and the filter falls back on its static overlap rule.
+- on generated inputs the program must agree with the reference. Only inputs on which every
+  reference run (each in a fresh sandbox) returned the same plain value count: the reference raising,
+  hanging or answering two ways says nothing, so an input on which the reference is itself
+  non-deterministic never counts against a program. On a counted input, an answer that differs from
+  the reference's (a wrong value, an error, a value that is not a literal) is a wrong answer, however
+  many others it got right: ``wrong.disagrees_with_reference``, trained as the failure it is (a wrong
+  algorithm is often right on most inputs near the cases). A hang or an exit on an input the reference
+  answers is ``hack.memorised``, and so is agreeing on fewer than ``probe_agreement`` of the counted
+  inputs, or of the *informative* ones (those whose reference answer is not the most common one: a
+  table with a constant fallback agrees on the rest). Fewer than ``probe_min_inputs`` counted inputs
+  with no disagreement make no verdict (``probe.inconclusive``) and the filter falls back on its
+  static overlap rule.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ from streams.reward.literals import (
     values_match,
 )
 
+#: the reason code of a program that answered a counted generated input otherwise than the reference
+DISAGREES = "wrong.disagrees_with_reference"
+#: the probe's reason codes that reject a sample (trained as the failure it is)
+REJECTING = frozenset({"hack.memorised", "runtime.inconsistent", DISAGREES})
 #: statuses of a position the run never answered
 _UNANSWERED = ("timeout", "missing")
 
@@ -61,6 +68,8 @@ class ProbeReport:
     novel_agreed: int
     #: the probe position where the program hung or exited on an input the reference answers (-1: none)
     stuck_at: int = -1
+    #: the counted generated positions the program answered otherwise than the reference
+    disagreed: tuple[int, ...] = ()
 
 
 def reference_answers(
@@ -117,6 +126,7 @@ def examine(
     ended_on_duty = end < len(records) and (plan.origin[end] != GENERATED or end in answers or end in settled)
 
     changed: list[int] = []
+    disagreed: list[int] = []
     compared = agreed = uncommon = uncommon_agreed = novel = novel_agreed = 0
     modal = _modal(answers)
     expected = [_case_value(c.case.output) for c in cases]
@@ -137,6 +147,8 @@ def examine(
         ok = got is not _NONE and values_match(answer, got, options)
         compared += 1
         agreed += ok
+        if not ok:
+            disagreed.append(pos)
         if modal is not None and _key(answer) != modal:
             uncommon += 1
             uncommon_agreed += ok
@@ -149,7 +161,15 @@ def examine(
             novel_agreed += ok
     stuck = end if ended_on_duty and plan.origin[end] == GENERATED else -1
     return ProbeReport(
-        tuple(sorted(changed)), compared, agreed, uncommon, uncommon_agreed, novel, novel_agreed, stuck
+        tuple(sorted(changed)),
+        compared,
+        agreed,
+        uncommon,
+        uncommon_agreed,
+        novel,
+        novel_agreed,
+        stuck,
+        tuple(disagreed),
     )
 
 
@@ -175,6 +195,32 @@ def probe_reasons(
             )
         )
         return reasons, True
+    detail = (
+        f"agreed with the reference on {report.agreed}/{report.compared} generated inputs, "
+        f"{report.uncommon_agreed}/{report.uncommon} of those with an uncommon answer, "
+        f"{report.novel_agreed}/{report.novel} of those whose answer is not their cases' own"
+    )
+    # each share is judged where it says something: at least two inputs in it (and enough inputs in all)
+    shares = [
+        (report.agreed, report.compared, agreement),
+        (report.uncommon_agreed, report.uncommon, agreement),
+        (report.novel_agreed, report.novel, novel_agreement),
+    ]
+    if report.compared >= min_inputs and any(n >= 2 and a / n < needed for a, n, needed in shares):
+        reasons.append(Reason(code="hack.memorised", detail=detail))
+        return reasons, True
+    if report.disagreed:
+        # the reference answered these the same way in every run: another answer is a wrong one, on
+        # however few inputs (a wrong algorithm is right on most inputs near the task's cases)
+        positions = list(report.disagreed)
+        reasons.append(
+            Reason(
+                code=DISAGREES,
+                detail=f"{detail}; answered otherwise than the reference on probe input(s) "
+                f"{positions[:8]}{' ...' if len(positions) > 8 else ''}",
+            )
+        )
+        return reasons, True
     if report.compared < min_inputs:
         reasons.append(
             Reason(
@@ -183,20 +229,6 @@ def probe_reasons(
             )
         )
         return reasons, False
-    # each share is judged where it says something: at least two inputs in it
-    shares = [
-        (report.agreed, report.compared, agreement),
-        (report.uncommon_agreed, report.uncommon, agreement),
-        (report.novel_agreed, report.novel, novel_agreement),
-    ]
-    detail = (
-        f"agreed with the reference on {report.agreed}/{report.compared} generated inputs, "
-        f"{report.uncommon_agreed}/{report.uncommon} of those with an uncommon answer, "
-        f"{report.novel_agreed}/{report.novel} of those whose answer is not their cases' own"
-    )
-    if any(n >= 2 and a / n < needed for a, n, needed in shares):
-        reasons.append(Reason(code="hack.memorised", detail=detail))
-        return reasons, True
     if report.uncommon < 2 and report.novel < 2:
         # (nearly) every counted input has its cases' answer or the commonest one: a table with a
         # fallback would agree as well as a program that computes the answers

@@ -30,7 +30,7 @@ from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
-PLAN_VERSION = "p1"
+PLAN_VERSION = "p2"
 #: generated inputs per plan: three times the task's cases, within these bounds
 MIN_GENERATED = 16
 MAX_GENERATED = 48
@@ -285,6 +285,16 @@ class _Invariants:
         ]
         shapes = {i: {_shape(t[i]) for t in tuples} for i in strings}  # type: ignore[arg-type]
         self.shaped = {i: next(iter(v)) for i, v in shapes.items() if several and len(v) == 1}
+        # how the cases space their words: no string of any case starts or ends with white space, or
+        # holds two in a row ('a b' never ' a  b'); where some case has several words, none is longer
+        # than the cases' longest (single letters stay single letters)
+        self.trimmed = [i for i in strings if all(t[i] == t[i].strip() for t in tuples)]  # type: ignore[union-attr]
+        self.single_spaced = [i for i in strings if not any(_double_space(t[i]) for t in tuples)]  # type: ignore[arg-type]
+        self.word_max = {
+            i: max(len(w) for t in tuples for w in t[i].split())  # type: ignore[union-attr]
+            for i in strings
+            if any(len(t[i].split()) > 1 for t in tuples)  # type: ignore[union-attr]
+        }
 
     def hold(self, candidate: Sequence[object]) -> bool:
         if len(candidate) < self.arity:
@@ -298,6 +308,13 @@ class _Invariants:
                 )
                 and all(_balanced(candidate[i], pair) for i, pair in self.balanced)  # type: ignore[arg-type]
                 and all(_shape(candidate[i]) == shape for i, shape in self.shaped.items())  # type: ignore[arg-type]
+                and all(candidate[i] == candidate[i].strip() for i in self.trimmed)  # type: ignore[union-attr]
+                and not any(_double_space(candidate[i]) for i in self.single_spaced)  # type: ignore[arg-type]
+                and all(
+                    len(w) <= most
+                    for i, most in self.word_max.items()
+                    for w in candidate[i].split()  # type: ignore[union-attr]
+                )
             )
         except TypeError:
             return False
@@ -310,6 +327,10 @@ def _balanced(s: str, pair: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+def _double_space(s: str) -> bool:
+    return any(a.isspace() and b.isspace() for a, b in itertools.pairwise(s))
 
 
 def _shape(s: str) -> str:

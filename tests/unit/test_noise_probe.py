@@ -112,6 +112,19 @@ def test_generated_inputs_are_argument_literals_of_the_cases_types(rows: list[tu
         assert [type(v) for v in args] == [int, str, list, float]
 
 
+def test_generated_words_are_spaced_as_the_cases_space_them() -> None:
+    # the filter counts every disagreement against a program, so inputs stay in the cases' domain: a
+    # reference that splits on " " answers ' b b ' or 'r  g' with an empty word a correct program lacks
+    ref = "def solve(s):\n    return sorted(s.split(' '))\n"
+    inputs = ["('a b b a',)", "('a b c a b',)", "('b b b b a',)", "('',)", "('r t g',)", "('a',)"]
+    plan = plan_for(task_of(ref, cases_of(ref, inputs)))
+    assert plan is not None and len(plan.generated_positions) >= 8
+    for pos in plan.generated_positions:
+        (text,) = ast.literal_eval(plan.inputs[pos])
+        assert text == text.strip() and "  " not in text, text
+        assert all(len(w) == 1 for w in text.split()), text
+
+
 def test_the_first_run_earns_a_probe_only_when_it_answered_every_case() -> None:
     first = simulated_run(SORT_TASK, SORT_REF)
     assert probe_due(SORT_TASK, first)
@@ -162,6 +175,64 @@ def test_memorisers_are_rejected_by_what_the_probe_run_shows(
     d = verdict_of(task, code)
     assert d.verdict == "reject", d
     assert reason in codes(d)
+
+
+def test_a_wrong_algorithm_that_disagrees_with_the_reference_on_one_input_is_rejected() -> None:
+    plan = plan_for(SORT_TASK)
+    assert plan is not None
+    # right on the cases and on every generated input but one (it drops the largest element of a
+    # list of five or more): most answers agree, and that one is still a wrong answer
+    wrong = SORT_REF.replace("return sorted", "return (lambda r: r[:-1] if len(xs) >= 5 else r)(sorted")
+    wrong = wrong.rstrip("\n") + ")\n"
+    assert grade(SORT_TASK, simulated_run(SORT_TASK, wrong), OPTS).all_passed
+    d = verdict_of(SORT_TASK, wrong)
+    assert d.verdict == "reject", d
+    assert "wrong.disagrees_with_reference" in codes(d), d
+    report = next(r for r in d.reasons if r.code == "wrong.disagrees_with_reference")
+    assert "agreed with the reference on" in report.detail
+
+
+def test_a_disagreement_counts_even_below_the_inputs_a_share_needs() -> None:
+    from streams.noise.probe import ProbeReport
+
+    # two counted inputs (fewer than probe_min_inputs): no share is judged, but a wrong answer is
+    report = ProbeReport((), 2, 1, 2, 1, 2, 1, disagreed=(9,))
+    reasons, judged = probe_reasons(report, min_inputs=4, agreement=0.5, novel_agreement=0.75)
+    assert judged and [r.code for r in reasons] == ["wrong.disagrees_with_reference"]
+    report = ProbeReport((), 2, 2, 2, 2, 2, 2)
+    reasons, judged = probe_reasons(report, min_inputs=4, agreement=0.5, novel_agreement=0.75)
+    assert not judged and [r.code for r in reasons] == ["probe.inconclusive"]
+
+
+def test_an_input_the_reference_answers_two_ways_never_counts_against_a_program() -> None:
+    plan = plan_for(SORT_TASK)
+    ref = simulated_reference_probe(SORT_TASK)
+    assert plan is not None and ref is not None
+    pos = plan.generated_positions[-1]
+    # the program answers that input otherwise than the reference's first run; the reference's second
+    # run answers it otherwise too: the reference is non-deterministic there, and the input says nothing
+    first = simulated_run(SORT_TASK, SORT_REF)
+    probe = simulated_run(SORT_TASK, SORT_REF, run_index=probe_run_index(0), probe=True)
+
+    def answering(x: SandboxExecuted, text: str) -> SandboxExecuted:
+        cases = tuple(c if c.index != pos else c.model_copy(update={"result_repr": text}) for c in x.cases)
+        return x.model_copy(update={"cases": cases})
+
+    odd = answering(probe, "[4242]")
+    d = decide(
+        task=SORT_TASK, code=SORT_REF, executions=[first, odd], config=CFG, options=OPTS, probe_reference=ref
+    )
+    assert d.verdict == "reject" and "wrong.disagrees_with_reference" in codes(d)
+    two_ways = ref.model_copy(update={"reruns": (answering(ref.reruns[0], "[4243]"),)})
+    d = decide(
+        task=SORT_TASK,
+        code=SORT_REF,
+        executions=[first, odd],
+        config=CFG,
+        options=OPTS,
+        probe_reference=two_ways,
+    )
+    assert d.verdict == "accept" and "probe.agreed" in codes(d), d
 
 
 def test_a_program_that_hangs_on_an_input_the_reference_answers_is_rejected() -> None:
