@@ -50,7 +50,8 @@ PROBE_DOCUMENTED = (
 )
 LABEL_FAKE = "WASM memory_exceeded is inferred from the linear memory's size, which the program controls (grow, free, exit)"
 LABEL_GAP = "os.readlink/os.stat raise no audit event: a metadata probe of any path gets no filesystem label"
-MODULE_IDENTITY = "the program runs in a namespace, not a module: sys.modules[__name__] and pickling its functions/classes fail"
+PICKLE_SMELL = "the security component counts pickle as dynamic code (a smell) even when it only copies the program's own objects"
+POOL_SIGNAL = "a multiprocessing Pool's shutdown signals its own workers: labelled signal and rejected as an attack"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -90,11 +91,9 @@ KNOWN: dict[tuple[str, str], str] = {
             "functools_update_wrapper_35",
         )
     },
-    ("sys_modules_self_35", "*"): MODULE_IDENTITY,
-    ("pickle_copy_class_8", "*"): MODULE_IDENTITY,
+    ("pickle_copy_class_8", "*"): PICKLE_SMELL,
     ("memory_fake_wasm", "*"): LABEL_FAKE,
-    ("multiprocessing_pool_35", "*"): MODULE_IDENTITY
-    + "; a Pool's shutdown signals its own workers: labelled signal and rejected as an attack",
+    ("multiprocessing_pool_35", "*"): POOL_SIGNAL,
     ("fraction_area_45", "*"): UNTRUSTED_EQ,
     ("proc_readlink_stat", "*"): LABEL_GAP,
 }

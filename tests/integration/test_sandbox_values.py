@@ -151,3 +151,42 @@ def test_integers_past_the_int_str_conversion_limit_are_results_and_inputs(
         "def f():\n    return 10 ** 1_000_001\n", "f", ["()"], limits=LIMITS, backend=backend
     )
     assert r.cases[0].status == "error" and "result too large" in (r.cases[0].error or "")
+
+
+MODULE_IDENTITY = """
+import pickle
+import sys
+from dataclasses import dataclass
+
+
+@dataclass
+class Acc:
+    total: int = 0
+
+
+def f(kind):
+    me = sys.modules[__name__]
+    if kind == "self":
+        return [__name__, me.f is f, me.Acc is Acc]
+    if kind == "pickle":
+        return pickle.loads(pickle.dumps(Acc(3))).total
+    return pickle.loads(pickle.dumps(f)) is f
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_program_is_a_module_registered_under_its_name(sandbox: Sandbox, backend: str) -> None:
+    """As an import would have it: ``sys.modules[__name__]`` is the program, and its classes and
+    functions pickle by reference; a script runs as ``__main__``, as ``python FILE`` runs it."""
+    r = sandbox.run_cases(
+        MODULE_IDENTITY, "f", ["('self',)", "('pickle',)", "('function',)"], limits=LIMITS, backend=backend
+    )
+    assert [(c.status, c.result_repr) for c in r.cases] == [
+        ("ok", "['solution', True, True]"),
+        ("ok", "3"),
+        ("ok", "True"),
+    ], r.cases
+    script = "import sys\nimport pickle\ndef g():\n    pass\n"
+    script += "assert sys.modules['__main__'].g is g and pickle.loads(pickle.dumps(g)) is g\nprint(__name__)\n"
+    s = sandbox.run_script(script, limits=LIMITS, backend=backend)
+    assert (s.exit_code, s.stdout.strip()) == (0, "__main__"), (s.exit_code, s.stderr)
