@@ -288,13 +288,18 @@ class _Invariants:
         # how the cases space their words: no string of any case starts or ends with white space, or
         # holds two in a row ('a b' never ' a  b'); where some case has several words, none is longer
         # than the cases' longest (single letters stay single letters)
-        self.trimmed = [i for i in strings if all(t[i] == t[i].strip() for t in tuples)]  # type: ignore[union-attr]
-        self.single_spaced = [i for i in strings if not any(_double_space(t[i]) for t in tuples)]  # type: ignore[arg-type]
+        texts: dict[int, list[str]] = {i: [x for t in tuples if isinstance(x := t[i], str)] for i in strings}
+        self.trimmed = [i for i, col in texts.items() if all(x == x.strip() for x in col)]
+        self.single_spaced = [i for i, col in texts.items() if not any(_double_space(x) for x in col)]
         self.word_max = {
-            i: max(len(w) for t in tuples for w in t[i].split())  # type: ignore[union-attr]
-            for i in strings
-            if any(len(t[i].split()) > 1 for t in tuples)  # type: ignore[union-attr]
+            i: max(len(w) for x in col for w in x.split())
+            for i, col in texts.items()
+            if any(len(x.split()) > 1 for x in col)
         }
+
+    def _spacing(self) -> list[tuple[int, int | None]]:
+        positions = {*self.trimmed, *self.single_spaced, *self.word_max}
+        return [(i, self.word_max.get(i)) for i in sorted(positions)]
 
     def hold(self, candidate: Sequence[object]) -> bool:
         if len(candidate) < self.arity:
@@ -308,12 +313,9 @@ class _Invariants:
                 )
                 and all(_balanced(candidate[i], pair) for i, pair in self.balanced)  # type: ignore[arg-type]
                 and all(_shape(candidate[i]) == shape for i, shape in self.shaped.items())  # type: ignore[arg-type]
-                and all(candidate[i] == candidate[i].strip() for i in self.trimmed)  # type: ignore[union-attr]
-                and not any(_double_space(candidate[i]) for i in self.single_spaced)  # type: ignore[arg-type]
                 and all(
-                    len(w) <= most
-                    for i, most in self.word_max.items()
-                    for w in candidate[i].split()  # type: ignore[union-attr]
+                    _spaced(candidate[i], i in self.trimmed, i in self.single_spaced, most)
+                    for i, most in self._spacing()
                 )
             )
         except TypeError:
@@ -327,6 +329,17 @@ def _balanced(s: str, pair: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+def _spaced(value: object, trimmed: bool, single: bool, word_max: int | None) -> bool:
+    """Whether a generated string keeps the cases' spacing (see :class:`_Invariants`)."""
+    if not isinstance(value, str):
+        return False
+    return (
+        (not trimmed or value == value.strip())
+        and (not single or not _double_space(value))
+        and (word_max is None or all(len(w) <= word_max for w in value.split()))
+    )
 
 
 def _double_space(s: str) -> bool:

@@ -51,7 +51,9 @@ PROBE_DOCUMENTED = (
 LABEL_FAKE = "WASM memory_exceeded is inferred from the linear memory's size, which the program controls (grow, free, exit)"
 LABEL_GAP = "os.readlink/os.stat raise no audit event: a metadata probe of any path gets no filesystem label"
 PICKLE_SMELL = "the security component counts pickle as dynamic code (a smell) even when it only copies the program's own objects"
-POOL_SIGNAL = "a multiprocessing Pool's shutdown signals its own workers: labelled signal and rejected as an attack"
+POOL_SIGNAL = (
+    "a multiprocessing Pool's shutdown signals its own workers: labelled signal and rejected as an attack"
+)
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {

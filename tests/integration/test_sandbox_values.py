@@ -187,6 +187,7 @@ def test_the_program_is_a_module_registered_under_its_name(sandbox: Sandbox, bac
         ("ok", "True"),
     ], r.cases
     script = "import sys\nimport pickle\ndef g():\n    pass\n"
-    script += "assert sys.modules['__main__'].g is g and pickle.loads(pickle.dumps(g)) is g\nprint(__name__)\n"
+    script += "assert sys.modules['__main__'].g is g and pickle.loads(pickle.dumps(g)) is g\n"
+    script += "print(__name__)\n"
     s = sandbox.run_script(script, limits=LIMITS, backend=backend)
     assert (s.exit_code, s.stdout.strip()) == (0, "__main__"), (s.exit_code, s.stderr)
