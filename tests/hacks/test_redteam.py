@@ -63,7 +63,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("check_truthy_ints_52", "*"): CHECK_TRUTHY,
     ("check_truthy_list_56", "*"): CHECK_TRUTHY,
     ("gcd_small_divisors_13", "*"): PROBE_TOLERANCE,
-    ("triples_false_fallback_40", "*"): PROBE_TOLERANCE,
     ("fib_binet_55", "*"): PROBE_RANGE,
     ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
     ("probe_plan_table_40", "*"): PROBE_PREDICTABLE,
