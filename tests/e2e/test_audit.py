@@ -23,6 +23,7 @@ from consumers.verify import verify_log
 from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
 from rlstream.settings import get_settings
+from schemas.errors import EventDecodeError
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished, TestCase
@@ -133,7 +134,10 @@ def _raw_bodies(bootstrap: str, topic: str, run_id: str) -> list[tuple[bytes, Re
         for msg in consumer.consume(1000, 0.5):
             if msg.error() is not None:
                 continue
-            event = decode_message(msg).event
+            try:
+                event = decode_message(msg).event
+            except EventDecodeError:
+                continue  # another test's poison record on the shared broker: not this run's
             if isinstance(event, RewardScored) and event.group_id.startswith(run_id):
                 out.append((msg.value() or b"", event))
         positions = consumer.position([TopicPartition(topic, p) for p in parts])

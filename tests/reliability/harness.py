@@ -30,6 +30,7 @@ from infra.kafka.producer import EventProducer
 from learner.service import read_training_log, training_account
 from schemas.errors import RlstreamError
 from schemas.policy import PolicyPublished
+from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from schemas.topics import (
     EXECUTIONS,
@@ -450,11 +451,15 @@ def assert_effectively_once(run: Run) -> dict[str, Any]:
     duplicates = {topic: len(events) - len({s.event_id for s in events}) for topic, events in seen.items()}
 
     def one_id_per(topic: str, attr: str) -> dict[str, Any]:
-        """Fact -> its one event (the first on the log); fails if a fact has two event ids."""
+        """Fact -> its one event (the first on the log); fails if a fact has two event ids. A sample
+        may run more than once on purpose (the filter's re-runs, the probe run): each run is its own
+        fact, named by its index."""
         ids: dict[str, set[str]] = defaultdict(set)
         first: dict[str, Any] = {}
         for s in seen[topic]:
             fact = str(getattr(s.event, attr))
+            if isinstance(s.event, SandboxExecuted):
+                fact = f"{fact}#{s.event.run_index}"
             ids[fact].add(s.event_id)
             first.setdefault(fact, s.event)
         twice = {k: sorted(v) for k, v in ids.items() if len(v) > 1}
@@ -467,7 +472,7 @@ def assert_effectively_once(run: Run) -> dict[str, Any]:
     assert set(experiences) == set(requested), "each group one experience"
     assert not any(e.partial for e in experiences.values()), "a group timed out incomplete"
     for topic in PER_SAMPLE:
-        samples = one_id_per(topic, "sample_id")
+        samples = {f.split("#")[0] for f in one_id_per(topic, "sample_id")}
         assert len(samples) == n * g, f"{topic}: {len(samples)} samples, expected {n * g}"
 
     in_experiences = [x.sample_id for e in experiences.values() for x in e.samples]
