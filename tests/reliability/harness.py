@@ -450,16 +450,15 @@ def assert_effectively_once(run: Run) -> dict[str, Any]:
     seen = {topic: read_all(run.bootstrap, topic, run.run_id) for topic in FLOW}
     duplicates = {topic: len(events) - len({s.event_id for s in events}) for topic, events in seen.items()}
 
-    def one_id_per(topic: str, attr: str) -> dict[str, Any]:
+    def one_id_per(topic: str, attr: str) -> dict[tuple[str, int], Any]:
         """Fact -> its one event (the first on the log); fails if a fact has two event ids. A sample
         may run more than once on purpose (the filter's re-runs, the probe run): each run is its own
         fact, named by its index."""
-        ids: dict[str, set[str]] = defaultdict(set)
-        first: dict[str, Any] = {}
+        ids: dict[tuple[str, int], set[str]] = defaultdict(set)
+        first: dict[tuple[str, int], Any] = {}
         for s in seen[topic]:
-            fact = str(getattr(s.event, attr))
-            if isinstance(s.event, SandboxExecuted):
-                fact = f"{fact}#{s.event.run_index}"
+            run = s.event.run_index if isinstance(s.event, SandboxExecuted) else 0
+            fact = (str(getattr(s.event, attr)), run)
             ids[fact].add(s.event_id)
             first.setdefault(fact, s.event)
         twice = {k: sorted(v) for k, v in ids.items() if len(v) > 1}
@@ -474,7 +473,7 @@ def assert_effectively_once(run: Run) -> dict[str, Any]:
     runs = 0
     for topic in PER_SAMPLE:
         facts = one_id_per(topic, "sample_id")
-        samples = {f.split("#")[0] for f in facts}
+        samples = {sample for sample, _run in facts}
         assert len(samples) == n * g, f"{topic}: {len(samples)} samples, expected {n * g}"
         if topic == EXECUTIONS.name:
             runs = len(facts)
