@@ -142,8 +142,11 @@ class _Ticker:
             self.count += 1
 
     def close(self) -> None:
+        # joined without a bound: a ticker still inside increment_epoch while the interpreter frees
+        # the engine at exit aborts the process (a panic across the C boundary). Seen on a loaded
+        # machine where a one-second join gave up; once stopped the loop ends within one tick.
         self.stop.set()
-        self.thread.join(timeout=1)
+        self.thread.join()
 
 
 class _GuestThreads:
