@@ -186,8 +186,8 @@ class State:
         #: per partition, (set at, kind, key) of every marker, earliest first (entries whose marker was
         #: deleted or set again since are skipped when they come up)
         self._expiry: dict[int, list[tuple[float, str, str]]] = {}
-        #: changes whenever partitions are restored or dropped: agents that derive in-memory
-        #: structures from the state (e.g. a queue) rebuild them when it changes
+        #: changes whenever partitions are restored or dropped, or writes are rolled back: agents that
+        #: derive in-memory structures from the state (e.g. a queue) rebuild them when it changes
         self.generation = next(_generations)
 
     # -- what handlers use ------------------------------------------------------------------------
@@ -291,13 +291,18 @@ class State:
         self._scratch = {}
 
     def rollback(self) -> None:
-        """The handler call in progress failed: its writes are dropped."""
+        """The handler call in progress failed: its writes are dropped. A new generation: what an
+        agent derived in memory from those writes (a queued task) is gone with them, and the records
+        are handled again (one at a time, or in a later batch)."""
         self._scratch = {}
+        self.generation = next(_generations)
 
     def discard(self) -> None:
-        """The whole batch is given up (deferred, or its outputs could not be written)."""
+        """The whole batch is given up (deferred, or its outputs could not be written); a new
+        generation, as for :meth:`rollback`."""
         self._pending = {}
         self._scratch = {}
+        self.generation = next(_generations)
 
     @property
     def dirty(self) -> bool:

@@ -241,8 +241,8 @@ class SchedulerAgent:
             ref = self._queue.pop()
             assert ref is not None
             record = state.get(P, TASK, ref.task_id)
-            if record is None or state.get(P, CLOSED, record.run):
-                continue  # held out since it was queued, or its run's training is over
+            if record is None or state.get(P, CLOSED, record.run) or record.issued >= self.cfg.epochs:
+                continue  # held out since it was queued, its run's training is over, or all issued
             if self.cfg.curriculum_window and self._curriculum.should_skip(record.task_id):
                 skipped.append(ref)
                 if len(skipped) > len(self._queue):

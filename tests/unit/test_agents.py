@@ -75,6 +75,21 @@ def test_scheduler_state_survives_a_restart():
     assert restarted.tick(state, now=1.0) == []  # nothing issued twice
 
 
+def test_scheduler_issues_a_task_once_when_a_failed_handler_call_is_rolled_back():
+    """A batch whose handler call fails is handled again one record at a time, its writes rolled
+    back: the task queued by the failed call must not be queued a second time (it was issued as
+    group 0 and group 1 with one epoch)."""
+    agent = SchedulerAgent(SchedulerConfig(max_groups_in_flight=100), "run", lambda fresh: 0)
+    state = owned(State())
+    agent.handle([incoming(task(0))], state)
+    state.rollback()  # what the host does when the call raised on a later record of the batch
+    agent.handle([incoming(task(0))], state)
+    state.savepoint()
+    issued = [e.event.group_id for e in agent.tick(state, now=0.0)]  # type: ignore[attr-defined]
+    assert issued == ["run/t0/0"]
+    assert agent.tick(state, now=1.0) == []
+
+
 def _gen(i: int) -> CodeGenerated:
     return CodeGenerated(
         sample_id=f"g/{i}",
