@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from schemas.base import Event
 from schemas.errors import UsageError
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
+from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV2
 from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_sample
@@ -382,7 +382,7 @@ class Audit:
 
     def _inputs(
         self, execution: SandboxExecuted, recorded: RewardScored
-    ) -> tuple[RewardFunction, TaskPublished, str, SandboxExecuted | None] | str:
+    ) -> tuple[RewardFunction, TaskPublished, str, SandboxExecutedV2 | None] | str:
         """What re-scoring ``recorded`` needs from the log (its function, task, code and reference
         run), or why it cannot be re-scored."""
         fn = self.resolver.recorded(recorded)
@@ -499,7 +499,7 @@ class Audit:
         task: TaskPublished,
         code: str,
         execution: SandboxExecuted,
-        reference: SandboxExecuted | None,
+        reference: SandboxExecutedV2 | None,
         recorded: NoiseVerdict | None,
         options: CompareOptions,
         probe_reference: ReferenceExecuted | None = None,

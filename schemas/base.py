@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -65,5 +66,38 @@ class Event(FrozenModel):
         """What makes this fact unique; feeds the deterministic event id. Default: the whole body."""
         return (content_hash(self.model_dump(mode="json")),)
 
+    def previous_version(self) -> Event | None:
+        """This fact as the previous version of its event, when that version can say all of it (every
+        field added since holds the value that version implied); None otherwise.
+
+        An event is written in the oldest version that carries it (:meth:`as_written`): a new field
+        that most facts leave at its old meaning (a sample of a one-turn episode) leaves those facts'
+        bytes and ids exactly as they were, and only the facts that use it are written in the new
+        version. Reading upcasts every version to the newest class as always."""
+        return None
+
+    def as_written(self) -> Event:
+        """The event in the version it is written (and identified) in: see :meth:`previous_version`."""
+        event: Event = self
+        while (older := event.previous_version()) is not None:
+            event = older
+        return event
+
     def event_id(self, attempt: int = 0) -> str:
-        return make_event_id(self.ce_type(), *self.identity(), attempt=attempt)
+        written = self.as_written()
+        return make_event_id(written.ce_type(), *written.identity(), attempt=attempt)
+
+    def _as_version(self, older: type[E], implied: Mapping[str, Any], exclude: Any = None) -> E | None:
+        """This event as ``older`` when each field in ``implied`` holds the value given there (what the
+        older version meant without it); the fields ``exclude`` names (nested, pydantic's form) are
+        left out besides."""
+        for name, value in implied.items():
+            if getattr(self, name) != value:
+                return None
+        left_out: Any = exclude if exclude is not None else set(implied)
+        data = self.model_dump(exclude=left_out)
+        data["schema_version"] = older.version
+        return older.model_validate(data)
+
+
+E = TypeVar("E", bound=Event)

@@ -43,6 +43,8 @@ class Decoded:
 
 
 def encode(event: Event, envelope: Envelope) -> Record:
+    """The record of ``event`` in the version it is written in (:meth:`Event.as_written`)."""
+    event = event.as_written()
     if envelope.type != event.ce_type():
         raise ValueError(f"envelope type {envelope.type} does not match event {event.ce_type()}")
     headers: list[Header] = [

@@ -59,7 +59,7 @@ class Envelope(FrozenModel):
         return cls(
             id=event.event_id(attempt),
             source=source,
-            type=event.ce_type(),
+            type=event.as_written().ce_type(),
             time=time or datetime.now(UTC),
             subject=event.key,
             run_id=run_id,

@@ -10,12 +10,12 @@ runs of a probe plan (its answers on inputs the task never showed), named on eac
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from schemas.base import Event, content_hash, make_event_id
-from schemas.rollout import SandboxExecuted, SandboxExecutedV1, SandboxExecutedV2
+from schemas.rollout import SandboxExecutedV1, SandboxExecutedV2, SandboxExecutedV3
 
 
 class ReferenceExecutedV1(Event):
@@ -79,10 +79,24 @@ class ReferenceExecuted(ReferenceExecutedV2):
     version: ClassVar[int] = 3
 
     schema_version: Literal[3] = 3  # type: ignore[assignment]
-    execution: SandboxExecuted  # type: ignore[assignment]
-    reruns: tuple[SandboxExecuted, ...] = Field(
+    #: a reference runs as a one-turn program: its runs are written as v3 (no turn)
+    execution: SandboxExecutedV3  # type: ignore[assignment]
+    reruns: tuple[SandboxExecutedV3, ...] = Field(
         default=(), description="further runs of the same job, each in a fresh sandbox"
     )
+
+    @field_validator("execution", mode="before")
+    @classmethod
+    def _as_written(cls, value: Any) -> Any:
+        # a run read as the newest version is kept in the version it is written in
+        return value.as_written() if isinstance(value, SandboxExecutedV1) else value
+
+    @field_validator("reruns", mode="before")
+    @classmethod
+    def _each_as_written(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return tuple(v.as_written() if isinstance(v, SandboxExecutedV1) else v for v in value)
+        return value
 
     def _as_v2(self) -> ReferenceExecutedV2 | None:
         if self.reruns or self.execution.probe is not None:

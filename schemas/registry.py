@@ -12,25 +12,32 @@ from typing import Any
 
 from schemas.base import Event
 from schemas.dlq import DeadLettered
+from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
 from schemas.reference import ReferenceExecuted, ReferenceExecutedV1, ReferenceExecutedV2
 from schemas.rollout import (
     CodeGenerated,
     CodeGeneratedV1,
+    CodeGeneratedV2,
     ExperienceReady,
     ExperienceReadyV1,
+    ExperienceReadyV2,
     NoiseVerdict,
     NoiseVerdictV1,
+    NoiseVerdictV2,
     ReviewRecorded,
     RewardScored,
     RewardScoredV1,
+    RewardScoredV2,
     RolloutRequested,
     RolloutRequestedV1,
+    RolloutRequestedV2,
     SandboxExecuted,
     SandboxExecutedV1,
     SandboxExecutedV2,
+    SandboxExecutedV3,
 )
-from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2
+from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2, TaskPublishedV3
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -38,22 +45,30 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 EVENT_CLASSES: tuple[type[Event], ...] = (
     TaskPublishedV1,
     TaskPublishedV2,
+    TaskPublishedV3,
     TaskPublished,
     RolloutRequestedV1,
+    RolloutRequestedV2,
     RolloutRequested,
     CodeGeneratedV1,
+    CodeGeneratedV2,
     CodeGenerated,
     SandboxExecutedV1,
     SandboxExecutedV2,
+    SandboxExecutedV3,
     SandboxExecuted,
+    TurnEnded,
     ReferenceExecutedV1,
     ReferenceExecutedV2,
     ReferenceExecuted,
     RewardScoredV1,
+    RewardScoredV2,
     RewardScored,
     NoiseVerdictV1,
+    NoiseVerdictV2,
     NoiseVerdict,
     ExperienceReadyV1,
+    ExperienceReadyV2,
     ExperienceReady,
     PolicyPublished,
     ReviewRecorded,
@@ -135,19 +150,41 @@ def _verdict_v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 2, "failure_reward": None, "probe_reference_event_id": None}
 
 
+def _adding(to_version: int, **implied: Any) -> Upcaster:
+    """A version that only adds fields: the older body meant ``implied`` (e.g. a one-turn episode)."""
+
+    def up(body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, **implied, "schema_version": to_version}
+
+    return up
+
+
+def _experience_v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
+    # v2 samples were one-turn samples: no turns of their own
+    samples = [{**sample, "turns": []} for sample in body.get("samples", [])]
+    return {**body, "schema_version": 3, "samples": samples}
+
+
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
     (TaskPublished.event_type, 2): _train_split(3),
+    (TaskPublished.event_type, 3): _adding(4, max_turns=None),
     (RolloutRequested.event_type, 1): _train_split(2),
+    (RolloutRequested.event_type, 2): _adding(3, max_turns=1),
     (CodeGenerated.event_type, 1): _train_split(2),
+    (CodeGenerated.event_type, 2): _adding(3, turn=0, max_turns=1, feedback_event_id=None),
     (RewardScored.event_type, 1): _reward_v1_to_v2,
+    (RewardScored.event_type, 2): _adding(3, turn=0),
     (ExperienceReady.event_type, 1): _experience_v1_to_v2,
     (SandboxExecuted.event_type, 1): _execution_v1_to_v2,
     (ReferenceExecuted.event_type, 1): _reference_v1_to_v2,
     (SandboxExecuted.event_type, 2): _execution_v2_to_v3,
     (ReferenceExecuted.event_type, 2): _reference_v2_to_v3,
     (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
+    (NoiseVerdict.event_type, 2): _adding(3, turn=0),
+    (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),
+    (ExperienceReady.event_type, 2): _experience_v2_to_v3,
 }
 
 

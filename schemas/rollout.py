@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, ConfigDict, Field, model_validator
 
 from schemas.base import Event, FrozenModel, make_event_id
-from schemas.task import Split
+from schemas.task import MAX_TURNS_LIMIT, Split
 
 
 class SamplingParams(FrozenModel):
@@ -42,7 +42,7 @@ class RolloutRequestedV1(Event):
         return (self.group_id,)
 
 
-class RolloutRequested(RolloutRequestedV1):
+class RolloutRequestedV2(RolloutRequestedV1):
     """The scheduler asks for ``group_size`` samples of one task: for training (``split`` train, on
     ``rl.rollouts.requested``, under the newest policy version a generator has) or for evaluation
     (``split`` eval, on ``rl.evaluations.requested``: sampled under exactly ``policy_version`` with the
@@ -53,10 +53,28 @@ class RolloutRequested(RolloutRequestedV1):
 
     version: ClassVar[int] = 2
 
+    model_config = ConfigDict(title="RolloutRequested")
+
     schema_version: Literal[2] = 2  # type: ignore[assignment]
     split: Split = Field(
         default="train", description="train: a GRPO group to learn from; eval: an evaluation round's group"
     )
+
+
+class RolloutRequested(RolloutRequestedV2):
+    """The scheduler asks for ``group_size`` episodes of one task (see :class:`RolloutRequestedV2`).
+
+    Version 3 adds ``max_turns``: each sample is an episode of up to that many turns, the model revising
+    its program from the feedback of its visible cases (1: one shot, written as v2).
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    max_turns: int = Field(default=1, ge=1, le=MAX_TURNS_LIMIT, description="turns each episode may take")
+
+    def previous_version(self) -> RolloutRequestedV2 | None:
+        return self._as_version(RolloutRequestedV2, {"max_turns": 1})
 
 
 class CodeGeneratedV1(Event):
@@ -98,7 +116,7 @@ class CodeGeneratedV1(Event):
         return (self.sample_id,)
 
 
-class CodeGenerated(CodeGeneratedV1):
+class CodeGeneratedV2(CodeGeneratedV1):
     """One sample (see :class:`CodeGeneratedV1`) and the split of the request it answers: an ``eval``
     sample is judged like any other but never assembled into an experience nor trained on.
 
@@ -107,8 +125,45 @@ class CodeGenerated(CodeGeneratedV1):
 
     version: ClassVar[int] = 2
 
+    model_config = ConfigDict(title="CodeGenerated")
+
     schema_version: Literal[2] = 2  # type: ignore[assignment]
     split: Split = Field(default="train", description="the split of the request it answers")
+
+
+class CodeGenerated(CodeGeneratedV2):
+    """One turn of one episode (see :class:`CodeGeneratedV1`): ``sample_id`` names the episode, ``turn``
+    the turn (0 first). A later turn's prompt is the conversation so far: ``prompt_token_ids`` are the
+    previous turn's prompt and generated tokens followed by the feedback it got (rendered in the
+    model's template), so the tokens after the first turn's prompt alternate between what the policy
+    generated and what it was told, and each turn's ``behaviour_logprobs`` cover its own tokens only.
+
+    Version 3 adds ``turn``, ``max_turns`` and ``feedback_event_id`` (the TurnEnded a later turn
+    answers); a one-turn sample is written as v2.
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    turn: int = Field(default=0, ge=0, lt=MAX_TURNS_LIMIT, description="index of the turn (0: the first)")
+    max_turns: int = Field(default=1, ge=1, le=MAX_TURNS_LIMIT, description="turns the episode may take")
+    feedback_event_id: str | None = Field(
+        default=None, description="event id of the TurnEnded whose feedback this turn answers (turn > 0)"
+    )
+
+    @model_validator(mode="after")
+    def _turn_within_episode(self) -> CodeGenerated:
+        if self.turn >= self.max_turns:
+            raise ValueError(f"turn {self.turn} of an episode of {self.max_turns} turn(s)")
+        if (self.turn > 0) != (self.feedback_event_id is not None):
+            raise ValueError("a turn after the first answers a feedback (feedback_event_id), the first none")
+        return self
+
+    def identity(self) -> tuple[str, ...]:
+        return (self.sample_id, str(self.turn))
+
+    def previous_version(self) -> CodeGeneratedV2 | None:
+        return self._as_version(CodeGeneratedV2, {"turn": 0, "max_turns": 1, "feedback_event_id": None})
 
 
 CaseStatus = Literal["ok", "error", "timeout", "missing"]
@@ -185,6 +240,8 @@ class SandboxExecutedV2(SandboxExecutedV1):
     timings of the run: ``load_s`` from the guest's start to its first request, ``active_s`` from the
     start to the last result (module load and everything between cases included)."""
 
+    model_config = ConfigDict(title="SandboxExecuted")
+
     version: ClassVar[int] = 2
 
     schema_version: Literal[2] = 2  # type: ignore[assignment]
@@ -217,7 +274,7 @@ class SandboxExecutedV2(SandboxExecutedV1):
         return make_event_id(f"{self.event_type}.v1", *self.identity(), attempt=attempt)
 
 
-class SandboxExecuted(SandboxExecutedV2):
+class SandboxExecutedV3(SandboxExecutedV2):
     """What the sandbox observed when running one sample's code against its task's case inputs, or
     against the inputs of a probe plan (``probe``): the task's cases in another order, then inputs
     generated from them, which the noise filter compares with the reference solution's answers.
@@ -232,6 +289,27 @@ class SandboxExecuted(SandboxExecutedV2):
         description="digest of the probe plan this run executed (its cases are that plan's inputs, in its "
         "order); None: a run of the task's own cases",
     )
+
+
+class SandboxExecuted(SandboxExecutedV3):
+    """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV3`).
+
+    Version 4 adds ``turn`` and ``max_turns`` (copied from the generation, so a processor knows from the
+    execution alone whether an episode may go on); the run of a one-turn sample is written as v3. The
+    first turn's run keeps the id a one-turn run has; a later turn's names its turn.
+    """
+
+    version: ClassVar[int] = 4
+
+    schema_version: Literal[4] = 4  # type: ignore[assignment]
+    turn: int = Field(default=0, ge=0, lt=MAX_TURNS_LIMIT, description="the turn whose code ran")
+    max_turns: int = Field(default=1, ge=1, le=MAX_TURNS_LIMIT, description="turns the episode may take")
+
+    def identity(self) -> tuple[str, ...]:
+        return super().identity() + ((str(self.turn),) if self.turn else ())
+
+    def previous_version(self) -> SandboxExecutedV3 | None:
+        return self._as_version(SandboxExecutedV3, {"turn": 0, "max_turns": 1})
 
 
 class RewardScoredV1(Event):
@@ -261,9 +339,11 @@ class RewardScoredV1(Event):
         return (self.sample_id, self.execution_event_id, self.reward_fn, self.reward_version)
 
 
-class RewardScored(Event):
+class RewardScoredV2(Event):
     """A versioned, multi-dimensional reward of one sample's execution, naming the reference run
     (``ReferenceExecuted`` on ``rl.references``) it was compared with, so the log alone re-scores it."""
+
+    model_config = ConfigDict(title="RewardScored")
 
     event_type: ClassVar[str] = "rlstream.rollout.scored"
     version: ClassVar[int] = 2
@@ -289,6 +369,22 @@ class RewardScored(Event):
 
     def identity(self) -> tuple[str, ...]:
         return (self.sample_id, self.execution_event_id, self.reward_fn, self.reward_version)
+
+
+class RewardScored(RewardScoredV2):
+    """The reward of one episode, scored on its final turn's execution (see :class:`RewardScoredV2`).
+
+    Version 3 adds ``turn``, the final turn (its index; ``turn + 1`` turns were used); a reward of a
+    one-turn sample is written as v2.
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    turn: int = Field(default=0, ge=0, lt=MAX_TURNS_LIMIT, description="the final turn, whose code is scored")
+
+    def previous_version(self) -> RewardScoredV2 | None:
+        return self._as_version(RewardScoredV2, {"turn": 0})
 
 
 class Reason(FrozenModel):
@@ -321,12 +417,14 @@ class NoiseVerdictV1(Event):
         return (self.sample_id, self.reward_event_id, self.filter_version)
 
 
-class NoiseVerdict(Event):
+class NoiseVerdictV2(Event):
     """The noise filter's decision about how a sample feeds the gradient. It never rewrites the reward:
     ``accept`` trains the sample with its reward; ``reject`` (evidence the program attacked the judge or
     that its pass is not genuine) trains it as a failure, with ``failure_reward``; ``mask`` (the reward
     cannot be trusted or says nothing about the policy: infra failures, tasks that cannot judge) keeps
     it out."""
+
+    model_config = ConfigDict(title="NoiseVerdict")
 
     event_type: ClassVar[str] = "rlstream.rollout.filtered"
     version: ClassVar[int] = 2
@@ -356,6 +454,23 @@ class NoiseVerdict(Event):
         return (self.sample_id, self.reward_event_id, self.filter_version)
 
 
+class NoiseVerdict(NoiseVerdictV2):
+    """The noise filter's decision on one episode (see :class:`NoiseVerdictV2`): its final turn judged
+    like a one-turn sample (its probe run included), and a reward-hacking signature in any earlier
+    turn's code or run rejects it too (the reason's detail names the turn).
+
+    Version 3 adds ``turn``, the final turn judged; a verdict on a one-turn sample is written as v2.
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    turn: int = Field(default=0, ge=0, lt=MAX_TURNS_LIMIT, description="the final turn of the episode")
+
+    def previous_version(self) -> NoiseVerdictV2 | None:
+        return self._as_version(NoiseVerdictV2, {"turn": 0})
+
+
 class ExperienceSampleV1(FrozenModel):
     sample_id: str
     policy_version: int = Field(ge=0)
@@ -366,11 +481,51 @@ class ExperienceSampleV1(FrozenModel):
     behaviour_logprobs: tuple[float, ...]
 
 
-class ExperienceSample(ExperienceSampleV1):
+class ExperienceSampleV2(ExperienceSampleV1):
+    model_config = ConfigDict(title="ExperienceSample")
+
     traceparent: str | None = Field(
         default=None,
         description="W3C traceparent of the sample's own trace, which the learner's step links to",
     )
+
+
+class ExperienceTurn(FrozenModel):
+    """One turn of an episode as the learner trains it: the tokens it was told before it (the feedback
+    on the previous turn in the model's template; none for the first turn, whose prompt is the
+    sample's), the tokens it generated and their behaviour log-probs under its own policy version."""
+
+    turn: int = Field(ge=0)
+    policy_version: int = Field(ge=0)
+    feedback_token_ids: tuple[int, ...] = ()
+    completion_token_ids: tuple[int, ...]
+    behaviour_logprobs: tuple[float, ...]
+
+    @model_validator(mode="after")
+    def _logprobs_match_tokens(self) -> ExperienceTurn:
+        if len(self.behaviour_logprobs) != len(self.completion_token_ids):
+            raise ValueError(
+                f"turn {self.turn}: {len(self.behaviour_logprobs)} behaviour log-probs for "
+                f"{len(self.completion_token_ids)} generated tokens"
+            )
+        return self
+
+
+class ExperienceSample(ExperienceSampleV2):
+    """One episode of a group. A one-turn sample is ``prompt_token_ids`` + ``completion_token_ids``. An
+    episode of several turns is one trajectory: ``prompt_token_ids`` (the first turn's prompt), then for
+    each of ``turns`` its feedback tokens and its generated tokens; ``completion_token_ids`` and
+    ``behaviour_logprobs`` then stay empty (the turns carry them) and ``policy_version`` is the oldest
+    turn's."""
+
+    turns: tuple[ExperienceTurn, ...] = Field(
+        default=(), description="the episode's turns (empty: a one-turn sample)"
+    )
+
+    @property
+    def versions(self) -> tuple[int, ...]:
+        """The policy version of each turn (one for a one-turn sample)."""
+        return tuple(t.policy_version for t in self.turns) or (self.policy_version,)
 
 
 class ExperienceReadyV1(Event):
@@ -397,9 +552,11 @@ class ExperienceReadyV1(Event):
         return (self.group_id,)
 
 
-class ExperienceReady(Event):
+class ExperienceReadyV2(Event):
     """A GRPO group ready for the learner: accepted samples with group-relative advantages, each naming
     its own trace so the learner step that trains it links to it."""
+
+    model_config = ConfigDict(title="ExperienceReady")
 
     event_type: ClassVar[str] = "rlstream.rollout.assembled"
     version: ClassVar[int] = 2
@@ -409,7 +566,7 @@ class ExperienceReady(Event):
     group_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)
     group_size: int = Field(ge=1)
-    samples: tuple[ExperienceSample, ...]
+    samples: tuple[ExperienceSampleV2, ...]
     #: the group's deadline passed before every sample had a verdict
     partial: bool = False
     masked: int = Field(default=0, ge=0)
@@ -418,6 +575,24 @@ class ExperienceReady(Event):
 
     def identity(self) -> tuple[str, ...]:
         return (self.group_id,)
+
+
+class ExperienceReady(ExperienceReadyV2):
+    """A GRPO group of episodes ready for the learner (see :class:`ExperienceReadyV2`): advantages are
+    group-relative over the group's episodes, and an episode of several turns is one trajectory.
+
+    Version 3's samples may carry ``turns``; a group whose samples are all one-turn is written as v2.
+    """
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    samples: tuple[ExperienceSample, ...]  # type: ignore[assignment]
+
+    def previous_version(self) -> ExperienceReadyV2 | None:
+        if any(s.turns for s in self.samples):
+            return None
+        return self._as_version(ExperienceReadyV2, {}, exclude={"samples": {"__all__": {"turns"}}})
 
 
 class ReviewRecorded(Event):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from schemas.base import Event, FrozenModel
 from schemas.literals import without_long_ints
@@ -102,7 +102,7 @@ class TaskPublishedV2(Event):
         return (self.task_id, *super().identity())
 
 
-class TaskPublished(TaskPublishedV2):
+class TaskPublishedV3(TaskPublishedV2):
     """A coding task: the prompt the model completes, the cases that judge it, and its split.
 
     Version 3 adds ``split`` (v2 tasks are upcast as ``train``): a ``train`` task is scheduled for
@@ -113,5 +113,35 @@ class TaskPublished(TaskPublishedV2):
 
     version: ClassVar[int] = 3
 
+    # the exported v3 schema keeps the name it was published under
+    model_config = ConfigDict(title="TaskPublished")
+
     schema_version: Literal[3] = 3  # type: ignore[assignment]
     split: Split = Field(default="train", description="train: trained on; eval: held out, only evaluated")
+
+
+#: the most turns an episode may take (each turn is a generation, an execution and its feedback)
+MAX_TURNS_LIMIT = 16
+
+
+class TaskPublished(TaskPublishedV3):
+    """A coding task: the prompt the model completes, the cases that judge it, its split, and how many
+    turns an episode of it may take.
+
+    Version 4 adds ``max_turns``: the model may revise its program from the feedback of its visible
+    cases up to that many times in all (1: one shot). ``None`` (every v1-v3 task) leaves it to the
+    run's setting. A task that does not set it is written as v3.
+    """
+
+    version: ClassVar[int] = 4
+
+    schema_version: Literal[4] = 4  # type: ignore[assignment]
+    max_turns: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TURNS_LIMIT,
+        description="turns an episode may take (1: one shot); null: the run's setting",
+    )
+
+    def previous_version(self) -> TaskPublishedV3 | None:
+        return self._as_version(TaskPublishedV3, {"max_turns": None})

@@ -43,6 +43,8 @@ ROLLOUTS_REQUESTED = Topic("rl.rollouts.requested", "group_id", "RolloutRequeste
 EVALUATIONS_REQUESTED = Topic("rl.evaluations.requested", "group_id", "RolloutRequested", "scheduler")
 GENERATIONS = Topic("rl.generations", "group_id", "CodeGenerated", "generator")
 EXECUTIONS = Topic("rl.executions", "group_id", "SandboxExecuted", "sandbox", configs=dict(_LARGE))
+# how each turn of a multi-turn episode ended: the feedback the next turn sees, or the final turn
+TURNS = Topic("rl.turns", "group_id", "TurnEnded", "episode")
 REWARDS = Topic("rl.rewards", "group_id", "RewardScored", "reward")
 # the reference runs rewards were compared with (named by id on each RewardScored): audits re-score exactly
 REFERENCES = Topic("rl.references", "task_id", "ReferenceExecuted", "reward", configs=dict(_LARGE))
@@ -69,6 +71,7 @@ EVENT_TOPICS: tuple[Topic, ...] = (
     EVALUATIONS_REQUESTED,
     GENERATIONS,
     EXECUTIONS,
+    TURNS,
     REWARDS,
     REFERENCES,
     VERDICTS,

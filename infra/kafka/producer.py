@@ -88,6 +88,7 @@ class EventProducer:
         Its span continues the current trace; ``links`` names spans of other traces it came from."""
         self._raise_pending()
         name = topic or topic_for(type(event).__name__).name
+        event = event.as_written()  # once, not again in event_id() and encode()
         event_id = event.event_id(attempt)
         key = event.key
         span = start_send(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from opentelemetry import context as otel_context
 from opentelemetry.context import Context
@@ -229,6 +229,8 @@ class Host:
 
     def _write(self, emit: Emit, cause: Incoming | None) -> Write:
         topic = emit.topic or topic_for(type(emit.event).__name__).name
+        # the version it is written in, once (not again for the id, the envelope and the body)
+        emit = replace(emit, event=emit.event.as_written())
         cause_span = self._spans.get(id(cause)) if cause is not None else None
         if emit.parent_trace is not None:
             parent: Context = extract(emit.parent_trace)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from schemas.rollout import Reason, SandboxExecuted
+from schemas.rollout import Reason, SandboxExecuted, SandboxExecutedV2
 from schemas.task import TaskPublished
 from streams.reward.correctness import Correctness, expected_cases, grade
 from streams.reward.literals import CompareOptions, NotALiteral, canonical_key, parse_expected, values_match
@@ -32,7 +32,7 @@ def assess_task(
     options: CompareOptions,
     *,
     min_cases: int,
-    reference_execution: SandboxExecuted | None = None,
+    reference_execution: SandboxExecutedV2 | None = None,
     flag_constant: bool = True,
     flag_identity: bool = True,
 ) -> TaskQuality:

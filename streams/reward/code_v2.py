@@ -11,7 +11,7 @@ read model shows "n/a", never 0. ``code-v1`` stays registered and scores exactly
 
 from __future__ import annotations
 
-from schemas.rollout import SandboxExecuted
+from schemas.rollout import SandboxExecuted, SandboxExecutedV2
 from schemas.task import TaskPublished
 from streams.reward.config import legacy_fingerprint
 from streams.reward.function import CodeRewardV1, Score, register
@@ -34,7 +34,7 @@ class CodeRewardV2(CodeRewardV1):
         task: TaskPublished,
         code: str,
         execution: SandboxExecuted,
-        reference_execution: SandboxExecuted | None = None,
+        reference_execution: SandboxExecutedV2 | None = None,
     ) -> Score:
         base = super().score(task, code, execution, reference_execution)
         weight = self.config.weights.similarity

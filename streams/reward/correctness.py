@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from schemas.rollout import CaseResult, SandboxExecuted
+from schemas.rollout import CaseResult, SandboxExecutedV1
 from schemas.task import TaskPublished, TestCase
 from streams.reward.literals import CompareOptions, NotALiteral, parse_expected, parse_literal, values_match
 
@@ -87,7 +87,7 @@ def render_prompt(task: TaskPublished, *, max_examples: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
-def grade(task: TaskPublished, execution: SandboxExecuted, options: CompareOptions) -> Correctness:
+def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOptions) -> Correctness:
     """Grade one execution of a program against the task's cases.
 
     Exactly one record per expected case is required; a missing, duplicated or unknown record fails
@@ -148,7 +148,7 @@ def grade(task: TaskPublished, execution: SandboxExecuted, options: CompareOptio
     return Correctness(tuple(grades), passed, total, run_failure, non_literal)
 
 
-def _grade_check(x: SandboxExecuted) -> Correctness:
+def _grade_check(x: SandboxExecutedV1) -> Correctness:
     """A task without cases is judged by its ``check(candidate)`` inside the sandbox (weaker: the
     program's objects meet the check's comparisons). One record, index 0, ``True`` when it passed."""
     run_failure = _run_failure(x, expected_mode="check")
@@ -168,7 +168,7 @@ def _grade_check(x: SandboxExecuted) -> Correctness:
     return Correctness((g,), int(g.passed), 1, run_failure, 0)
 
 
-def _run_failure(x: SandboxExecuted, expected_mode: str = "cases") -> str:
+def _run_failure(x: SandboxExecutedV1, expected_mode: str = "cases") -> str:
     if x.infra_error:
         return f"infra: {x.infra_error}"
     if x.mode != expected_mode:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted
+from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV3
 from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import Decision, decide, verdict_event
@@ -29,7 +29,7 @@ Backend = Literal["wasm", "container", "auto"]
 class Evaluation:
     execution: SandboxExecuted
     reruns: tuple[SandboxExecuted, ...]
-    reference_execution: SandboxExecuted | None
+    reference_execution: SandboxExecutedV3 | None
     #: the probe run (None: not due, or disabled) and the reference's runs of the same plan
     probe: SandboxExecuted | None
     probe_reference: ReferenceExecuted | None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from schemas.errors import UsageError
-from schemas.rollout import RewardScored, SandboxExecuted
+from schemas.rollout import RewardScored, SandboxExecuted, SandboxExecutedV2
 from schemas.task import TaskPublished
 from streams.reward import static
 from streams.reward.config import V1_COMPARE, CompareConfig, RewardConfig, legacy_fingerprint
@@ -71,7 +71,7 @@ class RewardFunction(ABC):
         task: TaskPublished,
         code: str,
         execution: SandboxExecuted,
-        reference_execution: SandboxExecuted | None = None,
+        reference_execution: SandboxExecutedV2 | None = None,
     ) -> Score: ...
 
     @abstractmethod
@@ -83,7 +83,7 @@ class RewardFunction(ABC):
         task: TaskPublished,
         code: str,
         execution: SandboxExecuted,
-        reference_execution: SandboxExecuted | None = None,
+        reference_execution: SandboxExecutedV2 | None = None,
         *,
         reference_event_id: str | None = None,
     ) -> RewardScored:
@@ -162,7 +162,7 @@ def _fmt(x: float) -> str:
     return format(x, ".6g")
 
 
-def _runtime(x: SandboxExecuted, *, host_clock: bool) -> float:
+def _runtime(x: SandboxExecutedV2, *, host_clock: bool) -> float:
     """Host-measured time from the guest's start to its last result: module load and whatever ran
     between cases (a finaliser, a gc callback) included, nothing the program can move out of it.
     Executions written before the host timed them (v1) fall back to their per-case durations."""
@@ -214,7 +214,7 @@ class CodeRewardV1(RewardFunction):
         task: TaskPublished,
         code: str,
         execution: SandboxExecuted,
-        reference_execution: SandboxExecuted | None = None,
+        reference_execution: SandboxExecutedV2 | None = None,
     ) -> Score:
         cfg = self.config
         w = cfg.weights
@@ -303,7 +303,9 @@ class CodeRewardV1(RewardFunction):
         details["complexity"] = str(cc)
         return (lint + complexity + length) / 3.0
 
-    def _efficiency(self, x: SandboxExecuted, ref: SandboxExecuted | None, details: dict[str, str]) -> float:
+    def _efficiency(
+        self, x: SandboxExecuted, ref: SandboxExecutedV2 | None, details: dict[str, str]
+    ) -> float:
         if ref is None:
             details["efficiency"] = "no reference run"
             return 0.0

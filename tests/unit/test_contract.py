@@ -12,6 +12,7 @@ import pytest
 from schemas import codec, export
 from schemas.base import make_event_id
 from schemas.envelope import Envelope
+from schemas.episode import TurnEnded
 from schemas.errors import EventDecodeError
 from schemas.registry import BY_CE_TYPE, EVENT_CLASSES, LATEST, split_ce_type
 from schemas.rollout import CodeGenerated
@@ -73,8 +74,9 @@ def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
     value, headers, _ = load_golden(TaskPublishedV1.ce_type())
     event = codec.decode(value, headers).event
     assert isinstance(event, TaskPublished)
-    assert event.schema_version == 3
+    assert event.schema_version == 4
     assert event.split == "train"
+    assert event.max_turns is None
     assert event.hidden_tests == ()
     assert event.tenant == "default"
     assert event.limits.timeout_s == 10.0
@@ -152,7 +154,7 @@ def test_decode_errors_name_what_is_wrong():
 
 def test_decode_as_rejects_the_wrong_event_type():
     value, headers, _ = load_golden(TaskPublished.ce_type())
-    with pytest.raises(EventDecodeError, match="expected rlstream.rollout.generated.v2"):
+    with pytest.raises(EventDecodeError, match="expected rlstream.rollout.generated.v3"):
         codec.decode_as(CodeGenerated, value, headers)
 
 
@@ -178,3 +180,53 @@ def test_catalog_covers_every_latest_event_and_keeps_event_topics_forever():
     assert len({t.name for t in CATALOG}) == len(CATALOG)
     assert split_ce_type("rlstream.task.published.v2") == ("rlstream.task.published", 2)
     assert set(BY_CE_TYPE) == {c.ce_type() for c in EVENT_CLASSES}
+
+
+#: versions written by this build for facts their successor's new fields leave at the implied value
+_ONE_TURN_VERSIONS = (
+    "rlstream.task.published.v3",
+    "rlstream.rollout.requested.v2",
+    "rlstream.rollout.generated.v2",
+    "rlstream.rollout.executed.v3",
+    "rlstream.rollout.scored.v2",
+    "rlstream.rollout.filtered.v2",
+    "rlstream.rollout.assembled.v2",
+)
+
+
+@pytest.mark.parametrize("ce_type", _ONE_TURN_VERSIONS)
+def test_a_one_turn_fact_is_written_in_its_old_version_byte_for_byte(ce_type):
+    # a one-turn episode leaves the log of a one-shot run exactly as it was: same type, bytes and id
+    value, headers, doc = load_golden(ce_type)
+    decoded = codec.decode(value, headers)
+    assert type(decoded.event) is LATEST[split_ce_type(ce_type)[0]]
+    assert decoded.event.as_written().ce_type() == ce_type
+    assert decoded.event.event_id() == doc["headers"]["ce_id"]
+    record = codec.encode(decoded.event, decoded.envelope)
+    assert json.loads(record.value) == doc["body"]
+    assert record.value == json.dumps(doc["body"], separators=(",", ":")).encode()
+
+
+def test_turns_of_one_episode_are_distinct_facts_and_the_first_keeps_the_one_turn_id():
+    value, headers, _ = load_golden("rlstream.rollout.generated.v2")
+    one_turn = codec.decode(value, headers).event
+    assert isinstance(one_turn, CodeGenerated)
+    first = one_turn.model_copy(update={"max_turns": 3})
+    second = first.model_copy(update={"turn": 1, "feedback_event_id": "f"})
+    ids = {one_turn.event_id(), first.event_id(), second.event_id()}
+    assert len(ids) == 3
+    assert first.as_written().ce_type() == second.as_written().ce_type() == "rlstream.rollout.generated.v3"
+    with pytest.raises(ValueError, match="turn 3 of an episode of 3"):
+        CodeGenerated.model_validate({**first.model_dump(), "turn": 3, "feedback_event_id": "f"})
+    with pytest.raises(ValueError, match="answers a feedback"):
+        CodeGenerated.model_validate({**first.model_dump(), "turn": 1})
+
+
+def test_a_turn_that_continues_carries_feedback_and_a_final_one_none():
+    value, headers, _ = load_golden("rlstream.episode.turn_ended.v1")
+    turn = codec.decode(value, headers).event
+    assert isinstance(turn, TurnEnded) and turn.outcome == "continue" and turn.feedback is not None
+    with pytest.raises(ValueError, match="carries feedback"):
+        TurnEnded.model_validate({**turn.model_dump(), "outcome": "final", "reason": "passed"})
+    with pytest.raises(ValueError, match="cannot continue"):
+        TurnEnded.model_validate({**turn.model_dump(), "turn": 2})
