@@ -1,8 +1,11 @@
 """Batch assembly: from ExperienceReady events to padded training batches (pure; no model, no Kafka).
 
-Each sample becomes one row ``prompt + completion``. The model's logits at position t score token t+1,
-so the per-token tensors have ``L - 1`` columns, and the loss mask is true exactly on the columns that
-score a completion token. Samples are taken in arrival order (so a batch covers a contiguous run of the
+Each sample becomes one row ``prompt + completion``; an episode of several turns one row ``prompt +
+feedback_1 + turn_1 + feedback_2 + turn_2 + ...`` (one trajectory). The model's logits at position t score
+token t+1, so the per-token tensors have ``L - 1`` columns, and the loss mask is true exactly on the
+columns that score a generated token: prompt and feedback tokens are never trained, and each generated
+token carries the behaviour log-prob of its own turn (so each turn's importance ratio is against the
+policy version that sampled it). Samples are taken in arrival order (so a batch covers a contiguous run of the
 log) and a batch is closed when adding the next row would exceed the token budget (rows x longest row,
 padding included, since that is what the step's memory pays for).
 
@@ -24,21 +27,57 @@ from torch import Tensor
 from schemas.advantages import group_advantages
 from schemas.rollout import ExperienceReady
 
+#: one turn of an episode after its prompt: the feedback tokens before it, its generated tokens and their
+#: behaviour log-probs
+TurnTokens = tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]
+
 
 @dataclass(frozen=True)
 class TrainSample:
     sample_id: str
     group_id: str
+    #: an episode's oldest turn's version (what staleness is measured by)
     policy_version: int
     reward: float
     advantage: float
     prompt_token_ids: tuple[int, ...]
     completion_token_ids: tuple[int, ...]
     behaviour_logprobs: tuple[float, ...]
+    #: an episode's turns (empty: a one-turn sample, whose completion is its only generated piece)
+    turns: tuple[TurnTokens, ...] = ()
+
+    def pieces(self) -> list[tuple[tuple[int, ...], tuple[float, ...] | None]]:
+        """The tokens after the prompt, in order: (tokens, their behaviour log-probs) for generated
+        pieces, (tokens, None) for feedback."""
+        if not self.turns:
+            return [(self.completion_token_ids, self.behaviour_logprobs)]
+        out: list[tuple[tuple[int, ...], tuple[float, ...] | None]] = []
+        for feedback, generated, logprobs in self.turns:
+            if feedback:
+                out.append((feedback, None))
+            out.append((generated, logprobs))
+        return out
 
     @property
     def length(self) -> int:
-        return len(self.prompt_token_ids) + len(self.completion_token_ids)
+        return len(self.prompt_token_ids) + sum(len(tokens) for tokens, _ in self.pieces())
+
+    @property
+    def generated(self) -> int:
+        """Generated tokens: the ones the loss is taken over."""
+        return sum(len(tokens) for tokens, logprobs in self.pieces() if logprobs is not None)
+
+    @property
+    def valid(self) -> bool:
+        """Every generated piece has tokens and one behaviour log-prob per token."""
+        return all(
+            tokens and len(logprobs) == len(tokens)
+            for tokens, logprobs in self.pieces()
+            if logprobs is not None
+        )
+
+    def token_ids(self) -> tuple[int, ...]:
+        return self.prompt_token_ids + tuple(t for tokens, _ in self.pieces() for t in tokens)
 
 
 @dataclass
@@ -86,7 +125,7 @@ class Batch:
     policy_versions: tuple[int, ...]
     #: non-padding tokens (prompt + completion) in the batch
     num_tokens: int
-    #: completion tokens, the ones the loss is averaged over
+    #: generated tokens, the ones the loss is averaged over
     num_loss_tokens: int
 
     @property
@@ -119,6 +158,9 @@ def samples_of(event: ExperienceReady) -> list[TrainSample]:
             prompt_token_ids=s.prompt_token_ids,
             completion_token_ids=s.completion_token_ids,
             behaviour_logprobs=s.behaviour_logprobs,
+            turns=tuple(
+                (t.feedback_token_ids, t.completion_token_ids, t.behaviour_logprobs) for t in s.turns
+            ),
         )
         for s in event.samples
     ]
@@ -167,13 +209,7 @@ def select_samples(
         if staleness > staleness_bound:
             stats.dropped_stale += 1
             stats.dropped_sample_ids.append(s.sample_id)
-        elif (
-            not s.completion_token_ids
-            or not s.prompt_token_ids
-            or len(s.behaviour_logprobs) != len(s.completion_token_ids)
-            or not _in_vocab(s.prompt_token_ids, vocab_size)
-            or not _in_vocab(s.completion_token_ids, vocab_size)
-        ):
+        elif not s.prompt_token_ids or not s.valid or not _in_vocab(s.token_ids(), vocab_size):
             # no prompt token means nothing scores the first completion token; no log-probs, no ratio
             stats.dropped_invalid += 1
             stats.dropped_sample_ids.append(s.sample_id)
@@ -217,12 +253,16 @@ def collate(samples: Sequence[TrainSample], *, pad_token_id: int = 0) -> Batch:
     loss_mask = torch.zeros((rows, width - 1), dtype=torch.bool)
     behaviour = torch.zeros((rows, width - 1), dtype=torch.float32)
     for i, s in enumerate(samples):
-        p, c = len(s.prompt_token_ids), len(s.completion_token_ids)
-        input_ids[i, : p + c] = torch.tensor(s.prompt_token_ids + s.completion_token_ids, dtype=torch.long)
-        attention_mask[i, : p + c] = 1
-        # column t scores token t+1: completion token j sits at position p+j, scored by column p+j-1
-        loss_mask[i, p - 1 : p + c - 1] = True
-        behaviour[i, p - 1 : p + c - 1] = torch.tensor(s.behaviour_logprobs, dtype=torch.float32)
+        ids = s.token_ids()
+        input_ids[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[i, : len(ids)] = 1
+        at = len(s.prompt_token_ids)
+        for tokens, logprobs in s.pieces():
+            if logprobs is not None:
+                # column t scores token t+1: a generated token at position at+j is scored by column at+j-1
+                loss_mask[i, at - 1 : at + len(tokens) - 1] = True
+                behaviour[i, at - 1 : at + len(tokens) - 1] = torch.tensor(logprobs, dtype=torch.float32)
+            at += len(tokens)
     return Batch(
         input_ids=input_ids,
         attention_mask=attention_mask,
@@ -233,7 +273,7 @@ def collate(samples: Sequence[TrainSample], *, pad_token_id: int = 0) -> Batch:
         sample_ids=tuple(s.sample_id for s in samples),
         policy_versions=tuple(s.policy_version for s in samples),
         num_tokens=sum(s.length for s in samples),
-        num_loss_tokens=sum(len(s.completion_token_ids) for s in samples),
+        num_loss_tokens=sum(s.generated for s in samples),
     )
 
 

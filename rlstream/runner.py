@@ -97,6 +97,8 @@ class Progress:
     #: the newest policy version a training sample of the run was generated with (generators follow the
     #: learner)
     generated_version: int = 0
+    #: turns each judged training episode used (its final turn + 1)
+    turns_used: list[int] = field(default_factory=list)
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -118,6 +120,7 @@ class Progress:
                 return  # an evaluation sample: not part of training's figures
             self.verdicts[event.verdict] += 1
             self.rewards.append(event.reward)
+            self.turns_used.append(event.turn + 1)
             self.reasons.update(r.code for r in event.reasons)
         elif isinstance(event, ExperienceReady) and self.mine(event.group_id):
             self.groups_done += 1
@@ -167,9 +170,15 @@ class Progress:
             f"learner lag {self.lag} | policy v{self.policy_version} step {self.learner_step}"
             f"{'/' + str(self.target_steps) if self.target_steps else ''} | "
             f"reward (last 64) {self._recent_mean():.3f} | dlq {self.dead_letters} | "
+            + self._turns_part()
             + self._eval_part()
             + f"{elapsed:.0f}s"
         )
+
+    def _turns_part(self) -> str:
+        if max(self.turns_used, default=1) <= 1:
+            return ""
+        return f"turns per episode {sum(self.turns_used) / len(self.turns_used):.2f} | "
 
     def _eval_part(self) -> str:
         if not self.eval_requested:
@@ -202,6 +211,7 @@ class Progress:
             "reward_mean_last_64": self._recent_mean(),
             "evaluation_samples": self.eval_judged,
             "evaluated_versions": sorted(self.eval_versions),
+            "mean_turns_used": sum(self.turns_used) / len(self.turns_used) if self.turns_used else 0.0,
             "seconds": round(time.monotonic() - self.started, 1),
         }
 

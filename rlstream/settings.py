@@ -24,6 +24,7 @@ from learner.config import LearnerConfig
 from producers.generator.config import GeneratorConfig
 from schemas.errors import UsageError
 from streams.config import PipelineConfig
+from streams.episode.config import EpisodeConfig
 from streams.noise.config import NoiseConfig
 from streams.reward.config import RewardConfig
 from streams.sandbox.config import SandboxConfig
@@ -55,6 +56,8 @@ class Settings(BaseSettings):
     reward_function: str = "code-v3"
     reward: RewardConfig = RewardConfig()
     noise: NoiseConfig = NoiseConfig()
+    #: multi-turn episodes: turns per episode (``RLSTREAM_EPISODES__MAX_TURNS``), their reward, feedback caps
+    episodes: EpisodeConfig = EpisodeConfig()
     learner: LearnerConfig = LearnerConfig()
     review: ReviewConfig = ReviewConfig()
     projections: ProjectionConfig = ProjectionConfig()

@@ -37,7 +37,16 @@ log = logging.getLogger(__name__)
 #: the consumer group the learner commits its offsets under (its lag drives backpressure)
 LEARNER_GROUP = "rlstream.learner"
 
-STREAM_PROCESSORS = ("scheduler", "generator", "evaluator", "sandbox", "reward", "filter", "experience")
+STREAM_PROCESSORS = (
+    "scheduler",
+    "generator",
+    "evaluator",
+    "sandbox",
+    "episode",
+    "reward",
+    "filter",
+    "experience",
+)
 PIPELINE_WORKERS = (*STREAM_PROCESSORS, "learner", "projector")
 
 Runtime = Literal["transactional", "faust"]
@@ -135,7 +144,9 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
     if name == "scheduler":
         from streams.scheduler.agent import INPUT_TOPICS, KINDS, SchedulerAgent
 
-        agent = SchedulerAgent(pipe.scheduler, settings.run_id, sides.learner_lag())
+        agent = SchedulerAgent(
+            pipe.scheduler, settings.run_id, sides.learner_lag(), max_turns=settings.episodes.max_turns
+        )
         # a focused run reads rl.tasks on its own (consumer group and state per run), so it never
         # skips another run's tasks nor is held up by them; the other processors serve every run
         own = f"scheduler.{settings.run_id}" if pipe.scheduler.only_own_run else name
@@ -150,14 +161,18 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
             deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std, reviews=sides.reviews()
         )
         return Built(common.make(name, EXP_INPUTS, exp.handle, exp.tick, kinds=EXP_KINDS), closers)
-    if name in ("sandbox", "reward", "filter"):
+    if name in ("sandbox", "episode", "reward", "filter"):
         return _build_execution_side(name, settings, common, sides, closers)
     from producers.generator.agent import EVAL_INPUT_TOPICS, build_generator
     from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
 
     models_dir = settings.generator.models_dir or settings.home / "models"
     agent_handle, close = build_generator(
-        settings.generator, models_dir, run_id=settings.run_id, watcher=sides.policy()
+        settings.generator,
+        models_dir,
+        run_id=settings.run_id,
+        watcher=sides.policy(),
+        lane="eval" if name == "evaluator" else "train",
     )
     closers.insert(0, close)
     # a generator serves one run's policy lineage: a consumer group per run, so requests of other
@@ -244,12 +259,20 @@ def _build_execution_side(
             backoff_s=settings.pipeline.retry_backoff_s,
         )
         return Built(common.make(name, SB_INPUTS, agent.handle), closers)
+    if name == "episode":
+        from streams.episode.agent import INPUT_TOPICS as EP_INPUTS
+        from streams.episode.agent import KINDS as EP_KINDS
+        from streams.episode.agent import EpisodeAgent
+
+        eagent = EpisodeAgent(tasks, settings.episodes.feedback)
+        return Built(common.make(name, EP_INPUTS, eagent.handle, kinds=EP_KINDS), closers)
     if name == "reward":
         from streams.reward.agent import INPUT_TOPICS as RW_INPUTS
         from streams.reward.agent import KINDS as RW_KINDS
         from streams.reward.agent import RewardAgent
 
-        ragent = RewardAgent(reward_fn, tasks, reference_runner(evaluator()))
+        episode_fn = get_reward_function(settings.episodes.reward_function, settings.reward)
+        ragent = RewardAgent(reward_fn, tasks, reference_runner(evaluator()), episode_fn=episode_fn)
         return Built(common.make(name, RW_INPUTS, ragent.handle, kinds=RW_KINDS), closers)
     from streams.noise.agent import INPUT_TOPICS as NF_INPUTS
     from streams.noise.agent import KINDS as NF_KINDS

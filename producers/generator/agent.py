@@ -14,6 +14,11 @@ newest version at once instead of waiting for the next publication.
 The same agent serves evaluation rounds (``rlstream worker evaluator``, reading
 ``rl.evaluations.requested``): an evaluation request is generated under exactly the version it names,
 loaded for it (version 0 is the base model), never under another, and with no staleness check.
+
+Both lanes read ``rl.turns`` too: a TurnEnded that continues an episode of their split is answered
+with the episode's next turn, in the same transaction that consumes it (so a worker killed mid-episode
+neither loses nor repeats a turn). A training turn is sampled with the newest weights the generator has
+(each turn records its own version); an evaluation turn under exactly its round's version.
 """
 
 from __future__ import annotations
@@ -30,15 +35,17 @@ from producers.generator.config import GeneratorConfig
 from producers.generator.factory import base_weights, make_backend
 from producers.generator.policy import NotPublished, PolicyFollower, StalenessPolicy
 from producers.generator.rollout import RolloutGenerator
+from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
 from schemas.rollout import RolloutRequested
-from schemas.topics import EVALUATIONS_REQUESTED, POLICY, ROLLOUTS_REQUESTED
+from schemas.task import Split
+from schemas.topics import EVALUATIONS_REQUESTED, POLICY, ROLLOUTS_REQUESTED, TURNS
 
 log = logging.getLogger(__name__)
 
-INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name)
+INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name, TURNS.name)
 #: the evaluator: the evaluation rounds' lane
-EVAL_INPUT_TOPICS = (EVALUATIONS_REQUESTED.name, POLICY.name)
+EVAL_INPUT_TOPICS = (EVALUATIONS_REQUESTED.name, POLICY.name, TURNS.name)
 
 
 class GeneratorAgent:
@@ -47,10 +54,14 @@ class GeneratorAgent:
         generator: RolloutGenerator,
         follower: PolicyFollower,
         watcher: PolicySource | None = None,
+        *,
+        lane: Split = "train",
     ) -> None:
         self.generator = generator
         self.follower = follower
         self.watcher = watcher
+        #: whose episodes' later turns this agent generates (the evaluator: eval)
+        self.lane = lane
         self.samples = 0
         self.tokens = 0
         self.seconds = 0.0
@@ -67,15 +78,22 @@ class GeneratorAgent:
         synced = False
         for msg in batch:
             request = msg.event
-            if not isinstance(request, RolloutRequested):
-                continue
             run = self.follower.run_id
             if run is not None and msg.envelope.run_id not in (None, run):
                 # another run's request: its policy lineage is not ours (that run's generator, in a
                 # consumer group of its own, serves it)
                 continue
+            if isinstance(request, TurnEnded):
+                if request.outcome == "continue" and request.split == self.lane:
+                    if not synced and self.lane == "train":
+                        self._sync()
+                        synced = True
+                    out.append(self._next_turn(request, msg.envelope.id))
+                continue
+            if not isinstance(request, RolloutRequested):
+                continue
             if request.split == "eval":
-                self._exact(request)
+                self._exact(request.policy_version, request.group_id)
             else:
                 if not synced:
                     self._sync()
@@ -107,6 +125,37 @@ class GeneratorAgent:
             out.extend(Emit(sample, causation_id=msg.envelope.id, new_trace=True) for sample in samples)
         return out
 
+    def _next_turn(self, turn: TurnEnded, feedback_event_id: str) -> Emit:
+        """The next turn of an episode: sampled under exactly its round's version (evaluation) or the
+        newest weights within the staleness bound of the turn before (training)."""
+        if turn.split == "eval":
+            self._exact(turn.policy_version, f"{turn.sample_id} turn {turn.turn + 1}")
+        else:
+            decision = self.follower.check(turn.policy_version)
+            if not decision.generate:
+                raise Defer(decision.reason, delay_s=1.0)
+        t0 = time.perf_counter()
+        sample = self.generator.continue_episode(turn, feedback_event_id=feedback_event_id)
+        if turn.split == "eval" and sample.policy_version != turn.policy_version:
+            raise RuntimeError(
+                f"evaluation {turn.sample_id} turn {sample.turn} was not sampled under v{turn.policy_version}"
+            )
+        elapsed = time.perf_counter() - t0
+        self.seconds += elapsed
+        self.samples += 1
+        self.tokens += len(sample.completion_token_ids)
+        log.info(
+            "generator: %s turn %d of %d: %d tokens in %.1f s with policy v%d",
+            sample.sample_id,
+            sample.turn + 1,
+            sample.max_turns,
+            len(sample.completion_token_ids),
+            elapsed,
+            sample.policy_version,
+        )
+        # the episode's trace goes on through every turn
+        return Emit(sample, causation_id=feedback_event_id)
+
     def _sync(self) -> None:
         loaded = self.follower.sync()
         if loaded is not None:
@@ -115,17 +164,17 @@ class GeneratorAgent:
             else:
                 log.error("generator: policy v%d refused: %s", loaded.version, loaded.error)
 
-    def _exact(self, request: RolloutRequested) -> None:
-        """Hold exactly the version an evaluation request names, or say why not."""
+    def _exact(self, version: int, what: str) -> None:
+        """Hold exactly the version an evaluation request (or turn) names, or say why not."""
         try:
-            loaded = self.follower.exact(request.policy_version)
+            loaded = self.follower.exact(version)
         except NotPublished as exc:
-            raise Defer(f"evaluation {request.group_id}: {exc}", delay_s=1.0) from None
+            raise Defer(f"evaluation {what}: {exc}", delay_s=1.0) from None
         if loaded is None:
             return
         if not loaded.loaded:
             # nothing else could sample under that version: the request is dead-lettered with the reason
-            raise PoisonRecord(f"evaluation {request.group_id}: policy v{loaded.version}: {loaded.error}")
+            raise PoisonRecord(f"evaluation {what}: policy v{loaded.version}: {loaded.error}")
         log.info("generator: evaluating with policy v%d", loaded.version)
 
     def throughput(self) -> str:
@@ -134,7 +183,12 @@ class GeneratorAgent:
 
 
 def build_generator(
-    config: GeneratorConfig, models_dir: Path, *, run_id: str | None, watcher: PolicySource | None = None
+    config: GeneratorConfig,
+    models_dir: Path,
+    *,
+    run_id: str | None,
+    watcher: PolicySource | None = None,
+    lane: Split = "train",
 ) -> tuple[Callable[[Sequence[Incoming], State], list[Emit]], Callable[[], None]]:
     """The handler of the generator processor and a closer that logs its throughput.
 
@@ -153,7 +207,7 @@ def build_generator(
         loaded = follower.sync()
         if loaded is not None:
             log.info("generator: starting with policy v%d (loaded=%s)", loaded.version, loaded.loaded)
-    agent = GeneratorAgent(RolloutGenerator(backend, seed=config.seed), follower, watcher)
+    agent = GeneratorAgent(RolloutGenerator(backend, seed=config.seed), follower, watcher, lane=lane)
 
     def close() -> None:
         log.info("generator: %s", agent.throughput())

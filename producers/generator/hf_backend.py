@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from producers.generator.interface import BatchStats, Completion, FinishReason
+from producers.generator.interface import BatchStats, Completion, FinishReason, Prompt, TokenPrompt
 from producers.generator.models import PolicyModel
 from producers.generator.sampling import derive_seed, find_stop, processed_logprobs, sample_next
 from producers.generator.weights import apply_state_dict, read_safetensors
@@ -57,6 +57,10 @@ class HFBackend:
     def tokenizer(self) -> Any:
         return self.policy.tokenizer
 
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        return self.policy.eos_token_ids
+
     def encode(self, text: str) -> list[int]:
         # Chat templates already write their special tokens; plain prompts get the model's BOS (if any).
         add_special = not self.policy.has_chat_template
@@ -73,7 +77,7 @@ class HFBackend:
 
     def generate(
         self,
-        prompts: Sequence[str],
+        prompts: Sequence[Prompt],
         sampling: SamplingParams,
         seeds: Sequence[int] | None = None,
     ) -> list[Completion]:
@@ -88,9 +92,15 @@ class HFBackend:
         results: list[Completion] = []
         prompt_tokens = 0
         for offset in range(0, len(prompts), self.batch_size):
-            chunk = list(prompts[offset : offset + self.batch_size])
+            chunk = [
+                p.text if isinstance(p, TokenPrompt) else p
+                for p in prompts[offset : offset + self.batch_size]
+            ]
             chunk_seeds = list(seeds[offset : offset + self.batch_size])
-            encoded = [self.encode(p) for p in chunk]
+            encoded = [
+                list(p.token_ids) if isinstance(p, TokenPrompt) else self.encode(p)
+                for p in prompts[offset : offset + self.batch_size]
+            ]
             prompt_tokens += sum(len(e) for e in encoded)
             results.extend(self._generate_batch(chunk, encoded, chunk_seeds, sampling))
         self._last_stats = BatchStats(

@@ -1,10 +1,10 @@
 """The one generation interface every policy backend implements.
 
 ``generate(prompts, sampling, seeds=None)`` takes fully rendered prompt texts (see
-:func:`producers.generator.prompting.build_prompt`) and a :class:`schemas.rollout.SamplingParams`, and
-returns one :class:`Completion` per prompt, in order. The sampling semantics (temperature, top-p, max
-tokens, stop strings, what the recorded log-probs mean) are written down once, in
-:mod:`producers.generator.sampling`, and are the same for every backend.
+:func:`producers.generator.prompting.build_prompt`) or exact token ids (:class:`TokenPrompt`) and a
+:class:`schemas.rollout.SamplingParams`, and returns one :class:`Completion` per prompt, in order. The
+sampling semantics (temperature, top-p, max tokens, stop strings, what the recorded log-probs mean) are
+written down once, in :mod:`producers.generator.sampling`, and are the same for every backend.
 
 Seeds: sample ``i`` uses ``seeds[i]`` when given, else a seed derived from ``sampling.seed`` and ``i``,
 else one drawn from the backend's own generator (itself seeded from the configuration). The HF backend
@@ -21,6 +21,19 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from schemas.rollout import SamplingParams
 
 FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True)
+class TokenPrompt:
+    """A prompt given as token ids: a later turn of an episode, whose prompt is the conversation so far
+    exactly as the policy saw and generated it (decoded text would not re-tokenize to the same ids)."""
+
+    text: str
+    token_ids: tuple[int, ...]
+
+
+#: a rendered prompt text (tokenized by the backend) or exact token ids
+Prompt = str | TokenPrompt
 
 
 @dataclass(frozen=True)
@@ -79,12 +92,17 @@ class GenerationBackend(Protocol):
 
     def generate(
         self,
-        prompts: Sequence[str],
+        prompts: Sequence[Prompt],
         sampling: SamplingParams,
         seeds: Sequence[int] | None = None,
     ) -> list[Completion]: ...
 
     def encode(self, text: str) -> list[int]: ...
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        """The ids that end a completion (what a later turn's template must not close twice)."""
+        ...
 
     def load_weights_file(self, path: Path, version: int) -> None:
         """Replace the policy's weights with those of a verified safetensors file; the next

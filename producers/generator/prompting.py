@@ -55,6 +55,55 @@ def build_prompt(tokenizer: Any, task_prompt: str, template: PromptTemplate | No
     return str(rendered)
 
 
+# --- later turns of an episode ----------------------------------------------------------------------
+
+#: what the next turn is asked, after the feedback (chat models)
+REVISE_INSTRUCTION = (
+    "Fix the function. Return the whole corrected function, with its imports, in one ```python code block."
+)
+_ASSISTANT_MARK = "\u2063rlstream-assistant\u2063"
+_FEEDBACK_MARK = "\u2063rlstream-feedback\u2063"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """What comes between one turn's generated tokens and the next turn's: the end of the model's turn
+    (``before``), the feedback as the user's next message (``content``: derived from untrusted output,
+    so it is encoded with special tokens split) and the opening of the model's next turn (``after``)."""
+
+    before: str
+    content: str
+    after: str
+
+
+def feedback_segment(
+    tokenizer: Any, task_prompt: str, feedback_text: str, template: PromptTemplate | None = None
+) -> Segment:
+    """The segment that tells the model the feedback on its last turn and opens its next one.
+
+    Chat models: the feedback is the user's next message in the tokenizer's own chat template (the
+    template rendered around marks, and the text between the assistant's mark and the next message
+    taken). Completion models: the feedback as Python comments, then the task's prompt again, which the
+    model completes like the first time.
+    """
+    template = template or template_for(tokenizer)
+    if template.style == "completion":
+        comments = "".join(f"# {line}\n" if line else "#\n" for line in feedback_text.splitlines())
+        return Segment(before="\n", content=comments, after=task_prompt)
+    messages = []
+    if template.system:
+        messages.append({"role": "system", "content": template.system})
+    messages += [
+        {"role": "user", "content": template.user_template.format(prompt=task_prompt.strip("\n"))},
+        {"role": "assistant", "content": _ASSISTANT_MARK},
+        {"role": "user", "content": _FEEDBACK_MARK},
+    ]
+    rendered = str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+    after_assistant = rendered.split(_ASSISTANT_MARK, 1)[1]
+    before, after = after_assistant.split(_FEEDBACK_MARK, 1)
+    return Segment(before=before, content=f"{feedback_text.rstrip()}\n\n{REVISE_INSTRUCTION}", after=after)
+
+
 # --- extraction -------------------------------------------------------------------------------------
 
 

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from producers.generator.interface import BatchStats, Completion, FinishReason
+from producers.generator.interface import BatchStats, Completion, FinishReason, Prompt, TokenPrompt
 from producers.generator.sampling import derive_seed, is_greedy
 from schemas.errors import DependencyError, InfraError
 from schemas.rollout import SamplingParams
@@ -260,6 +260,11 @@ class VLLMBackend:
     def tokenizer(self) -> Any:
         return self._tokenizer
 
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        eos = self._tokenizer.eos_token_id
+        return () if eos is None else (int(eos),)
+
     def encode(self, text: str) -> list[int]:
         add_special = not getattr(self._tokenizer, "chat_template", None)
         return list(self._tokenizer.encode(text, add_special_tokens=add_special))
@@ -284,7 +289,7 @@ class VLLMBackend:
 
     def generate(
         self,
-        prompts: Sequence[str],
+        prompts: Sequence[Prompt],
         sampling: SamplingParams,
         seeds: Sequence[int] | None = None,
     ) -> list[Completion]:
@@ -297,7 +302,8 @@ class VLLMBackend:
             seeds = [derive_seed(base, i) for i in range(len(prompts))]
         self._calls += 1
         params = [self._make_params(**kwargs) for kwargs in request_params(sampling, seeds)]
-        encoded = [self.encode(p) for p in prompts]
+        encoded = [list(p.token_ids) if isinstance(p, TokenPrompt) else self.encode(p) for p in prompts]
+        texts = [p.text if isinstance(p, TokenPrompt) else p for p in prompts]
         started = time.perf_counter()
         outputs: list[Any] = []
         if prompts:
@@ -317,7 +323,7 @@ class VLLMBackend:
                 policy_version=self._version,
                 duration_s=duration,
             )
-            for text, ids, seed, output in zip(prompts, encoded, seeds, outputs, strict=True)
+            for text, ids, seed, output in zip(texts, encoded, seeds, outputs, strict=True)
         ]
         self._last_stats = BatchStats(
             prompts=len(prompts),

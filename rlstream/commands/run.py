@@ -21,7 +21,7 @@ from rlstream.runner import new_run_id, run_pipeline
 from rlstream.settings import get_settings
 from rlstream.workers import PIPELINE_WORKERS
 from schemas.errors import BrokerError, InputError, UsageError
-from schemas.task import TaskPublished
+from schemas.task import MAX_TURNS_LIMIT, TaskPublished
 
 #: a --steps run issues groups until the learner is done, not a fixed number per task
 _UNBOUNDED_EPOCHS = 1_000_000
@@ -99,12 +99,22 @@ def register(app: typer.Typer) -> None:
             help="what hosts the stream processors: transactional (exactly-once, default) or faust "
             "(at-least-once, effectively-once results); default: RLSTREAM_RUNTIME",
         ),
+        max_turns: int | None = typer.Option(
+            None,
+            "--max-turns",
+            min=1,
+            max=MAX_TURNS_LIMIT,
+            help="turns an episode may take: the model revises its code from the feedback of the visible "
+            "cases (default: the setting, 1); a task's own max_turns wins",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     ) -> None:
         """Start the broker (if none is running), the topics and every worker; publish the tasks; show live
         progress until every group has its experience; stop cleanly (Ctrl-C too) and print a summary.
         Held-out tasks (--eval-fraction, --eval-tasks) are never trained on: the evaluator samples them
-        under version 0, every N versions and the final one (`rlstream eval RUN_ID`)."""
+        under version 0, every N versions and the final one (`rlstream eval RUN_ID`). With --max-turns N
+        each sample is an episode: the model sees the failing visible cases and revises its code, up to
+        N turns, and the learner trains the whole episode as one trajectory."""
         settings = get_settings()
         if runtime not in (None, "transactional", "faust"):
             raise UsageError(
@@ -132,6 +142,9 @@ def register(app: typer.Typer) -> None:
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EVALUATION__FINAL_STEP"] = str(steps)
         if eval_every is not None:
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EVALUATION__EVERY"] = str(eval_every)
+        if max_turns is not None:
+            overrides["RLSTREAM_EPISODES__MAX_TURNS"] = str(max_turns)
+        turns = max(max_turns or settings.episodes.max_turns, *(t.max_turns or 1 for t in task_list))
         if tasks == "synthetic":
             overrides.update({k: v for k, v in _SYNTHETIC_ENV.items() if k not in os.environ})
         configure_tracing(settings.telemetry, service_name="rlstream-run")  # the tasks' spans
@@ -152,10 +165,13 @@ def register(app: typer.Typer) -> None:
                 bootstrap,
                 run_id=rid,
                 tasks=task_list,
-                # the evaluator only where there is something to evaluate
-                workers=PIPELINE_WORKERS
-                if held_out
-                else tuple(w for w in PIPELINE_WORKERS if w != "evaluator"),
+                # the evaluator only where there is something to evaluate, the episode step only where
+                # an episode may take more than one turn
+                workers=tuple(
+                    w
+                    for w in PIPELINE_WORKERS
+                    if (w != "evaluator" or held_out) and (w != "episode" or turns > 1)
+                ),
                 env_overrides=overrides,
                 echo=lambda line: typer.echo(line, err=True),
                 timeout_s=timeout,

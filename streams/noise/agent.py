@@ -12,6 +12,11 @@ probe run is judged against, so they are kept in the state of each partition tha
 published once per partition as ``ReferenceExecuted`` on ``rl.references``, in the same transaction as
 the first verdict judged with them; every such verdict names them. A restart reuses the stored runs, so
 ``rlstream replay --verify`` re-judges every verdict from the log alone.
+
+An episode of several turns waits as a whole (``EPISODE``): every turn's code and runs, until its reward
+names the final turn; it is judged then, its final turn exactly like a one-turn sample (its re-runs and,
+when its first run answered every case, its probe run, judged against the same reference runs of the
+plan) and every earlier turn for a reward-hacking signature (``filter_episode``).
 """
 
 from __future__ import annotations
@@ -28,13 +33,17 @@ from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxEx
 from schemas.task import TaskPublished
 from schemas.topics import EXECUTIONS, GENERATIONS, REWARDS
 from streams.noise.config import NoiseConfig
-from streams.noise.filter import filter_sample
+from streams.noise.filter import filter_episode
 from streams.noise.rules import TaskQuality, assess_task
 from streams.probe.plan import probe_due, probe_run_index
 from streams.reward.agent import ReferenceRunner, TaskLookup
 from streams.reward.literals import CompareOptions
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name)
+
+
+def _lift_reward(reward: Any) -> Any:
+    return event_from_state(RewardScored, reward) if isinstance(reward, dict) else reward
 
 
 class Waiting(BaseModel):
@@ -58,15 +67,30 @@ class Waiting(BaseModel):
     @field_validator("reward", mode="before")
     @classmethod
     def _lift_reward(cls, reward: Any) -> Any:
-        return event_from_state(RewardScored, reward) if isinstance(reward, dict) else reward
+        return _lift_reward(reward)
+
+
+class WaitingEpisode(BaseModel):
+    """What has arrived of an episode of several turns not judged yet (key: its sample id)."""
+
+    #: turn (as text) -> that turn's code and runs (its ``reward`` unused)
+    turns: dict[str, Waiting] = Field(default_factory=dict)
+    #: the episode's reward: it names the final turn
+    reward: RewardScored | None = None
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _lift_reward(cls, reward: Any) -> Any:
+        return _lift_reward(reward)
 
 
 SAMPLE = Kind("sample", Waiting)
+EPISODE = Kind("episode", WaitingEpisode)
 #: a sample already judged: its re-delivered records are ignored
 JUDGED = Marker("judged")
 #: the reference's runs of a task's probe plan this partition judges with (key: ``<task event id>:<backend>``)
 PROBE_REF = Kind("probe-ref", ReferenceExecuted)
-KINDS = (SAMPLE, JUDGED, PROBE_REF)
+KINDS = (SAMPLE, EPISODE, JUDGED, PROBE_REF)
 
 #: (task, backend) -> the reference solution's runs of the task's probe plan (None: no reference)
 ProbeReferenceRunner = Callable[[TaskPublished, str], ReferenceExecuted | None]
@@ -111,6 +135,14 @@ class FilterAgent:
             sid = getattr(event, "sample_id", None)
             if sid is None or state.marked(p, JUDGED, sid):
                 continue
+            episode = (isinstance(event, CodeGenerated | SandboxExecuted) and event.max_turns > 1) or (
+                isinstance(event, RewardScored) and (event.turn > 0 or state.get(p, EPISODE, sid) is not None)
+            )
+            if episode:
+                judged = self._episode(msg, state)
+                if judged is not None:
+                    out += self._emits(judged, msg)
+                continue
             entry = state.get(p, SAMPLE, sid) or Waiting()
             if isinstance(event, CodeGenerated):
                 entry.code = event.code
@@ -124,13 +156,59 @@ class FilterAgent:
             if judged is None:
                 state.put(p, SAMPLE, sid, entry)
                 continue
-            verdict, reference = judged
             state.delete(p, SAMPLE, sid)
             state.mark(p, JUDGED, sid)
-            if reference is not None:
-                out.append(Emit(reference, causation_id=msg.envelope.id))
-            out.append(Emit(verdict, causation_id=msg.envelope.id))
+            out += self._emits(judged, msg)
         return out
+
+    @staticmethod
+    def _emits(judged: tuple[NoiseVerdict, ReferenceExecuted | None], msg: Incoming) -> list[Emit]:
+        # the probe plan's reference runs, on their first use here, go out with the verdict they judged
+        verdict, reference = judged
+        first = [Emit(reference, causation_id=msg.envelope.id)] if reference is not None else []
+        return [*first, Emit(verdict, causation_id=msg.envelope.id)]
+
+    def _episode(
+        self, msg: Incoming, state: State
+    ) -> tuple[NoiseVerdict, ReferenceExecuted | None] | None:
+        event, p = msg.event, msg.partition
+        sid = str(getattr(event, "sample_id", ""))
+        entry = state.get(p, EPISODE, sid) or WaitingEpisode()
+        one_shot = state.get(p, SAMPLE, sid)
+        if one_shot is not None:
+            # the reward of a first turn that was final arrived before the episode's first turn did
+            entry.reward = entry.reward or one_shot.reward
+            state.delete(p, SAMPLE, sid)
+        if isinstance(event, CodeGenerated):
+            entry.turns.setdefault(str(event.turn), Waiting()).code = event.code
+        elif isinstance(event, SandboxExecuted):
+            entry.turns.setdefault(str(event.turn), Waiting()).runs[str(event.run_index)] = event
+        elif isinstance(event, RewardScored):
+            entry.reward = event
+        judged = self._judge_episode(entry, p, state)
+        if judged is None:
+            state.put(p, EPISODE, sid, entry)
+            return None
+        state.delete(p, EPISODE, sid)
+        state.mark(p, JUDGED, sid)
+        return judged
+
+    def _judge_episode(
+        self, entry: WaitingEpisode, p: int, state: State
+    ) -> tuple[NoiseVerdict, ReferenceExecuted | None] | None:
+        """The verdict once every turn up to the final one (as the reward names it) is in, the final
+        turn complete as a one-turn sample must be (its re-runs and its probe run)."""
+        reward = entry.reward
+        if reward is None:
+            return None
+        turns: list[tuple[str, list[SandboxExecuted]]] = []
+        for t in range(reward.turn + 1):
+            turn = entry.turns.get(str(t))
+            if turn is None or turn.code is None or "0" not in turn.runs:
+                return None
+            turns.append((turn.code, [turn.runs[k] for k in sorted(turn.runs, key=int)]))
+        code, runs = turns[-1]
+        return self._verdict(code, runs, reward, p, state, earlier=[(c, r[0]) for c, r in turns[:-1]])
 
     def _judge(
         self, entry: Waiting, p: int, state: State
@@ -140,6 +218,19 @@ class FilterAgent:
         if entry.code is None or entry.reward is None or "0" not in entry.runs:
             return None
         runs = [entry.runs[k] for k in sorted(entry.runs, key=int)]
+        return self._verdict(entry.code, runs, entry.reward, p, state, earlier=[])
+
+    def _verdict(
+        self,
+        code: str,
+        runs: list[SandboxExecuted],
+        reward: RewardScored,
+        p: int,
+        state: State,
+        *,
+        earlier: list[tuple[str, SandboxExecuted]],
+    ) -> tuple[NoiseVerdict, ReferenceExecuted | None] | None:
+        """Judge the (final turn's) code and runs, once every run the sandbox was asked for is in."""
         first = runs[0]
         task = self.tasks.get(first.task_id)
         if task is None:
@@ -152,18 +243,19 @@ class FilterAgent:
         if (
             self.config.probe
             and probe_due(task, first)
-            and str(probe_run_index(self.config.reruns)) not in entry.runs
+            and not any(x.run_index == probe_run_index(self.config.reruns) for x in runs)
         ):
             return None
         quality = None if first.infra_error else self._task_quality(first.task_id, first.backend)
         reference, first_use = None, False
         if any(x.probe is not None and not x.infra_error for x in runs):
             reference, first_use = self._probe_reference(task, first.backend, p, state)
-        verdict = filter_sample(
+        verdict = filter_episode(
             task=task,
-            code=entry.code,
+            earlier=earlier,
+            code=code,
             executions=runs,
-            reward=entry.reward,
+            reward=reward,
             config=self.config,
             options=self.options,
             task_quality=quality,

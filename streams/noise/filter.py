@@ -46,6 +46,8 @@ class Decision:
     reasons: tuple[Reason, ...]
     #: the ReferenceExecuted of the probe plan the sample was compared with (None: no probe judged it)
     probe_reference_event_id: str | None = None
+    #: the reasons that reject (reward-hacking signatures), among ``reasons``
+    hacks: tuple[Reason, ...] = ()
 
 
 def allowed_codes(task: TaskPublished, config: NoiseConfig) -> frozenset[str]:
@@ -182,7 +184,7 @@ def decide(
         verdict, reasons = "mask", mask + info
     else:
         verdict, reasons = "accept", info
-    return Decision(verdict, _unique(reasons), probe_ref_id)
+    return Decision(verdict, _unique(reasons), probe_ref_id, _unique(reject))
 
 
 def _flakiness(
@@ -295,6 +297,7 @@ def verdict_event(
         filter_version=config.label(),
         failure_reward=failure_total(reward),
         probe_reference_event_id=decision.probe_reference_event_id,
+        turn=reward.turn,
     )
 
 
@@ -333,4 +336,56 @@ def filter_sample(
         task_quality=task_quality,
         probe_reference=probe_reference,
     )
+    return verdict_event(reward=reward, decision=decision, config=config)
+
+
+def earlier_turn_hacks(
+    *,
+    task: TaskPublished,
+    turns: Sequence[tuple[str, SandboxExecuted]],
+    config: NoiseConfig,
+    options: CompareOptions,
+) -> tuple[Reason, ...]:
+    """The reward-hacking signatures of an episode's turns before its final one (each turn's code and
+    its first run), each reason's detail naming its turn: a hack attempted in any turn rejects the
+    episode, even when the final code is clean."""
+    found: list[Reason] = []
+    for turn, (code, run) in enumerate(turns):
+        decision = decide(task=task, code=code, executions=[run], config=config, options=options)
+        found += [Reason(code=r.code, detail=f"turn {turn + 1}: {r.detail}"[:200]) for r in decision.hacks]
+    return _unique(found)
+
+
+def filter_episode(
+    *,
+    task: TaskPublished,
+    earlier: Sequence[tuple[str, SandboxExecuted]],
+    code: str,
+    executions: Sequence[SandboxExecuted],
+    reward: RewardScored,
+    config: NoiseConfig,
+    options: CompareOptions,
+    task_quality: rules.TaskQuality | None = None,
+    probe_reference: ReferenceExecuted | None = None,
+) -> NoiseVerdict:
+    """The verdict on an episode: its final turn (``code``, ``executions``: its runs, its probe run
+    among them) judged like a one-turn sample, memorisation by the same probe, and rejected as well
+    when an ``earlier`` turn (its code and first run) shows a hack."""
+    decision = decide(
+        task=task,
+        code=code,
+        executions=executions,
+        config=config,
+        options=options,
+        task_quality=task_quality,
+        probe_reference=probe_reference,
+    )
+    hacks = earlier_turn_hacks(task=task, turns=earlier, config=config, options=options)
+    if hacks:
+        decision = Decision(
+            "reject",
+            _unique([*decision.hacks, *hacks, *decision.reasons]),
+            decision.probe_reference_event_id,
+            decision.hacks + hacks,
+        )
     return verdict_event(reward=reward, decision=decision, config=config)

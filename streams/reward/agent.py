@@ -6,6 +6,11 @@ scored; re-runs exist for the noise filter's flakiness check. Whichever of gener
 arrives second completes the pair; the pair is dropped from the state once scored, and a marker
 keeps a re-delivered record from scoring twice (the event id would be the same anyway).
 
+An episode of several turns is scored once, on its final turn: each turn's code and execution wait
+in the state until the episode step's TurnEnded (``rl.turns``, co-partitioned too) names the final
+turn, which is then scored with the episode reward function (a cost per turn beyond the first); the
+earlier turns are dropped with it.
+
 The task's reference run (the efficiency baseline) is kept in the state of each partition that needs
 it and published once per partition as ``ReferenceExecuted`` in the same transaction as the first
 reward scored against it; every reward names it by id. A restart reuses the stored run instead of
@@ -19,22 +24,26 @@ from typing import Protocol
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
 from infra.runtime.state import Kind, Marker, State
+from schemas.episode import TurnEnded
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.task import TaskPublished
-from schemas.topics import EXECUTIONS, GENERATIONS
+from schemas.topics import EXECUTIONS, GENERATIONS, TURNS
 from streams.reward.function import RewardFunction
 
-INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name)
+INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, TURNS.name)
 
-#: a sample's code waiting for its run-0 execution, and the execution waiting for its code (key: sample id)
+#: a sample's code waiting for its run-0 execution, and the execution waiting for its code (key: sample
+#: id; ``<sample id>#<turn>`` for a turn of an episode, kept until the episode's final turn is known)
 CODE = Kind("code", str)
 EXEC = Kind("exec", SandboxExecuted)
+#: an episode's final turn, once its TurnEnded said so (key: sample id)
+FINAL = Kind("final", int)
 #: a sample already scored: its re-delivered records are ignored
 SCORED = Marker("scored")
 #: the reference run this partition scores a task against (key: ``<task event id>:<backend>``)
 REF = Kind("ref", ReferenceExecuted)
-KINDS = (CODE, EXEC, SCORED, REF)
+KINDS = (CODE, EXEC, FINAL, SCORED, REF)
 
 #: (task, backend) -> the reference solution's execution in that backend (None: no reference)
 ReferenceRunner = Callable[[TaskPublished, str], SandboxExecuted | None]
@@ -45,15 +54,57 @@ class TaskLookup(Protocol):
 
 
 class RewardAgent:
-    def __init__(self, reward_fn: RewardFunction, tasks: TaskLookup, reference: ReferenceRunner) -> None:
+    def __init__(
+        self,
+        reward_fn: RewardFunction,
+        tasks: TaskLookup,
+        reference: ReferenceRunner,
+        *,
+        episode_fn: RewardFunction | None = None,
+    ) -> None:
         self.reward_fn = reward_fn
+        #: what episodes of several turns are scored with (their final turn, a cost per extra turn)
+        self.episode_fn = episode_fn or reward_fn
         self.tasks = tasks
         self.reference = reference
+
+    def _episode(self, msg: Incoming, state: State) -> tuple[Incoming, str, SandboxExecuted] | None:
+        """Keep a turn of an episode; the final turn's pair once all of it is here."""
+        event, p = msg.event, msg.partition
+        sid = getattr(event, "sample_id", "")
+        if state.marked(p, SCORED, sid):
+            return None
+        if isinstance(event, CodeGenerated):
+            state.put(p, CODE, f"{sid}#{event.turn}", event.code)
+        elif isinstance(event, SandboxExecuted):
+            state.put(p, EXEC, f"{sid}#{event.turn}", event)
+        elif isinstance(event, TurnEnded) and event.outcome == "final":
+            state.put(p, FINAL, sid, event.turn)
+        final = state.get(p, FINAL, sid)
+        if final is None:
+            return None
+        code, execution = state.get(p, CODE, f"{sid}#{final}"), state.get(p, EXEC, f"{sid}#{final}")
+        if code is None or execution is None:
+            return None
+        for turn in range(final + 1):
+            state.delete(p, CODE, f"{sid}#{turn}")
+            state.delete(p, EXEC, f"{sid}#{turn}")
+        state.delete(p, FINAL, sid)
+        return msg, code, execution
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         ready: list[tuple[Incoming, str, SandboxExecuted]] = []
         for msg in batch:
             event, p = msg.event, msg.partition
+            if isinstance(event, TurnEnded) or (
+                isinstance(event, CodeGenerated | SandboxExecuted) and event.max_turns > 1
+            ):
+                if isinstance(event, SandboxExecuted) and event.run_index != 0:
+                    continue
+                found = self._episode(msg, state)
+                if found is not None:
+                    ready.append(found)
+                continue
             if isinstance(event, CodeGenerated):
                 sid = event.sample_id
                 if state.marked(p, SCORED, sid):
@@ -73,9 +124,11 @@ class RewardAgent:
                 else:
                     state.put(p, EXEC, sid, event)
         # one lint process for the whole batch instead of one per sample
-        warm = getattr(getattr(self.reward_fn, "linter", None), "warm", None)
-        if callable(warm) and len(ready) > 1:
-            warm([code for _, code, _ in ready])
+        for fn, episodes in ((self.reward_fn, False), (self.episode_fn, True)):
+            codes = [code for _, code, x in ready if (x.max_turns > 1) == episodes]
+            warm = getattr(getattr(fn, "linter", None), "warm", None)
+            if callable(warm) and len(codes) > 1:
+                warm(codes)
         out: list[Emit] = []
         for msg, code, execution in ready:
             task = self.tasks.get(execution.task_id)
@@ -87,7 +140,8 @@ class RewardAgent:
                 reference, first_use = self._reference(task, execution.backend, p, state)
                 if reference is not None and first_use:
                     out.append(Emit(reference, causation_id=msg.envelope.id))
-            reward = self.reward_fn.scored_event(
+            scorer = self.episode_fn if execution.max_turns > 1 else self.reward_fn
+            reward = scorer.scored_event(
                 task,
                 code,
                 execution,

@@ -27,7 +27,8 @@ class CodeRewardV2(CodeRewardV1):
 
     @property
     def version_label(self) -> str:
-        return self.version + legacy_fingerprint(self.config)
+        # the turn cost came with code-v4 and means nothing here
+        return self.version + legacy_fingerprint(self.config, exclude={"weights": {"turns"}})
 
     def score(
         self,

@@ -30,8 +30,9 @@ class CodeRewardV3(CodeRewardV2):
 
     @property
     def version_label(self) -> str:
+        # the turn cost came with code-v4 and means nothing here
         return self.version + config_fingerprint(
-            self.config.model_copy(update={"ruff_path": None}), RewardConfig()
+            self.config.model_copy(update={"ruff_path": None}), RewardConfig(), exclude={"weights": {"turns"}}
         )
 
     def security_findings(self, analysis: static.Analysis, allowed: frozenset[str]) -> list[str]:

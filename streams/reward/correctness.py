@@ -87,19 +87,11 @@ def render_prompt(task: TaskPublished, *, max_examples: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
-def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOptions) -> Correctness:
-    """Grade one execution of a program against the task's cases.
-
-    Exactly one record per expected case is required; a missing, duplicated or unknown record fails
-    the whole run (the program may have interfered with the harness). So does a forced or abnormal
-    exit, an infra failure, a process-wide timeout or memory limit, and a task with no cases.
-    """
-    expected = expected_cases(task)
-    if not expected and task.check:
-        return _grade_check(execution)
-    total = len(expected)
-    run_failure = _run_failure(execution)
-
+def records_by_case(
+    task: TaskPublished, execution: SandboxExecutedV1
+) -> dict[tuple[bool, int], list[CaseResult]]:
+    """The execution's result records by case, ``(hidden, index within its list)``; a case may have no
+    record (missing) or several (duplicated)."""
     n_visible = len(task.tests)
     # the sandbox numbers cases either over visible + hidden together or within each list; both name
     # a case uniquely once the hidden flag is taken into account
@@ -115,6 +107,22 @@ def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOpt
         else:
             key = (True, r.index - n_visible)
         by_key.setdefault(key, []).append(r)
+    return by_key
+
+
+def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOptions) -> Correctness:
+    """Grade one execution of a program against the task's cases.
+
+    Exactly one record per expected case is required; a missing, duplicated or unknown record fails
+    the whole run (the program may have interfered with the harness). So does a forced or abnormal
+    exit, an infra failure, a process-wide timeout or memory limit, and a task with no cases.
+    """
+    expected = expected_cases(task)
+    if not expected and task.check:
+        return _grade_check(execution)
+    total = len(expected)
+    run_failure = _run_failure(execution)
+    by_key = records_by_case(task, execution)
     known = {(e.hidden, e.index) for e in expected}
     unexpected = [k for k in by_key if k not in known]
     if unexpected and not run_failure:

@@ -108,6 +108,7 @@ class RewardFunction(ABC):
             total_cases=s.correctness.total,
             details=s.details,
             reference_event_id=reference_event_id,
+            turn=execution.turn,
         )
 
 
@@ -127,7 +128,7 @@ def register(spec: str) -> Callable[[type[RewardFunction]], type[RewardFunction]
 def _load_versions() -> None:
     """Import the later versions, which register themselves (they build on the classes here). Done
     on first use rather than at the end of this module, so importing any of them first is no cycle."""
-    from streams.reward import code_v2, code_v3  # noqa: F401
+    from streams.reward import code_v2, code_v3, code_v4  # noqa: F401
 
 
 def available() -> list[str]:
@@ -200,8 +201,8 @@ class CodeRewardV1(RewardFunction):
 
     @property
     def version_label(self) -> str:
-        # the similarity weight came with code-v2 and means nothing here
-        return self.version + legacy_fingerprint(self.config, exclude={"weights": {"similarity"}})
+        # the similarity weight came with code-v2 and the turn cost with code-v4: they mean nothing here
+        return self.version + legacy_fingerprint(self.config, exclude={"weights": {"similarity", "turns"}})
 
     @property
     def linter(self) -> Linter:

@@ -136,7 +136,7 @@ class SandboxAgent:
             task_id=gen.task_id,
             run_index=run_index,
             hidden=run.hidden,
-        )
+        ).model_copy(update={"turn": gen.turn, "max_turns": gen.max_turns})
         if run.probe is not None:
             execution = execution.model_copy(update={"probe": run.probe})
         if result.infra_error is None:
@@ -144,6 +144,7 @@ class SandboxAgent:
             return execution
         execution = execution.model_copy(update={"infra_error": result.infra_error})
         final = attempt >= self.max_retries
+        written = gen.as_written()
         letter = dead_letter(
             "sandbox",
             result.infra_error,
@@ -153,9 +154,9 @@ class SandboxAgent:
             partition=msg.partition,
             offset=msg.offset,
             key=None,
-            value=gen.model_dump_json().encode(),
-            headers={"ce_type": gen.ce_type(), "ce_id": gen.event_id(), "run_index": str(run_index)},
-            event_id=gen.event_id(),
+            value=written.model_dump_json().encode(),
+            headers={"ce_type": written.ce_type(), "ce_id": written.event_id(), "run_index": str(run_index)},
+            event_id=written.event_id(),
             disposition="dead" if final else "retry",
         )
         out.append(

@@ -78,6 +78,9 @@ END = b"E"
 ACK = b"k"
 STOP = b"X"
 
+#: how every case's error starts when the program failed to load (no case ran)
+LOAD_FAILED = "program failed: "
+
 
 def harness_source() -> str:
     return resources.files("streams.sandbox").joinpath("guest_harness.pysrc").read_text("utf-8")
@@ -526,7 +529,7 @@ def case_results(
         elif facts.deviation is not None:
             out.append(CaseResult(index=i, status="error", error=f"protocol deviation: {facts.deviation}"))
         elif facts.load_error is not None:
-            out.append(CaseResult(index=i, status="error", error=f"program failed: {facts.load_error}"))
+            out.append(CaseResult(index=i, status="error", error=f"{LOAD_FAILED}{facts.load_error}"))
         elif rec is not None and timed_out:
             out.append(CaseResult(index=i, status="timeout", error="wall-clock limit reached"))
         elif rec is not None and ended:

@@ -23,7 +23,7 @@ from schemas.rollout import (
     SandboxExecuted,
 )
 from streams.sandbox.limits import Limits, RawRun
-from streams.sandbox.protocol import TAMPER, Mode, SessionFacts, case_results
+from streams.sandbox.protocol import LOAD_FAILED, TAMPER, Mode, SessionFacts, case_results
 
 #: labels the backends observe themselves, reported before what the program was caught trying
 LIMIT_LABELS = ("output_limit", "pids_limit", "stack_overflow")
@@ -237,7 +237,7 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
                 f"protocol deviation: {facts.deviation}"
                 if facts.deviation
                 else check_facts.check_error
-                or (f"program failed: {facts.load_error}" if facts.load_error else None)
+                or (f"{LOAD_FAILED}{facts.load_error}" if facts.load_error else None)
                 or "the check did not finish"
             )
             case = CaseResult(index=0, status="error", error=why, duration_s=check_raw.duration_s)

@@ -49,6 +49,8 @@ class TaskRecord(FrozenModel):
     priority: int
     prompt: str
     entry_point: str
+    #: turns each of its episodes may take (a record kept before episodes existed: one shot)
+    max_turns: int = 1
     #: where the task was read: each group's trace links back to it
     trace: str | None = None
 
@@ -75,11 +77,15 @@ KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED)
 
 
 class SchedulerAgent:
-    def __init__(self, cfg: SchedulerConfig, run_id: str, learner_lag: Callable[[bool], int]) -> None:
+    def __init__(
+        self, cfg: SchedulerConfig, run_id: str, learner_lag: Callable[[bool], int], *, max_turns: int = 1
+    ) -> None:
         """``learner_lag(fresh)``: the learner's consumer lag; a cached value may be up to a second old,
         ``fresh=True`` reads the broker now (asked just before a group is issued, so a stale reading
-        can never let the lag overshoot its bound)."""
+        can never let the lag overshoot its bound). ``max_turns``: the turns an episode may take when
+        its task does not say."""
         self.cfg = cfg
+        self.max_turns = max_turns
         self.run_id = run_id
         self._learner_lag = learner_lag
         self._bounds = BackpressureBounds(cfg.max_learner_lag, cfg.max_groups_in_flight, cfg.max_staleness)
@@ -133,6 +139,7 @@ class SchedulerAgent:
                         priority=event.priority,
                         prompt=event.prompt,
                         entry_point=event.entry_point,
+                        max_turns=self._turns(event),
                         trace=msg.trace,
                     ),
                 )
@@ -153,6 +160,9 @@ class SchedulerAgent:
             ):
                 self._version_published(state, event)
         return []
+
+    def _turns(self, event: TaskPublished) -> int:
+        return event.max_turns or self.max_turns
 
     def _held_out(self, state: State, run: str, event: TaskPublished, msg: Incoming) -> bool:
         """Keep an ``eval`` task for evaluation rounds (never for training); False for a train task."""
@@ -176,6 +186,7 @@ class SchedulerAgent:
             priority=event.priority,
             trace=msg.trace,
             evaluated=known.evaluated if known is not None else [],
+            max_turns=self._turns(event),
         )
         state.put(P, EVALTASK, key, task)
         return True
@@ -265,6 +276,7 @@ class SchedulerAgent:
                 priority=ref.priority,
                 policy_version=version,
                 sampling=self.cfg.sampling,
+                max_turns=record.max_turns,
             )
             # a group's trace starts here (issued by a tick, not while handling a record), linked
             # to its task's

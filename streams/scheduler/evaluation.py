@@ -45,6 +45,8 @@ class EvalTask:
     priority: int = 0
     trace: str | None = None
     evaluated: list[int] = field(default_factory=list)
+    #: turns each evaluation episode may take (feedback from visible cases only, as in training)
+    max_turns: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class EvalTask:
             "priority": self.priority,
             "trace": self.trace,
             "evaluated": sorted(self.evaluated),
+            "max_turns": self.max_turns,
         }
 
     @classmethod
@@ -102,4 +105,5 @@ class EvalPlan:
                 update={"seed": eval_seed(self.config.seed, task.task_id, version)}
             ),
             split="eval",
+            max_turns=task.max_turns,
         )

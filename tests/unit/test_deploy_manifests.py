@@ -30,6 +30,7 @@ AGENTS = {
     "generator": "producers/generator/agent.py",
     "evaluator": "producers/generator/agent.py",
     "sandbox": "streams/sandbox/agent.py",
+    "episode": "streams/episode/agent.py",
     "reward": "streams/reward/agent.py",
     "filter": "streams/noise/agent.py",
     "experience": "streams/experience/agent.py",

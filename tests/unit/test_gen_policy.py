@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from producers.generator.interface import BatchStats, Completion
+from producers.generator.interface import BatchStats, Completion, Prompt
 from producers.generator.policy import NotPublished, PolicyFollower, StalenessPolicy
 from producers.generator.weights import sha256_of
 from schemas.policy import PolicyPublished
@@ -33,8 +33,10 @@ class RecordingBackend:
     def encode(self, text: str) -> list[int]:
         return []
 
+    eos_token_ids: tuple[int, ...] = ()
+
     def generate(
-        self, prompts: Sequence[str], sampling: SamplingParams, seeds: Sequence[int] | None = None
+        self, prompts: Sequence[Prompt], sampling: SamplingParams, seeds: Sequence[int] | None = None
     ) -> list[Completion]:
         return []
 
