@@ -30,14 +30,17 @@ from consumers.projections.models import (
     Reward,
     RewardComponent,
     Sample,
+    SampleTurn,
     SkippedRecord,
     Task,
+    TurnEnd,
     Verdict,
     VerdictReason,
     table_of,
 )
 from schemas.base import Event
 from schemas.envelope import Envelope
+from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
 from schemas.rollout import (
     CodeGenerated,
@@ -162,6 +165,27 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
             },
         )
     elif isinstance(event, CodeGenerated):
+        if event.max_turns > 1:
+            batch.put(
+                SampleTurn,
+                {
+                    "sample_id": event.sample_id,
+                    "turn": event.turn,
+                    "event_id": eid,
+                    "run_id": run_id,
+                    "group_id": event.group_id,
+                    "task_id": event.task_id,
+                    "policy_version": event.policy_version,
+                    "completion_text": event.completion_text,
+                    "code": event.code,
+                    "prompt_tokens": len(event.prompt_token_ids),
+                    "completion_tokens": len(event.completion_token_ids),
+                    "feedback_event_id": event.feedback_event_id,
+                    "generated_at": at,
+                },
+            )
+        if event.turn > 0:
+            return  # the sample's row is its first turn: the episode as its request started it
         batch.put(
             Sample,
             {
@@ -185,6 +209,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "trace_id": _trace_id(envelope),
                 "generated_at": at,
                 "split": event.split,
+                "max_turns": event.max_turns,
             },
         )
         if run_id is not None:
@@ -214,6 +239,30 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "cache_hit": event.cache_hit,
                 "runtime_hash": event.runtime_hash,
                 "executed_at": at,
+                "turn": event.turn,
+            },
+        )
+    elif isinstance(event, TurnEnded):
+        batch.put(
+            TurnEnd,
+            {
+                "sample_id": event.sample_id,
+                "turn": event.turn,
+                "event_id": eid,
+                "run_id": run_id,
+                "group_id": event.group_id,
+                "task_id": event.task_id,
+                "max_turns": event.max_turns,
+                "outcome": event.outcome,
+                "reason": event.reason,
+                "visible_passed": event.visible_passed,
+                "visible_total": event.visible_total,
+                "policy_version": event.policy_version,
+                "generation_event_id": event.generation_event_id,
+                "execution_event_id": event.execution_event_id,
+                "feedback_version": event.feedback.version if event.feedback else None,
+                "feedback": event.feedback.text if event.feedback else None,
+                "ended_at": at,
             },
         )
     elif isinstance(event, RewardScored):
@@ -235,6 +284,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "correct": event.total_cases > 0 and event.passed == event.total_cases,
                 "details": dict(event.details),
                 "scored_at": at,
+                "turn": event.turn,
             },
         )
         for name, value in event.components.items():
@@ -263,6 +313,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "reward": event.reward,
                 "filter_version": event.filter_version,
                 "decided_at": at,
+                "turn": event.turn,
             },
         )
         for i, reason in enumerate(event.reasons):
@@ -303,7 +354,9 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                     "policy_version": s.policy_version,
                     "reward": s.reward,
                     "advantage": s.advantage,
-                    "completion_tokens": len(s.completion_token_ids),
+                    # generated tokens: an episode's every turn
+                    "completion_tokens": len(s.completion_token_ids)
+                    + sum(len(t.completion_token_ids) for t in s.turns),
                 },
             )
     elif isinstance(event, PolicyPublished):

@@ -99,6 +99,55 @@ class Sample(Base):
     trace_id: Mapped[str | None] = mapped_column(String)
     generated_at: Mapped[datetime]
     split: Mapped[str] = mapped_column(String, server_default="train", index=True)
+    #: turns the episode may take (its first turn is this row; every turn is in :class:`SampleTurn`)
+    max_turns: Mapped[int] = mapped_column(Integer, server_default="1")
+
+
+class SampleTurn(Base):
+    """One turn of an episode of several turns (CodeGenerated with ``max_turns > 1``), the first included:
+    the code it wrote and the policy version that wrote it. How it ended is in :class:`TurnEnd`."""
+
+    __tablename__ = "sample_turns"
+
+    sample_id: Mapped[str] = mapped_column(String, primary_key=True)
+    turn: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String, index=True)
+    task_id: Mapped[str] = mapped_column(String)
+    policy_version: Mapped[int]
+    completion_text: Mapped[str] = mapped_column(Text)
+    code: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int]
+    completion_tokens: Mapped[int]
+    #: the TurnEnded whose feedback this turn answers (None: the first turn)
+    feedback_event_id: Mapped[str | None] = mapped_column(String)
+    generated_at: Mapped[datetime]
+
+
+class TurnEnd(Base):
+    """How one turn of an episode ended (TurnEnded on rl.turns): the feedback the next turn saw, or why
+    the turn was final."""
+
+    __tablename__ = "turn_ends"
+
+    sample_id: Mapped[str] = mapped_column(String, primary_key=True)
+    turn: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event_id: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str | None] = mapped_column(String, index=True)
+    group_id: Mapped[str] = mapped_column(String, index=True)
+    task_id: Mapped[str] = mapped_column(String)
+    max_turns: Mapped[int]
+    outcome: Mapped[str] = mapped_column(String)
+    reason: Mapped[str] = mapped_column(String)
+    visible_passed: Mapped[int]
+    visible_total: Mapped[int]
+    policy_version: Mapped[int]
+    generation_event_id: Mapped[str] = mapped_column(String)
+    execution_event_id: Mapped[str] = mapped_column(String)
+    feedback_version: Mapped[str | None] = mapped_column(String)
+    feedback: Mapped[str | None] = mapped_column(Text)
+    ended_at: Mapped[datetime]
 
 
 class Execution(Base):
@@ -128,6 +177,8 @@ class Execution(Base):
     cache_hit: Mapped[bool] = mapped_column(Boolean)
     runtime_hash: Mapped[str] = mapped_column(String)
     executed_at: Mapped[datetime]
+    #: the episode's turn whose code ran (0: the first, a one-turn sample's only one)
+    turn: Mapped[int] = mapped_column(Integer, server_default="0")
 
 
 class Reward(Base):
@@ -152,6 +203,8 @@ class Reward(Base):
     correct: Mapped[bool] = mapped_column(Boolean)
     details: Mapped[dict[str, Any]]
     scored_at: Mapped[datetime]
+    #: the final turn scored (an episode is scored once, on its final turn's code)
+    turn: Mapped[int] = mapped_column(Integer, server_default="0")
 
 
 class RewardComponent(Base):
@@ -180,6 +233,8 @@ class Verdict(Base):
     reward: Mapped[float] = mapped_column(Float)
     filter_version: Mapped[str] = mapped_column(String)
     decided_at: Mapped[datetime]
+    #: the episode's final turn judged
+    turn: Mapped[int] = mapped_column(Integer, server_default="0")
 
 
 class VerdictReason(Base):
@@ -370,6 +425,8 @@ PROJECTED: tuple[type[Base], ...] = (
     Task,
     Group,
     Sample,
+    SampleTurn,
+    TurnEnd,
     Execution,
     Reward,
     RewardComponent,

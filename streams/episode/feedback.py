@@ -79,9 +79,7 @@ def neutralise(text: str, limit: int, *, keep: str = "head") -> str:
     if len(clean) <= limit and len(window) == total:
         return clean
     kept = clean[:limit] if keep == "head" else clean[-limit:]
-    note = (
-        f"[{total - len(kept)} more characters]" if len(window) == total else f"[{total} characters in all]"
-    )
+    note = f"[{total} characters in all]"
     return f"{kept}... {note}" if keep == "head" else f"{note} ...{kept}"
 
 

@@ -17,8 +17,10 @@ from consumers.projections.models import (
     Reward,
     RewardComponent,
     Sample,
+    SampleTurn,
     SkippedRecord,
     Task,
+    TurnEnd,
     Verdict,
     VerdictReason,
 )
@@ -49,25 +51,38 @@ def test_golden_events_project_one_row_each_with_the_envelope_run_id() -> None:
     assert sample["policy_version"] == 2
     assert sample["completion_tokens"] == 3
     assert sample["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
-    # the v1, v2 and v3 publications of demo/add are one task row: the latest one
+    # the sample row is the episode's first turn; the golden later turn is a row of sample_turns only
+    assert sample["max_turns"] == 1
+    assert list(batch.rows[SampleTurn]) == [("local/demo/add/0/1", 1)]
+    assert batch.rows[SampleTurn][("local/demo/add/0/1", 1)]["feedback_event_id"] is not None
+    (ended,) = batch.rows[TurnEnd].values()
+    assert (ended["outcome"], ended["reason"], ended["feedback_version"]) == ("continue", "failed", "v1")
+    assert ended["feedback"].startswith("1 of 2 visible cases failed")
+    # the v1 to v4 publications of demo/add are one task row: the latest one
     task = batch.rows[Task][("demo/add",)]
-    assert task["schema_version"] == 3 and task["hidden_cases"] == 1
-    # the v1 golden execution (run 0) and the v2 one (the sample's probe run, run 1) are two facts
-    assert len(batch.rows[Group]) == 1 and len(batch.rows[Execution]) == 2
+    assert task["schema_version"] == 4 and task["hidden_cases"] == 1
+    assert len(batch.rows[Group]) == 1
+    # the one-turn runs (v1: run 0; v3: the sample's probe run, run 1) and the golden episode's second
+    # turn (v4) are three executions
+    runs = sorted((x["turn"], x["run_index"]) for x in batch.rows[Execution].values())
+    assert runs == [(0, 0), (0, 1), (1, 0)]
     for execution in batch.rows[Execution].values():
         assert (execution["cases_total"], execution["cases_ok"], execution["backend"]) == (3, 2, "wasm")
-    assert sorted(e["run_index"] for e in batch.rows[Execution].values()) == [0, 1]
-    # the v1 golden reward (upcast) and the v2 one are two facts
-    assert len(batch.rows[Reward]) == 2
-    reward = next(r for r in batch.rows[Reward].values() if r["reference_event_id"] is not None)
+    # the v1 golden reward (upcast), the v2 one and the v3 (final turn 1) one are three facts
+    assert sorted(r["turn"] for r in batch.rows[Reward].values()) == [0, 0, 1]
+    reward = next(
+        r for r in batch.rows[Reward].values() if r["reference_event_id"] is not None and r["turn"] == 0
+    )
     assert reward["correct"] is False and reward["reward_version"] == "v1"
     components = {k[1]: v for k, v in batch.rows[RewardComponent].items() if k[0] == reward["event_id"]}
     assert components["quality"]["value"] == 0.9 and components["quality"]["weight"] == 0.1
-    # the v1 golden verdict (upcast) and the v2 one (another filter version) are two facts
-    assert [v["verdict"] for v in batch.rows[Verdict].values()] == ["reject", "reject"]
-    assert [r["code"] for r in batch.rows[VerdictReason].values()] == ["hack.forced_exit"] * 2
+    # the v1 golden verdict (upcast), the v2 one (another filter version) and the v3 one (final turn 1)
+    assert [v["verdict"] for v in batch.rows[Verdict].values()] == ["reject"] * 3
+    assert sorted(v["turn"] for v in batch.rows[Verdict].values()) == [0, 0, 1]
+    assert {r["code"] for r in batch.rows[VerdictReason].values()} == {"hack.forced_exit"}
     assert batch.rows[Experience][("local/demo/add/0",)]["partial"] is True
-    assert ("local/demo/add/0", "local/demo/add/0/1") in batch.rows[ExperienceSample]
+    # the latest golden experience is an episode of two turns: 3 generated tokens in all
+    assert batch.rows[ExperienceSample][("local/demo/add/0", "local/demo/add/0/1")]["completion_tokens"] == 3
     assert batch.rows[PolicyVersion][("local", 3)]["step"] == 30
     assert (
         batch.rows[PolicyTrainedSample][("local", 3, "local/demo/add/0/1")]["group_id"] == "local/demo/add/0"
