@@ -12,6 +12,11 @@ whose code changed under an unchanged version, or a non-deterministic scorer.
 Where the recorded verdict's filter configuration is the one given, the verdict is judged again too
 (from the sample's runs on the log, the same reference run and the reference's runs of the probe plan
 the verdict names), with the re-scored reward.
+
+An episode of several turns is scored on its final turn: that turn's run-0 execution is re-scored like
+any other (its earlier turns' executions have no reward: the episode went on), and every TurnEnded is
+derived again from its turn's generation and execution and the task's visible cases with the feedback
+version it records, byte for byte; a difference in any field is a finding like a reward's.
 """
 
 from __future__ import annotations
@@ -25,12 +30,15 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from schemas.base import Event
+from schemas.episode import TurnEnded
 from schemas.errors import UsageError
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV2
 from schemas.task import TaskPublished
+from streams.episode.config import FeedbackConfig
+from streams.episode.core import end_turn
 from streams.noise.config import NoiseConfig
-from streams.noise.filter import filter_sample
+from streams.noise.filter import filter_episode
 from streams.noise.rules import TaskQuality, assess_task
 from streams.reward.config import RewardConfig, RewardWeights
 from streams.reward.function import RewardFunction, get_reward_function
@@ -255,6 +263,37 @@ def decision_diff(recorded: RewardScored, other: RewardScored) -> tuple[str, ...
 
 
 @dataclass(frozen=True)
+class TurnDifference:
+    """A recorded TurnEnded next to the same turn's end derived again, where they disagree."""
+
+    sample_id: str
+    turn: int
+    event_id: str
+    feedback_version: str | None
+    #: body fields that differ (``feedback`` covers the feedback's text and every part of it)
+    fields: tuple[str, ...]
+    recorded_outcome: str
+    rederived_outcome: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sample_id": self.sample_id,
+            "turn": self.turn,
+            "event_id": self.event_id,
+            "feedback_version": self.feedback_version,
+            "fields": list(self.fields),
+            "recorded": {"outcome": self.recorded_outcome},
+            "rederived": {"outcome": self.rederived_outcome},
+        }
+
+    def line(self) -> str:
+        return (
+            f"{'turn':<14} {self.sample_id} turn {self.turn}  outcome {self.recorded_outcome} -> "
+            f"{self.rederived_outcome}  fields {','.join(self.fields)}"
+        )
+
+
+@dataclass(frozen=True)
 class Unverifiable:
     sample_id: str
     reason: str
@@ -272,10 +311,15 @@ class Report:
     counterfactual_differences: list[Difference] = field(default_factory=list)
     unscored: list[str] = field(default_factory=list)
     unverifiable: list[Unverifiable] = field(default_factory=list)
+    #: turns of episodes whose end (and feedback) was derived again, and those that differ
+    turns: int = 0
+    turn_differences: list[TurnDifference] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.differences or self.counterfactual_differences or self.unverifiable)
+        return not (
+            self.differences or self.counterfactual_differences or self.unverifiable or self.turn_differences
+        )
 
     def summary(self) -> str:
         text = (
@@ -285,6 +329,9 @@ class Report:
         )
         if self.counterfactual is not None:
             text += f", {len(self.counterfactual_differences)} decision(s) change under {self.counterfactual}"
+        if self.turns:
+            differ = len(self.turn_differences)
+            text += f"; re-derived {self.turns} turn end(s) and their feedback: {differ} differ"
         if self.unverifiable:
             text += f", {len(self.unverifiable)} could not be re-scored"
         if self.unscored:
@@ -303,6 +350,8 @@ class Report:
             "counterfactual_differences": [d.to_json() for d in self.counterfactual_differences],
             "unverifiable": [{"sample_id": u.sample_id, "reason": u.reason} for u in self.unverifiable],
             "unscored": self.unscored,
+            "turns": self.turns,
+            "turn_differences": [d.to_json() for d in self.turn_differences],
         }
 
 
@@ -319,15 +368,21 @@ class Audit:
         *,
         counterfactual: Counterfactual | None = None,
         noise: NoiseConfig | None = None,
+        feedback: FeedbackConfig | None = None,
     ) -> None:
         self.resolver = resolver
         self.cf = counterfactual
         self.noise = noise
+        #: the feedback configuration besides the default a recorded feedback version may name
+        self.feedback = feedback or FeedbackConfig()
         self._tasks: dict[str, TaskPublished] = {}
         self._latest_task: dict[str, TaskPublished] = {}
-        self._code: dict[str, str] = {}
+        #: (sample id, turn) -> the code of that turn (a one-turn sample's only turn is 0)
+        self._code: dict[tuple[str, int], str] = {}
+        self._generations: dict[str, CodeGenerated] = {}
         self._evaluation: set[str] = set()
-        self._runs: dict[str, dict[int, SandboxExecuted]] = defaultdict(dict)
+        self._runs: dict[tuple[str, int], dict[int, SandboxExecuted]] = defaultdict(dict)
+        self._turns: dict[str, TurnEnded] = {}
         self._executions: dict[str, SandboxExecuted] = {}
         self._references: dict[str, ReferenceExecuted] = {}
         # execution event id -> each distinct recorded body (a record with a known id and a new body
@@ -341,12 +396,16 @@ class Audit:
             self._tasks[event.event_id()] = event
             self._latest_task[event.task_id] = event
         elif isinstance(event, CodeGenerated):
-            self._code[event.sample_id] = event.code
+            self._code[(event.sample_id, event.turn)] = event.code
+            if event.max_turns > 1:
+                self._generations[event.event_id()] = event
             if event.split == "eval":
                 self._evaluation.add(event.sample_id)
         elif isinstance(event, SandboxExecuted):
-            self._runs[event.sample_id][event.run_index] = event
+            self._runs[(event.sample_id, event.turn)][event.run_index] = event
             self._executions[event.event_id()] = event
+        elif isinstance(event, TurnEnded):
+            self._turns[event.event_id()] = event
         elif isinstance(event, ReferenceExecuted):
             self._references[event.event_id()] = event
         elif isinstance(event, RewardScored):
@@ -358,14 +417,21 @@ class Audit:
         for e in events:
             self.fold(e)
 
+    def _scored(self) -> Callable[[str, SandboxExecuted], bool]:
+        """Whether an execution is one a reward scores: run 0 of a turn that did not go on."""
+        went_on = {t.execution_event_id for t in self._turns.values() if t.outcome == "continue"}
+        return lambda exec_id, x: x.run_index == 0 and exec_id not in went_on
+
     def report(self, selected: Callable[[SandboxExecuted], bool] = lambda _: True) -> Report:
         report = Report(counterfactual=self.cf.describe() if self.cf else None)
-        todo = [(exec_id, x) for exec_id, x in self._executions.items() if x.run_index == 0 and selected(x)]
+        scored = self._scored()
+        todo = [(exec_id, x) for exec_id, x in self._executions.items() if scored(exec_id, x) and selected(x)]
+        self._check_turns({exec_id for exec_id, x in self._executions.items() if selected(x)}, report)
         self.resolver.linter(self.resolver.configured)  # exists before the first warm-up
         for start in range(0, len(todo), _CHUNK):
             chunk = todo[start : start + _CHUNK]
             # one lint process per chunk instead of one per program (and per reference)
-            codes = [self._code[x.sample_id] for _, x in chunk if x.sample_id in self._code]
+            codes = [self._code[key] for _, x in chunk if (key := (x.sample_id, x.turn)) in self._code]
             codes += [t.reference for t in self._latest_task.values() if t.reference]
             self.resolver.warm(codes)
             for exec_id, execution in chunk:
@@ -388,7 +454,7 @@ class Audit:
         fn = self.resolver.recorded(recorded)
         if isinstance(fn, str):
             return fn
-        code = self._code.get(execution.sample_id)
+        code = self._code.get((execution.sample_id, execution.turn))
         if code is None:
             return "its generation (the code) is not on rl.generations"
         reference: ReferenceExecuted | None = None
@@ -412,9 +478,10 @@ class Audit:
         filter's verdict under that reward (None where the audit does not cover the verdict). Executions
         that cannot be re-scored are left out."""
         out: list[tuple[RewardScored, RewardScored, NoiseVerdict | None]] = []
-        todo = [(i, x) for i, x in self._executions.items() if x.run_index == 0 and selected(x)]
+        scored = self._scored()
+        todo = [(i, x) for i, x in self._executions.items() if scored(i, x) and selected(x)]
         self.resolver.linter(self.resolver.configured)
-        self.resolver.warm([self._code[x.sample_id] for _, x in todo if x.sample_id in self._code])
+        self.resolver.warm([self._code[k] for _, x in todo if (k := (x.sample_id, x.turn)) in self._code])
         for exec_id, execution in todo:
             for recorded in (self._rewards.get(exec_id) or {}).values():
                 inputs = self._inputs(execution, recorded)
@@ -510,9 +577,15 @@ class Audit:
         if self.noise is None or recorded is None or recorded.filter_version != self.noise.label():
             return None
         noise = self.noise
-        runs: Sequence[SandboxExecuted] = [
-            self._runs[execution.sample_id][i] for i in sorted(self._runs[execution.sample_id])
-        ]
+        turn_key = (execution.sample_id, execution.turn)
+        runs: Sequence[SandboxExecuted] = [self._runs[turn_key][i] for i in sorted(self._runs[turn_key])]
+        earlier = []
+        for turn in range(execution.turn):
+            first = self._runs.get((execution.sample_id, turn), {}).get(0)
+            turn_code = self._code.get((execution.sample_id, turn))
+            if first is None or turn_code is None:
+                return None  # an earlier turn is not on the log: the verdict cannot be judged again
+            earlier.append((turn_code, first))
         quality = None
         if not execution.infra_error:
             # like the filter, once per task and reference run
@@ -529,8 +602,9 @@ class Audit:
                 )
 
         def judge(reward: RewardScored) -> NoiseVerdict:
-            return filter_sample(
+            return filter_episode(
                 task=task,
+                earlier=earlier,
                 code=code,
                 executions=runs,
                 reward=reward,
@@ -541,6 +615,52 @@ class Audit:
             )
 
         return judge
+
+    def _feedback_config(self, version: str) -> FeedbackConfig | None:
+        for config in (self.feedback, FeedbackConfig()):
+            if config.label() == version:
+                return config
+        return None
+
+    def _check_turns(self, selected: set[str], report: Report) -> None:
+        """Derive every TurnEnded of a selected execution again and compare it field by field."""
+        for event_id, recorded in self._turns.items():
+            if recorded.execution_event_id not in selected:
+                continue
+            sid = recorded.sample_id
+
+            def unverifiable(reason: str, turn: int = recorded.turn, sample: str = sid) -> None:
+                report.unverifiable.append(Unverifiable(sample, f"turn {turn}: {reason}"))
+
+            generation = self._generations.get(recorded.generation_event_id)
+            execution = self._executions.get(recorded.execution_event_id)
+            task = self._latest_task.get(recorded.task_id)
+            if generation is None or execution is None or task is None:
+                missing = "generation" if generation is None else "execution" if execution is None else "task"
+                unverifiable(f"its {missing} is not on the log")
+                continue
+            version = recorded.feedback.version if recorded.feedback else self.feedback.label()
+            config = self._feedback_config(version)
+            if config is None:
+                unverifiable(f"feedback {version} is neither the configured one nor the default")
+                continue
+            again = end_turn(
+                task,
+                generation,
+                execution,
+                generation_event_id=recorded.generation_event_id,
+                execution_event_id=recorded.execution_event_id,
+                feedback=config,
+            )
+            report.turns += 1
+            a, b = json.loads(recorded.model_dump_json()), json.loads(again.model_dump_json())
+            fields = tuple(k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
+            if fields:
+                report.turn_differences.append(
+                    TurnDifference(
+                        sid, recorded.turn, event_id, version, fields, recorded.outcome, again.outcome
+                    )
+                )
 
 
 def _decision(v: NoiseVerdict) -> tuple[object, ...]:

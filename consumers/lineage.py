@@ -3,6 +3,10 @@ code executed) -> executions (per-case results) -> reward (components) -> verdic
 experience it joined -> the policy versions it was trained into, and the human reviews of it (who
 changed what, when, and whether the review came before the sample was trained on).
 
+A sample that is an episode of several turns lists every turn too (``turns``): its code and policy
+version, its executions, and how it ended (the feedback the next turn saw, or why it was final);
+``generation`` and ``executions`` are then its latest turn's, the one the reward scored.
+
 Pure: the caller feeds every event it reads (any order, any topic); :class:`Lineage` keeps the ones
 that concern its sample.
 """
@@ -16,6 +20,7 @@ from typing import Any
 from consumers.review import Recorded, Trained, review_outcome, reviews_in_force
 from schemas.base import Event
 from schemas.envelope import Envelope
+from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
 from schemas.rollout import (
     CodeGenerated,
@@ -57,6 +62,8 @@ class Lineage:
     executions: list[dict[str, Any]] = field(default_factory=list)
     trained_into: list[dict[str, Any]] = field(default_factory=list)
     _tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: an episode's turns: turn -> {"generation", "executions", "ended"}
+    _turns: dict[int, dict[str, Any]] = field(default_factory=dict)
     _trained: list[Trained] = field(default_factory=list)
     _reviews: list[Recorded] = field(default_factory=list)
 
@@ -114,9 +121,10 @@ class Lineage:
         elif isinstance(event, CodeGenerated):
             self.task_id = event.task_id
             self.trace_id = trace_id(envelope) or self.trace_id
-            self.stages["generation"] = _brief(
+            generation = _brief(
                 envelope,
                 event,
+                turn=event.turn,
                 policy_version=event.policy_version,
                 model=event.model,
                 prompt_text=event.prompt_text,
@@ -125,21 +133,38 @@ class Lineage:
                 extraction=event.extraction,
                 finish_reason=event.finish_reason,
             )
+            if event.max_turns > 1:
+                self._turn(event.turn)["generation"] = generation
+            if event.turn >= self.stages.get("generation", {}).get("turn", 0):
+                self.stages["generation"] = generation
         elif isinstance(event, SandboxExecuted):
-            self.executions.append(
-                _brief(
-                    envelope,
-                    event,
-                    run_index=event.run_index,
-                    probe=event.probe,
-                    backend=event.backend,
-                    backend_reason=event.backend_reason,
-                    cases=[c.model_dump(mode="json") for c in event.cases],
-                    timed_out=event.timed_out,
-                    memory_exceeded=event.memory_exceeded,
-                    violation=event.violation,
-                    infra_error=event.infra_error,
-                )
+            execution = _brief(
+                envelope,
+                event,
+                turn=event.turn,
+                run_index=event.run_index,
+                probe=event.probe,
+                backend=event.backend,
+                backend_reason=event.backend_reason,
+                cases=[c.model_dump(mode="json") for c in event.cases],
+                timed_out=event.timed_out,
+                memory_exceeded=event.memory_exceeded,
+                violation=event.violation,
+                infra_error=event.infra_error,
+            )
+            if event.max_turns > 1:
+                self._turn(event.turn)["executions"].append(execution)
+            self.executions.append(execution)
+        elif isinstance(event, TurnEnded):
+            self._turn(event.turn)["ended"] = _brief(
+                envelope,
+                event,
+                outcome=event.outcome,
+                reason=event.reason,
+                visible_passed=event.visible_passed,
+                visible_total=event.visible_total,
+                feedback=event.feedback.text if event.feedback else None,
+                feedback_version=event.feedback.version if event.feedback else None,
             )
         elif isinstance(event, RewardScored):
             self.stages["reward"] = _brief(
@@ -162,12 +187,23 @@ class Lineage:
                 filter_version=event.filter_version,
             )
 
+    def _turn(self, turn: int) -> dict[str, Any]:
+        return self._turns.setdefault(
+            turn, {"turn": turn, "generation": None, "executions": [], "ended": None}
+        )
+
     def result(self) -> dict[str, Any]:
         stages = dict(self.stages)
         if self.task_id is not None and self.task_id in self._tasks:
             stages["task"] = self._tasks[self.task_id]
-        if self.executions:
-            stages["executions"] = sorted(self.executions, key=lambda x: x["run_index"])
+        latest = stages["generation"]["turn"] if stages.get("generation") else 0
+        executions = [x for x in self.executions if x["turn"] == latest]
+        if executions:
+            stages["executions"] = sorted(executions, key=lambda x: x["run_index"])
+        turns = [
+            {**t, "executions": sorted(t["executions"], key=lambda x: x["run_index"])}
+            for _, t in sorted(self._turns.items())
+        ]
         return {
             "sample_id": self.sample_id,
             "group_id": self.group_id,
@@ -177,6 +213,7 @@ class Lineage:
             "trained_into": sorted(self.trained_into, key=lambda x: x["policy_version"]),
             "missing": [name for name in STAGES if stages.get(name) is None],
             "reviews": self._review_rows(stages.get("experience")),
+            "turns": turns,
         }
 
     def _review_rows(self, experience: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -14,10 +14,10 @@ from infra.kafka.consumer import ConsumedEvent
 from infra.kafka.replay import replay, replay_windows
 from schemas.errors import EventDecodeError
 from schemas.rollout import CodeGenerated, ReviewRecorded
-from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REVIEWS, REWARDS, TASKS, VERDICTS
+from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REVIEWS, REWARDS, TASKS, TURNS, VERDICTS
 
 #: the topics an audit folds, in the order it reads them
-AUDIT_TOPICS = (TASKS, GENERATIONS, EXECUTIONS, REFERENCES, REWARDS, VERDICTS)
+AUDIT_TOPICS = (TASKS, GENERATIONS, EXECUTIONS, TURNS, REFERENCES, REWARDS, VERDICTS)
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def fold_run(bootstrap: str, audit: Audit, run_id: str) -> RunLog:
                 continue
             if topic is EXECUTIONS:
                 executions.add(event.event_id())
-            elif isinstance(event, CodeGenerated):
+            elif isinstance(event, CodeGenerated) and event.turn == 0:
                 versions[event.sample_id] = event.policy_version
             elif isinstance(event, ReviewRecorded):
                 reviews[event.sample_id] = event.verdict

@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from consumers.episodes import TurnSuccess
+from consumers.episodes import turn_success as success_by_turn
 from consumers.evaluation import VersionResult
 from consumers.projections.models import (
     Base,
@@ -652,3 +654,29 @@ def split_summary(session: Session, run_id: str) -> list[VersionResult]:
             )
         )
     return out
+
+
+def turn_success(session: Session, run_id: str) -> tuple[TurnSuccess, ...]:
+    """Training episodes of several turns, per policy version they started under: the share that had
+    passed every case by each turn and the mean turns taken (the reward its latest verdict judged)."""
+    verdicts = _latest_verdicts(session, run_id)
+    q = (
+        select(
+            Sample.sample_id,
+            Sample.policy_version,
+            Sample.max_turns,
+            Reward.event_id,
+            Reward.correct,
+            Reward.turn,
+        )
+        .join(Reward, Reward.sample_id == Sample.sample_id)
+        .where(Sample.run_id == run_id, Sample.split == "train", Sample.max_turns > 1)
+        .order_by(Reward.scored_at, Reward.event_id)
+    )
+    scored: dict[str, tuple[int, int, int, bool]] = {}
+    for sample_id, version, max_turns, reward_id, correct, turn in session.execute(q):
+        verdict = verdicts.get(sample_id)
+        judged = verdict is not None and verdict.reward_event_id == reward_id
+        if sample_id not in scored or judged:
+            scored[sample_id] = (version, max_turns, turn + 1, bool(correct))
+    return success_by_turn(list(scored.values()))

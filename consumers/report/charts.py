@@ -148,6 +148,33 @@ def held_out(data: d.RunReportData) -> Figure | None:
     return fig
 
 
+def success_by_turn(data: d.RunReportData) -> Figure | None:
+    """Episodes of several turns: first-turn and final pass rate per policy version they started under."""
+    rows = data.turns
+    if not rows:
+        return None
+    fig = _figure()
+    ax = fig.add_subplot()
+    xs = [r.policy_version for r in rows]
+    ax.plot(xs, [r.first_turn for r in rows], "o--", color="#9e9e9e", label="passed at turn 1")
+    ax.plot(xs, [r.final for r in rows], "o-", color="#2e7d32", label="passed at the final turn")
+    for x, r in zip(xs, rows, strict=True):
+        ax.annotate(
+            f"{r.mean_turns:.2f}",
+            (x, r.final),
+            textcoords="offset points",
+            xytext=(6, 6),
+            fontsize=7,
+            color="#555",
+        )
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("policy version the episode started under")
+    ax.set_ylabel("share of episodes")
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
 def verdict_mix(data: d.RunReportData) -> Figure | None:
     by_v = data.verdicts_by_version
     if not by_v:
@@ -305,6 +332,20 @@ SECTIONS: tuple[Section, ...] = (
                 "of the training samples each version generated. `rlstream eval RUN_ID` prints the table.",
                 "No held-out tasks were evaluated in this run (--eval-fraction / --eval-tasks).",
                 held_out,
+            ),
+        ),
+    ),
+    Section(
+        "Episodes",
+        (
+            Chart(
+                "success_by_turn",
+                "Success by turn",
+                "Training episodes of several turns (the model revising its code from the feedback of the "
+                "visible cases): the share that passed every case at their first turn and at their final "
+                "turn, by the policy version they started under (small numbers: mean turns taken).",
+                "No episode of this run could take more than one turn (--max-turns).",
+                success_by_turn,
             ),
         ),
     ),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from consumers.episodes import TurnSuccess
 from consumers.evaluation import VersionResult
 from consumers.review import Agreement
 
@@ -60,6 +61,8 @@ class RunReportData:
     #: per split and policy version: pass@k over tasks with its bootstrap interval, mean reward and
     #: mean code similarity (held-out rows come from evaluation rounds under exact versions)
     evaluation: tuple[VersionResult, ...] = ()
+    #: training episodes of several turns: success by turn per policy version they started under
+    turns: tuple[TurnSuccess, ...] = ()
 
     def split_rows(self, split: str) -> list[VersionResult]:
         return [r for r in self.evaluation if r.split == split]

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from consumers.episodes import turn_success
 from consumers.evaluation import SampleOutcome, evaluate
 from consumers.report.data import VERDICTS, RunReportData, Summary
 from consumers.review import Agreement, agreement
@@ -35,6 +36,9 @@ class SampleFacts:
     split: str = "train"
     #: code similarity to the reference (None: not measured, e.g. no reference)
     similarity: float | None = None
+    #: turns the episode may take, and the turns it took (its scored turn + 1)
+    max_turns: int = 1
+    turns_used: int = 1
 
 
 @dataclass(frozen=True)
@@ -172,4 +176,11 @@ def aggregate(
         backend_latency_s={b: tuple(xs) for b, xs in sorted(latency.items())},
         agreement=_agreement(facts),
         evaluation=tuple(evaluation),
+        turns=turn_success(
+            [
+                (s.policy_version, s.max_turns, s.turns_used, s.passed)
+                for s in train
+                if s.max_turns > 1 and s.passed is not None
+            ]
+        ),
     )

@@ -58,7 +58,8 @@ class ReportFold:
         if run != self.run_id:
             return
         if isinstance(event, CodeGenerated):
-            self._generated[event.sample_id] = event
+            if event.turn == 0:  # a sample is its episode's first turn (the version that started it)
+                self._generated[event.sample_id] = event
         elif isinstance(event, SandboxExecuted):
             self._executions[envelope.id] = event
         elif isinstance(event, RewardScored):
@@ -112,6 +113,8 @@ class ReportFold:
                     reasons=tuple(r.code for r in verdict[1].reasons) if verdict is not None else (),
                     split=gen.split,
                     similarity=reward.components.get("similarity") if reward is not None else None,
+                    max_turns=gen.max_turns,
+                    turns_used=(reward.turn if reward is not None else 0) + 1,
                 )
             )
         executions = [

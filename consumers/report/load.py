@@ -80,6 +80,7 @@ def data_from_session(session: Session, run_id: str, *, source: str = "") -> Run
             {p.sample_id: p.reviewed for p in pairs},
         ),
         evaluation=tuple(q.split_summary(session, run_id)),
+        turns=q.turn_success(session, run_id),
     )
 
 

@@ -121,6 +121,23 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
                 ],
             )
         return table
+    if title == "Episodes":
+        turns = data.turns
+        if not turns:
+            return ""
+        width = max(len(r.pass_by_turn) for r in turns)
+        return _table(
+            ["policy version", "episodes", *(f"passed by turn {t + 1}" for t in range(width)), "mean turns"],
+            [
+                [
+                    f"v{r.policy_version}",
+                    str(r.episodes),
+                    *(_fmt(r.pass_by_turn[t]) if t < len(r.pass_by_turn) else "–" for t in range(width)),
+                    _fmt(r.mean_turns, 2),
+                ]
+                for r in turns
+            ],
+        )
     if title == "Noise filter":
         totals = data.verdict_totals
         n = sum(totals.values())

@@ -75,6 +75,7 @@ class GeneratorAgent:
             for event in self.watcher.poll():
                 self.follower.observe(event)
         out: list[Emit] = []
+        turns: list[tuple[TurnEnded, str]] = []
         synced = False
         for msg in batch:
             request = msg.event
@@ -88,7 +89,7 @@ class GeneratorAgent:
                     if not synced and self.lane == "train":
                         self._sync()
                         synced = True
-                    out.append(self._next_turn(request, msg.envelope.id))
+                    turns.append((request, msg.envelope.id))
                 continue
             if not isinstance(request, RolloutRequested):
                 continue
@@ -123,38 +124,46 @@ class GeneratorAgent:
             )
             # one trace per sample, born here and linked to its group's request
             out.extend(Emit(sample, causation_id=msg.envelope.id, new_trace=True) for sample in samples)
+        if turns:
+            out.extend(self._next_turns(turns))
         return out
 
-    def _next_turn(self, turn: TurnEnded, feedback_event_id: str) -> Emit:
-        """The next turn of an episode: sampled under exactly its round's version (evaluation) or the
-        newest weights within the staleness bound of the turn before (training)."""
-        if turn.split == "eval":
-            self._exact(turn.policy_version, f"{turn.sample_id} turn {turn.turn + 1}")
-        else:
-            decision = self.follower.check(turn.policy_version)
-            if not decision.generate:
-                raise Defer(decision.reason, delay_s=1.0)
-        t0 = time.perf_counter()
-        sample = self.generator.continue_episode(turn, feedback_event_id=feedback_event_id)
-        if turn.split == "eval" and sample.policy_version != turn.policy_version:
-            raise RuntimeError(
-                f"evaluation {turn.sample_id} turn {sample.turn} was not sampled under v{turn.policy_version}"
+    def _next_turns(self, turns: list[tuple[TurnEnded, str]]) -> list[Emit]:
+        """The next turn of each episode, batched: training turns with the newest weights within the
+        staleness bound of the turn before; evaluation turns under exactly their round's version (one
+        batch per version)."""
+        batches: dict[int | None, list[tuple[TurnEnded, str]]] = {}
+        for turn, fid in turns:
+            batches.setdefault(turn.policy_version if turn.split == "eval" else None, []).append((turn, fid))
+        out: list[Emit] = []
+        for version, batch in batches.items():
+            if version is not None:
+                self._exact(version, f"{batch[0][0].sample_id} turn {batch[0][0].turn + 1}")
+            for turn, _ in batch:
+                decision = self.follower.check(turn.policy_version) if version is None else None
+                if decision is not None and not decision.generate:
+                    raise Defer(decision.reason, delay_s=1.0)
+            t0 = time.perf_counter()
+            samples = self.generator.continue_episodes(batch)
+            elapsed = time.perf_counter() - t0
+            if version is not None and any(s.policy_version != version for s in samples):
+                raise RuntimeError(
+                    f"evaluation turns of {batch[0][0].group_id} were not sampled under v{version}"
+                )
+            tokens = sum(len(s.completion_token_ids) for s in samples)
+            self.seconds += elapsed
+            self.samples += len(samples)
+            self.tokens += tokens
+            log.info(
+                "generator: %d later turn(s), %d tokens in %.1f s with policy v%d",
+                len(samples),
+                tokens,
+                elapsed,
+                self.follower.backend.policy_version,
             )
-        elapsed = time.perf_counter() - t0
-        self.seconds += elapsed
-        self.samples += 1
-        self.tokens += len(sample.completion_token_ids)
-        log.info(
-            "generator: %s turn %d of %d: %d tokens in %.1f s with policy v%d",
-            sample.sample_id,
-            sample.turn + 1,
-            sample.max_turns,
-            len(sample.completion_token_ids),
-            elapsed,
-            sample.policy_version,
-        )
-        # the episode's trace goes on through every turn
-        return Emit(sample, causation_id=feedback_event_id)
+            # each episode's trace goes on through every turn
+            out += [Emit(sample, causation_id=fid) for sample, (_, fid) in zip(samples, batch, strict=True)]
+        return out
 
     def _sync(self) -> None:
         loaded = self.follower.sync()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from producers.generator.interface import GenerationBackend, TokenPrompt
+from producers.generator.interface import Completion, GenerationBackend, TokenPrompt
 from producers.generator.prompting import (
     PromptTemplate,
     Segment,
@@ -121,33 +121,55 @@ class RolloutGenerator:
 
     def continue_episode(self, turn: TurnEnded, *, feedback_event_id: str) -> CodeGenerated:
         """The next turn of the episode ``turn`` ended with feedback (``feedback_event_id`` is its id)."""
-        if turn.outcome != "continue" or turn.feedback is None:
-            raise ValueError(f"turn {turn.turn} of {turn.sample_id} ended the episode: no next turn")
-        prompt_ids = (*turn.context_token_ids, *self.segment_ids(turn))
-        text = str(self.backend.tokenizer.decode(list(prompt_ids), skip_special_tokens=False))
-        (completion,) = self.backend.generate(
-            [TokenPrompt(text=text, token_ids=prompt_ids)], turn.sampling, seeds=[self.turn_seed(turn)]
-        )
-        extraction = extract_code(completion.text, turn.prompt, turn.entry_point)
-        return CodeGenerated(
-            sample_id=turn.sample_id,
-            group_id=turn.group_id,
-            task_id=turn.task_id,
-            sample_index=turn.sample_index,
-            policy_version=completion.policy_version,
-            model=self.backend.model_name,
-            prompt_text=text,
-            completion_text=completion.text,
-            code=extraction.code,
-            extraction=extraction.method,
-            prompt_token_ids=completion.prompt_token_ids,
-            completion_token_ids=completion.token_ids,
-            behaviour_logprobs=completion.logprobs,
-            finish_reason=completion.finish_reason,
-            sampling=turn.sampling,
-            duration_s=completion.duration_s,
-            split=turn.split,
-            turn=turn.turn + 1,
-            max_turns=turn.max_turns,
-            feedback_event_id=feedback_event_id,
-        )
+        return self.continue_episodes([(turn, feedback_event_id)])[0]
+
+    def continue_episodes(self, turns: Sequence[tuple[TurnEnded, str]]) -> list[CodeGenerated]:
+        """The next turn of each episode (its TurnEnded and that event's id), in one batch; each turn's
+        tokens depend only on its own prompt and seed, not on what shares the batch."""
+        prompts: list[TokenPrompt] = []
+        for turn, _ in turns:
+            if turn.outcome != "continue" or turn.feedback is None:
+                raise ValueError(f"turn {turn.turn} of {turn.sample_id} ended the episode: no next turn")
+            ids = (*turn.context_token_ids, *self.segment_ids(turn))
+            text = str(self.backend.tokenizer.decode(list(ids), skip_special_tokens=False))
+            prompts.append(TokenPrompt(text=text, token_ids=ids))
+        out: list[CodeGenerated] = []
+        # one call per sampling configuration (a batch shares its sampling parameters)
+        by_sampling: dict[str, list[int]] = {}
+        for i, (turn, _) in enumerate(turns):
+            by_sampling.setdefault(turn.sampling.model_dump_json(), []).append(i)
+        completions: dict[int, Completion] = {}
+        for indices in by_sampling.values():
+            sampling = turns[indices[0]][0].sampling
+            done = self.backend.generate(
+                [prompts[i] for i in indices], sampling, seeds=[self.turn_seed(turns[i][0]) for i in indices]
+            )
+            completions.update(zip(indices, done, strict=True))
+        for i, (turn, feedback_event_id) in enumerate(turns):
+            completion = completions[i]
+            extraction = extract_code(completion.text, turn.prompt, turn.entry_point)
+            out.append(
+                CodeGenerated(
+                    sample_id=turn.sample_id,
+                    group_id=turn.group_id,
+                    task_id=turn.task_id,
+                    sample_index=turn.sample_index,
+                    policy_version=completion.policy_version,
+                    model=self.backend.model_name,
+                    prompt_text=prompts[i].text,
+                    completion_text=completion.text,
+                    code=extraction.code,
+                    extraction=extraction.method,
+                    prompt_token_ids=completion.prompt_token_ids,
+                    completion_token_ids=completion.token_ids,
+                    behaviour_logprobs=completion.logprobs,
+                    finish_reason=completion.finish_reason,
+                    sampling=turn.sampling,
+                    duration_s=completion.duration_s,
+                    split=turn.split,
+                    turn=turn.turn + 1,
+                    max_turns=turn.max_turns,
+                    feedback_event_id=feedback_event_id,
+                )
+            )
+        return out

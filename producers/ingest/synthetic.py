@@ -80,3 +80,40 @@ def synthetic_tasks(limit: int | None = None) -> list[TaskPublished]:
             )
         )
     return tasks[:limit] if limit else tasks
+
+
+# --- a family only feedback can solve ------------------------------------------------------------------
+
+FEEDBACK_SOURCE = "synthetic-feedback"
+#: the offsets the family's tasks add: one-token numbers, one per task
+FEEDBACK_OFFSETS = (2, 3, 5, 7)
+#: the one prompt every task of the family shares: nothing in it tells the tasks apart
+FEEDBACK_PROMPT = 'def offset(x: int) -> int:\n    """Return x plus the offset."""\n    return x + '
+
+
+def feedback_tasks(limit: int | None = None, *, max_turns: int | None = 2) -> list[TaskPublished]:
+    """Tasks whose first answer can only be a guess: every task has the same prompt (``return x + `` and
+    one token) but its own offset, so no first turn can beat ``1 / len(FEEDBACK_OFFSETS)`` on average.
+    The visible case, ``offset(0)``, expects the offset itself, so the feedback on a wrong first answer
+    names it (``expected: 3``); hidden cases (far from 0) keep a constant answer from passing.
+
+    A policy that reads the feedback solves every task on its second turn: final-turn success rising
+    above first-turn success is credit that flowed across turns (``tests/e2e/test_episode_learning.py``).
+    """
+    tasks = [
+        TaskPublished(
+            task_id=f"{FEEDBACK_SOURCE}/add{k}",
+            prompt=FEEDBACK_PROMPT,
+            entry_point="offset",
+            tests=(TestCase(input="(0,)", output=repr(k)),),
+            hidden_tests=(
+                TestCase(input="(1000,)", output=repr(1000 + k)),
+                TestCase(input="(-1000,)", output=repr(-1000 + k)),
+            ),
+            reference=f"{FEEDBACK_PROMPT}{k}\n",
+            source=FEEDBACK_SOURCE,
+            max_turns=max_turns,
+        )
+        for k in FEEDBACK_OFFSETS
+    ]
+    return tasks[:limit] if limit else tasks

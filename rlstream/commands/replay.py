@@ -143,7 +143,7 @@ def _verify(
         get_reward_function(
             against or settings.reward_function, apply_overrides(settings.reward, cf.overrides)
         )
-    audit = Audit(resolver, counterfactual=cf, noise=settings.noise)
+    audit = Audit(resolver, counterfactual=cf, noise=settings.noise, feedback=settings.episodes.feedback)
     result = verify_log(
         bootstrap_servers(), audit, from_offset=from_offset, from_time=start, to_time=end, run_id=run_id
     )
@@ -153,6 +153,8 @@ def _verify(
     else:
         for d in (*report.differences, *report.counterfactual_differences):
             typer.echo(printable(d.line()))
+        for t in report.turn_differences:
+            typer.echo(printable(t.line()))
         for u in report.unverifiable:
             typer.echo(printable(f"{'unverifiable':<14} {u.sample_id}  {u.reason}"))
         note = f" ({undecodable} undecodable record(s) skipped)" if undecodable else ""

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
+from consumers.episodes import turn_success
 from consumers.report import charts
 from consumers.report.charts import all_charts
 from consumers.report.data import RunReportData
@@ -41,9 +42,18 @@ def _facts(seed: int = 0) -> RunFacts:
                 ok = rng.random() < 0.2 + 0.2 * version
                 verdict = rng.choice(["accept"] * 6 + ["mask", "reject"])
                 reasons = {"reject": ("hack.forced_exit",), "mask": ("flaky.disagree",)}.get(verdict, ())
+                # task t4's samples are episodes of up to 3 turns
+                turns = {"max_turns": 3, "turns_used": rng.choice([1, 2, 3])} if task == 4 else {}
                 samples.append(
                     SampleFacts(
-                        sid, f"t{task}", version, float(ok) + rng.random() * 0.2, ok, verdict, reasons
+                        sid,
+                        f"t{task}",
+                        version,
+                        float(ok) + rng.random() * 0.2,
+                        ok,
+                        verdict,
+                        reasons,
+                        **turns,
                     )
                 )
                 executions.append(ExecutionFacts(sid, rng.choice(["wasm", "wasm", "container"]), 0.05))
@@ -116,8 +126,18 @@ def test_full_report_has_every_section_and_every_chart(tmp_path: Path):
     lines: list[str] = []
     written = write_report(aggregate(_facts(), source="unit"), out, lines.append)
     html = (out / "index.html").read_text()
-    for section in ("summary", "reward", "pass-at-k", "noise-filter", "staleness", "sandbox", "human-review"):
+    for section in (
+        "summary",
+        "reward",
+        "pass-at-k",
+        "episodes",
+        "noise-filter",
+        "staleness",
+        "sandbox",
+        "human-review",
+    ):
         assert f'<section id="{section}">' in html
+    assert "passed by turn 3" in html
     assert written.no_data == ()
     imgs = re.findall(r'<img class="chart" src="([^"]+)"', html)
     assert sorted(imgs) == sorted(c.filename for c in all_charts())
@@ -199,3 +219,29 @@ def test_a_failed_report_leaves_the_previous_one_whole(tmp_path: Path, monkeypat
     monkeypatch.undo()
     write_report(aggregate(_facts()), out)
     assert 'data-run-id="r"' in (out / "index.html").read_text()
+
+
+def test_success_by_turn_of_episodes_by_hand():
+    episodes = [
+        # version, max turns, turns used, passed
+        (0, 3, 1, True),
+        (0, 3, 3, False),
+        (0, 3, 2, True),
+        (0, 3, 3, True),
+        (1, 2, 1, False),
+        (1, 2, 2, True),
+    ]
+    v0, v1 = turn_success(episodes)
+    assert (v0.policy_version, v0.episodes, v0.pass_by_turn, v0.mean_turns) == (0, 4, (0.25, 0.5, 0.75), 2.25)
+    assert (v0.first_turn, v0.final) == (0.25, 0.75)
+    assert (v1.pass_by_turn, v1.mean_turns) == ((0.0, 0.5), 1.5)
+    facts = RunFacts(
+        "r",
+        samples=(
+            SampleFacts("r/a/0/0", "a", 0, 1.0, True, "accept", max_turns=2, turns_used=2),
+            SampleFacts("r/a/0/1", "a", 0, 0.0, False, "accept", max_turns=2, turns_used=2),
+            SampleFacts("r/b/0/0", "b", 0, 1.0, True, "accept"),  # one shot: not an episode
+        ),
+    )
+    (row,) = aggregate(facts).turns
+    assert (row.episodes, row.pass_by_turn) == (2, (0.0, 0.5))
