@@ -10,7 +10,7 @@ from schemas.task import TaskPublished, TestCase
 from streams.episode.config import FeedbackConfig
 from streams.episode.core import FEEDBACK_COMPARE, end_turn
 from streams.episode.feedback import derive_feedback, neutralise
-from streams.sandbox.result import LOAD_FAILED
+from streams.sandbox.protocol import LOAD_FAILED
 
 SECRET = "HIDDEN-OUTPUT-7f3a9c"
 

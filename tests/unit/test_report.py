@@ -42,18 +42,20 @@ def _facts(seed: int = 0) -> RunFacts:
                 ok = rng.random() < 0.2 + 0.2 * version
                 verdict = rng.choice(["accept"] * 6 + ["mask", "reject"])
                 reasons = {"reject": ("hack.forced_exit",), "mask": ("flaky.disagree",)}.get(verdict, ())
+                reward = float(ok) + rng.random() * 0.2
                 # task t4's samples are episodes of up to 3 turns
-                turns = {"max_turns": 3, "turns_used": rng.choice([1, 2, 3])} if task == 4 else {}
+                max_turns, used = (3, rng.choice([1, 2, 3])) if task == 4 else (1, 1)
                 samples.append(
                     SampleFacts(
                         sid,
                         f"t{task}",
                         version,
-                        float(ok) + rng.random() * 0.2,
+                        reward,
                         ok,
                         verdict,
                         reasons,
-                        **turns,
+                        max_turns=max_turns,
+                        turns_used=used,
                     )
                 )
                 executions.append(ExecutionFacts(sid, rng.choice(["wasm", "wasm", "container"]), 0.05))
