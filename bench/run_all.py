@@ -86,6 +86,14 @@ def _reward(quick: bool, bootstrap: str) -> dict[str, Any]:
     return measure(12 if quick else 40)
 
 
+def _episodes(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.episodes import measure
+
+    if quick:
+        return measure(20, model="tiny", models_dir=CACHE / "models")
+    return measure(80, model="smollm2", models_dir=CACHE / "models")
+
+
 def _generate(quick: bool, bootstrap: str) -> dict[str, Any]:
     from bench.generate import measure
 
@@ -129,6 +137,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "pipeline": ("pipeline vs sandbox alone", _pipeline),
     "learner": ("learner vs plain torch", _learner),
     "reward": ("reward + filter vs the sandbox run", _reward),
+    "episodes": ("episode feedback hop vs the sandbox run", _episodes),
     "generate": ("generator vs model.generate", _generate),
     "evaluation": ("evaluation round vs training round", _evaluation),
     "replay": ("replay vs raw consume", _replay),
@@ -227,6 +236,16 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 None,
             )
         )
+    elif name == "episodes":
+        ms, ratio = r["ms_per_turn"], r["ratio_to_sandbox"]
+        base = f"sandbox run {ms['sandbox (baseline)']:.1f} ms"
+        for step in (
+            "end of turn + feedback",
+            "TurnEnded through the codec",
+            "feedback into the next prompt",
+            "feedback hop in all",
+        ):
+            out.append(Row(title, f"{step}, ms per turn (cost)", f"{ms[step]:.2f} ms", base, ratio[step]))
     elif name == "generate":
         out.append(
             Row(

@@ -13,8 +13,8 @@ from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.jsonl import parse_file
 from producers.ingest.split import hold_out
+from producers.ingest.synthetic import FEEDBACK_SOURCE, feedback_tasks, synthetic_tasks
 from producers.ingest.synthetic import SAMPLING as SYNTHETIC_SAMPLING
-from producers.ingest.synthetic import synthetic_tasks
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.commands.broker import _fetch, local_cluster
 from rlstream.runner import new_run_id, run_pipeline
@@ -43,6 +43,9 @@ def _load_tasks(source: str, limit: int | None) -> list[TaskPublished]:
         return list(humaneval_tasks(limit))
     if source == "synthetic":
         return synthetic_tasks(limit)
+    if source == FEEDBACK_SOURCE:
+        # their max_turns is left to --max-turns (or the setting): the family needs at least 2
+        return feedback_tasks(limit, max_turns=None)
     path = Path(source)
     parsed = parse_file(path)
     if parsed.errors:
@@ -70,7 +73,9 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     @handle_errors
     def run(
-        tasks: str = typer.Option("humaneval", "--tasks", help="humaneval, synthetic or a tasks .jsonl file"),
+        tasks: str = typer.Option(
+            "humaneval", "--tasks", help="humaneval, synthetic, synthetic-feedback or a tasks .jsonl file"
+        ),
         limit: int | None = typer.Option(None, "--limit", min=1, help="use the first N tasks"),
         model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a local HF folder"),
         group_size: int = typer.Option(4, "--group-size", min=1, help="samples per GRPO group"),
@@ -145,7 +150,7 @@ def register(app: typer.Typer) -> None:
         if max_turns is not None:
             overrides["RLSTREAM_EPISODES__MAX_TURNS"] = str(max_turns)
         turns = max(max_turns or settings.episodes.max_turns, *(t.max_turns or 1 for t in task_list))
-        if tasks == "synthetic":
+        if tasks in ("synthetic", FEEDBACK_SOURCE):
             overrides.update({k: v for k, v in _SYNTHETIC_ENV.items() if k not in os.environ})
         configure_tracing(settings.telemetry, service_name="rlstream-run")  # the tasks' spans
         try:
