@@ -7,7 +7,9 @@ and its next turn not yet generated - and restarted by their supervisor.
 Read afresh from the log afterwards: every group once; every episode's turns 0..f each generated,
 executed and ended exactly once (``continue`` before f, ``final`` at f), one reward and one verdict per
 episode naming f; no event id twice on any topic; the experiences carry exactly the accepted episodes,
-each with all its turns; the learner trained each accepted episode exactly once.
+each with all its turns; the learner trained each accepted episode exactly once. ``rlstream replay
+--verify`` re-scores every final turn and derives every turn's end and feedback again with no
+difference, and ``rlstream lineage`` shows an episode's every turn.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from learner.service import read_training_log, training_account
 from producers.ingest.synthetic import feedback_tasks
 from schemas.episode import TurnEnded
 from schemas.topics import CATALOG, EXECUTIONS, EXPERIENCES, GENERATIONS, TASKS, TURNS
-from tests.reliability.harness import FLOW, Follower, Run, Supervised, read_all, worker_env
+from tests.reliability.harness import FLOW, Follower, Run, Supervised, cli, read_all, worker_env
 
 G = 2
 EPOCHS = 3
@@ -135,6 +137,20 @@ def test_episodes_complete_once_with_every_turn_through_kill_9_of_generator_and_
     trained = [s for ids in trained_by_version.values() for s in ids]
     assert len(trained) == len(set(trained)), "an episode was trained in two published versions"
     assert set(trained) | set(dropped) == accepted
+    # the audit re-scores every final turn and derives every turn's end and feedback again, byte for byte
+    verified = cli(run, "replay", "--verify", "--run-id", run_id, "--json")
+    report = json.loads(verified.stdout)
+    assert verified.returncode == 0 and report["ok"], verified.stdout[-3000:] + verified.stderr[-3000:]
+    assert report["turns"] == len(generated) and report["rewards"] == len(episodes), report
+    # the lineage of an episode that used every turn shows each turn, how it ended and its feedback
+    longest = next(sid for sid, f in finals.items() if f == MAX_TURNS - 1)
+    shown = cli(run, "lineage", longest, "--json")
+    lineage = json.loads(shown.stdout)
+    assert [t["turn"] for t in lineage["turns"]] == list(range(MAX_TURNS)), lineage["turns"]
+    assert (
+        all(t["ended"]["feedback"] for t in lineage["turns"][:-1])
+        and lineage["turns"][-1]["ended"]["outcome"] == "final"
+    )
     summary = {
         "episodes": len(episodes),
         "turns": len(generated),

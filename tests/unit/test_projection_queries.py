@@ -11,8 +11,12 @@ import pytest
 from consumers.projections import queries as q
 from consumers.projections.diff import compare
 from consumers.projections.fold import Batch, Position, fold
+from consumers.projections.models import Sample, SampleTurn, TurnEnd
 from consumers.projections.store import apply, make_engine, migrate, open_session, stored_offsets
+from schemas.base import Event
 from schemas.envelope import Envelope
+from schemas.episode import Feedback, TurnEnded
+from schemas.rollout import CodeGenerated, RewardScored, SandboxExecuted
 from streams.reward.passk import pass_at_k
 from tests.projections_support import Expected, run_stream
 
@@ -78,3 +82,97 @@ def test_applying_the_same_batches_again_changes_no_row(tmp_path: Path) -> None:
     finally:
         a.dispose()
         b.dispose()
+
+
+def _episode_events(run_id: str) -> list[Event]:
+    """Two episodes of one group (up to 3 turns): one passes at its second turn, one never does."""
+    feedback = Feedback(version="v1", passed=0, total=1, text="Your code failed 1 of 1 visible test case.\n")
+    out: list[Event] = []
+    group = f"{run_id}/t/0"
+    for index, final, correct in ((0, 1, True), (1, 2, False)):
+        sid = f"{group}/{index}"
+        for turn in range(final + 1):
+            out.append(
+                CodeGenerated(
+                    sample_id=sid,
+                    group_id=group,
+                    task_id="t",
+                    sample_index=index,
+                    policy_version=4,
+                    model="tiny",
+                    prompt_text="p",
+                    completion_text=f"c{turn}",
+                    code=f"code {turn}",
+                    turn=turn,
+                    max_turns=3,
+                    feedback_event_id="f" if turn else None,
+                )
+            )
+            execution = SandboxExecuted(
+                sample_id=sid, group_id=group, task_id="t", backend="wasm", turn=turn, max_turns=3
+            )
+            out.append(execution)
+            last = turn == final
+            out.append(
+                TurnEnded(
+                    sample_id=sid,
+                    group_id=group,
+                    task_id="t",
+                    turn=turn,
+                    max_turns=3,
+                    outcome="final" if last else "continue",
+                    reason=("passed" if correct else "max_turns") if last else "failed",
+                    visible_passed=int(last and correct),
+                    visible_total=1,
+                    generation_event_id="g",
+                    execution_event_id=execution.event_id(),
+                    policy_version=4,
+                    feedback=None if last else feedback,
+                )
+            )
+        out.append(
+            RewardScored(
+                sample_id=sid,
+                group_id=group,
+                task_id="t",
+                execution_event_id=out[-2].event_id(),
+                reward_fn="code",
+                reward_version="v3",
+                components={},
+                weights={},
+                total=1.0 if correct else 0.0,
+                passed=2 if correct else 0,
+                total_cases=2,
+                turn=final,
+            )
+        )
+    return out
+
+
+def test_episodes_are_projected_turn_by_turn_with_their_success_by_turn(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.sqlite'}"
+    engine = make_engine(url)
+    migrate(engine)
+    batch = Batch()
+    for i, event in enumerate(_episode_events("run-e")):
+        fold(
+            batch,
+            Envelope.for_event(event, source="test", run_id="run-e", time=T0),
+            event,
+            Position("t", 0, i),
+        )
+    apply(engine, batch, projector="projector", ks=KS)
+    engine.dispose()
+    with open_session(url) as s:
+        (row,) = q.turn_success(s, "run-e")
+        # version 4: one of two passed by turn 2, none at turn 1, two and a half turns on average
+        assert (row.policy_version, row.episodes, row.pass_by_turn, row.mean_turns) == (
+            4,
+            2,
+            (0.0, 0.5, 0.5),
+            2.5,
+        )
+        assert s.query(SampleTurn).count() == 5 and s.query(TurnEnd).count() == 5
+        assert s.query(Sample).count() == 2  # a sample is its episode's first turn
+        ends = s.query(TurnEnd).filter(TurnEnd.outcome == "continue").all()
+        assert all(e.feedback and e.feedback_version == "v1" for e in ends)
