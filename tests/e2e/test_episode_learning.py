@@ -8,7 +8,7 @@ tokens and the feedback in its template), the sandbox running every turn, the ep
 feedback, code-v3 scoring the final turn, the filter, the experience assembling each episode as one
 trajectory, and the learner training every turn's tokens with their own behaviour log-probs and
 publishing versions the generator loads. The processors are the pipeline's own handlers wired in one
-process (``tests/inprocess.py``): the ~100 learner steps this takes would need an hour through the
+process (``tests/inprocess.py``): the 60 learner steps of 256 episodes this takes would need an hour through the
 broker on two cores; the real-broker episode test (``tests/reliability/test_episode_faults.py``) shows
 the same processors exactly once across crashes.
 
@@ -36,8 +36,9 @@ from tests.inprocess import InProcessPipeline
 
 torch.set_num_threads(1)
 
-STEPS = int(os.environ.get("RLSTREAM_TEST_EPISODE_STEPS", "90"))
-GROUP = 16
+STEPS = int(os.environ.get("RLSTREAM_TEST_EPISODE_STEPS", "60"))
+#: large groups: the rare early second-turn successes must outweigh the noise that collapses a policy
+GROUP = 64
 #: the first and the last steps compared (episodes of every task in each)
 WINDOW = 10
 CACHE = Path.home() / ".rlstream" / "cache" / "sandbox"
@@ -104,7 +105,9 @@ def test_feedback_that_names_the_answer_is_learned_across_turns(tmp_path: Path) 
     )
     chance = 1 / len(FEEDBACK_OFFSETS)
     # the first turn cannot know the offset: it stays at chance at best
-    assert end_first <= chance + 0.1
-    # the final turn reads it from the feedback: well above the first turn, and above where it started
-    assert end_final >= end_first + 0.2
+    assert end_first <= chance + 0.05
+    # the final turn reads it from the feedback: well above the first turn, above what any policy blind
+    # to the feedback could reach (one constant answer passes one task in four), and above its start
+    assert end_final >= end_first + 0.15
+    assert end_final >= chance + 0.1
     assert end_final >= start_final + 0.2
