@@ -16,7 +16,16 @@ from infra.kafka.config import KafkaConfig
 from schemas.topics import MAX_RECORD_BYTES
 
 #: the stream processors a Faust app hosts unless told otherwise (``faust -A rlstream.faust_app worker``)
-DEFAULT_PROCESSORS = ("scheduler", "generator", "evaluator", "sandbox", "reward", "filter", "experience")
+DEFAULT_PROCESSORS = (
+    "scheduler",
+    "generator",
+    "evaluator",
+    "sandbox",
+    "episode",
+    "reward",
+    "filter",
+    "experience",
+)
 
 
 class FaustConfig(BaseModel):

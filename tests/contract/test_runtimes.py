@@ -41,7 +41,8 @@ from schemas.base import Event
 from schemas.codec import encode
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope
-from schemas.rollout import ExperienceReady, RolloutRequested
+from schemas.episode import TurnEnded
+from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
 from schemas.task import TaskPublished, TestCase
 from tests.contract.relay import handled, relay
 from tests.e2e.conftest import read_topic
@@ -284,6 +285,7 @@ def test_deferral_on_the_broker(runtime: str, kafka_catalog: str, new_topic: Cal
 # -- a flow from task to experience through the real stream processors -----------------------------
 FLOW_TASKS = 3
 G = 2
+FLOW_TURNS = 2
 #: the training pipeline's processors (the evaluator has no held-out task to sample here)
 FLOW_PROCESSORS = tuple(p for p in STREAM_PROCESSORS if p != "evaluator")
 
@@ -307,6 +309,8 @@ def _flow_env(run_id: str, home: Path) -> dict[str, str]:
 
 
 def _flow_tasks(run_id: str) -> list[TaskPublished]:
+    """One one-shot task and the others episodes of up to two turns (one token cannot pass ``add``'s
+    visible case: each episode's first turn fails it and the episode step sends it back with feedback)."""
     return [
         TaskPublished(
             task_id=f"{run_id}/add{i}",
@@ -315,6 +319,7 @@ def _flow_tasks(run_id: str) -> list[TaskPublished]:
             tests=(TestCase(input="(1,)", output=str(1 + i)),),
             hidden_tests=(TestCase(input="(10,)", output=str(10 + i)),),
             reference=f"def add{i}(x):\n    return x + {i}\n",
+            max_turns=None if i == 0 else FLOW_TURNS,
         )
         for i in range(FLOW_TASKS)
     ]
@@ -331,11 +336,26 @@ def _assert_flow(events: Callable[[str], list[tuple[str, Event]]], run_id: str, 
     experiences = [e for e in of_run("rl.experiences").values() if isinstance(e, ExperienceReady)]
     assert sorted(e.task_id for e in experiences) == sorted(t.task_id for t in _flow_tasks(run_id)), runtime
     assert all(e.group_size == G and not e.partial for e in experiences)
-    for topic, n in (("rl.generations", FLOW_TASKS * G), ("rl.verdicts", FLOW_TASKS * G)):
-        assert len(of_run(topic)) == n, f"{runtime}: {topic}"
+    verdicts = {e.sample_id: e for e in of_run("rl.verdicts").values() if isinstance(e, NoiseVerdict)}
+    assert len(verdicts) == FLOW_TASKS * G, runtime
+    # the episode step: each turn of an episode ended once, the last one final, and the verdict judged it
+    turns = [e for e in of_run("rl.turns").values() if isinstance(e, TurnEnded)]
+    generations = [e for e in of_run("rl.generations").values() if isinstance(e, CodeGenerated)]
+    one_shot = f"{run_id}/add0"
+    assert not [t for t in turns if t.task_id == one_shot], f"{runtime}: a one-shot sample had a turn end"
+    assert sorted((g.sample_id, g.turn) for g in generations if g.task_id != one_shot) == sorted(
+        (t.sample_id, t.turn) for t in turns
+    ), f"{runtime}: a turn generated without ending, or ended twice"
+    finals = {t.sample_id: t.turn for t in turns if t.outcome == "final"}
+    assert len(finals) == (FLOW_TASKS - 1) * G, f"{runtime}: an episode without its final turn"
+    assert all(verdicts[sid].turn == turn for sid, turn in finals.items()), runtime
+    assert any(turn > 0 for turn in finals.values()), f"{runtime}: no episode reached a second turn"
+    assert len(generations) == G + len(turns), runtime
 
 
 def test_a_flow_from_task_to_experience_in_memory(tmp_path: Path) -> None:
+    """... with the generator and the episode step crashing mid-episode: a turn handled and lost before
+    its step was committed is handled again, once."""
     run_id = f"flow-{uuid.uuid4().hex[:6]}"
     env = _flow_env(run_id, tmp_path)
     # (the processors are named here, not by the Faust setting)
@@ -346,6 +366,11 @@ def test_a_flow_from_task_to_experience_in_memory(tmp_path: Path) -> None:
         rt = MemoryRuntime(log, [b.processor for b in built], run_id=run_id)
         for t in _flow_tasks(run_id):
             log.publish("rl.tasks", encode(t, Envelope.for_event(t, source="test", run_id=run_id)))
+        rt.run(advance_s=0.1, until=lambda: bool(log.events("rl.turns")))
+        # the generator has a turn to answer, the episode step executions to end turns with
+        for name in (f"generator.{run_id}", "episode"):
+            assert rt.lag(name) > 0, name
+            rt.step(name, crash=True)
         rt.run(advance_s=0.1)
     finally:
         _close(built)

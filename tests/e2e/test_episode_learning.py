@@ -7,10 +7,10 @@ Everything but the broker is real: the tiny model generating both turns (the sec
 tokens and the feedback in its template), the sandbox running every turn, the episode step deriving the
 feedback, code-v3 scoring the final turn, the filter, the experience assembling each episode as one
 trajectory, and the learner training every turn's tokens with their own behaviour log-probs and
-publishing versions the generator loads. The processors are the pipeline's own handlers wired in one
-process (``tests/inprocess.py``): the 60 learner steps of 256 episodes this takes would need an hour through the
-broker on two cores; the real-broker episode test (``tests/reliability/test_episode_faults.py``) shows
-the same processors exactly once across crashes.
+publishing versions the generator loads. The processors, wired as ``rlstream worker`` wires them, run on
+the in-memory runtime (``tests/inprocess.py``): the 60 learner steps of 256 episodes this takes would
+need an hour through the broker on two cores; the real-broker episode test
+(``tests/reliability/test_episode_faults.py``) shows the same processors exactly once across crashes.
 
 Measured (seed 0, 2 CPUs): see the README's "Episodes" section; the run prints one line per step.
 """
@@ -24,15 +24,12 @@ import pytest
 import torch
 
 from learner.config import LearnerConfig
-from producers.generator.models import load_model
 from producers.ingest.synthetic import FEEDBACK_OFFSETS, feedback_tasks
+from rlstream.settings import Settings
 from schemas.episode import TurnEnded
-from schemas.rollout import NoiseVerdict, SamplingParams
+from schemas.rollout import NoiseVerdict, RolloutRequested, SamplingParams
 from schemas.topics import TURNS, VERDICTS
-from streams.noise.config import NoiseConfig
-from streams.reward.config import RewardConfig, RewardWeights
-from streams.sandbox.config import SandboxConfig
-from tests.inprocess import InProcessPipeline
+from tests.inprocess import InProcessRun
 
 torch.set_num_threads(1)
 
@@ -41,20 +38,18 @@ STEPS = int(os.environ.get("RLSTREAM_TEST_EPISODE_STEPS", "60"))
 GROUP = 64
 #: the first and the last steps compared (episodes of every task in each)
 WINDOW = 10
-CACHE = Path.home() / ".rlstream" / "cache" / "sandbox"
+CACHE = Path.home() / ".rlstream"
 
 
-def _rates(pipe: InProcessPipeline, steps: range) -> tuple[float, float, int]:
+def _rates(pipe: InProcessRun, steps: range) -> tuple[float, float, int]:
     """First-turn and final pass rate of the episodes requested in ``steps``."""
-    groups = {f"learn/{t.task_id}/{s}" for t in pipe.tasks.by_id.values() for s in steps}
+    groups = {f"learn/{t.task_id}/{s}" for t in feedback_tasks() for s in steps}
     first = [
         e
-        for e in pipe.log.events(TURNS.name)
+        for e in pipe.events(TURNS.name)
         if isinstance(e, TurnEnded) and e.turn == 0 and e.group_id in groups
     ]
-    verdicts = [
-        e for e in pipe.log.events(VERDICTS.name) if isinstance(e, NoiseVerdict) and e.group_id in groups
-    ]
+    verdicts = [e for e in pipe.events(VERDICTS.name) if isinstance(e, NoiseVerdict) and e.group_id in groups]
     first_pass = sum(1 for v in verdicts if v.turn == 0 and v.reward > 0) / len(verdicts)
     final_pass = sum(1 for v in verdicts if v.reward > 0) / len(verdicts)
     assert len(first) == len(verdicts)  # every episode has a first turn that ended
@@ -72,23 +67,39 @@ def test_feedback_that_names_the_answer_is_learned_across_turns(tmp_path: Path) 
         checkpoint_dir=tmp_path / "checkpoints",
         pad_token_id=3,
     )
-    pipe = InProcessPipeline(
-        load_model("tiny", None, seed=0),
-        tasks,
+    settings = Settings(
         run_id="learn",
         home=tmp_path,
-        learner=learner,
-        sandbox=SandboxConfig(cache_dir=CACHE, backend="wasm"),
+        generator={"model": "tiny", "seed": 0, "models_dir": CACHE / "models", "batch_size": 64},
+        sandbox={"cache_dir": CACHE / "cache" / "sandbox", "backend": "wasm", "workers": 1},
         # a second turn that writes no program is the failure it is, trained on (not masked away)
-        noise=NoiseConfig(degenerate_verdict="accept"),
+        noise={"degenerate_verdict": "accept"},
         # solving on the second turn is worth what solving on the first is: only the feedback differs
-        reward=RewardConfig(weights=RewardWeights(turns=0.0)),
+        reward={"weights": {"turns": 0.0}},
+        pipeline={"group_deadline_s": 3600.0},
+    )
+    pipe = InProcessRun(
+        settings,
+        learner,
+        ("generator", "sandbox", "episode", "reward", "filter", "experience"),
+        tasks=tasks,
     )
     sampling = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=1)
     try:
         for step in range(STEPS):
             for task in tasks:
-                pipe.request(task, step, GROUP, sampling)
+                pipe.publish(
+                    RolloutRequested(
+                        group_id=f"learn/{task.task_id}/{step}",
+                        task_id=task.task_id,
+                        group_size=GROUP,
+                        prompt=task.prompt,
+                        entry_point=task.entry_point,
+                        policy_version=pipe.engine.policy_version,
+                        sampling=sampling,
+                        max_turns=task.max_turns or 1,
+                    )
+                )
             pipe.drain()
             if step % 10 == 9:
                 first, final, n = _rates(pipe, range(step - 9, step + 1))

@@ -14,17 +14,16 @@ import pytest
 import torch
 
 from learner.config import LearnerConfig
-from producers.generator.models import load_model
+from rlstream.settings import Settings
 from schemas.episode import TurnEnded
 from schemas.rollout import CodeGenerated, SamplingParams
 from schemas.task import TaskPublished, TestCase
 from schemas.topics import GENERATIONS, TURNS
-from streams.sandbox.config import SandboxConfig
-from tests.inprocess import InProcessPipeline
+from tests.inprocess import InProcessRun
 
 torch.set_num_threads(1)
 
-CACHE = Path.home() / ".rlstream" / "cache" / "sandbox"
+CACHE = Path.home() / ".rlstream"
 HIDDEN_INPUT = 734_921
 HIDDEN_OUTPUT = "zq-hidden-answer-5581"
 TASK = TaskPublished(
@@ -64,19 +63,23 @@ FORBIDDEN = (str(HIDDEN_INPUT), HIDDEN_OUTPUT, "zq-second-hidden-9034", "734,921
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessPipeline]:
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessRun]:
     home = tmp_path_factory.mktemp("leak")
-    pipe = InProcessPipeline(
-        load_model("tiny", None, seed=0),
-        [TASK],
+    settings = Settings(
         run_id="leak",
         home=home,
-        learner=LearnerConfig(backend="torch", accelerator="cpu", checkpoint_dir=home / "ckpt"),
-        sandbox=SandboxConfig(cache_dir=CACHE, backend="wasm"),
+        generator={"model": "tiny", "seed": 0, "models_dir": CACHE / "models"},
+        sandbox={"cache_dir": CACHE / "cache" / "sandbox", "backend": "wasm", "workers": 1},
+    )
+    pipe = InProcessRun(
+        settings,
+        LearnerConfig(backend="torch", accelerator="cpu", checkpoint_dir=home / "ckpt"),
+        ("generator", "sandbox", "episode", "reward", "filter", "experience"),
+        tasks=[TASK],
     )
     sampling = SamplingParams(temperature=1.0, max_tokens=8)
     for i, (name, code) in enumerate(sorted(PRYING.items())):
-        pipe.log.append(
+        pipe.publish(
             CodeGenerated(
                 sample_id=f"leak/leak/tag/0/{i}",
                 group_id="leak/leak/tag/0",
@@ -94,7 +97,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessPipe
                 sampling=sampling,
                 max_turns=3,
             ),
-            topic=GENERATIONS.name,
+            GENERATIONS.name,
         )
     try:
         pipe.drain()
@@ -103,8 +106,8 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessPipe
         pipe.close()
 
 
-def test_no_hidden_case_reaches_any_feedback_or_prompt(pipeline: InProcessPipeline) -> None:
-    turns = [e for e in pipeline.log.events(TURNS.name) if isinstance(e, TurnEnded)]
+def test_no_hidden_case_reaches_any_feedback_or_prompt(pipeline: InProcessRun) -> None:
+    turns = [e for e in pipeline.events(TURNS.name) if isinstance(e, TurnEnded)]
     firsts = {t.sample_id: t for t in turns if t.turn == 0}
     assert len(firsts) == len(PRYING)
     assert all(t.outcome == "continue" and t.feedback is not None for t in firsts.values())
@@ -115,9 +118,9 @@ def test_no_hidden_case_reaches_any_feedback_or_prompt(pipeline: InProcessPipeli
     # what a hidden case printed is withheld; the visible case is told in full
     assert all(t.feedback.stdout is None for t in firsts.values() if t.feedback)  # type: ignore[union-attr]
     assert all("expected: 'visible-one'" in t.feedback.text for t in firsts.values() if t.feedback)  # type: ignore[union-attr]
-    later = [e for e in pipeline.log.events(GENERATIONS.name) if isinstance(e, CodeGenerated) and e.turn > 0]
+    later = [e for e in pipeline.events(GENERATIONS.name) if isinstance(e, CodeGenerated) and e.turn > 0]
     assert len(later) >= len(PRYING)  # every episode got a second turn from the generator
-    tokenizer = pipeline.generator.generator.backend.tokenizer
+    tokenizer = pipeline.policy.tokenizer
     for g in later:
         shown = g.prompt_text + tokenizer.decode(list(g.prompt_token_ids))
         for secret in FORBIDDEN:
