@@ -367,10 +367,22 @@ def test_a_flow_from_task_to_experience_in_memory(tmp_path: Path) -> None:
         for t in _flow_tasks(run_id):
             log.publish("rl.tasks", encode(t, Envelope.for_event(t, source="test", run_id=run_id)))
         rt.run(advance_s=0.1, until=lambda: bool(log.events("rl.turns")))
-        # the generator has a turn to answer, the episode step executions to end turns with
-        for name in (f"generator.{run_id}", "episode"):
-            assert rt.lag(name) > 0, name
-            rt.step(name, crash=True)
+        # the generator has turns to answer: it crashes, then the episode step the next time it has a
+        # turn to end (a second turn's generation or execution)
+        generator = f"generator.{run_id}"
+        assert rt.lag(generator) > 0
+        rt.step(generator, crash=True)
+        names = [b.processor.name for b in built]
+        crashed = False
+        for _ in range(100):
+            for name in names:
+                crash = name == "episode" and not crashed and rt.lag(name) > 0
+                rt.step(name, crash=crash)
+                crashed = crashed or crash
+            rt.clock += 0.1
+            if crashed:
+                break
+        assert crashed, "the episode step never had a turn to end after the generator's crash"
         rt.run(advance_s=0.1)
     finally:
         _close(built)
