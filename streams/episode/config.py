@@ -38,5 +38,5 @@ class EpisodeConfig(BaseModel):
     max_turns: int = Field(default=1, ge=1, le=MAX_TURNS_LIMIT)
     #: the registered reward function episodes of several turns are scored with (its final turn's code,
     #: against every case, less a cost per turn beyond the first)
-    reward_function: str = "code-v3"
+    reward_function: str = "code-v4"
     feedback: FeedbackConfig = FeedbackConfig()

@@ -168,9 +168,7 @@ class FilterAgent:
         first = [Emit(reference, causation_id=msg.envelope.id)] if reference is not None else []
         return [*first, Emit(verdict, causation_id=msg.envelope.id)]
 
-    def _episode(
-        self, msg: Incoming, state: State
-    ) -> tuple[NoiseVerdict, ReferenceExecuted | None] | None:
+    def _episode(self, msg: Incoming, state: State) -> tuple[NoiseVerdict, ReferenceExecuted | None] | None:
         event, p = msg.event, msg.partition
         sid = str(getattr(event, "sample_id", ""))
         entry = state.get(p, EPISODE, sid) or WaitingEpisode()

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import CaseResult, Reason, SandboxExecuted
+from schemas.rollout import CaseResult, Reason, SandboxExecuted, SandboxExecutedV3
 from schemas.task import TaskPublished
 from streams.probe.plan import GENERATED, ProbePlan
 from streams.reward.correctness import Correctness, expected_cases, grade_record
@@ -248,7 +248,7 @@ class _Missing:
 _NONE = _Missing()
 
 
-def _records(x: SandboxExecuted) -> dict[int, CaseResult]:
+def _records(x: SandboxExecutedV3) -> dict[int, CaseResult]:
     """Position -> its one record (a position reported twice has none: the run is not trusted there)."""
     counts = Counter(c.index for c in x.cases)
     return {c.index: c for c in x.cases if counts[c.index] == 1}

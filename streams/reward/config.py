@@ -67,7 +67,7 @@ class RewardWeights(BaseModel):
     security: float = Field(default=0.2, ge=0)
     #: code similarity to the task's reference (code-v2 on): measured and reported, not rewarded unless set
     similarity: float = Field(default=0.0, ge=0)
-    #: cost of each turn an episode took beyond the first (code-v3 on; a passing episode only, and never
+    #: cost of each turn an episode took beyond the first (code-v4 on; a passing episode only, and never
     #: more than half the margin by which a pass beats a failure)
     turns: float = Field(default=0.1, ge=0)
 

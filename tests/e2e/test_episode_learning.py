@@ -5,7 +5,7 @@ can lift above 1/4.
 
 Everything but the broker is real: the tiny model generating both turns (the second from the first turn's
 tokens and the feedback in its template), the sandbox running every turn, the episode step deriving the
-feedback, code-v3 scoring the final turn, the filter, the experience assembling each episode as one
+feedback, code-v4 scoring the final turn, the filter, the experience assembling each episode as one
 trajectory, and the learner training every turn's tokens with their own behaviour log-probs and
 publishing versions the generator loads. The processors, wired as ``rlstream worker`` wires them, run on
 the in-memory runtime (``tests/inprocess.py``): the 60 learner steps of 256 episodes this takes would

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.rollout import CaseResult, SandboxExecuted
+from schemas.rollout import CaseResult, SandboxExecutedV3
 from schemas.task import TaskPublished, TestCase
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import decide
@@ -275,7 +275,7 @@ def test_a_hang_where_the_reference_raises_at_once_is_decisive_too() -> None:
     assert plan is not None and ref is not None
     stuck = plan.generated_positions[0]
 
-    def raising(x: SandboxExecuted) -> SandboxExecuted:
+    def raising(x: SandboxExecutedV3) -> SandboxExecutedV3:
         cases = tuple(c if c.index != stuck else CaseResult(index=stuck, status="error") for c in x.cases)
         return x.model_copy(update={"cases": cases})
 
@@ -293,7 +293,7 @@ def test_a_hang_where_the_reference_raises_at_once_is_decisive_too() -> None:
     assert report.stuck_at == stuck
 
 
-def _without(x: SandboxExecuted, pos: int) -> SandboxExecuted:
+def _without(x: SandboxExecutedV3, pos: int) -> SandboxExecutedV3:
     cases = tuple(c if c.index != pos else CaseResult(index=pos, status="timeout") for c in x.cases)
     return x.model_copy(update={"cases": cases})
 
