@@ -43,7 +43,14 @@ VOLATILE = {
         "execution.load_s",
         "execution.active_s",
         "execution.cases.*.duration_s",
+        # the reference's re-runs of a probe plan (main's noise filter v2) are timed like its run
+        "reruns.*.duration_s",
+        "reruns.*.load_s",
+        "reruns.*.active_s",
+        "reruns.*.cases.*.duration_s",
     ),
+    # names the reference's probe runs, whose id hashes their timings
+    "rlstream.rollout.filtered": ("probe_reference_event_id",),
     "rlstream.rollout.scored": ("reference_event_id", "components.efficiency", "details.runtime_ratio"),
     # CPU training here is not bit-for-bit the same run to run: the weights' hash varies in the last bits
     # (the generations the weights produce are compared, and are the same)
