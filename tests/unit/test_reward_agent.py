@@ -217,3 +217,29 @@ def test_filter_waits_for_the_probe_run_and_publishes_the_reference_answers_once
         [incoming(generated(GOOD, "s-3")), incoming(x), incoming(_reward(task, GOOD, x))], state
     )
     assert [e.event.verdict for e in emits] == ["accept"]  # type: ignore[attr-defined]
+
+
+def test_an_episodes_final_turn_waits_for_its_probe_run_and_is_judged_by_it() -> None:
+    # memorisation is judged by behaviour on a probe run in an episode as in one shot: the final turn's
+    # probe run is waited for, and a final turn that recalls the visible answers is rejected by it
+    task = make_task()
+    agent, state = filter_agent(task, probe=True), owned()
+    wrong = "def add(a, b):\n    return a - b\n"
+    memoriser = "def add(a, b):\n    return {(1, 2): 3, (2, 2): 4, (10, 5): 15, (-1, 1): 0}.get((a, b))\n"
+    turns = {"max_turns": 2}
+    first = generated(wrong).model_copy(update=turns)
+    second = generated(memoriser).model_copy(update={**turns, "turn": 1, "feedback_event_id": "f"})
+    x0 = simulated_run(task, wrong).model_copy(update=turns)
+    x1 = simulated_run(task, memoriser).model_copy(update={**turns, "turn": 1})
+    probe = simulated_run(task, memoriser, run_index=1, probe=True).model_copy(update={**turns, "turn": 1})
+    reward = get_reward_function("code-v4", linter=FakeLinter()).scored_event(task, memoriser, x1)
+    assert reward.turn == 1
+    events = [first, x0, second, x1, reward]
+    assert agent.handle([incoming(e) for e in events], state) == []  # the final turn's probe is due
+    out = [e.event for e in agent.handle([incoming(probe)], state)]
+    (reference,) = [e for e in out if isinstance(e, ReferenceExecuted)]
+    (verdict,) = [e for e in out if isinstance(e, NoiseVerdict)]
+    assert verdict.turn == 1 and verdict.verdict == "reject"
+    assert "hack.memorised" in {r.code for r in verdict.reasons}
+    assert verdict.probe_reference_event_id == reference.event_id()
+    assert verdict.as_written().ce_type() == "rlstream.rollout.filtered.v3"
