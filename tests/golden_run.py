@@ -1,12 +1,12 @@
 """A deterministic one-shot run, recorded as the records it writes: what ``max_turns = 1`` must keep byte
 for byte. The pipeline's stream processors, wired as ``rlstream worker`` wires them, run on the in-memory
-runtime with the learner between rounds (``tests/inprocess.py``); every event goes through the real codec
+runtime with the learner between rounds (``rlstream/inprocess.py``); every event goes through the real codec
 exactly as it goes on the log (type, id, key, body), in the order it was written. Fields that are timings
 (or derive from timings: the reference run's id) are blanked; everything else - every event id and body -
 must match.
 
 ``python -m tests.golden_run --record`` writes ``tests/golden/one_turn_run.json``. It was recorded from
-main before episodes existed (this file and ``tests/inprocess.py`` run on that code unchanged); the test
+main before episodes existed (this file and ``rlstream/inprocess.py`` run on that code unchanged); the test
 ``tests/integration/test_one_turn_golden.py`` runs it again and compares.
 """
 
@@ -26,9 +26,9 @@ import torch
 from infra.runtime.memory import MemoryLog
 from learner.config import LearnerConfig
 from producers.ingest.synthetic import SAMPLING, synthetic_tasks
+from rlstream.inprocess import InProcessRun
 from rlstream.settings import Settings
 from rlstream.workers import STREAM_PROCESSORS
-from tests.inprocess import InProcessRun
 
 GOLDEN = Path(__file__).parent / "golden" / "one_turn_run.json"
 RUN_ID = "golden"

@@ -98,7 +98,7 @@ def feedback_tasks(limit: int | None = None, *, max_turns: int | None = 2) -> li
     names it (``expected: 3``); hidden cases (far from 0) keep a constant answer from passing.
 
     A policy that reads the feedback solves every task on its second turn: final-turn success rising
-    above first-turn success is credit that flowed across turns (``tests/e2e/test_episode_learning.py``).
+    above first-turn success is credit that flowed across turns (``bench/episode_learning.py``).
     """
     tasks = [
         TaskPublished(

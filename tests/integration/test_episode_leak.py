@@ -14,12 +14,12 @@ import pytest
 import torch
 
 from learner.config import LearnerConfig
+from rlstream.inprocess import InProcessRun
 from rlstream.settings import Settings
 from schemas.episode import TurnEnded
 from schemas.rollout import CodeGenerated, SamplingParams
 from schemas.task import TaskPublished, TestCase
 from schemas.topics import GENERATIONS, TURNS
-from tests.inprocess import InProcessRun
 
 torch.set_num_threads(1)
 

@@ -1,43 +1,38 @@
-"""Credit flows across turns: on a task family whose first answer can only be a guess and whose feedback
-names the expected value (``synthetic-feedback``: four tasks with one prompt and four offsets), training
-on whole episodes of two turns lifts final-turn success well above first-turn success, which no policy
-can lift above 1/4.
+"""Does credit flow across turns? On a task family whose first answer can only be a guess and whose
+feedback names the expected value (``synthetic-feedback``: four tasks with one prompt and four offsets),
+train on whole episodes of two turns and compare first-turn with final-turn success, early and late.
+No policy can lift first-turn success above 1/4; a final turn that reads the feedback can.
 
 Everything but the broker is real: the tiny model generating both turns (the second from the first turn's
 tokens and the feedback in its template), the sandbox running every turn, the episode step deriving the
 feedback, code-v4 scoring the final turn, the filter, the experience assembling each episode as one
 trajectory, and the learner training every turn's tokens with their own behaviour log-probs and
 publishing versions the generator loads. The processors, wired as ``rlstream worker`` wires them, run on
-the in-memory runtime (``tests/inprocess.py``): the 60 learner steps of 256 episodes this takes would
-need an hour through the broker on two cores; the real-broker episode test
-(``tests/reliability/test_episode_faults.py``) shows the same processors exactly once across crashes.
+the in-memory runtime (``rlstream/inprocess.py``).
 
-Measured (seed 0, 2 CPUs): see the README's "Episodes" section; the run prints one line per step.
+Not yet demonstrated: the run has not finished on the 2-core development machine (60 steps of 4 groups
+of 64 episodes did not print its first progress line within 15 minutes), so no figure is claimed; it
+prints one line every 10 steps and a summary, and exits 1 when the final turn has not pulled ahead.
+
+    .venv/bin/python -m bench.episode_learning --steps 60 --group 64
 """
 
 from __future__ import annotations
 
-import os
+import argparse
+import tempfile
 from pathlib import Path
 
-import pytest
 import torch
 
 from learner.config import LearnerConfig
 from producers.ingest.synthetic import FEEDBACK_OFFSETS, feedback_tasks
+from rlstream.inprocess import InProcessRun
 from rlstream.settings import Settings
 from schemas.episode import TurnEnded
 from schemas.rollout import NoiseVerdict, RolloutRequested, SamplingParams
 from schemas.topics import TURNS, VERDICTS
-from tests.inprocess import InProcessRun
 
-torch.set_num_threads(1)
-
-STEPS = int(os.environ.get("RLSTREAM_TEST_EPISODE_STEPS", "60"))
-#: large groups: the rare early second-turn successes must outweigh the noise that collapses a policy
-GROUP = 64
-#: the first and the last steps compared (episodes of every task in each)
-WINDOW = 10
 CACHE = Path.home() / ".rlstream"
 
 
@@ -50,26 +45,28 @@ def _rates(pipe: InProcessRun, steps: range) -> tuple[float, float, int]:
         if isinstance(e, TurnEnded) and e.turn == 0 and e.group_id in groups
     ]
     verdicts = [e for e in pipe.events(VERDICTS.name) if isinstance(e, NoiseVerdict) and e.group_id in groups]
+    if not verdicts:
+        return 0.0, 0.0, 0
     first_pass = sum(1 for v in verdicts if v.turn == 0 and v.reward > 0) / len(verdicts)
     final_pass = sum(1 for v in verdicts if v.reward > 0) / len(verdicts)
-    assert len(first) == len(verdicts)  # every episode has a first turn that ended
+    if len(first) != len(verdicts):
+        raise RuntimeError(f"{len(verdicts)} episodes judged but {len(first)} first turns ended")
     return first_pass, final_pass, len(verdicts)
 
 
-@pytest.mark.slow
-def test_feedback_that_names_the_answer_is_learned_across_turns(tmp_path: Path) -> None:
+def measure(steps: int, group: int, window: int, workdir: Path) -> dict[str, float]:
     tasks = feedback_tasks(max_turns=2)
     learner = LearnerConfig(
         backend="torch",
         accelerator="cpu",
         lr=5e-4,
         token_budget=16384,
-        checkpoint_dir=tmp_path / "checkpoints",
+        checkpoint_dir=workdir / "checkpoints",
         pad_token_id=3,
     )
     settings = Settings(
         run_id="learn",
-        home=tmp_path,
+        home=workdir,
         generator={"model": "tiny", "seed": 0, "models_dir": CACHE / "models", "batch_size": 64},
         sandbox={"cache_dir": CACHE / "cache" / "sandbox", "backend": "wasm", "workers": 1},
         # a second turn that writes no program is the failure it is, trained on (not masked away)
@@ -86,13 +83,13 @@ def test_feedback_that_names_the_answer_is_learned_across_turns(tmp_path: Path) 
     )
     sampling = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=1)
     try:
-        for step in range(STEPS):
+        for step in range(steps):
             for task in tasks:
                 pipe.publish(
                     RolloutRequested(
                         group_id=f"learn/{task.task_id}/{step}",
                         task_id=task.task_id,
-                        group_size=GROUP,
+                        group_size=group,
                         prompt=task.prompt,
                         entry_point=task.entry_point,
                         policy_version=pipe.engine.policy_version,
@@ -101,24 +98,50 @@ def test_feedback_that_names_the_answer_is_learned_across_turns(tmp_path: Path) 
                     )
                 )
             pipe.drain()
-            if step % 10 == 9:
-                first, final, n = _rates(pipe, range(step - 9, step + 1))
+            if step % window == window - 1:
+                first, final, n = _rates(pipe, range(step - window + 1, step + 1))
                 print(f"step {step + 1}: {n} episodes, first turn {first:.2f}, final {final:.2f}", flush=True)
-        start_first, start_final, _ = _rates(pipe, range(WINDOW))
-        end_first, end_final, n = _rates(pipe, range(STEPS - WINDOW, STEPS))
+        start_first, start_final, _ = _rates(pipe, range(min(window, steps)))
+        end_first, end_final, n = _rates(pipe, range(max(0, steps - window), steps))
     finally:
         pipe.close()
+    return {
+        "start_first": start_first,
+        "start_final": start_final,
+        "end_first": end_first,
+        "end_final": end_final,
+        "episodes": float(n),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--steps", type=int, default=60, help="learner steps (one group per task each)")
+    parser.add_argument("--group", type=int, default=64, help="episodes per group")
+    parser.add_argument("--window", type=int, default=10, help="steps compared at the start and the end")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory(prefix="episode-learning-") as tmp:
+        r = measure(args.steps, args.group, args.window, Path(tmp))
     print(
-        f"EPISODE-LEARNING steps={STEPS} first {WINDOW} steps: first turn {start_first:.2f}, "
-        f"final {start_final:.2f}; last {WINDOW} steps: first turn {end_first:.2f}, final {end_final:.2f} "
-        f"({n} episodes)",
+        f"EPISODE-LEARNING steps={args.steps} group={args.group} first {args.window} steps: first turn "
+        f"{r['start_first']:.2f}, final {r['start_final']:.2f}; last {args.window} steps: first turn "
+        f"{r['end_first']:.2f}, final {r['end_final']:.2f} ({int(r['episodes'])} episodes)",
         flush=True,
     )
     chance = 1 / len(FEEDBACK_OFFSETS)
-    # the first turn cannot know the offset: it stays at chance at best
-    assert end_first <= chance + 0.05
-    # the final turn reads it from the feedback: well above the first turn, above what any policy blind
-    # to the feedback could reach (one constant answer passes one task in four), and above its start
-    assert end_final >= end_first + 0.15
-    assert end_final >= chance + 0.1
-    assert end_final >= start_final + 0.2
+    # the final turn reads the offset from the feedback: above the first turn, above what a policy blind
+    # to the feedback could reach, and above its own start
+    learned = (
+        r["end_final"] >= r["end_first"] + 0.15
+        and r["end_final"] >= chance + 0.1
+        and r["end_final"] >= r["start_final"] + 0.2
+    )
+    print("credit flowed across turns" if learned else "not shown: the final turn did not pull ahead")
+    return 0 if learned else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,6 +1,6 @@
-"""The pipeline's stream processors on the in-memory runtime, with the learner between rounds: for tests
-that need many steps of the whole flow faster than a broker allows, and for a run that must be the same
-record for record every time (``tests/golden_run.py``).
+"""The pipeline's stream processors on the in-memory runtime, with the learner between rounds: for runs
+that need many steps of the whole flow faster than a broker allows (``bench/episode_learning.py``), and
+for a run that must be the same record for record every time (``tests/golden_run.py``).
 
 The processors are wired exactly as ``rlstream worker`` wires them (:func:`rlstream.workers.stream_processor`,
 from a :class:`Settings`), their side inputs read from the same :class:`MemoryLog` they write to, and they
