@@ -128,7 +128,12 @@ def test_episodes_complete_once_with_every_turn_through_kill_9_of_generator_and_
         assert set(per) == episodes and set(per.values()) == {1}, topic
         assert {s.event.sample_id: s.event.turn for s in seen[topic]} == finals, f"{topic} names another turn"
 
-    accepted = {s.event.sample_id for s in seen["rl.verdicts"] if s.event.verdict == "accept"}
+    # trained: accepted episodes with their reward, rejected ones as failures (noise filter v2)
+    accepted = {
+        v.sample_id
+        for s in seen["rl.verdicts"]
+        if (v := s.event).verdict == "accept" or (v.verdict == "reject" and v.failure_reward is not None)
+    }
     assembled = [x for s in seen[EXPERIENCES.name] for x in s.event.samples]
     assert {x.sample_id for x in assembled} == accepted and len(assembled) == len(accepted)
     for x in assembled:
