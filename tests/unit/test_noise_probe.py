@@ -5,6 +5,7 @@ same programs are in tests/integration/test_score_humaneval.py)."""
 from __future__ import annotations
 
 import ast
+from typing import TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +25,8 @@ from tests.hacks.fixtures import execution, simulated_reference_probe, simulated
 
 OPTS = CompareOptions()
 CFG = NoiseConfig()
+#: a run of the task's cases or a reference's (a test edits one and gets the same kind back)
+Run = TypeVar("Run", bound=SandboxExecutedV3)
 
 SORT_REF = "def solve(xs, k):\n    return sorted(x for x in xs if x > k)\n"
 
@@ -214,7 +217,7 @@ def test_an_input_the_reference_answers_two_ways_never_counts_against_a_program(
     first = simulated_run(SORT_TASK, SORT_REF)
     probe = simulated_run(SORT_TASK, SORT_REF, run_index=probe_run_index(0), probe=True)
 
-    def answering(x: SandboxExecuted, text: str) -> SandboxExecuted:
+    def answering(x: Run, text: str) -> Run:
         cases = tuple(c if c.index != pos else c.model_copy(update={"result_repr": text}) for c in x.cases)
         return x.model_copy(update={"cases": cases})
 
@@ -275,7 +278,7 @@ def test_a_hang_where_the_reference_raises_at_once_is_decisive_too() -> None:
     assert plan is not None and ref is not None
     stuck = plan.generated_positions[0]
 
-    def raising(x: SandboxExecutedV3) -> SandboxExecutedV3:
+    def raising(x: Run) -> Run:
         cases = tuple(c if c.index != stuck else CaseResult(index=stuck, status="error") for c in x.cases)
         return x.model_copy(update={"cases": cases})
 
@@ -293,7 +296,7 @@ def test_a_hang_where_the_reference_raises_at_once_is_decisive_too() -> None:
     assert report.stuck_at == stuck
 
 
-def _without(x: SandboxExecutedV3, pos: int) -> SandboxExecutedV3:
+def _without(x: Run, pos: int) -> Run:
     cases = tuple(c if c.index != pos else CaseResult(index=pos, status="timeout") for c in x.cases)
     return x.model_copy(update={"cases": cases})
 
