@@ -46,7 +46,6 @@ class EpisodeAgent:
     def __init__(self, tasks: TaskLookup, feedback: FeedbackConfig) -> None:
         self.tasks = tasks
         self.feedback = feedback
-        self.turns_ended = 0
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         out: list[Emit] = []
@@ -81,6 +80,5 @@ class EpisodeAgent:
             )
             state.delete(p, TURN, key)
             state.mark(p, ENDED, key)
-            self.turns_ended += 1
             out.append(Emit(ended, causation_id=msg.envelope.id))
         return out
