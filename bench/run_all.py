@@ -7,10 +7,16 @@ process-group state cannot leak into the next), on one shared throwaway broker, 
     OUT/bench.md     the table: what was measured, rlstream's figure, the baseline's, the ratio
     OUT/bench.json   the same rows plus every bench's full result
 
-    .venv/bin/python -m bench.run_all [--quick] [--out DIR] [--only bus,sandbox,...] [--bootstrap HOST:PORT]
+    .venv/bin/python -m bench.run_all [--quick] [--repeat N] [--out DIR] [--only bus,sandbox,...]
+                                      [--bootstrap HOST:PORT]
 
 ``--quick`` shrinks every workload (a few minutes on 2 cores); the full run takes much longer. A
 bench that fails is reported in the table with its error and the command exits 1.
+
+A ratio measured once on a shared 2-core machine moves by 2x between runs, so a full run measures
+every bench ``--repeat`` times (3 by default, 1 with ``--quick``), in rounds (every bench once, then
+every bench again), each bench measuring its baseline beside its own figure every time: the table
+gives the median ratio and its spread (lowest-highest), and the figures of the median repetition.
 """
 
 from __future__ import annotations
@@ -42,6 +48,36 @@ class Row:
     baseline: str
     #: rlstream's figure over the baseline's (higher is better unless the row says it is a cost)
     ratio: float | None
+    #: over repetitions: the lowest and highest ratio, and how many repetitions measured this row
+    spread: tuple[float, float] | None = None
+    repeats: int = 1
+
+
+def combine(repetitions: list[list[Row]]) -> list[Row]:
+    """One row per measure from a bench's repetitions (aligned by position: a bench lists its rows in
+    one order): the median ratio with its spread, the figures of the repetition that gave the median.
+    A repetition whose rows do not line up with the first's (another shape) is left out."""
+    if not repetitions:
+        return []
+    first = repetitions[0]
+    aligned = [r for r in repetitions if len(r) == len(first)]
+    out: list[Row] = []
+    for i, row in enumerate(first):
+        measured = [r[i] for r in aligned if r[i].ratio is not None]
+        if not measured:
+            out.append(row)
+            continue
+        ordered = sorted(measured, key=lambda r: r.ratio or 0.0)
+        median = ordered[(len(ordered) - 1) // 2]
+        ratios = [r.ratio or 0.0 for r in ordered]
+        if len(ordered) % 2 == 0:  # the mean of the middle two; the lower one's figures are shown
+            mid = len(ordered) // 2
+            ratio: float | None = round((ratios[mid - 1] + ratios[mid]) / 2, 3)
+        else:
+            ratio = median.ratio
+        spread = (min(ratios), max(ratios)) if len(ordered) > 1 else None
+        out.append(Row(row.bench, median.measure, median.ours, median.baseline, ratio, spread, len(ordered)))
+    return out
 
 
 def _call(fn: Callable[..., dict[str, Any]], **candidates: Any) -> dict[str, Any]:
@@ -361,6 +397,8 @@ def markdown(rows: list[Row], failures: dict[str, str], header: str) -> str:
     lines.append("|---|---|---|---|---|")
     for row in rows:
         ratio = "" if row.ratio is None else f"{row.ratio:.2f}×"
+        if row.spread is not None:
+            ratio += f" ({row.spread[0]:.2f}–{row.spread[1]:.2f}, {row.repeats} runs)"
         lines.append(f"| {row.bench} | {row.measure} | {row.ours} | {row.baseline} | {ratio} |")
     for name, error in failures.items():
         lines.append(f"| {BENCHES[name][0]} | FAILED: {error.splitlines()[-1][:200]} | | | |")
@@ -372,6 +410,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small workloads (a few minutes)")
     ap.add_argument("--out", type=Path, default=Path("build") / "bench", help="where the table goes")
     ap.add_argument("--only", default=",".join(BENCHES), help="subset of: " + ", ".join(BENCHES))
+    ap.add_argument(
+        "--repeat", type=int, default=None, help="measurements per bench (default 3; 1 with --quick)"
+    )
     ap.add_argument("--bootstrap", default=None, help="an existing cluster (default: a local broker)")
     ap.add_argument("--jar-dir", type=Path, default=CACHE / "kafka")
     args = ap.parse_args()
@@ -379,33 +420,45 @@ def main() -> int:
     unknown = [n for n in names if n not in BENCHES]
     if unknown:
         ap.error(f"unknown bench(es) {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
+    if repeat < 1:
+        ap.error(f"--repeat must be at least 1, not {repeat}")
 
     from bench.bus import broker
 
     started = datetime.now(UTC)
     results: dict[str, dict[str, Any]] = {}
     failures: dict[str, str] = {}
-    rows: list[Row] = []
+    measured: dict[str, list[list[Row]]] = {name: [] for name in names}
     spawn = multiprocessing.get_context("spawn")
     with broker(args.bootstrap, args.jar_dir) as bootstrap:
-        for name in names:
-            print(f"== {name}: {BENCHES[name][0]}", flush=True)
-            t0 = time.perf_counter()
-            try:
-                with ProcessPoolExecutor(1, mp_context=spawn) as pool:
-                    result = pool.submit(_run_one, name, args.quick, bootstrap).result()
-                rows.extend(rows_for(name, result))
-                results[name] = {"result": result, "seconds": round(time.perf_counter() - t0, 1)}
-            except Exception as exc:  # one failing bench must not cost the others' figures
-                failures[name] = str(exc).strip() or type(exc).__name__
-                results[name] = {"error": failures[name], "seconds": round(time.perf_counter() - t0, 1)}
-                print(f"   {name} FAILED: {failures[name]}", flush=True)
+        for round_ in range(1, repeat + 1):
+            for name in names:
+                if name in failures:
+                    continue  # a bench that failed once is reported failed, not measured again
+                what = f" (round {round_} of {repeat})" if repeat > 1 else ""
+                print(f"== {name}: {BENCHES[name][0]}{what}", flush=True)
+                t0 = time.perf_counter()
+                entry = results.setdefault(name, {"repetitions": []})
+                try:
+                    with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                        result = pool.submit(_run_one, name, args.quick, bootstrap).result()
+                    measured[name].append(rows_for(name, result))
+                    entry["repetitions"].append(
+                        {"result": result, "seconds": round(time.perf_counter() - t0, 1)}
+                    )
+                except Exception as exc:  # one failing bench must not cost the others' figures
+                    failures[name] = str(exc).strip() or type(exc).__name__
+                    entry["error"] = failures[name]
+                    print(f"   {name} FAILED: {failures[name]}", flush=True)
+    rows = [row for name in names if name not in failures for row in combine(measured[name])]
 
     load = os.getloadavg()[0]
     header = (
         f"rlstream benchmarks, {'quick' if args.quick else 'full'} run of {started:%Y-%m-%d %H:%M} UTC on "
-        f"{os.cpu_count()} CPUs (load average {load:.1f}), Python {platform.python_version()}. "
-        f"Reproduce: `python -m bench.run_all{' --quick' if args.quick else ''}`"
+        f"{os.cpu_count()} CPUs (load average {load:.1f}), Python {platform.python_version()}, each bench "
+        f"measured {repeat} time(s). Reproduce: `python -m bench.run_all{' --quick' if args.quick else ''}"
+        f"{f' --repeat {repeat}' if args.repeat is not None else ''}`"
     )
     args.out.mkdir(parents=True, exist_ok=True)
     table = markdown(rows, failures, header)
@@ -415,6 +468,7 @@ def main() -> int:
             {
                 "started": started.isoformat(),
                 "quick": args.quick,
+                "repeat": repeat,
                 "cpus": os.cpu_count(),
                 "load_average": load,
                 "command": " ".join([Path(sys.executable).name, "-m", "bench.run_all", *sys.argv[1:]]),
