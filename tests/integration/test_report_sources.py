@@ -66,10 +66,10 @@ def test_projections_and_the_log_give_the_same_report(db_url: str, tmp_path: Pat
     from_db = load_from_db(url, "rep-run")
     from_log = log.result(ks=KS)
     assert _comparable(from_db) == _comparable(from_log)
-    # the stream has every kind of fact but held-out tasks (their curve: tests/unit/test_report.py and
-    # the e2e learning run): no other chart of this run is empty
+    # the stream has every kind of fact but held-out tasks and episodes of several turns (their charts:
+    # tests/unit/test_report.py, the e2e learning run, the episode fault test): no other chart is empty
     written = write_report(from_db, tmp_path / "out")
-    assert written.no_data == ("held_out",)
+    assert written.no_data == ("held_out", "success_by_turn")
     assert from_db.summary.samples == 36 and from_db.agreement.reviewed > 0
 
 
