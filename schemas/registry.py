@@ -37,7 +37,7 @@ from schemas.rollout import (
     SandboxExecutedV2,
     SandboxExecutedV3,
 )
-from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2, TaskPublishedV3
+from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2, TaskPublishedV3, TaskPublishedV4
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -46,6 +46,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     TaskPublishedV1,
     TaskPublishedV2,
     TaskPublishedV3,
+    TaskPublishedV4,
     TaskPublished,
     RolloutRequestedV1,
     RolloutRequestedV2,
@@ -170,6 +171,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
     (TaskPublished.event_type, 2): _train_split(3),
     (TaskPublished.event_type, 3): _adding(4, max_turns=None),
+    (TaskPublished.event_type, 4): _adding(5, difficulty=None, tags=[]),
     (RolloutRequested.event_type, 1): _train_split(2),
     (RolloutRequested.event_type, 2): _adding(3, max_turns=1),
     (CodeGenerated.event_type, 1): _train_split(2),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from schemas.base import Event, FrozenModel
 from schemas.literals import without_long_ints
@@ -124,7 +124,7 @@ class TaskPublishedV3(TaskPublishedV2):
 MAX_TURNS_LIMIT = 16
 
 
-class TaskPublished(TaskPublishedV3):
+class TaskPublishedV4(TaskPublishedV3):
     """A coding task: the prompt the model completes, the cases that judge it, its split, and how many
     turns an episode of it may take.
 
@@ -134,6 +134,9 @@ class TaskPublished(TaskPublishedV3):
     """
 
     version: ClassVar[int] = 4
+
+    # the exported v4 schema keeps the name it was published under
+    model_config = ConfigDict(title="TaskPublished")
 
     schema_version: Literal[4] = 4  # type: ignore[assignment]
     max_turns: int | None = Field(
@@ -145,3 +148,35 @@ class TaskPublished(TaskPublishedV3):
 
     def previous_version(self) -> TaskPublishedV3 | None:
         return self._as_version(TaskPublishedV3, {"max_turns": None})
+
+
+#: the highest difficulty level a task may carry (1 is the easiest)
+MAX_DIFFICULTY = 100
+TAG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
+
+
+class TaskPublished(TaskPublishedV4):
+    """A coding task: the prompt the model completes, the cases that judge it, its split, how many
+    turns an episode of it may take, and where it sits on a difficulty gradient.
+
+    Version 5 adds ``difficulty`` (a level, 1 the easiest: the level-aware curriculum trains a level
+    before the next) and ``tags`` (what a task exercises, e.g. ``slicing``, ``loop``). v1-v4 tasks are
+    upcast with no level and no tags; a task without a level is scheduled as it always was. A task
+    that sets neither is written as v4 (or v3, see :class:`TaskPublishedV4`).
+    """
+
+    version: ClassVar[int] = 5
+
+    schema_version: Literal[5] = 5  # type: ignore[assignment]
+    difficulty: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_DIFFICULTY,
+        description="difficulty level, 1 the easiest (null: not graded)",
+    )
+    tags: tuple[Annotated[str, StringConstraints(pattern=TAG_PATTERN)], ...] = Field(
+        default=(), max_length=16, description="what the task exercises, lowercase words, e.g. slicing"
+    )
+
+    def previous_version(self) -> TaskPublishedV4 | None:
+        return self._as_version(TaskPublishedV4, {"difficulty": None, "tags": ()})

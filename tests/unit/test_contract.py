@@ -74,9 +74,11 @@ def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
     value, headers, _ = load_golden(TaskPublishedV1.ce_type())
     event = codec.decode(value, headers).event
     assert isinstance(event, TaskPublished)
-    assert event.schema_version == 4
+    assert event.schema_version == 5
     assert event.split == "train"
     assert event.max_turns is None
+    assert event.difficulty is None
+    assert event.tags == ()
     assert event.hidden_tests == ()
     assert event.tenant == "default"
     assert event.limits.timeout_s == 10.0
@@ -93,6 +95,25 @@ def test_events_written_before_splits_read_as_train(ce_type):
     assert event.split == "train"  # type: ignore[attr-defined]
     value, headers, _ = load_golden(type(event).ce_type())
     assert codec.decode(value, headers).event.split == "eval"  # type: ignore[attr-defined]
+
+
+def test_tasks_written_before_the_gradient_read_as_ungraded():
+    value, headers, _ = load_golden("rlstream.task.published.v3")
+    event = codec.decode(value, headers).event
+    assert isinstance(event, TaskPublished)
+    assert (event.difficulty, event.tags, event.split) == (None, (), "eval")
+    value, headers, _ = load_golden(TaskPublished.ce_type())
+    event = codec.decode(value, headers).event
+    assert (event.difficulty, event.tags) == (2, ("arithmetic", "expression"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("difficulty", 0), ("difficulty", 101), ("tags", ["Bad Tag"]), ("tags", ["x"] * 17)]
+)
+def test_a_bad_level_or_tag_is_refused_naming_the_field(field, value):
+    body = {"task_id": "t", "prompt": "def f():\n", "entry_point": "f", "check": "pass", field: value}
+    with pytest.raises(ValueError, match=field):
+        TaskPublished.model_validate(body)
 
 
 def test_exported_json_schemas_are_current():
@@ -185,6 +206,7 @@ def test_catalog_covers_every_latest_event_and_keeps_event_topics_forever():
 #: versions written by this build for facts their successor's new fields leave at the implied value
 _ONE_TURN_VERSIONS = (
     "rlstream.task.published.v3",
+    "rlstream.task.published.v4",
     "rlstream.rollout.requested.v2",
     "rlstream.rollout.generated.v2",
     "rlstream.rollout.executed.v3",
