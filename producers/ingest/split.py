@@ -5,7 +5,9 @@ Two ways, combinable:
 
 * ``eval_fraction``: the ``round(fraction * n)`` tasks (at least one when the fraction is above 0)
   whose sha256 of ``seed:task_id`` is smallest. A task's rank depends on its own id only, so adding
-  tasks to a set moves few of the others between splits.
+  tasks to a set moves few of the others between splits. Graded tasks are held out per difficulty
+  level (the fraction of each level, at least one), so every level a curriculum moves through has
+  held-out tasks to measure it by.
 * ``eval_tasks``: a named list (one task id per line; blank lines and ``#`` comments are skipped).
   A name that matches no task is an error naming its line, never silently ignored.
 
@@ -45,7 +47,9 @@ class HoldOut:
     def rank(self, task_id: str) -> str:
         return hashlib.sha256(f"{self.seed}:{task_id}".encode()).hexdigest()
 
-    def held_out(self, task_ids: Sequence[str]) -> set[str]:
+    def held_out(self, task_ids: Sequence[str], strata: Sequence[object] | None = None) -> set[str]:
+        """The ids held out; with ``strata`` (one label per id, e.g. its difficulty level) the fraction
+        is taken of each stratum separately."""
         unknown = sorted(self.names - set(task_ids))
         if unknown:
             raise InputError(
@@ -55,15 +59,19 @@ class HoldOut:
             )
         chosen = set(self.names)
         if self.fraction > 0 and task_ids:
-            count = max(1, round(self.fraction * len(task_ids)))
-            chosen |= set(sorted(task_ids, key=self.rank)[:count])
+            groups: dict[object, list[str]] = {}
+            for task_id, stratum in zip(task_ids, strata or [None] * len(task_ids), strict=True):
+                groups.setdefault(stratum, []).append(task_id)
+            for ids in groups.values():
+                count = max(1, round(self.fraction * len(ids)))
+                chosen |= set(sorted(ids, key=self.rank)[:count])
         return chosen
 
     def apply(self, tasks: Sequence[TaskPublished]) -> list[TaskPublished]:
         """``tasks`` in their order, the held-out ones with ``split="eval"``."""
         if not self.active:
             return list(tasks)
-        held = self.held_out([t.task_id for t in tasks])
+        held = self.held_out([t.task_id for t in tasks], [t.difficulty for t in tasks])
         if len(held) >= len({t.task_id for t in tasks}):
             raise UsageError(
                 f"holding out {len(held)} of {len(tasks)} task(s) leaves none to train on",

@@ -12,6 +12,7 @@ from infra.kafka.local import resolve_bootstrap
 from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.jsonl import parse_file
+from producers.ingest.library import library_tasks
 from producers.ingest.split import hold_out
 from producers.ingest.synthetic import FEEDBACK_SOURCE, feedback_tasks, synthetic_tasks
 from producers.ingest.synthetic import SAMPLING as SYNTHETIC_SAMPLING
@@ -46,6 +47,8 @@ def _load_tasks(source: str, limit: int | None) -> list[TaskPublished]:
     if source == FEEDBACK_SOURCE:
         # their max_turns is left to --max-turns (or the setting): the family needs at least 2
         return feedback_tasks(limit, max_turns=None)
+    if source.startswith("library:") or source == "library":
+        return library_tasks(source.partition(":")[2] or "all")[:limit]
     path = Path(source)
     parsed = parse_file(path)
     if parsed.errors:
@@ -74,7 +77,10 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def run(
         tasks: str = typer.Option(
-            "humaneval", "--tasks", help="humaneval, synthetic, synthetic-feedback or a tasks .jsonl file"
+            "humaneval",
+            "--tasks",
+            help="humaneval, synthetic, synthetic-feedback, library:easy|medium|all (the graded library) "
+            "or a tasks .jsonl file",
         ),
         limit: int | None = typer.Option(None, "--limit", min=1, help="use the first N tasks"),
         model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a local HF folder"),

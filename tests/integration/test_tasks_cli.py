@@ -10,6 +10,7 @@ from pathlib import Path
 
 from infra.kafka.replay import replay
 from producers.ingest.humaneval import humaneval_tasks
+from producers.ingest.library import library_tasks
 from schemas.task import TaskPublished
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,3 +81,35 @@ def test_replay_cli_prints_one_json_line_per_event(kafka_catalog: str):
     bad = cli(kafka_catalog, "replay", "--topic", "rl.tasks", "--from-time", "yesterday")
     assert bad.returncode == 2
     assert "--from-time" in bad.stderr
+
+
+def test_the_easy_library_publishes_graded_with_held_out_tasks_in_every_level(kafka_catalog: str):
+    run_id = f"library-{os.getpid()}"
+    os.environ["RLSTREAM_RUN_ID"] = run_id
+    try:
+        done = cli(kafka_catalog, "tasks", "publish", "--library", "easy", "--eval-fraction", "0.2", "--json")
+    finally:
+        del os.environ["RLSTREAM_RUN_ID"]
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[-1])
+    expected = {t.task_id: t for t in library_tasks("easy")}
+    assert summary["published"] == len(expected) and summary["source"] == "library:easy"
+    seen = [
+        e
+        for e in replay(kafka_catalog, "rl.tasks", on_undecodable=_skip)
+        if isinstance(e.event, TaskPublished) and e.envelope.run_id == run_id
+    ]
+    assert {e.event.task_id for e in seen} == set(expected)
+    for e in seen:
+        task = e.event
+        assert isinstance(task, TaskPublished)
+        assert task == expected[task.task_id].model_copy(update={"split": task.split})
+        assert e.envelope.type == "rlstream.task.published.v5"
+    for level in (1, 2):
+        graded = [e.event for e in seen if e.event.difficulty == level]  # type: ignore[attr-defined]
+        held = sum(t.split == "eval" for t in graded)  # type: ignore[attr-defined]
+        assert held == round(0.2 * len(graded))
+
+    bad = cli(kafka_catalog, "tasks", "publish", "--library", "hard")
+    assert bad.returncode == 2
+    assert "unknown library selection 'hard'" in bad.stderr and "easy, medium, all" in bad.stderr
