@@ -48,6 +48,9 @@ from schemas.topics import (
     VERDICTS,
 )
 
+#: the workers that run torch (generation and training): they share the machine's cores
+TORCH_WORKERS = frozenset({"generator", "evaluator", "learner"})
+
 #: a worker that dies more than RESTARTS times within RESTART_WINDOW_S ends the run; counted per window,
 #: not per run, because every broker restart costs each worker one restart and a long run sees several
 RESTARTS = 3
@@ -328,6 +331,18 @@ class Child:
             return ""
 
 
+def torch_threads(workers: Iterable[str], cpus: int | None) -> int:
+    """Threads per torch worker: the cores divided among the torch workers of the run, at least one.
+
+    Each torch process otherwise takes every core for itself; on two cores the generator, the
+    evaluator and the learner then oversubscribe them and OpenMP's spinning threads stall each other
+    (measured: smollm2 decoding 2.2 tokens/s with two threads per process under load vs 10.6 with
+    one, batch 1; bench/group_generation.py).
+    """
+    sharing = sum(1 for w in workers if w in TORCH_WORKERS)
+    return max(1, (cpus or 1) // max(sharing, 1))
+
+
 def new_run_id() -> str:
     return "run-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
 
@@ -395,6 +410,9 @@ def run_pipeline(
         "RLSTREAM_HOME": str(settings.home),
         **env_overrides,
     }
+    if "OMP_NUM_THREADS" not in os.environ:  # the caller's own choice stands
+        threads = str(torch_threads(workers, os.cpu_count()))
+        env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
     if settings.telemetry.otlp_endpoint:  # every worker exports where the run does
         env["RLSTREAM_TELEMETRY__OTLP_ENDPOINT"] = settings.telemetry.otlp_endpoint
     children = [Child(name, log_dir / f"{name}.log") for name in workers]

@@ -216,7 +216,8 @@ def build_generator(
         loaded = follower.sync()
         if loaded is not None:
             log.info("generator: starting with policy v%d (loaded=%s)", loaded.version, loaded.loaded)
-    agent = GeneratorAgent(RolloutGenerator(backend, seed=config.seed), follower, watcher, lane=lane)
+    generator = RolloutGenerator(backend, seed=config.seed, stop_at_function_end=config.stop_at_function_end)
+    agent = GeneratorAgent(generator, follower, watcher, lane=lane)
 
     def close() -> None:
         log.info("generator: %s", agent.throughput())

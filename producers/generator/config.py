@@ -21,6 +21,9 @@ class GeneratorConfig(BaseModel):
     models_dir: Path | None = None
     #: at most this many sequences decode together in one forward pass
     batch_size: int = Field(default=8, ge=1, le=1024)
+    #: end each sample where the program it writes ends (a closing fence, a top-level script line after
+    #: the function): the tokens after it are what code extraction drops anyway
+    stop_at_function_end: bool = True
     #: seeds the random tiny model and every sample whose request carries no seed
     seed: int = 0
     #: how many policy versions the weights in use may lag behind the newest known one

@@ -6,6 +6,11 @@ itself, so the recorded log-prob is read from the very tensor the token was draw
 left-padded into one batch; rows that finish are dropped from the batch (and the cache) so the others
 stop paying for them; each row draws from its own seeded generator, so results do not depend on which
 other prompts share the batch.
+
+Identical prompts (a GRPO group is ``group_size`` copies of one prompt) are prefilled once and their
+key/value cache is shared by every row that starts from them: a group of 16 pays for one prompt, not 16.
+An ``until`` rule (the function's end, see :func:`producers.generator.prompting.code_end`) is checked
+whenever a row completes a line, and ends that row there.
 """
 
 from __future__ import annotations
@@ -19,7 +24,15 @@ import torch
 
 from producers.generator.interface import BatchStats, Completion, FinishReason, Prompt, TokenPrompt
 from producers.generator.models import PolicyModel
-from producers.generator.sampling import derive_seed, find_stop, processed_logprobs, sample_next
+from producers.generator.sampling import (
+    FUNCTION_END,
+    UntilRule,
+    derive_seed,
+    find_stop,
+    processed_logprobs,
+    program_ended,
+    sample_next,
+)
 from producers.generator.weights import apply_state_dict, read_safetensors
 from schemas.rollout import SamplingParams
 
@@ -34,9 +47,12 @@ class HFBackend:
         batch_size: int = 8,
         seed: int = 0,
         policy_version: int = 0,
+        share_prefill: bool = True,
     ) -> None:
         self.policy = policy
         self.batch_size = batch_size
+        #: identical prompts in a batch are prefilled once (off only to measure what that saves)
+        self.share_prefill = share_prefill
         self._rng = torch.Generator().manual_seed(seed)
         self._version = policy_version
         self._last_stats: BatchStats | None = None
@@ -80,6 +96,7 @@ class HFBackend:
         prompts: Sequence[Prompt],
         sampling: SamplingParams,
         seeds: Sequence[int] | None = None,
+        until: UntilRule | None = None,
     ) -> list[Completion]:
         if seeds is not None and len(seeds) != len(prompts):
             raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
@@ -102,7 +119,7 @@ class HFBackend:
                 for p in prompts[offset : offset + self.batch_size]
             ]
             prompt_tokens += sum(len(e) for e in encoded)
-            results.extend(self._generate_batch(chunk, encoded, chunk_seeds, sampling))
+            results.extend(self._generate_batch(chunk, encoded, chunk_seeds, sampling, until))
         self._last_stats = BatchStats(
             prompts=len(prompts),
             prompt_tokens=prompt_tokens,
@@ -118,6 +135,7 @@ class HFBackend:
         encoded: list[list[int]],
         seeds: list[int],
         sampling: SamplingParams,
+        until: UntilRule | None = None,
     ) -> list[Completion]:
         from transformers import DynamicCache
 
@@ -131,10 +149,15 @@ class HFBackend:
         started = time.perf_counter()
 
         size = len(encoded)
-        width = max(len(e) for e in encoded)
-        input_ids = torch.full((size, width), self.policy.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((size, width), dtype=torch.long)
-        for row, ids in enumerate(encoded):
+        # each distinct prompt is prefilled once; every row starting from it shares its cache
+        keys = [tuple(ids) if self.share_prefill else (row,) for row, ids in enumerate(encoded)]
+        slots: dict[tuple[int, ...], int] = {}
+        source = [slots.setdefault(key, len(slots)) for key in keys]
+        prefill = [encoded[keys.index(key)] for key in slots]
+        width = max(len(e) for e in prefill)
+        input_ids = torch.full((len(prefill), width), self.policy.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(prefill), width), dtype=torch.long)
+        for row, ids in enumerate(prefill):
             input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
             attention[row, width - len(ids) :] = 1
         input_ids, attention = input_ids.to(device), attention.to(device)
@@ -155,9 +178,14 @@ class HFBackend:
             use_cache=True,
             logits_to_keep=1,
         )
+        logits = out.logits[:, -1, :]
         next_positions = positions[:, -1:] + 1
+        if len(prefill) < size:
+            expand = torch.tensor(source, device=device)
+            cache.batch_select_indices(expand)
+            logits, attention, next_positions = logits[expand], attention[expand], next_positions[expand]
         for step in range(sampling.max_tokens):
-            step_logprobs = processed_logprobs(out.logits[:, -1, :], sampling.temperature, sampling.top_p)
+            step_logprobs = processed_logprobs(logits, sampling.temperature, sampling.top_p)
             picked = sample_next(step_logprobs.cpu(), sampling.temperature, [generators[r] for r in active])
             picked_lp = step_logprobs.gather(-1, picked.to(device)[:, None])[:, 0].tolist()
             keep: list[int] = []
@@ -170,6 +198,8 @@ class HFBackend:
                     done[row] = ("stop", token, now)
                 elif stops and find_stop(tokenizer.decode(tokens[row][-stop_window:]), stops) is not None:
                     done[row] = ("stop", None, now)
+                elif until is not None and program_ended(tokenizer, tokens[row], until):
+                    done[row] = ("stop", FUNCTION_END, now)
                 elif step + 1 == sampling.max_tokens:
                     done[row] = ("length", None, now)
                 else:
@@ -191,6 +221,7 @@ class HFBackend:
                 past_key_values=cache,
                 use_cache=True,
             )
+            logits = out.logits[:, -1, :]
             next_positions = next_positions + 1
 
         completions = []
@@ -204,6 +235,8 @@ class HFBackend:
                 if found is not None:
                     text = text[: found[0]]
                     stop_reason = found[1]
+            elif stop_reason == FUNCTION_END and until is not None:
+                text = text[: until(text)]
             completions.append(
                 Completion(
                     prompt_text=texts[row],

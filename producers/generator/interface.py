@@ -13,7 +13,7 @@ is then deterministic; vLLM is deterministic for a fixed batch on a fixed GPU.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -95,7 +95,11 @@ class GenerationBackend(Protocol):
         prompts: Sequence[Prompt],
         sampling: SamplingParams,
         seeds: Sequence[int] | None = None,
-    ) -> list[Completion]: ...
+        until: Callable[[str], int | None] | None = None,
+    ) -> list[Completion]:
+        """``until``: a rule that says where the program in a completion's text ends (see
+        :func:`producers.generator.prompting.code_end`); a completion stops there."""
+        ...
 
     def encode(self, text: str) -> list[int]: ...
 

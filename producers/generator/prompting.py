@@ -104,6 +104,44 @@ def feedback_segment(
     return Segment(before=before, content=f"{feedback_text.rstrip()}\n\n{REVISE_INSTRUCTION}", after=after)
 
 
+# --- where the program ends -------------------------------------------------------------------------
+
+_DEFINES = ("def ", "async def ", "class ", "@")
+_HEADER = ("import ", "from ", "#")
+
+
+def code_end(text: str) -> int | None:
+    """Where the program written in ``text`` ends - the index the completion is cut at - or None while
+    it may still go on. Only whole lines are judged (what follows the last newline is still being
+    written).
+
+    A program has ended at the fence that closes the block it was written in, or before a top-level
+    line that is not part of it (a call, an ``assert``, ``print``, ``if __name__ == ...``, prose)
+    once a function body has been written: what :func:`extract_code` would drop anyway. Before any
+    body (prose introducing the answer, imports, a constant) nothing ends. In the completion style the
+    text starts inside the prompt's function, so its indented lines are that body.
+    """
+    pos = 0
+    in_fence = body = False
+    for line in text.split("\n")[:-1]:
+        start, pos = pos, pos + len(line) + 1
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            if in_fence and body:
+                return pos
+            in_fence, body = not in_fence, False
+            continue
+        if not stripped:
+            continue
+        if line[:1] in (" ", "\t"):
+            body = True
+        elif line.startswith(_DEFINES + _HEADER):
+            continue
+        elif body:
+            return start
+    return None
+
+
 # --- extraction -------------------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from producers.generator.prompting import (
     PromptTemplate,
     Segment,
     build_prompt,
+    code_end,
     extract_code,
     feedback_segment,
     template_for,
@@ -41,10 +42,13 @@ class RolloutGenerator:
         *,
         seed: int = 0,
         template: PromptTemplate | None = None,
+        stop_at_function_end: bool = True,
     ) -> None:
         self.backend = backend
         self.seed = seed
         self.template = template or template_for(backend.tokenizer)
+        #: end each sample where its program ends (code_end) instead of generating what extraction drops
+        self.until = code_end if stop_at_function_end else None
 
     def prompt_for(self, request: RolloutRequested) -> str:
         return build_prompt(self.backend.tokenizer, request.prompt, self.template)
@@ -64,7 +68,10 @@ class RolloutGenerator:
         indices = list(range(request.group_size)) if indices is None else list(indices)
         prompt = self.prompt_for(request)
         completions = self.backend.generate(
-            [prompt] * len(indices), request.sampling, seeds=self.seeds_for(request, indices)
+            [prompt] * len(indices),
+            request.sampling,
+            seeds=self.seeds_for(request, indices),
+            until=self.until,
         )
         events = []
         for index, completion in zip(indices, completions, strict=True):
@@ -142,7 +149,10 @@ class RolloutGenerator:
         for indices in by_sampling.values():
             sampling = turns[indices[0]][0].sampling
             done = self.backend.generate(
-                [prompts[i] for i in indices], sampling, seeds=[self.turn_seed(turns[i][0]) for i in indices]
+                [prompts[i] for i in indices],
+                sampling,
+                seeds=[self.turn_seed(turns[i][0]) for i in indices],
+                until=self.until,
             )
             completions.update(zip(indices, done, strict=True))
         for i, (turn, feedback_event_id) in enumerate(turns):

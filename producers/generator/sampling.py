@@ -16,16 +16,26 @@ information.
 
 Generation stops at the model's end-of-sequence token (kept in the token ids and log-probs: the learner
 must learn to stop), at the first occurrence of any stop string (the completion text is cut before it;
-the token ids keep every sampled token, including the one that completed the stop string), or after
-``max_tokens`` tokens (``finish_reason == "length"``).
+the token ids keep every sampled token, including the one that completed the stop string), at the end
+of the program when the caller passes an ``until`` rule (checked each time a line is complete; the text
+is cut where the rule says, the tokens are kept, ``stop_reason`` is :data:`FUNCTION_END`), or after
+``max_tokens`` tokens (``finish_reason == "length"``). Stopping early never changes what was sampled
+before: a completion cut by a rule is exactly the prefix the same seed would have drawn without it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
+
+from producers.generator.interface import Completion
+
+#: the stop reason of a completion ended by an ``until`` rule (the program it writes is complete)
+FUNCTION_END = "<end of program>"
 
 #: below this a temperature counts as greedy decoding
 GREEDY_EPS = 1e-5
@@ -107,6 +117,37 @@ def find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
         if at >= 0 and (best is None or at < best[0]):
             best = (at, stop)
     return best
+
+
+#: where a program ends in a completion's text (the index to cut at), or None while it may go on
+UntilRule = Callable[[str], int | None]
+
+
+def program_ended(tokenizer: Any, tokens: Sequence[int], until: UntilRule) -> bool:
+    """Whether ``until`` ends a completion whose last token is ``tokens[-1]``: asked only when that
+    token completes a line, since a rule judges whole lines."""
+    if not tokens or "\n" not in tokenizer.decode(list(tokens[-1:])):
+        return False
+    return until(tokenizer.decode(list(tokens), skip_special_tokens=True)) is not None
+
+
+def cut_at_end(completion: Completion, tokenizer: Any, until: UntilRule) -> Completion:
+    """``completion`` as if generation had stopped where ``until`` ends it (for a backend that can only
+    apply the rule afterwards): the tokens and log-probs up to the token that completed the program's
+    last line, the text cut where the rule says. Unchanged when the rule never ends it."""
+    tokens = completion.token_ids
+    for end in range(1, len(tokens) + 1):
+        if program_ended(tokenizer, tokens[:end], until):
+            text = tokenizer.decode(list(tokens[:end]), skip_special_tokens=True)
+            return dataclasses.replace(
+                completion,
+                token_ids=tokens[:end],
+                logprobs=completion.logprobs[:end],
+                text=text[: until(text)],
+                finish_reason="stop",
+                stop_reason=FUNCTION_END,
+            )
+    return completion
 
 
 @torch.no_grad()

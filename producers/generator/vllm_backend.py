@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from producers.generator.interface import BatchStats, Completion, FinishReason, Prompt, TokenPrompt
-from producers.generator.sampling import derive_seed, is_greedy
+from producers.generator.sampling import UntilRule, cut_at_end, derive_seed, is_greedy
 from schemas.errors import DependencyError, InfraError
 from schemas.rollout import SamplingParams
 
@@ -292,7 +292,10 @@ class VLLMBackend:
         prompts: Sequence[Prompt],
         sampling: SamplingParams,
         seeds: Sequence[int] | None = None,
+        until: UntilRule | None = None,
     ) -> list[Completion]:
+        """``until``: vLLM cannot run it while sampling, so each completion is cut afterwards
+        (:func:`~producers.generator.sampling.cut_at_end`): the same tokens the rule would have kept."""
         if seeds is not None and len(seeds) != len(prompts):
             raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
         if seeds is None:
@@ -325,6 +328,8 @@ class VLLMBackend:
             )
             for text, ids, seed, output in zip(texts, encoded, seeds, outputs, strict=True)
         ]
+        if until is not None:
+            completions = [cut_at_end(c, self.tokenizer, until) for c in completions]
         self._last_stats = BatchStats(
             prompts=len(prompts),
             prompt_tokens=sum(len(e) for e in encoded),

@@ -9,7 +9,7 @@ import torch
 
 from producers.generator.hf_backend import HFBackend
 from producers.generator.models import PolicyModel, load_model
-from producers.generator.sampling import teacher_forced_logprobs
+from producers.generator.sampling import FUNCTION_END, cut_at_end, teacher_forced_logprobs
 from producers.generator.weights import verified_checkpoint, write_safetensors
 from schemas.errors import DependencyError, InputError
 from schemas.rollout import SamplingParams
@@ -152,3 +152,47 @@ def test_a_checkpoint_of_another_architecture_is_refused(tiny: PolicyModel, tmp_
     save_file({"not.a.weight": torch.zeros(3)}, str(tmp_path / "odd.safetensors"))
     with pytest.raises(InputError, match="does not"):
         HFBackend(tiny).load_weights_file(tmp_path / "odd.safetensors", 1)
+
+
+def test_a_group_shares_one_prefill_and_draws_what_each_sample_would_alone(tiny: PolicyModel) -> None:
+    sampling = SamplingParams(temperature=1.0, max_tokens=16)
+    backend = HFBackend(tiny, batch_size=8)
+    prompts = [PROMPTS[1]] * 3 + [PROMPTS[0]] * 2  # two groups in one batch
+    seeds = [31, 32, 33, 34, 35]
+    together = backend.generate(prompts, sampling, seeds=seeds)
+    for prompt, seed, completion in zip(prompts, seeds, together, strict=True):
+        (alone,) = backend.generate([prompt], sampling, seeds=[seed])
+        assert alone.token_ids == completion.token_ids
+        assert max(abs(a - b) for a, b in zip(alone.logprobs, completion.logprobs, strict=True)) < 1e-4
+    assert len({c.token_ids for c in together[:3]}) == 3  # one prefill, still three different samples
+
+
+def _first_line(text: str) -> int | None:
+    return text.index("\n") + 1 if "\n" in text else None
+
+
+def test_an_until_rule_ends_a_sample_where_its_program_ends(tiny: PolicyModel) -> None:
+    backend = HFBackend(tiny)
+    sampling = SamplingParams(temperature=1.0, max_tokens=40, seed=6)
+    free = backend.generate(PROMPTS, sampling)
+    cut = backend.generate(PROMPTS, sampling, until=_first_line)
+    ended = 0
+    for f, c in zip(free, cut, strict=True):
+        # the same draws up to the end (log-probs to float noise: rows leave the batch at other steps)
+        assert f.token_ids[: len(c.token_ids)] == c.token_ids
+        assert c.logprobs == pytest.approx(f.logprobs[: len(c.logprobs)], abs=1e-4)
+        if c.stop_reason == FUNCTION_END:
+            ended += 1
+            assert c.finish_reason == "stop" and c.text == f.text[: f.text.index("\n") + 1]
+        else:
+            assert (c.token_ids, c.text, c.finish_reason) == (f.token_ids, f.text, f.finish_reason)
+        # what a backend that can only cut afterwards (vLLM) makes of the free sample is the same
+        after = cut_at_end(f, tiny.tokenizer, _first_line)
+        assert (after.token_ids, after.text, after.finish_reason, after.stop_reason) == (
+            c.token_ids,
+            c.text,
+            c.finish_reason,
+            c.stop_reason,
+        )
+        assert len(after.logprobs) == len(after.token_ids)
+    assert ended >= 1, "the tiny model should write a newline within 40 tokens"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,11 @@ class RecordingBackend:
     eos_token_ids: tuple[int, ...] = ()
 
     def generate(
-        self, prompts: Sequence[Prompt], sampling: SamplingParams, seeds: Sequence[int] | None = None
+        self,
+        prompts: Sequence[Prompt],
+        sampling: SamplingParams,
+        seeds: Sequence[int] | None = None,
+        until: Callable[[str], int | None] | None = None,
     ) -> list[Completion]:
         return []
 

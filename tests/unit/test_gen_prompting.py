@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from producers.generator.models import build_tiny
-from producers.generator.prompting import PromptTemplate, build_prompt, extract_code, template_for
+from producers.generator.prompting import PromptTemplate, build_prompt, code_end, extract_code, template_for
 
 PROMPT = 'from typing import List\n\n\ndef total(xs: List[int]) -> int:\n    """Sum of xs."""\n'
 
@@ -86,3 +86,42 @@ def test_chat_style_renders_the_tokenizers_template(tiny_tokenizer) -> None:
     assert "def total(xs: List[int]) -> int:" in rendered
     assert rendered.endswith("<|im_start|>assistant\n")
     assert build_prompt(tiny_tokenizer, PROMPT, PromptTemplate(style="completion")) == PROMPT
+
+
+SMOLLM_ANSWER = (
+    "```python\ndef add_one(x: int) -> int:\n    return x + 1\n```\n\n"
+    "The built-in `add_one` function takes an integer `x` and returns `x + 1`.\n"
+)
+
+
+def test_a_fenced_program_ends_at_its_closing_fence() -> None:
+    end = code_end(SMOLLM_ANSWER)
+    assert end is not None
+    assert SMOLLM_ANSWER[:end].endswith("    return x + 1\n```\n")
+    assert extract_code(SMOLLM_ANSWER[:end], "def add_one(x: int) -> int:\n", "add_one") == extract_code(
+        SMOLLM_ANSWER, "def add_one(x: int) -> int:\n", "add_one"
+    )
+
+
+def test_nothing_ends_before_a_body_or_inside_an_unfinished_line() -> None:
+    assert code_end("Here is the function:\n```python\nimport math\n") is None
+    assert code_end("```python\ndef f(x):\n    return x\n``") is None  # the fence line is not complete
+    assert code_end("```python\n```\n") is None  # an empty block is no program
+    assert code_end("") is None
+
+
+def test_a_top_level_script_line_after_the_body_ends_the_program_before_it() -> None:
+    text = "```python\ndef f(x):\n    return x * 2\n\n\nprint(f(3))  # 6\n"
+    end = code_end(text)
+    assert end is not None and text[:end] == "```python\ndef f(x):\n    return x * 2\n\n\n"
+    helper = "def f(x):\n    return g(x)\n\ndef g(x):\n    return x\n\nassert f(1) == 1\n"
+    end = code_end(helper)
+    assert end is not None and helper[:end].endswith("    return x\n\n")
+    guard = "def f():\n    return 1\nif __name__ == '__main__':\n"
+    assert guard[: code_end(guard)] == "def f():\n    return 1\n"
+
+
+def test_a_completion_style_body_ends_at_the_first_top_level_statement() -> None:
+    body = "    total = 0\n    for x in xs:\n        total += x\n    return total\nprint(total)\n"
+    end = code_end(body)
+    assert end is not None and body[:end] == body[: body.index("print")]

@@ -22,7 +22,13 @@ from safetensors.torch import save_file
 
 from producers.generator.interface import GenerationBackend
 from producers.generator.models import PolicyModel, load_model
-from producers.generator.sampling import find_stop, processed_logprobs, sample_next, teacher_forced_logprobs
+from producers.generator.sampling import (
+    FUNCTION_END,
+    find_stop,
+    processed_logprobs,
+    sample_next,
+    teacher_forced_logprobs,
+)
 from producers.generator.vllm_backend import (
     SEED_RANGE,
     VLLMBackend,
@@ -336,3 +342,19 @@ def test_the_worker_extension_reloads_the_verified_file_in_place(tmp_path: Path)
     assert all(torch.equal(worker.loaded[k], v) for k, v in state.items())
     # vLLM refuses an extension that shares any attribute with its worker: ours adds this one method only
     assert [a for a in vars(WeightUpdateExtension) if not a.startswith("__")] == ["load_weights_file"]
+
+
+def test_an_until_rule_cuts_each_sample_where_the_hf_backend_would_have_stopped(
+    backend: VLLMBackend, tiny: PolicyModel
+) -> None:
+    def first_line(text: str) -> int | None:
+        return text.index("\n") + 1 if "\n" in text else None
+
+    sampling = SamplingParams(temperature=1.0, max_tokens=30, seed=8)
+    free = backend.generate(PROMPTS, sampling)
+    cut = backend.generate(PROMPTS, sampling, until=first_line)
+    for f, c in zip(free, cut, strict=True):
+        assert c.token_ids == f.token_ids[: len(c.token_ids)] and c.logprobs == f.logprobs[: len(c.logprobs)]
+        if "\n" in f.text:
+            assert c.stop_reason == FUNCTION_END and c.text == f.text[: f.text.index("\n") + 1]
+    assert any(c.stop_reason == FUNCTION_END for c in cut)

@@ -1,7 +1,8 @@
 """The run summary's view of the generators: the newest policy version their training samples were
 stamped with."""
 
-from rlstream.runner import Progress
+from rlstream.runner import Progress, torch_threads
+from rlstream.workers import PIPELINE_WORKERS
 from schemas.rollout import CodeGenerated
 
 
@@ -31,3 +32,10 @@ def test_the_summary_names_the_newest_version_the_runs_samples_were_generated_wi
     progress.fold("e9", _generated("r1", 6, 8, split="eval"))  # an evaluation round's sample: not training
     summary = progress.summary()
     assert (summary["generations"], summary["generated_version"]) == (3, 2)
+
+
+def test_torch_workers_share_the_cores_one_thread_at_least() -> None:
+    assert torch_threads(PIPELINE_WORKERS, 2) == 1  # generator, evaluator, learner on two cores
+    assert torch_threads(PIPELINE_WORKERS, 16) == 5
+    assert torch_threads(("generator", "learner", "sandbox"), 8) == 4
+    assert torch_threads(("sandbox",), None) == 1
