@@ -32,6 +32,7 @@ from infra.kafka.producer import EventProducer
 from producers.ingest.publisher import TaskPublisher
 from rlstream.settings import Settings
 from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.errors import BrokerError, RlstreamError
 from schemas.policy import PolicyPublished
@@ -39,6 +40,7 @@ from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, Rollou
 from schemas.task import TaskPublished
 from schemas.topics import (
     CATALOG,
+    CURRICULUM,
     DLQ,
     EVALUATIONS_REQUESTED,
     EXPERIENCES,
@@ -102,6 +104,8 @@ class Progress:
     generated_version: int = 0
     #: turns each judged training episode used (its final turn + 1)
     turns_used: list[int] = field(default_factory=list)
+    #: the level curriculum's moves, in order
+    levels: list[CurriculumLevelChanged] = field(default_factory=list)
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -136,6 +140,8 @@ class Progress:
                 self.eval_versions.add(event.policy_version)
             else:
                 self.requested += 1
+        elif isinstance(event, CurriculumLevelChanged) and event.run_id == self.run_id:
+            self.levels.append(event)
         elif isinstance(event, PolicyPublished) and event.run_id == self.run_id:
             self.policy_version = max(self.policy_version, event.policy_version)
             self.learner_step = max(self.learner_step, event.step)
@@ -174,6 +180,7 @@ class Progress:
             f"{'/' + str(self.target_steps) if self.target_steps else ''} | "
             f"reward (last 64) {self._recent_mean():.3f} | dlq {self.dead_letters} | "
             + self._turns_part()
+            + (f"level {self.levels[-1].to_level} | " if self.levels else "")
             + self._eval_part()
             + f"{elapsed:.0f}s"
         )
@@ -215,8 +222,24 @@ class Progress:
             "evaluation_samples": self.eval_judged,
             "evaluated_versions": sorted(self.eval_versions),
             "mean_turns_used": sum(self.turns_used) / len(self.turns_used) if self.turns_used else 0.0,
+            "curriculum": [describe_move(m) for m in self.levels],
             "seconds": round(time.monotonic() - self.started, 1),
         }
+
+
+def describe_move(move: CurriculumLevelChanged) -> str:
+    """One line per level change, e.g. ``level 1 -> 2 at v5: held-out pass@1 0.625 >= 0.5 (8 tasks)``."""
+    if move.from_level is None:
+        return f"level {move.to_level} (start)"
+    head = f"level {move.from_level} -> {move.to_level}"
+    if move.reason == "passed":
+        return (
+            f"{head} at v{move.policy_version}: held-out pass@1 {move.pass_at_1:.3f} >= {move.threshold} "
+            f"({move.tasks} tasks, {move.samples} samples)"
+        )
+    if move.reason == "exhausted":
+        return f"{head}: every task of level {move.from_level} had its groups"
+    return f"{head}: level {move.from_level} has no held-out task to measure it"
 
 
 class RunWatcher:
@@ -230,6 +253,7 @@ class RunWatcher:
         DLQ.name,
         POLICY.name,
         ROLLOUTS_REQUESTED.name,
+        CURRICULUM.name,
     )
 
     def __init__(self, bootstrap: str, since: datetime) -> None:

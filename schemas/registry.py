@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schemas.base import Event
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
@@ -73,6 +74,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ExperienceReady,
     PolicyPublished,
     ReviewRecorded,
+    CurriculumLevelChanged,
     DeadLettered,
 )
 

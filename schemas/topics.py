@@ -53,6 +53,8 @@ EXPERIENCES = Topic("rl.experiences", "group_id", "ExperienceReady", "experience
 # one partition: policy versions are a single totally ordered sequence per run
 POLICY = Topic("rl.policy", "run_id", "PolicyPublished", "learner", partitions=1)
 REVIEWS = Topic("rl.reviews", "group_id", "ReviewRecorded", "rlstream review record")
+# one partition: a run's curriculum moves are one ordered sequence
+CURRICULUM = Topic("rl.curriculum", "run_id", "CurriculumLevelChanged", "scheduler", partitions=1)
 DLQ = Topic("rl.dlq", "original key", "DeadLettered", "any processor", configs=dict(_LARGE))
 
 #: stages that have a retry topic (rl.retry.<stage>)
@@ -78,6 +80,7 @@ EVENT_TOPICS: tuple[Topic, ...] = (
     EXPERIENCES,
     POLICY,
     REVIEWS,
+    CURRICULUM,
 )
 
 CATALOG: tuple[Topic, ...] = (*EVENT_TOPICS, DLQ, *(retry_topic(s) for s in RETRY_STAGES))

@@ -23,6 +23,18 @@ class EvaluationConfig(BaseModel):
     final_step: int | None = Field(default=None, ge=1)
 
 
+class LevelConfig(BaseModel):
+    """The level-aware curriculum over graded tasks: see ``streams/scheduler/levels.py``."""
+
+    model_config = {"frozen": True}
+
+    #: hold graded tasks above the current level back (``rlstream run`` turns it on for library runs
+    #: with held-out tasks, which are what measures a level)
+    enabled: bool = False
+    #: held-out pass@1 of the current level at which training moves to the next level
+    advance_at: float = Field(default=0.5, gt=0.0, le=1.0)
+
+
 class SchedulerConfig(BaseModel):
     model_config = {"frozen": True}
 
@@ -40,6 +52,7 @@ class SchedulerConfig(BaseModel):
     curriculum_cooldown: int = Field(default=50, ge=0)
     sampling: SamplingParams = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=128)
     evaluation: EvaluationConfig = EvaluationConfig()
+    levels: LevelConfig = LevelConfig()
     #: schedule only tasks published under this run's id (a focused `rlstream run`); otherwise every
     #: task on rl.tasks is scheduled, each within the run that published it
     only_own_run: bool = False

@@ -118,6 +118,12 @@ def register(app: typer.Typer) -> None:
             help="turns an episode may take: the model revises its code from the feedback of the visible "
             "cases (default: the setting, 1); a task's own max_turns wins",
         ),
+        level_curriculum: bool | None = typer.Option(
+            None,
+            "--level-curriculum/--no-level-curriculum",
+            help="train graded tasks level by level, moving on as held-out pass@1 of the level rises "
+            "(default: on for library runs with held-out tasks)",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     ) -> None:
         """Start the broker (if none is running), the topics and every worker; publish the tasks; show live
@@ -125,7 +131,8 @@ def register(app: typer.Typer) -> None:
         Held-out tasks (--eval-fraction, --eval-tasks) are never trained on: the evaluator samples them
         under version 0, every N versions and the final one (`rlstream eval RUN_ID`). With --max-turns N
         each sample is an episode: the model sees the failing visible cases and revises its code, up to
-        N turns, and the learner trains the whole episode as one trajectory."""
+        N turns, and the learner trains the whole episode as one trajectory. Library runs with held-out
+        tasks train level by level (--no-level-curriculum trains every level at once)."""
         settings = get_settings()
         if runtime not in (None, "transactional", "faust"):
             raise UsageError(
@@ -153,6 +160,17 @@ def register(app: typer.Typer) -> None:
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EVALUATION__FINAL_STEP"] = str(steps)
         if eval_every is not None:
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EVALUATION__EVERY"] = str(eval_every)
+        graded = any(t.difficulty is not None for t in task_list)
+        if level_curriculum is None and "RLSTREAM_PIPELINE__SCHEDULER__LEVELS__ENABLED" not in os.environ:
+            level_curriculum = tasks.startswith("library") and graded and held_out > 0
+            if tasks.startswith("library") and not held_out:
+                typer.echo(
+                    "[run] the level curriculum is off: it moves on by held-out pass@1, and no task is "
+                    "held out (use --eval-fraction)",
+                    err=True,
+                )
+        if level_curriculum:
+            overrides["RLSTREAM_PIPELINE__SCHEDULER__LEVELS__ENABLED"] = "true"
         if max_turns is not None:
             overrides["RLSTREAM_EPISODES__MAX_TURNS"] = str(max_turns)
         turns = max(max_turns or settings.episodes.max_turns, *(t.max_turns or 1 for t in task_list))

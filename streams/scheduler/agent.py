@@ -8,7 +8,11 @@ publishing the same tasks in a new run schedules them again, and restarting a ru
 Held-out (``eval``) tasks are never queued for training: they are sampled in evaluation rounds
 (``evaluation.py``) on their own topic, outside backpressure and curriculum.
 
-Input: ``rl.tasks`` (new work), ``rl.experiences`` (groups finished), ``rl.policy`` (versions).
+With the level curriculum on (``levels.py``), graded tasks above a run's current level wait; the scores
+of the evaluation rounds' samples move the level on, and each move is published on ``rl.curriculum``.
+
+Input: ``rl.tasks`` (new work), ``rl.experiences`` (groups finished), ``rl.policy`` (versions),
+``rl.rewards`` (the scores of evaluation samples; the others are passed over).
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from collections.abc import Callable, Sequence
 from infra.runtime.port import Emit, Incoming
 from infra.runtime.state import Kind, State
 from schemas.base import FrozenModel
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.policy import PolicyPublished
-from schemas.rollout import ExperienceReady, RolloutRequested
+from schemas.rollout import ExperienceReady, RewardScored, RolloutRequested
 from schemas.task import TaskPublished
-from schemas.topics import EVALUATIONS_REQUESTED, EXPERIENCES, POLICY, TASKS
+from schemas.topics import CURRICULUM, EVALUATIONS_REQUESTED, EXPERIENCES, POLICY, REWARDS, TASKS
 from streams.config import SchedulerConfig
-from streams.scheduler.evaluation import EvalPlan, EvalTask
+from streams.scheduler.evaluation import EvalPlan, EvalTask, eval_group_id
+from streams.scheduler.levels import LevelPlan, RoundTally
 from streams.scheduler.policy import (
     BackpressureBounds,
     Curriculum,
@@ -34,7 +40,7 @@ from streams.scheduler.policy import (
     backpressure,
 )
 
-INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name)
+INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name, REWARDS.name)
 P = 0  # the singleton's state partition
 
 
@@ -51,6 +57,8 @@ class TaskRecord(FrozenModel):
     entry_point: str
     #: turns each of its episodes may take (a record kept before episodes existed: one shot)
     max_turns: int = 1
+    #: the task's difficulty level (None: not graded)
+    difficulty: int | None = None
     #: where the task was read: each group's trace links back to it
     trace: str | None = None
 
@@ -73,7 +81,11 @@ EVALTASK = Kind("evaltask", encode=EvalTask.to_json, decode=EvalTask.from_json)
 EVALVERSIONS = Kind("evalversions", list[int])
 #: per run: its training is over (the final step's version was published)
 CLOSED = Kind("closed", bool)
-KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED)
+#: per run, its current level (the level curriculum)
+LEVEL = Kind("level", int)
+#: per eval group id, the scored samples of a round the level curriculum follows (dropped with its round)
+EVALROUND = Kind("evalround", encode=RoundTally.to_json, decode=RoundTally.from_json)
+KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED, LEVEL, EVALROUND)
 
 
 class SchedulerAgent:
@@ -94,6 +106,7 @@ class SchedulerAgent:
         self._built_generation = -1
         self.last_decision = Decision(True)
         self._plan = EvalPlan(cfg.evaluation, cfg.sampling)
+        self._levels = LevelPlan(cfg.levels)
 
     # the queue and curriculum are derived from the state: rebuilt after every restore
     def _rebuild(self, state: State) -> None:
@@ -113,6 +126,7 @@ class SchedulerAgent:
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         self._rebuild(state)
+        out: list[Emit] = []
         for msg in batch:
             event = msg.event
             if isinstance(event, TaskPublished):
@@ -140,6 +154,7 @@ class SchedulerAgent:
                         prompt=event.prompt,
                         entry_point=event.entry_point,
                         max_turns=self._turns(event),
+                        difficulty=event.difficulty,
                         trace=msg.trace,
                     ),
                 )
@@ -159,7 +174,9 @@ class SchedulerAgent:
                 and (event.run_id == self.run_id or not self.cfg.only_own_run)
             ):
                 self._version_published(state, event)
-        return []
+            elif isinstance(event, RewardScored) and self.cfg.levels.enabled:
+                out.extend(self._scored(state, event))
+        return out
 
     def _turns(self, event: TaskPublished) -> int:
         return event.max_turns or self.max_turns
@@ -187,6 +204,7 @@ class SchedulerAgent:
             trace=msg.trace,
             evaluated=known.evaluated if known is not None else [],
             max_turns=self._turns(event),
+            difficulty=event.difficulty,
         )
         state.put(P, EVALTASK, key, task)
         return True
@@ -210,6 +228,11 @@ class SchedulerAgent:
             if not missing:
                 continue
             for version in missing:
+                if self.cfg.levels.enabled and task.difficulty is not None:
+                    tally = RoundTally(
+                        task.run, task.task_id, version, task.difficulty, self.cfg.evaluation.samples
+                    )
+                    state.put(P, EVALROUND, eval_group_id(task.run, task.task_id, version), tally)
                 out.append(
                     Emit(
                         self._plan.request(task, version),
@@ -236,6 +259,7 @@ class SchedulerAgent:
         lag = self._learner_lag(False)
         fresh = False
         skipped: list[TaskRef] = []
+        gated: set[str] = set()
         while len(self._queue):
             pressure = Pressure(
                 learner_lag=lag,
@@ -254,6 +278,12 @@ class SchedulerAgent:
             record = state.get(P, TASK, ref.task_id)
             if record is None or state.get(P, CLOSED, record.run) or record.issued >= self.cfg.epochs:
                 continue  # held out since it was queued, its run's training is over, or all issued
+            if self.cfg.levels.enabled and not self._level_allows(state, record, out):
+                skipped.append(ref)
+                gated.add(record.run)
+                if len(skipped) > len(self._queue):
+                    break
+                continue
             if self.cfg.curriculum_window and self._curriculum.should_skip(record.task_id):
                 skipped.append(ref)
                 if len(skipped) > len(self._queue):
@@ -292,4 +322,82 @@ class SchedulerAgent:
             )
         for ref in skipped:
             self._queue.push(ref)
+        for run in sorted(gated):
+            out.extend(self._exhausted(state, run))
         return out
+
+    # --- the level curriculum (rules in levels.py) -------------------------------------------------
+
+    @staticmethod
+    def _tasks(state: State, run: str) -> list[TaskRecord]:
+        return [t for _, t in state.items(P, TASK) if t.run == run]
+
+    def _move(self, state: State, moves: list[CurriculumLevelChanged]) -> list[Emit]:
+        for move in moves:
+            state.put(P, LEVEL, move.run_id, move.to_level)
+        return [Emit(m, topic=CURRICULUM.name, run_id=m.run_id) for m in moves]
+
+    def _current(self, state: State, run: str, out: list[Emit]) -> int | None:
+        """The run's level; the first call starts it at its easiest graded training level."""
+        current = state.get(P, LEVEL, run)
+        if current is None:
+            levels = (t.difficulty for t in self._tasks(state, run))
+            start = self._levels.start(run, (lv for lv in levels if lv is not None))
+            if start is not None:
+                out.extend(self._move(state, [start]))
+                current = start.to_level
+        return current
+
+    def _level_allows(self, state: State, record: TaskRecord, out: list[Emit]) -> bool:
+        level = record.difficulty
+        return level is None or self._levels.eligible(level, self._current(state, record.run, out))
+
+    def _scored(self, state: State, event: RewardScored) -> list[Emit]:
+        """Tally an evaluation sample's score; a round that completes may move its run's level."""
+        tally = state.get(P, EVALROUND, event.group_id)
+        if tally is None:
+            return []  # a training sample, or a round the curriculum does not follow
+        if event.sample_id in tally.correct:
+            return []
+        tally.correct[event.sample_id] = event.total_cases > 0 and event.passed == event.total_cases
+        state.put(P, EVALROUND, event.group_id, tally)
+        if not tally.complete:
+            return []
+        out: list[Emit] = []
+        current = self._current(state, tally.run, out)
+        of_version = [
+            t for _, t in state.items(P, EVALROUND) if t.run == tally.run and t.version == tally.version
+        ]
+        if current is not None:
+            held_out = {t.difficulty for _, t in state.items(P, EVALTASK) if t.run == tally.run}
+            train = {t.difficulty for t in self._tasks(state, tally.run)}
+            moves = self._levels.after_round(
+                tally.run,
+                current,
+                tally.version,
+                of_version,
+                (lv for lv in held_out if lv is not None),
+                (lv for lv in train if lv is not None),
+            )
+            out.extend(self._move(state, moves))
+        if all(t.complete for t in of_version):  # the round is over: its tallies have served
+            for t in of_version:
+                state.delete(P, EVALROUND, eval_group_id(t.run, t.task_id, t.version))
+        return out
+
+    def _exhausted(self, state: State, run: str) -> list[Emit]:
+        """Leave the run's level when none of its tasks is left to schedule and none is in flight."""
+        out: list[Emit] = []
+        current = self._current(state, run, out)
+        if current is None:
+            return out
+        records = self._tasks(state, run)
+        waiting = any(
+            r.issued < self.cfg.epochs and self._levels.eligible(r.difficulty, current) for r in records
+        )
+        in_flight = any(k.startswith(f"{run}/") for k in state.keys(P, INFLIGHT))
+        if waiting or in_flight:
+            return out
+        train = {r.difficulty for r in records}
+        move = self._levels.exhausted(run, current, (lv for lv in train if lv is not None))
+        return out + (self._move(state, [move]) if move is not None else [])

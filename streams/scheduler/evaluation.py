@@ -47,6 +47,8 @@ class EvalTask:
     evaluated: list[int] = field(default_factory=list)
     #: turns each evaluation episode may take (feedback from visible cases only, as in training)
     max_turns: int = 1
+    #: the task's difficulty level (None: not graded)
+    difficulty: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class EvalTask:
             "trace": self.trace,
             "evaluated": sorted(self.evaluated),
             "max_turns": self.max_turns,
+            "difficulty": self.difficulty,
         }
 
     @classmethod

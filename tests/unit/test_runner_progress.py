@@ -3,6 +3,7 @@ stamped with."""
 
 from rlstream.runner import Progress, torch_threads
 from rlstream.workers import PIPELINE_WORKERS
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.rollout import CodeGenerated
 
 
@@ -39,3 +40,28 @@ def test_torch_workers_share_the_cores_one_thread_at_least() -> None:
     assert torch_threads(PIPELINE_WORKERS, 16) == 5
     assert torch_threads(("generator", "learner", "sandbox"), 8) == 4
     assert torch_threads(("sandbox",), None) == 1
+
+
+def test_the_summary_lists_the_curriculums_moves() -> None:
+    progress = Progress("r", expected_groups=1)
+    progress.fold("e0", CurriculumLevelChanged(run_id="r", to_level=1, reason="start"))
+    progress.fold(
+        "e1",
+        CurriculumLevelChanged(
+            run_id="r",
+            from_level=1,
+            to_level=2,
+            reason="passed",
+            policy_version=5,
+            pass_at_1=0.625,
+            threshold=0.5,
+            tasks=8,
+            samples=64,
+        ),
+    )
+    progress.fold("e2", CurriculumLevelChanged(run_id="other", to_level=3, reason="start"))
+    assert progress.summary()["curriculum"] == [
+        "level 1 (start)",
+        "level 1 -> 2 at v5: held-out pass@1 0.625 >= 0.5 (8 tasks, 64 samples)",
+    ]
+    assert "| level 2 |" in progress.line()
