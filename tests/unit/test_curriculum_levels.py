@@ -3,6 +3,7 @@ level moves it on (recorded on rl.curriculum), unmeasurable and exhausted levels
 
 from __future__ import annotations
 
+from infra.runtime.port import Emit
 from infra.runtime.state import State
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.policy import PolicyPublished
@@ -101,7 +102,7 @@ def _score(group_id: str, index: int, passed: bool) -> RewardScored:
     )
 
 
-def _moves(out: list) -> list[tuple[int | None, int, str]]:
+def _moves(out: list[Emit]) -> list[tuple[int | None, int, str]]:
     return [
         (e.event.from_level, e.event.to_level, e.event.reason)
         for e in out
@@ -109,7 +110,7 @@ def _moves(out: list) -> list[tuple[int | None, int, str]]:
     ]
 
 
-def _training(out: list) -> list[str]:
+def _training(out: list[Emit]) -> list[str]:
     return [e.event.task_id for e in out if e.topic is None and isinstance(e.event, RolloutRequested)]
 
 
@@ -121,7 +122,11 @@ def test_training_stays_on_the_first_level_until_its_held_out_tasks_are_passed()
     out = agent.tick(state, now=0.0)
     assert _moves(out) == [(None, 1, "start")]
     assert set(_training(out)) == {"t0", "t1"}  # level 2 waits
-    rounds = sorted(e.event.group_id for e in out if e.topic == EVALUATIONS_REQUESTED.name)
+    rounds = sorted(
+        e.event.group_id
+        for e in out
+        if e.topic == EVALUATIONS_REQUESTED.name and isinstance(e.event, RolloutRequested)
+    )
     assert rounds == ["run/t8/eval-v0", "run/t9/eval-v0"]
     # v0 fails level 1's held-out task: nothing moves; a training sample's score is passed over
     scores = [
