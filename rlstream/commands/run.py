@@ -38,6 +38,17 @@ _SYNTHETIC_ENV = {
     "RLSTREAM_PIPELINE__SCHEDULER__MAX_LEARNER_LAG": "24",
 }
 
+#: library runs on CPU unless the environment says otherwise: generation kept within a few groups of the
+#: learner (a sample that waits longer is trained many versions stale, or dropped), a learning rate that
+#: moves a 135M model within tens of steps, and no ZeRO partitioning for the one learner process
+_LIBRARY_ENV = {
+    "RLSTREAM_PIPELINE__SCHEDULER__MAX_LEARNER_LAG": "4",
+    "RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT": "4",
+    "RLSTREAM_LEARNER__LR": "1e-5",
+    "RLSTREAM_LEARNER__TOKEN_BUDGET": "4096",
+    "RLSTREAM_LEARNER__ZERO_STAGE": "0",
+}
+
 
 def _load_tasks(source: str, limit: int | None) -> list[TaskPublished]:
     if source == "humaneval":
@@ -176,6 +187,8 @@ def register(app: typer.Typer) -> None:
         turns = max(max_turns or settings.episodes.max_turns, *(t.max_turns or 1 for t in task_list))
         if tasks in ("synthetic", FEEDBACK_SOURCE):
             overrides.update({k: v for k, v in _SYNTHETIC_ENV.items() if k not in os.environ})
+        if tasks.startswith("library"):
+            overrides.update({k: v for k, v in _LIBRARY_ENV.items() if k not in os.environ})
         configure_tracing(settings.telemetry, service_name="rlstream-run")  # the tasks' spans
         try:
             summary = run_pipeline(

@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
 from schemas.base import Event
 from schemas.errors import EventDecodeError
+from tests.conftest import private_dir, start_test_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path.home() / ".rlstream"
@@ -60,6 +62,18 @@ class Workers:
 
     def log_tail(self, name: str, lines: int = 30) -> str:
         return "\n".join((self.logs / f"{name}.log").read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture
+def own_broker(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[str]:
+    """A broker of this test's own: a --steps run ends with requests in flight that expect its newest
+    policy version, which no later run's generator could serve; they must not reach other tests."""
+    with private_dir("rlstream-test-learning-") as data_dir:
+        cluster = start_test_cluster(test_broker_config, kafka_lib, data_dir)
+        try:
+            yield cluster.running_bootstrap() or ""
+        finally:
+            cluster.down()
 
 
 @pytest.fixture

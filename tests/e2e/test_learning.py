@@ -21,15 +21,12 @@ import sys
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from consumers.evaluation import SampleOutcome, evaluate
-from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
 from learner.service import read_training_log, training_account
 from producers.generator.hf_backend import HFBackend
@@ -48,7 +45,6 @@ from schemas.topics import (
     ROLLOUTS_REQUESTED,
     VERDICTS,
 )
-from tests.conftest import private_dir, start_test_cluster
 
 HOME = Path.home() / ".rlstream"
 STEPS = 15
@@ -86,18 +82,6 @@ def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, Any]]:
         return out
     finally:
         consumer.close()
-
-
-@pytest.fixture
-def own_broker(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[str]:
-    """A broker of this test's own: a --steps run ends with requests in flight that expect its newest
-    policy version, which no later run's generator could serve; they must not reach other tests."""
-    with private_dir("rlstream-test-learning-") as data_dir:
-        cluster = start_test_cluster(test_broker_config, kafka_lib, data_dir)
-        try:
-            yield cluster.running_bootstrap() or ""
-        finally:
-            cluster.down()
 
 
 def learner_pids(run_id: str) -> list[int]:

@@ -1,0 +1,122 @@
+"""SmolLM2 trains end to end on CPU, CI-sized: ``rlstream run --tasks library:easy --limit 4 --model
+smollm2 --steps 2`` on four one-expression tasks - the real instruct model generating, the sandbox,
+reward and filter judging, the learner stepping and publishing versions. It checks the machinery moved
+the model (finite losses, a gradient, published weights that differ from the base model's and change
+the log-probs of what was trained), not that the model learned: that is the documented learning run's
+job (README, "Learning run")."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import torch
+
+from learner.service import default_checkpoint_dir, learner_log_path, read_training_log
+from producers.generator.models import load_model
+from producers.generator.sampling import teacher_forced_logprobs
+from producers.generator.weights import read_safetensors, verified_checkpoint
+from schemas.policy import PolicyPublished
+from schemas.rollout import CodeGenerated
+from schemas.topics import GENERATIONS, POLICY
+from tests.e2e.test_learning import HOME, read_topic
+
+pytestmark = pytest.mark.slow
+
+STEPS = 2
+TIMEOUT_S = 1200
+
+
+def test_smollm2_takes_steps_that_move_it_and_publishes_versions(own_broker: str, tmp_path: Path) -> None:
+    run_id = f"smollm2-{uuid.uuid4().hex[:8]}"
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "RLSTREAM_HOME": str(home),
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": own_broker,
+        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
+        "RLSTREAM_SANDBOX__CACHE_DIR": str(HOME / "cache" / "sandbox"),
+        "RLSTREAM_BROKER__JAR_DIR": str(HOME / "kafka"),
+        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        "RLSTREAM_LEARNER__LR": "1e-5",
+        # one group per step: two steps need only a few groups
+        "RLSTREAM_LEARNER__TOKEN_BUDGET": "1024",
+        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": "64",
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlstream.cli",
+            "run",
+            "--tasks",
+            "library:easy",
+            "--limit",
+            "4",
+            "--model",
+            "smollm2",
+            "--group-size",
+            "4",
+            "--steps",
+            str(STEPS),
+            "--run-id",
+            run_id,
+            "--timeout",
+            str(TIMEOUT_S),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S + 120,
+    )
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-4000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["learner_step"] >= STEPS, summary
+
+    # -- the loss: finite at every step, and a gradient (some group had samples that differed)
+    entries = read_training_log(learner_log_path(default_checkpoint_dir(home, run_id)))
+    steps = [e for e in entries if e["kind"] == "step"]
+    losses = [e["metrics"]["loss"] for e in steps]
+    print(f"\n{len(steps)} steps in {seconds:.0f} s: losses {losses}, summary {summary}")
+    assert len(steps) >= STEPS and all(math.isfinite(x) for x in losses)
+    assert any(e["metrics"].get("grad_norm", 0.0) > 0.0 for e in steps), steps
+
+    # -- versions were published, and the newest differs from the base model where it was trained
+    published = [
+        e
+        for _, _, e in read_topic(own_broker, POLICY.name)
+        if isinstance(e, PolicyPublished) and e.run_id == run_id
+    ]
+    newest = max(published, key=lambda p: p.policy_version)
+    assert newest.policy_version >= 1 and newest.trained_sample_ids
+    weights = read_safetensors(verified_checkpoint(newest.checkpoint_uri, newest.sha256))
+    policy = load_model("smollm2", HOME / "models")
+    base = dict(policy.model.named_parameters())
+    assert any(not torch.equal(weights[name], base[name].detach()) for name in weights if name in base)
+
+    trained = set(newest.trained_sample_ids)
+    sample = next(
+        e
+        for _, _, e in read_topic(own_broker, GENERATIONS.name)
+        if isinstance(e, CodeGenerated) and e.sample_id in trained and e.policy_version == 0
+    )
+    before = teacher_forced_logprobs(
+        policy.model, sample.prompt_token_ids, sample.completion_token_ids, temperature=1.0, top_p=1.0
+    )
+    assert max(abs(a - b) for a, b in zip(before, sample.behaviour_logprobs, strict=True)) < 1e-3
+    policy.model.load_state_dict(weights, strict=False)
+    after = teacher_forced_logprobs(
+        policy.model, sample.prompt_token_ids, sample.completion_token_ids, temperature=1.0, top_p=1.0
+    )
+    assert max(abs(a - b) for a, b in zip(after, before, strict=True)) > 1e-6
