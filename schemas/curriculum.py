@@ -38,5 +38,6 @@ class CurriculumLevelChanged(Event):
     samples: int = Field(default=0, ge=0)
 
     def identity(self) -> tuple[str, ...]:
-        # a run enters each level once
-        return (self.run_id, str(self.to_level))
+        # a move is its run, where it came from and went, and why (a run may restart at an easier level
+        # it read late, then later enter the level it first started at, as a different fact)
+        return (self.run_id, str(self.from_level), str(self.to_level), self.reason)

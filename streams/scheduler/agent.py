@@ -83,9 +83,12 @@ EVALVERSIONS = Kind("evalversions", list[int])
 CLOSED = Kind("closed", bool)
 #: per run, its current level (the level curriculum)
 LEVEL = Kind("level", int)
+#: per run, until it first moves on: its level is where it started (a task of an easier level read
+#: later restarts it there)
+LEVELSTART = Kind("levelstart", bool)
 #: per eval group id, the scored samples of a round the level curriculum follows (dropped with its round)
 EVALROUND = Kind("evalround", encode=RoundTally.to_json, decode=RoundTally.from_json)
-KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED, LEVEL, EVALROUND)
+KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED, LEVEL, LEVELSTART, EVALROUND)
 
 
 class SchedulerAgent:
@@ -160,6 +163,8 @@ class SchedulerAgent:
                 )
                 if known is None:
                     self._queue.push(TaskRef(f"{run}/{event.task_id}", event.tenant, event.priority))
+                    if self.cfg.levels.enabled and event.difficulty is not None:
+                        out.extend(self._easier_start(state, run, event.difficulty))
             elif isinstance(event, ExperienceReady):
                 if state.get(P, INFLIGHT, event.group_id) is None:
                     continue
@@ -335,7 +340,19 @@ class SchedulerAgent:
     def _move(self, state: State, moves: list[CurriculumLevelChanged]) -> list[Emit]:
         for move in moves:
             state.put(P, LEVEL, move.run_id, move.to_level)
+            if move.reason == "start":
+                state.put(P, LEVELSTART, move.run_id, True)
+            else:
+                state.delete(P, LEVELSTART, move.run_id)
         return [Emit(m, topic=CURRICULUM.name, run_id=m.run_id) for m in moves]
+
+    def _easier_start(self, state: State, run: str, level: int) -> list[Emit]:
+        """A run started at its easiest level known then; tasks arrive over several partitions, so an
+        easier one may be read after the start: the run starts again there (never after a move on)."""
+        current = state.get(P, LEVEL, run)
+        if current is None or level >= current or not state.get(P, LEVELSTART, run):
+            return []
+        return self._move(state, [CurriculumLevelChanged(run_id=run, to_level=level, reason="start")])
 
     def _current(self, state: State, run: str, out: list[Emit]) -> int | None:
         """The run's level; the first call starts it at its easiest graded training level."""

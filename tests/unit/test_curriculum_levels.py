@@ -185,3 +185,18 @@ def test_without_the_level_curriculum_graded_tasks_are_scheduled_as_ever():
     agent.handle([incoming(_graded(0, 1)), incoming(_graded(1, 3))], state)
     out = agent.tick(state, now=0.0)
     assert _moves(out) == [] and _training(out) == ["t0", "t1"]
+
+
+def test_an_easier_task_read_after_the_start_restarts_the_run_there_until_it_moved_on():
+    agent = _scheduler(max_groups_in_flight=1)
+    state = owned(State())
+    agent.handle([incoming(_graded(0, 2))], state)  # rl.tasks has partitions: level 2 read first
+    assert _moves(agent.tick(state, now=0.0)) == [(None, 2, "start")]
+    assert _moves(agent.handle([incoming(_graded(1, 1))], state)) == [(None, 1, "start")]
+    agent.handle(
+        [incoming(ExperienceReady(group_id="run/t0/0", task_id="t0", group_size=2, samples=()))], state
+    )
+    assert _training(agent.tick(state, now=1.0)) == ["t1"]  # level 2 waits again
+    # once the run has moved on, a late easier task joins the mix without moving the level back
+    agent._move(state, [CurriculumLevelChanged(run_id="run", from_level=1, to_level=3, reason="passed")])
+    assert agent.handle([incoming(_graded(2, 2))], state) == []
