@@ -36,6 +36,22 @@ class SampleOutcome:
 
 
 @dataclass(frozen=True)
+class LevelMove:
+    """One change of a run's curriculum level (a CurriculumLevelChanged): held-out pass@1 of the level
+    under ``policy_version`` reached ``threshold`` (``passed``), or ``start``, ``exhausted``,
+    ``unmeasured``."""
+
+    from_level: int | None
+    to_level: int
+    reason: str
+    policy_version: int | None = None
+    pass_at_1: float | None = None
+    threshold: float | None = None
+    tasks: int = 0
+    samples: int = 0
+
+
+@dataclass(frozen=True)
 class TaskResult:
     split: str
     policy_version: int

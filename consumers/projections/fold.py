@@ -20,6 +20,7 @@ from typing import Any
 from consumers.lineage import group_of
 from consumers.projections.models import (
     Base,
+    CurriculumMove,
     Execution,
     Experience,
     ExperienceSample,
@@ -39,6 +40,7 @@ from consumers.projections.models import (
     table_of,
 )
 from schemas.base import Event
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.envelope import Envelope
 from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
@@ -143,6 +145,8 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "source": event.source,
                 "published_at": at,
                 "split": event.split,
+                "difficulty": event.difficulty,
+                "tags": list(event.tags),
             },
         )
     elif isinstance(event, RolloutRequested):
@@ -386,6 +390,24 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                     "group_id": _group_or_self(sample_id),
                 },
             )
+    elif isinstance(event, CurriculumLevelChanged):
+        batch.put(
+            CurriculumMove,
+            {
+                "event_id": eid,
+                "run_id": event.run_id,
+                "from_level": event.from_level,
+                "to_level": event.to_level,
+                "reason": event.reason,
+                "policy_version": event.policy_version,
+                "pass_at_1": event.pass_at_1,
+                "threshold": event.threshold,
+                "tasks": event.tasks,
+                "samples": event.samples,
+                "moved_at": at,
+                "log_offset": position.offset,
+            },
+        )
     elif isinstance(event, ReviewRecorded):
         batch.put(
             Review,

@@ -50,6 +50,9 @@ class Task(Base):
     published_at: Mapped[datetime]
     #: train, or eval (held out: only evaluated)
     split: Mapped[str] = mapped_column(String, server_default="train")
+    #: difficulty level (1 the easiest; None: not graded) and what the task exercises
+    difficulty: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tags: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Group(Base):
@@ -334,6 +337,27 @@ class Review(Base):
     supersedes: Mapped[str | None] = mapped_column(String)
     reviewed_at: Mapped[datetime]
     log_partition: Mapped[int]
+    log_offset: Mapped[int] = mapped_column(BigInteger)
+
+
+class CurriculumMove(Base):
+    """A change of a run's curriculum level (CurriculumLevelChanged on rl.curriculum)."""
+
+    __tablename__ = "curriculum_moves"
+
+    event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    run_id: Mapped[str] = mapped_column(String, index=True)
+    from_level: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    to_level: Mapped[int]
+    #: start | passed | exhausted | unmeasured
+    reason: Mapped[str] = mapped_column(String)
+    policy_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    pass_at_1: Mapped[float | None] = mapped_column(Float, nullable=True)
+    threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tasks: Mapped[int]
+    samples: Mapped[int]
+    moved_at: Mapped[datetime]
+    #: where it is on rl.curriculum (one partition: the order of a run's moves)
     log_offset: Mapped[int] = mapped_column(BigInteger)
 
 

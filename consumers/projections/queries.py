@@ -20,9 +20,10 @@ from sqlalchemy.orm import Session
 
 from consumers.episodes import TurnSuccess
 from consumers.episodes import turn_success as success_by_turn
-from consumers.evaluation import VersionResult
+from consumers.evaluation import LevelMove, VersionResult
 from consumers.projections.models import (
     Base,
+    CurriculumMove,
     Execution,
     Experience,
     ExperienceSample,
@@ -680,3 +681,23 @@ def turn_success(session: Session, run_id: str) -> tuple[TurnSuccess, ...]:
         if sample_id not in scored or judged:
             scored[sample_id] = (version, max_turns, turn + 1, bool(correct))
     return success_by_turn(list(scored.values()))
+
+
+def curriculum_moves(session: Session, run_id: str) -> list[LevelMove]:
+    """The run's curriculum level changes in log order (``curriculum_moves``)."""
+    rows = session.scalars(
+        select(CurriculumMove).where(CurriculumMove.run_id == run_id).order_by(CurriculumMove.log_offset)
+    )
+    return [
+        LevelMove(
+            from_level=r.from_level,
+            to_level=r.to_level,
+            reason=r.reason,
+            policy_version=r.policy_version,
+            pass_at_1=r.pass_at_1,
+            threshold=r.threshold,
+            tasks=r.tasks,
+            samples=r.samples,
+        )
+        for r in rows
+    ]

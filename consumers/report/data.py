@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from consumers.episodes import TurnSuccess
-from consumers.evaluation import VersionResult
+from consumers.evaluation import LevelMove, VersionResult
 from consumers.review import Agreement
 
 VERDICTS = ("accept", "mask", "reject")
@@ -63,6 +63,8 @@ class RunReportData:
     evaluation: tuple[VersionResult, ...] = ()
     #: training episodes of several turns: success by turn per policy version they started under
     turns: tuple[TurnSuccess, ...] = ()
+    #: the level curriculum's moves, in log order (empty without graded tasks)
+    curriculum: tuple[LevelMove, ...] = ()
 
     def split_rows(self, split: str) -> list[VersionResult]:
         return [r for r in self.evaluation if r.split == split]

@@ -8,9 +8,11 @@ id starts with), as in the projections.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from consumers.evaluation import LevelMove
 from consumers.report.data import RunReportData
 from consumers.report.facts import (
     DEFAULT_KS,
@@ -22,6 +24,7 @@ from consumers.report.facts import (
     aggregate,
 )
 from schemas.base import Event
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.envelope import Envelope
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, NoiseVerdict, ReviewRecorded, RewardScored, SandboxExecuted
@@ -48,6 +51,8 @@ class ReportFold:
     _policies: dict[int, PolicyPublished] = field(default_factory=dict)
     #: sample id -> the review in force (the newest in log order; a group's reviews share a partition)
     _reviews: dict[str, ReviewRecorded] = field(default_factory=dict)
+    #: the run's curriculum level changes, in log order (rl.curriculum has one partition)
+    _moves: dict[str, CurriculumLevelChanged] = field(default_factory=dict)
 
     def fold(self, envelope: Envelope, event: Event) -> None:
         run = run_of(envelope, event)
@@ -73,6 +78,8 @@ class ReportFold:
             self._policies[event.policy_version] = event
         elif isinstance(event, ReviewRecorded):
             self._reviews[event.sample_id] = event
+        elif isinstance(event, CurriculumLevelChanged):
+            self._moves[envelope.id] = event
 
     @property
     def known(self) -> bool:
@@ -138,4 +145,18 @@ class ReportFold:
         )
 
     def result(self, *, ks: tuple[int, ...] = DEFAULT_KS, source: str = "the log") -> RunReportData:
-        return aggregate(self.facts(), ks=ks, source=source, generated_at=datetime.now(UTC))
+        data = aggregate(self.facts(), ks=ks, source=source, generated_at=datetime.now(UTC))
+        moves = tuple(
+            LevelMove(
+                m.from_level,
+                m.to_level,
+                m.reason,
+                m.policy_version,
+                m.pass_at_1,
+                m.threshold,
+                m.tasks,
+                m.samples,
+            )
+            for m in self._moves.values()
+        )
+        return dataclasses.replace(data, curriculum=moves)

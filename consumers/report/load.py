@@ -21,7 +21,7 @@ from consumers.report.fold import ReportFold
 from consumers.review import agreement
 from infra.kafka.replay import replay
 from schemas.errors import DependencyError, InputError, UsageError
-from schemas.topics import EXECUTIONS, GENERATIONS, POLICY, REVIEWS, REWARDS, VERDICTS
+from schemas.topics import CURRICULUM, EXECUTIONS, GENERATIONS, POLICY, REVIEWS, REWARDS, VERDICTS
 
 Progress = Callable[[str], None]
 
@@ -81,6 +81,7 @@ def data_from_session(session: Session, run_id: str, *, source: str = "") -> Run
         ),
         evaluation=tuple(q.split_summary(session, run_id)),
         turns=q.turn_success(session, run_id),
+        curriculum=tuple(q.curriculum_moves(session, run_id)),
     )
 
 
@@ -127,7 +128,7 @@ def load_from_db(url: str, run_id: str, progress: Progress = lambda _: None) -> 
 
 
 #: the topics whose events a report is folded from
-LOG_TOPICS = (GENERATIONS, EXECUTIONS, REWARDS, VERDICTS, POLICY, REVIEWS)
+LOG_TOPICS = (GENERATIONS, EXECUTIONS, REWARDS, VERDICTS, POLICY, REVIEWS, CURRICULUM)
 
 
 def load_from_log(

@@ -120,6 +120,24 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
                     for r in held
                 ],
             )
+        if data.curriculum:
+            header = ["curriculum level", "from", "why", "decided by", "held-out pass@1", "bar", "tasks"]
+            table += _table(
+                [*header, "samples"],
+                [
+                    [
+                        str(m.to_level),
+                        "-" if m.from_level is None else str(m.from_level),
+                        m.reason,
+                        "-" if m.policy_version is None else f"v{m.policy_version}",
+                        _fmt(m.pass_at_1) if m.pass_at_1 is not None else "-",
+                        _fmt(m.threshold) if m.threshold is not None else "-",
+                        str(m.tasks),
+                        str(m.samples),
+                    ]
+                    for m in data.curriculum
+                ],
+            )
         return table
     if title == "Episodes":
         turns = data.turns

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from consumers.projections.fold import Batch, Position, fold, skip
 from consumers.projections.models import (
+    CurriculumMove,
     Execution,
     Experience,
     ExperienceSample,
@@ -58,9 +59,13 @@ def test_golden_events_project_one_row_each_with_the_envelope_run_id() -> None:
     (ended,) = batch.rows[TurnEnd].values()
     assert (ended["outcome"], ended["reason"], ended["feedback_version"]) == ("continue", "failed", "v1")
     assert ended["feedback"].startswith("1 of 2 visible cases failed")
-    # the v1 to v4 publications of demo/add are one task row: the latest one
+    # the v1 to v5 publications of demo/add are one task row: the latest one, graded and tagged
     task = batch.rows[Task][("demo/add",)]
-    assert task["schema_version"] == 4 and task["hidden_cases"] == 1
+    assert task["schema_version"] == 5 and task["hidden_cases"] == 1
+    assert (task["difficulty"], task["tags"]) == (2, ["arithmetic", "expression"])
+    (move,) = batch.rows[CurriculumMove].values()
+    assert (move["run_id"], move["from_level"], move["to_level"], move["reason"]) == ("run-1", 1, 2, "passed")
+    assert (move["policy_version"], move["pass_at_1"], move["tasks"], move["samples"]) == (5, 0.625, 8, 64)
     assert len(batch.rows[Group]) == 1
     # the one-turn runs (v1: run 0; v3: the sample's probe run, run 1) and the golden episode's second
     # turn (v4) are three executions

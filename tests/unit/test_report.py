@@ -4,6 +4,7 @@ real (golden) events, and the atomic write."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -13,6 +14,7 @@ import pytest
 from matplotlib.image import imread
 
 from consumers.episodes import turn_success
+from consumers.evaluation import LevelMove
 from consumers.report import charts
 from consumers.report.charts import all_charts
 from consumers.report.data import RunReportData
@@ -187,6 +189,23 @@ def test_golden_events_fold_into_one_sample_of_the_run():
     assert [e.backend for e in facts.executions] and [p.policy_version for p in facts.policies] == [3]
     other = ReportFold("another-run")
     assert not other.known
+    curriculum = ReportFold("run-1")  # the golden level change belongs to run-1
+    for doc_path in sorted(GOLDEN.glob("*.json")):
+        doc = json.loads(doc_path.read_text())
+        d = codec.decode(
+            json.dumps(doc["body"]).encode(), [(k, v.encode()) for k, v in doc["headers"].items()]
+        )
+        curriculum.fold(d.envelope, d.event)
+    assert curriculum.result().curriculum == (LevelMove(1, 2, "passed", 5, 0.625, 0.5, 8, 64),)
+
+
+def test_the_curriculum_moves_are_a_table_next_to_the_held_out_results(tmp_path: Path):
+    moves = (LevelMove(None, 1, "start"), LevelMove(1, 2, "passed", 20, 0.55, 0.5, 19, 152))
+    data = dataclasses.replace(aggregate(_facts(), source="unit"), curriculum=moves)
+    write_report(data, tmp_path / "report")
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "curriculum level" in html and "<td>passed</td>" in html and "<td>v20</td>" in html
+    assert "<td>0.550</td>" in html
 
 
 def test_a_directory_of_other_files_is_refused_and_left_alone(tmp_path: Path):
