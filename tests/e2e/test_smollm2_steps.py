@@ -90,7 +90,8 @@ def test_smollm2_takes_steps_that_move_it_and_publishes_versions(own_broker: str
     losses = [e["metrics"]["loss"] for e in steps]
     print(f"\n{len(steps)} steps in {seconds:.0f} s: losses {losses}, summary {summary}")
     assert len(steps) >= STEPS and all(math.isfinite(x) for x in losses)
-    assert any(e["metrics"].get("grad_norm", 0.0) > 0.0 for e in steps), steps
+    # zero exactly when every group's samples scored alike (no advantage, no gradient)
+    assert any(x != 0.0 for x in losses), steps
 
     # -- versions were published, and the newest differs from the base model where it was trained
     published = [
