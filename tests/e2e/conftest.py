@@ -64,6 +64,22 @@ class Workers:
         return "\n".join((self.logs / f"{name}.log").read_text(errors="replace").splitlines()[-lines:])
 
 
+def run_env(bootstrap: str, home: Path, **settings: str) -> dict[str, str]:
+    """The environment of a test's ``rlstream run``: a home of its own, the machine's caches (models,
+    sandbox runtime, Kafka jars), one thread per torch process, the learner on CPU, then ``settings``."""
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "RLSTREAM_HOME": str(home),
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+        "RLSTREAM_GENERATOR__MODELS_DIR": str(CACHE / "models"),
+        "RLSTREAM_SANDBOX__CACHE_DIR": str(CACHE / "cache" / "sandbox"),
+        "RLSTREAM_BROKER__JAR_DIR": str(CACHE / "kafka"),
+        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        **settings,
+    }
+
+
 @pytest.fixture
 def own_broker(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[str]:
     """A broker of this test's own: a --steps run ends with requests in flight that expect its newest

@@ -45,6 +45,7 @@ from schemas.topics import (
     ROLLOUTS_REQUESTED,
     VERDICTS,
 )
+from tests.e2e.conftest import run_env
 
 HOME = Path.home() / ".rlstream"
 STEPS = 15
@@ -103,16 +104,7 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
     kafka_catalog = own_broker  # the runner creates the topics
     run_id = f"learn-{uuid.uuid4().hex[:8]}"
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
-        "RLSTREAM_SANDBOX__CACHE_DIR": str(HOME / "cache" / "sandbox"),
-        "RLSTREAM_BROKER__JAR_DIR": str(HOME / "kafka"),
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-    }
+    env = run_env(kafka_catalog, home)
     out_log = tmp_path / "run.out"
     started = time.monotonic()
     runner = subprocess.Popen(

@@ -9,39 +9,22 @@ images that decoded, and every one must have.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from matplotlib.image import imread
 
 from consumers.report.charts import all_charts
-from infra.kafka.config import BrokerConfig
 from schemas.rollout import NoiseVerdict
-from tests.conftest import private_dir, start_test_cluster
-from tests.e2e.conftest import ROOT, read_topic
+from tests.e2e.conftest import ROOT, read_topic, run_env
 
-HOME = Path.home() / ".rlstream"
 CHROMIUM = "chromium"
 WINDOW = (1280, 4400)
-
-
-@pytest.fixture
-def own_broker(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator[str]:
-    """A broker of this test's own: a --steps run ends with requests in flight that no later run's
-    generator would serve."""
-    with private_dir("rlstream-test-report-") as data_dir:
-        cluster = start_test_cluster(test_broker_config, kafka_lib, data_dir)
-        try:
-            yield cluster.running_bootstrap() or ""
-        finally:
-            cluster.down()
 
 
 def chromium() -> str:
@@ -99,16 +82,7 @@ def test_report_of_a_real_run_renders_in_a_headless_browser(own_broker: str, tmp
     chromium()  # fail early, before the run, when the browser is missing
     run_id = f"report-{uuid.uuid4().hex[:8]}"
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": own_broker,
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
-        "RLSTREAM_SANDBOX__CACHE_DIR": str(HOME / "cache" / "sandbox"),
-        "RLSTREAM_BROKER__JAR_DIR": str(HOME / "kafka"),
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-    }
+    env = run_env(own_broker, home)
 
     def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

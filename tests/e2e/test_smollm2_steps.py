@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 import time
@@ -27,7 +26,8 @@ from producers.ingest.library import library_tasks
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated
 from schemas.topics import GENERATIONS, POLICY
-from tests.e2e.test_learning import HOME, read_topic
+from tests.e2e.conftest import CACHE, run_env
+from tests.e2e.test_learning import read_topic
 
 pytestmark = pytest.mark.slow
 
@@ -45,22 +45,16 @@ def test_smollm2_takes_steps_that_move_it_and_publishes_versions(own_broker: str
     chosen = [t for t in library_tasks("easy") if t.entry_point in TASKS]
     tasks.write_text("".join(t.model_dump_json() + "\n" for t in chosen))
     assert len(chosen) == len(TASKS)
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": own_broker,
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
-        "RLSTREAM_SANDBOX__CACHE_DIR": str(HOME / "cache" / "sandbox"),
-        "RLSTREAM_BROKER__JAR_DIR": str(HOME / "kafka"),
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-        "RLSTREAM_LEARNER__LR": "1e-5",
+    env = run_env(
+        own_broker,
+        home,
+        RLSTREAM_LEARNER__LR="1e-5",
         # a group of 8 takes two steps: two steps need only a group or two
-        "RLSTREAM_LEARNER__TOKEN_BUDGET": "1024",
-        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": "64",
+        RLSTREAM_LEARNER__TOKEN_BUDGET="1024",
+        RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS="64",
         # generate no further ahead of the learner than the steps need
-        "RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT": "2",
-    }
+        RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="2",
+    )
     started = time.monotonic()
     done = subprocess.run(
         [
@@ -110,7 +104,7 @@ def test_smollm2_takes_steps_that_move_it_and_publishes_versions(own_broker: str
     newest = max(published, key=lambda p: p.policy_version)
     assert newest.policy_version >= 1 and newest.trained_sample_ids
     weights = read_safetensors(verified_checkpoint(newest.checkpoint_uri, newest.sha256))
-    policy = load_model("smollm2", HOME / "models")
+    policy = load_model("smollm2", CACHE / "models")
     base = dict(policy.model.named_parameters())
     assert any(not torch.equal(weights[name], base[name].detach()) for name in weights if name in base)
 
