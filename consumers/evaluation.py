@@ -13,7 +13,7 @@ with another draw of tasks of the same kind; it is as wide as a handful of tasks
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from streams.reward.passk import pass_at_k
@@ -175,3 +175,16 @@ def version_results(tasks: Iterable[TaskResult]) -> list[VersionResult]:
 def evaluate(outcomes: Iterable[SampleOutcome], ks: Iterable[int]) -> list[VersionResult]:
     """From scored samples to the per (split, version) table."""
     return version_results(task_results(outcomes, ks))
+
+
+def by_level(
+    tasks: Iterable[TaskResult], levels: Mapping[str, int | None]
+) -> list[tuple[int, VersionResult]]:
+    """The per (split, version) table of each difficulty level, over its graded tasks (``levels``: task
+    id -> level; ungraded tasks are left out), by level, split, then version."""
+    groups: dict[tuple[int, str, int], list[TaskResult]] = {}
+    for t in tasks:
+        level = levels.get(t.task_id)
+        if level is not None:
+            groups.setdefault((level, t.split, t.policy_version), []).append(t)
+    return [(key[0], version_result(groups[key])) for key in sorted(groups)]

@@ -461,6 +461,7 @@ PROJECTED: tuple[type[Base], ...] = (
     PolicyVersion,
     PolicyTrainedSample,
     Review,
+    CurriculumMove,
     PassAtK,
     SplitPassAtK,
     SplitSummary,

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from consumers.episodes import TurnSuccess
 from consumers.episodes import turn_success as success_by_turn
-from consumers.evaluation import LevelMove, VersionResult
+from consumers.evaluation import LevelMove, TaskResult, VersionResult
 from consumers.projections.models import (
     Base,
     CurriculumMove,
@@ -701,3 +701,29 @@ def curriculum_moves(session: Session, run_id: str) -> list[LevelMove]:
         )
         for r in rows
     ]
+
+
+def split_task_results(session: Session, run_id: str) -> list[TaskResult]:
+    """Per split x policy version x task: n, c and pass@k (``split_pass_at_k``), by split, version, task."""
+    rows: dict[tuple[str, int, str], list[SplitPassAtK]] = defaultdict(list)
+    for row in session.scalars(select(SplitPassAtK).where(SplitPassAtK.run_id == run_id)):
+        rows[(row.split, row.policy_version, row.task_id)].append(row)
+    return [
+        TaskResult(
+            split=split,
+            policy_version=version,
+            task_id=task_id,
+            n=by_k[0].n,
+            c=by_k[0].c,
+            pass_at={r.k: r.value for r in by_k},
+            reward_mean=by_k[0].reward_mean,
+            similarity_mean=by_k[0].similarity_mean,
+        )
+        for (split, version, task_id), by_k in sorted(rows.items())
+    ]
+
+
+def task_levels(session: Session) -> dict[str, int]:
+    """Task id -> difficulty level of every graded task projected."""
+    query = select(Task.task_id, Task.difficulty).where(Task.difficulty.is_not(None))
+    return {task_id: level for task_id, level in session.execute(query) if level is not None}

@@ -63,6 +63,8 @@ class RunReportData:
     evaluation: tuple[VersionResult, ...] = ()
     #: training episodes of several turns: success by turn per policy version they started under
     turns: tuple[TurnSuccess, ...] = ()
+    #: the same per difficulty level, over the graded tasks of each: (level, row), by level
+    evaluation_by_level: tuple[tuple[int, VersionResult], ...] = ()
     #: the level curriculum's moves, in log order (empty without graded tasks)
     curriculum: tuple[LevelMove, ...] = ()
 

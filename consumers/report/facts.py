@@ -6,12 +6,12 @@ folding the log (:mod:`.fold`). The projection loader (:mod:`.load`) gets the sa
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from consumers.episodes import turn_success
-from consumers.evaluation import SampleOutcome, evaluate
+from consumers.evaluation import SampleOutcome, by_level, task_results, version_results
 from consumers.report.data import VERDICTS, RunReportData, Summary
 from consumers.review import Agreement, agreement
 from streams.reward.passk import mean_pass_at_k, pass_at_k_table
@@ -75,6 +75,8 @@ class RunFacts:
     executions: tuple[ExecutionFacts, ...] = ()
     policies: tuple[PolicyFacts, ...] = ()
     reviews: tuple[ReviewFacts, ...] = ()
+    #: task id -> difficulty level, for the graded tasks
+    task_levels: Mapping[str, int] = field(default_factory=dict)
 
 
 def _agreement(facts: RunFacts) -> Agreement:
@@ -96,7 +98,7 @@ def _sorted_lists(d: dict[int, list[float]]) -> dict[int, tuple[float, ...]]:
 def aggregate(
     facts: RunFacts, *, ks: Sequence[int] = DEFAULT_KS, source: str = "", generated_at: datetime | None = None
 ) -> RunReportData:
-    evaluation = evaluate(
+    per_task = task_results(
         (
             SampleOutcome(s.split, s.policy_version, s.task_id, s.passed, s.reward, s.similarity)
             for s in facts.samples
@@ -104,6 +106,7 @@ def aggregate(
         ),
         ks,
     )
+    evaluation = version_results(per_task)
     samples = facts.samples
     # reward and pass@k by version are of training samples; held-out ones have their own rows
     train = [s for s in samples if s.split == "train"]
@@ -183,4 +186,5 @@ def aggregate(
                 if s.max_turns > 1 and s.passed is not None
             ]
         ),
+        evaluation_by_level=tuple(by_level(per_task, facts.task_levels)),
     )

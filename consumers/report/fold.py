@@ -28,6 +28,7 @@ from schemas.curriculum import CurriculumLevelChanged
 from schemas.envelope import Envelope
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, NoiseVerdict, ReviewRecorded, RewardScored, SandboxExecuted
+from schemas.task import TaskPublished
 
 
 def run_of(envelope: Envelope, event: Event) -> str | None:
@@ -53,8 +54,14 @@ class ReportFold:
     _reviews: dict[str, ReviewRecorded] = field(default_factory=dict)
     #: the run's curriculum level changes, in log order (rl.curriculum has one partition)
     _moves: dict[str, CurriculumLevelChanged] = field(default_factory=dict)
+    #: task id -> difficulty level of every graded task read (task ids are global, like the projection's)
+    _levels: dict[str, int] = field(default_factory=dict)
 
     def fold(self, envelope: Envelope, event: Event) -> None:
+        if isinstance(event, TaskPublished):
+            if event.difficulty is not None:
+                self._levels[event.task_id] = event.difficulty
+            return
         run = run_of(envelope, event)
         if run is None:
             return
@@ -142,6 +149,7 @@ class ReportFold:
             executions=tuple(executions),
             policies=tuple(policies),
             reviews=tuple(reviews),
+            task_levels=dict(self._levels),
         )
 
     def result(self, *, ks: tuple[int, ...] = DEFAULT_KS, source: str = "the log") -> RunReportData:

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, create_engine, inspect, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from consumers.evaluation import by_level
 from consumers.projections import queries as q
 from consumers.report.data import RunReportData, Summary
 from consumers.report.facts import DEFAULT_KS
@@ -21,7 +22,7 @@ from consumers.report.fold import ReportFold
 from consumers.review import agreement
 from infra.kafka.replay import replay
 from schemas.errors import DependencyError, InputError, UsageError
-from schemas.topics import CURRICULUM, EXECUTIONS, GENERATIONS, POLICY, REVIEWS, REWARDS, VERDICTS
+from schemas.topics import CURRICULUM, EXECUTIONS, GENERATIONS, POLICY, REVIEWS, REWARDS, TASKS, VERDICTS
 
 Progress = Callable[[str], None]
 
@@ -81,6 +82,7 @@ def data_from_session(session: Session, run_id: str, *, source: str = "") -> Run
         ),
         evaluation=tuple(q.split_summary(session, run_id)),
         turns=q.turn_success(session, run_id),
+        evaluation_by_level=tuple(by_level(q.split_task_results(session, run_id), q.task_levels(session))),
         curriculum=tuple(q.curriculum_moves(session, run_id)),
     )
 
@@ -128,7 +130,7 @@ def load_from_db(url: str, run_id: str, progress: Progress = lambda _: None) -> 
 
 
 #: the topics whose events a report is folded from
-LOG_TOPICS = (GENERATIONS, EXECUTIONS, REWARDS, VERDICTS, POLICY, REVIEWS, CURRICULUM)
+LOG_TOPICS = (TASKS, GENERATIONS, EXECUTIONS, REWARDS, VERDICTS, POLICY, REVIEWS, CURRICULUM)
 
 
 def load_from_log(

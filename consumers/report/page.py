@@ -120,6 +120,22 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
                     for r in held
                 ],
             )
+        by_level = [(lv, r) for lv, r in data.evaluation_by_level if r.split == "eval"]
+        if by_level:
+            table += _table(
+                ["held-out level", "version", "tasks", "samples", "pass@1", "95% CI"],
+                [
+                    [
+                        str(lv),
+                        f"v{r.policy_version}",
+                        str(r.tasks),
+                        str(r.samples),
+                        _fmt(r.pass_at.get(1)),
+                        f"[{_fmt(r.ci[1][0])}, {_fmt(r.ci[1][1])}]",
+                    ]
+                    for lv, r in by_level
+                ],
+            )
         if data.curriculum:
             header = ["curriculum level", "from", "why", "decided by", "held-out pass@1", "bar", "tasks"]
             table += _table(

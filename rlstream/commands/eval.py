@@ -24,15 +24,17 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def _table(rows: list[Any], k: int | None) -> list[str]:
-    header = ["split", "version", "tasks", "samples", "pass@1", "95% CI"]
+def _table(rows: list[Any], k: int | None, levels: list[int] | None = None) -> list[str]:
+    header = [*(["level"] if levels is not None else []), "split", "version", "tasks", "samples"]
+    header += ["pass@1", "95% CI"]
     if k is not None:
         header += [f"pass@{k}", "95% CI"]
     header += ["reward", "similarity"]
     lines = [header]
-    for r in rows:
+    for i, r in enumerate(rows):
         lo, hi = r.ci[1]
-        line = [r.split, f"v{r.policy_version}", str(r.tasks), str(r.samples), _fmt(r.pass_at[1])]
+        line = [str(levels[i])] if levels is not None else []
+        line += [r.split, f"v{r.policy_version}", str(r.tasks), str(r.samples), _fmt(r.pass_at[1])]
         line.append(f"[{lo:.3f}, {hi:.3f}]")
         if k is not None:
             if k in r.pass_at:
@@ -56,6 +58,9 @@ def register(app: typer.Typer) -> None:
             None, "--db", help="projection database URL (default: setting projections.database_url)"
         ),
         from_log: bool = typer.Option(False, "--from-log", help="fold the log instead of the projections"),
+        per_level: bool = typer.Option(
+            False, "--by-level", help="one table per difficulty level, over the graded tasks of each"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     ) -> None:
         """Held-out pass@1 / pass@k per policy version with 95% bootstrap intervals over tasks, mean
@@ -75,8 +80,12 @@ def register(app: typer.Typer) -> None:
         else:
             data = load_from_db(db or get_settings().projections_url, run_id, progress)
         rows = [r for r in data.evaluation if split == "all" or r.split == split]
+        graded = [(lv, r) for lv, r in data.evaluation_by_level if split == "all" or r.split == split]
         if as_json:
-            echo_json({"run_id": run_id, "split": split, "versions": [r.to_json() for r in rows]})
+            out: dict[str, Any] = {"run_id": run_id, "split": split, "versions": [r.to_json() for r in rows]}
+            if per_level:
+                out["levels"] = [{"level": lv, **r.to_json()} for lv, r in graded]
+            echo_json(out)
             return
         if not rows:
             what = "held-out tasks evaluated" if split == "eval" else f"scored samples in split {split}"
@@ -88,3 +97,10 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"run {run_id}: pass@k per policy version, mean over tasks, 95% bootstrap CI over tasks")
         for line in _table(rows, k):
             typer.echo(line)
+        if per_level:
+            if not graded:
+                typer.echo("no graded tasks among them (tasks without a difficulty level)")
+                return
+            typer.echo("by difficulty level, over the graded tasks of each:")
+            for line in _table([r for _, r in graded], None, [lv for lv, _ in graded]):
+                typer.echo(line)

@@ -34,7 +34,7 @@ from tests.projections_support import run_stream
 GOLDEN = Path(export.__file__).parent / "golden"
 
 
-def _golden_batch() -> Batch:
+def golden_batch() -> Batch:
     batch = Batch()
     for offset, cls in enumerate(EVENT_CLASSES):
         doc = json.loads((GOLDEN / f"{cls.ce_type()}.json").read_text())
@@ -46,7 +46,7 @@ def _golden_batch() -> Batch:
 
 
 def test_golden_events_project_one_row_each_with_the_envelope_run_id() -> None:
-    batch = _golden_batch()
+    batch = golden_batch()
     sample = batch.rows[Sample][("local/demo/add/0/1",)]
     assert sample["run_id"] == "local"
     assert sample["policy_version"] == 2

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from consumers.evaluation import LevelMove, by_level
 from consumers.projections import queries as q
 from consumers.projections.diff import compare
 from consumers.projections.fold import Batch, Position, fold
@@ -19,6 +20,7 @@ from schemas.episode import Feedback, TurnEnded
 from schemas.rollout import CodeGenerated, RewardScored, SandboxExecuted
 from streams.reward.passk import pass_at_k
 from tests.projections_support import Expected, run_stream
+from tests.unit.test_projection_fold import golden_batch
 
 KS = (1, 2, 4, 8, 16)
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -176,3 +178,17 @@ def test_episodes_are_projected_turn_by_turn_with_their_success_by_turn(tmp_path
         assert s.query(Sample).count() == 2  # a sample is its episode's first turn
         ends = s.query(TurnEnd).filter(TurnEnd.outcome == "continue").all()
         assert all(e.feedback and e.feedback_version == "v1" for e in ends)
+
+
+def test_graded_tasks_and_curriculum_moves_are_read_back(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.sqlite'}"
+    engine = make_engine(url)
+    migrate(engine)
+    apply(engine, golden_batch(), projector="projector", ks=(1,))
+    engine.dispose()
+    with open_session(url) as s:
+        assert q.task_levels(s) == {"demo/add": 2}
+        ((level, row),) = by_level(q.split_task_results(s, "local"), q.task_levels(s))
+        assert (level, row.split, row.policy_version, row.tasks) == (2, "eval", 2, 1)
+        assert q.curriculum_moves(s, "run-1") == [LevelMove(1, 2, "passed", 5, 0.625, 0.5, 8, 64)]
+        assert q.curriculum_moves(s, "local") == []

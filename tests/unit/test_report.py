@@ -197,15 +197,20 @@ def test_golden_events_fold_into_one_sample_of_the_run():
         )
         curriculum.fold(d.envelope, d.event)
     assert curriculum.result().curriculum == (LevelMove(1, 2, "passed", 5, 0.625, 0.5, 8, 64),)
+    # the golden task is graded (level 2): its held-out sample has a row of its level
+    ((level, row),) = fold.result().evaluation_by_level
+    assert (level, row.split, row.policy_version, row.tasks) == (2, "eval", 2, 1)
 
 
 def test_the_curriculum_moves_are_a_table_next_to_the_held_out_results(tmp_path: Path):
     moves = (LevelMove(None, 1, "start"), LevelMove(1, 2, "passed", 20, 0.55, 0.5, 19, 152))
-    data = dataclasses.replace(aggregate(_facts(), source="unit"), curriculum=moves)
-    write_report(data, tmp_path / "report")
+    data = aggregate(dataclasses.replace(_facts(), task_levels={"h0": 1, "h1": 2, "t0": 1}), source="unit")
+    held = [(lv, r.policy_version, r.tasks) for lv, r in data.evaluation_by_level if r.split == "eval"]
+    assert held == [(1, 0, 1), (1, 3, 1), (2, 0, 1), (2, 3, 1)]
+    write_report(dataclasses.replace(data, curriculum=moves), tmp_path / "report")
     html = (tmp_path / "report" / "index.html").read_text()
     assert "curriculum level" in html and "<td>passed</td>" in html and "<td>v20</td>" in html
-    assert "<td>0.550</td>" in html
+    assert "<td>0.550</td>" in html and "held-out level" in html
 
 
 def test_a_directory_of_other_files_is_refused_and_left_alone(tmp_path: Path):
