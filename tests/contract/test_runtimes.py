@@ -1,7 +1,8 @@
 """One contract, three runtimes: in-memory, Kafka transactions, Faust.
 
 Every runtime that hosts rlstream's processors must: hand every record to the processor and write what
-it emits (a flow from task to experience through the real stream processors); dead-letter a record that
+it emits (a flow from task to experience through the real stream processors, the scheduler's level
+curriculum holding the harder task back until the easier level is done); dead-letter a record that
 does not decode or that the handler cannot use, and go on with the others; hand a deferred batch over
 again later instead of dead-lettering it; after a crash mid-run and a restart, lose nothing and restore
 the processor's state from its changelog. The runtimes differ in one declared way: the in-memory and
@@ -39,6 +40,7 @@ from rlstream.settings import Settings
 from rlstream.workers import STREAM_PROCESSORS, Built, stream_processor
 from schemas.base import Event
 from schemas.codec import encode
+from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope
 from schemas.episode import TurnEnded
@@ -300,6 +302,8 @@ def _flow_env(run_id: str, home: Path) -> dict[str, str]:
         "RLSTREAM_SANDBOX__WORKERS": "1",
         "RLSTREAM_PIPELINE__BATCH_SIZE": "4",
         "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
+        # graded tasks: level 2 waits until level 1's groups are done (no held-out task measures it)
+        "RLSTREAM_PIPELINE__SCHEDULER__LEVELS__ENABLED": "true",
         "RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE": str(G),
         "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": "1",
         "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TEMPERATURE": "1.0",
@@ -320,6 +324,7 @@ def _flow_tasks(run_id: str) -> list[TaskPublished]:
             hidden_tests=(TestCase(input="(10,)", output=str(10 + i)),),
             reference=f"def add{i}(x):\n    return x + {i}\n",
             max_turns=None if i == 0 else FLOW_TURNS,
+            difficulty=1 if i < FLOW_TASKS - 1 else 2,
         )
         for i in range(FLOW_TASKS)
     ]
@@ -351,6 +356,12 @@ def _assert_flow(events: Callable[[str], list[tuple[str, Event]]], run_id: str, 
     assert all(verdicts[sid].turn == turn for sid, turn in finals.items()), runtime
     assert any(turn > 0 for turn in finals.values()), f"{runtime}: no episode reached a second turn"
     assert len(generations) == G + len(turns), runtime
+    moves = {
+        (e.from_level, e.to_level, e.reason)
+        for _, e in events("rl.curriculum")
+        if isinstance(e, CurriculumLevelChanged) and e.run_id == run_id
+    }
+    assert moves == {(None, 1, "start"), (1, 2, "exhausted")}, runtime
 
 
 def test_a_flow_from_task_to_experience_in_memory(tmp_path: Path) -> None:
