@@ -220,6 +220,7 @@ class Progress:
             "generated_version": self.generated_version,
             "reward_mean_last_64": self._recent_mean(),
             "evaluation_samples": self.eval_judged,
+            "evaluation_samples_requested": self.eval_requested,
             "evaluated_versions": sorted(self.eval_versions),
             "mean_turns_used": sum(self.turns_used) / len(self.turns_used) if self.turns_used else 0.0,
             "curriculum": [describe_move(m) for m in self.levels],
@@ -383,12 +384,15 @@ def _drain(
     echo: Any,
     *,
     held_out: int = 0,
-    timeout_s: float = 120.0,
+    stall_s: float = 120.0,
+    progress_every_s: float = 2.0,
 ) -> None:
     """Stop issuing groups and let those already requested finish: a request left behind expects a
     policy version of this run, which no later run's generator follows (it would wait on it forever).
     With held-out tasks the scheduler stays up: it stops training by itself at the final step and
-    issues the final version's evaluation round, which the run waits for."""
+    issues the final version's evaluation round, which the run waits for. The wait lasts as long as
+    groups or evaluation samples keep finishing (a final round takes many minutes on a CPU); it gives
+    up after ``stall_s`` in which nothing finished, and says so."""
     if not held_out:
         for child in children:
             if child.name == "scheduler":
@@ -399,11 +403,23 @@ def _drain(
         f"{max(progress.requested - progress.groups_done, 0)} group(s) in flight"
         + (f" and the evaluation of v{progress.final_version}" if held_out else "")
     )
-    deadline = time.monotonic() + timeout_s + (300.0 if held_out else 0.0)
-    while time.monotonic() < deadline and not (
-        progress.groups_done >= progress.requested and progress.evaluated(held_out)
-    ):
+    seen = (progress.groups_done, progress.eval_judged)
+    moved = last_line = time.monotonic()
+    while not (progress.groups_done >= progress.requested and progress.evaluated(held_out)):
         watcher.poll(progress)
+        now = time.monotonic()
+        if (progress.groups_done, progress.eval_judged) != seen:
+            seen, moved = (progress.groups_done, progress.eval_judged), now
+        elif now - moved > stall_s:
+            echo(
+                f"[run {progress.run_id}] nothing finished for {stall_s:.0f}s; stopping with "
+                f"{max(progress.requested - progress.groups_done, 0)} group(s) and "
+                f"{max(progress.eval_requested - progress.eval_judged, 0)} evaluation sample(s) unfinished"
+            )
+            return
+        if now - last_line >= progress_every_s:
+            last_line = now
+            echo(progress.line())
 
 
 def run_pipeline(
@@ -492,7 +508,16 @@ def run_pipeline(
                 break
         if target_steps is not None and progress.done:
             held_out = sum(t.split == "eval" for t in tasks)
-            _drain(children, watcher, progress, echo, held_out=held_out)
+            _drain(
+                children,
+                watcher,
+                progress,
+                echo,
+                held_out=held_out,
+                # a sample of the final round may take minutes to generate and judge on a busy CPU
+                stall_s=420.0 if held_out else 120.0,
+                progress_every_s=progress_every_s,
+            )
     except KeyboardInterrupt:
         interrupted = True
         echo(f"[run {run_id}] interrupted: stopping the workers (resume with --run-id {run_id})")

@@ -1,10 +1,12 @@
 """The run summary's view of the generators: the newest policy version their training samples were
 stamped with."""
 
-from rlstream.runner import Progress, torch_threads
+import time
+
+from rlstream.runner import Progress, _drain, torch_threads
 from rlstream.workers import PIPELINE_WORKERS
 from schemas.curriculum import CurriculumLevelChanged
-from schemas.rollout import CodeGenerated
+from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested
 
 
 def _generated(run: str, index: int, version: int, split: str = "train") -> CodeGenerated:
@@ -65,3 +67,63 @@ def test_the_summary_lists_the_curriculums_moves() -> None:
         "level 1 -> 2 at v5: held-out pass@1 0.625 >= 0.5 (8 tasks, 64 samples)",
     ]
     assert "| level 2 |" in progress.line()
+
+
+class _SlowEvaluation:
+    """A watcher whose run judges one more evaluation sample every third poll, ``stop_after`` in all."""
+
+    def __init__(self, stop_after: int) -> None:
+        self.polls = 0
+        self.stop_after = stop_after
+
+    def poll(self, progress: Progress, budget_s: float = 0.5) -> None:
+        self.polls += 1
+        n = progress.eval_judged
+        if self.polls % 3 == 0 and n < self.stop_after:
+            progress.fold(f"g{n}", _generated("r1", n, 1, split="eval"))
+            progress.fold(f"v{n}", _verdict("r1", n))
+        time.sleep(0.01)
+
+
+def _verdict(run: str, index: int) -> NoiseVerdict:
+    return NoiseVerdict(
+        sample_id=f"{run}/t/0/{index}",
+        group_id=f"{run}/t/0",
+        task_id="t",
+        reward_event_id=f"r{index}",
+        verdict="accept",
+        reward=1.0,
+        failure_reward=None,
+    )
+
+
+_REQUEST = {
+    "group_id": "r1/t/eval-v1",
+    "task_id": "t",
+    "group_size": 1,
+    "prompt": "p",
+    "entry_point": "f",
+    "policy_version": 1,
+    "split": "eval",
+}
+
+
+def _final_round(samples: int) -> Progress:
+    progress = Progress(run_id="r1", expected_groups=0, target_steps=1, final_version=1)
+    progress.fold("req", RolloutRequested(**{**_REQUEST, "group_size": samples}))  # type: ignore[arg-type]
+    return progress
+
+
+def test_a_run_waits_for_its_final_evaluation_as_long_as_samples_keep_being_judged() -> None:
+    # a round far longer than the stall window: every sample is waited for
+    lines: list[str] = []
+    progress = _final_round(40)
+    _drain([], _SlowEvaluation(stop_after=40), progress, lines.append, held_out=1, stall_s=0.3)  # type: ignore[arg-type]
+    assert progress.eval_judged == 40 and not any("unfinished" in line for line in lines)
+    # a round that stops moving is given up after the window, and the run says what is missing
+    lines.clear()
+    progress = _final_round(40)
+    _drain([], _SlowEvaluation(stop_after=5), progress, lines.append, held_out=1, stall_s=0.3)  # type: ignore[arg-type]
+    assert progress.eval_judged == 5
+    assert "0 group(s) and 35 evaluation sample(s) unfinished" in lines[-1]
+    assert progress.summary()["evaluation_samples_requested"] == 40
