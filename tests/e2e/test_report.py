@@ -129,8 +129,9 @@ def test_report_of_a_real_run_renders_in_a_headless_browser(own_broker: str, tmp
         ln for ln in (out_log / "index.html").read_text().splitlines() if 'class="meta"' not in ln
     ]
     drawn = set(re.findall(r'<img class="chart" src="([^"]+)\.png"', html))
-    # a trained, reviewed run has data for every chart (the reasons depend on what the model wrote)
-    assert {c.key for c in all_charts()} - {"verdict_reasons"} <= drawn, drawn
+    # a trained, reviewed run has data for every chart (the reasons depend on what the model wrote;
+    # its samples are one-turn: success by turn is the episode fault test's)
+    assert {c.key for c in all_charts()} - {"verdict_reasons", "success_by_turn"} <= drawn, drawn
     assert re.search(r"<td>2</td><td>1</td><td>0\.500</td>", html), "agreement of the two reviews"
 
     unknown = cli("report", "no-such-run", "--out", str(tmp_path / "nothing"))
