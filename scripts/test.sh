@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command (README): installs what is missing, checks style and types, then runs every test
-# against the real services the tests start themselves (Kafka broker, sandbox runtimes).
+# The test command (README): installs what is missing (scripts/setup.sh test: what the main job uses plus
+# the tests' extras, PostgreSQL, the Jaeger trace backend and Chromium), checks style and types, then runs
+# every test against the real services the tests start themselves (Kafka broker, sandbox runtimes).
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/unit -x`.
 # Test files run on two pytest workers (TEST_WORKERS; 0 runs them in this process): most of an
 # end-to-end test's time is spent waiting on brokers, models and timeouts, so two files side by side
@@ -8,7 +9,7 @@
 # a file's tests stay on one worker, so a module's shared run is made once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 echo "[test] ruff" >&2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needed by: main (scripts/setup.sh main)
 # Fetches the Apache Kafka broker jars from Maven Central into the cache (<home>/kafka/<version>/lib,
 # home = RLSTREAM_HOME or ~/.rlstream), through the same code path as `rlstream broker up`.
 # Idempotent: a complete cache is left as is. Needs Java 17 and Maven (scripts/setup.sh installs both).

