@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -36,7 +37,7 @@ from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.errors import BrokerError, RlstreamError
 from schemas.policy import PolicyPublished
-from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RolloutRequested
+from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RewardScored, RolloutRequested
 from schemas.task import TaskPublished
 from schemas.topics import (
     CATALOG,
@@ -46,6 +47,7 @@ from schemas.topics import (
     EXPERIENCES,
     GENERATIONS,
     POLICY,
+    REWARDS,
     ROLLOUTS_REQUESTED,
     VERDICTS,
 )
@@ -69,9 +71,41 @@ def _letter_key(letter: DeadLettered) -> str:
         return ""
 
 
+#: sparkline glyphs, lowest to highest
+_BARS = "▁▂▃▄▅▆▇█"
+#: a policy version's mean reward shows on the curve once this many of its samples are judged
+CURVE_MIN_SAMPLES = 4
+
+
+@dataclass
+class _Mean:
+    total: float = 0.0
+    n: int = 0
+
+    def add(self, x: float) -> None:
+        self.total += x
+        self.n += 1
+
+    @property
+    def value(self) -> float:
+        return self.total / self.n if self.n else 0.0
+
+
+def sparkline(values: list[float]) -> str:
+    """One glyph per value, scaled from 0 (or the lowest value, if negative) to the highest."""
+    if not values:
+        return ""
+    low, high = min(0.0, *values), max(values)
+    span = high - low
+    if span <= 0:
+        return _BARS[0] * len(values)
+    return "".join(_BARS[min(int((v - low) / span * (len(_BARS) - 1) + 0.5), len(_BARS) - 1)] for v in values)
+
+
 @dataclass
 class Progress:
-    """What the live line and the summary show, folded from the run's events."""
+    """What the live line and the summary show, folded from the run's events: one fold per event type
+    (:meth:`fold` dispatches on it)."""
 
     run_id: str
     expected_groups: int
@@ -106,6 +140,12 @@ class Progress:
     turns_used: list[int] = field(default_factory=list)
     #: the level curriculum's moves, in order
     levels: list[CurriculumLevelChanged] = field(default_factory=list)
+    #: the policy version each sample was generated with (training and evaluation), and its task
+    sample_version: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: each judged sample's reward, and whether each scored sample passed every case: joined with the
+    #: samples' versions when shown, so the order the topics are read in does not matter
+    sample_reward: dict[str, float] = field(default_factory=dict)
+    sample_passed: dict[str, bool] = field(default_factory=dict)
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -115,38 +155,7 @@ class Progress:
             self.duplicates += 1
             return
         self.seen.add(event_id)
-        if isinstance(event, CodeGenerated) and self.mine(event.group_id):
-            if event.split == "eval":
-                self.eval_samples.add(event.sample_id)
-            else:
-                self.generations += 1
-                self.generated_version = max(self.generated_version, event.policy_version)
-        elif isinstance(event, NoiseVerdict) and self.mine(event.group_id):
-            self.judged.add(event.sample_id)
-            if event.sample_id in self.eval_samples:
-                return  # an evaluation sample: not part of training's figures
-            self.verdicts[event.verdict] += 1
-            self.rewards.append(event.reward)
-            self.turns_used.append(event.turn + 1)
-            self.reasons.update(r.code for r in event.reasons)
-        elif isinstance(event, ExperienceReady) and self.mine(event.group_id):
-            self.groups_done += 1
-            self.partial_groups += int(event.partial)
-        elif isinstance(event, DeadLettered) and self.mine(_letter_key(event)):
-            self.dead_letters += 1
-        elif isinstance(event, RolloutRequested) and self.mine(event.group_id):
-            if event.split == "eval":
-                self.eval_requested += event.group_size
-                self.eval_versions.add(event.policy_version)
-            else:
-                self.requested += 1
-        elif isinstance(event, CurriculumLevelChanged) and event.run_id == self.run_id:
-            self.levels.append(event)
-        elif isinstance(event, PolicyPublished) and event.run_id == self.run_id:
-            self.policy_version = max(self.policy_version, event.policy_version)
-            self.learner_step = max(self.learner_step, event.step)
-            if self.target_steps is not None and event.step >= self.target_steps:
-                self.final_version = min(self.final_version or event.policy_version, event.policy_version)
+        _fold(event, self)
 
     @property
     def eval_judged(self) -> int:
@@ -167,23 +176,61 @@ class Progress:
             return self.learner_step >= self.target_steps
         return self.groups_done >= self.expected_groups and self.eval_judged >= self.eval_requested
 
+    def curve(self) -> dict[int, float]:
+        """Mean reward of the training samples per policy version that generated them (versions with at
+        least :data:`CURVE_MIN_SAMPLES` judged)."""
+        by_version: dict[int, _Mean] = {}
+        for sample, reward in self.sample_reward.items():
+            generated = self.sample_version.get(sample)
+            if generated is not None and sample not in self.eval_samples:
+                by_version.setdefault(generated[0], _Mean()).add(reward)
+        return {v: m.value for v, m in sorted(by_version.items()) if m.n >= CURVE_MIN_SAMPLES}
+
+    def held_out_pass_at_1(self) -> dict[int, float]:
+        """Per evaluated version: the mean over held-out tasks of the share of its samples that passed
+        every case (unbiased pass@1)."""
+        per_task: dict[tuple[int, str], _Mean] = {}
+        for sample in self.eval_samples:
+            passed = self.sample_passed.get(sample)
+            if passed is not None:
+                per_task.setdefault(self.sample_version[sample], _Mean()).add(float(passed))
+        by_version: dict[int, _Mean] = {}
+        for (version, _task), m in per_task.items():
+            by_version.setdefault(version, _Mean()).add(m.value)
+        return {v: m.value for v, m in sorted(by_version.items())}
+
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         n = sum(self.verdicts.values())
         mean = sum(self.rewards) / len(self.rewards) if self.rewards else 0.0
         mix = " ".join(f"{k}={v}" for k, v in sorted(self.verdicts.items())) or "-"
-        return (
-            f"[run {self.run_id}] groups {self.groups_done}"
-            f"{'' if self.target_steps else '/' + str(self.expected_groups)} | "
-            f"samples {n} ({n / elapsed:.2f}/s) | reward mean {mean:.3f} | verdicts {mix} | "
-            f"learner lag {self.lag} | policy v{self.policy_version} step {self.learner_step}"
-            f"{'/' + str(self.target_steps) if self.target_steps else ''} | "
-            f"reward (last 64) {self._recent_mean():.3f} | dlq {self.dead_letters} | "
-            + self._turns_part()
-            + (f"level {self.levels[-1].to_level} | " if self.levels else "")
-            + self._eval_part()
-            + f"{elapsed:.0f}s"
+        done = (
+            f"step {self.learner_step}/{self.target_steps} (policy v{self.policy_version})"
+            if self.target_steps
+            else f"groups {self.groups_done}/{self.expected_groups} | policy v{self.policy_version} "
+            f"step {self.learner_step}"
         )
+        if not n:
+            return (
+                f"[run {self.run_id}] {elapsed:.0f}s | {done} | waiting for the first samples "
+                f"(the workers load their models and join their groups)"
+            )
+        return (
+            f"[run {self.run_id}] {elapsed:.0f}s | {done} | samples {n} ({n / elapsed:.1f}/s), "
+            f"reward mean {mean:.3f}, last 64 {self._recent_mean():.3f}"
+            + self._curve_part()
+            + self._eval_part()
+            + (f" | level {self.levels[-1].to_level}" if self.levels else "")
+            + f" | verdicts {mix} | {self._turns_part()}learner lag {self.lag} | dlq {self.dead_letters}"
+        )
+
+    def _curve_part(self) -> str:
+        curve = self.curve()
+        if not curve:
+            return ""
+        (v0, r0), (v1, r1) = next(iter(curve.items())), list(curve.items())[-1]
+        ends = f"v{v0} {r0:.2f}" + (f" → v{v1} {r1:.2f}" if v1 != v0 else "")
+        return f" | reward by version {sparkline(list(curve.values()))} {ends}"
 
     def _turns_part(self) -> str:
         if max(self.turns_used, default=1) <= 1:
@@ -193,8 +240,8 @@ class Progress:
     def _eval_part(self) -> str:
         if not self.eval_requested:
             return ""
-        versions = ",".join(f"v{v}" for v in sorted(self.eval_versions))
-        return f"eval {self.eval_judged}/{self.eval_requested} samples ({versions}) | "
+        passes = " → ".join(f"v{v} {p:.2f}" for v, p in self.held_out_pass_at_1().items())
+        return f" | held-out pass@1 {passes or '-'} ({self.eval_judged}/{self.eval_requested} judged)"
 
     def _recent_mean(self, n: int = 64) -> float:
         recent = self.rewards[-n:]
@@ -219,6 +266,8 @@ class Progress:
             "learner_step": self.learner_step,
             "generated_version": self.generated_version,
             "reward_mean_last_64": self._recent_mean(),
+            "reward_by_version": {v: round(r, 4) for v, r in self.curve().items()},
+            "held_out_pass_at_1": {v: round(p, 4) for v, p in self.held_out_pass_at_1().items()},
             "evaluation_samples": self.eval_judged,
             "evaluation_samples_requested": self.eval_requested,
             "evaluated_versions": sorted(self.eval_versions),
@@ -243,6 +292,83 @@ def describe_move(move: CurriculumLevelChanged) -> str:
     return f"{head}: level {move.from_level} has no held-out task to measure it"
 
 
+@functools.singledispatch
+def _fold(event: Any, progress: Progress) -> None:
+    """Events the progress has no use for."""
+
+
+@_fold.register
+def _(event: CodeGenerated, progress: Progress) -> None:
+    if not progress.mine(event.group_id):
+        return
+    progress.sample_version[event.sample_id] = (event.policy_version, event.task_id)
+    if event.split == "eval":
+        progress.eval_samples.add(event.sample_id)
+    else:
+        progress.generations += 1
+        progress.generated_version = max(progress.generated_version, event.policy_version)
+
+
+@_fold.register
+def _(event: RewardScored, progress: Progress) -> None:
+    if progress.mine(event.group_id):
+        progress.sample_passed[event.sample_id] = 0 < event.total_cases == event.passed
+
+
+@_fold.register
+def _(event: NoiseVerdict, progress: Progress) -> None:
+    if not progress.mine(event.group_id):
+        return
+    progress.judged.add(event.sample_id)
+    if event.sample_id in progress.eval_samples:
+        return  # an evaluation sample: not part of training's figures
+    progress.verdicts[event.verdict] += 1
+    progress.rewards.append(event.reward)
+    progress.turns_used.append(event.turn + 1)
+    progress.reasons.update(r.code for r in event.reasons)
+    progress.sample_reward[event.sample_id] = event.reward
+
+
+@_fold.register
+def _(event: ExperienceReady, progress: Progress) -> None:
+    if progress.mine(event.group_id):
+        progress.groups_done += 1
+        progress.partial_groups += int(event.partial)
+
+
+@_fold.register
+def _(event: CurriculumLevelChanged, progress: Progress) -> None:
+    if event.run_id == progress.run_id:
+        progress.levels.append(event)
+
+
+@_fold.register
+def _(event: DeadLettered, progress: Progress) -> None:
+    if progress.mine(_letter_key(event)):
+        progress.dead_letters += 1
+
+
+@_fold.register
+def _(event: RolloutRequested, progress: Progress) -> None:
+    if not progress.mine(event.group_id):
+        return
+    if event.split == "eval":
+        progress.eval_requested += event.group_size
+        progress.eval_versions.add(event.policy_version)
+    else:
+        progress.requested += 1
+
+
+@_fold.register
+def _(event: PolicyPublished, progress: Progress) -> None:
+    if event.run_id != progress.run_id:
+        return
+    progress.policy_version = max(progress.policy_version, event.policy_version)
+    progress.learner_step = max(progress.learner_step, event.step)
+    if progress.target_steps is not None and event.step >= progress.target_steps:
+        progress.final_version = min(progress.final_version or event.policy_version, event.policy_version)
+
+
 class RunWatcher:
     """Reads the run's events (read_committed) from the moment the run started."""
 
@@ -255,6 +381,7 @@ class RunWatcher:
         POLICY.name,
         ROLLOUTS_REQUESTED.name,
         CURRICULUM.name,
+        REWARDS.name,
     )
 
     def __init__(self, bootstrap: str, since: datetime) -> None:
@@ -432,7 +559,7 @@ def run_pipeline(
     env_overrides: dict[str, str],
     echo: Any,
     timeout_s: float | None = None,
-    progress_every_s: float = 2.0,
+    progress_every_s: float = 5.0,
     target_steps: int | None = None,
     resume: bool = False,
 ) -> dict[str, Any]:
