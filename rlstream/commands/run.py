@@ -69,6 +69,21 @@ def _load_tasks(source: str, limit: int | None) -> list[TaskPublished]:
     return tasks[:limit] if limit else tasks
 
 
+def _write_report(bootstrap: str, run_id: str, out: Path) -> Path:
+    """The run's HTML report, folded from the log (exact whether or not the projector caught up)."""
+    # imported here: matplotlib and SQLAlchemy cost every other command seconds of start-up
+    from consumers.report.load import load_from_log
+    from consumers.report.write import write_report
+
+    def progress(message: str) -> None:
+        if message.startswith("chart "):
+            return  # one line per chart is more than a run's end needs
+        typer.echo(f"[report] {message}", err=True)
+
+    typer.echo(f"[report] writing {out}", err=True)
+    return write_report(load_from_log(bootstrap, run_id, progress), out, progress).index
+
+
 def _bootstrap() -> str:
     settings = get_settings()
     try:
@@ -135,10 +150,15 @@ def register(app: typer.Typer) -> None:
             help="train graded tasks level by level, moving on as held-out pass@1 of the level rises "
             "(default: on for library runs with held-out tasks)",
         ),
+        report: Path | None = typer.Option(
+            None, "--report", help="write the run's HTML report here (default: <home>/runs/RUN_ID/report)"
+        ),
+        no_report: bool = typer.Option(False, "--no-report", help="do not write the HTML report at the end"),
         as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     ) -> None:
         """Start the broker (if none is running), the topics and every worker; publish the tasks; show live
-        progress until every group has its experience; stop cleanly (Ctrl-C too) and print a summary.
+        progress until every group has its experience; stop cleanly (Ctrl-C too), print a summary and write
+        the run's HTML report (its path is the last line printed).
         Held-out tasks (--eval-fraction, --eval-tasks) are never trained on: the evaluator samples them
         under version 0, every N versions and the final one (`rlstream eval RUN_ID`). With --max-turns N
         each sample is an episode: the model sees the failing visible cases and revises its code, up to
@@ -222,11 +242,16 @@ def register(app: typer.Typer) -> None:
             )
         finally:
             shutdown_tracing()  # spans still buffered are sent before the command ends
+        if not no_report and not summary["interrupted"]:
+            out = report or settings.home / "runs" / rid / "report"
+            summary["report"] = str(_write_report(bootstrap, rid, out))
         if as_json:
             echo_json(summary)
         else:
             typer.echo("summary:")
             for key, value in summary.items():
                 typer.echo(f"  {key}: {value}")
+        if "report" in summary:
+            typer.echo(f"report: {summary['report']}")
         if summary["interrupted"]:
             sys.exit(130)
