@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from consumers.evaluation import SampleOutcome, evaluate
 from infra.kafka.admin import ensure_topics
 from infra.kafka.consumer import decode_message
 from infra.kafka.lag import LagProbe
@@ -75,20 +76,6 @@ def _letter_key(letter: DeadLettered) -> str:
 _BARS = "▁▂▃▄▅▆▇█"
 #: a policy version's mean reward shows on the curve once this many of its samples are judged
 CURVE_MIN_SAMPLES = 4
-
-
-@dataclass
-class _Mean:
-    total: float = 0.0
-    n: int = 0
-
-    def add(self, x: float) -> None:
-        self.total += x
-        self.n += 1
-
-    @property
-    def value(self) -> float:
-        return self.total / self.n if self.n else 0.0
 
 
 def sparkline(values: list[float]) -> str:
@@ -179,25 +166,22 @@ class Progress:
     def curve(self) -> dict[int, float]:
         """Mean reward of the training samples per policy version that generated them (versions with at
         least :data:`CURVE_MIN_SAMPLES` judged)."""
-        by_version: dict[int, _Mean] = {}
+        by_version: dict[int, list[float]] = {}
         for sample, reward in self.sample_reward.items():
             generated = self.sample_version.get(sample)
             if generated is not None and sample not in self.eval_samples:
-                by_version.setdefault(generated[0], _Mean()).add(reward)
-        return {v: m.value for v, m in sorted(by_version.items()) if m.n >= CURVE_MIN_SAMPLES}
+                by_version.setdefault(generated[0], []).append(reward)
+        return {v: sum(r) / len(r) for v, r in sorted(by_version.items()) if len(r) >= CURVE_MIN_SAMPLES}
 
     def held_out_pass_at_1(self) -> dict[int, float]:
-        """Per evaluated version: the mean over held-out tasks of the share of its samples that passed
-        every case (unbiased pass@1)."""
-        per_task: dict[tuple[int, str], _Mean] = {}
-        for sample in self.eval_samples:
-            passed = self.sample_passed.get(sample)
-            if passed is not None:
-                per_task.setdefault(self.sample_version[sample], _Mean()).add(float(passed))
-        by_version: dict[int, _Mean] = {}
-        for (version, _task), m in per_task.items():
-            by_version.setdefault(version, _Mean()).add(m.value)
-        return {v: m.value for v, m in sorted(by_version.items())}
+        """Per evaluated version: the mean over held-out tasks of their unbiased pass@1 (`rlstream eval`'s
+        figure), from the samples scored so far."""
+        outcomes = [
+            SampleOutcome("eval", *self.sample_version[sample], passed)
+            for sample in self.eval_samples
+            if (passed := self.sample_passed.get(sample)) is not None
+        ]
+        return {r.policy_version: r.pass_at[1] for r in evaluate(outcomes, (1,))}
 
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -210,9 +194,10 @@ class Progress:
             else f"groups {self.groups_done}/{self.expected_groups} | policy v{self.policy_version} "
             f"step {self.learner_step}"
         )
+        level = f" | level {self.levels[-1].to_level}" if self.levels else ""
         if not n:
             return (
-                f"[run {self.run_id}] {elapsed:.0f}s | {done} | waiting for the first samples "
+                f"[run {self.run_id}] {elapsed:.0f}s | {done}{level} | waiting for the first samples "
                 f"(the workers load their models and join their groups)"
             )
         return (
@@ -220,7 +205,7 @@ class Progress:
             f"reward mean {mean:.3f}, last 64 {self._recent_mean():.3f}"
             + self._curve_part()
             + self._eval_part()
-            + (f" | level {self.levels[-1].to_level}" if self.levels else "")
+            + level
             + f" | verdicts {mix} | {self._turns_part()}learner lag {self.lag} | dlq {self.dead_letters}"
         )
 

@@ -2,10 +2,11 @@
 # Installs what rlstream needs on a fresh Debian 12 machine, by need and idempotently:
 #
 #   bash scripts/setup.sh main [--models "tiny smollm2"]   what the main job uses: Java 17, Maven and
-#       bubblewrap (Debian packages), uv, the virtualenv from uv.lock, the Apache Kafka jars, the sandbox
-#       runtime and the models named (default: tiny). scripts/main.sh runs this.
-#   bash scripts/setup.sh test      all of main (both models) and the tests' extras: PostgreSQL, the Jaeger
-#       trace backend and Chromium. scripts/test.sh runs this. (The default, for `bash scripts/setup.sh`.)
+#       bubblewrap (Debian packages), uv, the virtualenv from uv.lock, the Apache Kafka jars, the sandbox's
+#       WASM runtime and the models named (default: tiny). scripts/main.sh runs this.
+#   bash scripts/setup.sh test      all of main (both models) and the tests' extras: the container jail's
+#       numpy/pandas/scipy, PostgreSQL, the Jaeger trace backend and Chromium. scripts/test.sh runs this
+#       (and so does `bash scripts/setup.sh` without a profile).
 #
 # Each area's step is a script in scripts/setup.d/; a step whose header says `# needed by: tests` is a
 # test extra, every other one belongs to main. Each step's duration is printed, and the total; main's
@@ -79,6 +80,7 @@ for step in "${main_steps[@]}"; do
     t0=$(date +%s)
     args=()
     [ "$name" = 30-models ] && read -r -a args <<<"$models"
+    [ "$name" = 20-sandbox ] && [ "$profile" = main ] && args=(--without-jail-wheels)
     bash "$step" "${args[@]}"
     log "$name done in $(($(date +%s) - t0))s"
   ) &

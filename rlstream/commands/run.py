@@ -21,7 +21,7 @@ from rlstream.commands.broker import _fetch, local_cluster
 from rlstream.runner import new_run_id, run_pipeline
 from rlstream.settings import get_settings
 from rlstream.workers import PIPELINE_WORKERS
-from schemas.errors import BrokerError, InputError, UsageError
+from schemas.errors import BrokerError, InputError, RlstreamError, UsageError
 from schemas.task import MAX_TURNS_LIMIT, TaskPublished
 
 #: a --steps run issues groups until the learner is done, not a fixed number per task
@@ -244,14 +244,19 @@ def register(app: typer.Typer) -> None:
             shutdown_tracing()  # spans still buffered are sent before the command ends
         if not no_report and not summary["interrupted"]:
             out = report or settings.home / "runs" / rid / "report"
-            summary["report"] = str(_write_report(bootstrap, rid, out))
+            try:
+                summary["report"] = str(_write_report(bootstrap, rid, out))
+            except RlstreamError as exc:
+                # the run itself is done and kept: a report that could not be written is a warning
+                retry = f"rlstream report {rid} --out {out} --from-log"
+                typer.echo(f"[report] not written: {exc} (retry: {retry})", err=True)
         if as_json:
             echo_json(summary)
         else:
             typer.echo("summary:")
             for key, value in summary.items():
                 typer.echo(f"  {key}: {value}")
-        if "report" in summary:
-            typer.echo(f"report: {summary['report']}")
+            if "report" in summary:
+                typer.echo(f"report: {summary['report']}")
         if summary["interrupted"]:
             sys.exit(130)

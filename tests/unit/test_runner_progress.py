@@ -1,12 +1,15 @@
-"""The run summary's view of the generators: the newest policy version their training samples were
-stamped with."""
+"""The run's live line and summary: the newest policy version the training samples were stamped with,
+the reward curve by the version that generated each sample, and held-out pass@1 per evaluated version."""
 
 import time
+from typing import Any
 
-from rlstream.runner import Progress, _drain, torch_threads
+import pytest
+
+from rlstream.runner import Progress, _drain, sparkline, torch_threads
 from rlstream.workers import PIPELINE_WORKERS
 from schemas.curriculum import CurriculumLevelChanged
-from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested
+from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, RolloutRequested
 
 
 def _generated(run: str, index: int, version: int, split: str = "train") -> CodeGenerated:
@@ -127,3 +130,77 @@ def test_a_run_waits_for_its_final_evaluation_as_long_as_samples_keep_being_judg
     assert progress.eval_judged == 5
     assert "0 group(s) and 35 evaluation sample(s) unfinished" in lines[-1]
     assert progress.summary()["evaluation_samples_requested"] == 40
+
+
+def _scored(run: str, index: int, reward: float, passed: bool) -> tuple[RewardScored, NoiseVerdict]:
+    sample, group = f"{run}/t/0/{index}", f"{run}/t/0"
+    scored = RewardScored(
+        sample_id=sample,
+        group_id=group,
+        task_id="t",
+        execution_event_id=f"x{index}",
+        reward_fn="code",
+        reward_version="code-v2",
+        components={},
+        weights={},
+        total=reward,
+        passed=3 if passed else 1,
+        total_cases=3,
+    )
+    verdict = NoiseVerdict(
+        sample_id=sample,
+        group_id=group,
+        task_id="t",
+        reward_event_id=f"r{index}",
+        verdict="accept",
+        reward=reward,
+        failure_reward=None,
+    )
+    return scored, verdict
+
+
+def test_the_line_shows_the_reward_by_generating_version_and_held_out_pass_at_1_per_version() -> None:
+    progress = Progress(run_id="r1", expected_groups=1, target_steps=15)
+    assert "waiting for the first samples" in progress.line()
+    samples = [(i, 0, 0.1, False, "train") for i in range(4)]  # version 0: reward 0.1
+    samples += [(4 + i, 3, 1.2, True, "train") for i in range(4)]  # version 3: reward 1.2
+    samples += [(8, 3, 1.0, True, "train")] * 2  # a re-delivered event (same id) is folded once
+    samples += [(9, 5, 2.0, True, "train")]  # one sample of version 5: too few to show yet
+    samples += [(20, 0, 0.0, False, "eval"), (21, 0, 0.0, True, "eval"), (22, 3, 1.0, True, "eval")]
+    # the topics are read in any order: a verdict or a reward may come before its generation
+    events: list[tuple[str, Any]] = []
+    for index, version, reward, passed, split in samples:
+        scored, verdict = _scored("r1", index, reward, passed)
+        events += [
+            (f"s{index}", scored),
+            (f"v{index}", verdict),
+            (f"g{index}", _generated("r1", index, version, split)),
+        ]
+    for event_id, event in reversed(events):
+        progress.fold(event_id, event)
+    for version in (0, 3):  # the evaluation rounds asked for
+        request = RolloutRequested(
+            split="eval",
+            group_id=f"r1/eval/{version}",
+            task_id="t",
+            group_size=2,
+            prompt="p",
+            entry_point="f",
+        )
+        progress.fold(f"q{version}", request.model_copy(update={"policy_version": version}))
+    progress.fold("o", _generated("other", 30, 9))  # another run's sample is not counted
+    assert progress.curve() == pytest.approx({0: 0.1, 3: (4 * 1.2 + 1.0) / 5})
+    assert progress.held_out_pass_at_1() == {0: 0.5, 3: 1.0}
+    line = progress.line()
+    assert "reward by version ▂█ v0 0.10 → v3 1.16" in line, line
+    assert "held-out pass@1 v0 0.50 → v3 1.00 (3/4 judged)" in line, line
+    summary = progress.summary()
+    assert summary["reward_by_version"] == {0: 0.1, 3: 1.16}
+    assert summary["held_out_pass_at_1"] == {0: 0.5, 3: 1.0}
+
+
+def test_sparkline_scales_from_zero_or_the_lowest_value_to_the_highest() -> None:
+    assert sparkline([]) == ""
+    assert sparkline([0.0, 0.5, 1.0]) == "▁▅█"
+    assert sparkline([-1.0, 1.0]) == "▁█"
+    assert sparkline([0.0, 0.0]) == "▁▁"
