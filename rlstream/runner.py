@@ -237,7 +237,8 @@ class Progress:
         return {
             "run_id": self.run_id,
             "groups": self.groups_done,
-            "expected_groups": self.expected_groups,
+            # a --steps run issues groups until the learner is done: there is no expected number
+            "expected_groups": None if self.target_steps else self.expected_groups,
             "partial_groups": self.partial_groups,
             "generations": self.generations,
             "samples_judged": n,

@@ -128,6 +128,7 @@ def test_synthetic_run_learns_and_survives_a_killed_learner(own_broker: str, tmp
             "--timeout",
             str(RUN_TIMEOUT_S),
             "--json",
+            "--no-report",  # the report is test_report's
         ],
         env=env,
         stdout=out_log.open("wb"),

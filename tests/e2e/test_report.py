@@ -102,7 +102,11 @@ def test_report_of_a_real_run_renders_in_a_headless_browser(own_broker: str, tmp
 
     run: tuple[str, ...] = ("run", "--tasks", "synthetic", "--model", "tiny", "--group-size", "4")
     run += ("--steps", "2", "--eval-fraction", "0.2")  # the held-out chart has data
-    ok(*run, "--run-id", run_id, "--timeout", "900", timeout=1000)
+    done = ok(*run, "--run-id", run_id, "--timeout", "900", timeout=1000)
+    # the run ends by writing its own report (from the log) and naming it last
+    own = home / "runs" / run_id / "report" / "index.html"
+    assert done.stdout.strip().splitlines()[-1] == f"report: {own}", done.stdout[-2000:]
+    assert 'class="chart"' in own.read_text()
 
     # two human reviews: one overrides the automated verdict, one keeps it
     verdicts = [
