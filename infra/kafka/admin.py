@@ -24,8 +24,19 @@ from schemas.topics import Topic
 _client_log = logging.getLogger("rlstream.kafka.client")
 
 
+#: a client backs off reconnecting to a broker that refused it up to this long (librdkafka: 10 s), so a
+#: restarted broker is used again within a second of answering
+RECONNECT_BACKOFF_MAX_MS = 1_000
+
+
 def client_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap, "logger": _client_log, **extra}
+    """What every client of the project is built with (``extra`` overrides it)."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "logger": _client_log,
+        "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS,
+        **extra,
+    }
 
 
 def admin_client(bootstrap: str, *, client_id: str = "rlstream") -> AdminClient:

@@ -12,18 +12,20 @@ is the one that never writes a duplicate, and the faster of the two (``bench/run
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from infra.kafka.admin import client_config as base_config
 from infra.kafka.admin import raise_message_limits
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
@@ -48,11 +50,65 @@ def _coordinator_busy(err: object) -> bool:
     return bool(err.retriable()) or err.code() in busy
 
 
-#: a transaction the client has not finished after this long is abandoned by ending the process: after a
-#: broker restart the client was seen waiting forever inside send_offsets_to_transaction (its own timeout
-#: notwithstanding). A restarted worker fences the stuck producer and redoes the batch: nothing is lost
-#: or doubled, exactly as after a kill -9.
-STUCK_TRANSACTION_S = 240.0
+#: one transactional call (init, send offsets, commit, abort) that has not returned after this long is
+#: abandoned with its producer, and a fresh producer under the same transactional id takes over (its
+#: init_transactions fences the old one and aborts or completes its open transaction). After a broker
+#: restart librdkafka 2.16 can wait forever inside send_offsets_to_transaction, its own timeout
+#: notwithstanding: the coordinator request's deadline is never checked, and a coordinator cached from
+#: before the restart is never looked up again (librdkafka issues 5456 and 5511, open). Far above a
+#: healthy commit (milliseconds) and a coordinator moving to another broker (a few seconds).
+TXN_CALL_LIMIT_S = 10.0
+
+#: how long a transaction may stay open on the broker before it aborts it (the client's default is a
+#: minute): an instance that dies inside a transaction and is not replaced holds back every
+#: read_committed reader of its output for this long (plus the broker's 10 s abort sweep). A batch's
+#: transaction lasts from its first write to its commit: milliseconds to seconds.
+TRANSACTION_TIMEOUT_MS = 20_000
+
+#: a process that replaced its producer this often without a transaction committed in between starts
+#: afresh (its supervisor restarts it): abandoned producers are kept, never destroyed while a call may
+#: still be running inside them
+MAX_ABANDONED_PRODUCERS = 8
+
+#: last resort: a transaction (its writes and bounded calls) that has not ended after this long ends the
+#: process, to be restarted by its supervisor. A restarted worker fences the stuck producer and redoes
+#: the batch: nothing is lost or doubled, exactly as after a kill -9.
+STUCK_TRANSACTION_S = 60.0
+
+T = TypeVar("T")
+
+
+class TransactionStuck(Exception):
+    """A transactional call did not return within its limit; the producer is to be replaced."""
+
+
+def bounded(call: Callable[[], T], limit_s: float, what: str) -> T:
+    """``call()`` on a thread of its own, or :class:`TransactionStuck` when it has not returned after
+    ``limit_s`` (the thread is left inside the client: a call blocked in C cannot be interrupted).
+    The client's calls release the GIL while they wait, so the caller goes on meanwhile."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, name=f"txn-{what}", daemon=True)
+    worker.start()
+    worker.join(limit_s)
+    if not outcome:
+        raise TransactionStuck(f"{what} did not return within {limit_s:.0f}s")
+    ok, value = outcome[0]
+    if ok:
+        return value  # type: ignore[no-any-return]
+    raise value
+
+
+def _bounded_call(method: Callable[..., T], *args: Any) -> T:
+    """A transactional producer call with the client's own timeout as its last argument, bounded a
+    little beyond that timeout (which the client does not always keep)."""
+    return bounded(functools.partial(method, *args, TXN_CALL_LIMIT_S), TXN_CALL_LIMIT_S + 5, method.__name__)
 
 
 def _exit_if_stuck(name: str, after_s: float) -> threading.Timer:
@@ -125,7 +181,7 @@ class TransactionalProcessor:
             client_id=self._client_id,
             transient=(KafkaException,),
         )
-        base = {"bootstrap.servers": bootstrap, **(client_config or {})}
+        base = base_config(bootstrap, **(client_config or {}))
         self._consumer = Consumer(
             {
                 **base,
@@ -141,17 +197,22 @@ class TransactionalProcessor:
                 **(consumer_config or {}),
             }
         )
-        self._producer = Producer(
-            {
-                **base,
-                "client.id": self._client_id,
-                "transactional.id": self._client_id,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "message.max.bytes": MAX_RECORD_BYTES,
-            }
-        )
+        self._producer_config = {
+            **base,
+            "client.id": self._client_id,
+            "transactional.id": self._client_id,
+            "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "message.max.bytes": MAX_RECORD_BYTES,
+        }
+        self._producer = Producer(self._producer_config)
+        #: producers given up while a call may still be running inside them: kept, never destroyed
+        self._abandoned: list[Producer] = []
+        self.producers_replaced = 0
+        #: a replacement producer not yet registered (init_transactions)
+        self._producer_fresh = True
         self._restore_consumer_config = {**base, "group.id": f"rlstream.{name}.restore.{instance}"}
         self._assigned: set[tuple[str, int]] = set()
         self._pending_restore: set[int] = set()
@@ -165,22 +226,45 @@ class TransactionalProcessor:
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         self._ensure_changelog()
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                self._producer.init_transactions(30)
-                break
-            except KafkaException as exc:
-                err = exc.args[0] if exc.args else None
-                # a fresh or failed-over cluster: the transaction coordinator is loading or moving
-                if _coordinator_busy(err) and time.monotonic() < deadline:
-                    log.info("%s: waiting for the transaction coordinator: %s", self.name, err)
-                    time.sleep(1.0)
-                    continue
-                raise BrokerError(f"{self.name}: cannot start transactions: {exc}") from exc
+        self._init_transactions()
         self._consumer.subscribe(
             self.input_topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
+
+    def _init_transactions(self, wait_s: float = 120.0) -> None:
+        """Register the producer's transactional id, fencing any earlier producer under it (whose open
+        transaction the coordinator aborts, or completes if its commit had begun)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                _bounded_call(self._producer.init_transactions)
+                self._producer_fresh = False
+                return
+            except TransactionStuck as exc:
+                if time.monotonic() >= deadline:
+                    raise BrokerError(f"{self.name}: cannot start transactions: {exc}") from None
+                self._abandon_producer(str(exc))
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                # a fresh, restarting or failed-over cluster: the transaction coordinator is loading or
+                # moving
+                if not _coordinator_busy(err) or time.monotonic() >= deadline:
+                    raise BrokerError(f"{self.name}: cannot start transactions: {exc}") from exc
+                log.info("%s: waiting for the transaction coordinator: %s", self.name, err)
+                time.sleep(1.0)
+
+    def _abandon_producer(self, reason: str) -> None:
+        """Leave the producer (and any call still inside it) behind and build a fresh one under the same
+        transactional id; :meth:`_init_transactions` must run before it is used."""
+        if len(self._abandoned) >= MAX_ABANDONED_PRODUCERS:
+            raise BrokerError(
+                f"{self.name}: replaced its transactional producer {len(self._abandoned)} times; restarting"
+            )
+        log.warning("%s: replacing the transactional producer (%s)", self.name, reason)
+        self._abandoned.append(self._producer)
+        self._producer = Producer(self._producer_config)
+        self._producer_fresh = True
+        self.producers_replaced += 1
 
     def _ensure_changelog(self) -> None:
         """The changelog is compacted and has as many partitions as the widest input topic."""
@@ -254,21 +338,30 @@ class TransactionalProcessor:
 
     # -- one iteration ---------------------------------------------------------------------------
     def step(self) -> int:
-        if self._lost:
-            # after a lost assignment the client waits forever inside send_offsets_to_transaction (seen
-            # after a broker restart): a fresh process (its supervisor restarts it) rejoins cleanly and
-            # fences this one, exactly as after a kill -9
-            raise BrokerError(f"{self.name}: the group took this worker's partitions away; restarting")
         try:
             return self._step()
         finally:
             self.host.end_batch()
+
+    def _start_over(self) -> None:
+        """The group took this worker's partitions away (its session timed out: the broker restarted or
+        was unreachable): state is restored again once the group hands partitions back, and a fresh
+        producer replaces the one whose cached coordinators may point at a broker that is gone (the old
+        client was seen waiting forever inside send_offsets_to_transaction after such a loss)."""
+        self._lost = False
+        self.state.discard()
+        self._abandon_producer("the group took this worker's partitions away")
+        self._init_transactions()
 
     def _step(self) -> int:
         # wait for the first record only, then take what is already buffered: a batch call with a
         # timeout would hold every partial batch for the whole timeout
         first = self._consumer.poll(self._poll_timeout)
         msgs = [] if first is None else [first, *self._consumer.consume(self._batch_size - 1, 0)]
+        if self._lost:
+            # what was polled is read again from the committed offsets once partitions are reassigned
+            self._start_over()
+            return 0
         self._restore_pending()
         raws: list[Raw] = []
         offsets: dict[tuple[str, int], int] = {}
@@ -299,38 +392,57 @@ class TransactionalProcessor:
         return len(msgs)
 
     def _commit(self, writes: Sequence[Write], offsets: dict[tuple[str, int], int]) -> None:
-        p = self._producer
         watchdog = _exit_if_stuck(self.name, STUCK_TRANSACTION_S)
         try:
-            p.begin_transaction()
-            for write in writes:
-                r = write.record
-                p.produce(write.topic, key=r.key, value=r.value, headers=list(r.headers))
-                p.poll(0)
-            for (part, kind, key), value in self.state.take_writes().items():
-                p.produce(
-                    self.changelog_topic,
-                    key=raw_key(kind, key).encode(),
-                    value=None if value is None else json.dumps(value).encode(),
-                    partition=part,
-                )
-            if offsets:
-                tps = [TopicPartition(t, part, off) for (t, part), off in offsets.items()]
-                p.send_offsets_to_transaction(tps, self._consumer.consumer_group_metadata(), 30)
-            p.commit_transaction(60)
+            self._transact(writes, offsets)
+        except TransactionStuck as exc:
+            self._give_up(f"transaction abandoned: {exc}")
+            # the fresh producer's init resolves the open transaction before the offsets are read back
+            self._abandon_producer(str(exc))
+        except KafkaException as exc:
+            self._give_up(f"transaction aborted: {exc}")
+            err = exc.args[0] if exc.args else None
+            if err is None or not getattr(err, "txn_requires_abort", lambda: False)():
+                raise BrokerError(f"{self.name}: transaction failed: {exc}") from exc
+            try:
+                _bounded_call(self._producer.abort_transaction)
+            except (TransactionStuck, KafkaException) as failed:
+                self._abandon_producer(f"abort failed: {failed}")
+        else:
             self.stats.transactions += 1
             self.stats.produced += len(writes)
-        except KafkaException as exc:
-            self.stats.aborted += 1
-            self.host.fail_batch(f"transaction aborted: {exc}")
-            err = exc.args[0] if exc.args else None
-            if err is not None and getattr(err, "txn_requires_abort", lambda: False)():
-                p.abort_transaction(30)
-                self._rewind(offsets)
-                return
-            raise BrokerError(f"{self.name}: transaction failed: {exc}") from exc
+            return
         finally:
+            # waiting for a cluster that is away (below) is no stuck client
             watchdog.cancel()
+        if self._producer_fresh:
+            self._init_transactions()
+        self._rewind(offsets)
+
+    def _transact(self, writes: Sequence[Write], offsets: dict[tuple[str, int], int]) -> None:
+        """One transaction: the batch's output records, its state changes and its consumed offsets.
+        The calls that wait on the broker are bounded (:func:`bounded`)."""
+        p = self._producer
+        p.begin_transaction()
+        for write in writes:
+            r = write.record
+            p.produce(write.topic, key=r.key, value=r.value, headers=list(r.headers))
+            p.poll(0)
+        for (part, kind, key), value in self.state.take_writes().items():
+            p.produce(
+                self.changelog_topic,
+                key=raw_key(kind, key).encode(),
+                value=None if value is None else json.dumps(value).encode(),
+                partition=part,
+            )
+        if offsets:
+            tps = [TopicPartition(t, part, off) for (t, part), off in offsets.items()]
+            _bounded_call(p.send_offsets_to_transaction, tps, self._consumer.consumer_group_metadata())
+        _bounded_call(p.commit_transaction)
+
+    def _give_up(self, reason: str) -> None:
+        self.stats.aborted += 1
+        self.host.fail_batch(reason)
 
     def _seek_to_first(self, msgs: list[Message]) -> None:
         first: dict[tuple[str, int], int] = {}

@@ -1,4 +1,5 @@
-"""The exactly-once processor runtime on the real broker: kill -9 mid-run loses and duplicates nothing."""
+"""The exactly-once processor runtime on the real broker: kill -9 mid-run loses and duplicates nothing,
+nor does a transactional call that never returns."""
 
 from __future__ import annotations
 
@@ -6,20 +7,28 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
-from confluent_kafka import Consumer, TopicPartition
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
 
+from infra.kafka import transactional
 from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
+from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.port import Emit, Hosted, Incoming
+from infra.runtime.state import Kind, State
 from schemas.rollout import RolloutRequested
 from schemas.task import TaskPublished, TestCase
 
 ROOT = Path(__file__).resolve().parents[2]
+COUNT = Kind("count", int)
 
 
 def _tasks(n: int) -> list[TaskPublished]:
@@ -130,3 +139,67 @@ def test_a_poison_record_is_dead_lettered_and_the_rest_processed(
     errors = sorted(getattr(letter, "error", "") for letter in letters)
     assert any("poison" in e for e in errors)
     assert any("headers" in e or "ce_" in e for e in errors)
+
+
+class _HangsOnce:
+    """A transactional producer whose first send_offsets_to_transaction never returns, as librdkafka's
+    did after a broker restart (the coordinator it cached was gone); everything else is the real one."""
+
+    def __init__(self, real: Producer) -> None:
+        self.real = real
+        self.release = threading.Event()
+
+    def send_offsets_to_transaction(self, *args: object) -> None:
+        self.release.wait(120)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+
+def test_a_transaction_stuck_in_the_client_is_abandoned_and_a_fresh_producer_redoes_it(
+    kafka_catalog: str, new_topic: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+):
+    """The stuck producer's open transaction (outputs and state written, offsets not) is aborted by the
+    fresh producer's init_transactions; the batch is read again and written once, in the same process."""
+    monkeypatch.setattr(transactional, "TXN_CALL_LIMIT_S", 1.0)
+    tin, tout = new_topic(3), new_topic(3)
+    n = 30
+    with EventProducer(kafka_catalog, source="test") as producer:
+        for task in _tasks(n):
+            producer.publish(task, topic=tin)
+
+    def handler(batch: Sequence[Incoming], state: State) -> list[Emit]:
+        out = []
+        for msg in batch:
+            task = msg.event
+            assert isinstance(task, TaskPublished)
+            state.put(msg.partition, COUNT, "", (state.get(msg.partition, COUNT) or 0) + 1)
+            request = RolloutRequested(
+                group_id=f"{task.task_id}/0", task_id=task.task_id, group_size=2, prompt="p", entry_point="f"
+            )
+            out.append(Emit(request, topic=tout))
+        return out
+
+    name = f"txn{uuid.uuid4().hex[:8]}"
+    proc = TransactionalProcessor(
+        Hosted(name, [tin], handler, kinds=(COUNT,), batch_size=10), bootstrap=kafka_catalog
+    )
+    proc.start()
+    hanging = _HangsOnce(proc._producer)
+    proc._producer = cast(Producer, hanging)
+    try:
+        t0 = time.monotonic()
+        idle_since = time.monotonic()
+        while time.monotonic() - idle_since < 4.0 and time.monotonic() - t0 < 120:
+            if proc.step() or not proc.assigned:
+                idle_since = time.monotonic()
+        counted = sum(proc.state.get(p, COUNT) or 0 for p in proc.state.owned_partitions())
+        assert proc.producers_replaced == 1
+        assert proc.stats.aborted == 1
+    finally:
+        hanging.release.set()
+        proc.close()
+    events = _read_all(kafka_catalog, tout, 3)
+    assert sorted(e.task_id for e in events) == sorted(f"t{i}" for i in range(n))
+    # the state restored from the changelog after the abandoned transaction counts every task once
+    assert counted == n

@@ -1,18 +1,19 @@
 """Starting transactions on a fresh or failed-over cluster waits for the transaction coordinator rather
-than failing the worker (every worker of the 3-broker fault test died once at start-up that way)."""
+than failing the worker (every worker of the 3-broker fault test died once at start-up that way), and a
+transactional call that does not return is left behind after a bounded time."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
-from infra.kafka.transactional import TransactionalProcessor, _coordinator_busy
-from infra.runtime.port import Hosted
-from schemas.errors import BrokerError
+from infra.kafka.transactional import TransactionStuck, _coordinator_busy, bounded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,8 +35,8 @@ def test_a_fatal_or_permanent_error_still_fails_the_start() -> None:
 
 
 def test_a_transaction_stuck_in_the_client_ends_the_process_for_a_restart() -> None:
-    """After a broker restart the client was seen waiting forever inside send_offsets_to_transaction:
-    the watchdog ends the worker (exit 75) so that a supervisor restarts it; a cancelled one does not."""
+    """The last resort for a transaction that never ends: the watchdog ends the worker (exit 75) so
+    that a supervisor restarts it; a cancelled one does not."""
     head = "import logging, time\nlogging.basicConfig()\n"
     head += "from infra.kafka import transactional as t\nx = t._exit_if_stuck\n"
     stuck = head + "x('t', 0.5); time.sleep(30)"
@@ -47,13 +48,18 @@ def test_a_transaction_stuck_in_the_client_ends_the_process_for_a_restart() -> N
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def test_a_worker_whose_partitions_were_lost_stops_for_a_restart() -> None:
-    """A session that timed out (the broker restarted) leaves the client unable to send offsets to a
-    transaction: the worker stops with a BrokerError at its next step instead of hanging there."""
-    proc = TransactionalProcessor(Hosted("lost", ["t"], lambda batch, state: []), bootstrap="127.0.0.1:1")
-    try:
-        proc._on_lost(proc._consumer, [])
-        with pytest.raises(BrokerError, match="partitions away"):
-            proc.step()
-    finally:
-        proc._producer.flush(0)
+def test_a_bounded_call_returns_its_value_or_raises_its_error() -> None:
+    assert bounded(lambda: 42, 5, "answer") == 42
+    with pytest.raises(KafkaException):
+        bounded(lambda: (_ for _ in ()).throw(KafkaException(KafkaError(KafkaError._FENCED))), 5, "fenced")
+
+
+def test_a_call_that_does_not_return_is_left_behind_after_its_limit() -> None:
+    """librdkafka can wait forever inside send_offsets_to_transaction past its own timeout: the caller
+    gets TransactionStuck after the limit and goes on while the call stays blocked on its thread."""
+    release = threading.Event()
+    t0 = time.monotonic()
+    with pytest.raises(TransactionStuck, match="send_offsets_to_transaction did not return within 1s"):
+        bounded(lambda: release.wait(60), 1.0, "send_offsets_to_transaction")
+    assert time.monotonic() - t0 < 5
+    release.set()
