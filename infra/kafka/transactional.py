@@ -485,10 +485,10 @@ class TransactionalProcessor:
                 self.state.disown(tp.partition)
                 self._pending_restore.discard(tp.partition)
 
-    def _watermarks(self, restorer: Consumer, partition: int, deadline: float) -> tuple[int, int]:
+    def _watermarks(self, client: Consumer, partition: int, deadline: float) -> tuple[int, int]:
         while True:
             try:
-                lo, hi = restorer.get_watermark_offsets(TopicPartition(self.changelog_topic, partition), 10)
+                lo, hi = client.get_watermark_offsets(TopicPartition(self.changelog_topic, partition), 10)
                 return int(lo), int(hi)
             except KafkaException as exc:
                 # a changelog created a moment ago has no leader yet, or the broker is restarting
@@ -498,6 +498,14 @@ class TransactionalProcessor:
                 time.sleep(0.5)
 
     def _restore_pending(self) -> None:
+        """Rebuild the state of the partitions assigned since the last batch from the changelog.
+
+        It is read (``read_committed``) up to the log's end taken first, markers included: not just to
+        the last stable offset. A transaction's commit returns before its markers are written to the
+        changelog, so right after another instance's (or this one's) last commit the stable offset can
+        lag behind records already committed; stopping there would restore stale state. The end is
+        reached once every transaction below it is marked (a dead instance's open one is aborted by
+        the broker within ``transaction.timeout.ms``)."""
         if not self._pending_restore:
             return
         parts, self._pending_restore = sorted(self._pending_restore), set()
@@ -506,9 +514,11 @@ class TransactionalProcessor:
                 **self._restore_consumer_config,
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
-                "enable.partition.eof": True,
+                "enable.partition.eof": False,
             }
         )
+        # the log's end, uncommitted records included (a read_committed client reports the stable offset)
+        ends_client = Consumer({**self._restore_consumer_config, "isolation.level": "read_uncommitted"})
         try:
             md = restorer.list_topics(self.changelog_topic, 10).topics.get(self.changelog_topic)
             if md is None or md.error is not None:
@@ -520,32 +530,30 @@ class TransactionalProcessor:
             for p in parts:
                 self.state.disown(p)
             for p in wanted:
-                lo, hi = self._watermarks(restorer, p, deadline)
+                lo, hi = self._watermarks(ends_client, p, deadline)
                 if hi > lo:
                     ends[p] = hi
             if not ends:
                 self.state.restored(parts)
                 return
             restorer.assign([TopicPartition(self.changelog_topic, p, 0) for p in ends])
-            done: set[int] = set()
-            while len(done) < len(ends):
+            left = set(ends)
+            while left:
                 if time.monotonic() > deadline:
                     raise BrokerError(f"{self.name}: restoring state from {self.changelog_topic} timed out")
-                for msg in restorer.consume(500, 0.5):
+                for msg in restorer.consume(500, 0.2):
                     err = msg.error()
+                    if err is not None:
+                        raise BrokerError(f"{self.name}: restore failed: {err}")
                     part = msg.partition()
                     assert part is not None
-                    if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            done.add(part)
-                            continue
-                        raise BrokerError(f"{self.name}: restore failed: {err}")
                     key = (msg.key() or b"").decode()
                     raw = msg.value()
                     self.state.load(part, key, None if raw is None else json.loads(raw))
-                    off = msg.offset()
-                    if off is not None and off + 1 >= ends[part]:
-                        done.add(part)
+                # the position moves past transaction markers and aborted records too
+                positions = restorer.position([TopicPartition(self.changelog_topic, p) for p in left])
+                left -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
             self.state.restored(parts)
         finally:
             restorer.close()
+            ends_client.close()

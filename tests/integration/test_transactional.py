@@ -23,7 +23,8 @@ from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
 from infra.kafka.transactional import TransactionalProcessor
 from infra.runtime.port import Emit, Hosted, Incoming
-from infra.runtime.state import Kind, State
+from infra.runtime.state import Kind, State, raw_key
+from schemas.errors import BrokerError
 from schemas.rollout import RolloutRequested
 from schemas.task import TaskPublished, TestCase
 
@@ -203,3 +204,44 @@ def test_a_transaction_stuck_in_the_client_is_abandoned_and_a_fresh_producer_red
     assert sorted(e.task_id for e in events) == sorted(f"t{i}" for i in range(n))
     # the state restored from the changelog after the abandoned transaction counts every task once
     assert counted == n
+
+
+def test_state_is_restored_up_to_a_transaction_whose_markers_are_not_written_yet(
+    kafka_catalog: str, new_topic: Callable[..., str]
+):
+    """A commit returns before the transaction's markers reach the changelog, so a restore right after
+    a rebalance can find the last committed records above the stable offset. Modelled with a
+    transaction on the changelog that is still open when the restore starts and committed while it
+    runs: the restore waits for it rather than stopping at the stable offset with stale state."""
+    tin = new_topic(1)
+    name = f"txn{uuid.uuid4().hex[:8]}"
+    proc = TransactionalProcessor(
+        Hosted(name, [tin], lambda batch, state: [], kinds=(COUNT,)), bootstrap=kafka_catalog
+    )
+    deadline = time.monotonic() + 30
+    while True:  # the new topic's metadata reaches every client within moments
+        try:
+            proc._ensure_changelog()
+            break
+        except BrokerError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    owner = Producer({"bootstrap.servers": kafka_catalog, "transactional.id": f"{name}.owner"})
+    owner.init_transactions(30)
+    owner.begin_transaction()
+    owner.produce(proc.changelog_topic, key=raw_key("count", "").encode(), value=b"7", partition=0)
+    assert owner.flush(30) == 0
+    proc._pending_restore.add(0)
+    restore = threading.Thread(target=proc._restore_pending)
+    try:
+        restore.start()
+        time.sleep(2.0)
+        assert restore.is_alive(), "the restore stopped at the stable offset, below a pending transaction"
+        owner.commit_transaction(30)
+        restore.join(60)
+        assert not restore.is_alive()
+        assert proc.state.owned_partitions() == [0]
+        assert proc.state.get(0, COUNT) == 7
+    finally:
+        proc.close()
