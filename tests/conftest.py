@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +26,31 @@ from infra.kafka.local import LocalCluster, check_java, find_free_base_port
 from rlstream.settings import get_settings
 from schemas.errors import DependencyError
 from schemas.topics import CATALOG
+from tests.reliability import recovery
 
 # one OpenMP/torch thread: the test machines are small and shared
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--recovery-json",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "rlstream-recovery.json",
+        help="where the fault suite writes its recovery table as JSON",
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The fault suite's recovery per fault, one table for the session (every pytest worker's tests)."""
+    entries = recovery.gathered(r for reports in terminalreporter.stats.values() for r in reports)
+    if not entries:
+        return
+    path: Path = config.getoption("--recovery-json")
+    recovery.write(entries, path)
+    terminalreporter.write_sep("=", f"recovery per fault, seconds from the fault (JSON: {path})")
+    for line in recovery.table(entries):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

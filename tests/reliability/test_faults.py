@@ -13,8 +13,9 @@ event per stage, no event id twice on any topic, and the learner trained every a
 once (or dropped it as stale and said so). On Faust a record may be on the log twice, under the same
 event id (counted and printed as ``DUPLICATES``), and never twice in the learner's account nor in the
 projection. Recovery times (fault -> next event downstream, fault ->
-the learner caught up) are printed as ``RECOVERY {...}`` lines and written to ``recovery.json`` in the
-test's temporary directory; nothing asserts on them.
+the learner caught up) are printed as ``RECOVERY {...}`` lines, written to ``recovery.json`` in the
+test's temporary directory, and gathered at the end of the session into one table per fault (also as
+JSON: ``--recovery-json``, ``tests/reliability/recovery.py``); nothing asserts on them.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from schemas.task import TaskPublished
 from schemas.topics import CATALOG, DLQ, EXPERIENCES, POLICY
 from tests.conftest import private_dir, start_test_cluster
 from tests.e2e.conftest import read_topic
+from tests.reliability import recovery
 from tests.reliability.harness import (
     FLOW,
     PIPELINE,
@@ -81,13 +83,15 @@ def three_brokers(kafka_lib: Path, test_broker_config: BrokerConfig) -> Iterator
 
 
 @pytest.fixture
-def run_factory(tmp_path: Path) -> Iterator[list[Run]]:
+def run_factory(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list[Run]]:
     runs: list[Run] = []
     yield runs
     for run in runs:
         run.workers.stop()
         run.follower.close()
         (tmp_path / "recovery.json").write_text(json.dumps(run.recoveries, indent=1) + "\n")
+        # the session's recovery table (tests/conftest.py) gathers these from every pytest worker
+        request.node.user_properties.append((recovery.PROPERTY, run.recoveries))
 
 
 def _start(bootstrap: str, tmp_path: Path, runs: list[Run], **env: str) -> Run:

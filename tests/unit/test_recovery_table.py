@@ -1,0 +1,38 @@
+"""The fault suite's recovery table: every test's faults once, in the order they ran, one column per
+figure any fault measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.reliability.recovery import PROPERTY, gathered, table
+
+
+@dataclass
+class _Report:
+    nodeid: str
+    user_properties: list[tuple[str, Any]] = field(default_factory=list)
+
+
+def test_each_tests_faults_are_gathered_once_from_its_reports() -> None:
+    broker = [{"fault": "kill -9 broker", "first_event_downstream_s": 12.5, "worker_exits_restarted": 0}]
+    learner = [{"fault": "kill -9 learner", "learner_caught_up_s": 30.0}]
+    reports = [
+        _Report("t.py::test_a"),  # setup and call reports carry nothing
+        _Report("t.py::test_a", [(PROPERTY, broker), ("other", 1)]),
+        _Report("t.py::test_a", [(PROPERTY, broker)]),  # the same test's figures seen again
+        _Report("t.py::test_b", [(PROPERTY, learner)]),
+    ]
+    entries = gathered(reports)
+    assert entries == [{"test": "test_a", **broker[0]}, {"test": "test_b", **learner[0]}]
+    lines = table(entries)
+    assert lines[0].split(" | ")[0].strip() == "fault"
+    assert [c.strip() for c in lines[0].split(" | ")[1:]] == [
+        "first_event_downstream_s",
+        "worker_exits_restarted",
+        "learner_caught_up_s",
+    ]
+    assert [c.strip() for c in lines[1].split(" | ")] == ["kill -9 broker", "12.5", "0", "-"]
+    assert [c.strip() for c in lines[2].split(" | ")] == ["kill -9 learner", "-", "-", "30.0"]
+    assert len({len(line) for line in lines}) == 1  # aligned
