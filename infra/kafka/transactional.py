@@ -345,13 +345,15 @@ class TransactionalProcessor:
 
     def _start_over(self) -> None:
         """The group took this worker's partitions away (its session timed out: the broker restarted or
-        was unreachable): state is restored again once the group hands partitions back, and a fresh
-        producer replaces the one whose cached coordinators may point at a broker that is gone (the old
-        client was seen waiting forever inside send_offsets_to_transaction after such a loss)."""
+        was unreachable): a fresh producer replaces the one whose cached coordinators may point at a
+        broker that is gone (the old client was seen waiting forever inside send_offsets_to_transaction
+        after such a loss), and every partition is read again from its committed offset with its state
+        restored. The group may have handed partitions back within the same poll: what was polled for
+        them is dropped too, so they are sought back rather than left past records never handled."""
         self._lost = False
-        self.state.discard()
         self._abandon_producer("the group took this worker's partitions away")
         self._init_transactions()
+        self._rewind(dict.fromkeys(self._assigned, 0))
 
     def _step(self) -> int:
         # wait for the first record only, then take what is already buffered: a batch call with a
@@ -462,6 +464,8 @@ class TransactionalProcessor:
         for part in parts:
             self.state.disown(part)
             self._pending_restore.add(part)
+        if not offsets:
+            return
         committed = self._consumer.committed([TopicPartition(t, part) for (t, part) in offsets], 30)
         for tp in committed:
             self._consumer.seek(TopicPartition(tp.topic, tp.partition, max(tp.offset, 0)))
