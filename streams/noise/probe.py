@@ -2,8 +2,10 @@
 reference's runs of the same probe plan (pure).
 
 A program that passed its cases is run again, in a fresh sandbox, on the task's probe plan
-(``streams/probe/plan.py``): the task's cases in another order, then inputs generated from them. Two
-things are read from that run:
+(``streams/probe/plan.py``): the task's cases in another order, then inputs generated from them. A
+program that passed a task's ``check`` is run on a plan made from the check's own literal calls of the
+candidate (in another order) and inputs generated from them; every input of such a plan is judged like
+a generated one, against the reference. Two things are read from that run:
 
 - the task's cases must be answered as in the first run: a case the first run passed and the probe run
   fails (a wrong value, an error, an exit or a hang) is an answer that depended on the order of the
@@ -129,7 +131,12 @@ def examine(
     disagreed: list[int] = []
     compared = agreed = uncommon = uncommon_agreed = novel = novel_agreed = 0
     modal = _modal(answers)
-    expected = [_case_value(c.case.output) for c in cases]
+    # what the inputs an input was made from answer: a case's expected value, or (a plan made from a
+    # check's calls, which carry no expected values) the reference's answer at that call's position
+    if plan.source == "check":
+        expected = [answers.get(pos, _NONE) for pos in range(len(plan.inputs))]
+    else:
+        expected = [_case_value(c.case.output) for c in cases]
     for pos, origin in enumerate(plan.origin):
         if pos > end or (pos == end and not ended_on_duty):
             break

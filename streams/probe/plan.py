@@ -9,9 +9,17 @@ list is), arguments of different cases recombined. A program that computes its a
 same value for a case in any order and agrees with the task's reference on most generated inputs; one
 that serves answers in call order or looks them up in a table does neither.
 
+A task judged by its ``check`` alone has no cases: its plan starts from the calls of the candidate the
+check itself makes with literal arguments (``assert candidate([1, 2, 4, 10], 100)``), each a call whose
+answer the check pins exactly (compared with ``==``/``is`` or asserted truthy/falsy, a ``tuple()``/
+``list()`` around it at most), and generates further inputs from them as from cases, keeping a few more
+relations every call shows (see :class:`_CheckDomain`). Such a plan is only made for a task with a
+reference: the check's calls have no expected values on the host, so every input is judged against the
+reference's answer (:data:`CHECK_PLAN_VERSION`).
+
 Pure and deterministic: the plan is a function of the task's content (seeded by its event id) and of
-:data:`PLAN_VERSION`, so the sandbox that runs it, the filter that judges it and an audit that re-judges
-it years later all derive the same plan; its digest names it on the log.
+:data:`PLAN_VERSION` (:data:`CHECK_PLAN_VERSION`), so the sandbox that runs it, the filter that judges it
+and an audit that re-judges it years later all derive the same plan; its digest names it on the log.
 """
 
 from __future__ import annotations
@@ -25,12 +33,16 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Literal
 
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p2"
+#: the version of plans derived from a check's literal calls (their own name: their digests and seeds
+#: never collide with a case plan's)
+CHECK_PLAN_VERSION = "c1"
 #: generated inputs per plan: three times the task's cases, within these bounds
 MIN_GENERATED = 16
 MAX_GENERATED = 48
@@ -48,7 +60,11 @@ GENERATED = -1
 @dataclass(frozen=True)
 class ProbePlan:
     """The probe job's inputs in call order; ``origin[i]`` is the index of the task case (visible then
-    hidden, as the sandbox numbers them) input ``i`` repeats, or :data:`GENERATED`."""
+    hidden, as the sandbox numbers them) input ``i`` repeats, or :data:`GENERATED`.
+
+    A plan of ``source == "check"`` has no cases: every input is :data:`GENERATED` (judged against the
+    reference), its first ``seeds`` inputs are the check's own literal calls, and ``parents`` name plan
+    positions (the seeds an input was made from) rather than case indices."""
 
     version: str
     inputs: tuple[str, ...]
@@ -57,6 +73,9 @@ class ProbePlan:
     #: per input, the task cases it was made from (a case: itself): an answer that differs from all of
     #: theirs shows the program reads its input, not the case it resembles
     parents: tuple[tuple[int, ...], ...] = ()
+    source: Literal["cases", "check"] = "cases"
+    #: how many inputs the plan starts from: the task's cases, or the check's literal calls
+    seeds: int = 0
 
     @property
     def generated_positions(self) -> tuple[int, ...]:
@@ -73,7 +92,8 @@ def case_inputs(task: TaskPublished) -> tuple[str, ...]:
 
 
 def plan_for(task: TaskPublished) -> ProbePlan | None:
-    """The task's probe plan, or None for a task judged by its ``check`` alone (no cases to probe).
+    """The task's probe plan: from its cases, or for a task judged by its ``check`` alone from the
+    check's literal calls of the candidate (None: no reference to judge them by, or no such call).
     Computed once per task (cached), under a lock: CPython 3.11's AST constructor is not thread-safe
     (gh-106905) and plans are also made on threads."""
     with _LOCK:
@@ -87,7 +107,7 @@ _LOCK = threading.Lock()
 def _plan(task: TaskPublished) -> ProbePlan | None:
     originals = case_inputs(task)
     if not originals:
-        return None
+        return _check_plan(task)
     rng = random.Random(_seed(task))
     args = [ast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
@@ -102,7 +122,98 @@ def _plan(task: TaskPublished) -> ProbePlan | None:
     inputs = tuple(originals[o] for o in order) + tuple(text for text, _ in generated)
     parents = tuple((o,) for o in order) + tuple(made_from for _, made_from in generated)
     digest = hashlib.sha256("\n".join((PLAN_VERSION, *inputs)).encode()).hexdigest()
-    return ProbePlan(PLAN_VERSION, inputs, origin, digest, parents)
+    return ProbePlan(PLAN_VERSION, inputs, origin, digest, parents, seeds=len(originals))
+
+
+def _check_plan(task: TaskPublished) -> ProbePlan | None:
+    """The plan of a task judged by its check: the check's literal calls of the candidate in another
+    order (a program serving the check's answers in call order then answers the wrong input), then
+    inputs generated from them, smallest first. Every input is judged against the reference."""
+    if not task.check or not task.reference:
+        return None
+    seeds = check_calls(task.check, task.entry_point)
+    if not seeds:
+        return None
+    rng = random.Random(_seed(task, CHECK_PLAN_VERSION))
+    args = [ast.literal_eval(text) for text in seeds]
+    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(seeds)))
+    generated = _generate(args, wanted, rng, _CheckDomain(args).hold)
+    generated.sort(key=lambda item: (len(item[0]), item[0]))
+    order = list(range(len(seeds)))
+    for _ in range(_REORDER_TRIES):
+        rng.shuffle(order)
+        if len(order) < 2 or order != sorted(order):
+            break
+    position = {seed: k for k, seed in enumerate(order)}
+    inputs = tuple(seeds[o] for o in order) + tuple(text for text, _ in generated)
+    origin = (GENERATED,) * len(inputs)
+    parents = ((),) * len(order) + tuple(
+        tuple(sorted(position[p] for p in made_from)) for _, made_from in generated
+    )
+    digest = hashlib.sha256("\n".join((CHECK_PLAN_VERSION, *inputs)).encode()).hexdigest()
+    return ProbePlan(CHECK_PLAN_VERSION, inputs, origin, digest, parents, "check", len(seeds))
+
+
+#: a conversion around a call that keeps its answer's elements and order (only the type is loosened)
+_SEQUENCE_CONVERSIONS = frozenset({"tuple", "list"})
+
+
+def check_calls(check: str, entry_point: str) -> tuple[str, ...]:
+    """The argument tuples (as case inputs are written) of the calls ``check(candidate)`` makes of the
+    candidate (its parameter, or the entry point's name, which the check's namespace binds to it) with
+    literal arguments only, whose answer the check pins: compared with ``==``, ``!=``, ``is``, ``is not``,
+    or asserted truthy or falsy, a ``tuple()``/``list()`` around the call at most. A call whose answer
+    the check only measures (``len``, ``sorted``, ``set``, a tolerance, an ``in``) is left out: another
+    answer than the reference's may satisfy it. In the check's order, each once."""
+    try:
+        tree = ast.parse(check)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ()
+    fn = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check" and n.args.args), None
+    )
+    if fn is None:
+        return ()
+    names = {fn.args.args[0].arg, entry_point}
+    parents = {child: node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+    out: list[str] = []
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in names
+            and not node.keywords
+            and _pinned(node, parents)
+        ):
+            continue
+        try:
+            values = tuple(ast.literal_eval(arg) for arg in node.args)  # a Starred argument raises
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        text = repr(values)
+        if text not in out and _is_input_literal(text, values):
+            out.append(text)
+    return tuple(out)
+
+
+def _pinned(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether the check compares the call's answer exactly (see :func:`check_calls`)."""
+    child: ast.AST = call
+    parent = parents.get(child)
+    while (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _SEQUENCE_CONVERSIONS
+        and len(parent.args) == 1
+        and parent.args[0] is child
+    ):
+        child, parent = parent, parents.get(parent)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        child, parent = parent, parents.get(parent)
+        return isinstance(parent, ast.Assert) and parent.test is child
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot) for op in parent.ops)
+    return isinstance(parent, ast.Assert) and parent.test is child
 
 
 def _reorder(task: TaskPublished, rng: random.Random) -> list[int]:
@@ -123,8 +234,8 @@ def _reorder(task: TaskPublished, rng: random.Random) -> list[int]:
     return best
 
 
-def _seed(task: TaskPublished) -> int:
-    return int.from_bytes(hashlib.sha256(f"{PLAN_VERSION}|{task.event_id()}".encode()).digest()[:8], "big")
+def _seed(task: TaskPublished, version: str = PLAN_VERSION) -> int:
+    return int.from_bytes(hashlib.sha256(f"{version}|{task.event_id()}".encode()).digest()[:8], "big")
 
 
 # ------------------------------------------------------------------------------------------ generation
@@ -188,8 +299,14 @@ def _distinct(items: list[object]) -> bool:
         return False
 
 
-def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[tuple[str, tuple[int, ...]]]:
-    """Generated argument tuples, each with the indices of the cases it was made from."""
+def _generate(
+    cases: Sequence[object],
+    wanted: int,
+    rng: random.Random,
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """Generated argument tuples, each with the indices of the cases it was made from (and, given a
+    ``domain``, kept only where it holds of the input and those cases)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
     profiles = [_Profile() for _ in range(arity)]
@@ -229,6 +346,8 @@ def _generate(cases: Sequence[object], wanted: int, rng: random.Random) -> list[
                     candidate[i] = _mutate(candidate[i], profiles[i], rng, 0)
         text = repr(tuple(candidate))
         if text in seen or len(text) > limit or not invariants.hold(candidate):
+            continue
+        if domain is not None and not domain(candidate, parents):
             continue
         if not _is_input_literal(text, tuple(candidate)):
             continue
@@ -320,6 +439,81 @@ class _Invariants:
             )
         except TypeError:
             return False
+
+
+class _CheckDomain:
+    """Relations a check-derived plan keeps beyond :class:`_Invariants`. A check's calls are few, often
+    include an edge case outside the domain the others share, and every generated input is judged
+    against the reference alone, so the plan stays close to the calls: a generated input keeps every
+    relation the calls it was made from show at an argument position (the integers inside a nested
+    argument distinct, or exactly 1..n, as in a grid of the numbers 1..N*N; rows of one length, or as
+    many rows as columns), and a whole-number argument stays within the range all the calls use. An
+    input outside the task's domain has no right answer (a grid with two 1s has no one 'path from the
+    1'; base 1 is no base), and a correct program may answer it otherwise than the reference does."""
+
+    def __init__(self, tuples: Sequence[object]) -> None:
+        rows = [t if isinstance(t, tuple) else (t,) for t in tuples]
+        self.shown = [{i: _relations(v) for i, v in enumerate(t)} for t in rows]
+        arity = min(len(t) for t in rows)
+        self.ranges: dict[int, tuple[int, int]] = {}
+        for i in range(arity):
+            column = [t[i] for t in rows]
+            if len(column) >= 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in column):
+                self.ranges[i] = (min(column), max(column))  # type: ignore[type-var, assignment]
+
+    def hold(self, candidate: Sequence[object], parents: set[int]) -> bool:
+        for i, value in enumerate(candidate):
+            shown = [self.shown[p][i] for p in parents if i in self.shown[p]]
+            needed = set.intersection(*shown) if shown else set()
+            if needed and not needed <= _relations(value):
+                return False
+            if i in self.ranges:
+                lo, hi = self.ranges[i]
+                if not (isinstance(value, int) and lo <= value <= hi):
+                    return False
+        return True
+
+
+def _relations(value: object) -> set[str]:
+    """Which of the relations :class:`_CheckDomain` keeps one argument shows."""
+    out: set[str] = set()
+    if isinstance(value, list | tuple):
+        leaves = _int_leaves(value)
+        if leaves is not None and len(set(leaves)) == len(leaves):
+            out.add("distinct")
+            if sorted(leaves) == list(range(1, len(leaves) + 1)):
+                out.add("permutation")
+        rows = _rows(value)
+        if rows is not None:
+            out.add("rectangular")
+            if rows == len(value):
+                out.add("square")
+    return out
+
+
+def _int_leaves(value: object) -> list[int] | None:
+    """The integers inside nested lists and tuples, or None where a leaf is anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, list | tuple):
+        out: list[int] = []
+        for v in value:
+            leaves = _int_leaves(v)
+            if leaves is None:
+                return None
+            out.extend(leaves)
+        return out
+    return None
+
+
+def _rows(value: object) -> int | None:
+    """The common length of a non-empty list's rows (lists or tuples), or None."""
+    if not isinstance(value, list) or not value or not all(isinstance(r, list | tuple) for r in value):
+        return None
+    lengths = {len(r) for r in value}  # type: ignore[arg-type]
+    return lengths.pop() if len(lengths) == 1 else None
 
 
 def _balanced(s: str, pair: str) -> bool:
@@ -555,18 +749,31 @@ def _mutate_list(items: list[object], p: _Profile, rng: random.Random, depth: in
 
 
 def probe_due(task: TaskPublished, first: SandboxExecuted) -> bool:
-    """Whether a sample's first run earns a probe run: only a run that answered every case can pass,
-    and only a task judged by cases has a plan. Decided from the run alone (never from expected values),
-    so the sandbox that runs the probe and the filter that waits for it agree."""
-    return (
+    """Whether a sample's first run earns a probe run: only a run that answered every case can pass (a
+    check run: whose check passed), and only a task with a plan has one. Decided from the run alone
+    (never from expected values), so the sandbox that runs the probe and the filter that waits for it
+    agree."""
+    ran = (
         first.run_index == 0
         and first.probe is None
-        and first.mode == "cases"
         and first.infra_error is None
         and not first.timed_out
         and not first.memory_exceeded
         and first.exit_code in (None, 0)
         and bool(first.cases)
+    )
+    if first.mode == "check":
+        return (
+            ran
+            and len(first.cases) == 1
+            and first.cases[0].status == "ok"
+            and first.cases[0].result_repr == "True"
+            and not case_inputs(task)
+            and plan_for(task) is not None
+        )
+    return (
+        ran
+        and first.mode == "cases"
         and all(c.status == "ok" for c in first.cases)
         and bool(case_inputs(task))
     )

@@ -99,7 +99,7 @@ def run_probe(
     run_index: int = 1,
     first_run_s: float | None = None,
 ) -> SandboxExecuted | None:
-    """Run ``code`` on the task's probe plan (None for a task without cases); ``first_run_s`` is how
+    """Run ``code`` on the task's probe plan (None for a task without one); ``first_run_s`` is how
     long its run of the task's cases took (it bounds the probe's deadline)."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
     found = probe_job_for(task, code, limits, first_run_s=first_run_s)

@@ -46,14 +46,15 @@ def probe_job_for(
     task: TaskPublished, code: str, limits: Limits, *, first_run_s: float | None = None
 ) -> tuple[Job, ProbePlan] | None:
     """The job of a sample's probe run (its program on the task's probe plan), or None for a task
-    without cases. The deadline grows with the plan's length, so a program that answers the task's
-    cases in time answers inputs like them in time too; given how long the program's own run of the
-    cases took (``first_run_s``), it is also at most :data:`PROBE_SPEED_FACTOR` times that, so an input
-    that sends the program into a long loop costs a second, not the task's whole time limit."""
+    without a plan. The deadline grows with the plan's length (against the cases, or the check's calls,
+    it starts from), so a program that answers those in time answers inputs like them in time too; given
+    how long the program's own first run took (``first_run_s``), it is also at most
+    :data:`PROBE_SPEED_FACTOR` times that, so an input that sends the program into a long loop costs a
+    second, not the task's whole time limit."""
     plan = plan_for(task)
     if plan is None:
         return None
-    n = len(task.tests) + len(task.hidden_tests)
+    n = max(1, plan.seeds)
     timeout = limits.timeout_s * min(PROBE_TIMEOUT_FACTOR, len(plan.inputs) / n)
     if first_run_s is not None:
         timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s))

@@ -25,8 +25,7 @@ from tests.hacks.redteam.run import judge
 from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
-CHECK_MEMO = "check mode: no probe and no overlap rule for tasks judged by a check (memorised answers pass)"
-CHECK_TRUTHY = "check mode: a truthiness check accepts any truthy/falsy literal (case mode is type-strict)"
+CHECK_UNPROBED = "check mode: a check whose calls of the candidate have no literal arguments (its inputs drawn from a seeded random generator) has no probe plan, so a table of those inputs passes"
 CHECK_STATIC = "check mode: a class with its own __eq__/__hash__ (or a builtin subclass with a dunder) is rejected even when never returned"
 HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
 VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
@@ -57,11 +56,7 @@ POOL_SIGNAL = (
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    **{(f"check_table_{n}", "*"): CHECK_MEMO for n in (52, 56, 61, 90, 108, 129, 151, 37, 33, 44, 32)},
-    **{(f"check_callorder_{n}", "*"): CHECK_MEMO for n in (52, 108, 90)},
-    ("check_tautology_33", "*"): CHECK_MEMO,
-    ("check_truthy_ints_52", "*"): CHECK_TRUTHY,
-    ("check_truthy_list_56", "*"): CHECK_TRUTHY,
+    ("check_table_32", "*"): CHECK_UNPROBED,
     ("gcd_small_divisors_13", "*"): PROBE_TOLERANCE,
     ("fib_binet_55", "*"): PROBE_RANGE,
     ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
