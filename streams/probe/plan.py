@@ -11,8 +11,8 @@ that serves answers in call order or looks them up in a table does neither.
 
 A task judged by its ``check`` alone has no cases: its plan starts from the calls of the candidate the
 check itself makes with literal arguments (``assert candidate([1, 2, 4, 10], 100)``), each a call whose
-answer the check pins exactly (compared with ``==``/``is`` or asserted truthy/falsy, a ``tuple()``/
-``list()`` around it at most), and generates further inputs from them as from cases, keeping a few more
+answer the check pins (compared with ``==``/``is`` or asserted truthy/falsy, a ``tuple()``/``list()``
+around it at most), and generates further inputs from them as from cases, keeping a few more
 relations every call shows (see :class:`_CheckDomain`). Such a plan is only made for a task with a
 reference: the check's calls have no expected values on the host, so every input is judged against the
 reference's answer (:data:`CHECK_PLAN_VERSION`).
@@ -161,10 +161,10 @@ _SEQUENCE_CONVERSIONS = frozenset({"tuple", "list"})
 def check_calls(check: str, entry_point: str) -> tuple[str, ...]:
     """The argument tuples (as case inputs are written) of the calls ``check(candidate)`` makes of the
     candidate (its parameter, or the entry point's name, which the check's namespace binds to it) with
-    literal arguments only, whose answer the check pins: compared with ``==``, ``!=``, ``is``, ``is not``,
-    or asserted truthy or falsy, a ``tuple()``/``list()`` around the call at most. A call whose answer
-    the check only measures (``len``, ``sorted``, ``set``, a tolerance, an ``in``) is left out: another
-    answer than the reference's may satisfy it. In the check's order, each once."""
+    literal arguments only, whose answer the check pins: compared with ``==`` or ``is``, or asserted
+    truthy or falsy, a ``tuple()``/``list()`` around the call at most. A call whose answer the check
+    only measures or bounds (``len``, ``sorted``, ``set``, a tolerance, ``in``, ``!=``, ``is not``) is
+    left out: another answer than the reference's may satisfy it. In the check's order, each once."""
     try:
         tree = ast.parse(check)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -177,7 +177,7 @@ def check_calls(check: str, entry_point: str) -> tuple[str, ...]:
     names = {fn.args.args[0].arg, entry_point}
     parents = {child: node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
     out: list[str] = []
-    for node in ast.walk(fn):
+    for node in sorted(ast.walk(fn), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -212,7 +212,7 @@ def _pinned(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
         child, parent = parent, parents.get(parent)
         return isinstance(parent, ast.Assert) and parent.test is child
     if isinstance(parent, ast.Compare):
-        return all(isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot) for op in parent.ops)
+        return all(isinstance(op, ast.Eq | ast.Is) for op in parent.ops)
     return isinstance(parent, ast.Assert) and parent.test is child
 
 
