@@ -136,8 +136,9 @@ def _check_plan(task: TaskPublished) -> ProbePlan | None:
         return None
     rng = random.Random(_seed(task, CHECK_PLAN_VERSION))
     args = [ast.literal_eval(text) for text in seeds]
-    wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(seeds)))
-    generated = _generate(args, wanted, rng, _CheckDomain(args).hold)
+    # as many generated inputs as a case plan may hold: a check has few calls, and no hidden case
+    # stands behind them
+    generated = _generate(args, MAX_GENERATED, rng, _CheckDomain(args).hold)
     generated.sort(key=lambda item: (len(item[0]), item[0]))
     order = list(range(len(seeds)))
     for _ in range(_REORDER_TRIES):
