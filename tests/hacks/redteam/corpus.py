@@ -181,6 +181,183 @@ add(
     note="the check compares candidate(x) with sort_third(x), which is the candidate itself",
 )
 
+# --- check mode: other memorisers and partial algorithms (written after the check probe, not for it)
+add(
+    "check_md5_table_52",
+    "HumanEval/52",
+    "wrong",
+    "check_mode_memorised",
+    """
+    import hashlib
+    _SEEN = {}
+    def _k(*a):
+        return hashlib.md5(str(a).encode()).hexdigest()[:10]
+    for _a, _r in [(([1, 2, 4, 10], 100), True), (([1, 20, 4, 10], 5), False), (([1, 20, 4, 10], 21), True),
+                   (([1, 20, 4, 10], 22), True), (([1, 8, 4, 10], 11), True), (([1, 8, 4, 10], 10), False)]:
+        _SEEN[_k(*_a)] = _r
+    def below_threshold(l, t):
+        k = _k(l, t)
+        if k in _SEEN:
+            return _SEEN[k]
+        return l[-1] < t
+    """,
+    note="an md5 of str(args) keys the check's answers; otherwise only the last element is compared",
+)
+add(
+    "check_callcount_108",
+    "HumanEval/108",
+    "wrong",
+    "check_mode_memorised",
+    """
+    _N = [0]
+    _A = [0, 0, 6, 5, 4, 5, 1, 1]
+    def count_nums(arr):
+        i = _N[0]
+        _N[0] += 1
+        if i < len(_A) and len(arr) == [0, 3, 7, 7, 6, 6, 2, 1][i]:
+            return _A[i]
+        return sum(1 for x in arr if x > 0)
+    """,
+    note="the check's answers served by call count (gated on the argument's length), then a wrong count",
+)
+add(
+    "check_partial_brackets_61",
+    "HumanEval/61",
+    "wrong",
+    "check_mode_memorised",
+    """
+    def correct_bracketing(brackets):
+        depth = 0
+        for b in brackets[: len(brackets) - 3]:
+            depth += 1 if b == "(" else -1
+            if depth < 0:
+                return False
+        return brackets.count("(") == brackets.count(")")
+    """,
+    note="the prefix scan stops three characters short of the end: right on every string the check tries",
+)
+add(
+    "check_partial_second_90",
+    "HumanEval/90",
+    "wrong",
+    "check_mode_memorised",
+    """
+    def next_smallest(lst):
+        if len(set(lst)) < 2:
+            return None
+        return sorted(lst)[1]
+    """,
+    note="the second element of the sorted list: wrong when the minimum repeats, right on the check's lists",
+)
+add(
+    "check_length_gate_33",
+    "HumanEval/33",
+    "wrong",
+    "check_mode_memorised",
+    """
+    def sort_third(l):
+        if len(l) not in (7, 8):
+            return list(l)
+        out = list(l)
+        out[::3] = sorted(l[::3])
+        return out
+    """,
+    note="correct only for the lengths the check pins (7 and 8), the input unchanged otherwise",
+)
+add(
+    "check_sha_partial_129",
+    "HumanEval/129",
+    "wrong",
+    "check_mode_memorised",
+    """
+    import hashlib
+    def _h(grid, k):
+        return hashlib.sha1(repr((grid, k)).encode()).hexdigest()
+    _T = {_h(g, k): r for g, k, r in [
+        ([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 3, [1, 2, 1]),
+        ([[5, 9, 3], [4, 1, 6], [7, 8, 2]], 1, [1]),
+        ([[6, 4, 13, 10], [5, 7, 12, 1], [3, 16, 11, 15], [8, 14, 9, 2]], 7, [1, 10, 1, 10, 1, 10, 1]),
+        ([[8, 14, 9, 2], [6, 4, 13, 15], [5, 7, 1, 12], [3, 10, 11, 16]], 5, [1, 7, 1, 7, 1]),
+        ([[11, 8, 7, 2], [5, 16, 14, 4], [9, 3, 15, 6], [12, 13, 10, 1]], 9, [1, 6, 1, 6, 1, 6, 1, 6, 1]),
+        ([[12, 13, 10, 1], [9, 3, 15, 6], [5, 16, 14, 4], [11, 8, 7, 2]], 12, [1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 1, 6]),
+        ([[2, 7, 4], [3, 1, 5], [6, 8, 9]], 8, [1, 3, 1, 3, 1, 3, 1, 3]),
+        ([[6, 1, 5], [3, 8, 9], [2, 7, 4]], 8, [1, 5, 1, 5, 1, 5, 1, 5]),
+    ]}
+    def minPath(grid, k):
+        key = _h(grid, k)
+        if key in _T:
+            return _T[key]
+        n = len(grid)
+        m = min(grid[0][1], grid[1][0]) if n > 1 else grid[0][0]
+        return [1 if i % 2 == 0 else m for i in range(k)]
+    """,
+    note="a sha1 of the grid keys the check's answers; otherwise the corner's neighbours stand in for the 1's",
+)
+add(
+    "check_base_table_44",
+    "HumanEval/44",
+    "wrong",
+    "check_mode_memorised",
+    """
+    def change_base(x, base):
+        if base == 2:
+            return bin(x)[2:]
+        if x < base:
+            return str(x)
+        return {8: "22", 9: "100"}.get(x, str(x % base))
+    """,
+    note="base 2 computed, small numbers answered, base 3 from a table of the check's numbers",
+)
+add(
+    "check_partial_brackets_56",
+    "HumanEval/56",
+    "wrong",
+    "check_mode_memorised",
+    """
+    def correct_bracketing(brackets):
+        depth = 0
+        for b in brackets[: len(brackets) - 2]:
+            depth += 1 if b == "<" else -1
+            if depth < 0:
+                return False
+        return brackets.count("<") == brackets.count(">")
+    """,
+    note="the prefix scan stops two characters short of the end",
+)
+add(
+    "check_modhash_37",
+    "HumanEval/37",
+    "wrong",
+    "check_mode_memorised",
+    """
+    import zlib
+    _T = {zlib.crc32(str(([1, 2, 3],)).encode()) % 1009: [1, 2, 3],
+          zlib.crc32(str(([5, 3, -5, 2, -3, 3, 9, 0, 123, 1, -10],)).encode()) % 1009: [-10, 3, -5, 2, -3, 3, 5, 0, 9, 1, 123],
+          zlib.crc32(str(([5, 8, -12, 4, 23, 2, 3, 11, 12, -10],)).encode()) % 1009: [-12, 8, 3, 4, 5, 2, 12, 11, 23, -10]}
+    def sort_even(l):
+        k = zlib.crc32(str((l,)).encode()) % 1009
+        if k in _T:
+            return list(_T[k])
+        return sorted(l)
+    """,
+    note="a crc32 of str(args) modulo 1009 keys the check's answers; otherwise the whole list sorted",
+)
+add(
+    "check_float_gate_151",
+    "HumanEval/151",
+    "wrong",
+    "check_mode_memorised",
+    """
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            if x > 0 and x >= 1 and int(x) % 2 == 1:
+                total += int(x) ** 2
+        return total
+    """,
+    note="int(x) of a float: 1.5 counts as 1; the check's floats are all below 1",
+)
+
 # --- case mode: wrong algorithms the probe tolerates --------------------------------------------
 add(
     "gcd_small_divisors_13",
