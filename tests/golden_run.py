@@ -55,6 +55,9 @@ VOLATILE = {
     # CPU training here is not bit-for-bit the same run to run: the weights' hash varies in the last bits
     # (the generations the weights produce are compared, and are the same)
     "rlstream.policy.published": ("checkpoint_uri", "sha256", "metrics"),
+    # a sample's trace: None in a process without tracing, a fresh span id once any earlier code in the
+    # process (another test) configured it
+    "rlstream.rollout.assembled": ("samples.*.traceparent",),
 }
 
 

@@ -203,10 +203,11 @@ def test_verify_re_scores_a_real_run_exactly_and_reports_counterfactuals_and_tam
     ]
     assert all(e.execution.sample_id == f"{e.task_id}#reference" for e in ref_events)
 
-    # what the audit compares is the record's own bytes: re-encoding a decoded reward gives them back
+    # what the audit compares is the record's own bytes: re-encoding a decoded reward in the version it
+    # is written in (a one-turn reward keeps its older version) gives them back
     raw = _raw_bodies(kafka_catalog, "rl.rewards", run_id)
     assert len(raw) == len(rewards)
-    assert all(value == event.model_dump_json().encode() for value, event in raw)
+    assert all(value == event.as_written().model_dump_json().encode() for value, event in raw)
 
     # 1. re-scoring with the recorded version: zero differences, every verdict re-judged the same
     code, report = _verify(w, "--run-id", run_id)

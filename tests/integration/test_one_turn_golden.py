@@ -16,7 +16,8 @@ torch.set_num_threads(1)
 
 
 def test_a_one_turn_run_writes_exactly_what_it_wrote_before_episodes(tmp_path: Path) -> None:
-    recorded = json.loads(GOLDEN.read_text())
+    # the recording is normalised again: fields found volatile since it was made are blanked on both sides
+    recorded = normalised(json.loads(GOLDEN.read_text()))
     now = normalised(run_records(tmp_path))
     assert not [r for r in now if r["topic"] == "rl.turns"]
     assert [(r["topic"], r["type"], r["id"]) for r in now] == [
