@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from schemas import pyast
 from schemas.base import Event, FrozenModel
 from schemas.literals import without_long_ints
 
@@ -16,7 +16,7 @@ TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$"
 def _check_literal(text: str, what: str) -> str:
     try:
         # an integer past Python's int/str conversion limit is a literal too (kept as its digits)
-        ast.literal_eval(without_long_ints(text))
+        pyast.literal_eval(without_long_ints(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ValueError(f"{what} is not a plain Python literal: {exc.__class__.__name__}") from None
     return text
@@ -34,7 +34,7 @@ class TestCase(FrozenModel):
     @classmethod
     def _input_is_tuple(cls, v: str) -> str:
         _check_literal(v, "input")
-        if not isinstance(ast.literal_eval(without_long_ints(v)), tuple):
+        if not isinstance(pyast.literal_eval(without_long_ints(v)), tuple):
             raise ValueError("input must be a tuple literal of the arguments, e.g. '(3,)' for one argument")
         return v
 

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from schemas import pyast
+
 PromptStyle = Literal["chat", "completion"]
 
 SYSTEM_PROMPT = "You are an expert Python programmer. Answer with Python code only."
@@ -252,8 +254,8 @@ def _prompt_header(prompt: str, entry_point: str | None) -> str:
 
 def _needs_header(code: str, header: str) -> bool:
     try:
-        header_names = _top_level_names(ast.parse(header))
-        code_names = _top_level_names(ast.parse(code))
+        header_names = _top_level_names(pyast.parse(header))
+        code_names = _top_level_names(pyast.parse(code))
     except SyntaxError:
         return True
     return not header_names <= code_names
@@ -285,7 +287,7 @@ def _finish(code: str, method: str, entry_point: str | None) -> Extraction:
 
 def _has_body(code: str, entry_point: str | None) -> bool:
     """The entry point does more than hold its docstring (a trimmed stub is not a program)."""
-    tree = ast.parse(code)
+    tree = pyast.parse(code)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
             entry_point is None or node.name == entry_point
@@ -299,7 +301,7 @@ def _has_body(code: str, entry_point: str | None) -> bool:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        pyast.parse(code)
     except (SyntaxError, ValueError):
         return False
     return True

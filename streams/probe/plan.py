@@ -29,12 +29,12 @@ import contextlib
 import hashlib
 import itertools
 import random
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from schemas import pyast
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 
@@ -100,7 +100,7 @@ def plan_for(task: TaskPublished) -> ProbePlan | None:
         return _plan(task)
 
 
-_LOCK = threading.Lock()
+_LOCK = pyast.LOCK  # one lock with every other parse in the process
 
 
 @lru_cache(maxsize=1024)
@@ -109,7 +109,7 @@ def _plan(task: TaskPublished) -> ProbePlan | None:
     if not originals:
         return _check_plan(task)
     rng = random.Random(_seed(task))
-    args = [ast.literal_eval(text) for text in originals]
+    args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
     generated = _generate(args, wanted, rng)
 
@@ -135,7 +135,7 @@ def _check_plan(task: TaskPublished) -> ProbePlan | None:
     if not seeds:
         return None
     rng = random.Random(_seed(task, CHECK_PLAN_VERSION))
-    args = [ast.literal_eval(text) for text in seeds]
+    args = [pyast.literal_eval(text) for text in seeds]
     # as many generated inputs as a case plan may hold: a check has few calls, and no hidden case
     # stands behind them
     generated = _generate(args, MAX_GENERATED, rng, _CheckDomain(args).hold)
@@ -167,7 +167,7 @@ def check_calls(check: str, entry_point: str) -> tuple[str, ...]:
     only measures or bounds (``len``, ``sorted``, ``set``, a tolerance, ``in``, ``!=``, ``is not``) is
     left out: another answer than the reference's may satisfy it. In the check's order, each once."""
     try:
-        tree = ast.parse(check)
+        tree = pyast.parse(check)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ()
     fn = next(
@@ -188,7 +188,7 @@ def check_calls(check: str, entry_point: str) -> tuple[str, ...]:
         ):
             continue
         try:
-            values = tuple(ast.literal_eval(arg) for arg in node.args)  # a Starred argument raises
+            values = tuple(pyast.literal_eval(arg) for arg in node.args)  # a Starred argument raises
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         text = repr(values)
@@ -221,7 +221,7 @@ def _reorder(task: TaskPublished, rng: random.Random) -> list[int]:
     """The task's cases in another order, chosen among a few shuffles so that as many positions as
     possible expect another answer than the task's own order does there: a program serving answers
     in call order then fails them (with yes/no answers a careless shuffle often lines them up again)."""
-    expected = [repr(ast.literal_eval(c.output)) for c in (*task.tests, *task.hidden_tests)]
+    expected = [repr(pyast.literal_eval(c.output)) for c in (*task.tests, *task.hidden_tests)]
     identity = list(range(len(expected)))
     if len(identity) < 2:
         return identity
@@ -577,7 +577,7 @@ def _is_input_literal(text: str, value: object) -> bool:
     """Reads back as the same argument tuple (no NaN or infinity, no empty set: their reprs are not
     literals the sandbox's input parser accepts)."""
     try:
-        return bool(ast.literal_eval(text) == value and repr(ast.literal_eval(text)) == text)
+        return bool(pyast.literal_eval(text) == value and repr(pyast.literal_eval(text)) == text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
 

@@ -24,6 +24,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
 
+from schemas import pyast
 from schemas.literals import MAX_INT_DIGITS, LargeInt, Shielded, large_int, shield_long_ints
 from schemas.rollout import MAX_RESULT_CHARS
 
@@ -275,7 +276,7 @@ def _string(token: str) -> str | bytes:
     if not _ESCAPES.fullmatch(body):
         raise NotALiteral("a string with an escape repr() never writes")
     try:
-        value = ast.literal_eval(token)  # one string constant: escapes decoded exactly as Python does
+        value = pyast.literal_eval(token)  # one string constant: escapes decoded exactly as Python does
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise NotALiteral("a string with an invalid escape") from None
     assert isinstance(value, str | bytes)
@@ -334,7 +335,7 @@ def _parse_expected(text: str) -> object:
     # an integer past the int/str conversion limit is read as its digits (schemas.literals), not converted
     shielded = shield_long_ints(text.strip())
     try:
-        tree = ast.parse(shielded.text, mode="eval")
+        tree = pyast.parse(shielded.text, mode="eval")
         return _convert(tree.body, 0, shielded)
     except NotALiteral:
         raise

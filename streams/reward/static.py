@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from schemas import pyast
+
 #: signature families; each is also a ``Reason.code`` of the noise filter
 FORCED_EXIT = "hack.forced_exit"
 EXIT_HOOK = "hack.exit_hook"
@@ -225,7 +227,7 @@ def parse_program(code: str) -> tuple[ast.Module | None, str]:
 
 def _parse(code: str) -> tuple[ast.Module | None, str]:
     try:
-        return ast.parse(code), ""
+        return pyast.parse(code), ""
     except SyntaxError as exc:
         return None, f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -566,7 +568,7 @@ def _self_check(test: ast.expr, entry_point: str) -> bool:
         return False
     for node in (*call.args, test.comparators[0]):
         try:
-            ast.literal_eval(node.value if isinstance(node, ast.Starred) else node)
+            pyast.literal_eval(node.value if isinstance(node, ast.Starred) else node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
     return True
@@ -590,7 +592,7 @@ def _literal_values(nodes: Iterable[ast.AST]) -> Iterator[object]:
                 yield node.value
         elif isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict | ast.UnaryOp):
             try:
-                yield ast.literal_eval(node)
+                yield pyast.literal_eval(node)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
 

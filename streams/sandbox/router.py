@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from schemas import pyast
 from streams.sandbox.result import ExecutionResult
 
 #: modules whose use needs processes or threads: such programs go straight to the container
@@ -56,7 +57,7 @@ FAILURE_SIGNATURES = (
 def static_reason(code: str, *, numpy_in_container: bool = False) -> str | None:
     """Why this program should skip WASM, from its source alone; None when WASM should try."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except (SyntaxError, ValueError):
         return None  # a syntax error is the program's own result: WASM reports it
     for node in ast.walk(tree):
