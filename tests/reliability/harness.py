@@ -384,6 +384,13 @@ def assert_projection_matches_a_rebuild(run: Run, rebuilt: Path) -> None:
     assert rows.get("samples", 0) >= len(run.tasks) * run.group_size, rows
 
 
+def fact(event: Any, attr: str = "sample_id") -> tuple[str, int]:
+    """What one event states once: its ``attr`` (a sample's id, or a group's) and, for a sandbox run,
+    which run of the sample it is - a sample runs more than once on purpose (the filter's re-runs, the
+    probe run), each run its own fact."""
+    return str(getattr(event, attr)), event.run_index if isinstance(event, SandboxExecuted) else 0
+
+
 def assert_exactly_once(run: Run) -> dict[str, int]:
     """The run's account, read afresh from the log: every task yields its group exactly once, every
     sample exactly one event per stage, no event id twice on any topic, and the learner trained each
@@ -408,10 +415,7 @@ def assert_exactly_once(run: Run) -> dict[str, int]:
     for topic in PER_SAMPLE:
         # a sample may run more than once on purpose (the filter's re-runs, the probe run): each run
         # is its own fact, named by its index, and must be on the log exactly once
-        facts = Counter(
-            (str(s.event.sample_id), s.event.run_index if isinstance(s.event, SandboxExecuted) else 0)
-            for s in seen[topic]
-        )
+        facts = Counter(fact(s.event) for s in seen[topic])
         samples = {sample for sample, _run in facts}
         assert len(samples) == n * g, f"{topic}: {len(samples)} samples, expected {n * g}"
         assert set(facts.values()) == {1}, f"{topic}: a sample (run) twice: {facts.most_common(2)}"
@@ -463,10 +467,9 @@ def assert_effectively_once(run: Run) -> dict[str, Any]:
         ids: dict[tuple[str, int], set[str]] = defaultdict(set)
         first: dict[tuple[str, int], Any] = {}
         for s in seen[topic]:
-            run = s.event.run_index if isinstance(s.event, SandboxExecuted) else 0
-            fact = (str(getattr(s.event, attr)), run)
-            ids[fact].add(s.event_id)
-            first.setdefault(fact, s.event)
+            key = fact(s.event, attr)
+            ids[key].add(s.event_id)
+            first.setdefault(key, s.event)
         twice = {k: sorted(v) for k, v in ids.items() if len(v) > 1}
         assert not twice, f"{topic}: a {attr} under two event ids: {list(twice.items())[:2]}"
         return first

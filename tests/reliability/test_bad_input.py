@@ -25,10 +25,10 @@ from confluent_kafka import Producer
 from schemas.codec import encode
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope
-from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished, TestCase
 from tests.e2e.conftest import CACHE, Workers, read_topic
 from tests.reliability.badinput import Bad, bad_kinds, draw
+from tests.reliability.harness import fact
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -172,12 +172,6 @@ def _of_run(bootstrap: str, topic: str, run_id: str) -> list[str]:
     return [eid for eid, _ in _events_of_run(bootstrap, topic, run_id)]
 
 
-def _fact(event: Any) -> tuple[str, int]:
-    """What an event states once: a sample's event (each run of it), else its group's."""
-    run = event.run_index if isinstance(event, SandboxExecuted) else 0
-    return str(getattr(event, "sample_id", event.group_id)), run
-
-
 def _events_of_run(bootstrap: str, topic: str, run_id: str) -> list[tuple[str, Any]]:
     return [
         (eid, e)
@@ -254,7 +248,7 @@ def test_hostile_records_at_every_input_topic_are_dead_lettered_and_the_valid_ta
         ids_of_run = [eid for eid, _ in events]
         assert not [i for i, c in Counter(ids_of_run).items() if c > 1], f"{topic}: duplicate events"
         # a sample may run more than once on purpose (the filter's re-runs, the probe run)
-        facts = [_fact(e) for _, e in events]
+        facts = [fact(e, "sample_id" if hasattr(e, "sample_id") else "group_id") for _, e in events]
         twice = Counter(facts).most_common(2)
         assert len(set(facts)) == len(facts), f"{topic}: a fact under two event ids: {twice}"
         firsts = {key for key, _run in facts}
