@@ -193,9 +193,9 @@ def test_processor_replicas_match_the_partitions_of_their_input_topic() -> None:
     config = _settings_map()
     default = int(config["RLSTREAM_KAFKA__PARTITIONS"])
     assert str(default) == str(_compose()["x-settings"]["RLSTREAM_KAFKA__PARTITIONS"])
-    deployments = [(p, d) for p, d in _k8s_docs() if d["kind"] == "Deployment" and _worker_of(d)]
+    processors = [(p, d) for p, d in _k8s_docs() if d["kind"] == "StatefulSet" and _worker_of(d)]
     seen = set()
-    for path, doc in deployments:
+    for path, doc in processors:
         worker = _worker_of(doc)
         assert worker is not None and worker in _known_workers(), f"{path.name}: unknown worker {worker}"
         seen.add(worker)
@@ -207,7 +207,31 @@ def test_processor_replicas_match_the_partitions_of_their_input_topic() -> None:
         expected = _partitions(inputs[0], default)
         assert doc["metadata"]["annotations"]["rlstream.io/input-topic"] == inputs[0]
         assert replicas == expected, f"{path.name}: {replicas} replicas, {inputs[0]}: {expected} partitions"
-    assert seen >= set(AGENTS) | {"projector"}, f"no Deployment for {set(AGENTS) - seen}"
+    assert seen >= set(AGENTS) | {"projector"}, f"no StatefulSet for {set(AGENTS) - seen}"
+
+
+def test_processors_keep_their_transactional_identity_across_a_pod_replacement() -> None:
+    """A processor's --instance names its transactional id; only a StatefulSet's pod name survives the
+    pod being replaced, so the replacement fences its predecessor's open transaction at once instead of
+    every read_committed reader waiting for the broker's transaction timeout."""
+    docs = _k8s_docs()
+    headless = {
+        d["metadata"]["name"]
+        for _, d in docs
+        if d["kind"] == "Service" and d["spec"].get("clusterIP") == "None"
+    }
+    for path, doc in docs:
+        worker = _worker_of(doc) if doc["kind"] in ("Deployment", "StatefulSet", "Job") else None
+        if worker is None or worker == "learner":
+            continue
+        assert doc["kind"] == "StatefulSet", f"{path.name}: {worker} runs as a {doc['kind']}"
+        assert doc["spec"]["serviceName"] in headless, f"{path.name}: no headless Service governs it"
+        (container,) = _pod_spec(doc)["containers"]
+        args = [str(a) for a in container["args"]]
+        instance = args[args.index("--instance") + 1]
+        assert instance == "$(POD_NAME)", f"{path.name}: --instance {instance}"
+        env = {e["name"]: e for e in container["env"]}
+        assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
 
 
 def test_sandbox_pods_run_under_an_isolating_runtime_class_and_the_learner_is_a_gpu_job() -> None:
@@ -216,7 +240,7 @@ def test_sandbox_pods_run_under_an_isolating_runtime_class_and_the_learner_is_a_
     assert classes.get("gvisor") == "runsc" and classes.get("kata") == "kata"
     by_worker: dict[str, list[dict[str, Any]]] = {}
     for _, d in docs:
-        if d["kind"] in ("Deployment", "Job") and _worker_of(d):
+        if d["kind"] in ("StatefulSet", "Job") and _worker_of(d):
             by_worker.setdefault(_worker_of(d) or "", []).append(d)
     for worker in ("sandbox", "reward", "filter"):  # every pod that executes model-written code
         for d in by_worker[worker]:
