@@ -23,7 +23,7 @@ from rlstream.workers import LEARNER_GROUP, faust_app, stream_processor
 log = logging.getLogger(__name__)
 
 settings = get_settings()
-_bootstrap = bootstrap_servers()
+_bootstrap = bootstrap_servers("faust")  # one principal for the processors this app hosts
 _built = [
     stream_processor(name, settings, KafkaSideInputs(_bootstrap, learner_group=LEARNER_GROUP))
     for name in settings.faust.processors

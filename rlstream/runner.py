@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from consumers.evaluation import SampleOutcome, evaluate
-from infra.kafka.admin import ensure_topics
+from infra.kafka.admin import client_config, ensure_topics
 from infra.kafka.consumer import decode_message
 from infra.kafka.lag import LagProbe
 from infra.kafka.producer import EventProducer
@@ -372,12 +372,14 @@ class RunWatcher:
 
     def __init__(self, bootstrap: str, since: datetime) -> None:
         self._consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"rlstream.watch.{uuid.uuid4().hex}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-            }
+            client_config(
+                bootstrap,
+                **{
+                    "group.id": f"rlstream.watch.{uuid.uuid4().hex}",
+                    "enable.auto.commit": False,
+                    "isolation.level": "read_committed",
+                },
+            )
         )
         ms = max(int(since.timestamp() * 1000) - 1000, 0)
         wanted: list[TopicPartition] = []

@@ -85,12 +85,15 @@ class _Factory:
         tick: Tick | None = None,
         batch_size: int | None = None,
         kinds: tuple[Kind[Any], ...] = (),
+        *,
+        outputs: tuple[str, ...],
     ) -> Processor:
         extra: dict[str, Any] = {} if tick is None else {"on_tick": tick}
         return Hosted(
             name,
             topics,
             handler,
+            output_topics=outputs,
             kinds=kinds,
             batch_size=batch_size or self.settings.pipeline.batch_size,
             **extra,
@@ -107,7 +110,7 @@ class Built:
 
 def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtime | None = None) -> Worker:
     """The worker ``name`` on ``runtime`` (default: the settings' ``runtime``)."""
-    bootstrap = bootstrap_servers()
+    bootstrap = bootstrap_servers(name)  # the worker's own principal
     if name == "learner":
         return _build_learner(settings, bootstrap)
     if name == "projector":
@@ -142,7 +145,7 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
     common = _Factory(settings)
     closers: list[Callable[[], None]] = [sides.close]
     if name == "scheduler":
-        from streams.scheduler.agent import INPUT_TOPICS, KINDS, SchedulerAgent
+        from streams.scheduler.agent import INPUT_TOPICS, KINDS, OUTPUT_TOPICS, SchedulerAgent
 
         agent = SchedulerAgent(
             pipe.scheduler, settings.run_id, sides.learner_lag(), max_turns=settings.episodes.max_turns
@@ -150,21 +153,28 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
         # a focused run reads rl.tasks on its own (consumer group and state per run), so it never
         # skips another run's tasks nor is held up by them; the other processors serve every run
         own = f"scheduler.{settings.run_id}" if pipe.scheduler.only_own_run else name
-        return Built(common.make(own, INPUT_TOPICS, agent.handle, agent.tick, kinds=KINDS), closers)
+        return Built(
+            common.make(own, INPUT_TOPICS, agent.handle, agent.tick, kinds=KINDS, outputs=OUTPUT_TOPICS),
+            closers,
+        )
     if name == "experience":
         from streams.experience.agent import INPUT_TOPICS as EXP_INPUTS
         from streams.experience.agent import KINDS as EXP_KINDS
+        from streams.experience.agent import OUTPUT_TOPICS as EXP_OUTPUTS
         from streams.experience.agent import ExperienceAgent
 
         # every run's human reviews in force replace the automated verdicts of a group being assembled
         exp = ExperienceAgent(
             deadline_s=pipe.group_deadline_s, normalise_std=pipe.normalise_std, reviews=sides.reviews()
         )
-        return Built(common.make(name, EXP_INPUTS, exp.handle, exp.tick, kinds=EXP_KINDS), closers)
+        return Built(
+            common.make(name, EXP_INPUTS, exp.handle, exp.tick, kinds=EXP_KINDS, outputs=EXP_OUTPUTS), closers
+        )
     if name in ("sandbox", "episode", "reward", "filter"):
         return _build_execution_side(name, settings, common, sides, closers)
     from producers.generator.agent import EVAL_INPUT_TOPICS, build_generator
     from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
+    from producers.generator.agent import OUTPUT_TOPICS as GEN_OUTPUTS
 
     models_dir = settings.generator.models_dir or settings.home / "models"
     agent_handle, close = build_generator(
@@ -180,7 +190,10 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
     # of its own on the evaluation lane: its weight swaps never touch training's, and neither
     # lane waits for the other
     topics = EVAL_INPUT_TOPICS if name == "evaluator" else GEN_INPUTS
-    return Built(common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1), closers)
+    return Built(
+        common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1, outputs=GEN_OUTPUTS),
+        closers,
+    )
 
 
 def _build_learner(settings: Settings, bootstrap: str) -> Worker:
@@ -245,6 +258,7 @@ def _build_execution_side(
 
     if name == "sandbox":
         from streams.sandbox.agent import INPUT_TOPICS as SB_INPUTS
+        from streams.sandbox.agent import OUTPUT_TOPICS as SB_OUTPUTS
         from streams.sandbox.agent import SandboxAgent
         from streams.sandbox.pool import SandboxPool
 
@@ -258,24 +272,27 @@ def _build_execution_side(
             max_retries=settings.pipeline.max_retries,
             backoff_s=settings.pipeline.retry_backoff_s,
         )
-        return Built(common.make(name, SB_INPUTS, agent.handle), closers)
+        return Built(common.make(name, SB_INPUTS, agent.handle, outputs=SB_OUTPUTS), closers)
     if name == "episode":
         from streams.episode.agent import INPUT_TOPICS as EP_INPUTS
         from streams.episode.agent import KINDS as EP_KINDS
+        from streams.episode.agent import OUTPUT_TOPICS as EP_OUTPUTS
         from streams.episode.agent import EpisodeAgent
 
         eagent = EpisodeAgent(tasks, settings.episodes.feedback)
-        return Built(common.make(name, EP_INPUTS, eagent.handle, kinds=EP_KINDS), closers)
+        return Built(common.make(name, EP_INPUTS, eagent.handle, kinds=EP_KINDS, outputs=EP_OUTPUTS), closers)
     if name == "reward":
         from streams.reward.agent import INPUT_TOPICS as RW_INPUTS
         from streams.reward.agent import KINDS as RW_KINDS
+        from streams.reward.agent import OUTPUT_TOPICS as RW_OUTPUTS
         from streams.reward.agent import RewardAgent
 
         episode_fn = get_reward_function(settings.episodes.reward_function, settings.reward)
         ragent = RewardAgent(reward_fn, tasks, reference_runner(evaluator()), episode_fn=episode_fn)
-        return Built(common.make(name, RW_INPUTS, ragent.handle, kinds=RW_KINDS), closers)
+        return Built(common.make(name, RW_INPUTS, ragent.handle, kinds=RW_KINDS, outputs=RW_OUTPUTS), closers)
     from streams.noise.agent import INPUT_TOPICS as NF_INPUTS
     from streams.noise.agent import KINDS as NF_KINDS
+    from streams.noise.agent import OUTPUT_TOPICS as NF_OUTPUTS
     from streams.noise.agent import FilterAgent
 
     on = evaluator()
@@ -286,7 +303,7 @@ def _build_execution_side(
         reference_runner(on),
         probe_reference=lambda task, backend: on.reference_probe(task, backend),
     )
-    return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS), closers)
+    return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS, outputs=NF_OUTPUTS), closers)
 
 
 # -- the Faust runtime --------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from infra.kafka import security
 from infra.kafka.config import KafkaConfig
+from infra.kafka.security import Credentials
 from schemas.topics import MAX_RECORD_BYTES
 
 #: the stream processors a Faust app hosts unless told otherwise (``faust -A rlstream.faust_app worker``)
@@ -83,4 +85,69 @@ def app_settings(
     }
     if replication_factor is not None:
         settings["topic_replication_factor"] = replication_factor
+    credentials = broker_credentials(security.current())
+    if credentials is not None:
+        settings["broker_credentials"] = credentials
     return settings
+
+
+def broker_credentials(creds: Credentials) -> Any:
+    """Faust's ``broker_credentials`` for the process's principal (None: plaintext)."""
+    if creds.protocol == "PLAINTEXT":
+        return None
+    import faust
+
+    context = creds.ssl_context()
+    if creds.mechanism is None:
+        return faust.SSLCredentials(context)
+    if creds.mechanism == "OAUTHBEARER":
+        return faust.OAuthCredentials(oauth_cb=_client_credentials_token(creds), ssl_context=context)
+    assert creds.password is not None
+    return faust.SASLCredentials(
+        username=creds.username,
+        password=creds.password.get_secret_value(),
+        ssl_context=context,
+        mechanism=creds.mechanism,
+    )
+
+
+def _client_credentials_token(creds: Credentials) -> Any:
+    """An aiokafka token provider fetching OAuth client-credentials tokens from the OIDC endpoint (the
+    flow librdkafka's ``sasl.oauthbearer.method=oidc`` runs for the confluent-kafka clients)."""
+    import asyncio
+    import json
+    import urllib.parse
+    import urllib.request
+
+    from aiokafka.abc import AbstractTokenProvider
+
+    from schemas.errors import DependencyError
+
+    assert creds.oauth_client_secret is not None
+    form = {
+        "grant_type": "client_credentials",
+        "client_id": creds.oauth_client_id or "",
+        "client_secret": creds.oauth_client_secret.get_secret_value(),
+    }
+    if creds.oauth_scope:
+        form["scope"] = creds.oauth_scope
+    body = urllib.parse.urlencode(form).encode()
+    endpoint = str(creds.oauth_token_endpoint)
+
+    def fetch() -> str:
+        try:
+            with urllib.request.urlopen(endpoint, data=body, timeout=30) as reply:
+                token = json.loads(reply.read())["access_token"]
+        except (OSError, ValueError, KeyError) as exc:
+            # the exception names the endpoint, never the form that holds the secret
+            raise DependencyError(
+                f"OAuth token endpoint {endpoint}: no access token ({type(exc).__name__})",
+                hint="check RLSTREAM_KAFKA__SECURITY__OAUTH_* and that the endpoint is reachable",
+            ) from None
+        return str(token)
+
+    class ClientCredentialsToken(AbstractTokenProvider):  # type: ignore[misc]
+        async def token(self) -> str:
+            return await asyncio.get_running_loop().run_in_executor(None, fetch)
+
+    return ClientCredentialsToken()

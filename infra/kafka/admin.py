@@ -15,6 +15,7 @@ from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, Config
 from confluent_kafka.admin._metadata import ClusterMetadata
 from confluent_kafka.cimpl import NewTopic
 
+from infra.kafka import security
 from infra.kafka.config import KafkaConfig
 from schemas.errors import BrokerError
 from schemas.topics import Topic
@@ -30,11 +31,13 @@ RECONNECT_BACKOFF_MAX_MS = 1_000
 
 
 def client_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
-    """What every client of the project is built with (``extra`` overrides it)."""
+    """What every client of the project is built with (``extra`` overrides it): the process's
+    credentials (:mod:`infra.kafka.security`) included."""
     return {
         "bootstrap.servers": bootstrap,
         "logger": _client_log,
         "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS,
+        **security.current().librdkafka(),
         **extra,
     }
 

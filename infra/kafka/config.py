@@ -6,6 +6,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from infra.kafka.security import KafkaSecurity
+
 #: Apache Kafka release the local broker runs (from Maven Central, org.apache.kafka:kafka_2.13).
 #: 4.4.0 is the newest release; measured against it on this project's clients: confluent-kafka 2.16
 #: (idempotent produce, consumer groups, commits, offsets_for_times) and aiokafka 0.14 (idempotent and
@@ -29,6 +31,8 @@ class KafkaConfig(BaseModel):
     #: None = the cluster's own default (1 on a single local broker, 2 on the 3-broker cluster)
     min_insync_replicas: int | None = Field(default=None, ge=1)
     request_timeout_s: float = Field(default=30.0, gt=0)
+    #: TLS and SASL (``RLSTREAM_KAFKA__SECURITY__*``); plaintext without credentials by default
+    security: KafkaSecurity = KafkaSecurity()
 
 
 class BrokerConfig(BaseModel):

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from infra.kafka.admin import client_config
 from infra.kafka.consumer import decode_message
 from schemas.base import Event
 from schemas.errors import BrokerError, EventDecodeError
@@ -32,13 +33,15 @@ class TopicFollower(Generic[E]):
         self._type = event_type
         self.skipped = 0
         self._consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"rlstream.follow.{uuid.uuid4().hex}",  # never commits: only assigns
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
+            client_config(
+                bootstrap,
+                **{
+                    "group.id": f"rlstream.follow.{uuid.uuid4().hex}",  # never commits: only assigns
+                    "enable.auto.commit": False,
+                    "isolation.level": "read_committed",
+                    "auto.offset.reset": "earliest",
+                },
+            )
         )
         try:
             meta = self._consumer.list_topics(topic, 30).topics[topic]

@@ -13,7 +13,18 @@ import uuid
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from infra.kafka.admin import client_config
 from schemas.errors import BrokerError
+
+#: errors of a committed-offsets request while the group's coordinator is being placed (librdkafka does
+#: not mark them retriable on this call)
+_COORDINATOR_MOVING = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
 
 
 class LagProbe:
@@ -24,17 +35,19 @@ class LagProbe:
         self.topic = topic
         self.exact_up_to = exact_up_to
         self._consumer = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": group_id, "enable.auto.commit": False}
+            client_config(bootstrap, **{"group.id": group_id, "enable.auto.commit": False})
         )
         # a separate reader, never committing, that counts the records behind the group's offsets
         self._reader = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"rlstream.lag.{uuid.uuid4().hex}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "enable.partition.eof": True,
-            }
+            client_config(
+                bootstrap,
+                **{
+                    "group.id": f"rlstream.lag.{uuid.uuid4().hex}",
+                    "enable.auto.commit": False,
+                    "isolation.level": "read_committed",
+                    "enable.partition.eof": True,
+                },
+            )
         )
         self._partitions: list[int] | None = None
 
@@ -44,7 +57,7 @@ class LagProbe:
                 md = self._consumer.list_topics(self.topic, timeout_s).topics[self.topic]
                 self._partitions = sorted(md.partitions)
             tps = [TopicPartition(self.topic, p) for p in self._partitions]
-            committed = {tp.partition: tp.offset for tp in self._consumer.committed(tps, timeout_s)}
+            committed = {tp.partition: tp.offset for tp in self._committed(tps, timeout_s)}
             spans: dict[int, tuple[int, int]] = {}
             for p in self._partitions:
                 low, high = self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout_s)
@@ -58,6 +71,23 @@ class LagProbe:
             return self._count(spans, timeout_s)
         except KafkaException as exc:
             raise BrokerError(f"cannot read lag of group {self.group_id} on {self.topic}: {exc}") from exc
+
+    def _committed(self, tps: list[TopicPartition], timeout_s: float) -> list[TopicPartition]:
+        """The group's committed offsets. The first request for a group that has never committed finds
+        no coordinator while the broker is still placing it (NOT_COORDINATOR, or the offsets topic
+        loading): retried until ``timeout_s``, as the broker asks."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return list(self._consumer.committed(tps, max(deadline - time.monotonic(), 0.1)))
+            except KafkaException as exc:
+                error = exc.args[0]
+                placing = isinstance(error, KafkaError) and (
+                    error.retriable() or error.code() in _COORDINATOR_MOVING
+                )
+                if not placing or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def _count(self, spans: dict[int, tuple[int, int]], timeout_s: float) -> int:
         self._reader.assign([TopicPartition(self.topic, p, start) for p, (start, _) in spans.items()])

@@ -268,7 +268,7 @@ class TransactionalProcessor:
 
     def _ensure_changelog(self) -> None:
         """The changelog is compacted and has as many partitions as the widest input topic."""
-        admin = AdminClient({"bootstrap.servers": self._bootstrap})
+        admin = AdminClient(base_config(self._bootstrap))
         md = admin.list_topics(timeout=30)
         widths = []
         for t in self.input_topics:

@@ -29,6 +29,7 @@ from infra.runtime.port import (
     Incoming,
     Processor,
     ProcessorStats,
+    UndeclaredOutput,
     check_topic,
     dead_letter,
     envelope_for,
@@ -229,6 +230,12 @@ class Host:
 
     def _write(self, emit: Emit, cause: Incoming | None) -> Write:
         topic = emit.topic or topic_for(type(emit.event).__name__).name
+        declared = self.processor.output_topics
+        if declared is not None and topic != DLQ.name and topic not in declared:
+            raise UndeclaredOutput(
+                f"{self.name} emitted {type(emit.event).__name__} to {topic}, which is not among its "
+                f"declared outputs ({', '.join(declared) or 'none'})"
+            )
         # the version it is written in, once (not again for the id, the envelope and the body)
         emit = replace(emit, event=emit.event.as_written())
         cause_span = self._spans.get(id(cause)) if cause is not None else None

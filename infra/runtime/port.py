@@ -71,6 +71,10 @@ class Emit:
     links: tuple[str, ...] = ()
 
 
+class UndeclaredOutput(RlstreamError):
+    """A processor emitted to a topic it does not declare among its outputs (a wiring bug)."""
+
+
 class PoisonRecord(RlstreamError):
     """A handler's way to say: this record cannot be processed, dead-letter it and move on."""
 
@@ -111,6 +115,13 @@ class Processor(Protocol):
     def input_topics(self) -> Sequence[str]: ...
 
     @property
+    def output_topics(self) -> Sequence[str] | None:
+        """The topics its handler and tick may emit to (dead letters aside); None: not declared. The
+        host refuses any other, so the declaration the access plan (``rlstream acls``) grants from is
+        the one the processor is held to."""
+        ...
+
+    @property
     def kinds(self) -> Sequence[Kind[Any]]: ...
 
     @property
@@ -137,6 +148,7 @@ class Hosted:
     input_topics: Sequence[str]
     handler: Handler
     on_tick: Tick = _no_tick
+    output_topics: Sequence[str] | None = None
     kinds: Sequence[Kind[Any]] = ()
     batch_size: int = 32
     tick_interval_s: float = 0.5

@@ -39,13 +39,15 @@ from schemas.episode import TurnEnded
 from schemas.policy import PolicyPublished
 from schemas.rollout import RolloutRequested
 from schemas.task import Split
-from schemas.topics import EVALUATIONS_REQUESTED, POLICY, ROLLOUTS_REQUESTED, TURNS
+from schemas.topics import EVALUATIONS_REQUESTED, GENERATIONS, POLICY, ROLLOUTS_REQUESTED, TURNS
 
 log = logging.getLogger(__name__)
 
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name, TURNS.name)
 #: the evaluator: the evaluation rounds' lane
 EVAL_INPUT_TOPICS = (EVALUATIONS_REQUESTED.name, POLICY.name, TURNS.name)
+#: where it writes, on either lane (the access plan grants exactly these; the host refuses any other)
+OUTPUT_TOPICS = (GENERATIONS.name,)
 
 
 class GeneratorAgent:

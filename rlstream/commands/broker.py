@@ -6,9 +6,11 @@ from pathlib import Path
 
 import typer
 
+from infra.kafka import security
 from infra.kafka.admin import metadata
 from infra.kafka.jars import fetch_jars, lib_dir
 from infra.kafka.local import ClusterStatus, LocalCluster, resolve_bootstrap
+from infra.kafka.security import CLI_PROCESSOR
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.settings import get_settings
 
@@ -28,9 +30,12 @@ def local_cluster(data_dir: Path | None = None) -> LocalCluster:
     )
 
 
-def bootstrap_servers() -> str:
-    """The Kafka cluster every command talks to (configured, else the running local broker)."""
+def bootstrap_servers(processor: str = CLI_PROCESSOR) -> str:
+    """The Kafka cluster every command talks to (configured, else the running local broker). From here
+    on this process's Kafka clients authenticate as ``processor``'s principal (the worker kind, or
+    ``cli``; see ``RLSTREAM_KAFKA__SECURITY__*``)."""
     settings = get_settings()
+    security.use(settings.kafka.security.resolve(processor))
     return resolve_bootstrap(settings.kafka, settings.broker_data_dir)
 
 

@@ -24,11 +24,13 @@ from infra.runtime.port import Emit, Incoming, PoisonRecord
 from infra.runtime.state import Kind, Marker, State
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.task import TaskPublished
-from schemas.topics import EXECUTIONS, GENERATIONS
+from schemas.topics import EXECUTIONS, GENERATIONS, TURNS
 from streams.episode.config import FeedbackConfig
 from streams.episode.core import PendingTurn, end_turn, is_episode, turn_key
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name)
+#: where it writes (the access plan grants exactly these; the host refuses any other)
+OUTPUT_TOPICS = (TURNS.name,)
 
 #: a turn waiting for its other half (key: ``<sample id>#<turn>``), from the first half's arrival to the
 #: turn's end

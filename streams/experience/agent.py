@@ -19,11 +19,13 @@ from typing import Any, NamedTuple, Protocol
 from infra.runtime.port import Emit, Incoming
 from infra.runtime.state import Kind, Marker, State
 from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested
-from schemas.topics import GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
+from schemas.topics import EXPERIENCES, GENERATIONS, ROLLOUTS_REQUESTED, VERDICTS
 from streams.experience.core import GroupState
 from streams.experience.overrides import apply_overrides
 
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, GENERATIONS.name, VERDICTS.name)
+#: where it writes (the access plan grants exactly these; the host refuses any other)
+OUTPUT_TOPICS = (EXPERIENCES.name,)
 
 
 class GroupClock(NamedTuple):

@@ -31,7 +31,7 @@ from infra.runtime.state import Kind, Marker, State, event_from_state
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
-from schemas.topics import EXECUTIONS, GENERATIONS, REWARDS
+from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REWARDS, VERDICTS
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_episode
 from streams.noise.rules import TaskQuality, assess_task
@@ -40,6 +40,8 @@ from streams.reward.agent import ReferenceRunner, TaskLookup
 from streams.reward.literals import CompareOptions
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name)
+#: where it writes: verdicts, and the reference runs of the probe plans they judged with
+OUTPUT_TOPICS = (VERDICTS.name, REFERENCES.name)
 
 
 def _lift_reward(reward: Any) -> Any:

@@ -28,10 +28,12 @@ from schemas.episode import TurnEnded
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.task import TaskPublished
-from schemas.topics import EXECUTIONS, GENERATIONS, TURNS
+from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REWARDS, TURNS
 from streams.reward.function import RewardFunction
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, TURNS.name)
+#: where it writes: rewards, and the reference runs they were compared with
+OUTPUT_TOPICS = (REWARDS.name, REFERENCES.name)
 
 #: a sample's code waiting for its run-0 execution, and the execution waiting for its code (key: sample
 #: id; ``<sample id>#<turn>`` for a turn of an episode, kept until the episode's final turn is known)

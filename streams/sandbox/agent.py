@@ -23,7 +23,7 @@ from infra.runtime.state import State
 from schemas.codec import decode_body
 from schemas.dlq import DeadLettered
 from schemas.rollout import CodeGenerated, SandboxExecuted
-from schemas.topics import DLQ, GENERATIONS, retry_topic
+from schemas.topics import DLQ, EXECUTIONS, GENERATIONS, retry_topic
 from streams.probe.plan import ProbePlan, probe_due, probe_run_index
 from streams.sandbox.config import BackendName
 from streams.sandbox.jobs import job_for, probe_job_for
@@ -33,6 +33,8 @@ from streams.sandbox.service import Sandbox
 
 RETRY = retry_topic("sandbox")
 INPUT_TOPICS = (GENERATIONS.name, RETRY.name)
+#: where it writes: executions, and its retries (the access plan grants exactly these)
+OUTPUT_TOPICS = (EXECUTIONS.name, RETRY.name)
 MAX_BACKOFF_S = 30.0
 
 

@@ -26,7 +26,15 @@ from schemas.curriculum import CurriculumLevelChanged
 from schemas.policy import PolicyPublished
 from schemas.rollout import ExperienceReady, RewardScored, RolloutRequested
 from schemas.task import TaskPublished
-from schemas.topics import CURRICULUM, EVALUATIONS_REQUESTED, EXPERIENCES, POLICY, REWARDS, TASKS
+from schemas.topics import (
+    CURRICULUM,
+    EVALUATIONS_REQUESTED,
+    EXPERIENCES,
+    POLICY,
+    REWARDS,
+    ROLLOUTS_REQUESTED,
+    TASKS,
+)
 from streams.config import SchedulerConfig
 from streams.scheduler.evaluation import EvalPlan, EvalTask, eval_group_id
 from streams.scheduler.levels import LevelPlan, RoundTally
@@ -41,6 +49,8 @@ from streams.scheduler.policy import (
 )
 
 INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name, REWARDS.name)
+#: where it writes (the access plan grants exactly these; the host refuses any other)
+OUTPUT_TOPICS = (ROLLOUTS_REQUESTED.name, EVALUATIONS_REQUESTED.name, CURRICULUM.name)
 P = 0  # the singleton's state partition
 
 
