@@ -251,4 +251,39 @@ def _partition_counts(admin: AdminClient, timeout: float, wait_for: set[str] | N
 
 def _reason(exc: KafkaException) -> str:
     err = exc.args[0] if exc.args else None
-    return err.str() if isinstance(err, KafkaError) else str(exc)
+    reason = err.str() if isinstance(err, KafkaError) else str(exc)
+    if isinstance(err, KafkaError) and err.code() in (KafkaError._TRANSPORT, KafkaError._AUTHENTICATION):
+        creds = security.current()
+        if creds.protocol == "PLAINTEXT":
+            reason += (
+                " (connecting in plaintext: a cluster that requires TLS or SASL drops the connection; "
+                "set RLSTREAM_KAFKA__SECURITY__*)"
+            )
+        else:
+            who = creds.username or "a certificate"
+            reason += f" (connecting with {creds.protocol} as {who}: check the credentials and the CA)"
+    return reason
+
+
+#: the broker's codes for "this principal may not"
+AUTHORIZATION_CODES = frozenset(
+    {
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError.GROUP_AUTHORIZATION_FAILED,
+        KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    }
+)
+
+
+def refusal(err: object, action: str) -> BrokerError | None:
+    """A clear error when ``err`` is the broker refusing this process's principal ``action`` (e.g.
+    "write rl.rewards"); None for any other error."""
+    if not isinstance(err, KafkaError) or err.code() not in AUTHORIZATION_CODES:
+        return None
+    who = security.current().username or "this client"
+    return BrokerError(
+        f"not authorized: {who} may not {action} ({err.name()})",
+        hint="`rlstream acls plan` lists what each processor's principal is granted; connect as the "
+        "principal that should do this, or grant it with `rlstream acls plan --apply`",
+    )

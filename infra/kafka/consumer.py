@@ -21,7 +21,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from opentelemetry import context as otel_context
 from opentelemetry.trace import set_span_in_context
 
-from infra.kafka.admin import client_config
+from infra.kafka.admin import client_config, refusal
 from infra.kafka.producer import EventProducer
 from infra.runtime.port import dead_letter, text_headers
 from infra.telemetry.messaging import start_process
@@ -270,6 +270,9 @@ class EventConsumer:
                 f"topic missing: {err.str()} (subscribed to {', '.join(self.topics)})",
                 hint="run `rlstream topics create`",
             )
+        refused = refusal(err, f"read {', '.join(self.topics)}")
+        if refused is not None:
+            raise refused
         if err.fatal():
             raise BrokerError(f"Kafka consumer failed: {err.str()}")
         # anything else is transient (a broker restarting, a rebalance): librdkafka retries by itself

@@ -8,6 +8,8 @@ Layout of the data directory::
     node-<id>/server.log      the broker's log
     node-<id>/jvm.out         the JVM's own stdout/stderr
     node-<id>/broker.pid
+    tls/, credentials/        a cluster made with ``auth="scram"``: its throwaway CA and broker keystore,
+                              and one password file per SCRAM user (mode 0600)
 
 Nodes run as background JVMs that outlive the command that started them; ``down`` stops them with
 SIGTERM (a clean shutdown flushes and closes the logs), then SIGKILL after the stop timeout.
@@ -16,9 +18,11 @@ SIGTERM (a clean shutdown flushes and closes the logs), then SIGKILL after the s
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -26,15 +30,29 @@ import subprocess
 import time
 import uuid
 from base64 import urlsafe_b64encode
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
+from pydantic import SecretStr
+
+from infra.kafka import security
 from infra.kafka.admin import first_reachable, metadata, wait_until_answering
 from infra.kafka.config import BrokerConfig, KafkaConfig
+from infra.kafka.security import Credentials, Mechanism
 from schemas.errors import BrokerError, DependencyError, UsageError
 
 MIN_JAVA = 17
 _STATE = "cluster.json"
+_TLS = "tls"
+_CREDENTIALS = "credentials"
+#: the local cluster's administrator (a super user; the brokers use it among themselves)
+ADMIN_USER = "admin"
+SCRAM: Mechanism = "SCRAM-SHA-512"
+#: the PKCS12 stores' password: the keys' protection is the files' mode (0600 in a 0700 folder)
+_TLS_STORE_PASSWORD = "rlstream-local"
+Auth = Literal["none", "scram"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,8 @@ class ClusterLayout:
     host: str
     base_port: int
     kafka_version: str
+    #: "none": a plaintext listener anyone may use; "scram": SASL_SSL with SCRAM users and ACLs enforced
+    auth: str = "none"
 
     def client_port(self, node: int) -> int:
         return self.base_port + 2 * (node - 1)
@@ -146,9 +166,10 @@ class LocalCluster:
             and first_reachable(layout.bootstrap)
         ):
             try:
-                metadata(layout.bootstrap, timeout_s=3.0)
+                with security.using(self.admin_credentials()):
+                    metadata(layout.bootstrap, timeout_s=3.0)
                 answering = True
-            except BrokerError:
+            except (BrokerError, UsageError):
                 answering = False
         return ClusterStatus(self.data_dir, layout, tuple(nodes), answering)
 
@@ -161,10 +182,16 @@ class LocalCluster:
 
     # ---- up / down -----------------------------------------------------------------------------
 
-    def up(self, brokers: int | None = None) -> ClusterStatus:
-        """Start every node that is not running and wait until the cluster answers."""
+    def up(
+        self, brokers: int | None = None, *, auth: Auth | None = None, users: Sequence[str] = ()
+    ) -> ClusterStatus:
+        """Start every node that is not running and wait until the cluster answers.
+
+        A new cluster with ``auth="scram"`` gets a SASL_SSL listener (a throwaway CA and broker
+        certificate), a SCRAM-SHA-512 user for ``users`` and for its administrator, and the standard
+        authorizer with nothing allowed that no ACL allows."""
         java = check_java(self.config.java)
-        layout = self._layout_for(brokers)
+        layout = self._layout_for(brokers, auth)
         lib_ok = any(self.lib_dir.glob("kafka_*.jar"))
         if not lib_ok:
             raise DependencyError(
@@ -176,6 +203,8 @@ class LocalCluster:
             for port in (layout.client_port(n), layout.controller_port(n)):
                 ensure_port_free(layout.host, port)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if layout.auth == "scram":
+            self._make_secrets(java, layout, users)
         (self.data_dir / _STATE).write_text(json.dumps(asdict(layout), indent=2) + "\n")
         for n in layout.nodes:
             self._write_node_files(layout, n)
@@ -184,7 +213,8 @@ class LocalCluster:
                 self._format(java, layout, n)
         for n in to_start:
             self._start_node(java, n)
-        self._wait_ready(layout)
+        with security.using(self.admin_credentials()):
+            self._wait_ready(layout)
         return self.status()
 
     def down(self) -> list[int]:
@@ -216,9 +246,15 @@ class LocalCluster:
 
     # ---- internals -----------------------------------------------------------------------------
 
-    def _layout_for(self, brokers: int | None) -> ClusterLayout:
+    def _layout_for(self, brokers: int | None, auth: Auth | None = None) -> ClusterLayout:
         existing = self.layout()
         if existing is not None:
+            if auth is not None and auth != existing.auth:
+                raise UsageError(
+                    f"{self.data_dir} holds a cluster with auth {existing.auth!r}, not {auth!r}",
+                    hint=f"use another --data-dir, or run `rlstream broker down` and delete {self.data_dir} "
+                    "to replace it (its topics are lost)",
+                )
             if brokers is not None and brokers != existing.brokers:
                 raise UsageError(
                     f"{self.data_dir} holds a {existing.brokers}-broker cluster, not {brokers}",
@@ -240,6 +276,7 @@ class LocalCluster:
             host=self.config.host,
             base_port=self.config.base_port,
             kafka_version=self.config.kafka_version,
+            auth=auth or "none",
         )
 
     def _node_dir(self, node: int) -> Path:
@@ -248,7 +285,12 @@ class LocalCluster:
     def _write_node_files(self, layout: ClusterLayout, node: int) -> None:
         d = self._node_dir(node)
         (d / "data").mkdir(parents=True, exist_ok=True)
-        (d / "server.properties").write_text(server_properties(layout, node, d / "data"))
+        text = server_properties(layout, node, d / "data")
+        if layout.auth == "scram":
+            text += secure_properties(layout, node, self.data_dir)
+        (d / "server.properties").write_text(text)
+        if layout.auth == "scram":
+            (d / "server.properties").chmod(0o600)  # it holds the administrator's password
         (d / "log4j2.properties").write_text(LOG4J2.format(log=d / "server.log"))
 
     def _format(self, java: str, layout: ClusterLayout, node: int) -> None:
@@ -267,9 +309,15 @@ class LocalCluster:
             "-c",
             str(d / "server.properties"),
         ]
+        if layout.auth == "scram":
+            for user in sorted(p.stem for p in (self.data_dir / _CREDENTIALS).glob("*.password")):
+                secret = (self.data_dir / _CREDENTIALS / f"{user}.password").read_text().strip()
+                cmd += ["--add-scram", f"{SCRAM}=[name={user},password={secret}]"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
+            for secret in _secrets_in(self.data_dir):
+                tail = tail.replace(secret, "**********")
             raise BrokerError(
                 f"formatting the storage of node {node} in {d / 'data'} failed:\n{tail}",
                 hint=f"check that the jars in {self.lib_dir} are Apache Kafka {layout.kafka_version} "
@@ -333,6 +381,54 @@ class LocalCluster:
             except BrokerError:
                 continue
 
+    # ---- a secured cluster ---------------------------------------------------------------------
+
+    def admin_credentials(self) -> Credentials:
+        """How the cluster's administrator connects (plaintext credentials for a cluster without auth)."""
+        layout = self.layout()
+        if layout is None or layout.auth != "scram":
+            return Credentials()
+        return Credentials(
+            protocol="SASL_SSL",
+            mechanism=SCRAM,
+            username=ADMIN_USER,
+            password=SecretStr(self._password(ADMIN_USER)),
+            ca_file=self.data_dir / _TLS / "ca.pem",
+        )
+
+    def client_settings(self) -> dict[str, str]:
+        """The settings a client of this cluster sets: one principal per processor kind, each reading
+        its own password file (nothing secret in them)."""
+        layout = self.layout()
+        if layout is None or layout.auth != "scram":
+            return {}
+        return {
+            "RLSTREAM_KAFKA__SECURITY__PROTOCOL": "SASL_SSL",
+            "RLSTREAM_KAFKA__SECURITY__SASL_MECHANISM": SCRAM,
+            "RLSTREAM_KAFKA__SECURITY__USERNAME": "rlstream-{processor}",
+            "RLSTREAM_KAFKA__SECURITY__PASSWORD_FILE": str(
+                self.data_dir / _CREDENTIALS / "rlstream-{processor}.password"
+            ),
+            "RLSTREAM_KAFKA__SECURITY__CA_FILE": str(self.data_dir / _TLS / "ca.pem"),
+        }
+
+    def _password(self, user: str) -> str:
+        return (self.data_dir / _CREDENTIALS / f"{user}.password").read_text().strip()
+
+    def _make_secrets(self, java: str, layout: ClusterLayout, users: Sequence[str]) -> None:
+        """Passwords for users that have none yet, and the CA and broker keystore once."""
+        creds = self.data_dir / _CREDENTIALS
+        creds.mkdir(mode=0o700, exist_ok=True)
+        for user in (ADMIN_USER, *users):
+            path = creds / f"{user}.password"
+            if not path.exists():
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(secrets.token_urlsafe(24) + "\n")
+        tls = self.data_dir / _TLS
+        if not (tls / "broker.p12").is_file():
+            make_tls(keytool_of(java), tls, layout.host)
+
     def _pid(self, node: int) -> int | None:
         """The pid of the node's JVM if it is alive and really is that node (pid files can go stale)."""
         path = self._node_dir(node) / "broker.pid"
@@ -393,6 +489,94 @@ def server_properties(layout: ClusterLayout, node: int, log_dir: Path) -> str:
         "log.retention.hours": "-1",
     }
     return "".join(f"{k}={v}\n" for k, v in lines.items())
+
+
+def secure_properties(layout: ClusterLayout, node: int, data_dir: Path) -> str:
+    """What a node of an ``auth="scram"`` cluster adds: the client listener becomes SASL_SSL (the
+    brokers speak to each other on it as the administrator), the controller listener stays plaintext on
+    loopback (its principal, ANONYMOUS, is a super user: KRaft's own traffic), and the standard
+    authorizer allows nothing no ACL allows."""
+    host, port = layout.host, layout.client_port(node)
+    tls = data_dir / _TLS
+    admin_password = (data_dir / _CREDENTIALS / f"{ADMIN_USER}.password").read_text().strip()
+    jaas = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{ADMIN_USER}" password="{admin_password}";'
+    )
+    lines = {
+        "listeners": f"SASL_SSL://{host}:{port},CONTROLLER://{host}:{layout.controller_port(node)}",
+        "advertised.listeners": f"SASL_SSL://{host}:{port}",
+        "inter.broker.listener.name": "SASL_SSL",
+        "listener.security.protocol.map": "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
+        "sasl.enabled.mechanisms": SCRAM,
+        "sasl.mechanism.inter.broker.protocol": SCRAM,
+        f"listener.name.sasl_ssl.{SCRAM.lower()}.sasl.jaas.config": jaas,
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": str(tls / "broker.p12"),
+        "ssl.keystore.password": _TLS_STORE_PASSWORD,
+        # the brokers connect to each other over TLS too: they trust the same CA as clients
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(tls / "ca.pem"),
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "allow.everyone.if.no.acl.found": "false",
+        "super.users": f"User:{ADMIN_USER};User:ANONYMOUS",
+    }
+    # later keys override the plaintext listener lines written before them
+    return "".join(f"{k}={v}\n" for k, v in lines.items())
+
+
+def keytool_of(java: str) -> str:
+    path = Path(shutil.which(java) or java).resolve().parent / "keytool"
+    if not path.is_file():
+        raise DependencyError(f"no keytool beside {java}", hint="install a full Java runtime (JRE 17+)")
+    return str(path)
+
+
+def make_tls(keytool: str, tls: Path, host: str) -> None:
+    """A throwaway CA (ca.pem, for clients) and a broker key and certificate it signed for ``host`` and
+    localhost (broker.p12). The CA's key never leaves ca.p12; both stores are readable by the owner
+    only. Their password guards nothing the file mode does not: the keys live beside the broker."""
+    tls.mkdir(mode=0o700, parents=True, exist_ok=True)
+    san = f"SAN=dns:localhost,ip:{host}" if _is_ip(host) else f"SAN=dns:localhost,dns:{host}"
+    store = ["-storetype", "PKCS12", "-storepass", _TLS_STORE_PASSWORD]
+    steps = [
+        ["-genkeypair", "-alias", "ca", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
+         "-dname", "CN=rlstream local CA", "-ext", "bc:c", "-keystore", str(tls / "ca.p12"), *store],
+        ["-exportcert", "-rfc", "-alias", "ca", "-keystore", str(tls / "ca.p12"), *store,
+         "-file", str(tls / "ca.pem")],
+        ["-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
+         "-dname", "CN=localhost", "-ext", san, "-keystore", str(tls / "broker.p12"), *store],
+        ["-certreq", "-alias", "broker", "-keystore", str(tls / "broker.p12"), *store,
+         "-file", str(tls / "broker.csr")],
+        ["-gencert", "-alias", "ca", "-keystore", str(tls / "ca.p12"), *store, "-rfc", "-validity", "3650",
+         "-ext", san, "-infile", str(tls / "broker.csr"), "-outfile", str(tls / "broker.pem")],
+        ["-importcert", "-noprompt", "-alias", "ca", "-file", str(tls / "ca.pem"),
+         "-keystore", str(tls / "broker.p12"), *store],
+        ["-importcert", "-noprompt", "-alias", "broker", "-file", str(tls / "broker.pem"),
+         "-keystore", str(tls / "broker.p12"), *store],
+    ]  # fmt: skip
+    for args in steps:
+        proc = subprocess.run([keytool, *args], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise BrokerError(
+                f"making the local CA and broker certificate in {tls} failed at keytool {args[0]}:\n"
+                + (proc.stdout + proc.stderr).strip()[-800:],
+                hint=f"delete {tls} and try again",
+            )
+    for path in tls.iterdir():
+        path.chmod(0o600)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _secrets_in(data_dir: Path) -> list[str]:
+    return [p.read_text().strip() for p in (data_dir / _CREDENTIALS).glob("*.password")]
 
 
 LOG4J2 = """status = warn

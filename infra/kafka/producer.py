@@ -18,7 +18,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from opentelemetry.trace import Link, use_span
 
-from infra.kafka.admin import client_config
+from infra.kafka.admin import client_config, refusal
 from infra.telemetry.messaging import start_send
 from infra.telemetry.tracing import inject
 from schemas.base import Event
@@ -184,8 +184,9 @@ class EventProducer:
 
     def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
         if err is not None:
+            refused = refusal(err, f"write {msg.topic()}")
             with self._lock:
-                self._errors.append(f"{msg.topic()}: {err.str()}")
+                self._errors.append(refused.message if refused is not None else f"{msg.topic()}: {err.str()}")
 
     def _raise_pending(self) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from infra.kafka.admin import client_config
+from infra.kafka.admin import _reason, client_config, refusal
 from infra.kafka.consumer import ConsumedEvent, decode_message
 from schemas.errors import BrokerError, EventDecodeError, UsageError
 
@@ -64,6 +64,9 @@ def replay_windows(
     try:
         md = consumer.list_topics(topic, timeout=timeout_s)
         info = md.topics.get(topic)
+        refused = refusal(info.error if info is not None else None, f"describe {topic}")
+        if refused is not None:
+            raise refused
         if info is None or info.error is not None or not info.partitions:
             raise BrokerError(
                 f"topic {topic} does not exist on {bootstrap}",
@@ -81,7 +84,7 @@ def replay_windows(
             ends = _offsets_at(consumer, topic, parts, _ms(to_time), marks, timeout_s)
         return [PartitionWindow(p, min(starts[p], ends[p]), ends[p]) for p in parts]
     except KafkaException as exc:
-        raise BrokerError(f"could not read the offsets of {topic}: {exc.args[0]}") from None
+        raise BrokerError(f"could not read the offsets of {topic}: {_reason(exc)}") from None
     finally:
         consumer.close()
 
@@ -145,6 +148,9 @@ def replay(
                         ends.pop(p, None)
             elif msg is not None:
                 err = msg.error()
+                refused = refusal(err, f"read {topic}")
+                if refused is not None:
+                    raise refused
                 if err is not None and err.code() != KafkaError._PARTITION_EOF and err.fatal():
                     raise BrokerError(f"replay of {topic} failed: {err.str()}")
             # transaction markers and aborted records occupy offsets that are never delivered:

@@ -11,7 +11,9 @@ held as :class:`~pydantic.SecretStr` so a settings dump, a repr or an error mess
 
 from __future__ import annotations
 
+import contextlib
 import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -221,3 +223,15 @@ def use(credentials: Credentials) -> None:
 
 def current() -> Credentials:
     return _current
+
+
+@contextlib.contextmanager
+def using(credentials: Credentials) -> Iterator[None]:
+    """``credentials`` for the clients built inside the block (the local broker probing itself as its
+    administrator), the process's own afterwards."""
+    global _current
+    before, _current = _current, credentials
+    try:
+        yield
+    finally:
+        _current = before

@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from infra.kafka.admin import client_config as base_config
-from infra.kafka.admin import raise_message_limits
+from infra.kafka.admin import raise_message_limits, refusal
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
 from infra.runtime.state import DEFAULT_GRACE_S, State, raw_key
@@ -372,6 +372,9 @@ class TransactionalProcessor:
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:
                     continue
+                refused = refusal(err, f"read {', '.join(self.input_topics)} as {self.name}")
+                if refused is not None:
+                    raise refused
                 raise BrokerError(f"{self.name}: consume failed: {err}")
             raw = raw_of(msg)
             offsets[(raw.topic, raw.partition)] = raw.offset + 1

@@ -7,10 +7,12 @@ from pathlib import Path
 import typer
 
 from infra.kafka import security
+from infra.kafka.acls import create_acls
 from infra.kafka.admin import metadata
 from infra.kafka.jars import fetch_jars, lib_dir
 from infra.kafka.local import ClusterStatus, LocalCluster, resolve_bootstrap
 from infra.kafka.security import CLI_PROCESSOR
+from rlstream.access import plan, principals
 from rlstream.commands._common import echo_json, handle_errors
 from rlstream.settings import get_settings
 
@@ -84,8 +86,20 @@ def register(app: typer.Typer) -> None:
             None, "--brokers", min=1, max=9, help="nodes of a new cluster (default 1)"
         ),
         data_dir: Path = typer.Option(None, "--data-dir", help="where the cluster keeps its data"),
+        auth: str = typer.Option(
+            None,
+            "--auth",
+            help="a new cluster's security: none (plaintext, the default) or scram (SASL_SSL, a SCRAM "
+            "user per processor, ACLs enforced)",
+        ),
     ) -> None:
-        """Fetch the jars (cached), format storage on first use, start the nodes, wait until they answer."""
+        """Fetch the jars (cached), format storage on first use, start the nodes, wait until they answer.
+
+        With --auth scram the cluster gets a TLS listener with a throwaway CA, a SCRAM user per processor
+        kind (rlstream-<processor>, passwords in <data-dir>/credentials, mode 0600) and the least-privilege
+        ACLs of `rlstream acls plan`; the client settings to export are printed."""
+        if auth not in (None, "none", "scram"):
+            raise typer.BadParameter(f"{auth!r} is not one of: none, scram", param_hint="--auth")
         settings = get_settings()
         if settings.kafka.bootstrap_servers:
             md = metadata(settings.kafka.bootstrap_servers, timeout_s=settings.kafka.request_timeout_s)
@@ -103,8 +117,18 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"[broker] already running from {cluster.data_dir}", err=True)
         else:
             typer.echo(f"[broker] starting from {cluster.data_dir} ...", err=True)
-        status = cluster.up(brokers)
+        users = principals() if auth == "scram" else ()
+        status = cluster.up(brokers, auth=auth, users=users)  # type: ignore[arg-type]
         typer.echo(f"[broker] up: {status.layout.brokers if status.layout else '?'} node(s)", err=True)
+        client = cluster.client_settings()
+        if client:
+            with security.using(cluster.admin_credentials()):
+                create_acls(status.bootstrap or "", plan())
+            typer.echo(
+                "[broker] SASL_SSL with SCRAM users and ACLs; clients connect with:\n"
+                + "\n".join(f"  export {k}='{v}'" for k, v in client.items()),
+                err=True,
+            )
         typer.echo(status.bootstrap)
 
     @group.command("down")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-from infra.kafka.local import resolve_bootstrap
 from infra.telemetry.tracing import configure_tracing, shutdown_tracing
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.jsonl import parse_file
@@ -17,7 +16,7 @@ from producers.ingest.split import hold_out
 from producers.ingest.synthetic import FEEDBACK_SOURCE, feedback_tasks, synthetic_tasks
 from producers.ingest.synthetic import SAMPLING as SYNTHETIC_SAMPLING
 from rlstream.commands._common import echo_json, handle_errors
-from rlstream.commands.broker import _fetch, local_cluster
+from rlstream.commands.broker import _fetch, bootstrap_servers, local_cluster
 from rlstream.runner import new_run_id, run_pipeline
 from rlstream.settings import get_settings
 from rlstream.workers import PIPELINE_WORKERS
@@ -85,9 +84,8 @@ def _write_report(bootstrap: str, run_id: str, out: Path) -> Path:
 
 
 def _bootstrap() -> str:
-    settings = get_settings()
     try:
-        return resolve_bootstrap(settings.kafka, settings.broker_data_dir)
+        return bootstrap_servers()
     except BrokerError:
         pass
     typer.echo("[run] no broker running: starting the local one", err=True)
