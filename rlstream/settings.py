@@ -73,7 +73,22 @@ class Settings(BaseSettings):
     @property
     def projections_url(self) -> str:
         """The projection database: the configured URL, else a SQLite file under the home."""
-        return self.projections.database_url or f"sqlite:///{self.home / 'projections.sqlite'}"
+        url = self.projections.database_url or f"sqlite:///{self.home / 'projections.sqlite'}"
+        secret = self.projections.database_password_file
+        if secret is None:
+            return url
+        from sqlalchemy.engine import make_url
+
+        try:
+            password = secret.read_text().splitlines()[0].strip()
+        except (OSError, IndexError) as exc:
+            raise UsageError(
+                f"setting RLSTREAM_PROJECTIONS__DATABASE_PASSWORD_FILE: cannot read a password from {secret} "
+                f"({getattr(exc, 'strerror', None) or 'empty file'})",
+                hint="mount the secret at that path, or correct the setting",
+            ) from None
+        # rendered with the password for the driver; every message shows the URL with it hidden
+        return make_url(url).set(password=password).render_as_string(hide_password=False)
 
 
 @lru_cache(maxsize=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field
 
 
@@ -11,6 +13,9 @@ class ProjectionConfig(BaseModel):
     #: SQLAlchemy URL of the projection database; unset = a SQLite file under the rlstream home
     #: (``<home>/projections.sqlite``). PostgreSQL: ``postgresql+psycopg://user@host:port/db``
     database_url: str | None = None
+    #: the database password, read from this file (a mounted secret) so the URL above carries none;
+    #: TLS goes in the URL's query as libpq takes it (``?sslmode=verify-full&sslrootcert=/path/ca.pem``)
+    database_password_file: Path | None = None
     #: the name offsets are stored under (two projectors with different names never share offsets)
     name: str = "projector"
     #: records polled and applied in one SQL transaction

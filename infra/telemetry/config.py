@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel
 
 
@@ -13,3 +15,8 @@ class TelemetryConfig(BaseModel):
     service_namespace: str = "rlstream"
     #: also print finished spans to stderr (debugging)
     console: bool = False
+    #: headers sent with every export, one ``name=value`` per line, from a file (a mounted secret:
+    #: e.g. ``authorization=Bearer <token>``), so a token is never in the environment or a log
+    otlp_headers_file: Path | None = None
+    #: the CA bundle that signed an https endpoint's certificate (default: the system's)
+    otlp_certificate_file: Path | None = None

@@ -8,12 +8,14 @@ configured SDK those calls are no-ops, so importing a component never starts exp
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Tracer
 
 from infra.telemetry.config import TelemetryConfig
+from schemas.errors import UsageError
 
 TRACER_NAME = "rlstream"
 #: links one span may carry (a learner step's samples)
@@ -62,7 +64,12 @@ def configure_tracing(config: TelemetryConfig, service_name: str) -> None:
             endpoint = config.otlp_endpoint.rstrip("/")
             if not endpoint.endswith("/v1/traces"):
                 endpoint += "/v1/traces"
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+            exporter = OTLPSpanExporter(
+                endpoint=endpoint,
+                headers=export_headers(config.otlp_headers_file),
+                certificate_file=str(config.otlp_certificate_file) if config.otlp_certificate_file else None,
+            )
+            provider.add_span_processor(BatchSpanProcessor(exporter))
         if config.console:
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
         trace.set_tracer_provider(provider)
@@ -92,3 +99,26 @@ def extract(traceparent: str | None, tracestate: str | None = None) -> Context:
         if tracestate:
             carrier["tracestate"] = tracestate
     return propagate.extract(carrier)
+
+
+def export_headers(path: Path | None) -> dict[str, str] | None:
+    """The OTLP export headers in ``path`` (``name=value`` per line; blank lines and ``#`` comments
+    skipped); errors name the line, never its value."""
+    if path is None:
+        return None
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise UsageError(
+            f"setting RLSTREAM_TELEMETRY__OTLP_HEADERS_FILE: cannot read {path} ({exc.strerror})",
+            hint="mount the file or correct the setting",
+        ) from None
+    headers: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"{path}:{number}: expected name=value", hint="one header per line")
+        headers[name.strip().lower()] = value.strip()
+    return headers

@@ -275,3 +275,21 @@ def test_gpu_pods_run_the_gpu_environment_which_the_image_installs_from_its_lock
     assert dockerfile.count("uv sync --frozen --no-dev --project infra/gpu") == 2
     installs = re.findall(r"pip install [^\n]*", dockerfile)
     assert installs and all('"uv==' in line for line in installs), installs
+
+
+def test_every_pod_that_talks_to_kafka_mounts_its_own_principal_s_secret() -> None:
+    """One secret per processor kind, mounted where the (commented) security settings read the password:
+    a compromised sandbox pod holds the sandbox's credentials, never the learner's."""
+    text = (K8S / "01-settings.yaml").read_text()
+    wanted = re.search(r"RLSTREAM_KAFKA__SECURITY__PASSWORD_FILE: (\S+)", text)
+    assert wanted is not None, "the ConfigMap does not show the password file setting"
+    folder = str(Path(wanted.group(1)).parent)
+    for path, doc in _k8s_docs():
+        worker = _worker_of(doc) if doc["kind"] in ("StatefulSet", "Job", "Deployment") else None
+        if worker is None:
+            continue
+        spec = _pod_spec(doc)
+        secrets = {v["name"]: v["secret"]["secretName"] for v in spec.get("volumes", []) if "secret" in v}
+        mounts = {m["mountPath"]: m["name"] for m in spec["containers"][0].get("volumeMounts", [])}
+        assert folder in mounts, f"{path.name}: nothing mounted at {folder}"
+        assert secrets.get(mounts[folder]) == f"rlstream-kafka-{worker}", f"{path.name}: {secrets}"
