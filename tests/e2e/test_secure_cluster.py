@@ -9,16 +9,19 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaException
 
 from infra.kafka import security
-from infra.kafka.admin import metadata
-from infra.kafka.local import find_free_base_port
+from infra.kafka.admin import admin_client, metadata
+from infra.kafka.config import BrokerConfig
+from infra.kafka.local import LocalCluster, find_free_base_port
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay_windows
 from infra.kafka.security import KafkaSecurity
@@ -41,6 +44,9 @@ class Secured:
             {k.removeprefix("RLSTREAM_KAFKA__SECURITY__").lower(): v for k, v in self.client.items()}
         )
         return cfg.resolve(processor)
+
+    def admin(self) -> security.Credentials:
+        return LocalCluster(BrokerConfig(), data_dir=self.data_dir, lib_dir=self.data_dir).admin_credentials()
 
     def secrets(self) -> list[str]:
         return [p.read_text().strip() for p in (self.data_dir / "credentials").glob("*.password")]
@@ -128,6 +134,39 @@ def test_each_principal_is_held_to_its_grants(secured: Secured) -> None:
     with security.using(secured.as_principal("experience")):  # experience reads the reviews
         windows = replay_windows(secured.bootstrap, REVIEWS.name)
     assert sum(w.end - w.start for w in windows) == 1
+
+
+def test_on_faust_a_processor_joins_as_its_own_principal(secured: Secured, tmp_path: Path) -> None:
+    """aiokafka under Faust takes the same credentials: the sandbox worker on the Faust runtime joins
+    its app's group on the secured cluster (as rlstream-sandbox, within its grants)."""
+    env = run_env(secured.bootstrap, tmp_path / "home", **secured.client)
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "rlstream.cli", "worker", "sandbox", "--runtime", "faust"],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        state = None
+        while time.monotonic() < deadline and worker.poll() is None:
+            time.sleep(2)
+            with security.using(secured.admin()):
+                admin = admin_client(secured.bootstrap)
+                (future,) = admin.describe_consumer_groups(["rlstream.faust.sandbox"]).values()
+                try:
+                    group = future.result()
+                except KafkaException:  # the group's coordinator is still being placed
+                    continue
+            state = (group.state.name, len(group.members))
+            if state == ("STABLE", 1):
+                break
+        assert worker.poll() is None, log.read_text()[-3000:]
+        assert state == ("STABLE", 1), (state, log.read_text()[-3000:])
+    finally:
+        worker.terminate()
+        worker.wait(60)
 
 
 def test_a_whole_run_with_a_principal_per_processor_leaves_no_secret_behind(
