@@ -86,6 +86,8 @@ class Batch:
     rows: dict[type[Base], dict[tuple[Any, ...], dict[str, Any]]] = field(default_factory=dict)
     #: (topic, partition) -> next offset to read
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: (topic, partition) -> offset of the batch's first record there (the database must not be past it)
+    first: dict[tuple[str, int], int] = field(default_factory=dict)
     passk_keys: set[PassKey] = field(default_factory=set)
     #: samples scored in this batch: their pass@k key is looked up in the samples table
     passk_samples: set[str] = field(default_factory=set)
@@ -99,6 +101,7 @@ class Batch:
     def advance(self, position: Position) -> None:
         tp = (position.topic, position.partition)
         self.offsets[tp] = max(self.offsets.get(tp, 0), position.offset + 1)
+        self.first[tp] = min(self.first.get(tp, position.offset), position.offset)
 
     def row_count(self) -> int:
         return sum(len(v) for v in self.rows.values())

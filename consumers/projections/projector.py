@@ -1,9 +1,16 @@
 """The projector: a thin Kafka shell over :mod:`fold` and :mod:`store`.
 
 It reads every event topic ``read_committed`` (so aborted processor transactions never reach a
-table), assigns itself every partition at the offsets stored in the database — never Kafka's group
-offsets — and applies each polled batch plus the new offsets in one SQL transaction. Killed at any
-point, it restarts exactly where the database says, so each record lands in the tables exactly once.
+table), starts each partition at the offset stored in the database — never Kafka's group offsets —
+and applies each polled batch plus the new offsets in one SQL transaction. Killed at any point, it
+restarts exactly where the database says, so each record lands in the tables exactly once.
+
+Following the log (:meth:`Projector.run`), instances of one projection join one consumer group
+(``rlstream.projector.<name>.<database>``) and share the partitions: each partition is handed to its new owner
+at the offset the database stored. An instance that held a batch while its partition moved on (a
+stall past the session timeout) finds the database past that batch when it applies it; the batch is
+refused whole and the instance reads on from the stored offsets (:class:`~consumers.projections.store.
+StaleBatch`). A catch-up (:meth:`Projector.catch_up`) reads every partition itself, to the end.
 
 A record that does not decode is skipped with a counted warning (the processors already dead-letter
 such records), recorded in ``skipped_records``, and its offset still advances.
@@ -11,6 +18,7 @@ such records), recorded in ``skipped_records``, and its offset still advances.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -30,7 +38,7 @@ from sqlalchemy import Engine
 
 from consumers.projections.config import ProjectionConfig
 from consumers.projections.fold import Batch, Position, fold, skip
-from consumers.projections.store import apply, migrate, stored_offsets
+from consumers.projections.store import StaleBatch, apply, migrate, stored_offsets
 from infra.kafka.admin import admin_client, client_config
 from infra.kafka.consumer import decode_message
 from infra.runtime.port import ProcessorStats
@@ -73,27 +81,44 @@ class Projector:
         self._assigned: set[tuple[str, int]] = set()
         self._last_scan = 0.0
         self._warned_missing: set[str] = set()
+        #: following in a group (partitions come from rebalances) rather than reading every partition
+        self._grouped = False
+        #: batches refused because another instance had applied them first
+        self.stale_batches = 0
+        #: instances share partitions only when they write the same projection into the same database
+        where = engine.url.render_as_string(hide_password=True)
+        self.group_id = f"rlstream.projector.{self.name}.{hashlib.sha256(where.encode()).hexdigest()[:12]}"
 
     # ---- lifecycle -------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, grouped: bool = False) -> None:
         migrate(self.engine)
+        self._grouped = grouped
         self._consumer = Consumer(
             client_config(
                 self.bootstrap,
                 **{
                     # no group offsets are ever committed: the database holds the offsets
-                    "group.id": f"rlstream.projector.{self.name}",
+                    "group.id": self.group_id,
                     "client.id": f"rlstream-projector-{self.name}-{self.instance}",
                     "enable.auto.commit": False,
                     "enable.auto.offset.store": False,
                     "isolation.level": "read_committed",
                     "auto.offset.reset": "earliest",
                     "enable.partition.eof": False,
+                    "partition.assignment.strategy": "cooperative-sticky",
+                    # a killed instance's partitions move to a live one after this long
+                    "session.timeout.ms": 10_000,
+                    "heartbeat.interval.ms": 2_000,
+                    # topics created after the start join the subscription within this long
+                    "topic.metadata.refresh.interval.ms": int(RESCAN_S * 1000),
                 },
             )
         )
-        self._assign_new()
+        if grouped:
+            self._consumer.subscribe(self.topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
+        else:
+            self._assign_new()
 
     def close(self) -> None:
         if self._consumer is not None:
@@ -101,8 +126,9 @@ class Projector:
             self._consumer = None
 
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
-        """Follow the log until ``stop`` is set (or nothing arrived for ``idle_exit_s``)."""
-        self.start()
+        """Follow the log until ``stop`` is set (or nothing arrived for ``idle_exit_s``), sharing the
+        partitions with the projection's other instances."""
+        self.start(grouped=True)
         last_input = time.monotonic()
         try:
             while not stop.is_set():
@@ -112,7 +138,7 @@ class Projector:
                     last_input = now
                 elif idle_exit_s is not None and now - last_input >= idle_exit_s:
                     break
-                if now - self._last_scan >= RESCAN_S:
+                if not self._grouped and now - self._last_scan >= RESCAN_S:
                     self._assign_new()
         finally:
             self.close()
@@ -176,7 +202,11 @@ class Projector:
                 continue
             fold(batch, item.envelope, item.event, position)
         if batch:
-            apply(self.engine, batch, projector=self.name, ks=self.config.pass_k)
+            try:
+                apply(self.engine, batch, projector=self.name, ks=self.config.pass_k)
+            except StaleBatch as stale:
+                self._read_on_from_stored(stale)
+                return 0
             self.stats.transactions += 1
         self.stats.consumed += batch.events + batch.skipped
         self.stats.dead_lettered += batch.skipped
@@ -224,6 +254,39 @@ class Projector:
             len({t for t, _ in new}),
             resumed,
         )
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Partitions handed to this instance start where the database says (a rebalance callback)."""
+        stored = stored_offsets(self.engine, self.name)
+        parts = [
+            TopicPartition(tp.topic, tp.partition, stored.get((tp.topic, tp.partition), OFFSET_BEGINNING))
+            for tp in partitions
+        ]
+        consumer.incremental_assign(parts)
+        self._assigned.update((tp.topic, tp.partition) for tp in partitions)
+        if parts:
+            log.info("%s[%s]: took %d partition(s)", self.name, self.instance, len(parts))
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        consumer.incremental_unassign(partitions)
+        self._assigned.difference_update((tp.topic, tp.partition) for tp in partitions)
+        if partitions:
+            log.info("%s[%s]: handed over %d partition(s)", self.name, self.instance, len(partitions))
+
+    def _read_on_from_stored(self, stale: StaleBatch) -> None:
+        """After a refused batch: every partition still held goes back to its stored offset (what was
+        polled past it is read again; what another instance applied is not)."""
+        assert self._consumer is not None
+        self.stale_batches += 1
+        log.warning("%s[%s]: %s; reading on from the stored offsets", self.name, self.instance, stale)
+        stored = stored_offsets(self.engine, self.name)
+        for topic, partition in sorted(self._assigned):
+            at = TopicPartition(topic, partition, stored.get((topic, partition), OFFSET_BEGINNING))
+            try:
+                self._consumer.seek(at)
+            except KafkaException:  # not fetching it yet: assigning it again sets where it starts
+                self._consumer.incremental_unassign([TopicPartition(topic, partition)])
+                self._consumer.incremental_assign([at])
 
     def _end_offsets(self) -> dict[tuple[str, int], int]:
         """The last stable offset of every assigned partition (one request): what a read_committed

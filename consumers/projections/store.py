@@ -9,6 +9,7 @@ tables contain, and the projector resumes there: exactly-once by construction.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,14 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, delete, event, inspect, select, text, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    IntegrityError,
+    NoSuchModuleError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session
 
 from consumers.evaluation import SampleOutcome, TaskResult, task_result, version_result
@@ -35,7 +43,7 @@ from consumers.projections.models import (
     SplitSummary,
     table_of,
 )
-from schemas.errors import DependencyError, UsageError
+from schemas.errors import DependencyError, RlstreamError, UsageError
 from streams.reward.passk import pass_at_k
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -96,11 +104,27 @@ def alembic_config(connection: Connection) -> Config:
     return cfg
 
 
+#: the advisory lock key PostgreSQL serialises migrations of the projection schema with
+_MIGRATION_LOCK = 0x726C7374  # "rlst"
+
+
 def migrate(engine: Engine, revision: str = "head") -> str | None:
     """Upgrade the schema to ``revision`` (idempotent); returns the revision now in force."""
     try:
-        with engine.begin() as conn:
-            command.upgrade(alembic_config(conn), revision)
+        for attempt in range(3):
+            try:
+                with engine.begin() as conn:
+                    if conn.dialect.name == "postgresql":
+                        # instances starting together migrate one after the other, not into each other
+                        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+                    command.upgrade(alembic_config(conn), revision)
+                break
+            except (IntegrityError, ProgrammingError, OperationalError):
+                # SQLite has no such lock: a concurrent first migration wins, and this one, tried again,
+                # finds the schema in place
+                if attempt == 2 or engine.dialect.name == "postgresql":
+                    raise
+                time.sleep(0.5)
         with engine.connect() as conn:
             return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     except OperationalError as exc:
@@ -161,11 +185,29 @@ def upsert(conn: Connection, model: type[Base], rows: Sequence[dict[str, Any]]) 
     conn.execute(stmt, list(rows))
 
 
+class StaleBatch(RlstreamError):
+    """The database is already past a partition of the batch: another instance applied those records
+    (the partition moved while this one held its batch). Nothing of the batch was written."""
+
+    def __init__(self, partitions: dict[tuple[str, int], int]) -> None:
+        self.partitions = partitions
+        where = ", ".join(f"{t}[{p}] at {o}" for (t, p), o in sorted(partitions.items()))
+        super().__init__(f"batch is behind the stored offsets of {where}")
+
+
 def apply(engine: Engine, batch: Batch, *, projector: str, ks: Sequence[int]) -> None:
-    """Commit ``batch``: its rows, the pass@k rows they change and the next offsets, atomically."""
+    """Commit ``batch``: its rows, the pass@k rows they change and the next offsets, atomically.
+
+    Several projector instances share the partitions of one database; a partition they hand over
+    between them is applied once because the batch is refused (:class:`StaleBatch`, nothing written)
+    when the stored offset of any of its partitions is already past the batch's first record there.
+    The offset rows are locked for the check (PostgreSQL; SQLite serialises its writers)."""
     if not batch:
         return
     with engine.begin() as conn:
+        stale = _ahead_of(conn, batch, projector)
+        if stale:
+            raise StaleBatch(stale)
         for model in PROJECTED:
             rows = batch.rows.get(model)
             if rows:
@@ -183,6 +225,18 @@ def apply(engine: Engine, batch: Batch, *, projector: str, ks: Sequence[int]) ->
                 for (t, p), o in sorted(batch.offsets.items())
             ],
         )
+
+
+def _ahead_of(conn: Connection, batch: Batch, projector: str) -> dict[tuple[str, int], int]:
+    """The batch's partitions whose stored next offset is past the batch's first record there."""
+    query = select(AppliedOffset.topic, AppliedOffset.partition, AppliedOffset.next_offset).where(
+        AppliedOffset.projector == projector,
+        AppliedOffset.topic.in_(sorted({t for t, _ in batch.first})),
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    stored = {(t, p): o for t, p, o in conn.execute(query)}
+    return {tp: stored[tp] for tp, first in batch.first.items() if stored.get(tp, 0) > first}
 
 
 def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:

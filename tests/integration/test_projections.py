@@ -242,9 +242,12 @@ def _applied(engine: Engine) -> int:
     return sum(stored_offsets(engine, "projector").values())
 
 
-def test_a_projector_killed_mid_backlog_resumes_to_the_tables_of_a_rebuild(
+def test_projectors_sharing_a_backlog_one_killed_resume_to_the_tables_of_a_rebuild(
     kafka_catalog: str, topics: Topics, new_db: Callable[[], str], tmp_path: Path
 ) -> None:
+    """Two instances of the projection share the partitions (one consumer group per database); one is
+    killed mid-backlog, the other takes its partitions over at the stored offsets, the killed one comes
+    back and gets some again: every record is applied once, as a rebuild from offset 0 shows."""
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     events, expected = run_stream(run_id, tasks=12, epochs=8, group_size=4, groups_per_version=3)
     publish(kafka_catalog, topics, run_id, events)
@@ -252,51 +255,59 @@ def test_a_projector_killed_mid_backlog_resumes_to_the_tables_of_a_rebuild(
     total = sum(ends.values())
     live = new_db()
     env = _worker_env(kafka_catalog, live, topics, tmp_path / "home")
-    log = (tmp_path / "projector.log").open("ab")
+    logs = {name: tmp_path / f"projector-{name}.log" for name in ("a", "b")}
 
-    def start() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "rlstream.cli", "worker", "projector"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    def start(name: str) -> subprocess.Popen[bytes]:
+        with logs[name].open("ab") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "rlstream.cli", "worker", "projector", "--instance", name],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def tail(name: str) -> str:
+        return logs[name].read_text()[-3000:]
 
     engine = make_engine(live)
-    proc = start()
+    procs = {"a": start("a"), "b": start("b")}
     try:
         deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and proc.poll() is None:
+        while time.monotonic() < deadline and procs["a"].poll() is None:
             try:
                 if _applied(engine) > total // 4:
                     break
             except Exception:  # tables not migrated yet
                 pass
             time.sleep(0.05)
-        assert proc.poll() is None, (tmp_path / "projector.log").read_text()[-3000:]
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
+        assert procs["a"].poll() is None, tail("a")
+        procs["a"].send_signal(signal.SIGKILL)
+        procs["a"].wait(30)
         at_kill = _applied(engine)
         assert 0 < at_kill < total, f"the kill came too late to test anything: {at_kill}/{total} applied"
 
-        proc = start()
+        procs["a"] = start("a")
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and _applied(engine) < total:
-            assert proc.poll() is None, (tmp_path / "projector.log").read_text()[-3000:]
+            for name, proc in procs.items():
+                assert proc.poll() is None, tail(name)
             time.sleep(0.2)
         assert _applied(engine) == total
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0
+        for proc in procs.values():
+            proc.send_signal(signal.SIGTERM)
+        assert [proc.wait(60) for proc in procs.values()] == [0, 0]
+        # both instances held partitions: the backlog was shared, not served by one of them
+        assert all("took" in logs[name].read_text() for name in logs), tail("a") + tail("b")
         with open_session(engine) as s:
             assert q.run_summary(s, run_id).samples == expected.samples
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
         engine.dispose()
-        log.close()
 
     rebuilt = new_db()
     cli = [sys.executable, "-m", "rlstream.cli", "project"]

@@ -40,7 +40,7 @@ INPUTS_NAME = {"evaluator": "EVAL_INPUT_TOPICS"}
 #: processors that must run as one instance whatever the partition count
 SINGLETONS = {
     "scheduler": "decides across tenants globally; its state is one changelog partition",
-    "projector": "one writer per projection name; offsets live in its SQL transaction",
+    "projector": "one replica by default; more share the partitions, one consumer group per database",
 }
 WORKER_CMD = re.compile(r"\brlstream worker ([a-z_-]+)")
 

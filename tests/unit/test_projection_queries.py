@@ -13,7 +13,14 @@ from consumers.projections import queries as q
 from consumers.projections.diff import compare
 from consumers.projections.fold import Batch, Position, fold
 from consumers.projections.models import Sample, SampleTurn, TurnEnd
-from consumers.projections.store import apply, make_engine, migrate, open_session, stored_offsets
+from consumers.projections.store import (
+    StaleBatch,
+    apply,
+    make_engine,
+    migrate,
+    open_session,
+    stored_offsets,
+)
 from schemas.base import Event
 from schemas.envelope import Envelope
 from schemas.episode import Feedback, TurnEnded
@@ -26,7 +33,7 @@ KS = (1, 2, 4, 8, 16)
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 
-def _project(url: str, run_id: str, batches: int = 3) -> Expected:
+def _project(url: str, run_id: str, batches: int = 3, projector: str = "projector") -> Expected:
     events, expected = run_stream(run_id, tasks=3, epochs=4, group_size=4)
     engine = make_engine(url)
     migrate(engine)
@@ -39,7 +46,7 @@ def _project(url: str, run_id: str, batches: int = 3) -> Expected:
                 planned.event, source="test", run_id=run_id, causation_id=planned.causation_id, time=T0
             )
             fold(batch, env, planned.event, Position("t", i % 2, i))
-        apply(engine, batch, projector="projector", ks=KS)
+        apply(engine, batch, projector=projector, ks=KS)
     engine.dispose()
     return expected
 
@@ -76,7 +83,10 @@ def test_applying_the_same_batches_again_changes_no_row(tmp_path: Path) -> None:
     once, twice = f"sqlite:///{tmp_path / 'once.sqlite'}", f"sqlite:///{tmp_path / 'twice.sqlite'}"
     _project(once, "run-b")
     _project(twice, "run-b")
-    _project(twice, "run-b", batches=5)  # re-applied, cut into other transactions
+    with pytest.raises(StaleBatch):  # the same projection refuses records it has applied
+        _project(twice, "run-b", batches=5)
+    # a projection of another name applies them again, cut into other transactions: same rows
+    _project(twice, "run-b", batches=5, projector="another")
     a, b = make_engine(once), make_engine(twice)
     try:
         assert [str(d) for _, diffs in compare(a, b) for d in diffs] == []
@@ -192,3 +202,38 @@ def test_graded_tasks_and_curriculum_moves_are_read_back(tmp_path: Path) -> None
         assert (level, row.split, row.policy_version, row.tasks) == (2, "eval", 2, 1)
         assert q.curriculum_moves(s, "run-1") == [LevelMove(1, 2, "passed", 5, 0.625, 0.5, 8, 64)]
         assert q.curriculum_moves(s, "local") == []
+
+
+def test_a_batch_behind_the_stored_offsets_is_refused_whole(tmp_path: Path) -> None:
+    """What keeps a partition handed between projector instances applied once: the instance that still
+    holds records the other has applied finds the database past them, and writes nothing."""
+    from consumers.projections.models import Sample
+
+    events, _ = run_stream("r-stale", tasks=2, epochs=1, group_size=2)
+    engine = make_engine(f"sqlite:///{tmp_path / 'p.sqlite'}")
+    migrate(engine)
+
+    def batch_of(start: int, stop: int, partition: int = 0) -> Batch:
+        batch = Batch()
+        for i in range(start, stop):
+            planned = events[i]
+            env = Envelope.for_event(
+                planned.event, source="t", run_id="r-stale", causation_id=planned.causation_id
+            )
+            fold(batch, env, planned.event, Position("t", partition, i))
+        return batch
+
+    half = len(events) // 2
+    apply(engine, batch_of(0, half), projector="p", ks=(1,))
+    with open_session(engine) as s:
+        samples = s.query(Sample).count()
+    stale = batch_of(half - 2, len(events))  # starts two records before what is stored
+    with pytest.raises(StaleBatch) as refused:
+        apply(engine, stale, projector="p", ks=(1,))
+    assert refused.value.partitions == {("t", 0): half}
+    assert stored_offsets(engine, "p") == {("t", 0): half}
+    with open_session(engine) as s:
+        assert s.query(Sample).count() == samples
+    apply(engine, batch_of(half, len(events)), projector="p", ks=(1,))  # the owner's next batch
+    assert stored_offsets(engine, "p") == {("t", 0): len(events)}
+    engine.dispose()
