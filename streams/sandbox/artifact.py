@@ -90,7 +90,8 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 
 
 #: Bumped when the way the warm module is made changes (part of its file name and the runtime hash).
-WARM_VERSION = 1
+#: 2: every memory.grow counted when refused (:mod:`streams.sandbox.growth`).
+WARM_VERSION = 2
 
 #: the environment every guest (and the warm module's initialisation) starts with
 GUEST_ENV = (("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1"))
@@ -338,6 +339,7 @@ def build_warm(root: Path, *, log: Any = None) -> Path:
     """Make the warm module once (minutes of compilation, like the module it is made from)."""
     import wasmtime as wt
 
+    from streams.sandbox.growth import count_refused_growth
     from streams.sandbox.protocol import harness_source, stub_digest
     from streams.sandbox.snapshot import with_memory
 
@@ -358,7 +360,7 @@ def build_warm(root: Path, *, log: Any = None) -> Path:
     engine = new_engine()
     init = warm_init(stub)
     image = _run_warm_init(engine, wt.Module.deserialize_file(engine, str(cwasm)), root / "lib", init)
-    data = wt.Module(engine, with_memory(wasm, image)).serialize()
+    data = wt.Module(engine, count_refused_growth(with_memory(wasm, image))).serialize()
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".warm-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)

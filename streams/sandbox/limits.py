@@ -58,14 +58,12 @@ class RawRun:
     stderr: bytes
     duration_s: float
     timed_out: bool = False
-    #: the container's cgroup counted an OOM kill
+    #: the limit refused the guest memory: the container's cgroup counted an OOM kill, or the WASM
+    #: store's limit refused a memory.grow (counted by the module's own rewritten grow, see growth.py)
     memory_exceeded: bool = False
     #: limits the backend itself saw hit: output_limit, pids_limit, stack_overflow
     limit_labels: list[str] = field(default_factory=list)
     #: the runtime stopped the program for another reason (a trap's words)
     trap: str | None = None
-    #: WASM: the guest's linear memory when it ended, and the store's limit
-    memory_bytes: int | None = None
-    memory_limit_bytes: int | None = None
     #: WASM: opens refused because the guest held MAX_OPEN_FILES files
     open_files_refused: int = 0

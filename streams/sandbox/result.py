@@ -27,10 +27,6 @@ from streams.sandbox.protocol import LOAD_FAILED, TAMPER, Mode, SessionFacts, ca
 
 #: labels the backends observe themselves, reported before what the program was caught trying
 LIMIT_LABELS = ("output_limit", "pids_limit", "stack_overflow")
-#: a WASM guest that failed with its linear memory this close to the store's limit hit the limit
-#: (a failed memory.grow leaves the memory where it was: the request did not fit in what was left)
-MEMORY_HEADROOM_FRACTION = 8
-MEMORY_HEADROOM_MIN = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -183,13 +179,6 @@ def clip_output(text: str, limit: int = MAX_EVENT_OUTPUT_BYTES) -> str:
     return _prefix_within(text, limit - json_size(note)) + note
 
 
-def _wasm_memory_hit(raw: RawRun) -> bool:
-    if raw.memory_bytes is None or not raw.memory_limit_bytes:
-        return False
-    headroom = max(raw.memory_limit_bytes // MEMORY_HEADROOM_FRACTION, MEMORY_HEADROOM_MIN)
-    return raw.memory_bytes >= raw.memory_limit_bytes - headroom
-
-
 def _seconds(at: float | None, start: float) -> float | None:
     return None if at is None else max(0.0, at - start)
 
@@ -214,12 +203,9 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
     cases: tuple[CaseResult, ...] = ()
     check_passed: bool | None = None
     loaded: bool | None = None
-    if job.mode == "script":
-        failed = raw.exit_code not in (0, None) or raw.trap is not None
-    elif job.mode == "cases":
+    if job.mode == "cases":
         cases = bound_cases(case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended))
-        failed = facts.load_error is not None or any(c.status != "ok" for c in cases)
-    else:
+    elif job.mode == "check":
         assert check_facts is not None and check_raw is not None
         check_passed = bool(
             check_facts.check_done
@@ -242,10 +228,8 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
             )
             case = CaseResult(index=0, status="error", error=why, duration_s=check_raw.duration_s)
         cases = (case,)
-        failed = not check_passed
     if job.mode != "script" and (facts.first_request_at is not None or facts.load_error is not None):
         loaded = facts.load_error is None
-    memory = raw.memory_exceeded or (failed and _wasm_memory_hit(raw))
     return ExecutionResult(
         backend=raw.backend,
         mode=job.mode,
@@ -256,7 +240,7 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
         check_passed=check_passed,
         exit_code=raw.exit_code,
         timed_out=timed_out,
-        memory_exceeded=memory,
+        memory_exceeded=raw.memory_exceeded,
         violation=violations[0] if violations else None,
         violations=tuple(violations),
         stdout=raw.stdout.decode("utf-8", "replace"),

@@ -30,6 +30,7 @@ from typing import Any
 
 from schemas.errors import SandboxError
 from streams.sandbox.artifact import GUEST_ENV, GUEST_THREAD_STACK, STDLIB_GUEST_DIR, Runtime, new_engine
+from streams.sandbox.growth import REFUSED_EXPORT
 from streams.sandbox.limits import Limits, Policy, RawRun
 from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source, stub_digest
 
@@ -524,8 +525,7 @@ class WasmBackend:
             timed_out=timed_out,
             limit_labels=labels,
             trap=None if timed_out else trap,
-            memory_bytes=outcome.get("memory_bytes"),
-            memory_limit_bytes=limits.memory_mb << 20,
+            memory_exceeded=outcome.get("grow_refused", 0) > 0,
             open_files_refused=call.open_refused,
         )
 
@@ -533,10 +533,12 @@ class WasmBackend:
         wt = self._wt
         _current.call = call
         _current.backend = self
+        refused: Any = None
         memory: Any = None
         try:
             instance = self.pre.instantiate(store)
             exports = instance.exports(store)
+            refused = exports[REFUSED_EXPORT]
             memory = call.memory = exports["memory"]
             call.alloc = exports["host_alloc"]
             turn = exports["turn"]
@@ -562,9 +564,11 @@ class WasmBackend:
         except Exception as exc:
             outcome["error"] = repr(exc)
         finally:
-            if memory is not None:
-                with contextlib.suppress(Exception):  # a size we cannot read is not reported
-                    outcome["memory_bytes"] = memory.data_len(store)
+            if refused is not None:
+                # what the store's limit refused, counted by the module's rewritten memory.grow: the
+                # guest's memory size is the program's to choose (grow, free, exit), this count is not
+                with contextlib.suppress(Exception):
+                    outcome["grow_refused"] = int(refused.value(store))
             _current.call = None
             store.close()
 

@@ -358,14 +358,14 @@ def test_labels_come_from_the_host_and_the_hook_never_from_printed_text() -> Non
     assert r.deviation is not None and r.loaded is True
 
 
-def test_wasm_memory_is_exceeded_only_when_the_guest_failed_near_its_limit() -> None:
+def test_memory_exceeded_is_what_the_backend_saw_refused_never_inferred() -> None:
+    # WASM: the store's limit refused a memory.grow (counted by the module's rewritten grow); the
+    # container: the cgroup's OOM counter. Nothing about the exit or the stderr text adds or removes it.
     job = Job(mode="script", code="x")
-    near = _raw(exit_code=1, memory_bytes=190 << 20, memory_limit_bytes=192 << 20)
-    assert interpret(job, Outcome(near, session().facts), runtime_hash="h", reason="").memory_exceeded
-    fine = _raw(exit_code=0, memory_bytes=190 << 20, memory_limit_bytes=192 << 20)
-    assert not interpret(job, Outcome(fine, session().facts), runtime_hash="h", reason="").memory_exceeded
-    small = _raw(exit_code=1, memory_bytes=20 << 20, memory_limit_bytes=192 << 20)
-    assert not interpret(job, Outcome(small, session().facts), runtime_hash="h", reason="").memory_exceeded
+    refused = _raw(exit_code=0, memory_exceeded=True)
+    assert interpret(job, Outcome(refused, session().facts), runtime_hash="h", reason="").memory_exceeded
+    said = _raw(exit_code=1, stderr=b"Traceback (most recent call last):\nMemoryError\n")
+    assert not interpret(job, Outcome(said, session().facts), runtime_hash="h", reason="").memory_exceeded
 
 
 def test_to_event_builds_a_valid_sandbox_executed() -> None:
