@@ -32,10 +32,6 @@ from streams.reward.correctness import Correctness, grade
 from streams.reward.function import failure_total
 from streams.reward.literals import CompareOptions
 
-#: What check mode still rejects on static evidence beyond attacks: a class with its own equality (the
-#: check runs in a guest of its own and compares plain values only, so this is belt and braces)
-CHECK_MODE_STATIC = frozenset({static.CUSTOM_EQUALITY})
-
 #: case outcomes that are a program's own answer (not the clock's)
 _VALUE_OUTCOMES = frozenset({"wrong", "error", "not_literal", "missing", "duplicate", "aborted"})
 
@@ -101,12 +97,13 @@ def decide(
         info.append(Reason(code="infra.rerun", detail="a re-run failed in the sandbox and was left out"))
 
     # static evidence: attacks on the judge, wherever they would run on import
-    mode = runs[0].mode if runs else "cases"
     equality_classes = []
     for f in analysis.findings:
         if f.guarded:
             continue
-        if static.tier(f) == "attack" or (mode == "check" and f.code in CHECK_MODE_STATIC):
+        # a class with its own equality is judged by whether one was returned, in check mode too: the
+        # check runs in a guest of its own and only ever receives plain values
+        if static.tier(f) == "attack":
             signature(Reason(code=f.code, detail=f"line {f.line}: {f.detail}"[:200]))
         elif f.code == static.CUSTOM_EQUALITY:
             equality_classes.append(f)
