@@ -61,8 +61,11 @@ class RawRun:
     #: the limit refused the guest memory: the container's cgroup counted an OOM kill, or the WASM
     #: store's limit refused a memory.grow (counted by the module's own rewritten grow, see growth.py)
     memory_exceeded: bool = False
-    #: limits the backend itself saw hit: output_limit, pids_limit, stack_overflow
+    #: labels the backend itself saw: limits hit (output_limit, pids_limit, stack_overflow) and its
+    #: walls refusing an action (WASM: filesystem, a path WASI refused)
     limit_labels: list[str] = field(default_factory=list)
+    #: what the walls refused, as (kind, detail) records like the audit hook's
+    wall_refusals: list[tuple[str, str]] = field(default_factory=list)
     #: the runtime stopped the program for another reason (a trap's words)
     trap: str | None = None
     #: WASM: opens refused because the guest held MAX_OPEN_FILES files

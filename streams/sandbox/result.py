@@ -191,6 +191,7 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
     if raw.trap and not timed_out:
         stderr += f"\n[sandbox] stopped by the runtime: {raw.trap}\n"
     violations = [v for v in LIMIT_LABELS if v in raw.limit_labels]
+    violations += [v for v in raw.limit_labels if v not in violations]  # what the walls refused
     if facts.deviation is not None:
         violations.append(TAMPER)
     violations += [k for k in facts.kinds if k not in violations]
@@ -251,7 +252,7 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
         runtime_hash=runtime_hash,
         deviation=facts.deviation,
         route_hints=tuple(facts.hints),
-        refusals=tuple(facts.records[:16]),
+        refusals=tuple([*raw.wall_refusals, *facts.records][:16]),
     )
 
 

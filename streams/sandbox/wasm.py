@@ -68,21 +68,49 @@ GUEST_BLOCK = (
 GUEST_ROUTE = ("numpy", "pandas", "scipy")
 #: files one guest may hold open at once (each costs this process a real descriptor)
 MAX_OPEN_FILES = 64
-#: the trampoline through which the shadowed path_open/fd_close reach WASI's own: WASI finds the
-#: caller's memory through the calling instance's export, so the call is made by an instance that
-#: exports the guest's memory
-_TRAMPOLINE_WAT = """
-(module
-  (import "wasi_snapshot_preview1" "path_open"
-    (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
-  (import "wasi_snapshot_preview1" "fd_close" (func $close (param i32) (result i32)))
-  (import "guest" "memory" (memory 0))
-  (export "memory" (memory 0))
-  (func (export "path_open") (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)
-    local.get 0 local.get 1 local.get 2 local.get 3 local.get 4
-    local.get 5 local.get 6 local.get 7 local.get 8 call $open)
-  (func (export "fd_close") (param i32) (result i32) local.get 0 call $close))
-"""
+#: WASI's calls that name a path, and their parameters (path_open's are below): each is shadowed by a
+#: wrapper that sees what WASI answered, so a probe the folder's walls refused is labelled by the host,
+#: whatever call the program used (``os.stat``/``os.readlink`` raise no audit event in the guest)
+PATH_CALLS: dict[str, str] = {
+    "path_open": "i32 i32 i32 i32 i32 i64 i64 i32 i32",
+    "path_filestat_get": "i32 i32 i32 i32 i32",
+    "path_filestat_set_times": "i32 i32 i32 i32 i64 i64 i32",
+    "path_readlink": "i32 i32 i32 i32 i32 i32",
+    "path_create_directory": "i32 i32 i32",
+    "path_remove_directory": "i32 i32 i32",
+    "path_unlink_file": "i32 i32 i32",
+    "path_rename": "i32 i32 i32 i32 i32 i32",
+    "path_symlink": "i32 i32 i32 i32 i32",
+    "path_link": "i32 i32 i32 i32 i32 i32 i32",
+}
+#: where each call's (first) path is: the index of its pointer; its length follows it
+_PATH_ARG = {
+    "path_open": 2, "path_filestat_get": 2, "path_filestat_set_times": 2, "path_readlink": 1,
+    "path_create_directory": 1, "path_remove_directory": 1, "path_unlink_file": 1, "path_rename": 1,
+    "path_symlink": 0, "path_link": 2,
+}  # fmt: skip
+#: WASI's answers that mean its walls refused the path (outside the folder, or a write to a read-only
+#: one): EACCES, EPERM, EROFS, ENOTCAPABLE. A path that is simply not there (ENOENT) is no probe.
+WALL_ERRNOS = frozenset({2, 63, 69, 76})
+
+
+def _trampoline_wat() -> str:
+    """The trampoline through which the shadowed calls reach WASI's own: WASI finds the caller's memory
+    through the calling instance's export, so the call is made by an instance that exports the
+    guest's memory."""
+    calls = {**PATH_CALLS, "fd_close": "i32"}
+    imports = "".join(
+        f'  (import "wasi_snapshot_preview1" "{n}" (func ${n} (param {p}) (result i32)))\n'
+        for n, p in calls.items()
+    )
+    funcs = "".join(
+        f'  (func (export "{n}") (param {p}) (result i32) '
+        + " ".join(f"local.get {i}" for i in range(len(p.split())))
+        + f" call ${n})\n"
+        for n, p in calls.items()
+    )
+    memory = '  (import "guest" "memory" (memory 0))\n  (export "memory" (memory 0))\n'
+    return f"(module\n{imports}{memory}{funcs})\n"
 
 
 class _Capped:
@@ -121,6 +149,8 @@ class _Call:
     real: Any = None
     open_fds: set[int] = field(default_factory=set)
     open_refused: int = 0
+    #: path calls WASI's walls refused: (call, the path asked for)
+    walls: list[tuple[str, str]] = field(default_factory=list)
 
 
 _current = threading.local()
@@ -328,8 +358,7 @@ def _real(caller: Any, call: _Call) -> Any:
         backend: WasmBackend = _current.backend
         wt = backend._wt
         imports = [
-            backend.raw_linker.get(caller, "wasi_snapshot_preview1", "path_open"),
-            backend.raw_linker.get(caller, "wasi_snapshot_preview1", "fd_close"),
+            *(backend.raw_linker.get(caller, "wasi_snapshot_preview1", n) for n in (*PATH_CALLS, "fd_close")),
             caller.get("memory"),
         ]
         call.real = wt.Instance(caller, backend.trampoline, imports).exports(caller)
@@ -350,12 +379,45 @@ def _path_open(caller: Any, *args: int) -> int:
     except Exception:  # the trampoline could not be made: no file, as if the guest had none left
         return EMFILE
     rc = int(real["path_open"](caller, *args))
+    if rc in WALL_ERRNOS:
+        _refused_path(caller, call, "path_open", args)
     if rc == 0:
         fd_ptr = args[-1] & MASK32
         raw = bytes(caller.get("memory").read(caller, fd_ptr, fd_ptr + 4))
         if len(raw) == 4:
             call.open_fds.add(struct.unpack("<I", raw)[0])
     return rc
+
+
+def _refused_path(caller: Any, call: _Call, name: str, args: tuple[int, ...]) -> None:
+    if len(call.walls) >= 16:
+        return
+    at = _PATH_ARG[name]
+    ptr, length = args[at] & MASK32, min(args[at + 1] & MASK32, 200)
+    try:
+        path = bytes(caller.get("memory").read(caller, ptr, ptr + length)).decode("utf-8", "replace")
+    except Exception:
+        path = "?"
+    call.walls.append((name, path))
+
+
+def _path_call(name: str) -> Callable[..., int]:
+    """A shadow of WASI's ``name`` that records a path its walls refused."""
+
+    def shadow(caller: Any, *args: int) -> int:
+        call: _Call | None = getattr(_current, "call", None)
+        if call is None:
+            return EBADF
+        try:
+            real = _real(caller, call)
+        except Exception:
+            return EBADF
+        rc = int(real[name](caller, *args))
+        if rc in WALL_ERRNOS:
+            _refused_path(caller, call, name, args)
+        return rc
+
+    return shadow
 
 
 def _fd_close(caller: Any, fd: int) -> int:
@@ -398,13 +460,16 @@ class WasmBackend:
         ty = wt.FuncType([i32] * 4, [i32])
         linker.define_func("wasi_snapshot_preview1", "poll_oneoff", ty, _poll_oneoff, True)
         linker.define_func("host", "call", ty, _door, True)
-        open_ty = wt.FuncType([i32, i32, i32, i32, i32, i64, i64, i32, i32], [i32])
-        linker.define_func("wasi_snapshot_preview1", "path_open", open_ty, _path_open, True)
+        types = {"i32": i32, "i64": i64}
+        for name, params in PATH_CALLS.items():
+            path_ty = wt.FuncType([types[p] for p in params.split()], [i32])
+            shadow = _path_open if name == "path_open" else _path_call(name)
+            linker.define_func("wasi_snapshot_preview1", name, path_ty, shadow, True)
         linker.define_func("wasi_snapshot_preview1", "fd_close", wt.FuncType([i32], [i32]), _fd_close, True)
         self.pre = linker.instantiate_pre(self.module)
         self.raw_linker = wt.Linker(self.engine)
         self.raw_linker.define_wasi()
-        self.trampoline = wt.Module(self.engine, bytes(wt.wat2wasm(_TRAMPOLINE_WAT)))
+        self.trampoline = wt.Module(self.engine, bytes(wt.wat2wasm(_trampoline_wat())))
         self.harness = harness_source()
         self.ticker = _Ticker(self.engine)
         self.threads = _GuestThreads()
@@ -507,6 +572,8 @@ class WasmBackend:
         labels: list[str] = []
         if out.dropped or err.dropped or session.over_budget:
             labels.append("output_limit")
+        if call.walls:
+            labels.append("filesystem")  # the host's WASI refused a path: a probe of the walls
         if flooded:
             trap = None  # we stopped it: the label says why
         if session.facts.deviation is not None and not timed_out:
@@ -527,6 +594,7 @@ class WasmBackend:
             trap=None if timed_out else trap,
             memory_exceeded=outcome.get("grow_refused", 0) > 0,
             open_files_refused=call.open_refused,
+            wall_refusals=[("filesystem", f"{name} {path}") for name, path in call.walls],
         )
 
     def _drive(self, store: Any, call: _Call, program: bytes, outcome: dict[str, Any]) -> None:
