@@ -36,10 +36,11 @@ NOBODY = 65534
 MAX_JAIL_FILES = 256
 #: where the jail sees the extra modules (numpy, pandas, scipy) when the set-up installed them
 JAIL_SITE = "/opt/rlstream/site"
-#: what a program may read besides its own /tmp (the hook labels anything else "filesystem")
+#: what a program may read besides its own /tmp (the hook labels anything else "filesystem"); the
+#: time-zone database because importing pandas reads it (/usr/share/zoneinfo/UTC)
 READ_ROOTS = (
     "/usr/lib/python3", "/usr/local/lib/python3", "/tmp/", "/dev/shm/", "/dev/null", "/dev/urandom",
-    "/dev/zero", JAIL_SITE + "/",
+    "/dev/zero", "/usr/share/zoneinfo/", JAIL_SITE + "/",
 )  # fmt: skip
 #: the jail allows processes and threads (that is why a program is routed here), inside its limits
 BLOCK = ("network", "ctypes", "signal", "introspection", "filesystem", "harness_access")
@@ -271,7 +272,9 @@ class ContainerBackend:
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
             "--seccomp", str(filter_fd),
             *_root_binds(), *self.extra_binds,
-            "--proc", "/proc", "--dev", "/dev",
+            # no /proc: a procfs shows the host's mount sources, memory, kernel and CPUs, and answers
+            # os.stat/os.readlink (no audit event) and any child process (no audit hook) unlabelled
+            "--dev", "/dev",
             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
             "--size", size, "--tmpfs", "/tmp",
             "--remount-ro", "/",
