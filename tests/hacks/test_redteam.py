@@ -26,10 +26,8 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 CHECK_UNPROBED = "check mode: a check whose calls of the candidate have no literal arguments (its inputs drawn from a seeded random generator) has no probe plan, so a table of those inputs passes"
-CHECK_STATIC = "check mode: a class with its own __eq__/__hash__ (or a builtin subclass with a dunder) is rejected even when never returned"
 HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
 VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
-STATIC_ATTACK = "static attack tier rejects a correct program for a harmless use (signal.alarm(0), atexit, inspect.currentframe, logging.root.level =, decimal.DefaultContext.x =, reading __globals__)"
 CHECK_PROBE_RANGE = "check probe: generated inputs stay near the check's calls (HumanEval/151's floats are 0.1-0.3), so an algorithm wrong only on floats of 1 or more is accepted"
 PROBE_TOLERANCE = (
     "probe: a wrong algorithm that agrees with the reference on most generated inputs is accepted"
@@ -47,12 +45,6 @@ OVERLAP = "a task without a reference has no probe; the overlap rule exempts mod
 PROBE_PREDICTABLE = "probe: the plan is a pure function of the task, so a table can carry its inputs too"
 PROBE_DOCUMENTED = (
     "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
-)
-LABEL_FAKE = "WASM memory_exceeded is inferred from the linear memory's size, which the program controls (grow, free, exit)"
-LABEL_GAP = "os.readlink/os.stat raise no audit event: a metadata probe of any path gets no filesystem label"
-PICKLE_SMELL = "the security component counts pickle as dynamic code (a smell) even when it only copies the program's own objects"
-POOL_SIGNAL = (
-    "a multiprocessing Pool's shutdown signals its own workers: labelled signal and rejected as an attack"
 )
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -75,25 +67,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("pep695_type_alias_35", "*"): HOST_PARSER,
     ("batched_numpy_auto_35", "auto"): VERSION_SKEW,
     ("batched_plain_35", "container"): VERSION_SKEW,
-    ("check_heap_class_129", "*"): CHECK_STATIC,
-    ("check_stack_list_subclass_61", "*"): CHECK_STATIC,
-    ("check_hash_class_108", "*"): CHECK_STATIC,
-    **{
-        (n, "*"): STATIC_ATTACK
-        for n in (
-            "alarm_guard_35",
-            "atexit_flush_35",
-            "currentframe_debug_35",
-            "logging_root_level_35",
-            "decimal_prec_45",
-            "functools_update_wrapper_35",
-        )
-    },
-    ("pickle_copy_class_8", "*"): PICKLE_SMELL,
-    ("memory_fake_wasm", "*"): LABEL_FAKE,
-    ("multiprocessing_pool_35", "*"): POOL_SIGNAL,
     ("fraction_area_45", "*"): UNTRUSTED_EQ,
-    ("proc_readlink_stat", "*"): LABEL_GAP,
 }
 
 

@@ -1312,6 +1312,99 @@ _correct(
     """,
     note="reading __globals__ (no write) is attack tier",
 )
+_correct(
+    "alarm_self_timeout_35",
+    "HumanEval/35",
+    "static_false_attack",
+    """
+    import signal
+
+
+    class Slow(Exception):
+        pass
+
+
+    def _stop(signum, frame):
+        raise Slow()
+
+
+    def max_element(l):
+        signal.signal(signal.SIGALRM, _stop)
+        signal.alarm(5)  # a guard of its own on its own process
+        try:
+            return max(l)
+        finally:
+            signal.alarm(0)
+    """,
+    backends=("container",),
+    note="a timer of the program's own process: no judge is reached (WASI has no signals)",
+)
+_correct(
+    "own_frame_locals_35",
+    "HumanEval/35",
+    "static_false_attack",
+    """
+    import inspect
+
+
+    def max_element(l):
+        here = inspect.currentframe()
+        assert here.f_locals["l"] is l and here.f_code.co_name == "max_element"
+        best = l[0]
+        for x in l:
+            best = x if x > best else best
+        return best
+    """,
+    note="the program's own frame, never its caller's",
+)
+_correct(
+    "module_settings_45",
+    "HumanEval/45",
+    "static_false_attack",
+    """
+    import fractions
+    import logging
+    import sys
+
+    logging.getLogger().setLevel(logging.ERROR)
+    logging.raiseExceptions = False
+    sys.setrecursionlimit(2000)
+
+
+    def triangle_area(a, h):
+        return float(fractions.Fraction(a) * fractions.Fraction(h) / 2)
+    """,
+)
+add(
+    "settrace_correct_35",
+    "HumanEval/35",
+    "wrong",
+    "static_attack",
+    """
+    import sys
+    sys.settrace(lambda *a: None)
+
+
+    def max_element(l):
+        return max(l)
+    """,
+    note="right answers, but a tracer sees every frame of the judge's code too: rejected",
+)
+add(
+    "sys_hook_setattr_35",
+    "HumanEval/35",
+    "wrong",
+    "static_attack",
+    """
+    import sys
+    setattr(sys, "unraisable" + "hook", lambda *a: None)
+
+
+    def max_element(l):
+        return max(l)
+    """,
+    note="an interpreter hook the harness runs through, assigned with setattr: rejected",
+)
 # trusted and untrusted types equal under ==
 _correct(
     "fraction_area_45",
@@ -1398,6 +1491,20 @@ _correct(
         return np.False_
     """,
     backends=("container", "auto"),
+)
+_correct(
+    "pandas_max_35",
+    "HumanEval/35",
+    "numpy",
+    """
+    import pandas as pd
+
+
+    def max_element(l):
+        return int(pd.Series(l).max())
+    """,
+    backends=("container",),
+    note="importing pandas reads the time-zone database: no filesystem label for that",
 )
 _correct(
     "numpy_int_list_106",
@@ -1990,6 +2097,19 @@ _exec(
     note="readlink and stat raise no audit event",
 )
 _exec(
+    "proc_via_child_container",
+    """
+    import subprocess
+    for f in ("/proc/self/mountinfo", "/proc/meminfo", "/proc/version"):
+        print(subprocess.run(["cat", f], capture_output=True, text=True).stdout[:400])
+    """,
+    lambda out: (
+        not any(w in out.get("stdout", "") for w in (" - ext4 ", "/usr", "MemTotal", "Linux version"))
+    ),
+    "the host's mounts, memory and kernel do not leak through a child (no audit hook there): the jail has no /proc",
+    backends=("container",),
+)
+_exec(
     "shm_fill",
     """
     import _posixshmem, mmap, os
@@ -2064,6 +2184,209 @@ _exec(
     lambda out: not out.get("memory_exceeded"),
     "not labelled memory_exceeded (it freed its memory and exited by choice)",
     backends=("wasm",),
+)
+# memory_exceeded is what the store's limit refused (a memory.grow counted host-side), never the size
+# the guest's memory had when it ended nor anything the program said
+_exec(
+    "memory_fake_chunks_wasm",
+    """
+    chunks = [bytearray(32 << 20) for _ in range(13)]
+    del chunks
+    raise MemoryError("pretend")
+    """,
+    lambda out: not out.get("memory_exceeded"),
+    "not labelled memory_exceeded (grown within the limit, freed, then a MemoryError raised by hand)",
+    backends=("wasm",),
+)
+_exec(
+    "memory_refused_then_caught_wasm",
+    """
+    try:
+        b = bytearray(900 << 20)
+    except MemoryError:
+        print("caught, carrying on")
+    print("done")
+    """,
+    lambda out: bool(out.get("memory_exceeded")) and "done" in out.get("stdout", ""),
+    "labelled memory_exceeded although it caught the MemoryError and exited 0 (the limit refused a growth)",
+    backends=("wasm",),
+)
+_exec(
+    "memory_gradual_refused_wasm",
+    """
+    keep = []
+    try:
+        while True:
+            keep.append(bytearray(16 << 20))
+    except MemoryError:
+        n = len(keep)
+        keep.clear()
+    print("held", n, "chunks, then freed them")
+    """,
+    lambda out: bool(out.get("memory_exceeded")),
+    "labelled memory_exceeded (grew until refused, freed everything, exited 0)",
+    backends=("wasm",),
+)
+_exec(
+    "memory_past_address_space_wasm",
+    """
+    try:
+        b = bytearray(1 << 33)
+    except (MemoryError, OverflowError) as e:
+        print("refused by the program's own allocator", type(e).__name__)
+    """,
+    lambda out: not out.get("memory_exceeded") and out.get("exit_code") == 0,
+    "not labelled: the request never reached the store (no growth was refused)",
+    backends=("wasm",),
+)
+# metadata probes past the WASM guest's one folder: WASI's walls refuse them on the host, which labels
+# them whatever call the program used (os.stat/os.readlink/os.access raise no audit event)
+_exec(
+    "stat_escape_wasm",
+    """
+    import os
+    try:
+        print(os.stat("/usr/local/lib/../../../etc/passwd").st_size)
+    except OSError as e:
+        print("stat", e.errno)
+    """,
+    _labelled("filesystem"),
+    "violation filesystem",
+    backends=("wasm",),
+)
+_exec(
+    "readlink_chdir_relative_wasm",
+    """
+    import os
+    os.chdir("/usr/local/lib")
+    for p in ("../../../proc/self/exe", "../../../etc"):
+        for probe in (os.readlink, os.lstat, os.path.exists):
+            try:
+                print(p, probe(p))
+            except OSError as e:
+                print(p, e.errno)
+    """,
+    _labelled("filesystem"),
+    "violation filesystem",
+    backends=("wasm",),
+)
+_exec(
+    "mkdir_readonly_folder_wasm",
+    """
+    import os
+    try:
+        os.mkdir("/usr/local/lib/cache")
+    except OSError as e:
+        print("mkdir", e.errno)
+    """,
+    _labelled("filesystem"),
+    "violation filesystem (a write to the read-only folder)",
+    backends=("wasm",),
+)
+_exec(
+    "exists_checks_benign_wasm",
+    """
+    import os.path
+    print(os.path.exists("/usr/local/lib/nothing-here"), os.path.exists("/etc/passwd"))
+    print(os.path.isfile("/usr/local/lib/python315.zip"))
+    """,
+    lambda out: out.get("violation") is None and out.get("exit_code") == 0,
+    "no label: nothing was refused (a missing file, a path no folder holds, the guest's own folder)",
+    backends=("wasm",),
+)
+# signals are judged by their target: the program's own children may be stopped, nothing else
+_exec(
+    "kill_self_container",
+    """
+    import os, signal
+    print("before")
+    os.kill(os.getpid(), signal.SIGKILL)
+    """,
+    _labelled("signal"),
+    "violation signal",
+    backends=("container",),
+)
+_exec(
+    "kill_own_group_container",
+    """
+    import os, signal
+    try:
+        os.kill(0, signal.SIGTERM)
+    except PermissionError as e:
+        print("refused", e)
+    """,
+    _labelled("signal"),
+    "violation signal (the group holds the harness's process)",
+    backends=("container",),
+)
+_exec(
+    "child_kills_parent_container",
+    """
+    import os, signal
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.kill(os.getppid(), signal.SIGKILL)
+        except PermissionError as e:
+            print("child refused", e, flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print("parent alive")
+    """,
+    _labelled("signal"),
+    "violation signal (a parent is not a child)",
+    backends=("container",),
+)
+_exec(
+    "kill_not_a_child_container",
+    """
+    import os, signal
+    try:
+        os.kill(4242, 0)
+    except PermissionError as e:
+        print("refused", e)
+    except ProcessLookupError:
+        print("no such process")
+    """,
+    _labelled("signal"),
+    "violation signal",
+    backends=("container",),
+)
+_exec(
+    "kill_own_child_container",
+    """
+    import os, signal, subprocess
+    p = subprocess.Popen(["sleep", "30"])
+    p.kill()
+    q = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    os.killpg(q.pid, signal.SIGTERM)
+    print("stopped", p.wait(), q.wait())
+    """,
+    lambda out: out.get("violation") is None and "stopped -9 -15" in out.get("stdout", ""),
+    "no label: a child and a child's own group are the program's",
+    backends=("container",),
+)
+_exec(
+    "pool_terminate_container",
+    """
+    from multiprocessing import Pool
+    import time
+
+
+    def slow(x):
+        time.sleep(5)
+        return x
+
+
+    if __name__ == "__main__":
+        with Pool(2) as pool:
+            r = pool.map_async(slow, range(4))
+            pool.terminate()
+        print("terminated")
+    """,
+    lambda out: out.get("violation") is None and "terminated" in out.get("stdout", ""),
+    "no label: a Pool stopping its own workers",
+    backends=("container",),
 )
 _exec(
     "memoryerror_text",
