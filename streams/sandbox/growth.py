@@ -19,10 +19,10 @@ Pure functions, bytes in and bytes out.
 from __future__ import annotations
 
 from schemas.errors import SandboxError
-from streams.sandbox.snapshot import MAGIC, _section, _sleb, _uleb, sections, uleb
+from streams.sandbox.snapshot import MAGIC, _section, _sleb, _uleb, import_kinds, sections, uleb
 
 REFUSED_EXPORT = "rls_grow_refused"
-SEC_TYPE, SEC_IMPORT, SEC_FUNCTION, SEC_GLOBAL, SEC_EXPORT, SEC_CODE = 1, 2, 3, 6, 7, 10
+SEC_TYPE, SEC_FUNCTION, SEC_GLOBAL, SEC_EXPORT, SEC_CODE = 1, 3, 6, 7, 10
 MEMORY_GROW, CALL, END = 0x40, 0x10, 0x0B
 I32 = 0x7F
 _SIMPLE_TYPES = frozenset({0x7F, 0x7E, 0x7D, 0x7C, 0x7B, 0x70, 0x6F})
@@ -115,43 +115,6 @@ def grow_sites(body: bytes) -> list[int]:
     return sites
 
 
-def _vector(wasm: bytes, sec_body: int) -> tuple[int, int]:
-    return _uleb(wasm, sec_body)
-
-
-def _imported(wasm: bytes, start: int) -> tuple[int, int]:
-    """How many functions and globals the import section at ``start`` imports."""
-    count, i = _uleb(wasm, start)
-    functions = globals_ = 0
-    for _ in range(count):
-        for _name in range(2):
-            n, i = _uleb(wasm, i)
-            i += n
-        kind = wasm[i]
-        i += 1
-        if kind == 0:
-            functions += 1
-            _, i = _uleb(wasm, i)
-        elif kind == 1:  # table: reftype + limits
-            flags = wasm[i + 1]
-            _, i = _uleb(wasm, i + 2)
-            if flags & 1:
-                _, i = _uleb(wasm, i)
-        elif kind == 2:  # memory: limits
-            flags = wasm[i]
-            _, i = _uleb(wasm, i + 1)
-            if flags & 1:
-                _, i = _uleb(wasm, i)
-        elif kind == 3:
-            globals_ += 1
-            i += 2
-        elif kind == 4:
-            _, i = _uleb(wasm, i + 1)
-        else:
-            raise SandboxError(f"an import of unknown kind {kind}")
-    return functions, globals_
-
-
 def _plain_types(wasm: bytes, start: int, end: int) -> int:
     """The number of types, all of which must be function types (no recursion groups)."""
     count, i = _uleb(wasm, start)
@@ -177,22 +140,23 @@ def count_refused_growth(wasm: bytes) -> bytes:
     for sid in (SEC_TYPE, SEC_FUNCTION, SEC_GLOBAL, SEC_EXPORT, SEC_CODE):
         if sid not in found:
             raise SandboxError(f"the module has no section {sid} (nothing to rewrite)")
-    imp_funcs, imp_globals = _imported(wasm, found[SEC_IMPORT].body) if SEC_IMPORT in found else (0, 0)
+    kinds = import_kinds(wasm, sections(wasm))
+    imp_funcs, imp_globals = kinds.count(0), kinds.count(3)
     types = found[SEC_TYPE]
     type_count = _plain_types(wasm, types.body, types.end)
-    type_at = _vector(wasm, types.body)[1]
+    type_at = _uleb(wasm, types.body)[1]
     funcs = found[SEC_FUNCTION]
-    func_count, func_at = _vector(wasm, funcs.body)
+    func_count, func_at = _uleb(wasm, funcs.body)
     globals_ = found[SEC_GLOBAL]
-    global_count, global_at = _vector(wasm, globals_.body)
+    global_count, global_at = _uleb(wasm, globals_.body)
     exports = found[SEC_EXPORT]
-    export_count, export_at = _vector(wasm, exports.body)
+    export_count, export_at = _uleb(wasm, exports.body)
     counter = imp_globals + global_count
     grow = imp_funcs + func_count  # the added function's index
     call = bytes([CALL]) + uleb(grow)
 
     code = found[SEC_CODE]
-    body_count, i = _vector(wasm, code.body)
+    body_count, i = _uleb(wasm, code.body)
     if body_count != func_count:
         raise SandboxError(f"{func_count} functions but {body_count} bodies")
     out_code = bytearray(uleb(body_count + 1))

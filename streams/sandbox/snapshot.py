@@ -128,11 +128,13 @@ def _memory(wasm: bytes, found: list[Section]) -> Memory:
     return Memory(low, high)
 
 
-def _imports_memory(wasm: bytes, found: list[Section]) -> bool:
+def import_kinds(wasm: bytes, found: list[Section]) -> list[int]:
+    """The kind of every import, in order (0 function, 1 table, 2 memory, 3 global, 4 tag)."""
     sec = _one(found, SEC_IMPORT)
     if sec is None:
-        return False
+        return []
     count, i = _uleb(wasm, sec.body)
+    kinds: list[int] = []
     for _ in range(count):
         for _name in range(2):
             n, i = _uleb(wasm, i)
@@ -141,21 +143,24 @@ def _imports_memory(wasm: bytes, found: list[Section]) -> bool:
         i += 1
         if kind == 0:  # function: a type index
             _, i = _uleb(wasm, i)
-        elif kind == 1:  # table: reftype + limits
-            i += 1
+        elif kind in (1, 2):  # table: reftype + limits; memory: limits
+            i += kind == 1
             flags = wasm[i]
             _, i = _uleb(wasm, i + 1)
             if flags & 1:
                 _, i = _uleb(wasm, i)
-        elif kind == 2:
-            return True
         elif kind == 3:  # global: valtype + mutability
             i += 2
         elif kind == 4:  # tag: attribute + type index
             _, i = _uleb(wasm, i + 1)
         else:
             raise SandboxError(f"an import of unknown kind {kind}")
-    return False
+        kinds.append(kind)
+    return kinds
+
+
+def _imports_memory(wasm: bytes, found: list[Section]) -> bool:
+    return 2 in import_kinds(wasm, found)
 
 
 def _mutable_globals(wasm: bytes, found: list[Section]) -> int:

@@ -401,18 +401,27 @@ def _refused_path(caller: Any, call: _Call, name: str, args: tuple[int, ...]) ->
     call.walls.append((name, path))
 
 
+def _forward(caller: Any, name: str, *args: int) -> tuple[_Call, int] | None:
+    """WASI's own ``name`` called with ``args`` through this store's trampoline: (the job, its
+    answer), or None outside a job or when the trampoline cannot be made."""
+    call: _Call | None = getattr(_current, "call", None)
+    if call is None:
+        return None
+    try:
+        real = _real(caller, call)
+    except Exception:
+        return None
+    return call, int(real[name](caller, *args))
+
+
 def _path_call(name: str) -> Callable[..., int]:
     """A shadow of WASI's ``name`` that records a path its walls refused."""
 
     def shadow(caller: Any, *args: int) -> int:
-        call: _Call | None = getattr(_current, "call", None)
-        if call is None:
+        done = _forward(caller, name, *args)
+        if done is None:
             return EBADF
-        try:
-            real = _real(caller, call)
-        except Exception:
-            return EBADF
-        rc = int(real[name](caller, *args))
+        call, rc = done
         if rc in WALL_ERRNOS:
             _refused_path(caller, call, name, args)
         return rc
@@ -421,14 +430,10 @@ def _path_call(name: str) -> Callable[..., int]:
 
 
 def _fd_close(caller: Any, fd: int) -> int:
-    call: _Call | None = getattr(_current, "call", None)
-    if call is None:
+    done = _forward(caller, "fd_close", fd)
+    if done is None:
         return EBADF
-    try:
-        real = _real(caller, call)
-    except Exception:
-        return EBADF
-    rc = int(real["fd_close"](caller, fd))
+    call, rc = done
     if rc == 0:
         call.open_fds.discard(fd & MASK32)
     return rc
