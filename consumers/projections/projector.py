@@ -107,6 +107,10 @@ class Projector:
                     "auto.offset.reset": "earliest",
                     "enable.partition.eof": False,
                     "partition.assignment.strategy": "cooperative-sticky",
+                    # static membership: an instance restarted under its name takes its partitions back
+                    # at once instead of after the dead one's session timeout (a second process under the
+                    # same name is fenced: instances need distinct --instance names)
+                    "group.instance.id": f"{self.group_id}.{self.instance}",
                     # a killed instance's partitions move to a live one after this long
                     "session.timeout.ms": 10_000,
                     "heartbeat.interval.ms": 2_000,
@@ -318,6 +322,11 @@ class Projector:
     def _on_error(self, err: KafkaError) -> None:
         if err.code() == KafkaError._PARTITION_EOF:
             return
+        if err.code() == KafkaError.FENCED_INSTANCE_ID:
+            raise BrokerError(
+                f"another projector of {self.name} into this database runs as instance {self.instance!r}",
+                hint="give every instance its own --instance name",
+            )
         if err.fatal():
             raise BrokerError(f"Kafka consumer failed: {err.str()}")
         log.warning("%s: %s", self.name, err.str())
