@@ -172,7 +172,7 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
         )
     if name in ("sandbox", "episode", "reward", "filter"):
         return _build_execution_side(name, settings, common, sides, closers)
-    from producers.generator.agent import EVAL_INPUT_TOPICS, build_generator
+    from producers.generator.agent import EVAL_INPUT_TOPICS, EVAL_OUTPUT_TOPICS, build_generator
     from producers.generator.agent import INPUT_TOPICS as GEN_INPUTS
     from producers.generator.agent import OUTPUT_TOPICS as GEN_OUTPUTS
 
@@ -189,9 +189,11 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
     # runs are left to their own generators, never taken and dropped. The evaluator is a generator
     # of its own on the evaluation lane: its weight swaps never touch training's, and neither
     # lane waits for the other
-    topics = EVAL_INPUT_TOPICS if name == "evaluator" else GEN_INPUTS
+    topics, outputs = (
+        (EVAL_INPUT_TOPICS, EVAL_OUTPUT_TOPICS) if name == "evaluator" else (GEN_INPUTS, GEN_OUTPUTS)
+    )
     return Built(
-        common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1, outputs=GEN_OUTPUTS),
+        common.make(f"{name}.{settings.run_id}", topics, agent_handle, batch_size=1, outputs=outputs),
         closers,
     )
 

@@ -35,3 +35,29 @@ class PolicyPublished(Event):
 
     def identity(self) -> tuple[str, ...]:
         return (self.run_id, str(self.policy_version))
+
+
+class PolicyLoaded(Event):
+    """A run's training generators took in a published version: the weights they generate training
+    samples with from now on (``policy_version``) after reading ``published_version`` on ``rl.policy``.
+
+    This is the version the scheduler's staleness bound measures against the newest published one. A
+    checkpoint the generators refused (``loaded`` false, ``error`` says why) leaves ``policy_version``
+    at the weights they kept."""
+
+    event_type: ClassVar[str] = "rlstream.policy.loaded"
+    version: ClassVar[int] = 1
+    key_field: ClassVar[str] = "run_id"
+
+    schema_version: Literal[1] = 1
+    run_id: str = Field(min_length=1)
+    #: the version the generators now generate training samples with
+    policy_version: int = Field(ge=0)
+    #: the PolicyPublished the generators read
+    published_version: int = Field(ge=0)
+    loaded: bool = True
+    error: str | None = None
+
+    def identity(self) -> tuple[str, ...]:
+        # one fact per publication read (re-reading it after an aborted batch writes the same id)
+        return (self.run_id, str(self.published_version))

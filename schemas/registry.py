@@ -14,7 +14,7 @@ from schemas.base import Event
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.episode import TurnEnded
-from schemas.policy import PolicyPublished
+from schemas.policy import PolicyLoaded, PolicyPublished
 from schemas.reference import ReferenceExecuted, ReferenceExecutedV1, ReferenceExecutedV2
 from schemas.rollout import (
     CodeGenerated,
@@ -73,6 +73,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ExperienceReadyV2,
     ExperienceReady,
     PolicyPublished,
+    PolicyLoaded,
     ReviewRecorded,
     CurriculumLevelChanged,
     DeadLettered,

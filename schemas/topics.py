@@ -52,6 +52,8 @@ VERDICTS = Topic("rl.verdicts", "group_id", "NoiseVerdict", "noise filter")
 EXPERIENCES = Topic("rl.experiences", "group_id", "ExperienceReady", "experience")
 # one partition: policy versions are a single totally ordered sequence per run
 POLICY = Topic("rl.policy", "run_id", "PolicyPublished", "learner", partitions=1)
+# one partition: what the run's generators loaded, in the order they loaded it (the staleness bound's input)
+POLICY_LOADED = Topic("rl.policy.loaded", "run_id", "PolicyLoaded", "generator", partitions=1)
 REVIEWS = Topic("rl.reviews", "group_id", "ReviewRecorded", "rlstream review record")
 # one partition: a run's curriculum moves are one ordered sequence
 CURRICULUM = Topic("rl.curriculum", "run_id", "CurriculumLevelChanged", "scheduler", partitions=1)
@@ -79,6 +81,7 @@ EVENT_TOPICS: tuple[Topic, ...] = (
     VERDICTS,
     EXPERIENCES,
     POLICY,
+    POLICY_LOADED,
     REVIEWS,
     CURRICULUM,
 )

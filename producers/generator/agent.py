@@ -7,6 +7,12 @@ exactly once (and a re-delivered request yields the same event ids: ``sample_id`
 weights in use are staler than the bound allows, the request is deferred instead of generating samples
 the learner would discard.
 
+A training generator loads a new version as soon as it reads it on ``rl.policy`` (requests or not), and
+says so with a ``PolicyLoaded`` on ``rl.policy.loaded`` in the same transaction that consumes the
+publication: the scheduler's staleness bound compares the newest version with these, so it holds groups
+back while the generators are behind and releases them once they have caught up. (A batch that is deferred
+or aborted is read again, and the same publication yields the same event id.)
+
 Every generator instance must see every policy version, so besides the (consumer-group) input topics it
 follows ``rl.policy`` whole (a side input: no group, from the beginning): a restarted worker finds the
 newest version at once instead of waiting for the next publication.
@@ -36,18 +42,27 @@ from producers.generator.factory import base_weights, make_backend
 from producers.generator.policy import NotPublished, PolicyFollower, StalenessPolicy
 from producers.generator.rollout import RolloutGenerator
 from schemas.episode import TurnEnded
-from schemas.policy import PolicyPublished
+from schemas.policy import PolicyLoaded, PolicyPublished
 from schemas.rollout import RolloutRequested
 from schemas.task import Split
-from schemas.topics import EVALUATIONS_REQUESTED, GENERATIONS, POLICY, ROLLOUTS_REQUESTED, TURNS
+from schemas.topics import (
+    EVALUATIONS_REQUESTED,
+    GENERATIONS,
+    POLICY,
+    POLICY_LOADED,
+    ROLLOUTS_REQUESTED,
+    TURNS,
+)
 
 log = logging.getLogger(__name__)
 
 INPUT_TOPICS = (ROLLOUTS_REQUESTED.name, POLICY.name, TURNS.name)
 #: the evaluator: the evaluation rounds' lane
 EVAL_INPUT_TOPICS = (EVALUATIONS_REQUESTED.name, POLICY.name, TURNS.name)
-#: where it writes, on either lane (the access plan grants exactly these; the host refuses any other)
-OUTPUT_TOPICS = (GENERATIONS.name,)
+#: where it writes (the access plan grants exactly these; the host refuses any other): the training lane
+#: also says which weights it loaded; the evaluator writes its samples only
+OUTPUT_TOPICS = (GENERATIONS.name, POLICY_LOADED.name)
+EVAL_OUTPUT_TOPICS = (GENERATIONS.name,)
 
 
 class GeneratorAgent:
@@ -70,15 +85,21 @@ class GeneratorAgent:
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         # policy versions first: what is learned here stays even if the requests are deferred
+        published: list[Incoming] = []
         for msg in batch:
             if isinstance(msg.event, PolicyPublished):
                 self.follower.observe(msg.event)
+                published.append(msg)
         if self.watcher is not None:
             for event in self.watcher.poll():
                 self.follower.observe(event)
         out: list[Emit] = []
         turns: list[tuple[TurnEnded, str]] = []
         synced = False
+        if self.lane == "train" and published:
+            self._sync()
+            synced = True
+            out.extend(self._loaded(published))
         for msg in batch:
             request = msg.event
             run = self.follower.run_id
@@ -165,6 +186,27 @@ class GeneratorAgent:
             )
             # each episode's trace goes on through every turn
             out += [Emit(sample, causation_id=fid) for sample, (_, fid) in zip(samples, batch, strict=True)]
+        return out
+
+    def _loaded(self, published: Sequence[Incoming]) -> list[Emit]:
+        """What the training weights are after reading each of this run's ``published`` versions."""
+        out: list[Emit] = []
+        for msg in published:
+            event = msg.event
+            assert isinstance(event, PolicyPublished)
+            if self.follower.run_id is not None and event.run_id != self.follower.run_id:
+                continue
+            error = self.follower.refused.get(event.policy_version)
+            fact = PolicyLoaded(
+                run_id=event.run_id,
+                policy_version=self.follower.training_version,
+                published_version=event.policy_version,
+                loaded=error is None and self.follower.training_version >= event.policy_version,
+                error=error,
+            )
+            out.append(
+                Emit(fact, topic=POLICY_LOADED.name, causation_id=msg.envelope.id, run_id=event.run_id)
+            )
         return out
 
     def _sync(self) -> None:

@@ -97,7 +97,8 @@ class PolicyFollower:
         self.run_id = run_id
         self.newest_known = backend.policy_version
         self._pending: PolicyPublished | None = None
-        self._bad: set[int] = set()
+        #: versions whose checkpoint was refused, and why
+        self.refused: dict[int, str] = {}
         self._published: dict[int, PolicyPublished] = {}
         #: the version training requests are generated with (the backend may hold another one while an
         #: evaluation runs)
@@ -109,7 +110,7 @@ class PolicyFollower:
             return
         self._published[event.policy_version] = event
         self.newest_known = max(self.newest_known, event.policy_version)
-        if event.policy_version <= self.training_version or event.policy_version in self._bad:
+        if event.policy_version <= self.training_version or event.policy_version in self.refused:
             return
         if self._pending is None or event.policy_version > self._pending.policy_version:
             self._pending = event
@@ -154,7 +155,7 @@ class PolicyFollower:
             self.backend.load_weights_file(path, version)
         except (DependencyError, InputError) as exc:
             if version:
-                self._bad.add(version)
+                self.refused[version] = str(exc)
             return LoadResult(version, loaded=False, error=str(exc))
         return LoadResult(version, loaded=True)
 

@@ -11,8 +11,14 @@ Held-out (``eval``) tasks are never queued for training: they are sampled in eva
 With the level curriculum on (``levels.py``), graded tasks above a run's current level wait; the scores
 of the evaluation rounds' samples move the level on, and each move is published on ``rl.curriculum``.
 
+Backpressure holds groups back while the learner's consumer lag or the groups in flight reach their bounds,
+or while a run's generators are more than ``max_staleness`` versions behind its newest published policy:
+what they run is what they said they loaded (``PolicyLoaded`` on ``rl.policy.loaded``), so the bound
+releases as soon as they catch up.
+
 Input: ``rl.tasks`` (new work), ``rl.experiences`` (groups finished), ``rl.policy`` (versions),
-``rl.rewards`` (the scores of evaluation samples; the others are passed over).
+``rl.policy.loaded`` (the versions the generators run), ``rl.rewards`` (the scores of evaluation samples;
+the others are passed over).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from infra.runtime.port import Emit, Incoming
 from infra.runtime.state import Kind, State
 from schemas.base import FrozenModel
 from schemas.curriculum import CurriculumLevelChanged
-from schemas.policy import PolicyPublished
+from schemas.policy import PolicyLoaded, PolicyPublished
 from schemas.rollout import ExperienceReady, RewardScored, RolloutRequested
 from schemas.task import TaskPublished
 from schemas.topics import (
@@ -31,6 +37,7 @@ from schemas.topics import (
     EVALUATIONS_REQUESTED,
     EXPERIENCES,
     POLICY,
+    POLICY_LOADED,
     REWARDS,
     ROLLOUTS_REQUESTED,
     TASKS,
@@ -48,7 +55,7 @@ from streams.scheduler.policy import (
     backpressure,
 )
 
-INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name, REWARDS.name)
+INPUT_TOPICS = (TASKS.name, EXPERIENCES.name, POLICY.name, POLICY_LOADED.name, REWARDS.name)
 #: where it writes (the access plan grants exactly these; the host refuses any other)
 OUTPUT_TOPICS = (ROLLOUTS_REQUESTED.name, EVALUATIONS_REQUESTED.name, CURRICULUM.name)
 P = 0  # the singleton's state partition
@@ -84,7 +91,10 @@ TASK = Kind("task", TaskRecord)
 INFLIGHT = Kind("inflight", InFlight)
 #: per task id, the rewards of its last groups (the curriculum's window)
 HIST = Kind("hist", list[list[float]])
+#: per run, its newest published policy version (state written before it was per run has one under "")
 POLICY_VERSION = Kind("policy_version", int)
+#: per run, the newest version its training generators said they loaded (rl.policy.loaded)
+RUNNING_VERSION = Kind("running_version", int)
 #: a held-out task (key ``<run>/<task>``) and the versions it was evaluated under
 EVALTASK = Kind("evaltask", encode=EvalTask.to_json, decode=EvalTask.from_json)
 #: per run, the policy versions due for an evaluation round
@@ -98,7 +108,19 @@ LEVEL = Kind("level", int)
 LEVELSTART = Kind("levelstart", bool)
 #: per eval group id, the scored samples of a round the level curriculum follows (dropped with its round)
 EVALROUND = Kind("evalround", encode=RoundTally.to_json, decode=RoundTally.from_json)
-KINDS = (TASK, INFLIGHT, HIST, POLICY_VERSION, EVALTASK, EVALVERSIONS, CLOSED, LEVEL, LEVELSTART, EVALROUND)
+KINDS = (
+    TASK,
+    INFLIGHT,
+    HIST,
+    POLICY_VERSION,
+    RUNNING_VERSION,
+    EVALTASK,
+    EVALVERSIONS,
+    CLOSED,
+    LEVEL,
+    LEVELSTART,
+    EVALROUND,
+)
 
 
 class SchedulerAgent:
@@ -183,15 +205,19 @@ class SchedulerAgent:
                 history = (state.get(P, HIST, event.task_id) or [])[-(self.cfg.curriculum_window or 1) :]
                 state.put(P, HIST, event.task_id, [*history, rewards])
                 self._curriculum.record(event.task_id, rewards)
-            elif (
-                isinstance(event, PolicyPublished)
-                # another run's versions say nothing about this run's learner
-                and (event.run_id == self.run_id or not self.cfg.only_own_run)
-            ):
+            elif isinstance(event, PolicyPublished | PolicyLoaded) and not self._own(event.run_id):
+                continue  # another run's versions say nothing about this run's learner or generators
+            elif isinstance(event, PolicyPublished):
                 self._version_published(state, event)
+            elif isinstance(event, PolicyLoaded):
+                if event.policy_version > (state.get(P, RUNNING_VERSION, event.run_id) or 0):
+                    state.put(P, RUNNING_VERSION, event.run_id, event.policy_version)
             elif isinstance(event, RewardScored) and self.cfg.levels.enabled:
                 out.extend(self._scored(state, event))
         return out
+
+    def _own(self, run: str) -> bool:
+        return run == self.run_id or not self.cfg.only_own_run
 
     def _turns(self, event: TaskPublished) -> int:
         return event.max_turns or self.max_turns
@@ -225,8 +251,8 @@ class SchedulerAgent:
         return True
 
     def _version_published(self, state: State, event: PolicyPublished) -> None:
-        if event.policy_version > (state.get(P, POLICY_VERSION) or 0):
-            state.put(P, POLICY_VERSION, "", event.policy_version)
+        if event.policy_version > (state.get(P, POLICY_VERSION, event.run_id) or 0):
+            state.put(P, POLICY_VERSION, event.run_id, event.policy_version)
         closed = state.get(P, CLOSED, event.run_id) or False
         if self._plan.due(event.policy_version, event.step, closed=closed):
             due = state.get(P, EVALVERSIONS, event.run_id) or [0]
@@ -270,19 +296,14 @@ class SchedulerAgent:
             return []
         self._rebuild(state)
         out: list[Emit] = self._evaluations(state)
-        version = state.get(P, POLICY_VERSION) or 0
         lag = self._learner_lag(False)
         fresh = False
         skipped: list[TaskRef] = []
         gated: set[str] = set()
         while len(self._queue):
-            pressure = Pressure(
-                learner_lag=lag,
-                groups_in_flight=self.in_flight(state),
-                newest_policy_version=version,
-                generator_policy_version=version,
+            self.last_decision = backpressure(
+                Pressure(learner_lag=lag, groups_in_flight=self.in_flight(state)), self._bounds
             )
-            self.last_decision = backpressure(pressure, self._bounds)
             if not self.last_decision.issue:
                 break
             if not fresh:
@@ -293,6 +314,23 @@ class SchedulerAgent:
             record = state.get(P, TASK, ref.task_id)
             if record is None or state.get(P, CLOSED, record.run) or record.issued >= self.cfg.epochs:
                 continue  # held out since it was queued, its run's training is over, or all issued
+            version = state.get(P, POLICY_VERSION, record.run) or 0
+            # staleness is per run: its own generators against its own learner's versions
+            stale = backpressure(
+                Pressure(
+                    learner_lag=lag,
+                    groups_in_flight=self.in_flight(state),
+                    newest_policy_version=version,
+                    generator_policy_version=state.get(P, RUNNING_VERSION, record.run) or 0,
+                ),
+                self._bounds,
+            )
+            if not stale.issue:
+                self.last_decision = stale
+                skipped.append(ref)
+                if len(skipped) > len(self._queue):
+                    break
+                continue
             if self.cfg.levels.enabled and not self._level_allows(state, record, out):
                 skipped.append(ref)
                 gated.add(record.run)

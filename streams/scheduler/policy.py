@@ -105,7 +105,8 @@ class Pressure:
     learner_lag: int
     #: groups requested whose experience has not been produced yet
     groups_in_flight: int
-    #: newest published policy version and the version the learner trains now
+    #: a run's newest published policy version, and the newest version its generators said they loaded
+    #: (the samples they make now are this many versions behind the learner)
     newest_policy_version: int = 0
     generator_policy_version: int = 0
 
