@@ -28,6 +28,7 @@ version, the same after a re-publication) are the exact account of what was trai
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -43,6 +44,7 @@ from opentelemetry.trace import Link
 
 from infra.kafka.admin import client_config
 from infra.kafka.consumer import dead_letter_for, decode_message
+from infra.kafka.lag import assigned_lag
 from infra.kafka.producer import EventProducer
 from infra.runtime.port import ProcessorStats, check_topic
 from infra.telemetry.messaging import links_to, start_process
@@ -56,6 +58,8 @@ from schemas.topics import DLQ, EXPERIENCES, POLICY
 log = logging.getLogger(__name__)
 
 #: what a record that is not this run's experience is replaced by (it only moves the offset on)
+#: seconds between two measurements of the learner's consumer lag (its metric)
+LAG_EVERY_S = 2.0
 _SKIPPED = ExperienceReady(group_id="skipped", task_id="skipped", group_size=1, samples=())
 
 
@@ -130,6 +134,7 @@ class LearnerService:
         self._dropped_seen = 0
         self._last_metrics: dict[str, float] = {}
         self._consumer: Consumer | None = None
+        self._lag_at = float("-inf")
         self._producer: EventProducer | None = None
         self._last_progress = time.monotonic()
         # tracing: each step's span links to the traces of the samples it trained, each publication's
@@ -250,6 +255,11 @@ class LearnerService:
                     break
                 if now - self._last_progress >= self.progress_every_s:
                     self._progress()
+                if now - self._lag_at >= LAG_EVERY_S:
+                    self._lag_at = now
+                    with contextlib.suppress(KafkaException):  # a metric is not worth failing for
+                        parts = [(tp.topic, tp.partition) for tp in self._consumer.assignment()]
+                        self.stats.lag = assigned_lag(self._consumer, parts, [self.topic])
         finally:
             self.close()
         return self.stats
@@ -276,6 +286,7 @@ class LearnerService:
             raise BrokerError(f"the learner's consumer failed: {err}")
         self.stats.consumed += 1
         topic, partition, offset = msg.topic() or self.topic, msg.partition() or 0, msg.offset() or 0
+        self.stats.consumed_by_topic[topic] += 1
         event: ExperienceReady = _SKIPPED
         mine = False
         try:
@@ -287,8 +298,11 @@ class LearnerService:
             log.warning("learner: %s[%d]@%d dead-lettered: %s", topic, partition, offset, exc)
             assert self._producer is not None
             # outside a transaction: a restart from the checkpoint may letter it again, with the same id
-            self._producer.publish(dead_letter_for(msg, exc, stage="learner"), topic=DLQ.name)
+            letter = dead_letter_for(msg, exc, stage="learner")
+            self._producer.publish(letter, topic=DLQ.name)
             self.stats.dead_lettered += 1
+            self.stats.decode_errors += 1
+            self.stats.committed((), [(DLQ.name, letter, self.run_id)])
         span = None
         if mine:
             self._rewards.extend(s.reward for s in event.samples)
@@ -329,6 +343,7 @@ class LearnerService:
         for event in events:
             self.stats.produced += 1
             self.stats.transactions += 1
+            self.stats.committed((), [(POLICY.name, event, event.run_id)])
             self.published.append(event)
             self.training_log.write(
                 "publish",

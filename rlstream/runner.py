@@ -13,6 +13,7 @@ import contextlib
 import functools
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,6 +32,7 @@ from infra.kafka.admin import client_config, ensure_topics
 from infra.kafka.consumer import decode_message
 from infra.kafka.lag import LagProbe
 from infra.kafka.producer import EventProducer
+from infra.telemetry.config import MetricsConfig
 from producers.ingest.publisher import TaskPublisher
 from rlstream.settings import Settings
 from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
@@ -431,6 +433,8 @@ class Child:
     log: TextIO | None = None
     restarts: int = 0
     recent_restarts: list[float] = field(default_factory=list)
+    #: the port of its /metrics (None: metrics off)
+    metrics_port: int | None = None
 
     def may_restart(self, now: float) -> bool:
         """Whether another restart stays within the budget of the window ending ``now``."""
@@ -439,6 +443,8 @@ class Child:
 
     def start(self, env: dict[str, str]) -> None:
         self.log = self.log_path.open("ab")  # type: ignore[assignment]
+        if self.metrics_port is not None:
+            env = {**env, "RLSTREAM_METRICS__PORT": str(self.metrics_port)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rlstream.cli", "worker", self.name],
             env=env,
@@ -481,6 +487,27 @@ def torch_threads(workers: Iterable[str], cpus: int | None) -> int:
     """
     sharing = sum(1 for w in workers if w in TORCH_WORKERS)
     return max(1, (cpus or 1) // max(sharing, 1))
+
+
+def metrics_ports(config: MetricsConfig, count: int) -> list[int | None]:
+    """The /metrics port of each of ``count`` workers: the configured port and the ones after it when
+    ``RLSTREAM_METRICS__PORT`` was set, else free ports (two runs on one machine never collide)."""
+    if not config.enabled:
+        return [None] * count
+    if "port" in config.model_fields_set and config.port:
+        return [config.port + i for i in range(count)]
+    ports: list[int | None] = []
+    sockets = []
+    try:
+        for _ in range(count):  # held open together: no two alike
+            s = socket.socket()
+            s.bind((config.host, 0))
+            sockets.append(s)
+            ports.append(int(s.getsockname()[1]))
+    finally:
+        for s in sockets:
+            s.close()
+    return ports
 
 
 def new_run_id() -> str:
@@ -570,7 +597,16 @@ def run_pipeline(
         env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
     if settings.telemetry.otlp_endpoint:  # every worker exports where the run does
         env["RLSTREAM_TELEMETRY__OTLP_ENDPOINT"] = settings.telemetry.otlp_endpoint
-    children = [Child(name, log_dir / f"{name}.log") for name in workers]
+    ports = metrics_ports(settings.metrics, len(workers))
+    children = [
+        Child(name, log_dir / f"{name}.log", metrics_port=port)
+        for name, port in zip(workers, ports, strict=True)
+    ]
+    metrics = {
+        c.name: f"http://{settings.metrics.host}:{c.metrics_port}/metrics"
+        for c in children
+        if c.metrics_port is not None
+    }
     progress = Progress(
         run_id,
         # held-out tasks have evaluation rounds, never training groups
@@ -594,6 +630,9 @@ def run_pipeline(
         echo(
             f"[run {run_id}] {published} task(s) published; workers: {', '.join(workers)}; logs in {log_dir}"
         )
+        if metrics:
+            ends = ", ".join(f"{c.name} :{c.metrics_port}" for c in children if c.metrics_port is not None)
+            echo(f"[run {run_id}] metrics (Prometheus) on {settings.metrics.host}: {ends}")
         last_line = 0.0
         while not progress.done:
             watcher.poll(progress)
@@ -655,4 +694,5 @@ def run_pipeline(
     summary["runtime"] = settings.runtime
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)
+    summary["metrics"] = metrics
     return summary

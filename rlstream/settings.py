@@ -19,7 +19,7 @@ from consumers.projections.config import ProjectionConfig
 from consumers.review import ReviewConfig
 from infra.faust.config import FaustConfig
 from infra.kafka.config import BrokerConfig, KafkaConfig
-from infra.telemetry.config import TelemetryConfig
+from infra.telemetry.config import MetricsConfig, TelemetryConfig
 from learner.config import LearnerConfig
 from producers.generator.config import GeneratorConfig
 from schemas.errors import UsageError
@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     kafka: KafkaConfig = KafkaConfig()
     broker: BrokerConfig = BrokerConfig()
     telemetry: TelemetryConfig = TelemetryConfig()
+    #: each worker's /metrics (``RLSTREAM_METRICS__PORT``, ``__HOST``, ``__ENABLED``)
+    metrics: MetricsConfig = MetricsConfig()
     sandbox: SandboxConfig = SandboxConfig()
     generator: GeneratorConfig = GeneratorConfig()
     pipeline: PipelineConfig = PipelineConfig()

@@ -62,6 +62,13 @@ class Worker:
     def stats(self) -> ProcessorStats:
         return self.processor.stats
 
+    def metric_sources(self) -> list[tuple[str, Callable[[], ProcessorStats]]]:
+        """What its ``/metrics`` reports: each processor it hosts by name (a Faust app may host several)."""
+        hosted = getattr(self.processor, "hosted", [])  # a Faust runner (its module is slow to import)
+        if len(hosted) > 1:
+            return [(h.name, lambda h=h: h.stats) for h in hosted]  # type: ignore[misc]
+        return [(self.name, lambda: self.processor.stats)]
+
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> None:
         try:
             self.processor.run(stop, idle_exit_s=idle_exit_s)

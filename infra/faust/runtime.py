@@ -208,13 +208,16 @@ class FaustHosted:
                     await self._reindex()
                     emits = await self._in_thread(self.host.tick, self.state, time.time())
                     if emits or self.state.dirty:
-                        await self._write(self.host.writes(emits))
+                        writes = self.host.writes(emits)
+                        await self._write(writes)
+                        self.host.committed((), writes)
                 finally:
                     self.host.end_batch()  # while the lock is held: the spans are this tick's
         except Exception as exc:
             await self._fatal(exc)
 
     async def _batch(self, events: list[EventT[Any]]) -> None:
+        started = time.monotonic()
         raws = [_raw_of(e) for e in events]
         async with self._guard():
             await self._reindex()
@@ -228,8 +231,10 @@ class FaustHosted:
                     except Defer as deferred:
                         log.info("%s: deferring %d record(s): %s", self.name, len(batch), deferred)
                         await asyncio.sleep(deferred.delay_s)
-                await self._write(self.host.writes(emits, poison))
+                writes = self.host.writes(emits, poison)
+                await self._write(writes)
                 self.stats.consumed += len(events)
+                self.host.committed(raws, writes, started=started)
             finally:
                 self.host.end_batch()
         # the records are acknowledged when the stream takes the next batch: after their outputs and

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -117,3 +118,16 @@ class LagProbe:
     def close(self) -> None:
         self._consumer.close()
         self._reader.close()
+
+
+def assigned_lag(
+    consumer: Consumer, partitions: Iterable[tuple[str, int]], topics: Iterable[str]
+) -> dict[str, int]:
+    """Per topic, the records ``consumer`` has not read yet on ``partitions`` (assigned to it), from the
+    high watermarks of its last fetch (no request of its own; a partition never fetched counts 0)."""
+    lag: dict[str, int] = dict.fromkeys(topics, 0)
+    for tp in consumer.position([TopicPartition(t, p) for t, p in partitions]):
+        _, high = consumer.get_watermark_offsets(tp, cached=True)
+        if high >= 0 and tp.offset >= 0:
+            lag[tp.topic] = lag.get(tp.topic, 0) + max(high - tp.offset, 0)
+    return lag

@@ -27,6 +27,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from infra.kafka.admin import client_config as base_config
 from infra.kafka.admin import raise_message_limits, refusal
+from infra.kafka.lag import assigned_lag
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
 from infra.runtime.state import DEFAULT_GRACE_S, State, raw_key
@@ -74,6 +75,8 @@ MAX_ABANDONED_PRODUCERS = 8
 #: process, to be restarted by its supervisor. A restarted worker fences the stuck producer and redoes
 #: the batch: nothing is lost or doubled, exactly as after a kill -9.
 STUCK_TRANSACTION_S = 60.0
+#: seconds between two measurements of a worker's consumer lag (its metric)
+LAG_EVERY_S = 2.0
 
 T = TypeVar("T")
 
@@ -215,6 +218,7 @@ class TransactionalProcessor:
         self._producer_fresh = True
         self._restore_consumer_config = {**base, "group.id": f"rlstream.{name}.restore.{instance}"}
         self._assigned: set[tuple[str, int]] = set()
+        self._lag_at = float("-inf")
         self._pending_restore: set[int] = set()
         #: set when the group took the partitions away (session timed out, e.g. the broker restarted)
         self._lost = False
@@ -359,7 +363,9 @@ class TransactionalProcessor:
         # wait for the first record only, then take what is already buffered: a batch call with a
         # timeout would hold every partial batch for the whole timeout
         first = self._consumer.poll(self._poll_timeout)
+        polled = time.monotonic()
         msgs = [] if first is None else [first, *self._consumer.consume(self._batch_size - 1, 0)]
+        self._measure_lag()
         if self._lost:
             # what was polled is read again from the committed offsets once partitions are reassigned
             self._start_over()
@@ -392,11 +398,18 @@ class TransactionalProcessor:
         emits.extend(self.host.tick(self.state, time.time()))
         if not offsets and not emits and not self.state.dirty:
             return 0
-        self._commit(self.host.writes(emits, poison), offsets)
+        self._commit(self.host.writes(emits, poison), offsets, raws, started=polled)
         self.stats.consumed += len(msgs)
         return len(msgs)
 
-    def _commit(self, writes: Sequence[Write], offsets: dict[tuple[str, int], int]) -> None:
+    def _commit(
+        self,
+        writes: Sequence[Write],
+        offsets: dict[tuple[str, int], int],
+        raws: Sequence[Raw] = (),
+        *,
+        started: float | None = None,
+    ) -> None:
         watchdog = _exit_if_stuck(self.name, STUCK_TRANSACTION_S)
         try:
             self._transact(writes, offsets)
@@ -416,6 +429,7 @@ class TransactionalProcessor:
         else:
             self.stats.transactions += 1
             self.stats.produced += len(writes)
+            self.host.committed(raws, writes, started=started)
             return
         finally:
             # waiting for a cluster that is away (below) is no stuck client
@@ -444,6 +458,18 @@ class TransactionalProcessor:
             tps = [TopicPartition(t, part, off) for (t, part), off in offsets.items()]
             _bounded_call(p.send_offsets_to_transaction, tps, self._consumer.consumer_group_metadata())
         _bounded_call(p.commit_transaction)
+
+    def _measure_lag(self) -> None:
+        """Per input topic, the records its partitions assigned here have not read yet (the broker's
+        high watermarks as of the last fetch: no request of its own), at most every LAG_EVERY_S."""
+        now = time.monotonic()
+        if now - self._lag_at < LAG_EVERY_S:
+            return
+        self._lag_at = now
+        try:
+            self.stats.lag = assigned_lag(self._consumer, self._assigned, self.input_topics)
+        except KafkaException as exc:  # a metric is not worth failing a worker for
+            log.debug("%s: lag not measured: %s", self.name, exc)
 
     def _give_up(self, reason: str) -> None:
         self.stats.aborted += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -39,6 +40,7 @@ from infra.runtime.port import (
 from infra.runtime.state import State
 from infra.telemetry.messaging import links_to, start_process, start_send, traceparent_of
 from infra.telemetry.tracing import extract, inject
+from schemas.base import Event
 from schemas.codec import Record, decode, encode
 from schemas.dlq import DeadLettered
 from schemas.errors import BrokerError, EventDecodeError
@@ -64,10 +66,13 @@ class Raw:
 
 @dataclass(frozen=True)
 class Write:
-    """A record a runtime is to write."""
+    """A record a runtime is to write (and, for its metrics, the event in its newest version and the run
+    its envelope names)."""
 
     topic: str
     record: Record
+    event: Event | None = None
+    run_id: str | None = None
 
 
 def broker_away(exc: BaseException) -> Defer:
@@ -236,6 +241,7 @@ class Host:
                 f"{self.name} emitted {type(emit.event).__name__} to {topic}, which is not among its "
                 f"declared outputs ({', '.join(declared) or 'none'})"
             )
+        newest = emit.event
         # the version it is written in, once (not again for the id, the envelope and the body)
         emit = replace(emit, event=emit.event.as_written())
         cause_span = self._spans.get(id(cause)) if cause is not None else None
@@ -267,12 +273,25 @@ class Host:
                 traceparent=traceparent,
                 tracestate=tracestate,
             )
-            return Write(topic, encode(emit.event, envelope))
+            return Write(topic, encode(emit.event, envelope), newest, envelope.run_id)
         finally:
             span.end()
 
+    def committed(
+        self, raws: Iterable[Raw], writes: Iterable[Write], *, started: float | None = None
+    ) -> None:
+        """Count a batch the runtime made durable: what it read and wrote (``started``: when its poll
+        began, on the monotonic clock)."""
+        topics = [r.topic for r in raws]
+        self.stats.committed(topics, ((w.topic, w.event, w.run_id) for w in writes if w.event is not None))
+        if topics:
+            self.stats.batch_records.add(len(topics))
+            if started is not None:
+                self.stats.batch_seconds.add(time.monotonic() - started)
+
     def _dead_letter_event(self, item: Incoming, exc: Exception) -> tuple[Emit, Incoming | None]:
         self.stats.dead_lettered += 1
+        self.stats.handler_errors += 1
         span = self._spans.get(id(item))
         if span is not None:
             span.record_exception(exc)
@@ -284,6 +303,7 @@ class Host:
 
     def _letter_of_raw(self, raw: Raw, exc: Exception) -> DeadLettered:
         self.stats.dead_lettered += 1
+        self.stats.decode_errors += 1
         log.warning("%s: dead-lettering %s@%s:%s: %s", self.name, raw.topic, raw.partition, raw.offset, exc)
         return dead_letter(
             self.name,

@@ -240,6 +240,7 @@ class MemoryRuntime:
             slot.positions[(raw.topic, raw.partition)] = raw.offset + 1
         slot.host.stats.transactions += 1
         slot.host.stats.produced += len(writes)
+        slot.host.committed(raws, writes)
 
     def run(
         self, *, max_rounds: int = 10_000, advance_s: float = 0.0, until: Callable[[], bool] | None = None

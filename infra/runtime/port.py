@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import base64
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from infra.runtime.state import Kind, State
+from infra.runtime.tally import EventTally, Summary
 from schemas.base import Event
 from schemas.dlq import DeadLettered
 from schemas.envelope import H_ID, Envelope
@@ -162,12 +164,36 @@ class Hosted:
 
 @dataclass
 class ProcessorStats:
+    """What a worker did since it started (its metrics read these at scrape time). The per-topic counts
+    and the tally count what was committed (an aborted transaction's records are counted when they are
+    written again)."""
+
     consumed: int = 0
     produced: int = 0
     dead_lettered: int = 0
     transactions: int = 0
     aborted: int = 0
     started_at: float = field(default_factory=time.monotonic)
+    #: committed records read per input topic, and written per output topic
+    consumed_by_topic: Counter[str] = field(default_factory=Counter)
+    produced_by_topic: Counter[str] = field(default_factory=Counter)
+    #: records whose handler raised (each dead-lettered), and records that did not decode
+    handler_errors: int = 0
+    decode_errors: int = 0
+    #: per input topic, records not yet read by the worker's consumer group (where the runtime measures it)
+    lag: dict[str, int] = field(default_factory=dict)
+    #: time from a batch's poll to its commit, and the records per committed batch
+    batch_seconds: Summary = field(default_factory=Summary)
+    batch_records: Summary = field(default_factory=Summary)
+    tally: EventTally = field(default_factory=EventTally)
+
+    def committed(self, consumed: Iterable[str], written: Iterable[tuple[str, Event, str | None]]) -> None:
+        """Count a committed batch: the topics of the records it read, and each record it wrote as
+        (topic, event in its newest version, run id of its envelope)."""
+        self.consumed_by_topic.update(consumed)
+        for topic, event, run in written:
+            self.produced_by_topic[topic] += 1
+            self.tally.observe(event, run)
 
     def rate(self) -> float:
         return self.consumed / max(time.monotonic() - self.started_at, 1e-9)

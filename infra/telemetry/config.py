@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class TelemetryConfig(BaseModel):
@@ -20,3 +20,16 @@ class TelemetryConfig(BaseModel):
     otlp_headers_file: Path | None = None
     #: the CA bundle that signed an https endpoint's certificate (default: the system's)
     otlp_certificate_file: Path | None = None
+
+
+class MetricsConfig(BaseModel):
+    """Each worker's ``/metrics`` endpoint (Prometheus text format)."""
+
+    model_config = {"frozen": True}
+
+    enabled: bool = True
+    #: the address to listen on: loopback by default; ``0.0.0.0`` where Prometheus scrapes from elsewhere
+    host: str = "127.0.0.1"
+    #: the port of ``rlstream worker`` (0: any free port, logged); ``rlstream run`` gives its workers this
+    #: port and the ones after it, in the order it starts them (free ports if 0)
+    port: int = Field(default=9464, ge=0, le=65535)

@@ -38,7 +38,8 @@ def register(app: typer.Typer) -> None:
 
         On the transactional runtime every output is written exactly once; on Faust at least once,
         with deterministic event ids that every consumer is idempotent by. The learner and the
-        projector run the same way on either runtime."""
+        projector run the same way on either runtime. Its metrics are served in Prometheus' text format
+        on http://RLSTREAM_METRICS__HOST:RLSTREAM_METRICS__PORT/metrics (127.0.0.1:9464 by default)."""
         logging.basicConfig(
             level=logging.INFO, format=f"%(asctime)s {name}[{instance}] %(levelname)s %(message)s"
         )
@@ -49,6 +50,13 @@ def register(app: typer.Typer) -> None:
             )
         configure_tracing(settings.telemetry, service_name=f"rlstream-{name}")
         w = build(name, settings, instance=instance, runtime=runtime)  # type: ignore[arg-type]
+        metrics = None
+        if settings.metrics.enabled:
+            from infra.telemetry.metrics import serve_metrics
+
+            metrics = serve_metrics(
+                w.metric_sources(), host=settings.metrics.host, port=settings.metrics.port
+            )
         stop = threading.Event()
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -75,6 +83,8 @@ def register(app: typer.Typer) -> None:
             w.run(stop, idle_exit_s=idle_exit)
         finally:
             stop.set()
+            if metrics is not None:
+                metrics.close()
             shutdown_tracing()  # the spans still buffered reach the backend before the process ends
         logging.info(
             "stopped after %.0fs: consumed %d, produced %d, dead-lettered %d",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
 
 from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
@@ -25,18 +28,42 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path.home() / ".rlstream"
 
 
+#: a /metrics page's samples by name and sorted labels
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(url: str) -> Samples:
+    """Every sample of a /metrics page, parsed by Prometheus' own text parser (prometheus-client)."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    out: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 @dataclass
 class Workers:
     env: dict[str, str]
     logs: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    #: each worker's /metrics port (kept across its restarts)
+    ports: dict[str, int] = field(default_factory=dict)
 
     def start(self, name: str) -> None:
         log = (self.logs / f"{name}.log").open("ab")
+        port = self.ports.setdefault(name, free_port())
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-m", "rlstream.cli", "worker", name],
             cwd=ROOT,
-            env=self.env,
+            env={**self.env, "RLSTREAM_METRICS__PORT": str(port)},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -59,6 +86,9 @@ class Workers:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+    def metrics_url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.ports[name]}/metrics"
 
     def log_tail(self, name: str, lines: int = 30) -> str:
         return "\n".join((self.logs / f"{name}.log").read_text(errors="replace").splitlines()[-lines:])

@@ -1,5 +1,6 @@
 """The whole pipeline on the real broker and the real sandbox, every processor its own process:
-exact counts per topic, kill -9 of each processor mid-run, poison records, backpressure."""
+exact counts per topic, kill -9 of each processor mid-run, poison records, backpressure, and each
+worker's /metrics agreeing with what the run wrote."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from infra.kafka.producer import EventProducer
+from schemas.base import Event
 from schemas.dlq import DeadLettered
+from schemas.rollout import NoiseVerdict, RewardScored
 from schemas.task import TaskPublished, TestCase
-from tests.e2e.conftest import ROOT, Workers, read_topic
+from tests.e2e.conftest import ROOT, Samples, Workers, read_topic, scrape
 
 PROCESSORS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
 INPUTS = ("rl.tasks", "rl.rollouts.requested", "rl.generations", "rl.executions", "rl.rewards", "rl.verdicts")
@@ -191,3 +195,37 @@ def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_return
         time.sleep(2)
     learner.close()
     assert _experiences(kafka_catalog, run_id) == n
+    _metrics_agree_with_the_log(kafka_catalog, run_id, w, n)
+
+
+def _metrics_agree_with_the_log(bootstrap: str, run_id: str, w: Workers, n: int) -> None:
+    """Each worker's /metrics, read with Prometheus' own parser, counts what the run wrote on the log."""
+
+    def of_run(topic: str) -> list[Event]:
+        return [
+            e for _, e in read_topic(bootstrap, topic) if str(getattr(e, "group_id", "")).startswith(run_id)
+        ]
+
+    def total(samples: Samples, name: str, **labels: str) -> float:
+        return sum(v for (n_, ls), v in samples.items() if n_ == name and set(labels.items()) <= set(ls))
+
+    got = {name: scrape(w.metrics_url(name)) for name in PROCESSORS}
+    produced = "rlstream_events_produced_total"
+    # the scheduler and the generator serve this run only
+    assert total(got["scheduler"], produced, topic="rl.rollouts.requested") == n
+    assert total(got["generator"], produced, topic="rl.generations") == len(of_run("rl.generations"))
+    executions = of_run("rl.executions")
+    assert total(got["sandbox"], "rlstream_sandbox_executions_total", run=run_id) == len(executions) > 0
+    rewards = [e for e in of_run("rl.rewards") if isinstance(e, RewardScored)]
+    assert total(got["reward"], "rlstream_reward_count", run=run_id) == len(rewards)
+    assert total(got["reward"], "rlstream_reward_sum", run=run_id) == pytest.approx(
+        sum(r.total for r in rewards)
+    )
+    verdicts = Counter(e.verdict for e in of_run("rl.verdicts") if isinstance(e, NoiseVerdict))
+    for verdict, count in verdicts.items():
+        assert total(got["filter"], "rlstream_verdicts_total", run=run_id, verdict=verdict) == count
+    for name, inputs in (("generator", "rl.rollouts.requested"), ("experience", "rl.verdicts")):
+        assert any(n_ == "rlstream_consumer_lag" and ("topic", inputs) in ls for (n_, ls) in got[name]), (
+            f"{name} reports no lag on {inputs}"
+        )
+    assert all(total(g, "process_resident_memory_bytes") > 0 for g in got.values())
