@@ -36,6 +36,7 @@ from infra.telemetry.config import MetricsConfig
 from producers.ingest.publisher import TaskPublisher
 from rlstream.settings import Settings
 from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
+from schemas.alert import AlertRaised, AlertResolved
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.errors import BrokerError, RlstreamError
@@ -43,6 +44,7 @@ from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, RewardScored, RolloutRequested
 from schemas.task import TaskPublished
 from schemas.topics import (
+    ALERTS,
     CATALOG,
     CURRICULUM,
     DLQ,
@@ -135,6 +137,10 @@ class Progress:
     #: samples' versions when shown, so the order the topics are read in does not matter
     sample_reward: dict[str, float] = field(default_factory=dict)
     sample_passed: dict[str, bool] = field(default_factory=dict)
+    #: the monitor's alerts about this run (or every run) firing now, by (rule, run, since), and how many
+    #: were raised in all
+    alerts_firing: dict[tuple[str, str | None, int], AlertRaised] = field(default_factory=dict)
+    alerts_raised: int = 0
 
     def mine(self, group_id: str) -> bool:
         return group_id.startswith(f"{self.run_id}/")
@@ -200,7 +206,7 @@ class Progress:
         if not n:
             return (
                 f"[run {self.run_id}] {elapsed:.0f}s | {done}{level} | waiting for the first samples "
-                f"(the workers load their models and join their groups)"
+                f"(the workers load their models and join their groups)" + self._alerts_part()
             )
         return (
             f"[run {self.run_id}] {elapsed:.0f}s | {done} | samples {n} ({n / elapsed:.1f}/s), "
@@ -209,7 +215,13 @@ class Progress:
             + self._eval_part()
             + level
             + f" | verdicts {mix} | {self._turns_part()}learner lag {self.lag} | dlq {self.dead_letters}"
+            + self._alerts_part()
         )
+
+    def _alerts_part(self) -> str:
+        if not self.alerts_firing:
+            return ""
+        return " | ALERTS " + ", ".join(sorted({a.rule for a in self.alerts_firing.values()}))
 
     def _curve_part(self) -> str:
         curve = self.curve()
@@ -247,6 +259,8 @@ class Progress:
             "reward_mean": sum(self.rewards) / len(self.rewards) if self.rewards else 0.0,
             "pass_rate": sum(1 for r in self.rewards if r > 0) / n if n else 0.0,
             "verdicts": dict(self.verdicts),
+            "alerts_raised": self.alerts_raised,
+            "alerts_firing": sorted({a.rule for a in self.alerts_firing.values()}),
             "top_reasons": dict(self.reasons.most_common(8)),
             "dead_letters": self.dead_letters,
             "duplicate_records": self.duplicates,
@@ -357,6 +371,18 @@ def _(event: PolicyPublished, progress: Progress) -> None:
         progress.final_version = min(progress.final_version or event.policy_version, event.policy_version)
 
 
+@_fold.register
+def _(event: AlertRaised, progress: Progress) -> None:
+    if event.run_id in (progress.run_id, None):
+        progress.alerts_firing[(event.rule, event.run_id, event.since_ms)] = event
+        progress.alerts_raised += 1
+
+
+@_fold.register
+def _(event: AlertResolved, progress: Progress) -> None:
+    progress.alerts_firing.pop((event.rule, event.run_id, event.since_ms), None)
+
+
 class RunWatcher:
     """Reads the run's events (read_committed) from the moment the run started."""
 
@@ -370,6 +396,7 @@ class RunWatcher:
         ROLLOUTS_REQUESTED.name,
         CURRICULUM.name,
         REWARDS.name,
+        ALERTS.name,
     )
 
     def __init__(self, bootstrap: str, since: datetime) -> None:

@@ -25,6 +25,7 @@ from producers.generator.config import GeneratorConfig
 from schemas.errors import UsageError
 from streams.config import PipelineConfig
 from streams.episode.config import EpisodeConfig
+from streams.monitor.config import MonitorConfig
 from streams.noise.config import NoiseConfig
 from streams.reward.config import RewardConfig
 from streams.sandbox.config import SandboxConfig
@@ -51,6 +52,8 @@ class Settings(BaseSettings):
     telemetry: TelemetryConfig = TelemetryConfig()
     #: each worker's /metrics (``RLSTREAM_METRICS__PORT``, ``__HOST``, ``__ENABLED``)
     metrics: MetricsConfig = MetricsConfig()
+    #: the monitor's alert rules (``RLSTREAM_MONITOR__RULES``: a rule file of your own)
+    monitor: MonitorConfig = MonitorConfig()
     sandbox: SandboxConfig = SandboxConfig()
     generator: GeneratorConfig = GeneratorConfig()
     pipeline: PipelineConfig = PipelineConfig()

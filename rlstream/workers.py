@@ -46,6 +46,7 @@ STREAM_PROCESSORS = (
     "reward",
     "filter",
     "experience",
+    "monitor",
 )
 PIPELINE_WORKERS = (*STREAM_PROCESSORS, "learner", "projector")
 
@@ -162,6 +163,18 @@ def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:
         own = f"scheduler.{settings.run_id}" if pipe.scheduler.only_own_run else name
         return Built(
             common.make(own, INPUT_TOPICS, agent.handle, agent.tick, kinds=KINDS, outputs=OUTPUT_TOPICS),
+            closers,
+        )
+    if name == "monitor":
+        from streams.monitor.agent import INPUT_TOPICS as MON_INPUTS
+        from streams.monitor.agent import KINDS as MON_KINDS
+        from streams.monitor.agent import OUTPUT_TOPICS as MON_OUTPUTS
+        from streams.monitor.agent import MonitorAgent
+        from streams.monitor.rules import DEFAULT_RULES, load_rules
+
+        monitor = MonitorAgent(load_rules(settings.monitor.rules or DEFAULT_RULES), sides.learner_lag())
+        return Built(
+            common.make(name, MON_INPUTS, monitor.handle, monitor.tick, kinds=MON_KINDS, outputs=MON_OUTPUTS),
             closers,
         )
     if name == "experience":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from schemas.alert import AlertRaised, AlertResolved
 from schemas.base import Event
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
@@ -76,6 +77,8 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     PolicyLoaded,
     ReviewRecorded,
     CurriculumLevelChanged,
+    AlertRaised,
+    AlertResolved,
     DeadLettered,
 )
 

@@ -35,6 +35,12 @@ class Topic:
     configs: dict[str, str] = field(default_factory=lambda: {"retention.ms": KEEP_FOREVER})
     #: None = the cluster-wide default partition count from settings
     partitions: int | None = None
+    #: further event classes the topic carries (the two sides of one fact: an alert raised, resolved)
+    also: tuple[str, ...] = ()
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        return (self.event, *self.also)
 
 
 TASKS = Topic("rl.tasks", "task_id", "TaskPublished", "upstream systems, rlstream tasks publish")
@@ -57,6 +63,8 @@ POLICY_LOADED = Topic("rl.policy.loaded", "run_id", "PolicyLoaded", "generator",
 REVIEWS = Topic("rl.reviews", "group_id", "ReviewRecorded", "rlstream review record")
 # one partition: a run's curriculum moves are one ordered sequence
 CURRICULUM = Topic("rl.curriculum", "run_id", "CurriculumLevelChanged", "scheduler", partitions=1)
+# one partition: a monitor's alerts, firing and resolved, in the order it saw them
+ALERTS = Topic("rl.alerts", "rule", "AlertRaised", "monitor", partitions=1, also=("AlertResolved",))
 DLQ = Topic("rl.dlq", "original key", "DeadLettered", "any processor", configs=dict(_LARGE))
 
 #: stages that have a retry topic (rl.retry.<stage>)
@@ -84,6 +92,7 @@ EVENT_TOPICS: tuple[Topic, ...] = (
     POLICY_LOADED,
     REVIEWS,
     CURRICULUM,
+    ALERTS,
 )
 
 CATALOG: tuple[Topic, ...] = (*EVENT_TOPICS, DLQ, *(retry_topic(s) for s in RETRY_STAGES))
@@ -99,7 +108,7 @@ def by_name(name: str) -> Topic:
 def topic_for(event_class_name: str) -> Topic:
     """The event topic that carries events of the given class name (e.g. ``CodeGenerated``)."""
     for topic in EVENT_TOPICS:
-        if topic.event == event_class_name:
+        if event_class_name in topic.events:
             return topic
     if event_class_name == DLQ.event:
         return DLQ

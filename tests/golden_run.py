@@ -124,8 +124,9 @@ def run_records(
         pad_token_id=3,
     )
     log = RecordingLog()
-    # every stream processor of the training pipeline (the evaluator has nothing to sample here)
-    names = [name for name in STREAM_PROCESSORS if name != "evaluator"]
+    # every stream processor of the training pipeline (the evaluator has nothing to sample here; the
+    # monitor watches the run, it is no part of it)
+    names = [name for name in STREAM_PROCESSORS if name not in ("evaluator", "monitor")]
     run = InProcessRun(settings, learner, names, tasks=synthetic_tasks(tasks), log=log)
     try:
         for _ in range(steps * 4):

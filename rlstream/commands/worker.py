@@ -40,56 +40,67 @@ def register(app: typer.Typer) -> None:
         with deterministic event ids that every consumer is idempotent by. The learner and the
         projector run the same way on either runtime. Its metrics are served in Prometheus' text format
         on http://RLSTREAM_METRICS__HOST:RLSTREAM_METRICS__PORT/metrics (127.0.0.1:9464 by default)."""
-        logging.basicConfig(
-            level=logging.INFO, format=f"%(asctime)s {name}[{instance}] %(levelname)s %(message)s"
+        run_worker(
+            name, instance=instance, idle_exit=idle_exit, progress_every=progress_every, runtime=runtime
         )
-        settings = get_settings()
-        if runtime not in (None, "transactional", "faust"):
-            raise UsageError(
-                f"unknown runtime {runtime!r}", hint="--runtime transactional or --runtime faust"
+
+
+def run_worker(
+    name: str,
+    *,
+    instance: str = "0",
+    idle_exit: float | None = None,
+    progress_every: float = 10.0,
+    runtime: str | None = None,
+    metrics_port: int | None = None,
+) -> None:
+    """One worker in this process until SIGTERM/Ctrl-C (``metrics_port``: instead of the settings')."""
+    logging.basicConfig(
+        level=logging.INFO, format=f"%(asctime)s {name}[{instance}] %(levelname)s %(message)s"
+    )
+    settings = get_settings()
+    if runtime not in (None, "transactional", "faust"):
+        raise UsageError(f"unknown runtime {runtime!r}", hint="--runtime transactional or --runtime faust")
+    configure_tracing(settings.telemetry, service_name=f"rlstream-{name}")
+    w = build(name, settings, instance=instance, runtime=runtime)  # type: ignore[arg-type]
+    metrics = None
+    if settings.metrics.enabled:
+        from infra.telemetry.metrics import serve_metrics
+
+        metrics = serve_metrics(w.metric_sources(), host=settings.metrics.host, port=settings.metrics.port)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stats = w.stats
+
+    def report() -> None:
+        while not stop.wait(progress_every):
+            logging.info(
+                "consumed %d (%.1f/s), produced %d, dead-lettered %d, transactions %d",
+                stats.consumed,
+                stats.rate(),
+                stats.produced,
+                stats.dead_lettered,
+                stats.transactions,
             )
-        configure_tracing(settings.telemetry, service_name=f"rlstream-{name}")
-        w = build(name, settings, instance=instance, runtime=runtime)  # type: ignore[arg-type]
-        metrics = None
-        if settings.metrics.enabled:
-            from infra.telemetry.metrics import serve_metrics
 
-            metrics = serve_metrics(
-                w.metric_sources(), host=settings.metrics.host, port=settings.metrics.port
-            )
-        stop = threading.Event()
-
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            stop.set()
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
-        stats = w.stats
-
-        def report() -> None:
-            while not stop.wait(progress_every):
-                logging.info(
-                    "consumed %d (%.1f/s), produced %d, dead-lettered %d, transactions %d",
-                    stats.consumed,
-                    stats.rate(),
-                    stats.produced,
-                    stats.dead_lettered,
-                    stats.transactions,
-                )
-
-        threading.Thread(target=report, daemon=True).start()
-        t0 = time.monotonic()
-        try:
-            w.run(stop, idle_exit_s=idle_exit)
-        finally:
-            stop.set()
-            if metrics is not None:
-                metrics.close()
-            shutdown_tracing()  # the spans still buffered reach the backend before the process ends
-        logging.info(
-            "stopped after %.0fs: consumed %d, produced %d, dead-lettered %d",
-            time.monotonic() - t0,
-            stats.consumed,
-            stats.produced,
-            stats.dead_lettered,
-        )
+    threading.Thread(target=report, daemon=True).start()
+    t0 = time.monotonic()
+    try:
+        w.run(stop, idle_exit_s=idle_exit)
+    finally:
+        stop.set()
+        if metrics is not None:
+            metrics.close()
+        shutdown_tracing()  # the spans still buffered reach the backend before the process ends
+    logging.info(
+        "stopped after %.0fs: consumed %d, produced %d, dead-lettered %d",
+        time.monotonic() - t0,
+        stats.consumed,
+        stats.produced,
+        stats.dead_lettered,
+    )

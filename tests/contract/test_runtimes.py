@@ -288,8 +288,9 @@ def test_deferral_on_the_broker(runtime: str, kafka_catalog: str, new_topic: Cal
 FLOW_TASKS = 3
 G = 2
 FLOW_TURNS = 2
-#: the training pipeline's processors (the evaluator has no held-out task to sample here)
-FLOW_PROCESSORS = tuple(p for p in STREAM_PROCESSORS if p != "evaluator")
+#: the training pipeline's processors (the evaluator has no held-out task to sample here; the monitor
+#: watches a run, it is no part of it)
+FLOW_PROCESSORS = tuple(p for p in STREAM_PROCESSORS if p not in ("evaluator", "monitor"))
 
 
 def _flow_env(run_id: str, home: Path) -> dict[str, str]:

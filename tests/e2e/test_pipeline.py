@@ -12,9 +12,11 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from infra.kafka.producer import EventProducer
 from schemas.base import Event
@@ -23,6 +25,17 @@ from schemas.rollout import NoiseVerdict, RewardScored
 from schemas.task import TaskPublished, TestCase
 from tests.e2e.conftest import ROOT, Samples, Workers, read_topic, scrape
 
+#: the monitor's rule in this run: the poison burst (one record on each of 6 topics) fires it
+DEAD_LETTER_RULE = """
+version: 7
+rules:
+  - name: poison_burst
+    signal: dead_letters
+    window_s: 45
+    op: ">"
+    threshold: 3
+    for_s: 5
+"""
 PROCESSORS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
 INPUTS = ("rl.tasks", "rl.rollouts.requested", "rl.generations", "rl.executions", "rl.rewards", "rl.verdicts")
 
@@ -67,18 +80,21 @@ def _wait(cond: Callable[[], bool], timeout_s: float, what: str, w: Workers) -> 
 
 
 def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_records(
-    kafka_catalog: str, workers: Callable[..., Workers]
+    kafka_catalog: str, workers: Callable[..., Workers], tmp_path: Path
 ):
     run_id = f"e2e-{uuid.uuid4().hex[:8]}"
     n, g = 6, 2
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(DEAD_LETTER_RULE)
     w = workers(
         run_id,
         RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE=str(g),
         RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS="24",
         RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="2",
         RLSTREAM_PIPELINE__BATCH_SIZE="2",
+        RLSTREAM_MONITOR__RULES=str(rules),
     )
-    for name in PROCESSORS:
+    for name in (*PROCESSORS, "monitor"):
         w.start(name)
     with EventProducer(kafka_catalog, source="e2e", run_id=run_id) as producer:
         for task in _tasks(n):
@@ -141,6 +157,26 @@ def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_r
     assert lineage["generation"]["code"] == sample.code  # type: ignore[attr-defined]
     assert lineage["verdict"]["verdict"] in ("accept", "mask", "reject")
 
+    # the burst of poison records raised the dead-letter alert on rl.alerts; it resolved once the burst
+    # left the rule's window, and `rlstream alerts` shows its life
+    def alert() -> dict[str, Any] | None:
+        done = subprocess.run(
+            [sys.executable, "-m", "rlstream.cli", "alerts", "--run", run_id, "--json"],
+            cwd=ROOT,
+            env=w.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        ours = [a for a in json.loads(done.stdout)["alerts"] if a["rule"] == "poison_burst"]
+        return ours[-1] if ours else None
+
+    _wait(lambda: (alert() or {}).get("state") == "resolved", 120, "the dead-letter alert to resolve", w)
+    life = alert()
+    assert life is not None and life["run_id"] is None and life["threshold"] == 3 and life["value"] > 3
+    assert life["fired_s"] > 0 and life["rules_version"] == 7
+
 
 def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_returns(
     kafka_catalog: str, workers: Callable[..., Workers]
@@ -174,7 +210,15 @@ def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_return
         ]
         learner.commit(offsets=ends, asynchronous=False)
 
-    learner_catches_up()
+    deadline = time.monotonic() + 60
+    while True:  # a catalog created a moment ago may not have its partition leaders yet
+        try:
+            learner_catches_up()
+            break
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
     for name in PROCESSORS:
         w.start(name)
     with EventProducer(kafka_catalog, source="e2e", run_id=run_id) as producer:

@@ -34,6 +34,7 @@ AGENTS = {
     "reward": "streams/reward/agent.py",
     "filter": "streams/noise/agent.py",
     "experience": "streams/experience/agent.py",
+    "monitor": "streams/monitor/agent.py",
 }
 #: the name of the input topics' tuple where it is not INPUT_TOPICS
 INPUTS_NAME = {"evaluator": "EVAL_INPUT_TOPICS"}
@@ -41,6 +42,7 @@ INPUTS_NAME = {"evaluator": "EVAL_INPUT_TOPICS"}
 SINGLETONS = {
     "scheduler": "decides across tenants globally; its state is one changelog partition",
     "projector": "one replica by default; more share the partitions, one consumer group per database",
+    "monitor": "evaluates the alert rules across every run; which alerts fire is one changelog partition",
 }
 WORKER_CMD = re.compile(r"\brlstream worker ([a-z_-]+)")
 

@@ -1,0 +1,41 @@
+"""``rlstream alerts``: the monitor's alerts on ``rl.alerts``, each from raised to resolved."""
+
+from __future__ import annotations
+
+import typer
+
+from consumers.alerts import AlertHistory
+from infra.kafka.replay import replay
+from rlstream.commands._common import echo_json, handle_errors, printable
+from rlstream.commands.broker import bootstrap_servers
+from schemas.topics import ALERTS
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("alerts")
+    @handle_errors
+    def alerts(
+        run: str | None = typer.Option(None, "--run", help="only this run's alerts (and those of every run)"),
+        as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    ) -> None:
+        """Every alert the monitor raised (AlertRaised / AlertResolved on rl.alerts), oldest first, with
+        its evidence: the signal, its window, value and threshold, how long it held, the run and policy
+        version; FIRING for those not resolved yet."""
+        history = AlertHistory(run)
+        for item in replay(bootstrap_servers(), ALERTS.name):
+            history.fold(item.envelope.id, item.envelope.time, item.event)
+        if as_json:
+            echo_json(
+                {
+                    "run_id": run,
+                    "firing": len(history.firing),
+                    "alerts": [life.as_dict() for life in history.lives],
+                }
+            )
+            return
+        if not history.lives:
+            typer.echo("no alerts" + (f" for run {run}" if run else ""))
+            return
+        for life in history.lives:
+            typer.echo(printable(life.line()))
+        typer.echo(f"{len(history.lives)} alert(s), {len(history.firing)} firing")
