@@ -9,6 +9,7 @@ Prometheus metrics at scrape time.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import singledispatch
@@ -74,6 +75,8 @@ class EventTally:
     learner_step: dict[str, int] = field(default_factory=dict)
     policy_version: dict[str, int] = field(default_factory=dict)
     loaded_version: dict[str, int] = field(default_factory=dict)
+    #: per run: when (epoch seconds, wall clock) the learner last published a version
+    published_at: dict[str, float] = field(default_factory=dict)
 
     def observe(self, event: Any, run: str | None) -> None:
         _observe(event, self, run or NO_RUN)
@@ -112,6 +115,7 @@ def _(event: DeadLettered, tally: EventTally, run: str) -> None:
 def _(event: PolicyPublished, tally: EventTally, run: str) -> None:
     tally.learner_step[event.run_id] = max(tally.learner_step.get(event.run_id, 0), event.step)
     tally.policy_version[event.run_id] = max(tally.policy_version.get(event.run_id, 0), event.policy_version)
+    tally.published_at[event.run_id] = time.time()
 
 
 @_observe.register

@@ -31,6 +31,7 @@ metric                                 what
 ``rlstream_learner_step``              the newest step the learner published, per ``run``
 ``rlstream_policy_version``            the newest policy version the learner published, per ``run``
 ``rlstream_generator_policy_version``  the version the run's generators said they loaded, per ``run``
+``rlstream_policy_published_timestamp_seconds``  when the learner last published a version, per ``run``
 =====================================  =====================================================================
 """
 
@@ -124,6 +125,11 @@ class _Families:
         self.version = GaugeMetricFamily(
             "rlstream_policy_version", "Newest policy version published", labels=[*p, "run"]
         )
+        self.published_at = GaugeMetricFamily(
+            "rlstream_policy_published_timestamp_seconds",
+            "When the learner last published a version (epoch seconds)",
+            labels=[*p, "run"],
+        )
         self.loaded = GaugeMetricFamily(
             "rlstream_generator_policy_version", "Policy version the generators loaded", labels=[*p, "run"]
         )
@@ -161,6 +167,8 @@ class _Families:
                 gauge.add_metric([name, run], value)
         for run, value in sorted(t.loaded_version.items()):
             self.loaded.add_metric([name, run], value)
+        for run, at in sorted(t.published_at.items()):
+            self.published_at.add_metric([name, run], at)
 
     def all(self) -> Iterable[Metric]:
         return [v for v in vars(self).values() if isinstance(v, Metric)]

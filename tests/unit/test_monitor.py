@@ -5,16 +5,19 @@ generators left behind, a stalled learner) raise their alert once the condition 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from consumers.alerts import AlertHistory
 from infra.runtime.memory import MemoryLog, MemoryRuntime
-from infra.runtime.port import dead_letter
+from infra.runtime.port import ProcessorStats, dead_letter
 from infra.runtime.sides import MemorySideInputs
+from infra.telemetry.metrics import serve_metrics
 from rlstream.runner import Progress
 from rlstream.settings import Settings
 from rlstream.workers import stream_processor
@@ -26,8 +29,10 @@ from schemas.errors import InputError
 from schemas.policy import PolicyLoaded, PolicyPublished
 from schemas.rollout import CaseResult, RewardScored, SandboxExecuted
 from schemas.topics import ALERTS, DLQ, EXECUTIONS, POLICY, POLICY_LOADED, REWARDS
+from streams.monitor.promrules import prometheus_rules
 from streams.monitor.rules import DEFAULT_RULES, load_rules
 from streams.monitor.signals import Signals
+from tests.e2e.conftest import ROOT, scrape
 
 RUN = "run-mon"
 T0 = 2_000_000.0
@@ -239,3 +244,41 @@ def test_the_shipped_rules_load_and_a_bad_rule_is_named(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="rule 'too_hot', field window_s"):
         load_rules(bad)
+
+
+def test_the_rules_exported_for_prometheus_are_current_and_name_only_metrics_the_workers_serve() -> None:
+    rules = load_rules(DEFAULT_RULES)
+    exported = prometheus_rules(rules)
+    committed = yaml.safe_load((ROOT / "infra" / "deploy" / "prometheus" / "rlstream-rules.yaml").read_text())
+    assert committed == exported, (
+        "regenerate: rlstream alerts --prometheus-rules > infra/deploy/prometheus/rlstream-rules.yaml"
+    )
+    (group,) = exported["groups"]
+    assert [r["alert"] for r in group["rules"]] == [r.name for r in rules.rules]
+    assert all(
+        r["for"] == f"{round(rule.for_s)}s" for r, rule in zip(group["rules"], rules.rules, strict=True)
+    )
+    # a worker's page with every metric family filled in: each metric a rule names is on it
+    stats = ProcessorStats(lag={"rl.experiences": 1})
+    letter = dead_letter("x", "e", topic="t", partition=0, offset=0, key=None, value=b"", headers={})
+    loaded = PolicyLoaded(run_id=RUN, policy_version=1, published_version=1)
+    published = PolicyPublished(
+        run_id=RUN, policy_version=1, step=1, checkpoint_uri="file:///x", sha256="0" * 64
+    )
+    stats.committed(
+        [], [(DLQ.name, letter, None), (POLICY_LOADED.name, loaded, RUN), (POLICY.name, published, RUN)]
+    )
+    m = Monitor([0])
+    m.execution("down")
+    m.reward(0.5)
+    for _, event in m.log.events(EXECUTIONS.name) + m.log.events(REWARDS.name):
+        stats.tally.observe(event, RUN)
+    stats.tally.verdicts[(RUN, "mask")] += 1
+    stats.tally.reasons[(RUN, "noise.flaky")] += 1
+    server = serve_metrics([("learner", lambda: stats)], host="127.0.0.1", port=0)
+    try:
+        served = {name for name, _ in scrape(server.url)}
+    finally:
+        server.close()
+    named = {n for r in group["rules"] for n in re.findall(r"\brlstream_[a-z_]+", r["expr"])}
+    assert named and named <= served, f"not served: {sorted(named - served)}"
