@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]  # ships no type hints
 import kubernetes_validate  # type: ignore[import-untyped]  # ships no type hints
 import pytest
 import yaml
@@ -295,3 +296,58 @@ def test_every_pod_that_talks_to_kafka_mounts_its_own_principal_s_secret() -> No
         mounts = {m["mountPath"]: m["name"] for m in spec["containers"][0].get("volumeMounts", [])}
         assert folder in mounts, f"{path.name}: nothing mounted at {folder}"
         assert secrets.get(mounts[folder]) == f"rlstream-kafka-{worker}", f"{path.name}: {secrets}"
+
+
+KEDA = DEPLOY / "keda"
+
+
+def _strict(schema: Any) -> Any:
+    """The CRD schema with unknown fields refused, as the API server's strict field validation does
+    (`kubectl apply --validate=strict`), except where the schema keeps unknown fields."""
+    if isinstance(schema, dict):
+        out = {k: _strict(v) for k, v in schema.items()}
+        keeps_unknown = out.get("x-kubernetes-preserve-unknown-fields")
+        if "properties" in out and "additionalProperties" not in out and not keeps_unknown:
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_strict(v) for v in schema]
+    return schema
+
+
+def test_keda_scaled_objects_validate_against_kedas_own_crd_and_scale_each_processor_to_its_partitions() -> (
+    None
+):
+    (crd,) = _docs(KEDA / "crd" / "keda.sh_scaledobjects.yaml")
+    (served,) = [v for v in crd["spec"]["versions"] if v["served"]]
+    schema = served["schema"]["openAPIV3Schema"]
+    scaled = _docs(KEDA / "scaledobjects.yaml")
+    validator = jsonschema.Draft4Validator(_strict(schema))
+    for doc in scaled:
+        assert (
+            doc["apiVersion"] == f"{crd['spec']['group']}/{served['name']}" and doc["kind"] == "ScaledObject"
+        )
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        assert not errors, f"{doc['metadata']['name']}: {errors[0].message} at {list(errors[0].path)}"
+    sets = {d["metadata"]["name"]: d for _, d in _k8s_docs() if d["kind"] == "StatefulSet"}
+    config = _settings_map()
+    default, run = int(config["RLSTREAM_KAFKA__PARTITIONS"]), config["RLSTREAM_RUN_ID"]
+    targets = set()
+    for doc in scaled:
+        spec = doc["spec"]
+        target = sets[spec["scaleTargetRef"]["name"]]
+        assert spec["scaleTargetRef"]["kind"] == "StatefulSet"
+        worker = _worker_of(target)
+        assert worker is not None and worker not in SINGLETONS, f"{worker} must not be scaled"
+        targets.add(worker)
+        partitions = _partitions(_input_topics(worker)[0], default)
+        assert spec["maxReplicaCount"] == partitions and spec["minReplicaCount"] >= 1
+        (trigger,) = spec["triggers"]
+        assert trigger["type"] == "kafka"
+        meta = trigger["metadata"]
+        # the consumer group the processor commits under (a generator's is per run)
+        per_run = worker in ("generator", "evaluator")
+        assert meta["consumerGroup"] == f"rlstream.{worker}" + (f".{run}" if per_run else "")
+        assert meta["bootstrapServers"] == config["RLSTREAM_KAFKA__BOOTSTRAP_SERVERS"]
+        assert int(meta["lagThreshold"]) > 0
+    assert targets == set(AGENTS) - set(SINGLETONS), "a processor without a ScaledObject"
