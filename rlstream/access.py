@@ -48,6 +48,7 @@ SIDE_READS: dict[str, tuple[str, ...]] = {
     "reward": (TASKS.name,),
     "filter": (TASKS.name,),
     "experience": (REVIEWS.name,),
+    "monitor": (EXPERIENCES.name,),  # the learner's lag, as the scheduler reads it
 }
 
 
@@ -79,6 +80,7 @@ def declared_topics(processor: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     from producers.generator import agent as generator
     from streams.episode import agent as episode
     from streams.experience import agent as experience
+    from streams.monitor import agent as monitor
     from streams.noise import agent as noise
     from streams.reward import agent as reward
     from streams.sandbox import agent as sandbox
@@ -87,12 +89,13 @@ def declared_topics(processor: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     modules = {
         "scheduler": (scheduler.INPUT_TOPICS, scheduler.OUTPUT_TOPICS),
         "generator": (generator.INPUT_TOPICS, generator.OUTPUT_TOPICS),
-        "evaluator": (generator.EVAL_INPUT_TOPICS, generator.OUTPUT_TOPICS),
+        "evaluator": (generator.EVAL_INPUT_TOPICS, generator.EVAL_OUTPUT_TOPICS),
         "sandbox": (sandbox.INPUT_TOPICS, sandbox.OUTPUT_TOPICS),
         "episode": (episode.INPUT_TOPICS, episode.OUTPUT_TOPICS),
         "reward": (reward.INPUT_TOPICS, reward.OUTPUT_TOPICS),
         "filter": (noise.INPUT_TOPICS, noise.OUTPUT_TOPICS),
         "experience": (experience.INPUT_TOPICS, experience.OUTPUT_TOPICS),
+        "monitor": (monitor.INPUT_TOPICS, monitor.OUTPUT_TOPICS),
     }
     return modules[processor]
 
@@ -116,7 +119,10 @@ def stream_processor_grants(processor: str, principal: str | None = None) -> lis
     # side inputs read from the start without committing (their groups only name the reader)
     if processor in SIDE_READS:
         grants += _prefixed(who, "group", "rlstream.follow.", ("READ", "DESCRIBE"))
-    if processor == "scheduler":  # the learner's committed offsets, read without joining its group
+    if processor in (
+        "scheduler",
+        "monitor",
+    ):  # the learner's committed offsets, read without joining its group
         grants += [Grant(who, "group", "literal", LEARNER_GROUP, "DESCRIBE")]
         grants += _prefixed(who, "group", "rlstream.lag.", ("READ", "DESCRIBE"))
     return grants
