@@ -33,16 +33,29 @@ from rlstream.workers import STREAM_PROCESSORS
 GOLDEN = Path(__file__).parent / "golden" / "one_turn_run.json"
 RUN_ID = "golden"
 CACHE = Path.home() / ".rlstream"
-#: timings, and what is derived from them, per event type: blanked before comparing
+#: timings, and what is derived from them, per event type: blanked before comparing. So are the names of
+#: the sandbox build an execution ran on (``runtime_hash``, and the ``cache_key`` that includes it): they
+#: change with the machine's runtime (its interpreter, its warm module's recipe), not with what a run does
 VOLATILE = {
     "rlstream.rollout.generated": ("duration_s",),
-    "rlstream.rollout.executed": ("duration_s", "load_s", "active_s", "cases.*.duration_s"),
+    "rlstream.rollout.executed": (
+        "duration_s",
+        "load_s",
+        "active_s",
+        "cases.*.duration_s",
+        "runtime_hash",
+        "cache_key",
+    ),
     "rlstream.reference.executed": (
         "@id",
         "execution.duration_s",
         "execution.load_s",
         "execution.active_s",
         "execution.cases.*.duration_s",
+        "execution.runtime_hash",
+        "execution.cache_key",
+        "reruns.*.runtime_hash",
+        "reruns.*.cache_key",
         # the reference's re-runs of a probe plan (main's noise filter v2) are timed like its run
         "reruns.*.duration_s",
         "reruns.*.load_s",
