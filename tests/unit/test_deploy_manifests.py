@@ -351,3 +351,31 @@ def test_keda_scaled_objects_validate_against_kedas_own_crd_and_scale_each_proce
         assert meta["bootstrapServers"] == config["RLSTREAM_KAFKA__BOOTSTRAP_SERVERS"]
         assert int(meta["lagThreshold"]) > 0
     assert targets == set(AGENTS) - set(SINGLETONS), "a processor without a ScaledObject"
+
+
+def test_pods_that_run_model_written_code_reach_only_the_broker_traces_and_dns() -> None:
+    """Egress of the sandbox, reward and filter pods: the broker's client port, the trace backend's
+    OTLP port and cluster DNS, nothing else; ingress: a metrics scrape only."""
+    (policy,) = [d for _, d in _k8s_docs() if d["kind"] == "NetworkPolicy"]
+    (selector,) = policy["spec"]["podSelector"]["matchExpressions"]
+    assert set(selector["values"]) == {"sandbox", "reward", "filter"}
+    assert set(policy["spec"]["policyTypes"]) == {"Ingress", "Egress"}
+    allowed = {
+        (peer.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/name")
+         or peer["podSelector"]["matchLabels"].get("k8s-app"), port["protocol"], port["port"])
+        for rule in policy["spec"]["egress"]
+        for peer in rule["to"]
+        for port in rule["ports"]
+    }  # fmt: skip
+    assert allowed == {
+        ("kafka", "TCP", 9092),
+        ("jaeger", "TCP", 4318),
+        ("kube-dns", "UDP", 53),
+        ("kube-dns", "TCP", 53),
+    }
+    (scrape,) = policy["spec"]["ingress"]
+    assert [p["port"] for p in scrape["ports"]] == [9464]
+    # the ports named are the ones the backing services listen on
+    services = {d["metadata"]["name"]: d for _, d in _k8s_docs() if d["kind"] == "Service"}
+    assert 9092 in {p["port"] for p in services["kafka"]["spec"]["ports"]}
+    assert 4318 in {p["port"] for p in services["jaeger"]["spec"]["ports"]}
