@@ -49,16 +49,20 @@ passed.
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import torch
 
 from learner.config import LearnerConfig
-from producers.ingest.synthetic import FEEDBACK_OFFSETS, feedback_tasks
+from producers.generator.models import load_model
+from producers.ingest.synthetic import FEEDBACK_OFFSETS, FEEDBACK_OFFSETS_WIDE, feedback_tasks
 from rlstream.inprocess import InProcessRun
 from rlstream.settings import Settings
 from schemas.episode import TurnEnded
@@ -66,8 +70,7 @@ from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested, Sampl
 from schemas.topics import GENERATIONS, TURNS, VERDICTS
 
 CACHE = Path.home() / ".rlstream"
-#: the best a second turn blind to the expected value can do: one of the three offsets left
-BLIND_SECOND = 1 / (len(FEEDBACK_OFFSETS) - 1)
+_RETURN = re.compile(r"^\s*return\b(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -85,23 +88,38 @@ class Window:
     #: groups whose episodes did not all score alike: the only ones with a gradient (group-relative)
     mixed_groups: int
     groups: int
-    #: per offset, the second turns' most common answers (what the model wrote after ``return x + ``)
+    #: per offset, the first and the second turns' most common answers (what the program returns)
+    first_answers: dict[int, list[tuple[str, int]]]
     answers: dict[int, list[tuple[str, int]]]
 
     def line(self) -> str:
-        top = "; ".join(
-            f"{k}: " + " ".join(f"{a!r}x{n}" for a, n in self.answers.get(k, [])) for k in FEEDBACK_OFFSETS
-        )
+        def top(answers: dict[int, list[tuple[str, int]]]) -> str:
+            return "; ".join(f"{k}: " + " ".join(f"{a!r}x{n}" for a, n in v) for k, v in answers.items())
+
         return (
             f"{self.episodes} episodes: first turn {self.first:.2f}, final {self.final:.2f}, second turn "
             f"{self.second:.2f} of {self.second_turns}, groups with a signal "
             f"{self.mixed_groups}/{self.groups} "
-            f"[second answers by offset: {top}]"
+            f"[first answers by offset: {top(self.first_answers)}] [second: {top(self.answers)}]"
         )
 
 
-def _window(pipe: InProcessRun, steps: range) -> Window:
-    groups = {f"learn/{t.task_id}/{s}" for t in feedback_tasks() for s in steps}
+def _answer(code: str) -> str:
+    """What a turn's program returns (the expression of its last ``return``), or its last line."""
+    found = _RETURN.findall(code)
+    if found:
+        return str(found[-1]).strip()
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def blind_second(offsets: Sequence[int]) -> float:
+    """The best a second turn blind to the expected value can do: one of the offsets left."""
+    return 1 / (len(offsets) - 1)
+
+
+def _window(pipe: InProcessRun, steps: range, offsets: Sequence[int]) -> Window:
+    groups = {f"learn/{t.task_id}/{s}" for t in feedback_tasks(offsets=offsets) for s in steps}
     verdicts = [e for e in pipe.events(VERDICTS.name) if isinstance(e, NoiseVerdict) and e.group_id in groups]
     first_ended = [
         e
@@ -112,10 +130,10 @@ def _window(pipe: InProcessRun, steps: range) -> Window:
         raise RuntimeError(f"{len(verdicts)} episodes judged but {len(first_ended)} first turns ended")
     n = max(1, len(verdicts))
     seconds = [v for v in verdicts if v.turn == 1]
-    answers: dict[int, Counter[str]] = {k: Counter() for k in FEEDBACK_OFFSETS}
+    answers: list[dict[int, Counter[str]]] = [{k: Counter() for k in offsets} for _ in range(2)]
     for g in pipe.events(GENERATIONS.name):
-        if isinstance(g, CodeGenerated) and g.turn == 1 and g.group_id in groups:
-            answers[int(g.task_id.rsplit("add", 1)[1])][g.completion_text] += 1
+        if isinstance(g, CodeGenerated) and g.turn < 2 and g.group_id in groups:
+            answers[g.turn][int(g.task_id.rsplit("add", 1)[1])][_answer(g.code)] += 1
     rewards: dict[str, set[float]] = {}
     for v in verdicts:
         rewards.setdefault(v.group_id, set()).add(v.reward)
@@ -127,30 +145,48 @@ def _window(pipe: InProcessRun, steps: range) -> Window:
         second=sum(1 for v in seconds if v.reward > 0) / max(1, len(seconds)),
         mixed_groups=sum(1 for r in rewards.values() if len(r) > 1),
         groups=len(rewards),
-        answers={k: c.most_common(2) for k, c in answers.items()},
+        first_answers={k: c.most_common(2) for k, c in answers[0].items()},
+        answers={k: c.most_common(2) for k, c in answers[1].items()},
     )
 
 
 def measure(
-    steps: int, group: int, window: int, lr: float, temperature: float, workdir: Path
+    steps: int,
+    group: int,
+    window: int,
+    lr: float,
+    temperature: float,
+    workdir: Path,
+    *,
+    model: str = "tiny",
+    max_tokens: int = 1,
+    token_budget: int = 16384,
+    offsets: Sequence[int] = FEEDBACK_OFFSETS,
+    device: Literal["cpu", "cuda"] = "cpu",
 ) -> tuple[Window, Window]:
     """Train ``steps`` steps of one group of ``group`` episodes per task; the first and the last
     ``window`` steps' rates."""
-    tasks = feedback_tasks(max_turns=2)
+    tasks = feedback_tasks(max_turns=2, offsets=offsets)
     learner = LearnerConfig(
         backend="torch",
-        accelerator="cpu",
+        accelerator=device,
         lr=lr,
         # the behaviour log-probs describe the distribution sampled from
         temperature=temperature,
-        token_budget=16384,
+        token_budget=token_budget,
         checkpoint_dir=workdir / "checkpoints",
-        pad_token_id=3,
+        pad_token_id=load_model(model, CACHE / "models").pad_token_id,
     )
     settings = Settings(
         run_id="learn",
         home=workdir,
-        generator={"model": "tiny", "seed": 0, "models_dir": CACHE / "models", "batch_size": 64},
+        generator={
+            "model": model,
+            "device": device,
+            "seed": 0,
+            "models_dir": CACHE / "models",
+            "batch_size": 64,
+        },
         sandbox={"cache_dir": CACHE / "cache" / "sandbox", "backend": "wasm", "workers": 1},
         # a second turn that writes no program is the failure it is, trained on (not masked away)
         noise={"degenerate_verdict": "accept"},
@@ -165,7 +201,7 @@ def measure(
         tasks=tasks,
     )
     # one token a turn: the offset after ``return x + ``
-    sampling = SamplingParams(temperature=temperature, top_p=1.0, max_tokens=1)
+    sampling = SamplingParams(temperature=temperature, top_p=1.0, max_tokens=max_tokens)
     started = time.monotonic()
     try:
         for step in range(steps):
@@ -184,9 +220,12 @@ def measure(
                 )
             pipe.drain()
             if step % window == window - 1:
-                w = _window(pipe, range(step - window + 1, step + 1))
+                w = _window(pipe, range(step - window + 1, step + 1), offsets)
                 print(f"step {step + 1} ({time.monotonic() - started:.0f} s): {w.line()}", flush=True)
-        return _window(pipe, range(min(window, steps))), _window(pipe, range(max(0, steps - window), steps))
+        return (
+            _window(pipe, range(min(window, steps)), offsets),
+            _window(pipe, range(max(0, steps - window), steps), offsets),
+        )
     finally:
         pipe.close()
 
@@ -202,10 +241,34 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--lr", type=float, default=2e-3, help="the learner's learning rate")
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    parser.add_argument("--model", default="tiny", help="tiny, smollm2 or a local HF model folder")
+    parser.add_argument("--max-tokens", type=int, default=1, help="tokens a turn may generate")
+    parser.add_argument(
+        "--token-budget", type=int, default=16384, help="padded tokens per learner step (bounds its memory)"
+    )
+    parser.add_argument(
+        "--wide", action="store_true", help=f"offsets {FEEDBACK_OFFSETS_WIDE} instead of {FEEDBACK_OFFSETS}"
+    )
+    parser.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu", help="where the generator and the learner run"
+    )
     args = parser.parse_args(argv)
+    offsets = FEEDBACK_OFFSETS_WIDE if args.wide else FEEDBACK_OFFSETS
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="episode-learning-") as tmp:
-        start, end = measure(args.steps, args.group, args.window, args.lr, args.temperature, Path(tmp))
+        start, end = measure(
+            args.steps,
+            args.group,
+            args.window,
+            args.lr,
+            args.temperature,
+            Path(tmp),
+            model=args.model,
+            max_tokens=args.max_tokens,
+            token_budget=args.token_budget,
+            offsets=offsets,
+            device=args.device,
+        )
     print(
         f"EPISODE-LEARNING steps={args.steps} group={args.group} lr={args.lr:g} first {args.window} steps: "
         f"first turn {start.first:.2f}, final {start.final:.2f}, second {start.second:.2f}; last "
@@ -215,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # the second turn reads the offset from the feedback: beyond any policy blind to it, and the final
     # turn pulls ahead of the first
-    learned = end.second >= BLIND_SECOND + 0.15 and end.final >= end.first + 0.15
+    learned = end.second >= blind_second(offsets) + 0.15 and end.final >= end.first + 0.15
     print("credit flowed across turns" if learned else "not shown: the second turn did not read the feedback")
     return 0 if learned else 1
 

@@ -16,8 +16,10 @@ Every task goes through the real sandbox like any other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from schemas.errors import InputError
 from schemas.rollout import SamplingParams
 from schemas.task import TaskPublished, TestCase
 
@@ -87,19 +89,26 @@ def synthetic_tasks(limit: int | None = None) -> list[TaskPublished]:
 FEEDBACK_SOURCE = "synthetic-feedback"
 #: the offsets the family's tasks add: one-token numbers, one per task
 FEEDBACK_OFFSETS = (2, 3, 5, 7)
+#: every offset a one-digit answer can name (0 is left out: ``offset(0)`` would expect its argument)
+FEEDBACK_OFFSETS_WIDE = tuple(range(1, 10))
 #: the one prompt every task of the family shares: nothing in it tells the tasks apart
 FEEDBACK_PROMPT = 'def offset(x: int) -> int:\n    """Return x plus the offset."""\n    return x + '
 
 
-def feedback_tasks(limit: int | None = None, *, max_turns: int | None = 2) -> list[TaskPublished]:
+def feedback_tasks(
+    limit: int | None = None, *, max_turns: int | None = 2, offsets: Sequence[int] = FEEDBACK_OFFSETS
+) -> list[TaskPublished]:
     """Tasks whose first answer can only be a guess: every task has the same prompt (``return x + `` and
-    one token) but its own offset, so no first turn can beat ``1 / len(FEEDBACK_OFFSETS)`` on average.
+    one token) but its own offset, so no first turn can beat ``1 / len(offsets)`` on average.
     The visible case, ``offset(0)``, expects the offset itself, so the feedback on a wrong first answer
     names it (``expected: 3``); hidden cases (far from 0) keep a constant answer from passing.
 
-    A policy that reads the feedback solves every task on its second turn: final-turn success rising
-    above first-turn success is credit that flowed across turns (``bench/episode_learning.py``).
+    A policy that reads the feedback solves every task on its second turn, one blind to it solves at most
+    ``1 / (len(offsets) - 1)`` of the second turns: the more offsets (``FEEDBACK_OFFSETS_WIDE``), the less
+    any constant answer earns (``bench/episode_learning.py``).
     """
+    if any(k < 1 for k in offsets) or len(set(offsets)) != len(offsets):
+        raise InputError(f"must be distinct and positive, got {list(offsets)}", location="offsets")
     tasks = [
         TaskPublished(
             task_id=f"{FEEDBACK_SOURCE}/add{k}",
@@ -114,6 +123,6 @@ def feedback_tasks(limit: int | None = None, *, max_turns: int | None = 2) -> li
             source=FEEDBACK_SOURCE,
             max_turns=max_turns,
         )
-        for k in FEEDBACK_OFFSETS
+        for k in offsets
     ]
     return tasks[:limit] if limit else tasks

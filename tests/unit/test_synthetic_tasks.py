@@ -8,7 +8,15 @@ import ast
 import pytest
 
 from producers.generator.prompting import extract_code
-from producers.ingest.synthetic import SAMPLING, synthetic_tasks
+from producers.ingest.synthetic import (
+    FEEDBACK_OFFSETS,
+    FEEDBACK_OFFSETS_WIDE,
+    FEEDBACK_SOURCE,
+    SAMPLING,
+    feedback_tasks,
+    synthetic_tasks,
+)
+from schemas.errors import InputError
 from schemas.task import TaskPublished
 from streams.noise.rules import assess_task, hardcoding
 from streams.reward.config import CompareConfig
@@ -52,3 +60,21 @@ def test_noise_filter_leaves_the_family_alone(task: TaskPublished) -> None:
     assert not quality.flagged, quality.reasons
     code = extract_code("42", task.prompt, task.entry_point).code
     assert hardcoding(task, code, threshold=0.3, min_inputs=1) is None
+
+
+@pytest.mark.parametrize("offsets", [FEEDBACK_OFFSETS, FEEDBACK_OFFSETS_WIDE], ids=["four", "wide"])
+def test_feedback_family_is_solved_by_its_own_offset_only(offsets: tuple[int, ...]) -> None:
+    tasks = feedback_tasks(offsets=offsets)
+    assert [t.task_id for t in tasks] == [f"{FEEDBACK_SOURCE}/add{k}" for k in offsets]
+    assert len({t.prompt for t in tasks}) == 1  # nothing in the prompt tells the tasks apart
+    for task, k in zip(tasks, offsets, strict=True):
+        assert [passes(task, str(j)) for j in offsets] == [j == k for j in offsets]
+        # the visible case names the offset: the feedback on a wrong answer says what was expected
+        assert task.tests[0].output == repr(k)
+        assert not assess_task(task, CompareConfig().options(), min_cases=2).flagged
+
+
+@pytest.mark.parametrize("offsets", [(0, 1), (2, 2), (-1, 3)])
+def test_feedback_family_refuses_offsets_no_task_can_use(offsets: tuple[int, ...]) -> None:
+    with pytest.raises(InputError, match="offsets"):
+        feedback_tasks(offsets=offsets)
