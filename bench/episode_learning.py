@@ -334,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
         )
     print(
-        f"EPISODE-LEARNING steps={args.steps} group={args.group} lr={args.lr:g} first {args.window} steps: "
+        f"EPISODE-LEARNING model={args.model} offsets={len(offsets)} seed={args.seed} steps={args.steps} "
+        f"group={args.group} lr={args.lr:g} first {args.window} steps: "
         f"first turn {start.first:.2f}, final {start.final:.2f}, second {start.second:.2f}; last "
         f"{args.window} steps: first turn {end.first:.2f}, final {end.final:.2f}, second {end.second:.2f} "
         f"({end.episodes} episodes)",
