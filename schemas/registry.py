@@ -38,6 +38,7 @@ from schemas.rollout import (
     SandboxExecutedV1,
     SandboxExecutedV2,
     SandboxExecutedV3,
+    SandboxExecutedV4,
 )
 from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2, TaskPublishedV3, TaskPublishedV4
 
@@ -59,6 +60,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     SandboxExecutedV1,
     SandboxExecutedV2,
     SandboxExecutedV3,
+    SandboxExecutedV4,
     SandboxExecuted,
     TurnEnded,
     ReferenceExecutedV1,
@@ -192,6 +194,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
     (NoiseVerdict.event_type, 2): _adding(3, turn=0),
     (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),
+    (SandboxExecuted.event_type, 4): _adding(5, probe_seed=None),
     (ExperienceReady.event_type, 2): _experience_v2_to_v3,
 }
 

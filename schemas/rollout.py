@@ -291,7 +291,7 @@ class SandboxExecutedV3(SandboxExecutedV2):
     )
 
 
-class SandboxExecuted(SandboxExecutedV3):
+class SandboxExecutedV4(SandboxExecutedV3):
     """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV3`).
 
     Version 4 adds ``turn`` and ``max_turns`` (copied from the generation, so a processor knows from the
@@ -310,6 +310,35 @@ class SandboxExecuted(SandboxExecutedV3):
 
     def previous_version(self) -> SandboxExecutedV3 | None:
         return self._as_version(SandboxExecutedV3, {"turn": 0, "max_turns": 1})
+
+
+class SandboxExecuted(SandboxExecutedV4):
+    """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV4`).
+
+    Version 5 adds ``probe_seed``: the secret seed a probe run's plan was drawn with (drawn by the
+    sandbox processor after the program was written; the plan is re-derived from the task and this seed
+    by the filter and by an audit). A run without one is written as v4 (and a one-turn run as v3), so
+    runs of the task's own cases, and probe runs of plans derived from the task alone, keep their bytes.
+    """
+
+    version: ClassVar[int] = 5
+
+    schema_version: Literal[5] = 5  # type: ignore[assignment]
+    probe_seed: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{8,128}$",
+        description="the secret seed the probe plan (``probe``) was drawn with; None: a run of the task's "
+        "own cases, or of a plan derived from the task alone",
+    )
+
+    @model_validator(mode="after")
+    def _seed_names_a_plan(self) -> SandboxExecuted:
+        if self.probe_seed is not None and self.probe is None:
+            raise ValueError("probe_seed is set on a run that names no probe plan (probe is None)")
+        return self
+
+    def previous_version(self) -> SandboxExecutedV4 | None:
+        return self._as_version(SandboxExecutedV4, {"probe_seed": None})
 
 
 class RewardScoredV1(Event):

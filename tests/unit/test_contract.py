@@ -210,6 +210,7 @@ _ONE_TURN_VERSIONS = (
     "rlstream.rollout.requested.v2",
     "rlstream.rollout.generated.v2",
     "rlstream.rollout.executed.v3",
+    "rlstream.rollout.executed.v4",
     "rlstream.rollout.scored.v2",
     "rlstream.rollout.filtered.v2",
     "rlstream.rollout.assembled.v2",
