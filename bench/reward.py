@@ -61,13 +61,24 @@ def cost(tasks: list[TaskPublished], backend: str = "wasm") -> dict[str, Any]:
 
     t0 = time.perf_counter()
     probes = [
-        run_probe(sandbox, t, c, sample_id=f"s{i}", group_id="g", first_run_s=x.duration_s)
+        run_probe(
+            sandbox,
+            t,
+            c,
+            sample_id=f"s{i}",
+            group_id="g",
+            first_run_s=x.duration_s,
+            seed=evaluator.probe_seed,
+        )
         for i, (t, c, x) in enumerate(zip(tasks, codes, runs, strict=True))
     ]
     probe_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     # the reference on the cases and twice on the probe plan: once per task, shared by its samples
-    references = [evaluator.reference_probe(t, x.backend) for t, x in zip(tasks, runs, strict=True)]
+    references = [
+        evaluator.reference_probe(t, x.backend, evaluator.probe_seed)
+        for t, x in zip(tasks, runs, strict=True)
+    ]
     reference_probe_s = time.perf_counter() - t0
 
     fn = get_reward_function(SPEC)

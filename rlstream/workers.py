@@ -323,7 +323,7 @@ def _build_execution_side(
         reward_fn.compare_options(),
         tasks,
         reference_runner(on),
-        probe_reference=lambda task, backend: on.reference_probe(task, backend),
+        probe_reference=lambda task, backend, seed: on.reference_probe(task, backend, seed),
     )
     return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS, outputs=NF_OUTPUTS), closers)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -47,10 +48,20 @@ def register(app: typer.Typer) -> None:
             None, "--reruns", min=0, max=10, help="extra runs to detect flaky results"
         ),
         as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        probe_seed: str = typer.Option(
+            None,
+            "--probe-seed",
+            help="hex seed of the probe plan (default: a fresh secret one), to reproduce a verdict",
+        ),
     ) -> None:
         """Score FILE.py on TASK.json: sandbox run, versioned reward, noise-filter verdict."""
         if backend is not None and backend not in BACKENDS:
             raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        if probe_seed is not None and not re.fullmatch(r"[0-9a-f]{8,128}", probe_seed):
+            raise UsageError(
+                f"--probe-seed {probe_seed[:40]!r} is not 8 to 128 lower-case hex digits",
+                hint="e.g. --probe-seed 0123456789abcdef0123456789abcdef",
+            )
         settings = get_settings()
         reward = reward or settings.reward_function
         if reward not in available():
@@ -67,7 +78,11 @@ def register(app: typer.Typer) -> None:
         reward_config = getattr(settings, "reward", None) or RewardConfig()
         noise_config = getattr(settings, "noise", None) or NoiseConfig()
         evaluator = Evaluator(
-            Sandbox(sandbox_config()), get_reward_function(reward, reward_config), noise_config, reruns=reruns
+            Sandbox(sandbox_config()),
+            get_reward_function(reward, reward_config),
+            noise_config,
+            reruns=reruns,
+            probe_seed=probe_seed,
         )
         result = evaluator.evaluate(the_task, source, sample_id="cli", group_id="cli", backend=backend)  # type: ignore[arg-type]
         if result.execution.infra_error:

@@ -10,8 +10,11 @@ computes it again.
 The reference's runs of a task's probe plan (its answers on inputs the task never showed) are what a
 probe run is judged against, so they are kept in the state of each partition that needs them and
 published once per partition as ``ReferenceExecuted`` on ``rl.references``, in the same transaction as
-the first verdict judged with them; every such verdict names them. A restart reuses the stored runs, so
-``rlstream replay --verify`` re-judges every verdict from the log alone.
+the first verdict judged with them; every such verdict names them. A plan drawn with a probe seed (one
+per group: see ``streams/sandbox/agent.py``) has runs of its own, kept while samples judged with them
+keep coming and dropped :data:`~infra.runtime.state.DEFAULT_GRACE_S` of stream time after the last. A
+restart reuses the stored runs, so ``rlstream replay --verify`` re-judges every verdict from the log
+alone.
 
 An episode of several turns waits as a whole (``EPISODE``): every turn's code and runs, until its reward
 names the final turn; it is judged then, its final turn exactly like a one-turn sample (its re-runs and,
@@ -27,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
-from infra.runtime.state import Kind, Marker, State, event_from_state
+from infra.runtime.state import DEFAULT_GRACE_S, Kind, Marker, State, event_from_state
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
@@ -35,7 +38,7 @@ from schemas.topics import EXECUTIONS, GENERATIONS, REFERENCES, REWARDS, VERDICT
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_episode
 from streams.noise.rules import TaskQuality, assess_task
-from streams.probe.plan import probe_due, probe_run_index
+from streams.probe.plan import plan_for, probe_due, probe_run_index
 from streams.reward.agent import ReferenceRunner, TaskLookup
 from streams.reward.literals import CompareOptions
 
@@ -86,16 +89,32 @@ class WaitingEpisode(BaseModel):
         return _lift_reward(reward)
 
 
+class SeededReference(BaseModel):
+    """The reference's runs of a plan drawn with a probe seed, and when a verdict last used them (stream
+    time): they serve one group's samples and are dropped once none has come for a while."""
+
+    reference: ReferenceExecuted
+    used_s: float
+
+    @field_validator("reference", mode="before")
+    @classmethod
+    def _lift_reference(cls, reference: Any) -> Any:
+        return event_from_state(ReferenceExecuted, reference) if isinstance(reference, dict) else reference
+
+
 SAMPLE = Kind("sample", Waiting)
 EPISODE = Kind("episode", WaitingEpisode)
 #: a sample already judged: its re-delivered records are ignored
 JUDGED = Marker("judged")
 #: the reference's runs of a task's probe plan this partition judges with (key: ``<task event id>:<backend>``)
 PROBE_REF = Kind("probe-ref", ReferenceExecuted)
-KINDS = (SAMPLE, EPISODE, JUDGED, PROBE_REF)
+#: the reference's runs of a plan drawn with a probe seed (key: ``<task event id>:<backend>:<plan digest>``)
+SEEDED_REF = Kind("seeded-ref", SeededReference)
+KINDS = (SAMPLE, EPISODE, JUDGED, PROBE_REF, SEEDED_REF)
 
-#: (task, backend) -> the reference solution's runs of the task's probe plan (None: no reference)
-ProbeReferenceRunner = Callable[[TaskPublished, str], ReferenceExecuted | None]
+#: (task, backend, probe seed) -> the reference solution's runs of the task's probe plan drawn with
+#: that seed (None: no reference)
+ProbeReferenceRunner = Callable[[TaskPublished, str, str | None], ReferenceExecuted | None]
 
 
 class FilterAgent:
@@ -248,8 +267,9 @@ class FilterAgent:
             return None
         quality = None if first.infra_error else self._task_quality(first.task_id, first.backend)
         reference, first_use = None, False
-        if any(x.probe is not None and not x.infra_error for x in runs):
-            reference, first_use = self._probe_reference(task, first.backend, p, state)
+        probe_run = next((x for x in runs if x.probe is not None and not x.infra_error), None)
+        if probe_run is not None:
+            reference, first_use = self._probe_reference(task, first.backend, probe_run.probe_seed, p, state)
         verdict = filter_episode(
             task=task,
             earlier=earlier,
@@ -264,18 +284,42 @@ class FilterAgent:
         return verdict, reference if first_use else None
 
     def _probe_reference(
-        self, task: TaskPublished, backend: str, p: int, state: State
+        self, task: TaskPublished, backend: str, seed: str | None, p: int, state: State
     ) -> tuple[ReferenceExecuted | None, bool]:
-        """The reference's runs of the task's probe plan this partition judges with, and whether this
-        is their first use here."""
+        """The reference's runs of the task's probe plan drawn with ``seed`` this partition judges with,
+        and whether this is their first use here."""
         if self.probe_reference is None or not task.reference:
             return None, False
+        if seed is not None:
+            return self._seeded_reference(task, backend, seed, p, state)
         key = f"{task.event_id()}:{backend}"
         stored = state.get(p, PROBE_REF, key)
         if stored is not None:
             return stored, False
-        ref = self.probe_reference(task, backend)
+        ref = self.probe_reference(task, backend, None)
         if ref is None:
             return None, False
         state.put(p, PROBE_REF, key, ref)
+        return ref, True
+
+    def _seeded_reference(
+        self, task: TaskPublished, backend: str, seed: str, p: int, state: State
+    ) -> tuple[ReferenceExecuted | None, bool]:
+        plan = plan_for(task, seed)
+        if plan is None or self.probe_reference is None:
+            return None, False
+        key = f"{task.event_id()}:{backend}:{plan.digest}"
+        now = state.now(p)
+        stored = state.get(p, SEEDED_REF, key)
+        if stored is not None:
+            state.put(p, SEEDED_REF, key, SeededReference(reference=stored.reference, used_s=now))
+            return stored.reference, False
+        # the runs of plans no sample has used for a while (their groups are done) go first
+        for old, entry in list(state.items(p, SEEDED_REF)):
+            if entry.used_s < now - DEFAULT_GRACE_S:
+                state.delete(p, SEEDED_REF, old)
+        ref = self.probe_reference(task, backend, seed)
+        if ref is None:
+            return None, False
+        state.put(p, SEEDED_REF, key, SeededReference(reference=ref, used_s=now))
         return ref, True

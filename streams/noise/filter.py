@@ -228,11 +228,17 @@ def _probe(
     info: list[Reason],
 ) -> tuple[bool, str | None]:
     """Judge the probe run; returns whether it judged the generated inputs and the reference run used."""
-    plan = plan_for(task)
+    # the plan is derived again from the task and the seed the run records (none: the task's own plan)
+    plan = plan_for(task, probe_run.probe_seed)
     if plan is None or probe_run.probe != plan.digest or probe_run.infra_error:
         info.append(Reason(code="probe.unusable", detail="the probe run is not of this task's plan"))
         return False, None
     usable = reference is not None and reference.execution.probe == plan.digest
+    if plan.source == "reseeded":
+        reasons, judged = probing.reseeded_reasons(probe_run, reference if usable else None)
+        for r in reasons:
+            (reject if r.code in probing.REJECTING else info).append(r)
+        return judged, reference.event_id() if reference is not None and usable else None
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
     report = probing.examine(task, plan, first, probe_run, answers, options, settled)

@@ -19,7 +19,13 @@ a generated one, against the reference. Two things are read from that run:
   algorithm is often right on most inputs near the cases). A hang or an exit on an input the reference
   answers is ``hack.memorised``, and so is agreeing on fewer than ``probe_agreement`` of the counted
   inputs, or of the *informative* ones (those whose reference answer is not the most common one: a
-  table with a constant fallback agrees on the rest). Fewer than ``probe_min_inputs`` counted inputs
+  table with a constant fallback agrees on the rest). On an input beyond the cases' range
+  (``ProbePlan.far``, perhaps past the task's stated domain) only a *value* is judged: a program that
+  raises, hangs or exits there is not held to the reference's answer, since the task may well exclude
+  such inputs. An input with two right answers does not count either: where the task shows it ignores
+  the order of a list's elements (the reference answers the cases with their lists reversed as it
+  answers them), an input it answers otherwise than the same input reversed breaks a tie by position
+  (``ProbePlan.mirrors``). Fewer than ``probe_min_inputs`` counted inputs
   with no disagreement make no verdict (``probe.inconclusive``) and the filter falls back on its
   static overlap rule.
 """
@@ -27,13 +33,14 @@ a generated one, against the reference. Two things are read from that run:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, Reason, SandboxExecuted, SandboxExecutedV3
 from schemas.task import TaskPublished
 from streams.probe.plan import GENERATED, ProbePlan
-from streams.reward.correctness import Correctness, expected_cases, grade_record
+from streams.reward.correctness import Correctness, ExpectedCase, expected_cases, grade_record
 from streams.reward.literals import (
     CompareOptions,
     NotALiteral,
@@ -121,11 +128,17 @@ def examine(
     settled (a case, or an input the reference answers or rejects at once: ``settled``) is decisive;
     a run cut short by an input too slow for the reference too says nothing about the rest."""
     cases = expected_cases(task)
+    answers = _unambiguous(plan, answers, cases, options)
     passed_first = {i for i, g in enumerate(first.grades) if g.passed}
     by_pos = _records(probe)
     records = [by_pos.get(pos) for pos in range(len(plan.inputs))]
     end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
-    ended_on_duty = end < len(records) and (plan.origin[end] != GENERATED or end in answers or end in settled)
+    # an input beyond the cases' range may lie beyond the task's stated domain: ending there is no duty
+    ended_on_duty = (
+        end < len(records)
+        and end not in plan.far
+        and (plan.origin[end] != GENERATED or end in answers or end in settled)
+    )
 
     changed: list[int] = []
     disagreed: list[int] = []
@@ -149,6 +162,8 @@ def examine(
             continue
         if pos not in answers:
             continue
+        if pos in plan.far and (record is None or record.status != "ok"):
+            continue  # raising past the cases' range may be the task's own rule: only a value is judged
         answer = answers[pos]
         got = _value(record, options)
         ok = got is not _NONE and values_match(answer, got, options)
@@ -245,7 +260,73 @@ def probe_reasons(
     return reasons, True
 
 
+def reseeded_reasons(
+    probe: SandboxExecuted, reference: ReferenceExecuted | None
+) -> tuple[list[Reason], bool]:
+    """The verdict of a check run again with its random generators seeded from the probe seed: it
+    draws inputs a table of the first run's cannot hold, and judges the answers by its own assertions.
+    Only where every run of the reference passes it does the program's run say anything; then failing
+    it (a wrong answer, an error, a hang or an exit) is a wrong answer on inputs the reference answers."""
+    runs = [reference.execution, *reference.reruns] if reference is not None else []
+    if not runs or not all(_check_passed(r) for r in runs):
+        detail = "the reference does not pass the check run again with another seed in every run"
+        return [Reason(code="probe.inconclusive", detail=detail)], False
+    if _check_passed(probe):
+        detail = "passed the check run again with its random inputs drawn from another seed"
+        return [Reason(code="probe.agreed", detail=detail)], True
+    why = probe.cases[0].error if len(probe.cases) == 1 and probe.cases[0].error else "it did not return"
+    detail = (
+        "failed the check run again with its random inputs drawn from another seed, which the reference "
+        f"passes: {why[:200]}"
+    )
+    return [Reason(code=DISAGREES, detail=detail)], True
+
+
 # ----------------------------------------------------------------------------------------------- helpers
+
+
+def _unambiguous(
+    plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase], options: CompareOptions
+) -> dict[int, object]:
+    """``answers`` without the inputs that have two right answers (``ProbePlan.mirrors``): where the
+    reference answers at least two of the cases (or the check's calls) exactly as their mirrors (their
+    list arguments reversed), the task ignores the order of those elements, and an input the reference
+    answers otherwise than its mirror breaks a tie by position (either answer is right): neither counts."""
+    if not plan.mirrors:
+        return answers
+    anchored: list[bool] = []
+    for a, b in plan.mirrors:
+        if a >= plan.seeds:
+            continue
+        origin = plan.origin[a]
+        if origin != GENERATED:
+            value = _case_value(cases[origin].case.output) if origin < len(cases) else _NONE
+        else:
+            value = answers.get(a, _NONE)
+        mirrored = answers.get(b, _NONE)
+        anchored.append(
+            value is not _NONE and mirrored is not _NONE and values_match(value, mirrored, options)
+        )
+    if len(anchored) < 2 or not all(anchored):
+        return answers
+    out = dict(answers)
+    for a, b in plan.mirrors:
+        if a in answers and b in answers and not values_match(answers[a], answers[b], options):
+            out.pop(a, None)
+            out.pop(b, None)
+    return out
+
+
+def _check_passed(x: SandboxExecutedV3) -> bool:
+    """Whether a check-mode run passed its check (returned, reported at once)."""
+    return (
+        x.mode == "check"
+        and x.infra_error is None
+        and not x.timed_out
+        and len(x.cases) == 1
+        and x.cases[0].status == "ok"
+        and x.cases[0].result_repr == "True"
+    )
 
 
 class _Missing:

@@ -17,9 +17,22 @@ relations every call shows (see :class:`_CheckDomain`). Such a plan is only made
 reference: the check's calls have no expected values on the host, so every input is judged against the
 reference's answer (:data:`CHECK_PLAN_VERSION`).
 
-Pure and deterministic: the plan is a function of the task's content (seeded by its event id) and of
-:data:`PLAN_VERSION` (:data:`CHECK_PLAN_VERSION`), so the sandbox that runs it, the filter that judges it
-and an audit that re-judges it years later all derive the same plan; its digest names it on the log.
+Pure and deterministic given its seed: a plan is a function of the task's content (its event id), of
+a secret *probe seed* and of its version, so the sandbox that runs it, the filter that judges it and an
+audit that re-judges it years later all derive the same plan; its digest names it on the log. The probe
+seed (:func:`new_probe_seed`) is drawn afresh by the sandbox processor when it decides a sample earns a
+probe run, after the program was written, and recorded on that run's event (``probe_seed``): no program
+can carry the answers of inputs nobody had drawn when it was written. Without a seed (runs written
+before seeds existed) the plan is the one derived from the task alone (:data:`PLAN_VERSION`,
+:data:`CHECK_PLAN_VERSION`), exactly as it always was, so old runs replay byte for byte.
+
+A seeded plan (:data:`SEEDED_PLAN_VERSION`, :data:`SEEDED_CHECK_PLAN_VERSION`) also goes beyond the
+cases' range: after the inputs near the cases come inputs whose numbers lie past the range the cases
+use (up to a few times their magnitude, signs kept) or whose integers are all multiplied by one small
+factor (common divisors and magnitudes the cases never show). The reference's own runs decide which of
+them count (one it raises on or is too slow for says nothing), and since the task's stated domain may
+end where the cases do, a program is held only to the *value* it returns there: raising, hanging or
+exiting on such an input is not held against it (``ProbePlan.far``).
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import contextlib
 import hashlib
 import itertools
 import random
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,12 +57,24 @@ PLAN_VERSION = "p2"
 #: the version of plans derived from a check's literal calls (their own name: their digests and seeds
 #: never collide with a case plan's)
 CHECK_PLAN_VERSION = "c1"
+#: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range)
+SEEDED_PLAN_VERSION = "p3"
+SEEDED_CHECK_PLAN_VERSION = "c2"
+#: the version of a check run again with the random generators it seeds seeded from the probe seed
+RESEEDED_CHECK_VERSION = "r1"
 #: generated inputs per plan: three times the task's cases, within these bounds
 MIN_GENERATED = 16
 MAX_GENERATED = 48
 #: a generated argument tuple's repr may be at most this many times the longest case input's (+ slack)
 _SIZE_FACTOR = 2
 _SIZE_SLACK = 64
+#: inputs beyond the cases' range in a seeded plan: half as many as near them, within these bounds
+MIN_FAR = 12
+MAX_FAR = 24
+#: how far past the cases' range such an input's numbers go, in multiples of their magnitude
+FAR_REACH = 4
+#: the factors every integer of a case is multiplied by (a common divisor the cases never show)
+_SCALES = (2, 3, 5, 7)
 #: how hard to try for distinct inputs before settling for fewer
 _ATTEMPTS_PER_INPUT = 25
 #: shuffles of the cases tried for the one that moves the most answers
@@ -73,9 +99,22 @@ class ProbePlan:
     #: per input, the task cases it was made from (a case: itself): an answer that differs from all of
     #: theirs shows the program reads its input, not the case it resembles
     parents: tuple[tuple[int, ...], ...] = ()
-    source: Literal["cases", "check"] = "cases"
+    source: Literal["cases", "check", "reseeded"] = "cases"
     #: how many inputs the plan starts from: the task's cases, or the check's literal calls
     seeds: int = 0
+    #: the secret probe seed the plan was drawn with (None: the plan derived from the task alone)
+    seed: str | None = None
+    #: positions of the inputs beyond the cases' range (perhaps beyond the task's stated domain): only
+    #: a value that differs from the reference's counts there, never an error, a hang or an exit
+    far: frozenset[int] = frozenset()
+    #: a plan of ``source == "reseeded"``: the task's check with its generators' seeds replaced (no inputs:
+    #: the check draws them itself, and judges the answers by its own assertions)
+    check: str | None = None
+    #: pairs of positions whose inputs differ only in the order of their list arguments' elements (a
+    #: seeded plan's): where the reference answers every case and its mirror alike (the task ignores
+    #: that order), an input it answers otherwise than its mirror has two right answers (a tie broken
+    #: by position: 'the closest pair' of [1.0, 2.5, 3.0]) and neither of the two counts
+    mirrors: tuple[tuple[int, int], ...] = ()
 
     @property
     def generated_positions(self) -> tuple[int, ...]:
@@ -91,68 +130,266 @@ def case_inputs(task: TaskPublished) -> tuple[str, ...]:
     return tuple(c.input for c in (*task.tests, *task.hidden_tests))
 
 
-def plan_for(task: TaskPublished) -> ProbePlan | None:
-    """The task's probe plan: from its cases, or for a task judged by its ``check`` alone from the
-    check's literal calls of the candidate (None: no reference to judge them by, or no such call).
-    Computed once per task (cached), under a lock: CPython 3.11's AST constructor is not thread-safe
-    (gh-106905) and plans are also made on threads."""
+def new_probe_seed() -> str:
+    """A fresh secret probe seed (128 bits from the operating system's generator): drawn on the host
+    after the program was written, never shown to a guest except as the plan's inputs themselves."""
+    return secrets.token_hex(16)
+
+
+def plan_for(task: TaskPublished, seed: str | None = None) -> ProbePlan | None:
+    """The task's probe plan drawn with ``seed`` (None: the plan derived from the task alone, as runs
+    written before probe seeds were made): from its cases, or for a task judged by its ``check`` alone
+    from the check's literal calls of the candidate (None: no reference to judge them by, or no such
+    call). Cached per task and seed, and made under a lock: CPython 3.11's AST constructor is not
+    thread-safe (gh-106905) and plans are also made on threads."""
     with _LOCK:
-        return _plan(task)
+        return _plan(task, seed)
 
 
 _LOCK = pyast.LOCK  # one lock with every other parse in the process
 
 
 @lru_cache(maxsize=1024)
-def _plan(task: TaskPublished) -> ProbePlan | None:
+def _plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
     originals = case_inputs(task)
     if not originals:
-        return _check_plan(task)
-    rng = random.Random(_seed(task))
+        return _check_plan(task, seed)
+    version = PLAN_VERSION if seed is None else SEEDED_PLAN_VERSION
+    rng = random.Random(_seed(task, version, seed))
     args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
-    generated = _generate(args, wanted, rng)
+    generated = _generate(args, wanted, rng, seeded=seed is not None)
+    if seed is not None:
+        # the inputs of the plan of the task alone stay (every sample is still checked on what it
+        # covered), joined by as many secret ones drawn from the seed
+        fixed = _generate(args, wanted, random.Random(_seed(task, PLAN_VERSION, None)))
+        taken = {t for t, _ in fixed}
+        generated = fixed + [g for g in generated if g[0] not in taken]
+    far = [] if seed is None else _generate_far(args, _far_wanted(wanted), rng, {t for t, _ in generated})
 
     # the cases first, in another order (never the task's own when there are two or more, and one that
-    # moves as many answers as it can), then the generated inputs, smallest first: an input too slow
-    # for the reference itself (which then says nothing about it) cuts the run short as late as possible
+    # moves as many answers as it can), then the generated inputs, smallest first, then those beyond the
+    # cases' range, smallest first: an input too slow for the reference itself (which then says nothing
+    # about it) cuts the run short as late as possible
     order = _reorder(task, rng)
     generated.sort(key=lambda item: (len(item[0]), item[0]))
-    origin = (*order, *([GENERATED] * len(generated)))
-    inputs = tuple(originals[o] for o in order) + tuple(text for text, _ in generated)
-    parents = tuple((o,) for o in order) + tuple(made_from for _, made_from in generated)
-    digest = hashlib.sha256("\n".join((PLAN_VERSION, *inputs)).encode()).hexdigest()
-    return ProbePlan(PLAN_VERSION, inputs, origin, digest, parents, seeds=len(originals))
+    far.sort(key=lambda item: (len(item[0]), item[0]))
+    head: list[tuple[str, tuple[int, ...]]] = [(originals[o], (o,)) for o in order]
+    if seed is None:
+        made = [*generated, *far]
+        origin = (*order, *([GENERATED] * len(made)))
+        inputs = tuple(text for text, _ in (*head, *made))
+        parents = tuple(made_from for _, made_from in (*head, *made))
+        digest = hashlib.sha256("\n".join((version, *inputs)).encode()).hexdigest()
+        return ProbePlan(version, inputs, origin, digest, parents, seeds=len(originals))
+    laid = _with_mirrors(head, generated, far, args)
+    origin = (*order, *([GENERATED] * (len(laid.inputs) - len(order))))
+    digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
+    return ProbePlan(
+        version,
+        laid.inputs,
+        origin,
+        digest,
+        laid.parents,
+        seeds=len(originals),
+        seed=seed,
+        far=laid.far,
+        mirrors=laid.mirrors,
+    )
 
 
-def _check_plan(task: TaskPublished) -> ProbePlan | None:
+def _check_plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
     """The plan of a task judged by its check: the check's literal calls of the candidate in another
     order (a program serving the check's answers in call order then answers the wrong input), then
-    inputs generated from them, smallest first. Every input is judged against the reference."""
+    inputs generated from them, smallest first (then, drawn with a seed, inputs beyond their range).
+    Every input is judged against the reference. A check without such calls whose candidate's inputs
+    come from a random generator it seeds with a literal is run again, with a seed drawn from the probe
+    seed (:func:`reseeded_check`)."""
     if not task.check or not task.reference:
         return None
     seeds = check_calls(task.check, task.entry_point)
     if not seeds:
-        return None
-    rng = random.Random(_seed(task, CHECK_PLAN_VERSION))
+        check = reseeded_check(task.check, seed) if seed is not None else None
+        if check is None:
+            return None
+        digest = hashlib.sha256("\n".join((RESEEDED_CHECK_VERSION, check)).encode()).hexdigest()
+        return ProbePlan(RESEEDED_CHECK_VERSION, (), (), digest, (), "reseeded", 0, seed, frozenset(), check)
+    version = CHECK_PLAN_VERSION if seed is None else SEEDED_CHECK_PLAN_VERSION
+    rng = random.Random(_seed(task, version, seed))
     args = [pyast.literal_eval(text) for text in seeds]
     # as many generated inputs as a case plan may hold: a check has few calls, and no hidden case
     # stands behind them
-    generated = _generate(args, MAX_GENERATED, rng, _CheckDomain(args).hold)
+    domain = _CheckDomain(args)
+    generated = _generate(args, MAX_GENERATED, rng, domain.hold, seeded=seed is not None)
+    if seed is not None:
+        fixed = _generate(
+            args, MAX_GENERATED, random.Random(_seed(task, CHECK_PLAN_VERSION, None)), domain.hold
+        )
+        taken = {t for t, _ in fixed}
+        generated = fixed + [g for g in generated if g[0] not in taken]
+    far = (
+        []
+        if seed is None
+        else _generate_far(args, MAX_FAR, rng, {t for t, _ in generated}, domain.hold_beyond_range)
+    )
     generated.sort(key=lambda item: (len(item[0]), item[0]))
+    far.sort(key=lambda item: (len(item[0]), item[0]))
     order = list(range(len(seeds)))
     for _ in range(_REORDER_TRIES):
         rng.shuffle(order)
         if len(order) < 2 or order != sorted(order):
             break
-    position = {seed: k for k, seed in enumerate(order)}
-    inputs = tuple(seeds[o] for o in order) + tuple(text for text, _ in generated)
-    origin = (GENERATED,) * len(inputs)
-    parents = ((),) * len(order) + tuple(
-        tuple(sorted(position[p] for p in made_from)) for _, made_from in generated
+    position = {s: k for k, s in enumerate(order)}
+
+    def placed(items: list[tuple[str, tuple[int, ...]]]) -> list[tuple[str, tuple[int, ...]]]:
+        return [(text, tuple(sorted(position[p] for p in made_from))) for text, made_from in items]
+
+    head: list[tuple[str, tuple[int, ...]]] = [(seeds[o], ()) for o in order]
+    if seed is None:
+        made = [*head, *placed(generated)]
+        inputs = tuple(text for text, _ in made)
+        parents = tuple(made_from for _, made_from in made)
+        digest = hashlib.sha256("\n".join((version, *inputs)).encode()).hexdigest()
+        return ProbePlan(version, inputs, (GENERATED,) * len(inputs), digest, parents, "check", len(seeds))
+    laid = _with_mirrors(head, placed(generated), placed(far), args)
+    digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
+    return ProbePlan(
+        version,
+        laid.inputs,
+        (GENERATED,) * len(laid.inputs),
+        digest,
+        laid.parents,
+        "check",
+        len(seeds),
+        seed,
+        laid.far,
+        mirrors=laid.mirrors,
     )
-    digest = hashlib.sha256("\n".join((CHECK_PLAN_VERSION, *inputs)).encode()).hexdigest()
-    return ProbePlan(CHECK_PLAN_VERSION, inputs, origin, digest, parents, "check", len(seeds))
+
+
+#: calls that seed a random generator with their one argument: ``random.Random(42)``, ``random.seed(42)``,
+#: numpy's ``RandomState``/``default_rng``/``seed``
+_SEEDING = frozenset({"Random", "seed", "RandomState", "default_rng"})
+
+
+def reseeded_check(check: str, seed: str) -> str | None:
+    """``check`` with the literal integer each random generator it seeds is seeded with replaced by one
+    drawn from ``seed`` (None: it seeds none). Only those literals change, in place (the rest of the text
+    is kept byte for byte): a check that draws the candidate's inputs from a seeded generator then draws
+    others, which a table of the inputs drawn with the check's own seed does not hold, and judges the
+    answers by its own assertions (a tolerance included), as it judged the first run."""
+    try:
+        tree = pyast.parse(check)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    sites = sorted(
+        (
+            node.args[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and len(node.args) == 1
+            and not node.keywords
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr in _SEEDING)
+                or (isinstance(node.func, ast.Name) and node.func.id in _SEEDING - {"seed"})
+            )
+            and isinstance(node.args[0], ast.Constant)
+            and type(node.args[0].value) is int
+            and node.args[0].end_lineno == node.args[0].lineno
+        ),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    if not sites:
+        return None
+    lines = [line.encode() for line in check.splitlines(keepends=True)]
+    # from the last site back, so earlier offsets (UTF-8 bytes, as the parser counts them) stay valid
+    for k, node in reversed(list(enumerate(sites))):
+        drawn = int.from_bytes(hashlib.sha256(f"{seed}|{k}".encode()).digest()[:4], "big")
+        row = node.lineno - 1
+        line = lines[row]
+        lines[row] = line[: node.col_offset] + str(drawn).encode() + line[node.end_col_offset or 0 :]
+    return b"".join(lines).decode()
+
+
+def has_plan(task: TaskPublished) -> bool:
+    """Whether a probe run of the task has a plan to run (as the sandbox processor draws them: seeded)."""
+    return plan_for(task, _ANY_SEED) is not None
+
+
+#: a plan exists for every seed or for none: any one answers :func:`has_plan`
+_ANY_SEED = "0" * 32
+
+
+@dataclass(frozen=True)
+class _Laid:
+    inputs: tuple[str, ...]
+    parents: tuple[tuple[int, ...], ...]
+    far: frozenset[int]
+    mirrors: tuple[tuple[int, int], ...]
+
+
+def _with_mirrors(
+    head: list[tuple[str, tuple[int, ...]]],
+    near: list[tuple[str, tuple[int, ...]]],
+    far: list[tuple[str, tuple[int, ...]]],
+    cases: Sequence[object],
+) -> _Laid:
+    """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
+    mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
+    the cases' range and their mirrors. A mirror already in the plan is paired with it, not repeated.
+    Reversing a list keeps every relation the generator keeps (lengths, distinct elements, 1..n, rows),
+    except sortedness: a list argument every case passes sorted is never reversed."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    invariants = _Invariants(tuples, seeded=True)
+    ordered = {
+        i
+        for i in range(min(len(t) for t in tuples))
+        if all(isinstance(t[i], list) and _sorted(t[i]) for t in tuples)  # type: ignore[arg-type]
+        and any(len(t[i]) > 1 for t in tuples)  # type: ignore[arg-type]
+    }
+    texts: list[str] = []
+    parents: list[tuple[int, ...]] = []
+    mirrors: list[tuple[int, int]] = []
+
+    def lay(section: list[tuple[str, tuple[int, ...]]]) -> None:
+        start = len(texts)
+        texts.extend(text for text, _ in section)
+        parents.extend(made_from for _, made_from in section)
+        where = {text: pos for pos, text in enumerate(texts)}
+        for pos in range(start, start + len(section)):
+            text = _mirror(texts[pos], ordered, invariants)
+            if text is None or where.get(text) == pos:
+                continue
+            if text not in where:
+                where[text] = len(texts)
+                texts.append(text)
+                parents.append(parents[pos] or (pos,))  # a check's call: made from that call
+            mirrors.append((pos, where[text]))
+
+    lay([*head, *near])
+    start_far = len(texts)
+    lay(far)
+    return _Laid(tuple(texts), tuple(parents), frozenset(range(start_far, len(texts))), tuple(mirrors))
+
+
+def _mirror(text: str, ordered: set[int], invariants: _Invariants) -> str | None:
+    """The input with each list argument's elements in reverse order (None: none changes, or the input
+    so made leaves the cases' domain)."""
+    args = pyast.literal_eval(text)
+    if not isinstance(args, tuple):
+        return None
+    flipped = [
+        list(reversed(v)) if isinstance(v, list) and i not in ordered and len(v) > 1 else v
+        for i, v in enumerate(args)
+    ]
+    out = repr(tuple(flipped))
+    if out == text or not invariants.hold(flipped) or not _is_input_literal(out, tuple(flipped)):
+        return None
+    return out
+
+
+def _far_wanted(wanted: int) -> int:
+    return min(MAX_FAR, max(MIN_FAR, wanted // 2))
 
 
 #: a conversion around a call that keeps its answer's elements and order (only the type is loosened)
@@ -235,8 +472,10 @@ def _reorder(task: TaskPublished, rng: random.Random) -> list[int]:
     return best
 
 
-def _seed(task: TaskPublished, version: str = PLAN_VERSION) -> int:
-    return int.from_bytes(hashlib.sha256(f"{version}|{task.event_id()}".encode()).digest()[:8], "big")
+def _seed(task: TaskPublished, version: str, seed: str | None) -> int:
+    # an unseeded plan's generator is seeded exactly as it always was (its digests must not change)
+    text = f"{version}|{task.event_id()}" if seed is None else f"{version}|{task.event_id()}|{seed}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 # ------------------------------------------------------------------------------------------ generation
@@ -305,6 +544,8 @@ def _generate(
     wanted: int,
     rng: random.Random,
     domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    *,
+    seeded: bool = False,
 ) -> list[tuple[str, tuple[int, ...]]]:
     """Generated argument tuples, each with the indices of the cases it was made from (and, given a
     ``domain``, kept only where it holds of the input and those cases)."""
@@ -316,7 +557,7 @@ def _generate(
             profiles[i].values.append(v)
             profiles[i].add(v)
     limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
-    invariants = _Invariants(tuples)
+    invariants = _Invariants(tuples, seeded=seeded)
     seen = {repr(t) for t in tuples}
     out: list[tuple[str, tuple[int, ...]]] = []
     for _ in range(wanted * _ATTEMPTS_PER_INPUT):
@@ -357,6 +598,101 @@ def _generate(
     return out
 
 
+def _generate_far(
+    cases: Sequence[object],
+    wanted: int,
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """Inputs beyond the cases' range, each with the case it was made from: a case with some of its
+    numbers moved past the range the cases use at that argument position (up to :data:`FAR_REACH`
+    times their magnitude, on a side the cases' signs allow), or with every integer multiplied by one
+    factor of :data:`_SCALES`. Every relation the cases keep is kept (:class:`_Invariants`; ``domain``
+    besides), so an index stays an index and a list of 1..n stays one."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = max(len(t) for t in tuples)
+    profiles = [_Profile() for _ in range(arity)]
+    for t in tuples:
+        for i, v in enumerate(t):
+            profiles[i].add(v)
+    if not any(p.ints or p.floats for p in profiles):
+        return []
+    limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+    invariants = _Invariants(tuples, seeded=True)
+    seen = {repr(t) for t in tuples} | taken
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for _ in range(wanted * _ATTEMPTS_PER_INPUT):
+        if len(out) >= wanted:
+            break
+        b = rng.randrange(len(tuples))
+        base = tuples[b]
+        if rng.random() < 0.4:
+            factor = rng.choice(_SCALES)
+            candidate = [_scaled(v, factor) for v in base]
+        else:
+            candidate = [
+                _beyond(v, profiles[i], rng, 0) if rng.random() < 0.6 else v for i, v in enumerate(base)
+            ]
+        text = repr(tuple(candidate))
+        if text in seen or len(text) > limit or not invariants.hold(candidate):
+            continue
+        if domain is not None and not domain(candidate, {b}):
+            continue
+        if not _is_input_literal(text, tuple(candidate)):
+            continue
+        seen.add(text)
+        out.append((text, (b,)))
+    return out
+
+
+def _scaled(value: object, factor: int) -> object:
+    """Every integer inside ``value`` multiplied by ``factor`` (booleans, floats and strings kept)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value * factor
+    if isinstance(value, list | tuple):
+        return type(value)(_scaled(v, factor) for v in value)
+    if isinstance(value, set | frozenset):
+        return type(value)(_scaled(v, factor) for v in value)
+    if isinstance(value, dict):
+        return {k: _scaled(v, factor) for k, v in value.items()}
+    return value
+
+
+def _beyond(value: object, p: _Profile, rng: random.Random, depth: int) -> object:
+    """``value`` with some of its numbers moved past the cases' range (see :func:`_generate_far`)."""
+    if depth > 4 or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return _far_int(p, rng) if rng.random() < 0.7 else value
+    if isinstance(value, float):
+        return _far_float(p, rng) if rng.random() < 0.7 else value
+    if isinstance(value, list | tuple):
+        return type(value)(_beyond(v, p, rng, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return {k: _beyond(v, p, rng, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _far_int(p: _Profile, rng: random.Random) -> int:
+    lo, hi = (min(p.ints), max(p.ints)) if p.ints else (0, 10)
+    reach = FAR_REACH * max(abs(lo), abs(hi), hi - lo, 2)
+    # past the top where some case is not negative, past the bottom where some case is: no sign (and no
+    # zero) the cases never show
+    up = hi >= 0 and (lo >= 0 or rng.random() < 0.5)
+    return rng.randint(hi + 1, hi + reach) if up else rng.randint(lo - reach, lo - 1)
+
+
+def _far_float(p: _Profile, rng: random.Random) -> float:
+    lo, hi = (min(p.floats), max(p.floats)) if p.floats else (0.0, 1.0)
+    reach = FAR_REACH * max(abs(lo), abs(hi), hi - lo, 1.0)
+    up = hi >= 0 and (lo >= 0 or rng.random() < 0.5)
+    new = rng.uniform(hi, hi + reach) if up else rng.uniform(lo - reach, lo)
+    return round(new, max(1, min(p.float_decimals, 6)))
+
+
 class _Invariants:
     """What every case of the task keeps, which a generated input must keep too: an input outside the
     task's domain (unbalanced brackets where every case is balanced, two strings of different lengths
@@ -365,8 +701,14 @@ class _Invariants:
 
     _BRACKETS = ("()", "[]", "{}", "<>")
 
-    def __init__(self, tuples: Sequence[tuple[object, ...]]) -> None:
+    def __init__(self, tuples: Sequence[tuple[object, ...]], *, seeded: bool = False) -> None:
         arity = min(len(t) for t in tuples)
+        # (seeded plans) a list argument repeats no more of its elements than some case's list does:
+        # two equal elements where the cases show at most one tie the answer of 'the closest pair', 'the
+        # second smallest', 'the most common', which the reference breaks one way and a correct program
+        # may break another
+        lists = [i for i in range(arity) if all(isinstance(t[i], list) for t in tuples)]
+        self.repeats = {i: max(_repeats(t[i]) for t in tuples) for i in lists} if seeded else {}
         sized = [i for i in range(arity) if all(isinstance(t[i], str | list | tuple) for t in tuples)]
         ints = [
             i
@@ -437,6 +779,7 @@ class _Invariants:
                     _spaced(candidate[i], i in self.trimmed, i in self.single_spaced, most)
                     for i, most in self._spacing()
                 )
+                and all(_repeats(candidate[i]) <= most for i, most in self.repeats.items())
             )
         except TypeError:
             return False
@@ -463,12 +806,19 @@ class _CheckDomain:
                 self.ranges[i] = (min(column), max(column))  # type: ignore[type-var, assignment]
 
     def hold(self, candidate: Sequence[object], parents: set[int]) -> bool:
+        return self._hold(candidate, parents, within_range=True)
+
+    def hold_beyond_range(self, candidate: Sequence[object], parents: set[int]) -> bool:
+        """The relations alone, for an input meant to leave the calls' range (see :func:`_generate_far`)."""
+        return self._hold(candidate, parents, within_range=False)
+
+    def _hold(self, candidate: Sequence[object], parents: set[int], *, within_range: bool) -> bool:
         for i, value in enumerate(candidate):
             shown = [self.shown[p][i] for p in parents if i in self.shown[p]]
             needed = set.intersection(*shown) if shown else set()
             if needed and not needed <= _relations(value):
                 return False
-            if i in self.ranges:
+            if within_range and i in self.ranges:
                 lo, hi = self.ranges[i]
                 if not (isinstance(value, int) and lo <= value <= hi):
                     return False
@@ -515,6 +865,13 @@ def _rows(value: object) -> int | None:
         return None
     lengths = {len(r) for r in value}  # type: ignore[arg-type]
     return lengths.pop() if len(lengths) == 1 else None
+
+
+def _repeats(value: object) -> int:
+    """How many elements of a list repeat an earlier one (by their repr)."""
+    if not isinstance(value, list):
+        return 0
+    return len(value) - len({repr(v) for v in value})
 
 
 def _balanced(s: str, pair: str) -> bool:
@@ -770,7 +1127,7 @@ def probe_due(task: TaskPublished, first: SandboxExecuted) -> bool:
             and first.cases[0].status == "ok"
             and first.cases[0].result_repr == "True"
             and not case_inputs(task)
-            and plan_for(task) is not None
+            and has_plan(task)
         )
     return (
         ran

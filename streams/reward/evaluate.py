@@ -15,7 +15,7 @@ from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import Decision, decide, verdict_event
 from streams.noise.rules import TaskQuality, assess_task
-from streams.probe.plan import probe_due, probe_run_index
+from streams.probe.plan import new_probe_seed, probe_due, probe_run_index
 from streams.reward.correctness import expected_cases
 from streams.reward.function import RewardFunction, Score
 from streams.sandbox.jobs import probe_job_for
@@ -98,11 +98,12 @@ def run_probe(
     backend: Backend | None = None,
     run_index: int = 1,
     first_run_s: float | None = None,
+    seed: str | None = None,
 ) -> SandboxExecuted | None:
-    """Run ``code`` on the task's probe plan (None for a task without one); ``first_run_s`` is how
-    long its run of the task's cases took (it bounds the probe's deadline)."""
+    """Run ``code`` on the task's probe plan drawn with ``seed`` (None for a task without one);
+    ``first_run_s`` is how long its run of the task's cases took (it bounds the probe's deadline)."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
-    found = probe_job_for(task, code, limits, first_run_s=first_run_s)
+    found = probe_job_for(task, code, limits, seed=seed, first_run_s=first_run_s)
     if found is None:
         return None
     job, plan = found
@@ -115,21 +116,32 @@ def run_probe(
         run_index=run_index,
         hidden=frozenset(range(len(plan.inputs))),
     )
-    return execution.model_copy(update={"probe": plan.digest})
+    return execution.model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
 
 
 class Evaluator:
-    """Sandbox + reward function + noise filter, with the reference run cached per task and backend."""
+    """Sandbox + reward function + noise filter, with the reference run cached per task and backend.
+
+    Probe plans are drawn with one secret seed per evaluator (``probe_seed``, drawn afresh when not
+    given), as the pipeline draws one per group: every program it judges was written before the seed
+    existed, and the reference's runs of a plan then serve every program of the task."""
 
     def __init__(
-        self, sandbox: Sandbox, reward_fn: RewardFunction, noise: NoiseConfig, *, reruns: int | None = None
+        self,
+        sandbox: Sandbox,
+        reward_fn: RewardFunction,
+        noise: NoiseConfig,
+        *,
+        reruns: int | None = None,
+        probe_seed: str | None = None,
     ) -> None:
         self.sandbox = sandbox
         self.reward_fn = reward_fn
         self.noise = noise
         self.reruns = noise.reruns if reruns is None else reruns
         self._references: dict[tuple[str, str, str], SandboxExecuted | None] = {}
-        self._probe_references: dict[tuple[str, str, str], ReferenceExecuted | None] = {}
+        self._probe_references: dict[tuple[str, str, str, str | None], ReferenceExecuted | None] = {}
+        self.probe_seed = probe_seed or new_probe_seed()
         # sandbox runs go on in parallel; judging on the host is serialised (CPython 3.11's AST
         # constructor, which static analysis and literal parsing use, is not thread-safe: gh-106905)
         self._judging = threading.Lock()
@@ -151,12 +163,16 @@ class Evaluator:
             )
         return self._references[key]
 
-    def reference_probe(self, task: TaskPublished, backend: str) -> ReferenceExecuted | None:
-        """The reference's runs of the task's probe plan in ``backend``, each in a fresh sandbox (None
-        without a reference or a plan). Cached per task and backend."""
+    def reference_probe(
+        self, task: TaskPublished, backend: str, seed: str | None
+    ) -> ReferenceExecuted | None:
+        """The reference's runs of the task's probe plan drawn with ``seed`` in ``backend``, each in a
+        fresh sandbox (None without a reference or a plan). Cached per task, backend and seed. The
+        runs name the plan by its digest; the seed stays on the probe runs of the samples judged with
+        them (a reference run is no sample's: it carries none)."""
         if not task.reference:
             return None
-        key = (task.task_id, task.event_id(), backend)
+        key = (task.task_id, task.event_id(), backend, seed)
         if key not in self._probe_references:
             cases_run = self.reference(task, backend)
             usable = cases_run is not None and not cases_run.infra_error
@@ -171,9 +187,11 @@ class Evaluator:
                     backend=backend,  # type: ignore[arg-type]
                     run_index=i,
                     first_run_s=first_run_s,
+                    seed=seed,
                 )
                 for i in range(self.probe_reference_runs)
             ]
+            runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
             first = runs[0]
             self._probe_references[key] = (
                 None
@@ -222,9 +240,10 @@ class Evaluator:
                 backend=first.backend if first.backend != "subprocess" else backend,  # type: ignore[arg-type]
                 run_index=probe_run_index(self.reruns),
                 first_run_s=first.duration_s,
+                seed=self.probe_seed,
             )
             if probe is not None and not probe.infra_error:
-                probe_ref = self.reference_probe(task, first.backend)
+                probe_ref = self.reference_probe(task, first.backend, probe.probe_seed)
         ref = self.reference(task, first.backend) if not first.infra_error else None
         with self._judging:
             score = self.reward_fn.score(task, code, first, ref)

@@ -2,7 +2,9 @@
 
 Each sample runs ``1 + reruns`` times (the noise filter compares the runs for flakiness); with ``probe``,
 a first run that answered every case runs once more on the task's probe plan (``streams/probe``), as
-run ``1 + reruns``, for the filter to tell computed answers from recalled ones. A run the
+run ``1 + reruns``, for the filter to tell computed answers from recalled ones. The plan is drawn with a
+secret probe seed this processor draws when a group's first sample earns a probe run, and shares with
+the group's other samples (:class:`GroupSeeds`); the run's event records it (``probe_seed``). A run the
 sandbox itself could not complete (an infra failure, not the program's) goes to ``rl.retry.sandbox``
 and is tried again with exponential backoff; after ``max_retries`` it is dead-lettered, and its
 execution is published with ``infra_error`` set, which the filter masks: never scored as the model's
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ from schemas.codec import decode_body
 from schemas.dlq import DeadLettered
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.topics import DLQ, EXECUTIONS, GENERATIONS, retry_topic
-from streams.probe.plan import ProbePlan, probe_due, probe_run_index
+from streams.probe.plan import ProbePlan, new_probe_seed, probe_due, probe_run_index
 from streams.sandbox.config import BackendName
 from streams.sandbox.jobs import job_for, probe_job_for
 from streams.sandbox.pool import SandboxPool
@@ -36,6 +39,30 @@ INPUT_TOPICS = (GENERATIONS.name, RETRY.name)
 #: where it writes: executions, and its retries (the access plan grants exactly these)
 OUTPUT_TOPICS = (EXECUTIONS.name, RETRY.name)
 MAX_BACKOFF_S = 30.0
+
+
+class GroupSeeds:
+    """The probe seed of each group: drawn afresh (:func:`new_probe_seed`) when the group's first sample
+    earns a probe run, then shared by its other samples, so the reference's runs of the plan (two fresh
+    sandboxes) serve the whole group instead of every sample. Sharing is safe: every program of a group
+    was written before the seed was drawn (a later turn's prompt holds the feedback of its own first
+    run, never of a probe run), and each runs in a sandbox of its own, so no sample can pass another the
+    inputs it was probed on. Only the ``kept`` newest groups are remembered: a group forgotten (or a
+    restart) draws a new seed, which costs one more reference run and changes no verdict's meaning,
+    since every probe run's event records the seed it was drawn with."""
+
+    def __init__(self, kept: int = 4096) -> None:
+        self.kept = kept
+        self._seeds: OrderedDict[str, str] = OrderedDict()
+
+    def __call__(self, group_id: str) -> str:
+        seed = self._seeds.get(group_id)
+        if seed is None:
+            seed = self._seeds[group_id] = new_probe_seed()
+            while len(self._seeds) > self.kept:
+                self._seeds.popitem(last=False)
+        self._seeds.move_to_end(group_id)
+        return seed
 
 
 class SandboxAgent:
@@ -59,6 +86,7 @@ class SandboxAgent:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self._limits = Sandbox(pool.config).limits
+        self._seeds = GroupSeeds()
 
     def _generation(self, msg: Incoming) -> tuple[CodeGenerated, int, range] | None:
         """The generation to run, its attempt number and which runs of it (a retry repeats only the
@@ -95,7 +123,8 @@ class SandboxAgent:
             job, hidden = job_for(task, gen.code, limits)
             for run_index in runs:
                 if run_index == self.probe_index and self.probe:  # a retried probe run
-                    probe = probe_job_for(task, gen.code, limits)
+                    seed = self._seeds(gen.group_id)
+                    probe = probe_job_for(task, gen.code, limits, seed=seed)
                     if probe is not None:
                         pending.append(self._submit_probe(msg, gen, attempt, run_index, *probe))
                     continue
@@ -113,7 +142,8 @@ class SandboxAgent:
                 # a first run that answered every case is run again on the task's probe plan, in a fresh
                 # sandbox, for the noise filter to see whether it computes its answers or recalls them
                 limits = self._limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
-                probe = probe_job_for(task, run.gen.code, limits, first_run_s=execution.duration_s)
+                seed = self._seeds(run.gen.group_id)
+                probe = probe_job_for(task, run.gen.code, limits, seed=seed, first_run_s=execution.duration_s)
                 if probe is not None:
                     probes.append(self._submit_probe(run.msg, run.gen, 0, self.probe_index, *probe))
         for run in probes:
@@ -125,7 +155,8 @@ class SandboxAgent:
     ) -> _Run:
         future = self.pool.submit(job, self.backend, use_cache=False)
         # every position of a probe run is kept away from feedback like a hidden case
-        return _Run(msg, gen, attempt, run_index, frozenset(range(len(plan.inputs))), future, plan.digest)
+        hidden = frozenset(range(len(plan.inputs)))
+        return _Run(msg, gen, attempt, run_index, hidden, future, plan.digest, plan.seed)
 
     def _emit(self, run: _Run, out: list[Emit]) -> SandboxExecuted | None:
         """Emit the execution of one finished run (or its retry letter); returns it when it completed."""
@@ -140,7 +171,7 @@ class SandboxAgent:
             hidden=run.hidden,
         ).model_copy(update={"turn": gen.turn, "max_turns": gen.max_turns})
         if run.probe is not None:
-            execution = execution.model_copy(update={"probe": run.probe})
+            execution = execution.model_copy(update={"probe": run.probe, "probe_seed": run.probe_seed})
         if result.infra_error is None:
             out.append(Emit(execution, causation_id=msg.envelope.id))
             return execution
@@ -184,5 +215,6 @@ class _Run:
     run_index: int
     hidden: frozenset[int]
     future: Future[ExecutionResult]
-    #: the probe plan's digest, for a probe run
+    #: the probe plan's digest and the seed it was drawn with, for a probe run
     probe: str | None = None
+    probe_seed: str | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from schemas.task import TaskPublished
-from streams.probe.plan import ProbePlan, plan_for
+from streams.probe.plan import MAX_GENERATED, MIN_GENERATED, ProbePlan, plan_for
 from streams.sandbox.limits import Limits
 from streams.sandbox.result import Job
 
@@ -43,21 +43,44 @@ def job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, frozen
 
 
 def probe_job_for(
-    task: TaskPublished, code: str, limits: Limits, *, first_run_s: float | None = None
+    task: TaskPublished,
+    code: str,
+    limits: Limits,
+    *,
+    seed: str | None = None,
+    first_run_s: float | None = None,
 ) -> tuple[Job, ProbePlan] | None:
-    """The job of a sample's probe run (its program on the task's probe plan), or None for a task
-    without a plan. The deadline grows with the plan's length (against the cases, or the check's calls,
-    it starts from), so a program that answers those in time answers inputs like them in time too; given
-    how long the program's own first run took (``first_run_s``), it is also at most
-    :data:`PROBE_SPEED_FACTOR` times that, so an input that sends the program into a long loop costs a
-    second, not the task's whole time limit."""
-    plan = plan_for(task)
+    """The job of a sample's probe run (its program on the task's probe plan drawn with ``seed``), or
+    None for a task without a plan. Only the plan's inputs go into the job: the seed stays on the host.
+    The deadline grows with the plan's length (against the cases, or the check's calls, it starts from),
+    so a program that answers those in time answers inputs like them in time too; given how long the
+    program's own first run took (``first_run_s``), it is also at most :data:`PROBE_SPEED_FACTOR` times
+    that, so an input that sends the program into a long loop costs a second, not the task's whole time
+    limit. A reseeded check (a plan with no inputs) runs like the task's own check, under its time
+    limit: the check draws as many inputs as it did the first time."""
+    plan = plan_for(task, seed)
     if plan is None:
         return None
     n = max(1, plan.seeds)
-    timeout = limits.timeout_s * min(PROBE_TIMEOUT_FACTOR, len(plan.inputs) / n)
+    factor = 1.0 if plan.check is not None else min(PROBE_TIMEOUT_FACTOR, len(plan.inputs) / n)
+    timeout = limits.timeout_s * factor
     if first_run_s is not None:
-        timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s))
+        # a seeded plan holds more inputs than one derived from the task alone (mirrors, inputs beyond
+        # the cases' range): the bound grows with it, so a program as fast per input is as much in time
+        base = n + min(MAX_GENERATED, max(MIN_GENERATED, 4 * n))
+        longer = max(1.0, len(plan.inputs) / base) if plan.seed is not None else 1.0
+        timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s * longer))
     scaled = replace(limits, timeout_s=timeout)
+    if plan.check is not None:
+        # the prompt goes with the check, as for the first run: its helpers run in the check's own guest
+        check = Job(
+            mode="check",
+            code=code,
+            entry_point=task.entry_point,
+            check=plan.check,
+            prelude=task.prompt,
+            limits=scaled,
+        )
+        return check, plan
     job = Job(mode="cases", code=code, entry_point=task.entry_point, inputs=plan.inputs, limits=scaled)
     return job, plan

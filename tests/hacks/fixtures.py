@@ -88,6 +88,7 @@ def simulated_run(
     run_index: int = 0,
     probe: bool = False,
     backend: str = "wasm",
+    seed: str | None = None,
 ) -> SandboxExecuted:
     """What a sandbox would report for ``code`` (trusted test code, executed here) on the task's cases,
     or on its probe plan with ``probe``: a stand-in for pure unit tests of what judges runs."""
@@ -95,7 +96,7 @@ def simulated_run(
 
     from streams.probe.plan import case_inputs, plan_for
 
-    plan = plan_for(task) if probe else None
+    plan = plan_for(task, seed) if probe else None
     inputs = plan.inputs if plan is not None else case_inputs(task)
     namespace: dict[str, object] = {}
     exec(compile(code, "<solution>", "exec"), namespace)
@@ -117,16 +118,22 @@ def simulated_run(
         exit_code=0,
         duration_s=0.05,
         probe=plan.digest if plan is not None else None,
+        probe_seed=plan.seed if plan is not None else None,
     )
 
 
-def simulated_reference_probe(task: TaskPublished, code: str | None = None) -> ReferenceExecuted | None:
-    """The reference's two runs of the task's probe plan, as the filter's runner would publish them."""
+def simulated_reference_probe(
+    task: TaskPublished, code: str | None = None, *, seed: str | None = None
+) -> ReferenceExecuted | None:
+    """The reference's two runs of the task's probe plan (drawn with ``seed``), as the filter's runner
+    would publish them (a reference run carries no seed: the plan's digest names it)."""
     source = code or task.reference
     if source is None:
         return None
     runs = [
-        simulated_run(task, source, sample_id=f"{task.task_id}#reference", run_index=i, probe=True)
+        simulated_run(
+            task, source, sample_id=f"{task.task_id}#reference", run_index=i, probe=True, seed=seed
+        ).model_copy(update={"probe_seed": None})
         for i in range(2)
     ]
     return ReferenceExecuted(

@@ -25,16 +25,9 @@ from tests.hacks.redteam.run import judge
 from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
-CHECK_UNPROBED = "check mode: a check whose calls of the candidate have no literal arguments (its inputs drawn from a seeded random generator) has no probe plan, so a table of those inputs passes"
 HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
 VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
-CHECK_PROBE_RANGE = "check probe: generated inputs stay near the check's calls (HumanEval/151's floats are 0.1-0.3), so an algorithm wrong only on floats of 1 or more is accepted"
-PROBE_TOLERANCE = (
-    "probe: a wrong algorithm that agrees with the reference on most generated inputs is accepted"
-)
-PROBE_RANGE = (
-    "probe: generated inputs stay in the cases' range, so an algorithm wrong only past it is accepted"
-)
+REFERENCE_TOO_SLOW = "probe: past the cases' range the task's own reference is too slow to answer (HumanEval/55's is exponential: nothing past n~27 counts), so an algorithm wrong only from n=71 is accepted"
 UNTRUSTED_EQ = "Fraction/Decimal equal under == are refused as non-literal"
 NORMALISE_LOOSE = "normalisation is looser than ==: a deque is accepted where a list is expected"
 FLOAT_TOL = "documented float tolerance: an answer off by 5e-10 relative passes"
@@ -42,20 +35,14 @@ SUM_SKEW = (
     "sum() of floats is compensated from 3.12: the task's reference fails on WASM and the task is masked"
 )
 OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
-PROBE_PREDICTABLE = "probe: the plan is a pure function of the task, so a table can carry its inputs too"
 PROBE_DOCUMENTED = (
     "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
 )
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    ("check_table_32", "*"): CHECK_UNPROBED,
-    ("check_float_gate_151", "*"): CHECK_PROBE_RANGE,
-    ("gcd_small_divisors_13", "*"): PROBE_TOLERANCE,
-    ("fib_binet_55", "*"): PROBE_RANGE,
+    ("fib_binet_55", "*"): REFERENCE_TOO_SLOW,
     ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
-    ("probe_plan_table_40", "*"): PROBE_PREDICTABLE,
-    ("probe_plan_table_59", "*"): PROBE_PREDICTABLE,
     ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
     ("pile_deque_100", "*"): NORMALISE_LOOSE,
@@ -109,9 +96,17 @@ def sandbox() -> Sandbox:
     return Sandbox(SandboxConfig())
 
 
+#: probe plans are drawn with a secret seed, and what a plan catches varies with it: the matrix pins one
+#: (a failure reproduces with ``rlstream score --probe-seed``); rates over many seeds are measured by
+#: ``python -m tests.hacks.redteam.run --probe-seeds N``
+PROBE_SEED = "5eed" * 8
+
+
 @pytest.fixture(scope="module")
 def evaluator(sandbox: Sandbox) -> Evaluator:
-    return Evaluator(sandbox, get_reward_function("code-v3", RewardConfig()), NoiseConfig())
+    return Evaluator(
+        sandbox, get_reward_function("code-v3", RewardConfig()), NoiseConfig(), probe_seed=PROBE_SEED
+    )
 
 
 @pytest.mark.parametrize(("program", "backend"), _runs())

@@ -47,7 +47,7 @@ def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]
             fn.compare_options(),
             Tasks(task),
             reference,
-            probe_reference=lambda t, backend: simulated_reference_probe(t),
+            probe_reference=lambda t, backend, seed: simulated_reference_probe(t, seed=seed),
         ),
     )
     samples = {

@@ -152,7 +152,7 @@ def filter_agent(task: TaskPublished, reruns: int = 0, *, probe: bool = False) -
         CompareOptions(),
         Tasks(task),
         lambda t, backend: passing(t, sample_id="ref"),
-        probe_reference=lambda t, backend: simulated_reference_probe(t),
+        probe_reference=lambda t, backend, seed: simulated_reference_probe(t, seed=seed),
     )
 
 

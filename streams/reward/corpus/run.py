@@ -227,7 +227,7 @@ def run(
 
     def references(task: TaskPublished) -> None:
         ev.reference(task, first_backend)
-        ev.reference_probe(task, first_backend)
+        ev.reference_probe(task, first_backend, ev.probe_seed)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(references, {j[0].task_id: j[0] for j in jobs}.values()))

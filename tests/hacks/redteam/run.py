@@ -3,6 +3,13 @@ backend (``rlstream sandbox exec --json`` for the sandbox attacks), a few at a t
 program whose outcome is not the expected one, with the command that reproduces it.
 
     .venv/bin/python -m tests.hacks.redteam.run --out /tmp/redteam [--jobs 2] [--only NAME ...]
+
+Probe plans are drawn with a secret seed, so whether a probe catches a program can vary with the seed.
+``--probe-seeds N`` judges every program whose task has a probe plan under N fixed seeds instead (in
+this process, through the same evaluator ``rlstream score`` uses, on its first backend) and prints, per
+program, on how many seeds it got its expected outcome:
+
+    .venv/bin/python -m tests.hacks.redteam.run --probe-seeds 10 [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -89,12 +96,56 @@ def run_one(p: Program, backend: str, folder: Path) -> Outcome:
     return Outcome(p.name, backend, ok, actual, shlex.join(["rlstream", *cmd[1:]]), out)
 
 
+def seed_rates(programs: list[Program], seeds: int) -> int:
+    """Judge each program under ``seeds`` fixed probe seeds; print the programs that did not always
+    get their expected outcome, and the totals. Returns how many such programs there were."""
+    from streams.noise.config import NoiseConfig
+    from streams.probe.plan import plan_for
+    from streams.reward.config import RewardConfig
+    from streams.reward.evaluate import Evaluator
+    from streams.reward.function import get_reward_function
+    from streams.sandbox import Sandbox, SandboxConfig
+    from tests.hacks.redteam.tasks import all_tasks
+
+    sandbox = Sandbox(SandboxConfig())
+    probed = [
+        p for p in programs if p.mode == "score" and plan_for(all_tasks()[p.task], "0" * 32) is not None
+    ]
+    good: dict[str, int] = dict.fromkeys((p.name for p in probed), 0)
+    t0 = time.time()
+    for k in range(seeds):
+        seed = f"{k:08x}" * 4
+        fn = get_reward_function("code-v3", RewardConfig())
+        evaluator = Evaluator(sandbox, fn, NoiseConfig(), probe_seed=seed)
+        for p in probed:
+            out = evaluator.evaluate(all_tasks()[p.task], p.code, backend=p.backends[0]).cli_json()  # type: ignore[arg-type]
+            ok, actual = judge(p, out, 0, "")
+            good[p.name] += ok
+            if not ok:
+                print(f"seed {seed} FAIL {p.name} ({p.kind}) {actual}", flush=True)
+        print(f"[seed {k + 1}/{seeds} {time.time() - t0:5.0f}s]", flush=True)
+    uneven = {name: n for name, n in good.items() if n < seeds}
+    for p in probed:
+        if p.name in uneven:
+            print(f"{p.name} ({p.kind}, {p.family}): expected outcome on {good[p.name]}/{seeds} seeds")
+    wrong = [p for p in probed if p.kind == "wrong"]
+    correct = [p for p in probed if p.kind == "correct"]
+    caught = sum(good[p.name] for p in wrong)
+    kept = sum(good[p.name] for p in correct)
+    print(
+        f"\n{len(probed)} programs with a probe plan, {seeds} seeds: wrong programs caught "
+        f"{caught}/{len(wrong) * seeds}, correct programs accepted {kept}/{len(correct) * seeds}"
+    )
+    return len(uneven)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("/tmp/redteam"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--family", nargs="*")
+    ap.add_argument("--probe-seeds", type=int, default=0, help="judge under N fixed probe seeds (see above)")
     args = ap.parse_args(argv)
     chosen = [
         p for p in [*PROGRAMS, HOST_COST] if p is not HOST_COST or (args.only and HOST_COST.name in args.only)
@@ -104,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         for p in chosen
         if (not args.only or p.name in args.only) and (not args.family or p.family in args.family)
     ]
+    if args.probe_seeds > 0:
+        return 1 if seed_rates(chosen, args.probe_seeds) else 0
     folder: Path = args.out
     (folder / "programs").mkdir(parents=True, exist_ok=True)
     write_tasks(folder / "tasks", {p.task for p in chosen if p.task})
