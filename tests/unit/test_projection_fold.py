@@ -68,9 +68,9 @@ def test_golden_events_project_one_row_each_with_the_envelope_run_id() -> None:
     assert (move["policy_version"], move["pass_at_1"], move["tasks"], move["samples"]) == (5, 0.625, 8, 64)
     assert len(batch.rows[Group]) == 1
     # the one-turn runs (v1: run 0; v3: the sample's probe run, run 1) and the golden episode's second
-    # turn (v4) are three executions
+    # turn (v4) and its probe run drawn with a seed (v5, run 1) are four executions
     runs = sorted((x["turn"], x["run_index"]) for x in batch.rows[Execution].values())
-    assert runs == [(0, 0), (0, 1), (1, 0)]
+    assert runs == [(0, 0), (0, 1), (1, 0), (1, 1)]
     for execution in batch.rows[Execution].values():
         assert (execution["cases_total"], execution["cases_ok"], execution["backend"]) == (3, 2, "wasm")
     # the v1 golden reward (upcast), the v2 one and the v3 (final turn 1) one are three facts
