@@ -646,29 +646,35 @@ def _generate_far(
     return out
 
 
-def _scaled(value: object, factor: int) -> object:
-    """Every integer inside ``value`` multiplied by ``factor`` (booleans, floats and strings kept)."""
+def _scaled(value: object, factor: int, depth: int = 0) -> object:
+    """Every integer of ``value`` multiplied by ``factor``: an integer argument, or one in a flat list,
+    tuple, set or dict of them (booleans, floats and strings kept). Numbers inside nested containers (a
+    grid of the numbers 1..N², a list of pairs) are labels more often than magnitudes: kept."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
         return value * factor
-    if isinstance(value, list | tuple):
-        return type(value)(_scaled(v, factor) for v in value)
-    if isinstance(value, set | frozenset):
-        return type(value)(_scaled(v, factor) for v in value)
+    if depth > 0:
+        return value
+    if isinstance(value, list | tuple | set | frozenset):
+        return type(value)(_scaled(v, factor, depth + 1) for v in value)
     if isinstance(value, dict):
-        return {k: _scaled(v, factor) for k, v in value.items()}
+        return {k: _scaled(v, factor, depth + 1) for k, v in value.items()}
     return value
 
 
 def _beyond(value: object, p: _Profile, rng: random.Random, depth: int) -> object:
-    """``value`` with some of its numbers moved past the cases' range (see :func:`_generate_far`)."""
-    if depth > 4 or isinstance(value, bool):
+    """``value`` with some of its numbers moved past the cases' range (see :func:`_generate_far`): a
+    number argument, or numbers of a flat list, tuple or dict (nested containers kept, as in
+    :func:`_scaled`)."""
+    if isinstance(value, bool):
         return value
     if isinstance(value, int):
         return _far_int(p, rng) if rng.random() < 0.7 else value
     if isinstance(value, float):
         return _far_float(p, rng) if rng.random() < 0.7 else value
+    if depth > 0:
+        return value
     if isinstance(value, list | tuple):
         return type(value)(_beyond(v, p, rng, depth + 1) for v in value)
     if isinstance(value, dict):
