@@ -31,15 +31,15 @@ def job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, frozen
             limits=limits,
         )
         return job, frozenset(range(len(task.tests), len(cases)))
-    # the prompt goes with the check: its helpers run in the check's own guest, not the program's
+    return check_job(task, code, task.check, limits), frozenset()
+
+
+def check_job(task: TaskPublished, code: str, check: str, limits: Limits) -> Job:
+    """A check-mode job of ``check``; the prompt goes with the check: its helpers run in the check's own
+    guest, not the program's."""
     return Job(
-        mode="check",
-        code=code,
-        entry_point=task.entry_point,
-        check=task.check,
-        prelude=task.prompt,
-        limits=limits,
-    ), frozenset()
+        mode="check", code=code, entry_point=task.entry_point, check=check, prelude=task.prompt, limits=limits
+    )
 
 
 def probe_job_for(
@@ -72,15 +72,6 @@ def probe_job_for(
         timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s * longer))
     scaled = replace(limits, timeout_s=timeout)
     if plan.check is not None:
-        # the prompt goes with the check, as for the first run: its helpers run in the check's own guest
-        check = Job(
-            mode="check",
-            code=code,
-            entry_point=task.entry_point,
-            check=plan.check,
-            prelude=task.prompt,
-            limits=scaled,
-        )
-        return check, plan
+        return check_job(task, code, plan.check, scaled), plan
     job = Job(mode="cases", code=code, entry_point=task.entry_point, inputs=plan.inputs, limits=scaled)
     return job, plan
