@@ -273,7 +273,12 @@ def _build_execution_side(
     reward_fn = get_reward_function(settings.reward_function, settings.reward)
 
     def evaluator() -> Evaluator:
-        return Evaluator(Sandbox(sandbox_config), reward_fn, settings.noise)
+        return Evaluator(
+            Sandbox(sandbox_config),
+            reward_fn,
+            settings.noise,
+            cache_entries=settings.pipeline.reference_cache_entries,
+        )
 
     def reference_runner(on: Evaluator) -> Callable[[TaskPublished, str], SandboxExecuted | None]:
         return lambda task, backend: on.reference(task, backend)

@@ -75,3 +75,7 @@ class PipelineConfig(BaseModel):
     #: seconds of stream time after it was: long enough to recognise any re-delivered record, short
     #: enough that state and restore time stay bounded by the work in flight
     state_grace_s: float = Field(default=3600.0, gt=0)
+    #: reference runs a reward or filter worker keeps in memory (per task and backend, and per probe
+    #: seed: one per group): the least recently used go first, so memory stays flat on a long backlog;
+    #: one evicted and needed again is run again
+    reference_cache_entries: int = Field(default=256, ge=1)

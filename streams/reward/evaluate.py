@@ -6,8 +6,9 @@ this in one process."""
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV3
@@ -119,6 +120,37 @@ def run_probe(
     return execution.model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Recent(Generic[K, V]):
+    """The ``size`` most recently used entries (a worker's reference runs: one per task and backend, and
+    one per probe seed, i.e. per group, so an unbounded dict grows for the whole run)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()  # sandbox runs of one evaluation go on in threads
+
+    def get(self, key: K) -> tuple[bool, V | None]:
+        with self._lock:
+            if key not in self._items:
+                return False, None
+            self._items.move_to_end(key)
+            return True, self._items[key]
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class Evaluator:
     """Sandbox + reward function + noise filter, with the reference run cached per task and backend.
 
@@ -134,13 +166,16 @@ class Evaluator:
         *,
         reruns: int | None = None,
         probe_seed: str | None = None,
+        cache_entries: int = 256,
     ) -> None:
         self.sandbox = sandbox
         self.reward_fn = reward_fn
         self.noise = noise
         self.reruns = noise.reruns if reruns is None else reruns
-        self._references: dict[tuple[str, str, str], SandboxExecuted | None] = {}
-        self._probe_references: dict[tuple[str, str, str, str | None], ReferenceExecuted | None] = {}
+        self._references: _Recent[tuple[str, str, str], SandboxExecuted | None] = _Recent(cache_entries)
+        self._probe_references: _Recent[tuple[str, str, str, str | None], ReferenceExecuted | None] = _Recent(
+            cache_entries
+        )
         self.probe_seed = probe_seed or new_probe_seed()
         # sandbox runs go on in parallel; judging on the host is serialised (CPython 3.11's AST
         # constructor, which static analysis and literal parsing use, is not thread-safe: gh-106905)
@@ -152,8 +187,9 @@ class Evaluator:
         if not task.reference:
             return None
         key = (task.task_id, task.event_id(), backend)
-        if key not in self._references:
-            self._references[key] = run_program(
+        found, run = self._references.get(key)
+        if not found:
+            run = run_program(
                 self.sandbox,
                 task,
                 task.reference,
@@ -161,7 +197,8 @@ class Evaluator:
                 group_id=f"{task.task_id}#reference",
                 backend=backend,  # type: ignore[arg-type]
             )
-        return self._references[key]
+            self._references.put(key, run)
+        return run
 
     def reference_probe(
         self, task: TaskPublished, backend: str, seed: str | None
@@ -173,38 +210,41 @@ class Evaluator:
         if not task.reference:
             return None
         key = (task.task_id, task.event_id(), backend, seed)
-        if key not in self._probe_references:
-            cases_run = self.reference(task, backend)
-            usable = cases_run is not None and not cases_run.infra_error
-            first_run_s = cases_run.duration_s if cases_run is not None and usable else None
-            runs = [
-                run_probe(
-                    self.sandbox,
-                    task,
-                    task.reference,
-                    sample_id=f"{task.task_id}#reference",
-                    group_id=f"{task.task_id}#reference",
-                    backend=backend,  # type: ignore[arg-type]
-                    run_index=i,
-                    first_run_s=first_run_s,
-                    seed=seed,
-                )
-                for i in range(self.probe_reference_runs)
-            ]
-            runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
-            first = runs[0]
-            self._probe_references[key] = (
-                None
-                if first is None
-                else ReferenceExecuted(
-                    task_id=task.task_id,
-                    task_event_id=task.event_id(),
-                    backend=first.backend,
-                    execution=first,
-                    reruns=tuple(r for r in runs[1:] if r is not None),
-                )
+        found, cached = self._probe_references.get(key)
+        if found:
+            return cached
+        cases_run = self.reference(task, backend)
+        usable = cases_run is not None and not cases_run.infra_error
+        first_run_s = cases_run.duration_s if cases_run is not None and usable else None
+        runs = [
+            run_probe(
+                self.sandbox,
+                task,
+                task.reference,
+                sample_id=f"{task.task_id}#reference",
+                group_id=f"{task.task_id}#reference",
+                backend=backend,  # type: ignore[arg-type]
+                run_index=i,
+                first_run_s=first_run_s,
+                seed=seed,
             )
-        return self._probe_references[key]
+            for i in range(self.probe_reference_runs)
+        ]
+        runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
+        first = runs[0]
+        ref = (
+            None
+            if first is None
+            else ReferenceExecuted(
+                task_id=task.task_id,
+                task_event_id=task.event_id(),
+                backend=first.backend,
+                execution=first,
+                reruns=tuple(r for r in runs[1:] if r is not None),
+            )
+        )
+        self._probe_references.put(key, ref)
+        return ref
 
     def evaluate(
         self,
