@@ -41,6 +41,10 @@ _EXACT: dict[str, str] = {
     "sys.settrace": EXIT_HOOK,
     "sys.setprofile": EXIT_HOOK,
     "sys.addaudithook": EXIT_HOOK,
+    "sys.monitoring": EXIT_HOOK,
+    "gc.callbacks": EXIT_HOOK,
+    "threading.settrace_all_threads": EXIT_HOOK,
+    "threading.setprofile_all_threads": EXIT_HOOK,
     "threading.settrace": EXIT_HOOK,
     "threading.setprofile": EXIT_HOOK,
     "signal.signal": EXIT_HOOK,
@@ -356,11 +360,12 @@ class _Scanner(ast.NodeVisitor):
             # __import__('os') / importlib.import_module('os') / getattr(os, '_exit')
             fn = self.resolve(node.func)
             first = node.args[0] if node.args else None
-            if fn in ("__import__", "importlib.import_module") and isinstance(first, ast.Constant):
-                return str(first.value)
-            if fn == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            if fn in ("__import__", "importlib.import_module") and (text := _const_str(first)) is not None:
+                return text
+            attr = _const_str(node.args[1]) if len(node.args) >= 2 else None
+            if fn == "getattr" and attr is not None:
                 base = self.resolve(node.args[0])
-                return f"{base}.{node.args[1].value!s}" if base else None
+                return f"{base}.{attr}" if base else None
         return None
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -376,6 +381,10 @@ class _Scanner(ast.NodeVisitor):
         store = isinstance(node.ctx, ast.Store | ast.Del) or id(node) in self.subscript_stores
         if node.attr in _ATTRS:
             self._add(_ATTRS[node.attr], node.attr, node, store=store)
+        if node.attr == "__dict__":
+            base = self.resolve(node.value)
+            if base is not None and base.split(".")[0] in _SHARED_MODULES:
+                self._add(TAMPERING, f"namespace of {base}", node)
         name = self.resolve(node)
         if name:
             self._check_dotted(name, node, store=store)
@@ -397,6 +406,8 @@ class _Scanner(ast.NodeVisitor):
             self._add(DYNAMIC_CODE, "pickle.dumps", node)
             node = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=node.args, keywords=node.keywords)
             name = None
+        if name in ("getattr", "setattr", "delattr", "hasattr", "vars") and node.args:
+            self._dynamic_attribute(name, node)
         if name:
             self._check_dotted(name, node)
             if name == "type" and len(node.args) == 3:
@@ -414,11 +425,33 @@ class _Scanner(ast.NodeVisitor):
             self._check_dotted(inner, node)
         self.generic_visit(node)
 
+    def _dynamic_attribute(self, fn: str, node: ast.Call) -> None:
+        """``getattr(x, "f_" + "back")`` is ``x.f_back``; a shared module's attribute under a name
+        computed at run time, or its whole namespace (``vars(sys)``), is any of its attributes."""
+        target = self.resolve(node.args[0])
+        shared = target is not None and target.split(".")[0] in _SHARED_MODULES
+        if fn == "vars":
+            if shared:
+                self._add(TAMPERING, f"namespace of {target}", node)
+            return
+        if len(node.args) < 2:
+            return
+        attr = _const_str(node.args[1])
+        if attr is None:
+            if shared:
+                self._add(TAMPERING, f"computed attribute of {target}", node)
+        elif attr in _ATTRS:
+            self._add(_ATTRS[attr], attr, node, store=fn in ("setattr", "delattr"))
+
     def _pickled_here(self, node: ast.Call) -> bool:
         first = node.args[0] if len(node.args) == 1 and not node.keywords else None
         return isinstance(first, ast.Call) and self.resolve(first.func) in ("pickle.dumps", "pickle._dumps")
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        # a namespace read by key is an attribute read: vars(type)["__subclasses__"], d["f_back"]
+        key = _const_str(node.slice)
+        if key is not None and key in _ATTRS:
+            self._add(_ATTRS[key], key, node, store=isinstance(node.ctx, ast.Store | ast.Del))
         if isinstance(node.ctx, ast.Store | ast.Del) and isinstance(node.value, ast.Attribute):
             self.subscript_stores.add(id(node.value))  # sys.modules['x'] = ... writes sys.modules
         # globals()['x'] = ... / vars(mod)[...] rewrites a namespace
@@ -441,6 +474,29 @@ class _Scanner(ast.NodeVisitor):
             if n in ("__builtins__", "__name__", "__spec__", "__loader__"):
                 self._add(TAMPERING, f"global {n}", node)
         self.generic_visit(node)
+
+
+def _const_str(node: ast.expr | None) -> str | None:
+    """The string an expression always evaluates to, when it is made of string constants alone
+    (``"f_" + "back"``, ``f"{'__sub'}classes__"``): an attribute name spelled in pieces is still that
+    name."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _const_str(node.left), _const_str(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            inner = v.value if isinstance(v, ast.FormattedValue) and v.conversion == -1 else v
+            if isinstance(v, ast.FormattedValue) and v.format_spec is not None:
+                return None
+            text = _const_str(inner) if isinstance(inner, ast.expr) else None
+            if text is None:
+                return None
+            parts.append(text)
+        return "".join(parts)
+    return None
 
 
 def _is_module(name: str, aliases: dict[str, str]) -> bool:
@@ -702,6 +758,7 @@ _ATTACK_FRAMES = frozenset(
         "inspect.stack",
         "inspect.trace",
         "inspect.getouterframes",
+        "traceback.walk_stack",
     }
 )
 #: hooks that run inside the judge's code as well as the program's: tracing and profiling see every
@@ -714,6 +771,12 @@ _ATTACK_HOOKS = frozenset(
         "sys.addaudithook",
         "threading.settrace",
         "threading.setprofile",
+        "threading.settrace_all_threads",
+        "threading.setprofile_all_threads",
+        # the 3.12+ tracing API (every frame, the judge's included) and gc callbacks (run wherever a
+        # collection happens to start: inside the harness's code too)
+        "sys.monitoring",
+        "gc.callbacks",
     }
 )
 _HOOK_ATTRS = frozenset({"excepthook", "displayhook", "unraisablehook", "breakpointhook"})
@@ -804,6 +867,8 @@ def tier(f: Finding) -> Tier:
             return "attack"
         if d in _ATTACK_TAMPERING_STORE and f.store:
             return "attack"
+        if d.startswith(("namespace of ", "computed attribute of ")):
+            return "attack"  # emitted for the shared modules only: any of their attributes, writable
         if d.startswith(("setattr on", "delattr on")):
             target = d.split(" on ", 1)[1]
             return "attack" if target.split(".")[0] in _SHARED_MODULES | {"__builtins__"} else "benign"

@@ -56,6 +56,26 @@ ATTACKS = [
     ("def add(a, b):\n    ().__class__.__bases__[0].__subclasses__()\n    return a + b\n", "tampering"),
     ("import __main__\ndef add(a, b):\n    return a + b\n", "tampering"),
     ("import ctypes\ndef add(a, b):\n    return a + b\n", "tampering"),
+    # the same routes spelled so that no attribute node names them
+    (
+        "import inspect\ndef add(a, b):\n    getattr(inspect.currentframe(), 'f_' + 'back')\n"
+        "    return a + b\n",
+        "frame_inspection",
+    ),
+    (
+        "import traceback\ndef add(a, b):\n    [f.f_globals for f, _ in traceback.walk_stack(None)]\n"
+        "    return a + b\n",
+        "frame_inspection",
+    ),
+    ("def add(a, b):\n    vars(type)['__subclasses__'](object)\n    return a + b\n", "tampering"),
+    ("import builtins\nvars(builtins)['len'] = max\ndef add(a, b):\n    return a + b\n", "tampering"),
+    ("import builtins\nbuiltins.__dict__.update(len=max)\ndef add(a, b):\n    return a + b\n", "tampering"),
+    (
+        "import sys\nn = 'exc' + 'epthook'[:0]\ndef add(a, b):\n    getattr(sys, n)\n    return a + b\n",
+        "tampering",
+    ),
+    ("import sys\nsys.monitoring.use_tool_id(3, 'x')\ndef add(a, b):\n    return a + b\n", "exit_hook"),
+    ("import gc\ngc.callbacks.append(print)\ndef add(a, b):\n    return a + b\n", "exit_hook"),
 ]
 
 
@@ -106,6 +126,7 @@ BENIGN = [
     "import decimal\ndecimal.DefaultContext.prec = 50\ndef add(a, b):\n    return a + b\n",
     "import inspect\ndef add(a, b):\n    print(inspect.currentframe().f_code.co_name)\n    return a + b\n",
     "def add(a, b):\n    add.__globals__.get('x')\n    return a + b\n",
+    "import math\ndef add(a, b):\n    return getattr(math, 'fl' + 'oor')(a) + getattr(math, str('ce'))(b)\n",
     "import pickle\ndef add(a, b):\n    data = pickle.dumps([a, b])\n    return a + b\n",
     # helper classes with their own equality that are never returned
     "class P:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, o):\n"
