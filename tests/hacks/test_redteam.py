@@ -39,6 +39,12 @@ PROBE_DOCUMENTED = (
     "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
 )
 
+STATIC_ALIAS = "static tier: a shared object bound to a name (table = sys.modules) and written through it, or an attribute name computed beyond string constants, is read as the program's own state"
+STATIC_OWN_FRAMES = "static tier: sys._getframe and inspect.stack are attacks by name, whatever frames the program reads (a caller-name logging helper is correct code)"
+WASM_NO_GROW = "WASM: an allocation CPython refuses before calling malloc (past the 32-bit address space) never reaches memory.grow, so no refusal is counted; the container's cgroup kills the same program (memory_exceeded)"
+HOOKLESS_CHILD = "container: a child process has no audit hook, and pid 1 ignores the signal, so a child signalling the program is unlabelled"
+PIDFD_SIGNAL = "container: signal.pidfd_send_signal raises no audit event, so a signal to the program's own process through a pidfd is unlabelled"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("fib_binet_55", "*"): REFERENCE_TOO_SLOW,
@@ -55,6 +61,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("batched_numpy_auto_35", "auto"): VERSION_SKEW,
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("fraction_area_45", "*"): UNTRUSTED_EQ,
+    ("tier_sys_modules_alias_write", "*"): STATIC_ALIAS,
+    ("tier_reversed_fback", "*"): STATIC_ALIAS,
+    ("caller_name_logging_helper", "*"): STATIC_OWN_FRAMES,
+    ("inspect_stack_own_name", "*"): STATIC_OWN_FRAMES,
+    ("list_bomb_no_grow", "wasm"): WASM_NO_GROW,
+    ("spawn_child_signals_parent", "container"): HOOKLESS_CHILD,
+    ("pidfd_self_signal", "container"): PIDFD_SIGNAL,
 }
 
 
