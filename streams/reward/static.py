@@ -438,7 +438,7 @@ class _Scanner(ast.NodeVisitor):
             return
         attr = _const_str(node.args[1])
         if attr is None:
-            if shared:
+            if shared and fn in ("getattr", "hasattr"):  # a write is already "setattr on <module>"
                 self._add(TAMPERING, f"computed attribute of {target}", node)
         elif attr in _ATTRS:
             self._add(_ATTRS[attr], attr, node, store=fn in ("setattr", "delattr"))
