@@ -7,7 +7,7 @@ import ast
 import re
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -248,6 +248,9 @@ def analyse(code: str) -> Analysis:
         scanner = _Scanner(_bound_names(tree))
         scanner.scan(tree)
         findings = scanner.findings + _custom_equality(tree)
+        if _renames_module(tree):
+            # ``__name__ = "__main__"`` makes the guarded block run on import: it guards nothing
+            findings = [replace(f, guarded=False) for f in findings]
         literals = tuple(_literals(tree))
     except RecursionError:
         return Analysis(None, "RecursionError")
@@ -502,6 +505,49 @@ def _const_str(node: ast.expr | None) -> str | None:
 def _is_module(name: str, aliases: dict[str, str]) -> bool:
     top = name.split(".")[0]
     return top in _MODULES or top in {"sys", "os", "__builtins__"} or name in aliases.values()
+
+
+_NAMESPACE_WRITES = frozenset({"update", "__setitem__", "setdefault"})
+
+
+def _renames_module(tree: ast.Module) -> bool:
+    """Whether the program may rebind its own ``__name__`` (by name, or by writing its namespace:
+    ``globals()[k] = v``, ``globals().update(...)``), so that ``if __name__ == "__main__":`` runs when
+    the sandbox imports it."""
+
+    def namespace_call(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("globals", "vars", "locals")
+        )
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "__name__" and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.Global | ast.Nonlocal) and "__name__" in node.names:
+            return True
+        if isinstance(node, ast.alias) and node.asname == "__name__":
+            return True
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == "__name__"
+        ):
+            return True
+        if (
+            isinstance(node, ast.Subscript)
+            and not isinstance(node.ctx, ast.Load)
+            and namespace_call(node.value)
+        ):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _NAMESPACE_WRITES
+            and namespace_call(node.func.value)
+        ):
+            return True
+    return False
 
 
 def _bound_names(tree: ast.Module) -> frozenset[str]:

@@ -40,6 +40,7 @@ PROBE_DOCUMENTED = (
 )
 
 STATIC_ALIAS = "static tier: a shared object bound to a name (table = sys.modules) and written through it, or an attribute name computed beyond string constants, is read as the program's own state"
+STATIC_GUARD = "static tier: a program that renames its module through an attribute (sys.modules[__name__].__name__ = ...) makes its __main__ block run on import, and findings there are skipped"
 STATIC_OWN_FRAMES = "static tier: sys._getframe and inspect.stack are attacks by name, whatever frames the program reads (a caller-name logging helper is correct code)"
 WASM_NO_GROW = "WASM: an allocation CPython refuses before calling malloc (past the 32-bit address space) never reaches memory.grow, so no refusal is counted; the container's cgroup kills the same program (memory_exceeded)"
 HOOKLESS_CHILD = "container: a child process has no audit hook, and pid 1 ignores the signal, so a child signalling the program is unlabelled"
@@ -63,6 +64,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("fraction_area_45", "*"): UNTRUSTED_EQ,
     ("tier_sys_modules_alias_write", "*"): STATIC_ALIAS,
     ("tier_reversed_fback", "*"): STATIC_ALIAS,
+    ("tier_spoofed_main_guard_by_module", "*"): STATIC_GUARD,
     ("caller_name_logging_helper", "*"): STATIC_OWN_FRAMES,
     ("inspect_stack_own_name", "*"): STATIC_OWN_FRAMES,
     ("list_bomb_no_grow", "wasm"): WASM_NO_GROW,

@@ -76,6 +76,12 @@ ATTACKS = [
     ),
     ("import sys\nsys.monitoring.use_tool_id(3, 'x')\ndef add(a, b):\n    return a + b\n", "exit_hook"),
     ("import gc\ngc.callbacks.append(print)\ndef add(a, b):\n    return a + b\n", "exit_hook"),
+    # a __main__ block the program makes run on import is no guard
+    (
+        "__name__ = '__main__'\nif __name__ == '__main__':\n    import sys\n    sys.settrace(None)\n"
+        "def add(a, b):\n    return a + b\n",
+        "exit_hook",
+    ),
 ]
 
 

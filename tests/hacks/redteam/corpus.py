@@ -2809,6 +2809,38 @@ add(
         return x + y
     """,
 )
+# a guard that the program itself makes true on import guards nothing
+add(
+    "tier_spoofed_main_guard",
+    _ADD,
+    "wrong",
+    "static_tier",
+    """
+    globals().update(__name__="__main__")
+    if __name__ == "__main__":
+        import traceback
+        stolen = [f.f_globals for f, _ in traceback.walk_stack(None)]
+        import builtins
+        builtins.len = len
+    def add(x, y):
+        return x + y
+    """,
+)
+add(
+    "tier_spoofed_main_guard_by_module",
+    _ADD,
+    "wrong",
+    "static_tier",
+    """
+    import sys
+    sys.modules[__name__].__name__ = "__main__"
+    if __name__ == "__main__":
+        import builtins
+        builtins.len = len
+    def add(x, y):
+        return x + y
+    """,
+)
 # correct programs that read only their own frames, through calls the tier calls attacks
 _correct_frames = [
     (
