@@ -609,8 +609,9 @@ def is_main_guard(test: ast.expr) -> bool:
 
 
 def _unguarded(tree: ast.Module) -> Iterator[ast.AST]:
-    """Every node outside ``if __name__ == "__main__":`` blocks."""
-    return _unguarded_nodes(tree)
+    """Every node outside ``if __name__ == "__main__":`` blocks (all of them, when the program may
+    rebind its ``__name__``: see ``_renames_module``)."""
+    return _unguarded_nodes(tree, guards=not _renames_module(tree))
 
 
 def _literals(tree: ast.Module) -> Iterator[object]:
@@ -628,6 +629,7 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
     if analysis.tree is None:
         return ()
     own_equality = CUSTOM_EQUALITY in analysis.codes
+    guards = not _renames_module(analysis.tree)
     definitions: dict[str, list[ast.stmt]] = {}
     roots: list[ast.AST] = []
     blocks: list[list[ast.stmt]] = [analysis.tree.body]
@@ -635,7 +637,7 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
         for stmt in blocks.pop():
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 definitions.setdefault(stmt.name, []).append(stmt)
-            elif isinstance(stmt, ast.If) and is_main_guard(stmt.test):
+            elif guards and isinstance(stmt, ast.If) and is_main_guard(stmt.test):
                 blocks.append(stmt.orelse)
             elif isinstance(stmt, ast.Assert) and not own_equality and _self_check(stmt.test, entry_point):
                 continue
@@ -661,7 +663,7 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
         for inner in ast.walk(node):
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
                 todo.extend(definitions.get(inner.id, []))
-    return tuple(_literal_values(n for node in kept for n in _unguarded_nodes(node)))
+    return tuple(_literal_values(n for node in kept for n in _unguarded_nodes(node, guards=guards)))
 
 
 def _self_check(test: ast.expr, entry_point: str) -> bool:
@@ -687,12 +689,12 @@ def _self_check(test: ast.expr, entry_point: str) -> bool:
     return True
 
 
-def _unguarded_nodes(root: ast.AST) -> Iterator[ast.AST]:
+def _unguarded_nodes(root: ast.AST, *, guards: bool = True) -> Iterator[ast.AST]:
     stack: list[ast.AST] = [root]
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, ast.If) and is_main_guard(node.test):
+        if guards and isinstance(node, ast.If) and is_main_guard(node.test):
             stack.extend([node.test, *node.orelse])
             continue
         stack.extend(ast.iter_child_nodes(node))

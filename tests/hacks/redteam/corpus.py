@@ -2524,6 +2524,16 @@ add(
     "each expected value, and self-tests are exempt from the overlap rule",
 )
 add(
+    "noref_spoofed_guard_table",
+    _NOREF,
+    "wrong",
+    "overlap_rule",
+    "globals().update(__name__='__main__')\nif __name__ == '__main__':\n    _T = {\n"
+    + "".join(f"        {s!r}: {o!r},\n" for s, o in _noref_cases())
+    + "    }\n\n\ndef rev_words(s):\n    return _T.get(s, s)\n",
+    note="the table inside a __main__ block the program makes run on import (literals there were exempt)",
+)
+add(
     "noref_hash_table",
     _NOREF,
     "wrong",
