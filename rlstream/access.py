@@ -157,7 +157,3 @@ def plan() -> list[Grant]:
 
 def principals() -> list[str]:
     return sorted({g.principal for g in plan()})
-
-
-def processor_of(principal: str) -> str:
-    return principal.removeprefix(PRINCIPAL_PREFIX)

@@ -311,7 +311,7 @@ class LocalCluster:
         ]
         if layout.auth == "scram":
             for user in sorted(p.stem for p in (self.data_dir / _CREDENTIALS).glob("*.password")):
-                secret = (self.data_dir / _CREDENTIALS / f"{user}.password").read_text().strip()
+                secret = _password(self.data_dir, user)
                 cmd += ["--add-scram", f"{SCRAM}=[name={user},password={secret}]"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -392,7 +392,7 @@ class LocalCluster:
             protocol="SASL_SSL",
             mechanism=SCRAM,
             username=ADMIN_USER,
-            password=SecretStr(self._password(ADMIN_USER)),
+            password=SecretStr(_password(self.data_dir, ADMIN_USER)),
             ca_file=self.data_dir / _TLS / "ca.pem",
         )
 
@@ -411,9 +411,6 @@ class LocalCluster:
             ),
             "RLSTREAM_KAFKA__SECURITY__CA_FILE": str(self.data_dir / _TLS / "ca.pem"),
         }
-
-    def _password(self, user: str) -> str:
-        return (self.data_dir / _CREDENTIALS / f"{user}.password").read_text().strip()
 
     def _make_secrets(self, java: str, layout: ClusterLayout, users: Sequence[str]) -> None:
         """Passwords for users that have none yet, and the CA and broker keystore once."""
@@ -498,7 +495,7 @@ def secure_properties(layout: ClusterLayout, node: int, data_dir: Path) -> str:
     authorizer allows nothing no ACL allows."""
     host, port = layout.host, layout.client_port(node)
     tls = data_dir / _TLS
-    admin_password = (data_dir / _CREDENTIALS / f"{ADMIN_USER}.password").read_text().strip()
+    admin_password = _password(data_dir, ADMIN_USER)
     jaas = (
         "org.apache.kafka.common.security.scram.ScramLoginModule required "
         f'username="{ADMIN_USER}" password="{admin_password}";'
@@ -575,8 +572,12 @@ def _is_ip(host: str) -> bool:
     return True
 
 
+def _password(data_dir: Path, user: str) -> str:
+    return (data_dir / _CREDENTIALS / f"{user}.password").read_text().strip()
+
+
 def _secrets_in(data_dir: Path) -> list[str]:
-    return [p.read_text().strip() for p in (data_dir / _CREDENTIALS).glob("*.password")]
+    return [_password(data_dir, p.stem) for p in (data_dir / _CREDENTIALS).glob("*.password")]
 
 
 LOG4J2 = """status = warn

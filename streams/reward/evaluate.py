@@ -6,9 +6,8 @@ this in one process."""
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV3
@@ -17,6 +16,7 @@ from streams.noise.config import NoiseConfig
 from streams.noise.filter import Decision, decide, verdict_event
 from streams.noise.rules import TaskQuality, assess_task
 from streams.probe.plan import new_probe_seed, probe_due, probe_run_index
+from streams.recent import Recent
 from streams.reward.correctness import expected_cases
 from streams.reward.function import RewardFunction, Score
 from streams.sandbox.jobs import probe_job_for
@@ -120,37 +120,6 @@ def run_probe(
     return execution.model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _Recent(Generic[K, V]):
-    """The ``size`` most recently used entries (a worker's reference runs: one per task and backend, and
-    one per probe seed, i.e. per group, so an unbounded dict grows for the whole run)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()  # sandbox runs of one evaluation go on in threads
-
-    def get(self, key: K) -> tuple[bool, V | None]:
-        with self._lock:
-            if key not in self._items:
-                return False, None
-            self._items.move_to_end(key)
-            return True, self._items[key]
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 class Evaluator:
     """Sandbox + reward function + noise filter, with the reference run cached per task and backend.
 
@@ -172,8 +141,8 @@ class Evaluator:
         self.reward_fn = reward_fn
         self.noise = noise
         self.reruns = noise.reruns if reruns is None else reruns
-        self._references: _Recent[tuple[str, str, str], SandboxExecuted | None] = _Recent(cache_entries)
-        self._probe_references: _Recent[tuple[str, str, str, str | None], ReferenceExecuted | None] = _Recent(
+        self._references: Recent[tuple[str, str, str], SandboxExecuted | None] = Recent(cache_entries)
+        self._probe_references: Recent[tuple[str, str, str, str | None], ReferenceExecuted | None] = Recent(
             cache_entries
         )
         self.probe_seed = probe_seed or new_probe_seed()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from schemas.dlq import DeadLettered
 from schemas.rollout import CodeGenerated, SandboxExecuted
 from schemas.topics import DLQ, EXECUTIONS, GENERATIONS, retry_topic
 from streams.probe.plan import ProbePlan, new_probe_seed, probe_due, probe_run_index
+from streams.recent import Recent
 from streams.sandbox.config import BackendName
 from streams.sandbox.jobs import job_for, probe_job_for
 from streams.sandbox.pool import SandboxPool
@@ -53,15 +53,13 @@ class GroupSeeds:
 
     def __init__(self, kept: int = 4096) -> None:
         self.kept = kept
-        self._seeds: OrderedDict[str, str] = OrderedDict()
+        self._seeds: Recent[str, str] = Recent(kept)
 
     def __call__(self, group_id: str) -> str:
-        seed = self._seeds.get(group_id)
-        if seed is None:
-            seed = self._seeds[group_id] = new_probe_seed()
-            while len(self._seeds) > self.kept:
-                self._seeds.popitem(last=False)
-        self._seeds.move_to_end(group_id)
+        found, seed = self._seeds.get(group_id)
+        if not found or seed is None:
+            seed = new_probe_seed()
+            self._seeds.put(group_id, seed)
         return seed
 
 
