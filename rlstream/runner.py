@@ -34,8 +34,9 @@ from infra.kafka.lag import LagProbe
 from infra.kafka.producer import EventProducer
 from infra.telemetry.config import MetricsConfig
 from producers.ingest.publisher import TaskPublisher
+from rlstream.scaling import Scaler, ScalingConfig
 from rlstream.settings import Settings
-from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS
+from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS, scaling_target
 from schemas.alert import AlertRaised, AlertResolved
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
@@ -462,6 +463,8 @@ class Child:
     recent_restarts: list[float] = field(default_factory=list)
     #: the port of its /metrics (None: metrics off)
     metrics_port: int | None = None
+    #: which replica of its kind (``--instance``): distinct transactional ids, one consumer group
+    instance: str = "0"
 
     def may_restart(self, now: float) -> bool:
         """Whether another restart stays within the budget of the window ending ``now``."""
@@ -473,7 +476,7 @@ class Child:
         if self.metrics_port is not None:
             env = {**env, "RLSTREAM_METRICS__PORT": str(self.metrics_port)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rlstream.cli", "worker", self.name],
+            [sys.executable, "-m", "rlstream.cli", "worker", self.name, "--instance", self.instance],
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -504,6 +507,74 @@ class Child:
             return ""
 
 
+class ScaledKind:
+    """The extra instances of one worker kind that ``--autoscale`` runs beside the run's first one: the
+    lag of the kind's group on its input topics, read every ``interval_s``, moves a :class:`Scaler`,
+    whose changes start or retire processes (the newest first). A retired instance is stopped like any
+    worker (SIGTERM: its transaction ends, its partitions move to the others)."""
+
+    def __init__(
+        self,
+        kind: str,
+        config: ScalingConfig,
+        bootstrap: str,
+        group: str,
+        topics: tuple[str, ...],
+        log_dir: Path,
+        *,
+        metrics: MetricsConfig,
+        now: float,
+    ) -> None:
+        self.kind = kind
+        self.log_dir = log_dir
+        self.metrics = metrics
+        self.interval_s = config.interval_s
+        self.probes = [LagProbe(bootstrap, group, topic) for topic in topics]
+        try:
+            partitions = len(self.probes[0].partitions())
+        except BrokerError:
+            self.close()
+            raise
+        self.scaler = Scaler(kind, config, min(partitions, os.cpu_count() or 1), now=now)
+        self.extras: list[Child] = []
+        self._next_read = now
+        #: every change made, for the run's summary
+        self.log: list[dict[str, Any]] = []
+
+    def step(self, now: float, env: dict[str, str], children: list[Child]) -> str | None:
+        """Read the lag when due and apply the change it calls for; the line to log, if any."""
+        if now < self._next_read:
+            return None
+        self._next_read = now + self.interval_s
+        try:
+            lag = sum(probe.lag() for probe in self.probes)
+        except BrokerError:
+            return None  # a coordinator still being placed: the next reading decides
+        change = self.scaler.observe(lag, now)
+        if change is None:
+            return None
+        if change.after > change.before:
+            instance = str(change.after - 1)
+            # a port of its own: the run's ports are taken by the first instances
+            port = free_ports(self.metrics.host, 1)[0] if self.metrics.enabled else None
+            child = Child(
+                self.kind, self.log_dir / f"{self.kind}-{instance}.log", metrics_port=port, instance=instance
+            )
+            child.start(env)
+            self.extras.append(child)
+            children.append(child)
+        else:
+            child = self.extras.pop()
+            children.remove(child)
+            child.stop()
+        self.log.append({**change.__dict__, "at": datetime.now(UTC).isoformat()})
+        return change.describe()
+
+    def close(self) -> None:
+        for probe in self.probes:
+            probe.close()
+
+
 def torch_threads(workers: Iterable[str], cpus: int | None) -> int:
     """Threads per torch worker: the cores divided among the torch workers of the run, at least one.
 
@@ -523,12 +594,16 @@ def metrics_ports(config: MetricsConfig, count: int) -> list[int | None]:
         return [None] * count
     if "port" in config.model_fields_set and config.port:
         return [config.port + i for i in range(count)]
+    return free_ports(config.host, count)
+
+
+def free_ports(host: str, count: int) -> list[int | None]:
     ports: list[int | None] = []
     sockets = []
     try:
         for _ in range(count):  # held open together: no two alike
             s = socket.socket()
-            s.bind((config.host, 0))
+            s.bind((host, 0))
             sockets.append(s)
             ports.append(int(s.getsockname()[1]))
     finally:
@@ -604,10 +679,12 @@ def run_pipeline(
     progress_every_s: float = 5.0,
     target_steps: int | None = None,
     resume: bool = False,
+    autoscale: bool = False,
 ) -> dict[str, Any]:
     """Publish ``tasks`` under ``run_id``, run every worker until each group has its experience (or
     Ctrl-C / the timeout), and return the summary. ``resume``: the run existed before, so its
-    progress is counted from the start of the log, not from now."""
+    progress is counted from the start of the log, not from now. ``autoscale``: the kinds the scaling
+    settings name run as many processes as their lag calls for (:class:`ScaledKind`)."""
     ensure_topics(bootstrap, settings.kafka, CATALOG)
     started_at = datetime.fromtimestamp(0, UTC) if resume else datetime.now(UTC)
     log_dir = settings.home / "runs" / run_id / "logs"
@@ -643,6 +720,7 @@ def run_pipeline(
     interrupted = False
     watcher: RunWatcher | None = None
     lag: LagProbe | None = None
+    scaled: list[ScaledKind] = []
     # SIGTERM (a supervisor stopping the run) is handled like Ctrl-C, and Ctrl-C works even where the
     # runner was started with SIGINT ignored: either way the workers are stopped, never orphaned
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -653,6 +731,26 @@ def run_pipeline(
             child.start(env)
         watcher = RunWatcher(bootstrap, started_at)
         lag = LagProbe(bootstrap, LEARNER_GROUP, EXPERIENCES.name)
+        if autoscale:
+            for kind in (k for k in settings.scaling.kinds if k in workers):
+                group, topics = scaling_target(kind, settings, run_id)
+                scaled.append(
+                    ScaledKind(
+                        kind,
+                        settings.scaling,
+                        bootstrap,
+                        group,
+                        topics,
+                        log_dir,
+                        metrics=settings.metrics,
+                        now=time.monotonic(),
+                    )
+                )
+            echo(
+                f"[run {run_id}] autoscale: "
+                + ", ".join(f"{k.kind} 1..{k.scaler.maximum}" for k in scaled)
+                + f" instances on lag (every {settings.scaling.interval_s:g}s)"
+            )
         published = publish_tasks(bootstrap, run_id, tasks)
         echo(
             f"[run {run_id}] {published} task(s) published; workers: {', '.join(workers)}; logs in {log_dir}"
@@ -669,6 +767,9 @@ def run_pipeline(
                     progress.lag = lag.lag()
                 echo(progress.line())
                 last_line = now
+            for scaled_kind in scaled:
+                if (line := scaled_kind.step(now, env, children)) is not None:
+                    echo(f"[run {run_id}] {line}")
             for child in children:
                 if not child.alive():
                     if not child.may_restart(now):
@@ -715,6 +816,8 @@ def run_pipeline(
             watcher.close()
         if lag is not None:
             lag.close()
+        for scaled_kind in scaled:
+            scaled_kind.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     summary = progress.summary()
@@ -722,4 +825,6 @@ def run_pipeline(
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)
     summary["metrics"] = metrics
+    if autoscale:
+        summary["scaling"] = [change for scaled_kind in scaled for change in scaled_kind.log]
     return summary

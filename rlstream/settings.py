@@ -22,6 +22,7 @@ from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.telemetry.config import MetricsConfig, TelemetryConfig
 from learner.config import LearnerConfig
 from producers.generator.config import GeneratorConfig
+from rlstream.scaling import ScalingConfig
 from schemas.errors import UsageError
 from streams.config import PipelineConfig
 from streams.episode.config import EpisodeConfig
@@ -66,6 +67,8 @@ class Settings(BaseSettings):
     learner: LearnerConfig = LearnerConfig()
     review: ReviewConfig = ReviewConfig()
     projections: ProjectionConfig = ProjectionConfig()
+    #: what ``rlstream run --autoscale`` scales and how eagerly (``RLSTREAM_SCALING__*``)
+    scaling: ScalingConfig = ScalingConfig()
 
     @property
     def broker_data_dir(self) -> Path:

@@ -116,6 +116,24 @@ class Built:
     closers: list[Callable[[], None]] = field(default_factory=list)
 
 
+def scaling_target(kind: str, settings: Settings, run_id: str) -> tuple[str, tuple[str, ...]]:
+    """The consumer group of worker ``kind`` in run ``run_id`` and the input topics whose lag is its
+    work waiting (policy versions and other side inputs are not work): what ``--autoscale`` reads."""
+    from schemas.topics import EVALUATIONS_REQUESTED, GENERATIONS, ROLLOUTS_REQUESTED, TURNS, retry_topic
+
+    topics = {
+        "sandbox": (GENERATIONS.name, retry_topic("sandbox").name),
+        "generator": (ROLLOUTS_REQUESTED.name, TURNS.name),
+        "evaluator": (EVALUATIONS_REQUESTED.name, TURNS.name),
+    }
+    if kind not in topics:
+        raise UsageError(f"cannot scale {kind!r}", hint="one of: " + ", ".join(topics))
+    # the processor's name, as stream_processor names it: the generators' groups are per run
+    name = kind if kind == "sandbox" else f"{kind}.{run_id}"
+    group = f"{settings.faust.app_prefix}.{name}" if settings.runtime == "faust" else f"rlstream.{name}"
+    return group, topics[kind]
+
+
 def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtime | None = None) -> Worker:
     """The worker ``name`` on ``runtime`` (default: the settings' ``runtime``)."""
     bootstrap = bootstrap_servers(name)  # the worker's own principal

@@ -52,15 +52,25 @@ class LagProbe:
         )
         self._partitions: list[int] | None = None
 
+    def partitions(self, timeout_s: float = 10.0) -> list[int]:
+        """The topic's partitions (read once)."""
+        if self._partitions is None:
+            try:
+                md = self._consumer.list_topics(self.topic, timeout_s).topics[self.topic]
+            except KafkaException as exc:
+                raise BrokerError(f"cannot read the partitions of {self.topic}: {exc}") from exc
+            if md.error is not None:
+                raise BrokerError(f"cannot read the partitions of {self.topic}: {md.error}")
+            self._partitions = sorted(md.partitions)
+        return self._partitions
+
     def lag(self, timeout_s: float = 10.0) -> int:
         try:
-            if self._partitions is None:
-                md = self._consumer.list_topics(self.topic, timeout_s).topics[self.topic]
-                self._partitions = sorted(md.partitions)
-            tps = [TopicPartition(self.topic, p) for p in self._partitions]
+            partitions = self.partitions(timeout_s)
+            tps = [TopicPartition(self.topic, p) for p in partitions]
             committed = {tp.partition: tp.offset for tp in self._committed(tps, timeout_s)}
             spans: dict[int, tuple[int, int]] = {}
-            for p in self._partitions:
+            for p in partitions:
                 low, high = self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout_s)
                 start = committed.get(p, -1)
                 start = start if start >= 0 else low

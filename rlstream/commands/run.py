@@ -148,6 +148,12 @@ def register(app: typer.Typer) -> None:
             help="train graded tasks level by level, moving on as held-out pass@1 of the level rises "
             "(default: on for library runs with held-out tasks)",
         ),
+        autoscale: bool = typer.Option(
+            False,
+            "--autoscale",
+            help="run more sandbox and generator processes while their input lag grows and retire them "
+            "when it drains, up to the input topic's partitions or the cores (RLSTREAM_SCALING__*)",
+        ),
         report: Path | None = typer.Option(
             None, "--report", help="write the run's HTML report here (default: <home>/runs/RUN_ID/report)"
         ),
@@ -237,6 +243,7 @@ def register(app: typer.Typer) -> None:
                 timeout_s=timeout,
                 target_steps=steps,
                 resume=run_id is not None,
+                autoscale=autoscale,
             )
         finally:
             shutdown_tracing()  # spans still buffered are sent before the command ends
