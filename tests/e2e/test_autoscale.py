@@ -4,6 +4,7 @@ it, and every program is executed exactly once across both rebalances."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -72,6 +73,7 @@ def test_a_backlog_adds_a_sandbox_instance_and_the_drained_one_is_retired(
     config = ScalingConfig(
         kinds=("sandbox",),
         lag_per_instance={"sandbox": 16},
+        max_instances=2,  # whatever the cores: one step up, one down
         interval_s=1,
         up_after_s=2,
         down_after_s=5,
@@ -90,7 +92,7 @@ def test_a_backlog_adds_a_sandbox_instance_and_the_drained_one_is_retired(
     )
     lines: list[str] = []
     try:
-        assert scaled.scaler.maximum == 2  # three partitions, two cores
+        assert scaled.scaler.maximum == min(2, os.cpu_count() or 1)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not (len(scaled.log) >= 2 and scaled.scaler.count == 1):
             line = scaled.step(time.monotonic(), env, children)

@@ -104,7 +104,7 @@ def test_report_of_a_real_run_renders_in_a_headless_browser(own_broker: str, tmp
     run += ("--steps", "2", "--eval-fraction", "0.2")  # the held-out chart has data
     # --autoscale watches the sandbox's and the generator's lag (a run this small seldom calls for more)
     done = ok(*run, "--run-id", run_id, "--timeout", "900", "--autoscale", timeout=1000)
-    assert "autoscale: sandbox 1..2, generator 1..2 instances on lag" in done.stderr
+    assert re.search(r"autoscale: sandbox 1\.\.\d+, generator 1\.\.\d+ instances on lag", done.stderr)
     # the run ends by writing its own report (from the log) and naming it last
     own = home / "runs" / run_id / "report" / "index.html"
     assert done.stdout.strip().splitlines()[-1] == f"report: {own}", done.stdout[-2000:]
