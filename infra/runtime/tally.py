@@ -9,6 +9,7 @@ Prometheus metrics at scrape time.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,12 +59,41 @@ class Summary:
         return self.sum / self.count if self.count else None
 
 
+#: upper bounds (seconds) of the run-time histogram's buckets: from a cached result (~ms) past the default
+#: 10 s limit; percentiles are read from these (Prometheus' histogram_quantile)
+RUN_SECONDS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+@dataclass
+class Histogram:
+    """Counts of values at or below each bound (cumulative, as Prometheus exposes them), and their sum."""
+
+    bounds: tuple[float, ...] = RUN_SECONDS_BUCKETS
+    counts: list[int] = field(default_factory=lambda: [0] * (len(RUN_SECONDS_BUCKETS) + 1))
+    sum: float = 0.0
+
+    def add(self, value: float) -> None:
+        self.sum += value
+        for i, bound in enumerate(self.bounds):
+            if value <= bound:
+                self.counts[i] += 1
+        self.counts[-1] += 1  # +Inf
+
+    @property
+    def count(self) -> int:
+        return self.counts[-1]
+
+    def buckets(self) -> list[tuple[float, int]]:
+        """(upper bound, cumulative count) pairs, infinity last."""
+        return [*zip(self.bounds, self.counts, strict=False), (math.inf, self.count)]
+
+
 @dataclass
 class EventTally:
     #: (run, backend, outcome) -> sandbox runs
     sandbox: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    #: backend -> run time of the program (seconds)
-    sandbox_seconds: dict[str, Summary] = field(default_factory=dict)
+    #: (run, backend) -> run time of the programs (seconds)
+    sandbox_seconds: dict[tuple[str, str], Histogram] = field(default_factory=dict)
     #: (run, reward function) -> rewards
     rewards: dict[tuple[str, str], Summary] = field(default_factory=dict)
     #: (run, verdict) -> verdicts; (run, reason code) -> reasons named by a mask or reject
@@ -90,7 +120,7 @@ def _observe(event: Any, tally: EventTally, run: str) -> None:
 @_observe.register
 def _(event: SandboxExecuted, tally: EventTally, run: str) -> None:
     tally.sandbox[(run, event.backend, sandbox_outcome(event))] += 1
-    tally.sandbox_seconds.setdefault(event.backend, Summary()).add(event.duration_s)
+    tally.sandbox_seconds.setdefault((run, event.backend), Histogram()).add(event.duration_s)
 
 
 @_observe.register

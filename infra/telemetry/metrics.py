@@ -23,7 +23,7 @@ metric                                 what
 ``rlstream_batch_records``             records per committed batch (summary)
 ``rlstream_sandbox_executions_total``  sandbox runs per ``run``, ``backend`` and ``outcome`` (ok, error,
                                        timeout, memory, violation, infra_error)
-``rlstream_sandbox_run_seconds``       the programs' run time per ``backend`` (summary)
+``rlstream_sandbox_run_seconds``       the programs' run time per ``run`` and ``backend`` (histogram)
 ``rlstream_reward``                    rewards per ``run`` and ``reward_fn`` (summary: mean = sum / count)
 ``rlstream_reward_mean``               the same mean as a gauge
 ``rlstream_verdicts_total``            noise verdicts per ``run`` and ``verdict`` (accept, mask, reject)
@@ -38,12 +38,19 @@ metric                                 what
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, start_http_server
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
@@ -104,8 +111,8 @@ class _Families:
             "Sandbox runs by outcome",
             labels=[*p, "run", "backend", "outcome"],
         )
-        self.sandbox_seconds = SummaryMetricFamily(
-            "rlstream_sandbox_run_seconds", "Run time of the programs", labels=[*p, "backend"]
+        self.sandbox_seconds = HistogramMetricFamily(
+            "rlstream_sandbox_run_seconds", "Run time of the programs", labels=[*p, "run", "backend"]
         )
         self.reward = SummaryMetricFamily(
             "rlstream_reward", "Rewards scored", labels=[*p, "run", "reward_fn"]
@@ -152,8 +159,10 @@ class _Families:
             self.dead.add_metric([name, stage, topic, disposition], n)
         for (run, backend, outcome), n in sorted(t.sandbox.items()):
             self.sandbox.add_metric([name, run, backend, outcome], n)
-        for backend, summary in sorted(t.sandbox_seconds.items()):
-            _summary(self.sandbox_seconds, [name, backend], summary)
+        for (run, backend), histogram in sorted(t.sandbox_seconds.items()):
+            # bounds written as Prometheus' own clients write them ("5.0", "+Inf")
+            buckets = [("+Inf" if math.isinf(b) else repr(b), n) for b, n in histogram.buckets()]
+            self.sandbox_seconds.add_metric([name, run, backend], buckets, histogram.sum)
         for (run, fn), summary in sorted(t.rewards.items()):
             _summary(self.reward, [name, run, fn], summary)
             if summary.mean is not None:

@@ -3,7 +3,8 @@
 The same rules (name, threshold, ``for``, severity, the rule file's version) over the metrics every worker
 serves on ``/metrics`` (``infra/telemetry/metrics.py``) instead of the event windows. Metrics are counters
 since each worker started, so windows are ``increase()`` over the rule's window; two signals are
-approximations there: ``flaky_tasks`` counts flaky verdicts rather than distinct tasks, and
+approximations there: ``flaky_tasks`` counts flaky verdicts rather than distinct tasks, ``sandbox_p95_s`` is
+interpolated within the run-time histogram's buckets (the monitor takes the exact nearest rank), and
 ``learner_stall_s`` is the time since the learner last published while its consumer lag is above 0.
 """
 
@@ -34,6 +35,9 @@ def signal_query(rule: Rule) -> str:
         "mask_rate": f"{masked} / {per_run('rlstream_verdicts_total')}",
         "flaky_tasks": per_run(f"rlstream_verdict_reasons_total{{{FLAKY}}}"),
         "sandbox_infra_error_rate": f"{infra} / {per_run('rlstream_sandbox_executions_total')}",
+        "sandbox_p95_s": (
+            f"histogram_quantile(0.95, sum by (run, le) (rate(rlstream_sandbox_run_seconds_bucket[{w}])))"
+        ),
         "dead_letters": f"sum(increase(rlstream_dead_letters_total[{w}]))",
         "learner_stall_s": (
             "(time() - max by (run) (rlstream_policy_published_timestamp_seconds)) "

@@ -22,6 +22,7 @@ Signal = Literal[
     "mask_rate",
     "flaky_tasks",
     "sandbox_infra_error_rate",
+    "sandbox_p95_s",
     "dead_letters",
     "learner_stall_s",
     "generator_lag",

@@ -8,6 +8,7 @@ approximate and at-least-once; the projections are the system of record).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ class Points:
 
 @dataclass
 class Signals:
-    #: per run: rewards, verdicts (verdict, task, flaky), executions (infra error or not)
+    #: per run: rewards, verdicts (verdict, task, flaky), executions (infra error or not, run time)
     rewards: defaultdict[str | None, Points] = field(default_factory=lambda: defaultdict(Points))
     verdicts: defaultdict[str | None, Points] = field(default_factory=lambda: defaultdict(Points))
     executions: defaultdict[str | None, Points] = field(default_factory=lambda: defaultdict(Points))
@@ -79,7 +80,11 @@ class Signals:
             verdicts = self.verdicts[run].between(start, now)
             return float(len({task for _, task, flaky in verdicts if flaky})) if verdicts else None
         if signal == "sandbox_infra_error_rate":
-            return _share(self.executions[run].between(start, now), bool)
+            return _share(self.executions[run].between(start, now), lambda e: e[0])
+        if signal == "sandbox_p95_s":
+            # the programs' own run times: an infrastructure failure's says nothing about them
+            times = sorted(t for infra, t in self.executions[run].between(start, now) if not infra)
+            return times[math.ceil(0.95 * len(times)) - 1] if times else None  # nearest rank
         if signal == "dead_letters":
             return float(len(self.letters.between(start, now))) if run is EVERY_RUN else None
         if signal == "learner_stall_s":
@@ -122,7 +127,7 @@ def _(event: NoiseVerdict, signals: Signals, run: str | None, at: float) -> None
 
 @_observe.register
 def _(event: SandboxExecuted, signals: Signals, run: str | None, at: float) -> None:
-    signals.executions[run].add(at, event.infra_error is not None)
+    signals.executions[run].add(at, (event.infra_error is not None, event.duration_s))
 
 
 @_observe.register

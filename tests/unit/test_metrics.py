@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import pytest
 
 from infra.runtime.memory import MemoryLog, MemoryRuntime
-from infra.runtime.port import Emit, Hosted, Incoming
+from infra.runtime.port import Emit, Hosted, Incoming, ProcessorStats
 from infra.runtime.state import State
 from infra.runtime.tally import sandbox_outcome
 from infra.telemetry.metrics import serve_metrics
@@ -104,3 +104,23 @@ def test_a_taken_port_moves_the_metrics_to_a_free_one_instead_of_failing_the_wor
             assert ("process_resident_memory_bytes", ()) in scrape(server.url)
         finally:
             server.close()
+
+
+def test_sandbox_run_times_are_a_histogram_per_run_whose_buckets_give_percentiles() -> None:
+    stats = ProcessorStats()
+    durations = [0.02] * 90 + [3.0] * 10  # p90 in the 0.025 s bucket, p95 in the 5 s one
+    for i, d in enumerate(durations):
+        stats.tally.observe(execution(i, duration_s=d), "run-m")
+    server = serve_metrics([("sandbox", lambda: stats)], host="127.0.0.1", port=0)
+    try:
+        got = scrape(server.url)
+    finally:
+        server.close()
+    labels = {"processor": "sandbox", "run": "run-m", "backend": "wasm"}
+
+    def bucket(le: str) -> float:
+        return got[("rlstream_sandbox_run_seconds_bucket", tuple(sorted({**labels, "le": le}.items())))]
+
+    assert (bucket("0.025"), bucket("2.5"), bucket("5.0"), bucket("+Inf")) == (90, 90, 100, 100)
+    assert got[("rlstream_sandbox_run_seconds_count", tuple(sorted(labels.items())))] == 100
+    assert got[("rlstream_sandbox_run_seconds_sum", tuple(sorted(labels.items())))] == pytest.approx(31.8)

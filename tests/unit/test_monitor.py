@@ -79,7 +79,7 @@ class Monitor:
             ),
         )
 
-    def execution(self, infra_error: str | None) -> None:
+    def execution(self, infra_error: str | None, duration_s: float = 0.05) -> None:
         self.seq += 1
         ok = (CaseResult(index=0, status="ok", result_repr="1"),)
         self.put(
@@ -91,6 +91,7 @@ class Monitor:
                 backend="wasm",
                 cases=() if infra_error else ok,
                 infra_error=infra_error,
+                duration_s=duration_s,
             ),
         )
 
@@ -108,6 +109,43 @@ def monitor() -> Iterator[tuple[Monitor, list[int]]]:
 
 def _life(alerts: list[AlertRaised | AlertResolved], rule: str) -> list[str]:
     return [type(a).__name__ for a in alerts if a.rule == rule]
+
+
+def test_starved_sandbox_workers_raise_sandbox_slow_from_the_95th_percentile_not_the_mean(
+    monitor: tuple[Monitor, list[int]],
+) -> None:
+    m, _ = monitor
+    for second in range(0, 240, 10):  # 1 run in 10 takes 8 s: the mean stays under 1 s, p95 does not
+        for i in range(10):
+            m.execution(None, duration_s=8.0 if i == 0 else 0.05)
+        # an infrastructure failure's run time is not the program's
+        m.execution("runtime missing", duration_s=30.0)
+        m.at(second)
+    signals = Signals()
+    for i in range(20):
+        signals.observe(_slow_run(8.0 if i < 2 else 0.05), RUN, T0 + 1)
+    assert signals.value("sandbox_p95_s", RUN, T0 + 2, 60) == 8.0
+    assert signals.value("sandbox_p95_s", RUN, T0 + 100, 60) is None  # nothing in the window
+    assert _life(m.at(240), "sandbox_slow") == ["AlertRaised"]
+    (raised,) = [a for a in m.at(240) if a.rule == "sandbox_slow"]
+    assert isinstance(raised, AlertRaised) and raised.value == 8.0 and raised.threshold == 5
+    for second in range(250, 600, 10):  # the workers catch up: every run is quick again
+        for _ in range(10):
+            m.execution(None)
+        m.at(second)
+    assert _life(m.at(600), "sandbox_slow") == ["AlertRaised", "AlertResolved"]
+
+
+def _slow_run(duration_s: float) -> SandboxExecuted:
+    ok = (CaseResult(index=0, status="ok", result_repr="1"),)
+    return SandboxExecuted(
+        sample_id=f"{RUN}/t/0/x",
+        group_id=f"{RUN}/t/0",
+        task_id="t",
+        backend="wasm",
+        cases=ok,
+        duration_s=duration_s,
+    )
 
 
 def test_a_poison_burst_raises_dead_letter_growth_after_its_for_and_resolves_once_the_window_empties(
@@ -137,7 +175,7 @@ def test_a_poison_burst_raises_dead_letter_growth_after_its_for_and_resolves_onc
         300,
         30,
     )
-    assert raised.run_id is None and raised.since_ms == int((T0 + 1) * 1000) and raised.rules_version == 1
+    assert raised.run_id is None and raised.since_ms == int((T0 + 1) * 1000) and raised.rules_version == 2
     assert m.at(200)[1:] == []  # still firing: nothing new
     _, resolved = m.at(302)  # the burst left the 300 s window
     assert isinstance(resolved, AlertResolved) and resolved.since_ms == raised.since_ms
@@ -232,7 +270,7 @@ def test_every_alert_event_id_is_written_once_when_the_monitor_restarts(
 
 def test_the_shipped_rules_load_and_a_bad_rule_is_named(tmp_path: Path) -> None:
     rules = load_rules(DEFAULT_RULES)
-    assert rules.version == 1
+    assert rules.version == 2
     signals = {r.signal for r in rules.rules}
     for rule in rules.rules:  # every signal the rules name can be measured
         Signals().value(rule.signal, RUN, T0, rule.window_s)
