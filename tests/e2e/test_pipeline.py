@@ -36,6 +36,17 @@ rules:
     threshold: 3
     for_s: 5
 """
+#: the learner away for more than 10 s while experiences wait for it (the shipped rule waits 15 minutes)
+LEARNER_STALL_RULE = """
+version: 8
+rules:
+  - name: learner_away
+    signal: learner_stall_s
+    window_s: 60
+    op: ">"
+    threshold: 10
+    for_s: 5
+"""
 PROCESSORS = ("scheduler", "generator", "sandbox", "reward", "filter", "experience")
 INPUTS = ("rl.tasks", "rl.rollouts.requested", "rl.generations", "rl.executions", "rl.rewards", "rl.verdicts")
 
@@ -159,36 +170,31 @@ def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_r
 
     # the burst of poison records raised the dead-letter alert on rl.alerts; it resolved once the burst
     # left the rule's window, and `rlstream alerts` shows its life
-    def alert() -> dict[str, Any] | None:
-        done = subprocess.run(
-            [sys.executable, "-m", "rlstream.cli", "alerts", "--run", run_id, "--json"],
-            cwd=ROOT,
-            env=w.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        ours = [a for a in json.loads(done.stdout)["alerts"] if a["rule"] == "poison_burst"]
-        return ours[-1] if ours else None
-
-    _wait(lambda: (alert() or {}).get("state") == "resolved", 120, "the dead-letter alert to resolve", w)
-    life = alert()
+    _wait(
+        lambda: (_alert(w, run_id, "poison_burst") or {}).get("state") == "resolved",
+        120,
+        "the dead-letter alert to resolve",
+        w,
+    )
+    life = _alert(w, run_id, "poison_burst")
     assert life is not None and life["run_id"] is None and life["threshold"] == 3 and life["value"] > 3
     assert life["fired_s"] > 0 and life["rules_version"] == 7
 
 
 def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_returns(
-    kafka_catalog: str, workers: Callable[..., Workers]
+    kafka_catalog: str, workers: Callable[..., Workers], tmp_path: Path
 ):
     run_id = f"bp-{uuid.uuid4().hex[:8]}"
     n = 8
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(LEARNER_STALL_RULE)
     w = workers(
         run_id,
         RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE="2",
         RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS="16",
         RLSTREAM_PIPELINE__SCHEDULER__MAX_LEARNER_LAG="2",
         RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="1",
+        RLSTREAM_MONITOR__RULES=str(rules),
     )
     # the learner's group exists and has consumed everything so far: only this run's lag counts
     learner = Consumer(
@@ -219,7 +225,7 @@ def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_return
             if time.monotonic() > deadline:
                 raise
             time.sleep(1)
-    for name in PROCESSORS:
+    for name in (*PROCESSORS, "monitor"):
         w.start(name)
     with EventProducer(kafka_catalog, source="e2e", run_id=run_id) as producer:
         for task in _tasks(n):
@@ -237,9 +243,31 @@ def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_return
     while _experiences(kafka_catalog, run_id) < n and time.monotonic() < deadline:
         learner_catches_up()
         time.sleep(2)
-    learner.close()
     assert _experiences(kafka_catalog, run_id) == n
+    learner_catches_up()
+    learner.close()
+    # the stopped learner raised its alert while experiences waited; it resolved once the learner caught up
+    _wait(
+        lambda: (_alert(w, run_id, "learner_away") or {}).get("state") == "resolved", 120, "learner_away", w
+    )
+    life = _alert(w, run_id, "learner_away")
+    assert life is not None and life["run_id"] == run_id and life["value"] > 10 and life["rules_version"] == 8
     _metrics_agree_with_the_log(kafka_catalog, run_id, w, n)
+
+
+def _alert(w: Workers, run_id: str, rule: str) -> dict[str, Any] | None:
+    """The newest life of ``rule``'s alert in ``run_id`` as ``rlstream alerts`` lists it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rlstream.cli", "alerts", "--run", run_id, "--json"],
+        cwd=ROOT,
+        env=w.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    ours = [a for a in json.loads(done.stdout)["alerts"] if a["rule"] == rule]
+    return ours[-1] if ours else None
 
 
 def _metrics_agree_with_the_log(bootstrap: str, run_id: str, w: Workers, n: int) -> None:
