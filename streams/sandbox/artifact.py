@@ -91,7 +91,11 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 
 #: Bumped when the way the warm module is made changes (part of its file name and the runtime hash).
 #: 2: every memory.grow counted when refused (:mod:`streams.sandbox.growth`).
-WARM_VERSION = 2
+#: 3: and every out-of-memory error the interpreter raises (:data:`OUT_OF_MEMORY`).
+WARM_VERSION = 3
+#: the interpreter's functions that raise its out-of-memory error: a request the guest's memory could
+#: not serve, refused by the allocator or, before any allocation, by the interpreter's own size checks
+OUT_OF_MEMORY = ("_PyErr_NoMemory", "PyErr_NoMemory")
 
 #: the environment every guest (and the warm module's initialisation) starts with
 GUEST_ENV = (("PYTHONHASHSEED", "0"), ("PYTHONTZPATH", ""), ("PYTHONDONTWRITEBYTECODE", "1"))
@@ -360,7 +364,7 @@ def build_warm(root: Path, *, log: Any = None) -> Path:
     engine = new_engine()
     init = warm_init(stub)
     image = _run_warm_init(engine, wt.Module.deserialize_file(engine, str(cwasm)), root / "lib", init)
-    data = wt.Module(engine, count_refused_growth(with_memory(wasm, image))).serialize()
+    data = wt.Module(engine, count_refused_growth(with_memory(wasm, image), OUT_OF_MEMORY)).serialize()
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".warm-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)

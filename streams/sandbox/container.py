@@ -20,6 +20,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -30,6 +31,7 @@ from schemas.errors import DependencyError, SandboxError
 from streams.sandbox import cgroups, seccomp
 from streams.sandbox.limits import Limits, Policy, RawRun
 from streams.sandbox.protocol import FrameReader, Oversized, Session, frame, harness_source
+from streams.sandbox.watch import SignalWatch
 
 NOBODY = 65534
 #: descriptors the jail's process may hold (RLIMIT_NOFILE)
@@ -58,6 +60,23 @@ BOOTSTRAP = (
     " _rls_h=_rls_rs.getrlimit(_rls_k)[1]\n"
     " _rls_v=_rls_v if _rls_h==_rls_rs.RLIM_INFINITY else min(_rls_v,_rls_h)\n"
     " _rls_rs.setrlimit(_rls_k,(_rls_v,_rls_v))\n"
+    # the signal watch (watch.py): its filter (argv[9], hex) installed with a listener that goes to the
+    # host over the socket argv[8] and is closed here, before anything of the program runs
+    "import ctypes as _rls_c,socket as _rls_s\n"
+    "class _rls_P(_rls_c.Structure):_fields_=[('n',_rls_c.c_ushort),('f',_rls_c.c_void_p)]\n"
+    "_rls_f=_rls_c.create_string_buffer(bytes.fromhex(sys.argv[9]))\n"
+    "_rls_l=_rls_c.CDLL(None,use_errno=True)\n"
+    "_rls_l.syscall.restype=_rls_c.c_long\n"
+    "_rls_n=_rls_l.syscall(_rls_c.c_long(int(sys.argv[10])),_rls_c.c_long(1),_rls_c.c_long(8),"
+    "_rls_c.byref(_rls_P(len(sys.argv[9])//16,_rls_c.addressof(_rls_f))))\n"
+    "if _rls_n<0:\n"
+    " os.write(2,b'rlstream: the signal watch was not installed (errno %d)\\n'%_rls_c.get_errno())\n"
+    " os._exit(3)\n"
+    "with _rls_s.socket(fileno=int(sys.argv[8])) as _rls_k:_rls_s.send_fds(_rls_k,[b'w'],[_rls_n])\n"
+    "os.close(_rls_n)\n"
+    "del _rls_c,_rls_s,_rls_P,_rls_f,_rls_l,_rls_n,_rls_k\n"
+    "for _rls_m in [m for m in sys.modules if m.split('.')[0] in ('ctypes','_ctypes')]:\n"
+    " del sys.modules[_rls_m]\n"
     "_rls_o,_rls_i=int(sys.argv[1]),int(sys.argv[2])\n"
     "os.write(_rls_o,b'\\x00\\x00\\x00\\x01P')\n"
     "def _rls_r(n):\n"
@@ -227,7 +246,9 @@ class ContainerBackend:
                 hint="apt-get install util-linux",
             )
         self.require_cgroup = require_cgroup
-        self.filter = seccomp.program()  # raises DependencyError on an architecture without a table
+        self.arch = seccomp.host_arch()  # raises DependencyError on an architecture without a table
+        self.filter = seccomp.program(self.arch)
+        self.watch_filter = seccomp.watch_program(self.arch)
         self.stub_code = _compile_stub(python, harness_source())
         real = Path(python).resolve()
         self.extra_binds: list[str] = []
@@ -247,7 +268,13 @@ class ContainerBackend:
         return self.site is not None
 
     def command(
-        self, limits: Limits, filter_fd: int, fds: tuple[int, int, int], info_fd: int, block_fd: int
+        self,
+        limits: Limits,
+        filter_fd: int,
+        fds: tuple[int, int, int],
+        info_fd: int,
+        block_fd: int,
+        watch_fd: int,
     ) -> list[str]:
         # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user namespace
         # without capabilities, but host-root-owned files would look like the program's own): drop
@@ -283,6 +310,7 @@ class ContainerBackend:
             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0",
             "--", self.python, "-I", "-S", "-B", "-c", BOOTSTRAP, *(str(fd) for fd in fds),
             *(str(v) for v in rlimits(limits)),
+            str(watch_fd), self.watch_filter.hex(), str(self.arch.numbers["seccomp"]),
         ]  # fmt: skip
 
     def run(self, session: Session, limits: Limits, *, deadline: float | None = None) -> RawRun:
@@ -294,6 +322,8 @@ class ContainerBackend:
         owned: list[int] = []
         proc: subprocess.Popen[bytes] | None = None
         killed = threading.Event()
+        watch: SignalWatch | None = None
+        watch_host: socket.socket | None = None
 
         def kill() -> None:
             killed.set()
@@ -329,12 +359,15 @@ class ContainerBackend:
                 err_r, err_w = pipe()
                 info_r, info_w = pipe()
                 block_r, block_w = pipe()
+                watch_host, watch_jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                owned.append(watch_jail.detach())
+                watch_jail_fd = owned[-1]
             except OSError as exc:
                 raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
             os.write(filt_w, self.filter)  # a few hundred bytes: fits the pipe's buffer
             close(filt_w)
             os.set_blocking(ans_w, False)
-            argv = self.command(limits, filt_r, (msg_w, ans_r, rec_w), info_w, block_r)
+            argv = self.command(limits, filt_r, (msg_w, ans_r, rec_w), info_w, block_r, watch_jail_fd)
             session.stub_code = self.stub_code
             session.start()
             try:
@@ -345,14 +378,14 @@ class ContainerBackend:
                     stdin=subprocess.DEVNULL,
                     stdout=out_w,
                     stderr=err_w,
-                    pass_fds=(msg_w, ans_r, rec_w, filt_r, info_w, block_r),
+                    pass_fds=(msg_w, ans_r, rec_w, filt_r, info_w, block_r, watch_jail_fd),
                     start_new_session=True,
                     close_fds=True,
                     env={"PATH": "/usr/bin:/bin"},
                 )
             except OSError as exc:
                 raise SandboxError(f"cannot start the jail: {exc}") from exc
-            for fd in (msg_w, ans_r, rec_w, filt_r, out_w, err_w, info_w, block_r):
+            for fd in (msg_w, ans_r, rec_w, filt_r, out_w, err_w, info_w, block_r, watch_jail_fd):
                 close(fd)
             # The jail's process waits on its block pipe until it is in its cgroups, so everything
             # the program starts is inside them from its first instruction (and under the rlimits
@@ -366,6 +399,9 @@ class ContainerBackend:
                 except OSError as exc:
                     kill()
                     raise SandboxError(f"the jail could not join its cgroup: {exc}") from exc
+                watch = SignalWatch(watch_host, jailed, self.arch, deadline)
+                watch_host = None  # the watch closes it
+                watch.start()
                 os.write(block_w, b"go")
             close(block_w)
             flood_after = 16 * limits.output_bytes
@@ -387,7 +423,12 @@ class ContainerBackend:
                 group.kill_all()
             for thread in (out, err, server):
                 thread.join(timeout=2)
-            labels: list[str] = []
+            refusals: list[tuple[str, str]] = []
+            if watch is not None:
+                watch.stop()
+                watch.join(timeout=2)
+                refusals = list(watch.records)
+            labels: list[str] = ["signal"] if refusals else []
             memory_exceeded = False
             rc = proc.returncode
             if group is not None:
@@ -404,6 +445,11 @@ class ContainerBackend:
                 raise SandboxError(
                     f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}"
                 )
+            if watch is not None and not watch.installed.is_set() and not timed_out and not killed.is_set():
+                raise SandboxError(
+                    "the jail's signal watch was not installed: "
+                    + bytes(err.data[:400]).decode(errors="replace")
+                )
             return RawRun(
                 backend=self.name,
                 exit_code=rc,
@@ -413,8 +459,13 @@ class ContainerBackend:
                 timed_out=timed_out,
                 memory_exceeded=memory_exceeded,
                 limit_labels=labels,
+                wall_refusals=refusals,
             )
         finally:
+            if watch is not None:
+                watch.stop()
+            if watch_host is not None:
+                watch_host.close()
             if proc is not None and proc.returncode is None:
                 kill()
                 with contextlib.suppress(Exception):

@@ -1,4 +1,4 @@
-"""Refused memory growth, counted where the guest cannot reach: a WebAssembly global.
+"""Refused memory, counted where the guest cannot reach: a WebAssembly global.
 
 ``memory_exceeded`` on WASM must mean that the store's limit refused the guest memory, not that the
 guest's memory happened to be large when it ended (a program can grow its memory, free it and exit with
@@ -6,6 +6,14 @@ an error: the size is the program's to choose). wasmtime's C API has no limiter 
 is rewritten once, when the warm module is made: every ``memory.grow`` becomes a call of one added
 function that performs the same ``memory.grow`` and, when it returns -1 (the store's limit or the
 memory's maximum refused it), adds one to an added mutable global, exported as :data:`REFUSED_EXPORT`.
+
+A request can be refused before it reaches ``memory.grow``: CPython itself refuses a size past its
+address space (``[0] * 10**9`` on a 32-bit interpreter) and raises ``MemoryError`` without calling the
+allocator, where a 64-bit interpreter would have asked for the memory and been killed by its limit. So
+the functions that raise the interpreter's out-of-memory error (``refusals``, found by name in the
+module's name section) add one to the same global on entry: a request the guest's memory could not
+serve, whether the allocator or the interpreter refused it, is counted. A ``MemoryError`` the program
+raises itself is an instance of a class, not such a call, and counts nothing.
 
 The guest cannot write that global: Python code in the guest runs no WebAssembly of its own choosing
 (no ctypes, no JIT), the global is not in linear memory, and the only instruction that writes it is the
@@ -22,7 +30,7 @@ from schemas.errors import SandboxError
 from streams.sandbox.snapshot import MAGIC, _section, _sleb, _uleb, import_kinds, sections, uleb
 
 REFUSED_EXPORT = "rls_grow_refused"
-SEC_TYPE, SEC_FUNCTION, SEC_GLOBAL, SEC_EXPORT, SEC_CODE = 1, 3, 6, 7, 10
+SEC_CUSTOM, SEC_TYPE, SEC_FUNCTION, SEC_GLOBAL, SEC_EXPORT, SEC_CODE = 0, 1, 3, 6, 7, 10
 MEMORY_GROW, CALL, END = 0x40, 0x10, 0x0B
 I32 = 0x7F
 _SIMPLE_TYPES = frozenset({0x7F, 0x7E, 0x7D, 0x7C, 0x7B, 0x70, 0x6F})
@@ -131,9 +139,44 @@ def _plain_types(wasm: bytes, start: int, end: int) -> int:
     return count
 
 
-def count_refused_growth(wasm: bytes) -> bytes:
+def function_names(wasm: bytes) -> dict[str, int]:
+    """Function name -> index (imports included), from the ``name`` custom section (empty without one)."""
+    out: dict[str, int] = {}
+    for sec in sections(wasm):
+        if sec.id != SEC_CUSTOM:
+            continue
+        length, i = _uleb(wasm, sec.body)
+        if wasm[i : i + length] != b"name":
+            continue
+        i += length
+        while i < sec.end:
+            sub = wasm[i]
+            size, i = _uleb(wasm, i + 1)
+            end = i + size
+            if sub == 1:  # function names: a vector of (index, name)
+                count, j = _uleb(wasm, i)
+                for _ in range(count):
+                    index, j = _uleb(wasm, j)
+                    n, j = _uleb(wasm, j)
+                    out.setdefault(wasm[j : j + n].decode("utf-8", "replace"), index)
+                    j += n
+            i = end
+    return out
+
+
+def _prepend(body: bytes, code: bytes) -> bytes:
+    """``body`` (a function body without its size) with ``code`` run first, after its locals."""
+    count, i = _uleb(body, 0)
+    for _ in range(count):
+        _, i = _uleb(body, i)
+        i = _valtype(body, i)
+    return body[:i] + code + body[i:]
+
+
+def count_refused_growth(wasm: bytes, refusals: tuple[str, ...] = ()) -> bytes:
     """``wasm`` with every ``memory.grow`` counted: a refused one adds 1 to the exported mutable i32
-    global :data:`REFUSED_EXPORT` (see the module's docstring)."""
+    global :data:`REFUSED_EXPORT`, and so does every call of a function named in ``refusals`` (each must
+    be a function the module defines and names; see the module's docstring)."""
     if wasm[:8] != MAGIC:
         raise SandboxError("not a WebAssembly 1.0 module")
     found = {s.id: s for s in sections(wasm) if s.id}
@@ -155,16 +198,28 @@ def count_refused_growth(wasm: bytes) -> bytes:
     grow = imp_funcs + func_count  # the added function's index
     call = bytes([CALL]) + uleb(grow)
 
+    names = function_names(wasm) if refusals else {}
+    counted: set[int] = set()
+    for wanted in refusals:
+        index = names.get(wanted)
+        if index is None or index < imp_funcs or index >= grow:
+            raise SandboxError(f"the module defines no function named {wanted}: refusals not countable")
+        counted.add(index - imp_funcs)
+    g = uleb(counter)
+    bump = b"\x23" + g + b"\x41\x01\x6a\x24" + g  # counter += 1
+
     code = found[SEC_CODE]
     body_count, i = _uleb(wasm, code.body)
     if body_count != func_count:
         raise SandboxError(f"{func_count} functions but {body_count} bodies")
     out_code = bytearray(uleb(body_count + 1))
     rewritten = 0
-    for _ in range(body_count):
+    for position in range(body_count):
         size, start = _uleb(wasm, i)
         end = start + size
         body = wasm[start:end]
+        if position in counted:
+            body = _prepend(body, bump)
         if b"\x40\x00" in body and (sites := grow_sites(body)):
             parts, last = [], 0
             for at in sites:
@@ -178,12 +233,11 @@ def count_refused_growth(wasm: bytes) -> bytes:
         i = end
     if rewritten == 0:
         raise SandboxError("the module has no memory.grow: refused growth could not be counted")
-    g = uleb(counter)
     wrapper = (
         b"\x01\x01\x7f"  # one local: the previous size
         + b"\x20\x00\x40\x00\x22\x01"  # local.get 0; memory.grow 0; local.tee 1
         + b"\x41\x7f\x46\x04\x40"  # i32.const -1; i32.eq; if
-        + b"\x23" + g + b"\x41\x01\x6a\x24" + g  # counter += 1
+        + bump
         + b"\x0b\x20\x01\x0b"  # end; local.get 1; end
     )  # fmt: skip
     out_code += uleb(len(wrapper)) + wrapper

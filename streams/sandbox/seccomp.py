@@ -17,6 +17,14 @@ What it refuses (``EPERM`` unless said otherwise); everything else is allowed:
   ``sethostname``, ``vhangup``; on x86-64 also ``iopl``/``ioperm``/``modify_ldt``/``uselib`` and the
   x32 system-call ABI.
 
+A second, smaller filter (:func:`watch_program`) is installed by the jail's bootstrap before the
+program loads, with a listener the host keeps (:mod:`streams.sandbox.watch`): every signal aimed at the
+program's own process (the jail's pid 1), its process group or every process — ``kill``, ``tgkill``,
+``rt_sigqueueinfo``/``rt_tgsigqueueinfo``, a ``tkill`` and a ``pidfd_send_signal`` whose target the host
+looks up — is held until the host has answered, so it is refused and labelled whichever process of the
+jail sent it, a child without an audit hook or a program that is not Python. Signal 0 (an existence
+test) and signals to the program's children pass without a stop.
+
 A system call of another architecture than the host's kills the process. The tables below are the
 kernel's numbers for x86-64 and aarch64; another host architecture cannot run the container backend
 (it fails as a missing dependency rather than run unfiltered).
@@ -38,6 +46,7 @@ X32_SYSCALL_BIT = 0x40000000
 RET_ALLOW = 0x7FFF0000
 RET_KILL_PROCESS = 0x80000000
 RET_ERRNO = 0x00050000
+RET_USER_NOTIF = 0x7FC00000
 
 # classic BPF opcodes
 LD_W_ABS = 0x20
@@ -47,6 +56,10 @@ JSET_K = 0x45
 RET_K = 0x06
 
 OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16
+#: the low 32 bits of argument n (both architectures are little-endian): a pid_t or an int
+ARG = (16, 24, 32, 40, 48, 56)
+#: the program's own process inside the jail's pid namespace (bubblewrap's --as-pid-1)
+JAIL_INIT = 1
 
 #: the refused calls common to both tables
 _REFUSED = (
@@ -89,6 +102,8 @@ X86_64 = Arch(
         "open_by_handle_at": 304, "name_to_handle_at": 303, "lookup_dcookie": 212,
         "sethostname": 170, "setdomainname": 171, "vhangup": 153,
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "uselib": 134,
+        "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+        "pidfd_send_signal": 424, "seccomp": 317,
     },
     x32=True,
 )  # fmt: skip
@@ -111,6 +126,8 @@ AARCH64 = Arch(
         "settimeofday": 170, "clock_settime": 112, "clock_adjtime": 266, "adjtimex": 171,
         "open_by_handle_at": 265, "name_to_handle_at": 264, "lookup_dcookie": 18,
         "sethostname": 161, "setdomainname": 162, "vhangup": 58,
+        "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
+        "pidfd_send_signal": 424, "seccomp": 277,
     },
 )  # fmt: skip
 
@@ -139,7 +156,7 @@ def program(arch: Arch | None = None) -> bytes:
     u32 k), native byte order."""
     arch = arch or host_arch()
     n = arch.numbers
-    # Instructions with symbolic jump targets, resolved below: ("label", name) marks a position.
+    # Instructions with symbolic jump targets, resolved by _assemble: ("label", name) marks a position.
     code: list[tuple[object, ...]] = [
         (LD_W_ABS, 0, 0, OFFSET_ARCH),
         (JEQ_K, 0, "kill", arch.audit),
@@ -174,6 +191,52 @@ def program(arch: Arch | None = None) -> bytes:
         ("label", "kill"),
         (RET_K, 0, 0, RET_KILL_PROCESS),
     ]
+    return _assemble(code)
+
+
+def watch_program(arch: Arch | None = None) -> bytes:
+    """The filter whose listener the host keeps: signals that may reach the jail's pid 1 (by pid, by
+    its group, to every process, or by a thread id or a pidfd the host must look up) wait for the
+    host's answer; everything else is allowed here (the main filter decides the rest)."""
+    arch = arch or host_arch()
+    n = arch.numbers
+    code: list[tuple[object, ...]] = [
+        (LD_W_ABS, 0, 0, OFFSET_ARCH),
+        (JEQ_K, 0, "allow", arch.audit),  # another architecture: the main filter kills it
+        (LD_W_ABS, 0, 0, OFFSET_NR),
+        (JEQ_K, "kill", 0, n["kill"]),
+        (JEQ_K, "kill", 0, n["rt_sigqueueinfo"]),  # (tgid, sig, info): the shape of kill's
+        (JEQ_K, "tgkill", 0, n["tgkill"]),
+        (JEQ_K, "tgkill", 0, n["rt_tgsigqueueinfo"]),
+        (JEQ_K, "ask", 0, n["tkill"]),  # (tid, sig): a thread of any process
+        (JEQ_K, "ask", 0, n["pidfd_send_signal"]),  # (pidfd, sig, ...): the host reads the target
+        (RET_K, 0, 0, RET_ALLOW),
+        ("label", "kill"),  # kill(pid, sig): pid 1, 0 (its own group) or -1 (every process)
+        (LD_W_ABS, 0, 0, ARG[1]),
+        (JEQ_K, "allow", 0, 0),
+        (LD_W_ABS, 0, 0, ARG[0]),
+        (JEQ_K, "notify", 0, JAIL_INIT),
+        (JEQ_K, "notify", 0, 0),
+        (JEQ_K, "notify", "allow", 0xFFFFFFFF),
+        ("label", "tgkill"),  # tgkill(tgid, tid, sig)
+        (LD_W_ABS, 0, 0, ARG[2]),
+        (JEQ_K, "allow", 0, 0),
+        (LD_W_ABS, 0, 0, ARG[0]),
+        (JEQ_K, "notify", "allow", JAIL_INIT),
+        ("label", "ask"),  # tkill(tid, sig) / pidfd_send_signal(fd, sig, ...)
+        (LD_W_ABS, 0, 0, ARG[1]),
+        (JEQ_K, "allow", "notify", 0),
+        ("label", "notify"),
+        (RET_K, 0, 0, RET_USER_NOTIF),
+        ("label", "allow"),  # jumps go forward only: the shared answers come last
+        (RET_K, 0, 0, RET_ALLOW),
+    ]
+    return _assemble(code)
+
+
+def _assemble(code: list[tuple[object, ...]]) -> bytes:
+    """Instructions with symbolic jump targets (("label", name) marks a position) -> ``struct
+    sock_filter`` array (u16 code, u8 jt, u8 jf, u32 k), native byte order."""
     labels: dict[object, int] = {}
     position = 0
     for ins in code:

@@ -42,9 +42,6 @@ PROBE_DOCUMENTED = (
 STATIC_ALIAS = "static tier: a shared object bound to a name (table = sys.modules) and written through it, or an attribute name computed beyond string constants, is read as the program's own state"
 STATIC_GUARD = "static tier: a program that renames its module through an attribute (sys.modules[__name__].__name__ = ...) makes its __main__ block run on import, and findings there are skipped"
 STATIC_OWN_FRAMES = "static tier: sys._getframe and inspect.stack are attacks by name, whatever frames the program reads (a caller-name logging helper is correct code)"
-WASM_NO_GROW = "WASM: an allocation CPython refuses before calling malloc (past the 32-bit address space) never reaches memory.grow, so no refusal is counted; the container's cgroup kills the same program (memory_exceeded)"
-HOOKLESS_CHILD = "container: a child process has no audit hook, and pid 1 ignores the signal, so a child signalling the program is unlabelled"
-PIDFD_SIGNAL = "container: signal.pidfd_send_signal raises no audit event, so a signal to the program's own process through a pidfd is unlabelled"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -67,9 +64,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("tier_spoofed_main_guard_by_module", "*"): STATIC_GUARD,
     ("caller_name_logging_helper", "*"): STATIC_OWN_FRAMES,
     ("inspect_stack_own_name", "*"): STATIC_OWN_FRAMES,
-    ("list_bomb_no_grow", "wasm"): WASM_NO_GROW,
-    ("spawn_child_signals_parent", "container"): HOOKLESS_CHILD,
-    ("pidfd_self_signal", "container"): PIDFD_SIGNAL,
 }
 
 

@@ -147,6 +147,52 @@ def test_the_jail_refuses_file_watches_and_the_kernels_larger_surfaces(sandbox: 
         assert (rc, err) == (-1, EPERM), (key, rc, err)
 
 
+SIGUSR2 = 12
+
+
+def test_signals_aimed_at_the_program_are_refused_and_labelled_whoever_sends_them(sandbox: Sandbox) -> None:
+    # pid 1 is the program's own process; 0 its group; -1 every process
+    calls: list[tuple[str, int, list[object]]] = [
+        ("kill:init", NR["kill"], [1, SIGUSR2]),
+        ("kill:group", NR["kill"], [0, SIGUSR2]),
+        ("kill:everyone", NR["kill"], [-1, SIGUSR2]),
+        ("tgkill:init", NR["tgkill"], [1, 1, SIGUSR2]),
+        ("tkill:init", NR["tkill"], [1, SIGUSR2]),
+        ("rt_sigqueueinfo:init", NR["rt_sigqueueinfo"], [1, SIGUSR2, "buf"]),
+        ("rt_tgsigqueueinfo:init", NR["rt_tgsigqueueinfo"], [1, 1, SIGUSR2, "buf"]),
+    ]
+    for key, (rc, err) in probe(sandbox, calls).items():
+        assert (rc, err) == (-1, EPERM), (key, rc, err)
+    r = sandbox.run_script(
+        "import subprocess, sys\n"
+        "code = 'import os, signal; signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 12)'\n"
+        "print(subprocess.run([sys.executable, '-I', '-c', code], capture_output=True, text=True))\n"
+        "print(subprocess.run(['sh', '-c', 'kill -USR2 1 && echo delivered'], capture_output=True, text=True))\n",
+        limits=LIMITS,
+        backend="container",
+    )
+    assert r.violations == ("signal",), (r.violations, r.stdout)
+    assert "PermissionError" in r.stdout and "stdout='delivered" not in r.stdout, r.stdout
+    assert any("pidfd_send_signal" in d for _, d in r.refusals) and any("kill(1" in d for _, d in r.refusals)
+
+
+def test_signals_to_the_programs_own_children_pass_unlabelled(sandbox: Sandbox) -> None:
+    r = sandbox.run_script(
+        "import multiprocessing as mp, os, signal, subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '5']); p.terminate(); print('terminated', p.wait())\n"
+        "q = subprocess.Popen(['sleep', '5'])\n"
+        "signal.pidfd_send_signal(os.pidfd_open(q.pid), signal.SIGKILL); print('pidfd', q.wait())\n"
+        "code = 'import os; os.kill(os.getppid(), 0); print(1)'\n"  # an existence test delivers nothing
+        "print('probe', subprocess.run([sys.executable, '-I', '-c', code], capture_output=True).returncode)\n"
+        "with mp.get_context('spawn').Pool(2) as pool:\n"
+        "    print(pool.map(abs, [-1, -2]))\n",
+        limits=LIMITS,
+        backend="container",
+    )
+    assert r.exit_code == 0 and r.violations == (), (r.violations, r.stdout, r.stderr)
+    assert r.stdout.split() == ["terminated", "-15", "pidfd", "-9", "probe", "0", "[1,", "2]"], r.stdout
+
+
 def test_the_jail_holds_nothing_of_the_host_or_of_other_jails(sandbox: Sandbox) -> None:
     # asked from a child interpreter, which has no audit hook: what answers is the jail's own view.
     # It has no /proc: a procfs showed the host's mount sources (/proc/self/mountinfo), its memory,

@@ -89,3 +89,36 @@ def test_every_grow_site_is_found_and_an_unknown_instruction_refuses_the_module(
         count_refused_growth(
             bytes(wt.wat2wasm('(module (memory 1) (global (mut i32) (i32.const 0)) (func (export "f")))'))
         )
+
+
+#: a module whose allocator refuses a size before it grows anything, and reports it through a named
+#: out-of-memory function (as CPython's list repetition calls PyErr_NoMemory without calling malloc)
+REFUSING = """
+(module
+  (memory (export "memory") 1 100)
+  (global $sp (mut i32) (i32.const 1024))
+  (func $sbrk (param $pages i32) (result i32) (memory.grow (local.get $pages)))
+  (func $no_memory (result i32) (local $unused i32) (i32.const 0))
+  (func (export "alloc") (param $bytes i32) (result i32)
+    (if (result i32) (i32.gt_u (local.get $bytes) (i32.const 1000000))
+      (then (call $no_memory))
+      (else (call $sbrk (i32.const 1)))))
+  (func (export "error") (result i32) (i32.const 0))
+)
+"""
+
+
+def test_a_request_refused_before_any_growth_is_counted_through_the_named_function() -> None:
+    engine = wt.Engine()
+    module = wt.Module(engine, count_refused_growth(bytes(wt.wat2wasm(REFUSING)), ("no_memory",)))
+    store = wt.Store(engine)
+    ex = wt.Instance(store, module, []).exports(store)
+    counter = ex[REFUSED_EXPORT]
+    assert isinstance(counter, wt.Global)
+    assert ex["alloc"](store, 100) >= 1  # type: ignore[operator]  # served: nothing counted
+    assert ex["error"](store) == 0  # type: ignore[operator]  # an error of another kind: nothing counted
+    assert counter.value(store) == 0
+    assert ex["alloc"](store, 10**8) == 0  # type: ignore[operator]  # refused by the size check
+    assert counter.value(store) == 1
+    with pytest.raises(SandboxError, match="no function named"):
+        count_refused_growth(bytes(wt.wat2wasm(REFUSING)), ("PyErr_NoMemory",))

@@ -1,0 +1,158 @@
+"""Signals aimed at the jail's program, refused and labelled by the host.
+
+The program's own process is the jail's pid 1. A signal to it from inside the program is refused by
+the guest's audit hook, but a child process has no audit hook (it may not even be Python), and
+``pidfd_send_signal`` raises no audit event. So the jail's bootstrap installs a second seccomp filter
+(:func:`streams.sandbox.seccomp.watch_program`) before the program loads, with
+``SECCOMP_FILTER_FLAG_NEW_LISTENER``, and hands the listener to the host over a socket that it then
+closes: no process of the jail holds it. Every signal that may reach pid 1 stops its sender until this
+thread has answered: refused with ``EPERM`` and recorded as a ``signal`` refusal when it targets the
+program's process (by pid, its group, every process, one of its threads, a pidfd of it), let through
+otherwise (a ``tkill`` or a pidfd aimed at one of the program's children).
+
+The answer is decided from integers the kernel copied (pids, thread ids) and, for a pidfd, from the
+host's ``/proc/<sender>/fdinfo``: a multi-threaded sender that swaps the descriptor between that read
+and the kernel's own use could still signal its parent unlabelled — which pid 1 (the jail's init)
+ignores unless the program installed a handler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import select
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+from streams.sandbox.seccomp import JAIL_INIT, Arch
+
+#: struct seccomp_notif: id, pid, flags, then struct seccomp_data (nr, arch, ip, args[6])
+_NOTIF = struct.Struct("=QIIiIQ6Q")
+#: struct seccomp_notif_resp: id, val, error, flags
+_RESP = struct.Struct("=QqiI")
+# _IOWR('!', 0, struct seccomp_notif) and _IOWR('!', 1, struct seccomp_notif_resp)
+_RECV = 0xC0000000 | (_NOTIF.size << 16) | (ord("!") << 8) | 0
+_SEND = 0xC0000000 | (_RESP.size << 16) | (ord("!") << 8) | 1
+_CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+EPERM = 1
+#: refusal records kept per run (a program may ask again and again; each ask is answered)
+MAX_RECORDS = 16
+
+
+class SignalWatch(threading.Thread):
+    """The host side of one jail's signal watch: receives the listener on ``sock``, then answers every
+    held signal until the jail is gone or :meth:`stop` is called. ``init`` is the host's pid of the
+    jail's pid 1."""
+
+    def __init__(self, sock: socket.socket, init: int, arch: Arch, deadline: float) -> None:
+        super().__init__(daemon=True, name="rlstream-jail-signals")
+        self.sock, self.init, self.deadline = sock, init, deadline
+        self.names = {arch.numbers[n]: n for n in ("kill", "tkill", "tgkill", "rt_sigqueueinfo")}
+        self.names |= {arch.numbers[n]: n for n in ("rt_tgsigqueueinfo", "pidfd_send_signal")}
+        self.records: list[tuple[str, str]] = []
+        self.refused = 0
+        self.installed = threading.Event()
+        self._done = threading.Event()
+
+    def stop(self) -> None:
+        self._done.set()
+
+    def run(self) -> None:
+        listener = self._receive()
+        if listener is None:
+            return
+        self.installed.set()
+        try:
+            poller = select.poll()
+            poller.register(listener, select.POLLIN)
+            while not self._done.is_set():
+                events = poller.poll(20)
+                if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in events):
+                    return  # no process of the jail is left under the filter
+                if events:
+                    self._answer(listener)
+        finally:
+            os.close(listener)
+
+    def _receive(self) -> int | None:
+        try:
+            with self.sock:
+                poller = select.poll()
+                poller.register(self.sock, select.POLLIN)
+                while not self._done.is_set():
+                    left = self.deadline - time.perf_counter()
+                    if left <= 0:
+                        return None
+                    if not poller.poll(max(1, min(20, int(left * 1000)))):
+                        continue
+                    _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+                    if not fds:
+                        return None
+                    for extra in fds[1:]:
+                        os.close(extra)
+                    return fds[0]
+        except OSError:
+            return None
+        return None
+
+    def _answer(self, listener: int) -> None:
+        buf = bytearray(_NOTIF.size)  # the kernel wants it zeroed
+        try:
+            fcntl.ioctl(listener, _RECV, buf, True)
+        except OSError:
+            return  # the sender is gone (ENOENT) or was interrupted: nothing to answer
+        nid, sender, _, nr, _, _, *args = _NOTIF.unpack(buf)
+        name = self.names.get(nr, str(nr))
+        target = _signed(args[0])
+        if name == "tkill":
+            aimed = target in self._init_threads()
+        elif name == "pidfd_send_signal":
+            aimed = _pidfd_target(sender, target) in (self.init, None)
+        else:
+            aimed = True  # the filter holds these only when they reach pid 1, its group or everyone
+        if aimed:
+            self.refused += 1
+            if len(self.records) < MAX_RECORDS:
+                self.records.append(("signal", f"{name}({target}, {_signed(args[1])}) from pid {sender}"))
+            resp = _RESP.pack(nid, 0, -EPERM, 0)
+        else:
+            resp = _RESP.pack(nid, 0, 0, _CONTINUE)
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(listener, _SEND, resp)
+
+    def _init_threads(self) -> set[int]:
+        """The jail's ids of the threads of its pid 1."""
+        out = {JAIL_INIT}
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{self.init}/task").iterdir():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    for line in (task / "status").read_text().splitlines():
+                        if line.startswith("NSpid:"):
+                            out.add(int(line.split()[-1]))
+        return out
+
+
+def _signed(value: int) -> int:
+    """A 64-bit register holding a C int."""
+    low = value & 0xFFFFFFFF
+    return low - (1 << 32) if low & 0x80000000 else low
+
+
+def _pidfd_target(sender: int, fd: int) -> int | None:
+    """The host's pid of the process a pidfd of ``sender`` refers to; 0 when it is no pidfd (the kernel
+    refuses it anyway), None when the host cannot tell (treated as aimed at the program)."""
+    try:
+        text = Path(f"/proc/{sender}/fdinfo/{fd}").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("Pid:"):
+            try:
+                return int(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return 0
