@@ -49,7 +49,7 @@ class Decision:
 def allowed_codes(task: TaskPublished, config: NoiseConfig) -> frozenset[str]:
     allowed = set(config.allowlist.get(task.task_id, ()))
     if config.allow_reference_signatures and task.reference:
-        allowed |= static.analyse(task.reference).codes
+        allowed |= static.analyse(task.reference, task.entry_point).codes
     return frozenset(allowed)
 
 
@@ -78,7 +78,7 @@ def decide(
             reject.append(reason)
 
     # degenerate output: the policy's own output, trained as the failure it is unless configured
-    analysis = static.analyse(code)
+    analysis = static.analyse(code, task.entry_point)
     degenerate: Reason | None = None
     if analysis.tree is None:
         kind = "empty" if analysis.error == "empty" else "unparsable"

@@ -234,8 +234,8 @@ class CodeRewardV1(RewardFunction):
             zero = {k: 0.0 for k in ("correctness", "pass_fraction", "quality", "efficiency", "security")}
             return Score(0.0, zero, weights, corr, details)
 
-        analysis = static.analyse(code)
-        ref_analysis = static.analyse(task.reference) if task.reference else None
+        analysis = static.analyse(code, task.entry_point)
+        ref_analysis = static.analyse(task.reference, task.entry_point) if task.reference else None
         allowed = ref_analysis.codes if ref_analysis else frozenset()
         sec = self.security_findings(analysis, allowed)
         security = min(1.0, len(sec) / cfg.security_findings_cap)

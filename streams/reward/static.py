@@ -239,13 +239,16 @@ def _parse(code: str) -> tuple[ast.Module | None, str]:
 
 
 @lru_cache(maxsize=1024)
-def analyse(code: str) -> Analysis:
-    """Findings and literals of one program (cached: a task's reference is analysed for every sample)."""
+def analyse(code: str, entry_point: str = "") -> Analysis:
+    """Findings and literals of one program (cached: a task's reference is analysed for every sample).
+    ``entry_point`` is the function the judge calls: a frame read is judged by whose frames it reaches
+    (see ``_frame_depths``); without it any function may be the judge's first call."""
     tree, error = parse_program(code)
     if tree is None:
         return Analysis(None, error)
     try:
-        scanner = _Scanner(_bound_names(tree))
+        scanner = _Scanner(_bound_names(tree), entry_point)
+        scanner.prepare(tree)
         scanner.scan(tree)
         findings = scanner.findings + _custom_equality(tree)
         if _renames_module(tree):
@@ -270,14 +273,199 @@ def _merged(findings: list[Finding]) -> tuple[Finding, ...]:
     return tuple(by_key[k] for k in sorted(by_key, key=lambda k: (k[0], k[1], k[2])))
 
 
+#: calls that return a frame (the caller's own, or one ``k`` calls up) and lists of frames
+_FRAME_CALLS = frozenset({"sys._getframe", "inspect.currentframe"})
+_FRAME_LISTS = frozenset({"inspect.stack"})
+_FRAME_ATTRS = frozenset({"f_back", "tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+#: attribute access by a name given as a value: the call -> the getattr-like it is
+_GETATTRS = {
+    "getattr": "getattr",
+    "setattr": "setattr",
+    "delattr": "delattr",
+    "hasattr": "hasattr",
+    "vars": "vars",
+    "builtins.getattr": "getattr",
+    "builtins.setattr": "setattr",
+    "object.__getattribute__": "getattr",
+    "object.__setattr__": "setattr",
+    "object.__delattr__": "delattr",
+}
+#: methods that write the object they are called on
+_MUTATORS = frozenset(
+    {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__", "insert", "append"}
+    | {"extend", "remove"}
+)
+
+
+def _bindings(tree: ast.AST) -> Iterator[tuple[str, ast.expr]]:
+    """(name, value) for every plain binding of a name to an expression: assignments (tuples unpacked
+    element by element), annotated assignments, ``:=``, and parameters' defaults."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                yield from _pairs(target, node.value)
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            yield from _pairs(node.target, node.value)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            positional = [*node.args.posonlyargs, *node.args.args]
+            for arg, default in zip(positional[::-1], node.args.defaults[::-1], strict=False):
+                yield arg.arg, default
+            for arg, kw in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
+                if kw is not None:
+                    yield arg.arg, kw
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> Iterator[tuple[str, ast.expr]]:
+    if isinstance(target, ast.Name):
+        yield target.id, value
+    elif (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+    ):
+        for t, v in zip(target.elts, value.elts, strict=True):
+            yield from _pairs(t, v)
+
+
+def _shared_name(target: str, aliases: dict[str, str]) -> bool:
+    """Whether a name bound to ``target`` (a dotted name) stands for something the scan judges: a module
+    or anything inside one, or a builtin the scan knows (``g = getattr``)."""
+    top = target.split(".")[0]
+    modules = {v.split(".")[0] for v in aliases.values()} | set(_MODULES) | _SHARED_MODULES | {"os"}
+    return top in modules or target in _EXACT or target in _GETATTRS or target in ("globals", "locals")
+
+
+def _scopes(tree: ast.Module) -> Iterator[tuple[ast.AST, ast.AST | None, str | None]]:
+    """(node, parent, the function whose frame runs it: its name, "<lambda>", or None at module level).
+    Class bodies and comprehensions add no frame here (conservative: fewer frames of the program's own
+    above a read, never more)."""
+    stack: list[tuple[ast.AST, ast.AST | None, str | None]] = [(tree, None, None)]
+    while stack:
+        node, parent, scope = stack.pop()
+        yield node, parent, scope
+        inner = scope
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = node.name
+        elif isinstance(node, ast.Lambda):
+            inner = "<lambda>"
+        for child in ast.iter_child_nodes(node):
+            in_header = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and (
+                child is node.args or child in getattr(node, "decorator_list", ())
+            )
+            stack.append((child, node, scope if in_header else inner))
+
+
+def _frame_depths(tree: ast.Module, entry_point: str) -> dict[str | None, int]:
+    """How many frames of the program's own lie above a frame of each function, at the least, on any
+    way the judge can reach it: 0 for the module's body, the entry point, a function the judge might
+    call first (any, without an entry point), one passed or stored as a value (a key function, a
+    decorator's target, a callback: its caller is unknown), a dunder (called wherever the interpreter
+    needs it: a finaliser may run inside the judge's code) or one nothing calls; otherwise one more than
+    its shallowest caller's (calls by name, ``f()`` or ``obj.f()``). A read of the frame ``k`` calls up
+    reaches only the program's frames when ``k`` is at most this depth."""
+    defs: set[str] = set()
+    calls: dict[str, set[str | None]] = {}
+    as_value: set[str] = set()
+    call_funcs: set[int] = set()
+    for node, _, _scope in _scopes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.add(node.name)
+        if isinstance(node, ast.Call):
+            call_funcs.add(id(node.func))
+    for node, _, scope in _scopes(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in defs:
+                calls.setdefault(name, set()).add(scope)
+        elif isinstance(node, ast.Name | ast.Attribute) and id(node) not in call_funcs:
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name in defs and isinstance(node.ctx, ast.Load):
+                as_value.add(name)
+    depth: dict[str | None, int] = {None: 0, "<lambda>": 0}
+    for name in defs:
+        unknown_caller = (
+            not entry_point
+            or name == entry_point
+            or name in as_value
+            or name not in calls
+            or (name.startswith("__") and name.endswith("__"))
+        )
+        if unknown_caller:
+            depth[name] = 0
+    changed = True
+    while changed:  # shortest paths from the roots (depths only ever decrease: ends)
+        changed = False
+        for name, callers in calls.items():
+            known = [depth[c] + 1 for c in callers if c in depth]
+            if known and min(known) < depth.get(name, 1 << 30):
+                depth[name] = min(known)
+                changed = True
+    for name in defs:
+        depth.setdefault(name, 0)  # only called from a cycle nothing reaches: unknown
+    return depth
+
+
+def _own_frame_reads(tree: ast.Module, scanner: _Scanner, depths: dict[str | None, int]) -> set[int]:
+    """The nodes of frame reads that reach only the program's own frames: ``sys._getframe(k)`` or
+    ``inspect.currentframe()`` followed by ``.f_back`` n times, ``inspect.stack()[k]``, whose total
+    number of steps up is at most the reading function's depth (``_frame_depths``). A step count the
+    source does not spell as a constant, a frame kept in a name and walked later, or a whole stack
+    (``inspect.stack()`` iterated) is not among them."""
+    parents: dict[int, ast.AST | None] = {}
+    scopes: dict[int, str | None] = {}
+    for node, parent, scope in _scopes(tree):
+        parents[id(node)], scopes[id(node)] = parent, scope
+    own: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = scanner.resolve(node.func)
+        chain: list[ast.AST] = [node, node.func]
+        if name in _FRAME_CALLS:
+            if node.keywords or len(node.args) > 1:
+                continue
+            steps = _const_int(node.args[0]) if node.args else 0
+            here: ast.AST = node
+            while (up := parents.get(id(here))) is not None and isinstance(up, ast.Attribute):
+                if up.attr != "f_back" or up.value is not here or steps is None:
+                    break
+                steps += 1
+                chain.append(up)
+                here = up
+        elif name in _FRAME_LISTS:
+            up = parents.get(id(node))
+            if not (isinstance(up, ast.Subscript) and up.value is node and isinstance(up.ctx, ast.Load)):
+                continue
+            steps = _const_int(up.slice)
+        else:
+            continue
+        if steps is not None and steps <= depths.get(scopes[id(node)], 0):
+            own.update(id(n) for n in chain)
+    return own
+
+
+def _const_int(node: ast.expr) -> int | None:
+    """A non-negative integer constant, else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+        return node.value
+    return None
+
+
 def pass_marker_in(text: str) -> bool:
     return bool(_PASS_MARKER.search(text))
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, bound: frozenset[str] = frozenset()) -> None:
+    def __init__(self, bound: frozenset[str] = frozenset(), entry_point: str = "") -> None:
         self.findings: list[Finding] = []
+        self.entry_point = entry_point
+        #: names bound by imports, and names bound to a shared object (``table = sys.modules``)
         self.aliases: dict[str, str] = {}
+        #: names bound to a frame (``f = inspect.currentframe()``)
+        self.frame_names: set[str] = set()
+        #: frame reads that reach only the program's own frames (nodes: see ``_own_frame_reads``)
+        self.own_frames: set[int] = set()
         self.star_modules: list[str] = []
         #: names the program defines itself (a variable called ``exit``, its own ``open``)
         self.bound = bound
@@ -287,6 +475,49 @@ class _Scanner(ast.NodeVisitor):
         self.subscript_stores: set[int] = set()
         #: what the node being visited leaves to visit next (see ``scan``)
         self._children: list[ast.AST | int] = []
+
+    def prepare(self, tree: ast.Module) -> None:
+        """What the scan needs before it starts, whatever the order of the source: every import alias,
+        every name bound to a shared object or to a frame (to a fixed point: an alias of an alias), and
+        which frame reads stay within the program's own frames."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                self._children = []
+                getattr(self, "visit_" + node.__class__.__name__)(node)
+        self.findings, self.star_modules = [], []
+        bindings = list(_bindings(tree))
+        for _ in range(4):
+            before = (len(self.aliases), len(self.frame_names))
+            for name, value in bindings:
+                if name in self.aliases and name not in self.bound:
+                    continue  # an import keeps its name
+                target = self.resolve(value)
+                if target is not None and _shared_name(target, self.aliases):
+                    self.aliases[name] = target
+                elif self.is_frame(value):
+                    self.frame_names.add(name)
+            if (len(self.aliases), len(self.frame_names)) == before:
+                break
+        self.own_frames = _own_frame_reads(tree, self, _frame_depths(tree, self.entry_point))
+
+    def is_frame(self, node: ast.expr) -> bool:
+        """Whether an expression evaluates to a frame: ``inspect.currentframe()``, ``sys._getframe(k)``, a
+        frame attribute of one (``f_back``, ``tb_frame``, ``gi_frame``, ...), a name bound to one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.frame_names
+        if isinstance(node, ast.Call):
+            return self.resolve(node.func) in _FRAME_CALLS
+        if isinstance(node, ast.Attribute):
+            return node.attr in _FRAME_ATTRS or (node.attr == "frame" and self._frame_info(node.value))
+        return False
+
+    def _frame_info(self, node: ast.expr) -> bool:
+        """``inspect.stack()[k]`` and its kin: a FrameInfo, whose ``.frame`` is a frame."""
+        return (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Call)
+            and self.resolve(node.value.func) in _FRAME_LISTS
+        )
 
     def _add(self, code: str, detail: str, node: ast.AST, *, store: bool = False) -> None:
         self.findings.append(
@@ -321,7 +552,9 @@ class _Scanner(ast.NodeVisitor):
 
     def _check_dotted(self, name: str, node: ast.AST, *, store: bool = False) -> None:
         top = name.split(".")[0]
-        if name in _EXACT:
+        if id(node) in self.own_frames and name in _FRAME_CALLS | _FRAME_LISTS:
+            self._add(FRAME_INSPECTION, f"{name}: the program's own frames", node)
+        elif name in _EXACT:
             self._add(_EXACT[name], name, node, store=store)
         elif top in _MODULES:
             self._add(_MODULES[top], name, node, store=store)
@@ -359,6 +592,8 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.NamedExpr):  # (t := sys.modules) is sys.modules
+            return self.resolve(node.value)
         if isinstance(node, ast.Call):
             # __import__('os') / importlib.import_module('os') / getattr(os, '_exit')
             fn = self.resolve(node.func)
@@ -366,9 +601,12 @@ class _Scanner(ast.NodeVisitor):
             if fn in ("__import__", "importlib.import_module") and (text := _const_str(first)) is not None:
                 return text
             attr = _const_str(node.args[1]) if len(node.args) >= 2 else None
-            if fn == "getattr" and attr is not None:
+            if fn in ("getattr", "object.__getattribute__") and attr is not None:
                 base = self.resolve(node.args[0])
                 return f"{base}.{attr}" if base else None
+            if fn == "vars" and len(node.args) == 1:
+                base = self.resolve(node.args[0])
+                return f"{base}.__dict__" if base else None
         return None
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -383,7 +621,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         store = isinstance(node.ctx, ast.Store | ast.Del) or id(node) in self.subscript_stores
         if node.attr in _ATTRS:
-            self._add(_ATTRS[node.attr], node.attr, node, store=store)
+            own = node.attr == "f_back" and id(node) in self.own_frames
+            detail = "f_back: the program's own frames" if own else node.attr
+            self._add(_ATTRS[node.attr], detail, node, store=store)
         if node.attr == "__dict__":
             base = self.resolve(node.value)
             if base is not None and base.split(".")[0] in _SHARED_MODULES:
@@ -409,8 +649,18 @@ class _Scanner(ast.NodeVisitor):
             self._add(DYNAMIC_CODE, "pickle.dumps", node)
             node = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=node.args, keywords=node.keywords)
             name = None
-        if name in ("getattr", "setattr", "delattr", "hasattr", "vars") and node.args:
-            self._dynamic_attribute(name, node)
+        if name in _GETATTRS and node.args:
+            self._dynamic_attribute(_GETATTRS[name], node)
+        if name == "operator.attrgetter":
+            for arg in node.args:
+                for part in (_const_str(arg) or "").split("."):
+                    if part in _ATTRS:
+                        self._add(_ATTRS[part], part, node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+            # table.update(...) / sys.modules.pop(...): a write through the object, by any name
+            base = self.resolve(node.func.value)
+            if base is not None:
+                self._check_dotted(base, node, store=True)
         if name:
             self._check_dotted(name, node)
             if name == "type" and len(node.args) == 3:
@@ -443,6 +693,9 @@ class _Scanner(ast.NodeVisitor):
         if attr is None:
             if shared and fn in ("getattr", "hasattr"):  # a write is already "setattr on <module>"
                 self._add(TAMPERING, f"computed attribute of {target}", node)
+            elif self.is_frame(node.args[0]):
+                # a name the source does not spell may be f_back: the judge's frames are one step away
+                self._add(FRAME_INSPECTION, "computed attribute of a frame", node)
         elif attr in _ATTRS:
             self._add(_ATTRS[attr], attr, node, store=fn in ("setattr", "delattr"))
 
@@ -457,6 +710,13 @@ class _Scanner(ast.NodeVisitor):
             self._add(_ATTRS[key], key, node, store=isinstance(node.ctx, ast.Store | ast.Del))
         if isinstance(node.ctx, ast.Store | ast.Del) and isinstance(node.value, ast.Attribute):
             self.subscript_stores.add(id(node.value))  # sys.modules['x'] = ... writes sys.modules
+        elif isinstance(node.ctx, ast.Store | ast.Del) and isinstance(
+            node.value, ast.Name | ast.Call | ast.NamedExpr
+        ):
+            # table['x'] = ... with table = sys.modules; vars(builtins)['len'] = ...
+            base = self.resolve(node.value)
+            if base is not None:
+                self._check_dotted(base, node, store=True)
         # globals()['x'] = ... / vars(mod)[...] rewrites a namespace
         if isinstance(node.ctx, ast.Store | ast.Del) and isinstance(node.value, ast.Call):
             fn = self.resolve(node.value.func)
@@ -488,8 +748,35 @@ def _const_str(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _const_str(node.left), _const_str(node.right)
         return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.Subscript):  # "kcab_f"[::-1], "xf_backx"[1:-1]
+        whole, index = _const_str(node.value), node.slice
+        if whole is None:
+            return None
+        if isinstance(index, ast.Slice):
+            spelled = (index.lower, index.upper, index.step)
+            bounds = [None if b is None else _const_signed(b) for b in spelled]
+            unknown = any(b is None and e is not None for b, e in zip(bounds, spelled, strict=True))
+            return None if unknown or bounds[2] == 0 else whole[bounds[0] : bounds[1] : bounds[2]]
+        i = _const_signed(index)
+        return whole[i] if i is not None and -len(whole) <= i < len(whole) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        # "".join(("f_", "back")), "F_BACK".lower(), "f-back".replace("-", "_")
+        owner = _const_str(node.func.value)
+        method = node.func.attr
+        if owner is None or method not in _STR_METHODS:
+            return None
+        if method == "join":
+            if len(node.args) != 1 or not isinstance(node.args[0], ast.Tuple | ast.List):
+                return None
+            pieces = [_const_str(e) for e in node.args[0].elts]
+            return None if any(p is None for p in pieces) else owner.join(p for p in pieces if p is not None)
+        args = [_const_str(a) for a in node.args]
+        if any(a is None for a in args) or len(args) > 2:
+            return None
+        result = getattr(owner, method)(*args)
+        return result if isinstance(result, str) and len(result) <= 1000 else None
     if isinstance(node, ast.JoinedStr):
-        parts = []
+        parts: list[str] = []
         for v in node.values:
             inner = v.value if isinstance(v, ast.FormattedValue) and v.conversion == -1 else v
             if isinstance(v, ast.FormattedValue) and v.format_spec is not None:
@@ -502,6 +789,23 @@ def _const_str(node: ast.expr | None) -> str | None:
     return None
 
 
+#: str methods a constant attribute name may be spelled with (pure, bounded)
+_STR_METHODS = frozenset(
+    {"join", "lower", "upper", "strip", "lstrip", "rstrip", "replace", "swapcase", "casefold", "title"}
+    | {"capitalize", "removeprefix", "removesuffix"}
+)
+
+
+def _const_signed(node: ast.expr) -> int | None:
+    """An integer constant (``-1`` included), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _const_signed(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) < 1 << 31:
+        return node.value
+    return None
+
+
 def _is_module(name: str, aliases: dict[str, str]) -> bool:
     top = name.split(".")[0]
     return top in _MODULES or top in {"sys", "os", "__builtins__"} or name in aliases.values()
@@ -510,17 +814,57 @@ def _is_module(name: str, aliases: dict[str, str]) -> bool:
 _NAMESPACE_WRITES = frozenset({"update", "__setitem__", "setdefault"})
 
 
-def _renames_module(tree: ast.Module) -> bool:
-    """Whether the program may rebind its own ``__name__`` (by name, or by writing its namespace:
-    ``globals()[k] = v``, ``globals().update(...)``), so that ``if __name__ == "__main__":`` runs when
-    the sandbox imports it."""
+#: calls that return a module object
+_MODULE_CALLS = frozenset(
+    {"sys.modules.get", "sys.modules.__getitem__", "sys.modules.setdefault", "sys.modules.pop"}
+    | {"__import__", "importlib.import_module", "importlib.__import__", "importlib.reload"}
+    | {"inspect.getmodule"}
+)
 
-    def namespace_call(node: ast.expr) -> bool:
-        return (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("globals", "vars", "locals")
-        )
+
+def _renames_module(tree: ast.Module) -> bool:
+    """Whether the program may rebind its own ``__name__`` — by name, by writing its namespace
+    (``globals()[k] = v``, ``globals().update(...)``, through a name bound to ``globals()``), or by
+    writing the ``__name__`` of a module object (``sys.modules[__name__].__name__ = ...``, ``setattr``
+    on a module with that name or a computed one, its ``__dict__`` or ``vars()``), any module object
+    reached by import, ``sys.modules`` or ``__import__`` and names bound to them — so that
+    ``if __name__ == "__main__":`` runs when the sandbox imports it."""
+    scanner = _Scanner(_bound_names(tree))
+    scanner.prepare(tree)
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules.update(a.asname or a.name.split(".")[0] for a in node.names)
+    namespaces: set[str] = set()
+
+    def module_valued(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in modules
+        if isinstance(node, ast.Subscript):
+            return scanner.resolve(node.value) == "sys.modules"
+        if isinstance(node, ast.Call):
+            return scanner.resolve(node.func) in _MODULE_CALLS
+        return False
+
+    def namespace(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in namespaces
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("globals", "locals") or (node.func.id == "vars" and not node.args):
+                return True
+            return node.func.id == "vars" and len(node.args) == 1 and module_valued(node.args[0])
+        return isinstance(node, ast.Attribute) and node.attr == "__dict__" and module_valued(node.value)
+
+    bindings = list(_bindings(tree))
+    for _ in range(4):
+        before = len(modules) + len(namespaces)
+        for name, value in bindings:
+            if module_valued(value):
+                modules.add(name)
+            elif namespace(value):
+                namespaces.add(name)
+        if len(modules) + len(namespaces) == before:
+            break
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == "__name__" and not isinstance(node.ctx, ast.Load):
@@ -534,19 +878,24 @@ def _renames_module(tree: ast.Module) -> bool:
             and node.name == "__name__"
         ):
             return True
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) and namespace(node.value):
+            return True
         if (
-            isinstance(node, ast.Subscript)
+            isinstance(node, ast.Attribute)
+            and node.attr == "__name__"
             and not isinstance(node.ctx, ast.Load)
-            and namespace_call(node.value)
+            and module_valued(node.value)
         ):
             return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _NAMESPACE_WRITES
-            and namespace_call(node.func.value)
-        ):
-            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _NAMESPACE_WRITES and namespace(func.value):
+                return True
+            kind = _GETATTRS.get(scanner.resolve(func) or "")
+            if kind in ("setattr", "delattr") and len(node.args) >= 2 and module_valued(node.args[0]):
+                attr = _const_str(node.args[1])
+                if attr is None or attr == "__name__":
+                    return True
     return False
 
 
@@ -807,6 +1156,7 @@ _ATTACK_FRAMES = frozenset(
         "inspect.trace",
         "inspect.getouterframes",
         "traceback.walk_stack",
+        "computed attribute of a frame",
     }
 )
 #: hooks that run inside the judge's code as well as the program's: tracing and profiling see every

@@ -39,9 +39,6 @@ PROBE_DOCUMENTED = (
     "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
 )
 
-STATIC_ALIAS = "static tier: a shared object bound to a name (table = sys.modules) and written through it, or an attribute name computed beyond string constants, is read as the program's own state"
-STATIC_GUARD = "static tier: a program that renames its module through an attribute (sys.modules[__name__].__name__ = ...) makes its __main__ block run on import, and findings there are skipped"
-STATIC_OWN_FRAMES = "static tier: sys._getframe and inspect.stack are attacks by name, whatever frames the program reads (a caller-name logging helper is correct code)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -59,11 +56,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("batched_numpy_auto_35", "auto"): VERSION_SKEW,
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("fraction_area_45", "*"): UNTRUSTED_EQ,
-    ("tier_sys_modules_alias_write", "*"): STATIC_ALIAS,
-    ("tier_reversed_fback", "*"): STATIC_ALIAS,
-    ("tier_spoofed_main_guard_by_module", "*"): STATIC_GUARD,
-    ("caller_name_logging_helper", "*"): STATIC_OWN_FRAMES,
-    ("inspect_stack_own_name", "*"): STATIC_OWN_FRAMES,
 }
 
 

@@ -266,7 +266,7 @@ def test_lookup_table_of_the_inputs_is_rejected_where_no_probe_judged_it() -> No
 
 
 def test_allowlist_and_reference_signatures() -> None:
-    code = "import sys\ndef add(a, b):\n    sys._getframe(0)\n    return a + b\n"
+    code = "import sys\ndef add(a, b):\n    sys._getframe(1)\n    return a + b\n"  # the judge's frame
     task = make_task(reference=code)
     d = judge(code, task=task)
     assert d.verdict == "accept"
