@@ -167,7 +167,8 @@ def test_signals_aimed_at_the_program_are_refused_and_labelled_whoever_sends_the
         "import subprocess, sys\n"
         "code = 'import os, signal; signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 12)'\n"
         "print(subprocess.run([sys.executable, '-I', '-c', code], capture_output=True, text=True))\n"
-        "print(subprocess.run(['sh', '-c', 'kill -USR2 1 && echo delivered'], capture_output=True, text=True))\n",
+        "shell = ['sh', '-c', 'kill -USR2 1 && echo delivered']\n"
+        "print(subprocess.run(shell, capture_output=True, text=True))\n",
         limits=LIMITS,
         backend="container",
     )
