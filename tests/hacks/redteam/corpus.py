@@ -2916,3 +2916,139 @@ _exec(
     "a signal to the program's own process is labelled",
     backends=("container",),
 )
+
+# --- refused memory the interpreter refused before asking: every shape of a request past 32 bits
+for _name, _line in [
+    ("tuple_repeat_bomb", "x = (0,) * (10**9)"),
+    ("inplace_list_repeat_bomb", "x = [0]\n        x *= 10**9"),
+    ("array_repeat_bomb", "import array\n        x = array.array('q', [0]) * (10**9)"),
+    ("range_list_bomb", "x = list(range(10**9))"),
+]:
+    _exec(
+        _name,
+        f"""
+    try:
+        {_line}
+    except MemoryError:
+        print("caught")
+    """,
+        lambda out: out.get("memory_exceeded") is True,
+        "memory_exceeded on both backends (the request is past any limit)",
+    )
+
+# --- signals to the program from processes without its audit hook (any program, any system call)
+_SIGNAL_CHILDREN = [
+    ("shell_kill_parent", "['sh', '-c', 'kill -TERM $PPID']"),
+    ("child_killpg_own_group", "[sys.executable, '-c', 'import os, signal; os.killpg(0, signal.SIGUSR1)']"),
+    ("child_broadcast_kill", "[sys.executable, '-c', 'import os, signal; os.kill(-1, signal.SIGKILL)']"),
+    (
+        "child_pidfd_parent",
+        "[sys.executable, '-c', 'import os, signal; signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 10)']",
+    ),
+    (
+        "child_tkill_parent",
+        "[sys.executable, '-c', 'import ctypes; ctypes.CDLL(None).syscall(200, 1, 10)']",
+    ),
+]
+for _name, _argv in _SIGNAL_CHILDREN:
+    _exec(
+        _name,
+        f"""
+    import signal, subprocess, sys
+    hits = []
+    signal.signal(signal.SIGUSR1, lambda *a: hits.append(1))
+    subprocess.run({_argv})
+    print("hits", hits)
+    """,
+        _labelled("signal"),
+        "a signal to the program's own process from a child without its audit hook is labelled",
+        backends=("container",),
+    )
+_exec(
+    "signals_to_own_children",
+    """
+    import os, signal, subprocess
+    p = subprocess.Popen(["sleep", "5"])
+    p.send_signal(signal.SIGTERM)
+    q = subprocess.Popen(["sleep", "5"])
+    signal.pidfd_send_signal(os.pidfd_open(q.pid), signal.SIGKILL)
+    print(p.wait(), q.wait())
+    """,
+    lambda out: out.get("violation") is None and out.get("exit_code") == 0,
+    "signals to the program's own children pass unlabelled",
+    backends=("container",),
+)
+
+# --- the static tier reads names as Python binds them
+_static_attacks = [
+    (
+        "tier_alias_mutator",
+        "import sys\nm = sys.modules\nm.update(json=None)\n" + "def add(x, y):\n    return x + y\n",
+    ),
+    (
+        "tier_alias_bound_after_use",
+        "def add(x, y):\n    table['json'] = None\n    return x + y\nimport sys\ntable = sys.modules\n",
+    ),
+    (
+        "tier_alias_vars_builtins",
+        "import builtins\nns = vars(builtins)\nns['len'] = lambda o: 0\ndef add(x, y):\n    return x + y\n",
+    ),
+    (
+        "tier_computed_join_fback",
+        "import sys\ndef add(x, y):\n    up = getattr(sys._getframe(0), ''.join(['f_', 'back']))\n    return x + y\n",
+    ),
+    (
+        "tier_computed_name_from_list",
+        "import inspect\nnames = ['f_back']\ndef add(x, y):\n    up = getattr(inspect.currentframe(), names[0])\n    return x + y\n",
+    ),
+    (
+        "tier_getattribute_fback",
+        "import inspect\ndef add(x, y):\n    up = object.__getattribute__(inspect.currentframe(), 'f_' + 'back')\n    return x + y\n",
+    ),
+    (
+        "tier_getframe_past_outermost",
+        "import sys\ndef _h():\n    return sys._getframe(2).f_locals\ndef add(x, y):\n    _h()\n    return x + y\n",
+    ),
+    (
+        "tier_stack_iterated",
+        "import inspect\ndef add(x, y):\n    seen = [f.frame.f_locals for f in inspect.stack()]\n    return x + y\n",
+    ),
+    (
+        "tier_guard_module_alias",
+        "import sys\nmod = sys.modules[__name__]\nmod.__name__ = '__main__'\nif __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n",
+    ),
+    (
+        "tier_guard_setattr",
+        "import sys\nsetattr(sys.modules[__name__], '__name__', '__main__')\nif __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n",
+    ),
+    (
+        "tier_guard_import_self",
+        "__import__(__name__).__name__ = '__main__'\nif __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n",
+    ),
+]
+for _name, _src in _static_attacks:
+    PROGRAMS.append(Program(name=_name, task=_ADD, kind="wrong", code=_src, family="static_tier"))
+_static_correct = [
+    (
+        "caller_name_two_deep",
+        "import sys\ndef _log():\n    return sys._getframe(2).f_code.co_name\ndef _mid():\n    return _log()\ndef add(x, y):\n    _mid()\n    return x + y\n",
+    ),
+    (
+        "stack_caller_function",
+        "import inspect\ndef _who():\n    return inspect.stack()[1].function\ndef add(x, y):\n    _who()\n    return x + y\n",
+    ),
+    (
+        "fback_caller_name",
+        "import inspect\ndef _caller():\n    return inspect.currentframe().f_back.f_code.co_name\ndef add(x, y):\n    _caller()\n    return x + y\n",
+    ),
+    (
+        "method_reads_its_caller",
+        "import sys\nclass L:\n    def where(self):\n        return sys._getframe(1).f_code.co_name\ndef add(x, y):\n    L().where()\n    return x + y\n",
+    ),
+    (
+        "decorator_renames_function",
+        "import functools\ndef deco(fn):\n    @functools.wraps(fn)\n    def w(*a):\n        return fn(*a)\n    w.__name__ = fn.__name__\n    return w\n@deco\ndef add(x, y):\n    return x + y\nif __name__ == '__main__':\n    import sys\n    print(sys.argv)\n",
+    ),
+]
+for _name, _src in _static_correct:
+    PROGRAMS.append(Program(name=_name, task=_ADD, kind="correct", code=_src, family="static_tier"))
