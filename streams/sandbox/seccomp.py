@@ -21,7 +21,8 @@ A second, smaller filter (:func:`watch_program`) is installed by the jail's boot
 program loads, with a listener the host keeps (:mod:`streams.sandbox.watch`): every signal aimed at the
 program's own process (the jail's pid 1), its process group or every process — ``kill``, ``tgkill``,
 ``rt_sigqueueinfo``/``rt_tgsigqueueinfo``, a ``tkill`` and a ``pidfd_send_signal`` whose target the host
-looks up — is held until the host has answered, so it is refused and labelled whichever process of the
+looks up, and an owner for ``SIGIO``/``SIGURG`` (``F_SETOWN``, ``F_SETOWN_EX``, ``FIOSETOWN``,
+``SIOCSPGRP``) — is held until the host has answered, so it is refused and labelled whichever process of the
 jail sent it, a child without an audit hook or a program that is not Python. Signal 0 (an existence
 test) and signals to the program's children pass without a stop.
 
@@ -60,6 +61,8 @@ OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16
 ARG = (16, 24, 32, 40, 48, 56)
 #: the program's own process inside the jail's pid namespace (bubblewrap's --as-pid-1)
 JAIL_INIT = 1
+#: fcntl commands and ioctl requests that name a process (or group) to receive SIGIO/SIGURG
+F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP = 8, 15, 0x8901, 0x8902
 
 #: the refused calls common to both tables
 _REFUSED = (
@@ -103,7 +106,7 @@ X86_64 = Arch(
         "sethostname": 170, "setdomainname": 171, "vhangup": 153,
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "uselib": 134,
         "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
-        "pidfd_send_signal": 424, "seccomp": 317,
+        "pidfd_send_signal": 424, "seccomp": 317, "fcntl": 72, "ioctl": 16,
     },
     x32=True,
 )  # fmt: skip
@@ -127,7 +130,7 @@ AARCH64 = Arch(
         "open_by_handle_at": 265, "name_to_handle_at": 264, "lookup_dcookie": 18,
         "sethostname": 161, "setdomainname": 162, "vhangup": 58,
         "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
-        "pidfd_send_signal": 424, "seccomp": 277,
+        "pidfd_send_signal": 424, "seccomp": 277, "fcntl": 25, "ioctl": 29,
     },
 )  # fmt: skip
 
@@ -210,7 +213,20 @@ def watch_program(arch: Arch | None = None) -> bytes:
         (JEQ_K, "tgkill", 0, n["rt_tgsigqueueinfo"]),
         (JEQ_K, "ask", 0, n["tkill"]),  # (tid, sig): a thread of any process
         (JEQ_K, "ask", 0, n["pidfd_send_signal"]),  # (pidfd, sig, ...): the host reads the target
+        (JEQ_K, "fcntl", 0, n["fcntl"]),
+        (JEQ_K, "ioctl", 0, n["ioctl"]),
         (RET_K, 0, 0, RET_ALLOW),
+        ("label", "fcntl"),  # fcntl(fd, F_SETOWN, 1 or -1): SIGIO for pid 1 or its group
+        (LD_W_ABS, 0, 0, ARG[1]),
+        (JEQ_K, "notify", 0, F_SETOWN_EX),  # (fd, F_SETOWN_EX, struct *): the host reads it
+        (JEQ_K, 0, "allow", F_SETOWN),
+        (LD_W_ABS, 0, 0, ARG[2]),
+        (JEQ_K, "notify", 0, JAIL_INIT),
+        (JEQ_K, "notify", "allow", 0xFFFFFFFF),
+        ("label", "ioctl"),  # ioctl(fd, FIOSETOWN or SIOCSPGRP, int *): the host reads the owner
+        (LD_W_ABS, 0, 0, ARG[1]),
+        (JEQ_K, "notify", 0, FIOSETOWN),
+        (JEQ_K, "notify", "allow", SIOCSPGRP),
         ("label", "kill"),  # kill(pid, sig): pid 1, 0 (its own group) or -1 (every process)
         (LD_W_ABS, 0, 0, ARG[1]),
         (JEQ_K, "allow", 0, 0),

@@ -8,7 +8,10 @@ the guest's audit hook, but a child process has no audit hook (it may not even b
 closes: no process of the jail holds it. Every signal that may reach pid 1 stops its sender until this
 thread has answered: refused with ``EPERM`` and recorded as a ``signal`` refusal when it targets the
 program's process (by pid, its group, every process, one of its threads, a pidfd of it), let through
-otherwise (a ``tkill`` or a pidfd aimed at one of the program's children).
+otherwise (a ``tkill`` or a pidfd aimed at one of the program's children). An owner for ``SIGIO``/
+``SIGURG`` (``fcntl`` ``F_SETOWN``/``F_SETOWN_EX``, ``ioctl`` ``FIOSETOWN``/``SIOCSPGRP``) is a signal to
+come: naming the program's process or group is refused the same way (the host reads the owner from
+the sender's memory).
 
 The answer is decided from integers the kernel copied (pids, thread ids) and, for a pidfd, from the
 host's ``/proc/<sender>/fdinfo``: a multi-threaded sender that swaps the descriptor between that read
@@ -28,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from streams.sandbox.seccomp import JAIL_INIT, Arch
+from streams.sandbox.seccomp import F_SETOWN, F_SETOWN_EX, JAIL_INIT, Arch
 
 #: struct seccomp_notif: id, pid, flags, then struct seccomp_data (nr, arch, ip, args[6])
 _NOTIF = struct.Struct("=QIIiIQ6Q")
@@ -52,7 +55,8 @@ class SignalWatch(threading.Thread):
         super().__init__(daemon=True, name="rlstream-jail-signals")
         self.sock, self.init, self.deadline = sock, init, deadline
         self.names = {arch.numbers[n]: n for n in ("kill", "tkill", "tgkill", "rt_sigqueueinfo")}
-        self.names |= {arch.numbers[n]: n for n in ("rt_tgsigqueueinfo", "pidfd_send_signal")}
+        self.names |= {arch.numbers[n]: n for n in ("rt_tgsigqueueinfo", "pidfd_send_signal", "fcntl")}
+        self.names |= {arch.numbers["ioctl"]: "ioctl"}
         self.records: list[tuple[str, str]] = []
         self.refused = 0
         self.installed = threading.Event()
@@ -112,6 +116,8 @@ class SignalWatch(threading.Thread):
             aimed = target in self._init_threads()
         elif name == "pidfd_send_signal":
             aimed = _pidfd_target(sender, target) in (self.init, None)
+        elif name in ("fcntl", "ioctl") and _signed(args[1]) != F_SETOWN:
+            aimed = self._owner_is_init(sender, args[1] & 0xFFFFFFFF, args[2])
         else:
             aimed = True  # the filter holds these only when they reach pid 1, its group or everyone
         if aimed:
@@ -123,6 +129,25 @@ class SignalWatch(threading.Thread):
             resp = _RESP.pack(nid, 0, 0, _CONTINUE)
         with contextlib.suppress(OSError):
             fcntl.ioctl(listener, _SEND, resp)
+
+    def _owner_is_init(self, sender: int, request: int, pointer: int) -> bool:
+        """Whether the owner an ``F_SETOWN_EX`` (struct f_owner_ex: type, pid) or ``FIOSETOWN``/
+        ``SIOCSPGRP`` (int: a pid, or minus a group) names the program's process, its group or one of
+        its threads; an owner the host cannot read counts as the program."""
+        size = 8 if request == F_SETOWN_EX else 4
+        try:
+            with open(f"/proc/{sender}/mem", "rb", buffering=0) as mem:
+                mem.seek(pointer)
+                data = mem.read(size)
+        except (OSError, OverflowError, ValueError):
+            return True
+        if len(data) != size:
+            return True
+        if request == F_SETOWN_EX:
+            kind, pid = struct.unpack("=ii", data)
+            return pid in self._init_threads() if kind == 0 else pid == JAIL_INIT
+        (owner,) = struct.unpack("=i", data)
+        return owner in (JAIL_INIT, -JAIL_INIT)
 
     def _init_threads(self) -> set[int]:
         """The jail's ids of the threads of its pid 1."""

@@ -160,6 +160,9 @@ def test_signals_aimed_at_the_program_are_refused_and_labelled_whoever_sends_the
         ("tkill:init", NR["tkill"], [1, SIGUSR2]),
         ("rt_sigqueueinfo:init", NR["rt_sigqueueinfo"], [1, SIGUSR2, "buf"]),
         ("rt_tgsigqueueinfo:init", NR["rt_tgsigqueueinfo"], [1, 1, SIGUSR2, "buf"]),
+        # an owner for SIGIO/SIGURG is a signal to come: pid 1 or its group
+        ("fcntl:setown-init", NR["fcntl"], [0, 8, 1]),
+        ("fcntl:setown-group", NR["fcntl"], [0, 8, -1]),
     ]
     for key, (rc, err) in probe(sandbox, calls).items():
         assert (rc, err) == (-1, EPERM), (key, rc, err)

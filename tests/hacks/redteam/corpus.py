@@ -2946,6 +2946,10 @@ _SIGNAL_CHILDREN = [
         "[sys.executable, '-c', 'import os, signal; signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 10)']",
     ),
     (
+        "child_sigio_owner_parent",
+        "[sys.executable, '-c', 'import fcntl, socket; a, b = socket.socketpair(); fcntl.fcntl(a, 8, 1); b.send(bytes(1))']",
+    ),
+    (
         "child_tkill_parent",
         "[sys.executable, '-c', 'import ctypes; ctypes.CDLL(None).syscall(200, 1, 10)']",
     ),
