@@ -476,7 +476,7 @@ class _Scanner(ast.NodeVisitor):
         #: what the node being visited leaves to visit next (see ``scan``)
         self._children: list[ast.AST | int] = []
 
-    def prepare(self, tree: ast.Module) -> None:
+    def prepare(self, tree: ast.Module, *, frames: bool = True) -> None:
         """What the scan needs before it starts, whatever the order of the source: every import alias,
         every name bound to a shared object or to a frame (to a fixed point: an alias of an alias), and
         which frame reads stay within the program's own frames."""
@@ -498,7 +498,8 @@ class _Scanner(ast.NodeVisitor):
                     self.frame_names.add(name)
             if (len(self.aliases), len(self.frame_names)) == before:
                 break
-        self.own_frames = _own_frame_reads(tree, self, _frame_depths(tree, self.entry_point))
+        if frames:
+            self.own_frames = _own_frame_reads(tree, self, _frame_depths(tree, self.entry_point))
 
     def is_frame(self, node: ast.expr) -> bool:
         """Whether an expression evaluates to a frame: ``inspect.currentframe()``, ``sys._getframe(k)``, a
@@ -830,7 +831,7 @@ def _renames_module(tree: ast.Module) -> bool:
     reached by import, ``sys.modules`` or ``__import__`` and names bound to them — so that
     ``if __name__ == "__main__":`` runs when the sandbox imports it."""
     scanner = _Scanner(_bound_names(tree))
-    scanner.prepare(tree)
+    scanner.prepare(tree, frames=False)
     modules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):

@@ -2984,6 +2984,8 @@ _exec(
 )
 
 # --- the static tier reads names as Python binds them
+#: a __main__ block that tampers with builtins: guarded, unless the program renamed its module first
+_GUARDED_TAMPERING = "if __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n"
 _static_attacks = [
     (
         "tier_alias_mutator",
@@ -3019,15 +3021,15 @@ _static_attacks = [
     ),
     (
         "tier_guard_module_alias",
-        "import sys\nmod = sys.modules[__name__]\nmod.__name__ = '__main__'\nif __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n",
+        "import sys\nmod = sys.modules[__name__]\nmod.__name__ = '__main__'\n" + _GUARDED_TAMPERING,
     ),
     (
         "tier_guard_setattr",
-        "import sys\nsetattr(sys.modules[__name__], '__name__', '__main__')\nif __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n",
+        "import sys\nsetattr(sys.modules[__name__], '__name__', '__main__')\n" + _GUARDED_TAMPERING,
     ),
     (
         "tier_guard_import_self",
-        "__import__(__name__).__name__ = '__main__'\nif __name__ == '__main__':\n    import builtins\n    builtins.len = len\ndef add(x, y):\n    return x + y\n",
+        "__import__(__name__).__name__ = '__main__'\n" + _GUARDED_TAMPERING,
     ),
 ]
 for _name, _src in _static_attacks:
