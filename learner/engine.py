@@ -8,8 +8,10 @@ machines where DeepSpeed is unusable and as the benchmark's baseline.
 from __future__ import annotations
 
 import copy
+import importlib
 import logging
 import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -31,6 +33,8 @@ from schemas.policy import ConsumedOffset, PolicyPublished
 log = logging.getLogger(__name__)
 
 _DS_TAG = "ds"
+#: DeepSpeed's Muon optimizer module (see :func:`_import_deepspeed`)
+_DS_MUON = "deepspeed.runtime.zero.muon.muon_optimizer"
 
 
 def resolve_accelerator(config: LearnerConfig) -> str:
@@ -89,7 +93,31 @@ def _import_deepspeed(config: LearnerConfig, accelerator: str) -> Any:
         # The shared-memory all-reduce is a C++ op compiled on first use (minutes; a killed compile
         # leaves a lock that hangs later runs). It only helps several CPU ranks, so skip it by default.
         deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+    _import_muon_eagerly()
     return deepspeed
+
+
+def _import_muon_eagerly() -> None:
+    """Import DeepSpeed's Muon optimizer with its kernels left uncompiled.
+
+    DeepSpeed imports that module when it builds an engine (its ZeRO optimizer check) and in ZeRO
+    steps, and the module decorates its kernels with ``torch.compile`` on import, which loads torch's
+    inductor: 5-9 s on 2 cores, most of a restarted learner's start-up. The learner's optimizer is
+    AdamW, so Muon never runs here; imported once with DeepSpeed's compile decorator standing in as a
+    no-op, the module stays in ``sys.modules`` and every later import of it is free.
+    """
+    if _DS_MUON in sys.modules:
+        return
+    from deepspeed.runtime import compiler
+
+    decorator = compiler.compile
+    compiler.compile = lambda: compiler.dummy_decorator
+    try:
+        importlib.import_module(_DS_MUON)
+    except ImportError:  # a DeepSpeed without Muon: nothing to import
+        pass
+    finally:
+        compiler.compile = decorator
 
 
 class LearnerEngine:

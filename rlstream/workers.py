@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -248,7 +249,9 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
     from producers.generator.models import load_model
 
     gen = settings.generator
+    started = time.monotonic()
     policy = load_model(gen.model, gen.models_dir or settings.home / "models", seed=gen.seed)
+    loaded = time.monotonic()
     config = settings.learner
     update: dict[str, object] = {
         "temperature": settings.pipeline.scheduler.sampling.temperature,
@@ -264,6 +267,13 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
         update["distributed"] = config.distributed.model_copy(update={"master_port": port})
     config = config.model_copy(update=update)
     engine = LearnerEngine(policy.model, config)
+    # a restarted learner trains again only after these: what its restart time is made of
+    log.info(
+        "learner: model %s loaded in %.1f s, engine built in %.1f s",
+        policy.name,
+        loaded - started,
+        time.monotonic() - loaded,
+    )
     # human reviews on rl.reviews that mask or reject a sample keep it out of any step not yet taken
     reviews = ReviewFollower(bootstrap, settings.run_id)
     loop = LearnerLoop(engine, run_id=settings.run_id, model_name=policy.name, reviews=reviews)
@@ -333,7 +343,13 @@ def _build_execution_side(
         from streams.reward.agent import RewardAgent
 
         episode_fn = get_reward_function(settings.episodes.reward_function, settings.reward)
-        ragent = RewardAgent(reward_fn, tasks, reference_runner(evaluator()), episode_fn=episode_fn)
+        ragent = RewardAgent(
+            reward_fn,
+            tasks,
+            reference_runner(evaluator()),
+            episode_fn=episode_fn,
+            references_kept=settings.pipeline.reference_cache_entries,
+        )
         return Built(common.make(name, RW_INPUTS, ragent.handle, kinds=RW_KINDS, outputs=RW_OUTPUTS), closers)
     from streams.noise.agent import INPUT_TOPICS as NF_INPUTS
     from streams.noise.agent import KINDS as NF_KINDS
@@ -347,6 +363,7 @@ def _build_execution_side(
         tasks,
         reference_runner(on),
         probe_reference=lambda task, backend, seed: on.reference_probe(task, backend, seed),
+        references_kept=settings.pipeline.reference_cache_entries,
     )
     return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS, outputs=NF_OUTPUTS), closers)
 
