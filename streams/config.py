@@ -76,6 +76,7 @@ class PipelineConfig(BaseModel):
     #: enough that state and restore time stay bounded by the work in flight
     state_grace_s: float = Field(default=3600.0, gt=0)
     #: reference runs a reward or filter worker keeps in memory (per task and backend, and per probe
-    #: seed: one per group): the least recently used go first, so memory stays flat on a long backlog;
-    #: one evicted and needed again is run again
+    #: seed: one per group), and in the state of each partition it owns (per kind): the least recently
+    #: used go first, so memory, state and restore time stay flat on a long backlog; one evicted and
+    #: needed again is run again (and published again)
     reference_cache_entries: int = Field(default=256, ge=1)

@@ -13,6 +13,12 @@ to restore it stay bounded by the work in flight plus that recent past, however 
 time rather than the clock: a worker that was down for an hour must still recognise the records it
 handled just before it went down, which come back first.
 
+A record a processor can compute again (a task's reference run) is a :class:`Cached` kind: read with
+:meth:`State.use`, which stamps it with the stream time of its use, and written with :meth:`State.keep`,
+which keeps at most a given number of its kind per partition (the least recently used go first). It is
+dropped ``grace_s`` of stream time after its last use, like a marker; one needed again after that is
+computed again. So state holds what the work in flight uses, not one record per task the run has seen.
+
 Writes are staged: those of the handler call in progress, then those of the batch in hand once the call
 returned; a failed call's writes are dropped (:meth:`State.rollback`), and a runtime takes the batch's
 writes (:meth:`State.take_writes`) only to persist them together with the batch's outputs. Committed
@@ -110,6 +116,39 @@ class Marker(Kind[float]):
 
     def __init__(self, name: str) -> None:
         super().__init__(name, encode=float, decode=_marker_time)
+
+
+class Cached(Kind[V]):
+    """A record that can be computed again: stored with the stream time of its last use
+    (``{"used_s": t, "value": v}``), dropped ``grace_s`` of stream time after it, and bounded per
+    partition by :meth:`State.keep`. ``legacy`` reads a record written before its kind was cached
+    (default: its value as it is, last used at no time, so it is the first to go)."""
+
+    def __init__(
+        self,
+        name: str,
+        value_type: type[V],
+        *,
+        legacy: Callable[[JSON], tuple[float, JSON]] | None = None,
+    ) -> None:
+        super().__init__(name, value_type)
+        self._legacy = legacy or (lambda raw: (_NEVER, raw))
+
+    def unwrap(self, raw: JSON) -> tuple[float, JSON]:
+        """(when it was last used, the encoded value) of a stored record."""
+        if isinstance(raw, dict) and raw.keys() == {"used_s", "value"}:
+            return float(raw["used_s"]), raw["value"]
+        return self._legacy(raw)
+
+    def decode(self, raw: JSON) -> V:
+        return super().decode(self.unwrap(raw)[1])
+
+
+def _stamp(kind: Kind[Any], raw: JSON) -> float:
+    """The stream time a marker was set at, or a cached record last used at."""
+    if isinstance(kind, Cached):
+        return kind.unwrap(raw)[0]
+    return _marker_time(raw)
 
 
 def raw_key(kind: str, key: str) -> str:
@@ -225,6 +264,32 @@ class State:
     def count(self, p: int, kind: Kind[Any]) -> int:
         return len(self.keys(p, kind))
 
+    def use(self, p: int, kind: Cached[V], key: str) -> V | None:
+        """A cached record, stamped as used now (stream time): it is dropped last and stays for
+        ``grace_s`` from now. The stamp is written again only when stream time moved past it."""
+        raw = self._read(p, kind.name, key)
+        if raw is None:
+            return None
+        used, value = kind.unwrap(raw)
+        now = self.now(p)
+        if now > used:
+            self._scratch[(p, kind.name, key)] = {"used_s": now, "value": value}
+        return kind.decode({"used_s": now, "value": value})
+
+    def keep(self, p: int, kind: Cached[V], key: str, value: V, *, limit: int) -> None:
+        """Write a cached record as used now; beyond ``limit`` records of its kind in the partition, the
+        least recently used are deleted."""
+        self._scratch[(p, kind.name, key)] = {"used_s": self.now(p), "value": kind.encode(value)}
+        keys = self.keys(p, kind)
+        if len(keys) <= limit:
+            return
+        # the record just written first, then the most recently used
+        by_use = sorted(
+            keys, key=lambda k: (k == key, _stamp(kind, self._read(p, kind.name, k))), reverse=True
+        )
+        for old in by_use[limit:]:
+            self._scratch[(p, kind.name, old)] = None
+
     def mark(self, p: int, marker: Marker, key: str) -> None:
         """Record that ``key``'s unit is complete, as of the partition's stream time."""
         self.put(p, marker, key, self.now(p))
@@ -272,11 +337,11 @@ class State:
             self._owned.add(p)
             heap: list[tuple[float, str, str]] = []
             for name, kind in self.kinds.items():
-                if isinstance(kind, Marker):
+                if isinstance(kind, Marker | Cached):
                     for key in self.store.keys(p, name):
                         raw = self.store.get(p, name, key)
                         if raw is not None:
-                            heap.append((_marker_time(raw), name, key))
+                            heap.append((_stamp(kind, raw), name, key))
             heapq.heapify(heap)
             self._expiry[p] = heap
 
@@ -309,7 +374,8 @@ class State:
         return bool(self._pending or self._scratch)
 
     def expire(self) -> int:
-        """Stage the deletion of every marker whose grace has passed in stream time; returns how many."""
+        """Stage the deletion of every marker, and every cached record not used, whose grace has passed in
+        stream time; returns how many."""
         expired = 0
         for p, heap in self._expiry.items():
             horizon = self._clock.get(p)
@@ -319,7 +385,7 @@ class State:
             while heap and heap[0][0] <= horizon:
                 at, kind, key = heapq.heappop(heap)
                 raw = self._read(p, kind, key)
-                if raw is not None and _marker_time(raw) == at:
+                if raw is not None and _stamp(self.kinds[kind], raw) == at:
                     self._pending[(p, kind, key)] = None
                     expired += 1
         return expired
@@ -331,8 +397,8 @@ class State:
         for (p, kind, key), value in writes.items():
             self.store.set(p, kind, key, value)
             known = self.kinds.get(kind)
-            if value is not None and isinstance(known, Marker):
-                heapq.heappush(self._expiry.setdefault(p, []), (_marker_time(value), kind, key))
+            if value is not None and isinstance(known, Marker | Cached):
+                heapq.heappush(self._expiry.setdefault(p, []), (_stamp(known, value), kind, key))
             elif known is None and kind not in _warned:
                 _warned.add(kind)
                 log.warning("state: records of undeclared kind %r are never expired", kind)

@@ -4,17 +4,19 @@ A sample's verdict needs its source (generation), every run the sandbox made of 
 configured re-runs for the flakiness check, and its probe run when run 0 answered every case) and its
 reward. All arrive co-partitioned by ``group_id``, in any order; the sample waits in the state until
 it is complete, is judged once, and its entries are dropped. A task's quality (with its reference's
-run) is assessed once per task and backend and kept in memory: it is derived, so a restart simply
-computes it again.
+run) is assessed once per task and backend and kept in memory (the ``references_kept`` most recently
+used): it is derived, so a restart, or a task that comes back after its entry went, computes it again.
 
 The reference's runs of a task's probe plan (its answers on inputs the task never showed) are what a
 probe run is judged against, so they are kept in the state of each partition that needs them and
-published once per partition as ``ReferenceExecuted`` on ``rl.references``, in the same transaction as
-the first verdict judged with them; every such verdict names them. A plan drawn with a probe seed (one
-per group: see ``streams/sandbox/agent.py``) has runs of its own, kept while samples judged with them
-keep coming and dropped :data:`~infra.runtime.state.DEFAULT_GRACE_S` of stream time after the last. A
-restart reuses the stored runs, so ``rlstream replay --verify`` re-judges every verdict from the log
-alone.
+published as ``ReferenceExecuted`` on ``rl.references``, in the same transaction as the first verdict
+judged with them there; every such verdict names them. A plan drawn with a probe seed (one per group:
+see ``streams/sandbox/agent.py``) has runs of its own. A restart reuses the stored runs, so
+``rlstream replay --verify`` re-judges every verdict from the log alone. The stored runs are a cache
+with a lifetime (:class:`~infra.runtime.state.Cached`): at most ``references_kept`` of each kind per
+partition (the least recently used go first), none kept ``grace_s`` of stream time after its last use;
+runs dropped and needed again are run again and published again. The task quality kept in memory is
+bounded the same way.
 
 An episode of several turns waits as a whole (``EPISODE``): every turn's code and runs, until its reward
 names the final turn; it is judged then, its final turn exactly like a one-turn sample (its re-runs and,
@@ -30,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
-from infra.runtime.state import DEFAULT_GRACE_S, Kind, Marker, State, event_from_state
+from infra.runtime.state import Cached, Kind, Marker, State, event_from_state
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
@@ -39,7 +41,8 @@ from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_episode
 from streams.noise.rules import TaskQuality, assess_task
 from streams.probe.plan import plan_for, probe_due, probe_run_index
-from streams.reward.agent import ReferenceRunner, TaskLookup
+from streams.recent import Recent
+from streams.reward.agent import REFERENCES_KEPT, ReferenceRunner, TaskLookup
 from streams.reward.literals import CompareOptions
 
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name)
@@ -89,17 +92,9 @@ class WaitingEpisode(BaseModel):
         return _lift_reward(reward)
 
 
-class SeededReference(BaseModel):
-    """The reference's runs of a plan drawn with a probe seed, and when a verdict last used them (stream
-    time): they serve one group's samples and are dropped once none has come for a while."""
-
-    reference: ReferenceExecuted
-    used_s: float
-
-    @field_validator("reference", mode="before")
-    @classmethod
-    def _lift_reference(cls, reference: Any) -> Any:
-        return event_from_state(ReferenceExecuted, reference) if isinstance(reference, dict) else reference
+def _seeded_legacy(raw: Any) -> tuple[float, Any]:
+    # written before the runs were a cache: ``{"reference": ..., "used_s": ...}``
+    return float(raw["used_s"]), raw["reference"]
 
 
 SAMPLE = Kind("sample", Waiting)
@@ -107,9 +102,9 @@ EPISODE = Kind("episode", WaitingEpisode)
 #: a sample already judged: its re-delivered records are ignored
 JUDGED = Marker("judged")
 #: the reference's runs of a task's probe plan this partition judges with (key: ``<task event id>:<backend>``)
-PROBE_REF = Kind("probe-ref", ReferenceExecuted)
+PROBE_REF = Cached("probe-ref", ReferenceExecuted)
 #: the reference's runs of a plan drawn with a probe seed (key: ``<task event id>:<backend>:<plan digest>``)
-SEEDED_REF = Kind("seeded-ref", SeededReference)
+SEEDED_REF = Cached("seeded-ref", ReferenceExecuted, legacy=_seeded_legacy)
 KINDS = (SAMPLE, EPISODE, JUDGED, PROBE_REF, SEEDED_REF)
 
 #: (task, backend, probe seed) -> the reference solution's runs of the task's probe plan drawn with
@@ -125,21 +120,26 @@ class FilterAgent:
         tasks: TaskLookup,
         reference: ReferenceRunner,
         probe_reference: ProbeReferenceRunner | None = None,
+        *,
+        references_kept: int = REFERENCES_KEPT,
     ) -> None:
         self.config = config
         self.options = options
         self.tasks = tasks
         self.reference = reference
         self.probe_reference = probe_reference
-        self._quality: dict[tuple[str, str, str], TaskQuality] = {}
+        #: reference runs kept in the state of each partition, per kind, and task qualities in memory
+        self.references_kept = references_kept
+        self._quality: Recent[tuple[str, str, str], TaskQuality] = Recent(references_kept)
 
     def _task_quality(self, task_id: str, backend: str) -> TaskQuality:
         task = self.tasks.get(task_id)
         if task is None:
             raise PoisonRecord(f"unknown task {task_id!r}: no TaskPublished on rl.tasks")
         key = (task_id, task.event_id(), backend)
-        if key not in self._quality:
-            self._quality[key] = assess_task(
+        found, quality = self._quality.get(key)
+        if not found or quality is None:
+            quality = assess_task(
                 task,
                 self.options,
                 min_cases=self.config.min_cases,
@@ -147,7 +147,8 @@ class FilterAgent:
                 flag_constant=self.config.flag_constant_answer,
                 flag_identity=self.config.flag_identity_answer,
             )
-        return self._quality[key]
+            self._quality.put(key, quality)
+        return quality
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         out: list[Emit] = []
@@ -293,13 +294,13 @@ class FilterAgent:
         if seed is not None:
             return self._seeded_reference(task, backend, seed, p, state)
         key = f"{task.event_id()}:{backend}"
-        stored = state.get(p, PROBE_REF, key)
+        stored = state.use(p, PROBE_REF, key)
         if stored is not None:
             return stored, False
         ref = self.probe_reference(task, backend, None)
         if ref is None:
             return None, False
-        state.put(p, PROBE_REF, key, ref)
+        state.keep(p, PROBE_REF, key, ref, limit=self.references_kept)
         return ref, True
 
     def _seeded_reference(
@@ -309,17 +310,11 @@ class FilterAgent:
         if plan is None or self.probe_reference is None:
             return None, False
         key = f"{task.event_id()}:{backend}:{plan.digest}"
-        now = state.now(p)
-        stored = state.get(p, SEEDED_REF, key)
+        stored = state.use(p, SEEDED_REF, key)
         if stored is not None:
-            state.put(p, SEEDED_REF, key, SeededReference(reference=stored.reference, used_s=now))
-            return stored.reference, False
-        # the runs of plans no sample has used for a while (their groups are done) go first
-        for old, entry in list(state.items(p, SEEDED_REF)):
-            if entry.used_s < now - DEFAULT_GRACE_S:
-                state.delete(p, SEEDED_REF, old)
+            return stored, False
         ref = self.probe_reference(task, backend, seed)
         if ref is None:
             return None, False
-        state.put(p, SEEDED_REF, key, SeededReference(reference=ref, used_s=now))
+        state.keep(p, SEEDED_REF, key, ref, limit=self.references_kept)
         return ref, True

@@ -12,9 +12,13 @@ turn, which is then scored with the episode reward function (a cost per turn bey
 earlier turns are dropped with it.
 
 The task's reference run (the efficiency baseline) is kept in the state of each partition that needs
-it and published once per partition as ``ReferenceExecuted`` in the same transaction as the first
-reward scored against it; every reward names it by id. A restart reuses the stored run instead of
-timing a new one, so every reward on the log can be re-scored exactly from the log alone.
+it and published as ``ReferenceExecuted`` in the same transaction as the first reward scored against
+it there; every reward names it by id. A restart reuses the stored run instead of timing a new one, so
+every reward on the log can be re-scored exactly from the log alone. The stored runs are a cache with a
+lifetime (:class:`~infra.runtime.state.Cached`): at most ``references_kept`` per partition (the least
+recently used go first), and none kept ``grace_s`` of stream time after its last use, so state and
+restore time stay flat however many tasks a run streams through. A task whose run was dropped and that
+comes back is timed again and its new run published before the rewards that name it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
-from infra.runtime.state import Kind, Marker, State
+from infra.runtime.state import Cached, Kind, Marker, State
 from schemas.episode import TurnEnded
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, SandboxExecuted
@@ -44,7 +48,9 @@ FINAL = Kind("final", int)
 #: a sample already scored: its re-delivered records are ignored
 SCORED = Marker("scored")
 #: the reference run this partition scores a task against (key: ``<task event id>:<backend>``)
-REF = Kind("ref", ReferenceExecuted)
+REF = Cached("ref", ReferenceExecuted)
+#: reference runs a partition keeps by default (``RLSTREAM_PIPELINE__REFERENCE_CACHE_ENTRIES``)
+REFERENCES_KEPT = 256
 KINDS = (CODE, EXEC, FINAL, SCORED, REF)
 
 #: (task, backend) -> the reference solution's execution in that backend (None: no reference)
@@ -63,8 +69,11 @@ class RewardAgent:
         reference: ReferenceRunner,
         *,
         episode_fn: RewardFunction | None = None,
+        references_kept: int = REFERENCES_KEPT,
     ) -> None:
         self.reward_fn = reward_fn
+        #: reference runs kept in the state of each partition (the least recently used go first)
+        self.references_kept = references_kept
         #: what episodes of several turns are scored with (their final turn, a cost per extra turn)
         self.episode_fn = episode_fn or reward_fn
         self.tasks = tasks
@@ -162,7 +171,7 @@ class RewardAgent:
         """The reference run this partition scores ``task`` against in ``backend``, and whether this is
         its first use here (then it must be published)."""
         key = f"{task.event_id()}:{backend}"
-        stored = state.get(p, REF, key)
+        stored = state.use(p, REF, key)
         if stored is not None:
             return stored, False
         run = self.reference(task, backend)
@@ -174,5 +183,5 @@ class RewardAgent:
             backend=run.backend,
             execution=run,
         )
-        state.put(p, REF, key, ref)
+        state.keep(p, REF, key, ref, limit=self.references_kept)
         return ref, True

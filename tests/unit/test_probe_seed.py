@@ -12,7 +12,7 @@ from infra.runtime.state import DEFAULT_GRACE_S, State
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, NoiseVerdict, SandboxExecuted
 from schemas.task import TaskPublished
-from streams.noise.agent import SEEDED_REF, FilterAgent
+from streams.noise.agent import KINDS, SEEDED_REF, FilterAgent
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import decide
 from streams.noise.probe import reseeded_reasons
@@ -194,7 +194,7 @@ def test_the_filter_runs_the_reference_once_per_plan_and_drops_it_when_its_group
         lambda t, backend: simulated_run(t, SORT_REF),
         probe_reference=reference,
     )
-    state = State()
+    state = State(KINDS)
     state.own(0)
     memoriser = plan_table(task)
     verdicts: list[NoiseVerdict] = []
@@ -213,8 +213,12 @@ def test_the_filter_runs_the_reference_once_per_plan_and_drops_it_when_its_group
     assert table_2.probe_reference_event_id == published[1].event_id()
     assert published[0].execution.probe == plan_for(task, S1).digest  # type: ignore[union-attr]
     assert len(state.keys(0, SEEDED_REF)) == 2
-    # long after the last sample judged with them, the runs of both plans go when the next one comes
+    # long after the last sample judged with them, the runs of both plans expire
+    state.take_writes()
     state.advance(0, state.now(0) + DEFAULT_GRACE_S + 1)
+    state.expire()
+    state.take_writes()
+    assert state.keys(0, SEEDED_REF) == []
     x = simulated_run(task, SORT_REF, sample_id="s-4")
     probe = simulated_run(task, SORT_REF, sample_id="s-4", run_index=1, probe=True, seed="c" * 32)
     agent.handle(

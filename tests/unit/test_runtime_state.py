@@ -9,7 +9,7 @@ import base64
 import pytest
 
 from infra.runtime.port import MAX_KEPT_BYTES, dead_letter
-from infra.runtime.state import Kind, Marker, State
+from infra.runtime.state import Cached, Kind, Marker, State
 from schemas.rollout import SandboxExecuted
 from tests.hacks.fixtures import make_task, passing
 
@@ -170,3 +170,40 @@ def test_events_kept_in_state_before_an_upgrade_read_back_as_the_newest_version(
     assert kept is not None
     generation = kept.samples["g/0"].generation
     assert isinstance(generation, CodeGenerated) and generation.schema_version == CodeGenerated.version
+
+
+REF = Cached("ref", SandboxExecuted)
+
+
+def test_cached_records_keep_the_most_recently_used_and_expire_unused_after_their_grace() -> None:
+    s = State((REF,), grace_s=100.0)
+    s.restored([0])
+    runs = {k: passing(make_task(), sample_id=k) for k in "abcd"}
+    for t, k in enumerate("abc"):
+        s.advance(0, 10.0 + t)
+        s.keep(0, REF, k, runs[k], limit=3)
+    s.advance(0, 20.0)
+    assert s.use(0, REF, "a") == runs["a"]  # "a" is now the most recently used, "b" the least
+    s.keep(0, REF, "d", runs["d"], limit=3)
+    assert s.keys(0, REF) == ["a", "c", "d"]
+    s.take_writes()
+    # 100 s of stream time after its last use a record goes; the ones used later stay
+    s.advance(0, 111.5)
+    assert s.expire() == 0
+    s.advance(0, 112.0)  # "c" was last used at 12
+    assert s.expire() == 1
+    s.take_writes()
+    assert s.keys(0, REF) == ["a", "d"]
+
+
+def test_cached_records_restore_with_their_time_and_old_plain_records_read_back() -> None:
+    x = passing(make_task())
+    s = State((REF,), grace_s=100.0)
+    s.load(0, "ref:new", {"used_s": 50.0, "value": x.model_dump(mode="json")})
+    s.load(0, "ref:old", x.model_dump(mode="json"))  # written before the kind was a cache
+    s.restored([0])
+    assert s.get(0, REF, "new") == s.get(0, REF, "old") == x
+    s.advance(0, 120.0)
+    assert s.expire() == 1  # the old one has no time of use: it goes first
+    s.advance(0, 150.0)
+    assert s.expire() == 1
