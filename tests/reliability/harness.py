@@ -42,6 +42,7 @@ from schemas.topics import (
     TASKS,
     VERDICTS,
 )
+from tests.reliability import recovery
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path.home() / ".rlstream"
@@ -56,6 +57,9 @@ FLOW = (
     EXPERIENCES.name,
     POLICY.name,
 )
+#: the recovery figure measured at the end of a run: seconds from a fault until the pipeline's committed
+#: output ran at 90 % of its rate before the fault again (``recovery.throughput_back``)
+THROUGHPUT = "throughput_back_90pct_s"
 #: the per-sample topics: one event per sample of every group
 PER_SAMPLE = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name, VERDICTS.name)
 
@@ -220,6 +224,12 @@ class Follower:
         times = [s.at for t in topics for s in self.events[t] if s.at > t0 and where(s.event)]
         return round(min(times) - t0, 2) if times else None
 
+    def throughput_back(self, t0: float, topics: Iterable[str] = FLOW[1:-1]) -> float | None:
+        """Seconds from ``t0`` until the run's committed output on ``topics`` (the pipeline's stages) ran
+        at 90 % of its rate before ``t0`` again (``recovery.throughput_back``; None: not yet)."""
+        self.poll()
+        return recovery.throughput_back([s.at for t in topics for s in self.events[t]], t0, time.time())
+
     def max_policy_version(self) -> int:
         return max((s.event.policy_version for s in self.events[POLICY.name]), default=0)
 
@@ -240,6 +250,7 @@ class Run:
     tasks: list[TaskPublished] = field(default_factory=list)
     recoveries: list[dict[str, Any]] = field(default_factory=list)
     waves: int = 0
+    _faults: list[tuple[dict[str, Any], float]] = field(default_factory=list)
 
     @property
     def training_log(self) -> Path:
@@ -309,10 +320,20 @@ class Run:
         ]
         return round(min(starts) - t0, 2) if starts else None
 
-    def record(self, fault: str, **figures: Any) -> None:
-        entry = {"fault": fault, **figures}
+    def record(self, fault: str, t0: float, **figures: Any) -> None:
+        """The figures measured on the fault at ``t0``; its throughput figure is added by :meth:`settle`."""
+        entry = {"fault": fault, **figures, THROUGHPUT: None}
         self.recoveries.append(entry)
+        self._faults.append((entry, t0))
         print(f"\nRECOVERY {json.dumps(entry)}", flush=True)
+
+    def settle(self) -> None:
+        """At the end of the run (once the work after every fault is on the log): when the pipeline's
+        committed output ran at 90 % of its rate before each fault again."""
+        for entry, t0 in self._faults:
+            entry[THROUGHPUT] = self.follower.throughput_back(t0)
+            print(f"\nRECOVERY {json.dumps(entry)}", flush=True)
+        self._faults.clear()
 
 
 def read_all(bootstrap: str, topic: str, run_id: str) -> list[Seen]:

@@ -1,9 +1,15 @@
 """The fault suite's recovery account: every fault a test injected, with the times it measured
 (``Run.record``), gathered from every pytest worker's reports, printed as one table at the end of the
-session and written as JSON (``--recovery-json``, default ``<temp>/rlstream-recovery.json``)."""
+session and written as JSON (``--recovery-json``, default ``<temp>/rlstream-recovery.json``).
+
+Throughput back (:func:`throughput_back`): the pipeline's committed output per second in the
+``before_s`` before the fault is the baseline; the figure is the start of the first ``window_s`` after
+the fault in which at least ``share`` of that rate was committed again (0 when nothing slowed down; a
+stop of ``d`` seconds at full speed after it reads about ``d``)."""
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -11,6 +17,44 @@ from typing import Any
 
 #: the name under which a test hands its recoveries to the session (pytest ``user_properties``)
 PROPERTY = "recovery"
+#: the baseline's span before a fault, the span the rate is measured over after it, and the share of the
+#: baseline that counts as "back"
+BEFORE_S = 30.0
+WINDOW_S = 10.0
+SHARE = 0.9
+
+
+def throughput_back(
+    times: Iterable[float],
+    t0: float,
+    now: float,
+    *,
+    before_s: float = BEFORE_S,
+    window_s: float = WINDOW_S,
+    share: float = SHARE,
+) -> float | None:
+    """Seconds from the fault at ``t0`` until the output (commit ``times``, seconds) runs at ``share``
+    of its rate in the ``before_s`` before it (from the first output, if that came later), measured
+    over ``window_s``: the start of the first such window that lies after ``t0`` and ends by ``now``.
+    None when there was no output before the fault or the rate has not come back by ``now``."""
+    ordered = sorted(times)
+    first = next((t for t in ordered if t < t0), None)
+    if first is None:
+        return None
+    since = max(first, t0 - before_s)
+    span = t0 - since
+    if span < window_s:  # too little history for a baseline
+        return None
+    before = bisect.bisect_left(ordered, t0) - bisect.bisect_left(ordered, since)
+    need = share * before / span * window_s
+    # the count in [s, s + window) only rises when s moves onto an output: try t0 and each output after
+    for start in [t0, *ordered[bisect.bisect_right(ordered, t0) :]]:
+        if start + window_s > now:
+            return None
+        inside = bisect.bisect_left(ordered, start + window_s) - bisect.bisect_left(ordered, start)
+        if inside >= need:
+            return round(start - t0, 2)
+    return None
 
 
 def gathered(reports: Iterable[Any]) -> list[dict[str, Any]]:

@@ -13,7 +13,8 @@ event per stage, no event id twice on any topic, and the learner trained every a
 once (or dropped it as stale and said so). On Faust a record may be on the log twice, under the same
 event id (counted and printed as ``DUPLICATES``), and never twice in the learner's account nor in the
 projection. Recovery times (fault -> next event downstream, fault ->
-the learner caught up) are printed as ``RECOVERY {...}`` lines, written to ``recovery.json`` in the
+the learner caught up, fault -> the pipeline's committed output back at 90 % of its rate before the fault)
+are printed as ``RECOVERY {...}`` lines, written to ``recovery.json`` in the
 test's temporary directory, and gathered at the end of the session into one table per fault (also as
 JSON: ``--recovery-json``, ``tests/reliability/recovery.py``); nothing asserts on them.
 """
@@ -88,6 +89,7 @@ def run_factory(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list
     yield runs
     for run in runs:
         run.workers.stop()
+        run.settle()
         run.follower.close()
         (tmp_path / "recovery.json").write_text(json.dumps(run.recoveries, indent=1) + "\n")
         # the session's recovery table (tests/conftest.py) gathers these from every pytest worker
@@ -113,6 +115,7 @@ def _start(bootstrap: str, tmp_path: Path, runs: list[Run], **env: str) -> Run:
 def _finish(run: Run, tmp_path: Path) -> dict[str, int]:
     run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner to account for every experience")
     run.workers.stop()
+    run.settle()
     counts = assert_exactly_once(run)
     summary = {"counts": counts, "restarts": dict(run.workers.restarts), "killed": dict(run.workers.killed)}
     print(f"\nACCOUNT {json.dumps(summary)}", flush=True)
@@ -134,6 +137,7 @@ def _kill_learner(run: Run) -> None:
     caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
     run.record(
         "kill -9 learner",
+        t0,
         learner_restarted_s=run.learner_started_after(t0),
         first_new_policy_version_s=run.follower.first_after(
             t0, [POLICY.name], lambda e: e.policy_version > before
@@ -151,7 +155,7 @@ def _kill_projector(run: Run) -> None:
     t0 = run.workers.kill9("projector")
     moved = run.wait(lambda: run.projected() > before, STAGE_TIMEOUT_S, "the projector applying again")
     run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the projector's kill")
-    run.record("kill -9 projector", first_batch_applied_s=round(moved - t0, 2))
+    run.record("kill -9 projector", t0, first_batch_applied_s=round(moved - t0, 2))
 
 
 def _restart_broker(run: Run, cluster: LocalCluster) -> None:
@@ -170,6 +174,7 @@ def _restart_broker(run: Run, cluster: LocalCluster) -> None:
     caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
     run.record(
         "kill -9 broker, start again on the same data",
+        t0,
         broker_answering_s=round(back - t0, 2),
         first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
         wave_done_s=round(done - t0, 2),
@@ -230,6 +235,7 @@ def test_one_of_three_brokers_killed_loses_nothing_and_repeats_nothing(
     caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
     run.record(
         f"kill -9 broker {victim_id} of 3 (leader of {leaders[victim_id]} partitions), left down",
+        t0,
         first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
         wave_done_s=round(done - t0, 2),
         learner_caught_up_s=round(caught_up - t0, 2),
@@ -279,7 +285,9 @@ def test_on_faust_a_kill_9_of_every_worker_is_effectively_once(
     for name, t0 in killed_at.items():
         downstream = [POLICY.name] if name == "learner" else FLOW[1:-1]
         run.record(
-            f"kill -9 {name} (faust)", first_event_downstream_s=run.follower.first_after(t0, downstream)
+            f"kill -9 {name} (faust)",
+            t0,
+            first_event_downstream_s=run.follower.first_after(t0, downstream),
         )
     run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
     run.workers.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.reliability.recovery import PROPERTY, gathered, table
+from tests.reliability.recovery import PROPERTY, gathered, table, throughput_back
 
 
 @dataclass
@@ -36,3 +36,25 @@ def test_each_tests_faults_are_gathered_once_from_its_reports() -> None:
     assert [c.strip() for c in lines[1].split(" | ")] == ["kill -9 broker", "12.5", "0", "-"]
     assert [c.strip() for c in lines[2].split(" | ")] == ["kill -9 learner", "-", "-", "30.0"]
     assert len({len(line) for line in lines}) == 1  # aligned
+
+
+def _steady(start: float, end: float, per_s: float) -> list[float]:
+    n = round((end - start) * per_s)
+    return [start + i / per_s for i in range(n)]
+
+
+def test_throughput_back_is_when_the_output_runs_at_nine_tenths_of_its_rate_before_the_fault() -> None:
+    before = _steady(0.0, 60.0, 2.0)
+    # no slow-down at all: back at once
+    assert throughput_back([*before, *_steady(60.0, 120.0, 2.0)], 60.0, 120.0) == 0.0
+    # nothing for 12 s, then full speed: back when the first full window starts, about 12 s after
+    back = throughput_back([*before, *_steady(72.0, 120.0, 2.0)], 60.0, 120.0)
+    assert back is not None and 11.0 <= back <= 12.0
+    # back at half speed only: never back
+    assert throughput_back([*before, *_steady(72.0, 120.0, 1.0)], 60.0, 120.0) is None
+    # not observed long enough after the restart to tell
+    assert throughput_back([*before, *_steady(72.0, 80.0, 2.0)], 60.0, 80.0) is None
+    # no output before the fault: no baseline
+    assert throughput_back(_steady(70.0, 120.0, 2.0), 60.0, 120.0) is None
+    # the baseline is the rate since the first output when that came less than 30 s before the fault
+    assert throughput_back([*_steady(45.0, 60.0, 2.0), *_steady(60.0, 120.0, 2.0)], 60.0, 120.0) == 0.0
