@@ -53,6 +53,9 @@ DEFAULT_GRACE_S = 3600.0
 
 _NEVER = float("-inf")
 
+#: a cached record's time of use is written again once stream time moved past it by this share of the grace
+RESTAMP_SHARE = 0.01
+
 #: generations are unique across every State of the process: an agent that outlives its state (a
 #: restarted processor keeping its instance) can never mistake a new state for the one it derived from
 _generations = itertools.count(1)
@@ -266,15 +269,17 @@ class State:
 
     def use(self, p: int, kind: Cached[V], key: str) -> V | None:
         """A cached record, stamped as used now (stream time): it is dropped last and stays for
-        ``grace_s`` from now. The stamp is written again only when stream time moved past it."""
+        ``grace_s`` from now. The stamp (the whole record, on the changelog) is written again only once
+        stream time moved past it by a hundredth of the grace: a record used by every sample of a group
+        is not written once per sample."""
         raw = self._read(p, kind.name, key)
         if raw is None:
             return None
         used, value = kind.unwrap(raw)
         now = self.now(p)
-        if now > used:
+        if now - used >= self.grace_s * RESTAMP_SHARE:
             self._scratch[(p, kind.name, key)] = {"used_s": now, "value": value}
-        return kind.decode({"used_s": now, "value": value})
+        return kind.decode(raw)
 
     def keep(self, p: int, kind: Cached[V], key: str, value: V, *, limit: int) -> None:
         """Write a cached record as used now; beyond ``limit`` records of its kind in the partition, the

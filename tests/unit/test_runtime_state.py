@@ -194,6 +194,12 @@ def test_cached_records_keep_the_most_recently_used_and_expire_unused_after_thei
     assert s.expire() == 1
     s.take_writes()
     assert s.keys(0, REF) == ["a", "d"]
+    # a use soon after the last one (within a hundredth of the grace) writes nothing to the changelog
+    s.advance(0, 112.5)
+    assert s.use(0, REF, "a") == runs["a"] and s.dirty
+    s.take_writes()
+    s.advance(0, 113.0)
+    assert s.use(0, REF, "a") == runs["a"] and not s.dirty
 
 
 def test_cached_records_restore_with_their_time_and_old_plain_records_read_back() -> None:
