@@ -10,13 +10,13 @@ from schemas.base import Event
 from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import CodeGenerated, RewardScored, SandboxExecuted
+from schemas.rollout import RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
 from streams.reward.agent import INPUT_TOPICS, KINDS, REF, RewardAgent
 from streams.reward.function import get_reward_function
 from tests.hacks.fixtures import FakeLinter, make_task, passing
+from tests.unit.test_reward_agent import GOOD, Tasks, generated
 
-GOOD = "def add(a, b):\n    return a + b\n"
 KEPT = 8
 
 
@@ -27,28 +27,10 @@ def _publish(log: MemoryLog, topic: str, event: Event, at_s: float) -> None:
 def _sample(log: MemoryLog, task: TaskPublished, n: int, at_s: float) -> str:
     gid = f"run/{task.task_id}/{n}"
     sid = f"{gid}/0"
-    gen = CodeGenerated(
-        sample_id=sid,
-        group_id=gid,
-        task_id=task.task_id,
-        sample_index=0,
-        policy_version=0,
-        model="tiny",
-        prompt_text="p",
-        completion_text=GOOD,
-        code=GOOD,
-    )
+    gen = generated(GOOD, sid).model_copy(update={"group_id": gid, "task_id": task.task_id})
     _publish(log, "rl.generations", gen, at_s)
     _publish(log, "rl.executions", passing(task, sample_id=sid, group_id=gid, task_id=task.task_id), at_s)
     return sid
-
-
-class _Tasks:
-    def __init__(self, tasks: list[TaskPublished]) -> None:
-        self.rows = {t.task_id: t for t in tasks}
-
-    def get(self, key: str) -> TaskPublished | None:
-        return self.rows.get(key)
 
 
 def _processor(tasks: list[TaskPublished], timed: list[str]) -> Hosted:
@@ -57,7 +39,7 @@ def _processor(tasks: list[TaskPublished], timed: list[str]) -> Hosted:
         return passing(task, sample_id="ref", group_id="ref", task_id=task.task_id)
 
     agent = RewardAgent(
-        get_reward_function("code-v1", linter=FakeLinter()), _Tasks(tasks), reference, references_kept=KEPT
+        get_reward_function("code-v1", linter=FakeLinter()), Tasks(*tasks), reference, references_kept=KEPT
     )
     return Hosted("reward", INPUT_TOPICS, agent.handle, kinds=KINDS, batch_size=16)
 
