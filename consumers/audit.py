@@ -617,7 +617,10 @@ class Audit:
         return judge
 
     def _feedback_config(self, version: str) -> FeedbackConfig | None:
-        for config in (self.feedback, FeedbackConfig()):
+        # a feedback written by an earlier version of the feedback function is re-derived by it, under
+        # the caps configured now or the default ones
+        configured = (self.feedback, FeedbackConfig())
+        for config in (*configured, *(c.model_copy(update={"version": "v1"}) for c in configured)):
             if config.label() == version:
                 return config
         return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.task import MAX_TURNS_LIMIT
@@ -14,7 +16,9 @@ class FeedbackConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    version: str = "v1"
+    #: v2: the program's output is shown only when the host never handed it a hidden case (v1 trusted
+    #: what the program reported of its hidden cases; kept so replays of v1 runs re-derive their bytes)
+    version: Literal["v1", "v2"] = "v2"
     #: failing visible cases shown (the others are counted)
     max_cases: int = Field(default=5, ge=1, le=100)
     #: characters of a case's call, of an expected or returned value, of an error
@@ -28,7 +32,7 @@ class FeedbackConfig(BaseModel):
     def label(self) -> str:
         from streams.reward.config import config_fingerprint
 
-        return self.version + config_fingerprint(self.model_copy(update={"version": "v1"}), FeedbackConfig())
+        return self.version + config_fingerprint(self, FeedbackConfig(version=self.version))
 
 
 class EpisodeConfig(BaseModel):

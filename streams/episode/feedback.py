@@ -5,7 +5,8 @@ What it shows, for each failing visible case (at most ``max_cases``): the call, 
 (``repr``) or raised (the exception's type and message), or the limit it hit, and the expected value
 last. A run-level failure (the program did not load, the run timed out or ran out of memory) is told
 when it cost a visible case. The program's stdout and stderr (their ends: where a traceback is) are
-shown only when no hidden case ran in the process that produced them.
+shown only when, by the host's account, no hidden case can have reached the process that produced
+them (v2; v1 asked the program's own records, which it can forge, and is kept for replays).
 
 What it never shows: a hidden case, its input, its expected value or its result, and a task's
 ``check`` source (a task judged by ``check`` alone has no visible cases and gets no feedback).
@@ -32,6 +33,9 @@ from streams.episode.config import FeedbackConfig
 from streams.reward.correctness import records_by_case
 from streams.reward.literals import CompareOptions, NotALiteral, parse_literal, values_match
 from streams.sandbox.protocol import LOAD_FAILED
+
+#: how the host words the cases a protocol deviation left unanswered (``protocol.case_results``)
+DEVIATION = "protocol deviation: "
 
 #: ANSI/VT escape sequences: CSI (``ESC [ ... final``), OSC (``ESC ] ... BEL|ST``), and two-byte ones
 _ESCAPES = re.compile(
@@ -131,13 +135,57 @@ def visible_results(
 
 
 def _hidden_ran(execution: SandboxExecuted) -> bool:
-    """Whether any hidden case ran in the process whose output this is (then its stdout and stderr may
-    carry what a hidden case printed). A program that failed to load ran no case at all."""
+    """Feedback v1's rule: whether a hidden case *reported* running. It trusts statuses the program
+    controls (an exit or a limit hit inside a hidden case leaves it ``missing``; an exception whose
+    class is named like a load failure reads as one), so a program could print a hidden input and then
+    end itself to have it shown. Kept only to re-derive v1 feedback; v2 uses :func:`_hidden_reached`."""
     return any(
         c.hidden
         and c.status != "missing"
         and not (c.status == "error" and (c.error or "").startswith(LOAD_FAILED))
         for c in execution.cases
+    )
+
+
+def _never_asked(execution: SandboxExecuted) -> bool:
+    """The host's fact that the program never asked for a case (it failed or ended while loading):
+    ``load_s`` is the host's clock from the guest's start to its first request. The case records must
+    agree (none answered, each an error the host wrote or missing): they can only make this stricter,
+    so a record without that clock is never read as a load failure on their say alone."""
+    return execution.load_s is None and all(
+        c.status == "missing"
+        or (c.status == "error" and (c.error or "").startswith((LOAD_FAILED, DEVIATION)))
+        for c in execution.cases
+    )
+
+
+def _hidden_reached(task: TaskPublished, execution: SandboxExecuted) -> bool:
+    """Whether the program may have been handed a hidden case, from facts the host holds rather than
+    from what the program reported: the host hands out one case at a time, visible ones first, so a
+    hidden input reached the program unless it never asked for a case or a visible case went
+    unanswered (timed out, or the run ended before its result). A program that prints a hidden input
+    and then exits, crashes, runs out of memory or floods its output has answered every visible case:
+    its output is not shown."""
+    if _never_asked(execution):
+        return False
+    records = records_by_case(task, execution)
+    # a visible case without exactly one record proves nothing: only an unanswered one does
+    return not any(
+        len(found) == 1 and found[0].status not in ("ok", "error")
+        for found in (records.get((False, index), []) for index in range(len(task.tests)))
+    )
+
+
+def _load_failed(execution: SandboxExecuted, version: str) -> bool:
+    """Whether every visible case failed because the program did not load. v2 asks the host first:
+    an exception whose class the program named ``program failed: ...`` is that case's error, not a
+    load failure."""
+    if version != "v1" and not _never_asked(execution):
+        return False
+    return bool(execution.cases) and all(
+        c.status == "error" and (c.error or "").startswith(LOAD_FAILED)
+        for c in execution.cases
+        if not c.hidden
     )
 
 
@@ -147,11 +195,7 @@ def _run_failure(
     failed = [f for f in failures if f is not None]
     if not failed:
         return None
-    if execution.cases and all(
-        c.status == "error" and (c.error or "").startswith(LOAD_FAILED)
-        for c in execution.cases
-        if not c.hidden
-    ):
+    if _load_failed(execution, cfg.version):
         first = next(c for c in execution.cases if not c.hidden)
         reason = (first.error or "")[len(LOAD_FAILED) :]
         return "the program failed before any case ran: " + neutralise(reason, cfg.max_error_chars)
@@ -228,7 +272,12 @@ def derive_feedback(
                 error=error,
             )
         )
-    shown = not task.hidden_tests or not _hidden_ran(execution)
+    if not task.hidden_tests:
+        shown = True
+    elif cfg.version == "v1":
+        shown = not _hidden_ran(execution)
+    else:
+        shown = not _hidden_reached(task, execution)
     body = Feedback(
         version=cfg.label(),
         passed=len(results) - len(failing),

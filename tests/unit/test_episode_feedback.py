@@ -84,7 +84,10 @@ def test_a_failing_visible_case_is_told_with_its_call_what_came_back_and_the_exp
     assert SECRET not in dumped and "31337" not in dumped
     # the same execution re-derives the same bytes; other caps are another version
     assert derive_feedback(task(), execution, FEEDBACK_COMPARE, CFG) == fb
-    assert fb.version == "v1" and FeedbackConfig(max_cases=2).label().startswith("v1+")
+    assert fb.version == "v2" and FeedbackConfig(max_cases=2).label().startswith("v2+")
+    # v1 labels stay what they were, so replays of v1 runs find their function
+    assert FeedbackConfig(version="v1").label() == "v1"
+    assert FeedbackConfig(version="v1", max_cases=2).label() == "v1+fa9784fe"
 
 
 def test_a_pass_of_every_visible_case_tells_nothing_even_when_a_hidden_case_fails() -> None:
@@ -200,3 +203,46 @@ def test_a_task_without_visible_cases_ends_at_its_first_turn_and_is_told_nothing
     execution = run([CaseResult(index=0, status="error", error="AssertionError: SECRET")], mode="check")
     ended = end_turn(checked, gen(), execution, generation_event_id="g", execution_event_id="x", feedback=CFG)
     assert (ended.outcome, ended.reason, ended.feedback) == ("final", "no_visible_cases", None)
+
+
+def _exit_in_hidden_case() -> SandboxExecuted:
+    """What a program that prints the hidden input it was handed and then exits leaves on the record:
+    every visible case answered, the hidden one missing."""
+    return run(
+        [ok(0, "'one'"), ok(1, "'one'"), CaseResult(index=2, hidden=True, status="missing")],
+        stdout="31337\n",
+        load_s=0.01,
+    )
+
+
+def test_output_is_withheld_once_a_hidden_case_was_handed_out_whatever_the_program_reported() -> None:
+    """v2 asks the host (the program asked for its first case; no visible case went unanswered), not
+    the hidden cases' statuses: a hidden case left missing by an exit, or an error named like a load
+    failure, no longer reads as "no hidden case ran"."""
+    forged = CaseResult(index=2, hidden=True, status="error", error=f"{LOAD_FAILED}boom", duration_s=0.01)
+    for execution in (_exit_in_hidden_case(), _exit_in_hidden_case().model_copy(update={"cases": (
+        ok(0, "'one'"), ok(1, "'one'"), forged)})):  # fmt: skip
+        fb = derive_feedback(task(), execution, FEEDBACK_COMPARE, CFG)
+        assert fb is not None and fb.stdout is None and "31337" not in fb.model_dump_json()
+        # feedback v1 showed it, and still derives what it wrote
+        old = derive_feedback(task(), execution, FEEDBACK_COMPARE, FeedbackConfig(version="v1"))
+        assert old is not None and old.stdout == "31337" and old.version == "v1"
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_replay_re_derives_feedback_by_the_rule_it_was_written_under(version: str) -> None:
+    from consumers.audit import Audit, Resolver
+
+    execution, generation = _exit_in_hidden_case(), gen()
+    ended = end_turn(
+        task(),
+        generation,
+        execution,
+        generation_event_id=generation.event_id(),
+        execution_event_id=execution.event_id(),
+        feedback=FeedbackConfig(version=version),  # type: ignore[arg-type]
+    )
+    audit = Audit(Resolver())
+    audit.fold_all([task(), generation, execution, ended])
+    report = audit.report()
+    assert (report.turns, report.turn_differences, report.unverifiable) == (1, [], [])
