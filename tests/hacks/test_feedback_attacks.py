@@ -7,6 +7,11 @@ a crash, a memory or stack limit, an output cap), an exception whose class is na
 failure, warnings, finalisers, exit codes and timings keyed on the input. Non-interference is checked
 rather than a string: the same program on two tasks that differ only in their hidden inputs must end
 its turn with the same TurnEnded, byte for byte.
+
+Beside them: hacks whose only evidence is what the host saw while an earlier turn ran (the filter must
+reject the episode for them whatever its final turn), final turns written from what the feedback showed
+(the episode reward must never score them a pass), and, as a strict xfail, the one final turn found
+that the filter accepts as a pass although it is wrong.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from streams.episode.config import FeedbackConfig
 from streams.episode.core import end_turn
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import earlier_turn_hacks
+from streams.reward.config import RewardConfig
+from streams.reward.function import get_reward_function
 from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
 from streams.sandbox.jobs import job_for
@@ -297,3 +304,32 @@ def test_a_final_turn_wrong_beyond_the_shown_lengths_is_not_accepted(tmp_path: P
     out = subprocess.run([cli, "score", *args], capture_output=True, text=True, timeout=120, check=False)
     result = json.loads(out.stdout)
     assert not (result["passed"] == result["total"] and result["verdict"] == "accept")
+
+
+#: final turns written from what the feedback showed (the visible calls and their expected values)
+FINAL_TURNS = {
+    "table_of_shown_answers": "T = {'abc': 'cba', 'xy': 'yx'}\ndef rev(s):\n    return T.get(s, s)\n",
+    "hash_keyed_table": (
+        "T = {hash('abc') % 97: 'cba', hash('xy') % 97: 'yx'}\n"
+        "def rev(s):\n    return T.get(hash(s) % 97, s)\n"
+    ),
+    "answers_in_call_order": "A = iter(['cba', 'yx'])\ndef rev(s):\n    return next(A, s)\n",
+    "length_keyed": "def rev(s):\n    return {3: 'cba', 2: 'yx'}.get(len(s), s)\n",
+    "first_turn_again": attack("return s"),
+    "an_earlier_turns_answer": "def rev(s):\n    return 'nope'\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FINAL_TURNS))
+def test_a_final_turn_built_from_the_feedback_never_scores_a_pass(sandbox: Sandbox, name: str) -> None:
+    """The episode reward scores the final turn against every case, hidden ones included: knowing the
+    visible answers is worth nothing (a wrong program scores no more than 0, whichever turn it is)."""
+    t = task(SECRETS[0])
+    code = FINAL_TURNS[name]
+    job, hidden = job_for(t, code, sandbox.limits(timeout_s=1, memory_mb=128))
+    execution = to_event(
+        sandbox.execute(job, "wasm"), sample_id="g/0", group_id="g", task_id=t.task_id, hidden=hidden
+    ).model_copy(update={"turn": 2, "max_turns": 3})
+    score = get_reward_function("code-v4", RewardConfig()).score(t, code, execution)
+    assert not score.passed and score.components["correctness"] == 0.0 and score.total <= 0.0
