@@ -164,14 +164,11 @@ def sandbox() -> Sandbox:
     return Sandbox(SandboxConfig())
 
 
-def first_turn(sb: Sandbox, t: TaskPublished, code: str, backend: str) -> tuple[TurnEnded, SandboxExecuted]:
-    job, hidden = job_for(t, code, sb.limits(timeout_s=1, memory_mb=128))
-    execution = to_event(
-        sb.execute(job, backend), sample_id="g/0", group_id="g", task_id=t.task_id, hidden=hidden
-    ).model_copy(update={"max_turns": 3})
-    generation = CodeGenerated(
-        sample_id="g/0",
-        group_id="g",
+def generated(t: TaskPublished, code: str, group: str = "g") -> CodeGenerated:
+    """The first turn of an episode of three whose model wrote ``code``."""
+    return CodeGenerated(
+        sample_id=f"{group}/0",
+        group_id=group,
         task_id=t.task_id,
         sample_index=0,
         policy_version=0,
@@ -185,6 +182,14 @@ def first_turn(sb: Sandbox, t: TaskPublished, code: str, backend: str) -> tuple[
         sampling=SamplingParams(max_tokens=8),
         max_turns=3,
     )
+
+
+def first_turn(sb: Sandbox, t: TaskPublished, code: str, backend: str) -> tuple[TurnEnded, SandboxExecuted]:
+    job, hidden = job_for(t, code, sb.limits(timeout_s=1, memory_mb=128))
+    execution = to_event(
+        sb.execute(job, backend), sample_id="g/0", group_id="g", task_id=t.task_id, hidden=hidden
+    ).model_copy(update={"max_turns": 3})
+    generation = generated(t, code)
     ended = end_turn(
         t,
         generation,
@@ -225,12 +230,7 @@ def test_the_episode_step_on_the_in_memory_runtime_tells_the_same_whatever_the_h
         code = LEAKS["exit0_stderr"]
         for n, secret in enumerate(SECRETS):
             t = task(secret, task_id=f"attack/rev-{n}")
-            generation = CodeGenerated(
-                sample_id=f"g{n}/0", group_id=f"g{n}", task_id=t.task_id, sample_index=0, policy_version=0,
-                model="tiny", prompt_text="p", completion_text=code, code=code, prompt_token_ids=(1,),
-                completion_token_ids=(2,), behaviour_logprobs=(-0.1,), sampling=SamplingParams(max_tokens=8),
-                max_turns=3,
-            )  # fmt: skip
+            generation = generated(t, code, f"g{n}")
             for event, topic in ((t, TASKS.name), (generation, GENERATIONS.name)):
                 log.publish(topic, encode(event, Envelope.for_event(event, source="test", run_id="attack")))
         runtime.run()
