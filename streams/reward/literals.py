@@ -17,9 +17,12 @@ conversion limit (4,300 digits: a factorial, a Fibonacci number) is kept as its 
 from __future__ import annotations
 
 import ast
+import datetime
 import math
 import re
+from collections import Counter, OrderedDict, defaultdict, deque
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
@@ -42,6 +45,94 @@ MAX_DEPTH = 100
 
 class NotALiteral(ValueError):
     """The text is not a plain literal (or is too large to be trusted)."""
+
+
+# ------------------------------------------------------------------------ trusted standard-library values
+#: Values of these standard-library types are reported as ``Name(args)`` with plain arguments (the
+#: sandbox's stub reads them with C-level accessors and never calls a method of theirs) and rebuilt here
+#: with the host's own classes, so they compare as Python compares them: ``Fraction(15, 2) == 7.5``,
+#: ``Counter(...) == {...}``, but ``deque([1]) != [1]``. A subclass, or any other class, is refused in
+#: the sandbox as before (``not_literal``).
+TAGGED_TYPES: frozenset[str] = frozenset(
+    (
+        "Fraction", "Decimal", "deque", "Counter", "defaultdict", "OrderedDict", "date", "datetime", "time",
+        "timedelta", "timezone",
+    )
+)  # fmt: skip
+#: the text of ``str(Decimal)``: a finite number, an infinity or a (signalling) NaN with its payload
+_DECIMAL = re.compile(r"-?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:E[+-]?[0-9]+)?|Infinity|s?NaN[0-9]*)")
+_DATETIME_TYPES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)
+#: an exact number of a type beside int and float: compared with them by value, as ``==`` does
+_EXACT = (Fraction, Decimal)
+
+
+def _ints(name: str, args: list[object], counts: tuple[int, ...]) -> list[int]:
+    if len(args) not in counts or any(type(a) is not int for a in args):
+        raise NotALiteral(f"{name}(...) takes {' or '.join(map(str, counts))} plain integers")
+    return args  # type: ignore[return-value]
+
+
+def _zone(name: str, args: list[object], fields: int) -> tuple[list[int], datetime.tzinfo | None]:
+    if len(args) == fields + 1:
+        zone = args[-1]
+        if type(zone) is not datetime.timezone:
+            raise NotALiteral(f"{name}(...) with a time zone other than a fixed offset")
+        return _ints(name, args[:-1], (fields,)), zone
+    return _ints(name, args, (fields,)), None
+
+
+def rebuild_tagged(name: str, args: list[object]) -> object:
+    """The value ``Name(*args)`` stands for, made by the host's own class from plain arguments; raises
+    :class:`NotALiteral` for anything the sandbox never writes (wrong arity, types, ranges)."""
+    try:
+        if name == "Fraction":
+            num, den = _ints(name, args, (2,))
+            if den <= 0:
+                raise NotALiteral("Fraction(...) with a denominator that is not positive")
+            return Fraction(num, den)
+        if name == "Decimal":
+            if len(args) != 1 or type(args[0]) is not str or not _DECIMAL.fullmatch(args[0]):
+                raise NotALiteral("Decimal(...) takes the text str() writes of one")
+            return Decimal(args[0])
+        if name in ("deque", "Counter", "defaultdict"):
+            want = list if name == "deque" else dict
+            if len(args) != 1 or type(args[0]) is not want:
+                raise NotALiteral(f"{name}(...) takes one {want.__name__}")
+            if name == "deque":
+                return deque(args[0])  # type: ignore[call-overload]
+            return Counter(args[0]) if name == "Counter" else defaultdict(None, args[0])  # type: ignore[call-overload]
+        if name == "OrderedDict":
+            pairs = args[0] if len(args) == 1 else None
+            if type(pairs) is not list or any(type(p) is not tuple or len(p) != 2 for p in pairs):
+                raise NotALiteral("OrderedDict(...) takes one list of (key, value) pairs")
+            out = OrderedDict((_hashable(k), v) for k, v in pairs)
+            if len(out) != len(pairs):
+                raise NotALiteral("an OrderedDict repeats a key: no dict prints that way")
+            return out
+        if name == "timedelta":
+            days, seconds, micro = _ints(name, args, (3,))
+            if not (0 <= seconds < 86400 and 0 <= micro < 1_000_000):
+                raise NotALiteral("timedelta(...) with fields out of their normal range")
+            return datetime.timedelta(days, seconds, micro)
+        if name == "timezone":
+            if len(args) != 1 or type(args[0]) is not datetime.timedelta:
+                raise NotALiteral("timezone(...) takes one timedelta")
+            return datetime.timezone(args[0])
+        if name == "date":
+            return datetime.date(*_ints(name, args, (3,)))
+        if name == "time":
+            fields, zone = _zone(name, args, 4)
+            hour, minute, second, micro = fields
+            return datetime.time(hour, minute, second, micro, zone)
+        if name == "datetime":
+            fields, zone = _zone(name, args, 7)
+            year, month, day, hour, minute, second, micro = fields
+            return datetime.datetime(year, month, day, hour, minute, second, micro, zone)
+    except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+        if isinstance(exc, NotALiteral):
+            raise
+        raise NotALiteral(f"{name}(...) out of range: {exc.__class__.__name__}") from None
+    raise NotALiteral(f"the name {name[:40]!r} is not a plain literal")
 
 
 @dataclass(frozen=True)
@@ -165,6 +256,8 @@ class _Parser:
                 return self._complex_tail(_NAMES[text], depth) if text in ("inf", "nan") else _NAMES[text]
             if text in ("set", "frozenset"):
                 return self._set_call(text, depth)
+            if text in TAGGED_TYPES:
+                return self._tagged(text, depth)
             raise NotALiteral(f"the name {text[:40]!r} is not a plain literal")
         raise NotALiteral("the text ended before the value did")
 
@@ -219,6 +312,13 @@ class _Parser:
         if not isinstance(inner, set):
             raise NotALiteral("frozenset of something other than a set")
         return frozenset(inner)
+
+    def _tagged(self, name: str, depth: int) -> object:
+        """``Name(args)``: a value of a trusted standard-library type, rebuilt with the host's class."""
+        if depth + 1 >= self.max_depth:
+            raise NotALiteral(f"nested deeper than {self.max_depth} levels")
+        self._expect("(")
+        return rebuild_tagged(name, self._items(")", depth + 1))
 
     def _number(self, text: str) -> int | float | complex | LargeInt:
         if text[-1] in "jJ":
@@ -413,7 +513,8 @@ def canonical_key(value: object) -> object:
     """A hashable, type-tagged form of a value: ``1``, ``1.0`` and ``True`` get different keys.
 
     Used where values meet as set elements or dict keys, which Python would otherwise merge
-    (``{1: 'a'}`` has the key ``True``). A set and a frozenset share a tag, as they do under ``==``.
+    (``{1: 'a'}`` has the key ``True``). A set and a frozenset share a tag, as they do under ``==``; so do
+    a dict and the dict types equal to it (``Counter``, ``defaultdict``, ``OrderedDict``).
     """
     if isinstance(value, float) and math.isnan(value):
         return ("float", "nan")
@@ -423,10 +524,14 @@ def canonical_key(value: object) -> object:
         return ("complex", repr(value))
     if isinstance(value, _SCALARS):
         return (type(value).__name__, value)
+    if type(value) is Decimal:
+        return ("Decimal", str(value) if value.is_nan() else value)
+    if type(value) in (Fraction, *_DATETIME_TYPES):
+        return (type(value).__name__, value)
     if isinstance(value, tuple):
         return ("tuple", tuple(canonical_key(v) for v in value))
-    if isinstance(value, list):
-        return ("list", tuple(canonical_key(v) for v in value))
+    if isinstance(value, list | deque):
+        return (type(value).__name__, tuple(canonical_key(v) for v in value))
     if isinstance(value, set | frozenset):
         return ("set", frozenset(canonical_key(v) for v in value))
     if isinstance(value, dict):
@@ -435,17 +540,22 @@ def canonical_key(value: object) -> object:
 
 
 def values_match(expected: object, got: object, options: CompareOptions) -> bool:
-    """Type-strict recursive comparison of two plain values. Never calls a program-defined ``__eq__``
-    (both sides are builtin values from the parsers here) and never raises: anything it cannot
-    decide is a mismatch."""
+    """Type-strict recursive comparison of two values rebuilt by the parsers here (plain literals and
+    trusted standard-library values). Never calls a program-defined ``__eq__`` and never raises:
+    anything it cannot decide is a mismatch."""
     try:
         return _match(expected, got, options)
-    except (RecursionError, MemoryError, NotALiteral, TypeError, ValueError, OverflowError):
+    except (RecursionError, MemoryError, NotALiteral, TypeError, ValueError, OverflowError, ArithmeticError):
         return False
 
 
 def _is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_exact_number(v: object) -> bool:
+    """A number of any type ``==`` compares by value with ints and floats (bool aside)."""
+    return type(v) in (int, float, Fraction, Decimal)
 
 
 def _numbers_match(e: int | float, g: int | float, o: CompareOptions) -> bool:
@@ -469,6 +579,27 @@ def _numbers_match(e: int | float, g: int | float, o: CompareOptions) -> bool:
     return abs(fe - fg) <= bound
 
 
+def _is_nan(v: object) -> bool:
+    return (type(v) is float and math.isnan(v)) or (type(v) is Decimal and v.is_nan())  # type: ignore[union-attr]
+
+
+def _exact_numbers_match(e: object, g: object, o: CompareOptions) -> bool:
+    """A Fraction or a Decimal meets a number: by exact value, as ``==`` (``Fraction(15, 2) == 7.5``);
+    where the expected value is a float, within its tolerance as a float of the same value would be."""
+    if o.int_float == "strict" and type(e) is not type(g):
+        return False
+    if o.int_float == "float_accepts_int" and type(e) is not type(g) and type(e) is not float:
+        return False
+    if _is_nan(e) or _is_nan(g):
+        return o.nan_equal and _is_nan(e) and _is_nan(g)
+    if e == g:  # the host's own classes: exact, and an infinity equals only an infinity of its sign
+        return True
+    if type(e) is not float or type(g) is float or (o.float_rel_tol == 0 and o.float_abs_tol == 0):
+        return False
+    as_float = float(g)  # type: ignore[arg-type] # within a tolerance, rounding to the nearest float changes nothing  # type: ignore[arg-type]
+    return math.isfinite(as_float) and _numbers_match(e, as_float, o)
+
+
 def _match(e: object, g: object, o: CompareOptions) -> bool:
     te, tg = type(e), type(g)
     if te is not tg:
@@ -478,33 +609,59 @@ def _match(e: object, g: object, o: CompareOptions) -> bool:
             if o.int_float == "float_accepts_int" and not (te is float and tg is int):
                 return False
             return _numbers_match(e, g, o)  # type: ignore[arg-type]
+        if (te in _EXACT or tg in _EXACT) and _is_exact_number(e) and _is_exact_number(g):
+            return _exact_numbers_match(e, g, o)
+        if {te, tg} == {LargeInt, Decimal}:
+            large, dec = (e, g) if te is LargeInt else (g, e)
+            return Decimal(repr(large)) == dec  # exact, and never converted to an int
         if isinstance(e, set | frozenset) and isinstance(g, set | frozenset):
             return _sets_match(e, g)
+        if isinstance(e, dict) and isinstance(g, dict):
+            return _dicts_match(e, g, o)  # Counter, defaultdict, OrderedDict: dict's == against a dict
         return False
     if te is float:
         return _numbers_match(e, g, o)  # type: ignore[arg-type]
     if te is complex:
         assert isinstance(e, complex) and isinstance(g, complex)
         return _numbers_match(e.real, g.real, o) and _numbers_match(e.imag, g.imag, o)
-    if te in (int, str, bytes, bool, type(None), LargeInt):
+    if te in (int, str, bytes, bool, type(None), LargeInt, *_DATETIME_TYPES):
         return e == g
-    if te is list or te is tuple:
-        assert isinstance(e, list | tuple) and isinstance(g, list | tuple)
+    if te in _EXACT:
+        return _exact_numbers_match(e, g, o)
+    if te is list or te is tuple or te is deque:
+        assert isinstance(e, list | tuple | deque) and isinstance(g, list | tuple | deque)
         return len(e) == len(g) and all(_match(a, b, o) for a, b in zip(e, g, strict=True))
     if te is set or te is frozenset:
         assert isinstance(e, set | frozenset) and isinstance(g, set | frozenset)
         return _sets_match(e, g)
-    if te is dict:
+    if te is Counter:
+        assert isinstance(e, Counter) and isinstance(g, Counter)
+        # Counter == Counter treats a missing element as a zero count
+        return _dicts_match(_no_zeros(e), _no_zeros(g), o)
+    if te is OrderedDict:  # OrderedDict == OrderedDict is order-sensitive
+        assert isinstance(e, OrderedDict) and isinstance(g, OrderedDict)
+        return _dicts_match(e, g, o) and all(
+            canonical_key(a) == canonical_key(b) for a, b in zip(e, g, strict=True)
+        )
+    if te is dict or te is defaultdict:
         assert isinstance(e, dict) and isinstance(g, dict)
-        if len(e) != len(g):
-            return False
-        got_by_key = {canonical_key(k): v for k, v in g.items()}
-        for k, v in e.items():
-            ck = canonical_key(k)
-            if ck not in got_by_key or not _match(v, got_by_key[ck], o):
-                return False
-        return True
+        return _dicts_match(e, g, o)
     return False
+
+
+def _no_zeros(counts: Counter[object]) -> dict[object, object]:
+    return {k: v for k, v in counts.items() if not (_is_exact_number(v) and v == 0)}
+
+
+def _dicts_match(e: dict[object, object], g: dict[object, object], o: CompareOptions) -> bool:
+    if len(e) != len(g):
+        return False
+    got_by_key = {canonical_key(k): v for k, v in g.items()}
+    for k, v in e.items():
+        ck = canonical_key(k)
+        if ck not in got_by_key or not _match(v, got_by_key[ck], o):
+            return False
+    return True
 
 
 def _sets_match(e: set[object] | frozenset[object], g: set[object] | frozenset[object]) -> bool:

@@ -28,8 +28,6 @@ from tests.hacks.redteam.tasks import all_tasks
 HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
 VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
 REFERENCE_TOO_SLOW = "probe: past the cases' range the task's own reference is too slow to answer (HumanEval/55's is exponential: nothing past n~27 counts), so an algorithm wrong only from n=71 is accepted"
-UNTRUSTED_EQ = "Fraction/Decimal equal under == are refused as non-literal"
-NORMALISE_LOOSE = "normalisation is looser than ==: a deque is accepted where a list is expected"
 FLOAT_TOL = "documented float tolerance: an answer off by 5e-10 relative passes"
 SUM_SKEW = (
     "sum() of floats is compensated from 3.12: the task's reference fails on WASM and the task is masked"
@@ -46,7 +44,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
     ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
-    ("pile_deque_100", "*"): NORMALISE_LOOSE,
     ("ratio_tolerance_edge", "*"): FLOAT_TOL,
     ("mean_int_floor", "wasm"): SUM_SKEW,
     ("fsum_mean", "wasm"): SUM_SKEW,
@@ -55,7 +52,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("pep695_type_alias_35", "*"): HOST_PARSER,
     ("batched_numpy_auto_35", "auto"): VERSION_SKEW,
     ("batched_plain_35", "container"): VERSION_SKEW,
-    ("fraction_area_45", "*"): UNTRUSTED_EQ,
 }
 
 

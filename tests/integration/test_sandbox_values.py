@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import sys
+from decimal import Decimal
 
 import pytest
 
@@ -28,13 +29,29 @@ NORMALISED = {
     "numpy-bool": ("np.bool_(True)", "True"),
     "numpy-2d-array": ("np.array([[1, 2], [3, 4]])", "[[1, 2], [3, 4]]"),
     "numpy-float-array": ("np.arange(3) / 2", "[0.0, 0.5, 1.0]"),
-    "counter": ("collections.Counter('abca')", "{'a': 2, 'b': 1, 'c': 1}"),
-    "defaultdict": ("collections.defaultdict(list, {'x': [1]})", "{'x': [1]}"),
-    "ordered-dict": ("collections.OrderedDict([('b', 1), ('a', 2)])", "{'b': 1, 'a': 2}"),
-    "deque": ("collections.deque([1, (2, 3)])", "[1, (2, 3)]"),
     "namedtuple": ("collections.namedtuple('P', 'x y')(1, 2)", "(1, 2)"),
     "bytearray": ("bytearray(b'ab')", "b'ab'"),
-    "nested": ("{'a': [np.int32(1), collections.deque([np.float64(2.5)])]}", "{'a': [1, [2.5]]}"),
+    # trusted standard-library values keep their type: a deque is no list under ==
+    "counter": ("collections.Counter('abca')", "Counter({'a': 2, 'b': 1, 'c': 1})"),
+    "defaultdict": ("collections.defaultdict(list, {'x': [1]})", "defaultdict({'x': [1]})"),
+    "ordered-dict": ("collections.OrderedDict([('b', 1), ('a', 2)])", "OrderedDict([('b', 1), ('a', 2)])"),
+    "deque": ("collections.deque([1, (2, 3)])", "deque([1, (2, 3)])"),
+    "fraction": ("fractions.Fraction(-15, 2)", "Fraction(-15, 2)"),
+    "datetime": (
+        "datetime.datetime(2020, 1, 2, 3, 4, 5, 6, datetime.timezone(datetime.timedelta(hours=-1)))",
+        "datetime(2020, 1, 2, 3, 4, 5, 6, timezone(timedelta(-1, 82800, 0)))",
+    ),
+    "date-in-a-set": ("{datetime.date(2020, 1, 2)}", "{date(2020, 1, 2)}"),
+    "one-tuple-of-timedelta": ("(datetime.timedelta(seconds=5),)", "(timedelta(0, 5, 0),)"),
+    "nested": (
+        "{'a': [np.int32(1), collections.deque([np.float64(2.5), fractions.Fraction(1, 3)])]}",
+        "{'a': [1, deque([2.5, Fraction(1, 3)])]}",
+    ),
+}
+#: written differently by a C decimal and a pure-Python one (WASM's): the same value either way
+DECIMALS = {
+    "decimal": ("decimal.Decimal('7.50')", Decimal("7.50")),
+    "decimal-nan": ("decimal.Decimal('-sNaN3')", None),
 }
 REFUSED = {
     "counter-with-equality": "type('C', (collections.Counter,), {'__eq__': lambda s, o: True})('ab')",
@@ -43,6 +60,15 @@ REFUSED = {
     ),
     "list-subclass": "type('L', (list,), {})([1])",
     "object-array": "np.array([object()], dtype=object)",
+    "fraction-subclass": "type('F', (fractions.Fraction,), {'__eq__': lambda s, o: True})(1, 2)",
+    "class-posing-as-fraction": (
+        "type('Fraction', (), {'__module__': 'fractions', '__eq__': lambda s, o: True})()"
+    ),
+    "decimal-subclass": "type('D', (decimal.Decimal,), {})('1')",
+    "time-zone-of-its-own": (
+        "datetime.datetime(2020, 1, 1, "
+        "tzinfo=type('Z', (datetime.tzinfo,), {'utcoffset': lambda s, d: None})())"
+    ),
     "heap-type-posing-as-numpy": (
         "type('int64', (int,), {'__module__': 'numpy', '__eq__': lambda s, o: True})(1)"
     ),
@@ -64,8 +90,9 @@ def sandbox() -> Sandbox:
 def test_trusted_types_are_normalised_and_objects_with_their_own_equality_refused(
     sandbox: Sandbox, backend: str
 ) -> None:
-    kinds = {**{k: v for k, (v, _) in NORMALISED.items()}, **REFUSED}
-    code = "import collections\nimport numpy as np\nVALUES = {\n"
+    kinds = {**{k: v for k, (v, _) in (NORMALISED | DECIMALS).items()}, **REFUSED}
+    code = "import collections\nimport datetime\nimport decimal\nimport fractions\nimport numpy as np\n"
+    code += "VALUES = {\n"
     code += "".join(f"    {k!r}: lambda: {v},\n" for k, v in kinds.items()) + "}\n"
     code += "def f(kind):\n    return VALUES[kind]()\n"
     r = sandbox.run_cases(code, "f", [repr((k,)) for k in kinds], limits=LIMITS, backend=backend)
@@ -73,6 +100,11 @@ def test_trusted_types_are_normalised_and_objects_with_their_own_equality_refuse
     got = {k: (c.status, c.result_repr, c.error) for k, c in zip(kinds, r.cases, strict=True)}
     for name, (_, expected) in NORMALISED.items():
         assert got[name] == ("ok", expected, None), (name, got[name])
+    for name, (_, value) in DECIMALS.items():
+        status, text, _ = got[name]
+        rebuilt = parse_literal(text or "")
+        assert status == "ok" and type(rebuilt) is Decimal, (name, got[name])
+        assert str(rebuilt) == "-sNaN3" if value is None else rebuilt == value, (name, got[name])
     for name in REFUSED:
         status, _, error = got[name]
         assert status == "error" and "not a plain literal" in (error or ""), (name, got[name])
@@ -191,3 +223,30 @@ def test_the_program_is_a_module_registered_under_its_name(sandbox: Sandbox, bac
     script += "print(__name__)\n"
     s = sandbox.run_script(script, limits=LIMITS, backend=backend)
     assert (s.exit_code, s.stdout.strip()) == (0, "__main__"), (s.exit_code, s.stderr)
+
+
+TRUSTED_IN_CHECK = """
+import collections
+import fractions
+
+
+def f(kind):
+    if kind == "deque":
+        return collections.deque([1, 2])
+    if kind == "counter":
+        return collections.Counter("aab")
+    return fractions.Fraction(1, 2)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_check_compares_trusted_values_as_python_does(sandbox: Sandbox, backend: str) -> None:
+    """The check guest rebuilds a tagged result with its own classes: a Fraction equal to the float
+    the check expects passes, a Counter equals its dict, and a deque is not the list a check expects."""
+    passes = "def check(candidate):\n    assert candidate('fraction') == 0.5\n"
+    passes += "    assert candidate('counter') == {'a': 2, 'b': 1}\n"
+    passes += "    assert type(candidate('deque')).__name__ == 'deque'\n"
+    r = sandbox.run_check(TRUSTED_IN_CHECK, passes, "f", limits=LIMITS, backend=backend)
+    assert r.check_passed, r.cases
+    fails = "def check(candidate):\n    assert candidate('deque') == [1, 2]\n"
+    assert not sandbox.run_check(TRUSTED_IN_CHECK, fails, "f", limits=LIMITS, backend=backend).check_passed
