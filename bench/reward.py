@@ -35,7 +35,7 @@ from streams.reward.lint import RuffLinter
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.service import Sandbox
 
-SPEC = "code-v3"
+SPEC = "code-v5"
 
 
 def sample_tasks(n: int) -> list[TaskPublished]:

@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     generator: GeneratorConfig = GeneratorConfig()
     pipeline: PipelineConfig = PipelineConfig()
     #: the registered reward function (name-version) the pipeline scores with
-    reward_function: str = "code-v3"
+    reward_function: str = "code-v5"
     reward: RewardConfig = RewardConfig()
     noise: NoiseConfig = NoiseConfig()
     #: multi-turn episodes: turns per episode (``RLSTREAM_EPISODES__MAX_TURNS``), their reward, feedback caps

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted
+from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted, SandboxExecutedV2
 from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise import rules
@@ -109,7 +109,8 @@ def decide(
             equality_classes.append(f)
 
     # behaviour the host observed
-    graded = [grade(task, x, options) for x in runs]
+    reference = task_quality.reference_execution if task_quality is not None else None
+    graded = [grade(task, x, options, reference=reference) for x in runs]
     first = graded[0] if graded and runs[0] is first_run else None
     for x in (*runs, *probes):
         for kind in _violations(x):
@@ -150,7 +151,7 @@ def decide(
     probe_ref_id: str | None = None
     if first is not None and first.all_passed and probes:
         probe_judged, probe_ref_id = _probe(
-            task, first, probes[0], probe_reference, config, options, reject, info
+            task, first, probes[0], probe_reference, config, options, reject, info, cases_reference=reference
         )
     if first is not None and first.all_passed and any(x.infra_error for x in probes):
         # a pass the probe was due to check and could not: the reward cannot be trusted, and the
@@ -226,6 +227,8 @@ def _probe(
     options: CompareOptions,
     reject: list[Reason],
     info: list[Reason],
+    *,
+    cases_reference: SandboxExecutedV2 | None = None,
 ) -> tuple[bool, str | None]:
     """Judge the probe run; returns whether it judged the generated inputs and the reference run used."""
     # the plan is derived again from the task and the seed the run records (none: the task's own plan)
@@ -241,7 +244,7 @@ def _probe(
         return judged, reference.event_id() if reference is not None and usable else None
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
-    report = probing.examine(task, plan, first, probe_run, answers, options, settled)
+    report = probing.examine(task, plan, first, probe_run, answers, options, settled, cases_reference)
     reasons, judged = probing.probe_reasons(
         report,
         min_inputs=config.probe_min_inputs,

@@ -21,6 +21,9 @@ class TaskQuality:
 
     task_id: str
     reasons: tuple[Reason, ...]
+    #: the reference's run in the backend it was assessed for, which the runs of that backend are graded
+    #: with (a comparison with ``reference_band`` also accepts its answers that differ in floats alone)
+    reference_execution: SandboxExecutedV2 | None = None
 
     @property
     def flagged(self) -> bool:
@@ -76,11 +79,11 @@ def assess_task(
         if reference_execution.infra_error:
             pass  # says nothing about the task; assess again when the reference has run
         else:
-            ref = grade(task, reference_execution, options)
+            ref = grade(task, reference_execution, options, reference=reference_execution)
             if not ref.all_passed:
                 why = ref.run_failure or f"{ref.passed}/{ref.total} cases"
                 reasons.append(Reason(code="task.reference_fails", detail=why[:200]))
-    return TaskQuality(task.task_id, tuple(reasons))
+    return TaskQuality(task.task_id, tuple(reasons), reference_execution)
 
 
 # ---------------------------------------------------------------------------------------- hard-coding

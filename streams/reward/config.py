@@ -39,6 +39,17 @@ class CompareConfig(BaseModel):
         description="the float tolerances also apply to an expected int meeting a float (code-v1's rule)",
     )
     nan_equal: bool = True
+    float_ulps: int = Field(
+        default=0,
+        ge=0,
+        le=1 << 20,
+        description="an expected float also matches a float within this many units in its last place",
+    )
+    reference_band: bool = Field(
+        default=False,
+        description="a case also accepts the answer the task's reference gave in the same backend where "
+        "it differs from the expected value in float values alone",
+    )
     #: the sandbox reports no longer repr than ``MAX_RESULT_CHARS``: a larger value changes nothing
     max_repr_chars: int = Field(default=MAX_REPR_CHARS, ge=1)
 
@@ -50,6 +61,8 @@ class CompareConfig(BaseModel):
             int_tolerance=self.int_tolerance,
             nan_equal=self.nan_equal,
             max_repr_chars=self.max_repr_chars,
+            float_ulps=self.float_ulps,
+            reference_band=self.reference_band,
         )
 
 
@@ -121,8 +134,8 @@ def config_fingerprint(config: BaseModel, default: BaseModel, *, exclude: Any = 
     """ "" for the default configuration, else ``+`` and 8 hex digits of its content: appended to a
     version, it keeps events scored under different weights from sharing an event id. ``exclude``
     leaves out settings a version does not use (added after it, so its fingerprints stay as they were)."""
-    dumped = config.model_dump(mode="json", exclude=exclude)
-    if dumped == default.model_dump(mode="json", exclude=exclude):
+    dumped = _as_before(config.model_dump(mode="json", exclude=exclude))
+    if dumped == _as_before(default.model_dump(mode="json", exclude=exclude)):
         return ""
     body = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
     return "+" + hashlib.sha256(body.encode()).hexdigest()[:8]
@@ -138,7 +151,9 @@ def legacy_fingerprint(config: RewardConfig, *, exclude: Any = None) -> str:
         body: dict[str, Any] = c.model_copy(update={"ruff_path": None}).model_dump(
             mode="json", exclude=exclude
         )
-        body["compare"] = (c.compare or V1_COMPARE).model_dump(mode="json", exclude={"int_tolerance"})
+        body["compare"] = _compare_as_before(
+            (c.compare or V1_COMPARE).model_dump(mode="json", exclude={"int_tolerance"})
+        )
         return body
 
     mine = shaped(config)
@@ -147,3 +162,20 @@ def legacy_fingerprint(config: RewardConfig, *, exclude: Any = None) -> str:
     return (
         "+" + hashlib.sha256(json.dumps(mine, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
     )
+
+
+#: comparison settings added after configurations were first fingerprinted, with the value that means
+#: what configurations meant before them: left out of a fingerprint at that value, so labels stay
+_LATER_COMPARE_FIELDS = {"float_ulps": 0, "reference_band": False}
+
+
+def _compare_as_before(compare: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in compare.items() if _LATER_COMPARE_FIELDS.get(k, object()) != v}
+
+
+def _as_before(dumped: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(dumped.get("compare"), dict):
+        return {**dumped, "compare": _compare_as_before(dumped["compare"])}
+    if "float_ulps" in dumped:  # a CompareConfig itself
+        return _compare_as_before(dumped)
+    return dumped

@@ -8,12 +8,23 @@ from typing import Literal
 
 from schemas.rollout import CaseResult, SandboxExecutedV1
 from schemas.task import TaskPublished, TestCase
-from streams.reward.literals import CompareOptions, NotALiteral, parse_expected, parse_literal, values_match
+from streams.reward.literals import (
+    CompareOptions,
+    NotALiteral,
+    differ_in_floats_only,
+    parse_expected,
+    parse_literal,
+    values_match,
+)
 
 #: why a case did not pass; ``pass`` when it did
 CaseOutcome = Literal[
     "pass", "wrong", "not_literal", "error", "timeout", "missing", "duplicate", "unexpected", "aborted"
 ]
+
+
+#: no second expected value for a case
+NO_SECOND_VALUE = object()
 
 
 @dataclass(frozen=True)
@@ -110,12 +121,21 @@ def records_by_case(
     return by_key
 
 
-def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOptions) -> Correctness:
+def grade(
+    task: TaskPublished,
+    execution: SandboxExecutedV1,
+    options: CompareOptions,
+    *,
+    reference: SandboxExecutedV1 | None = None,
+) -> Correctness:
     """Grade one execution of a program against the task's cases.
 
     Exactly one record per expected case is required; a missing, duplicated or unknown record fails
     the whole run (the program may have interfered with the harness). So does a forced or abnormal
     exit, an infra failure, a process-wide timeout or memory limit, and a task with no cases.
+
+    ``reference`` is the task's reference run in the same backend: under ``options.reference_band`` a
+    case also accepts its answer where it differs from the expected value in floats alone.
     """
     expected = expected_cases(task)
     if not expected and task.check:
@@ -123,6 +143,7 @@ def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOpt
     total = len(expected)
     run_failure = _run_failure(execution)
     by_key = records_by_case(task, execution)
+    band = reference_band(task, execution, reference, options)
     known = {(e.hidden, e.index) for e in expected}
     unexpected = [k for k in by_key if k not in known]
     if unexpected and not run_failure:
@@ -140,7 +161,9 @@ def grade(task: TaskPublished, execution: SandboxExecutedV1, options: CompareOpt
         elif len(records) > 1:
             outcome = "duplicate"
         else:
-            outcome = grade_record(e.case, records[0], options)
+            outcome = grade_record(
+                e.case, records[0], options, band.get((e.hidden, e.index), NO_SECOND_VALUE)
+            )
             if outcome == "not_literal":
                 non_literal += 1
         grades.append(CaseGrade(e.hidden, e.index, outcome))
@@ -190,8 +213,40 @@ def _run_failure(x: SandboxExecutedV1, expected_mode: str = "cases") -> str:
     return ""
 
 
-def grade_record(case: TestCase, r: CaseResult, options: CompareOptions) -> CaseOutcome:
-    """One case's record against its expected value (never raises)."""
+def reference_band(
+    task: TaskPublished,
+    execution: SandboxExecutedV1,
+    reference: SandboxExecutedV1 | None,
+    options: CompareOptions,
+) -> dict[tuple[bool, int], object]:
+    """Under ``options.reference_band``, the reference run's plain answer to each case it answered
+    once, where it differs from the task's expected value in float values alone: a second expected
+    value, for runs in the reference's own backend only (the other cases need none)."""
+    if not options.reference_band or reference is None or reference.backend != execution.backend:
+        return {}
+    if _run_failure(reference) or reference.mode != "cases":
+        return {}
+    out: dict[tuple[bool, int], object] = {}
+    expected = {(e.hidden, e.index): e.case for e in expected_cases(task)}
+    for key, records in records_by_case(task, reference).items():
+        case = expected.get(key)
+        if case is None or len(records) != 1 or records[0].status != "ok" or records[0].result_repr is None:
+            continue
+        try:
+            answer = parse_literal(records[0].result_repr)
+            wanted = parse_expected(case.output)
+        except NotALiteral:
+            continue
+        if differ_in_floats_only(wanted, answer):
+            out[key] = answer
+    return out
+
+
+def grade_record(
+    case: TestCase, r: CaseResult, options: CompareOptions, also: object = NO_SECOND_VALUE
+) -> CaseOutcome:
+    """One case's record against its expected value, or ``also`` (the reference's answer in the same
+    backend, see :func:`reference_band`) where given (never raises)."""
     if r.status == "timeout":
         return "timeout"
     if r.status == "missing":
@@ -206,4 +261,6 @@ def grade_record(case: TestCase, r: CaseResult, options: CompareOptions) -> Case
         expected = parse_expected(case.output)
     except NotALiteral:  # a stored task older than today's validation: nothing can pass this case
         return "wrong"
-    return "pass" if values_match(expected, got, options) else "wrong"
+    if values_match(expected, got, options):
+        return "pass"
+    return "pass" if also is not NO_SECOND_VALUE and values_match(also, got, options) else "wrong"

@@ -128,7 +128,7 @@ def register(spec: str) -> Callable[[type[RewardFunction]], type[RewardFunction]
 def _load_versions() -> None:
     """Import the later versions, which register themselves (they build on the classes here). Done
     on first use rather than at the end of this module, so importing any of them first is no cycle."""
-    from streams.reward import code_v2, code_v3, code_v4  # noqa: F401
+    from streams.reward import code_v2, code_v3, code_v4, code_v5  # noqa: F401
 
 
 def available() -> list[str]:
@@ -225,7 +225,7 @@ class CodeRewardV1(RewardFunction):
             "efficiency": w.efficiency,
             "security": w.security,
         }
-        corr = grade(task, execution, self.compare_options())
+        corr = grade(task, execution, self.compare_options(), reference=reference_execution)
         details: dict[str, str] = {"backend": execution.backend, "mode": execution.mode}
         if corr.run_failure:
             details["run_failure"] = corr.run_failure

@@ -161,6 +161,13 @@ class CompareOptions:
     nan_equal: bool = True
     #: reprs longer than this are not parsed
     max_repr_chars: int = MAX_REPR_CHARS
+    #: where the expected value is a float, a float within this many units in its last place also
+    #: matches (0: none; code-v5 on: the rounding another order of a few operations gives)
+    float_ulps: int = 0
+    #: a case also accepts the answer the task's reference gave in the same backend, where that answer
+    #: differs from the task's expected value in float values alone (code-v5 on: the expected value as
+    #: the interpreter that runs the program computes it: ``sum()`` of floats is compensated from 3.12)
+    reference_band: bool = False
 
 
 # ------------------------------------------------------------------------------------ results (untrusted)
@@ -567,15 +574,19 @@ def _numbers_match(e: int | float, g: int | float, o: CompareOptions) -> bool:
     if e == g:
         return True
     tolerant = isinstance(e, float) or o.int_tolerance
-    if not tolerant or (o.float_rel_tol == 0 and o.float_abs_tol == 0):
+    if not tolerant or (o.float_rel_tol == 0 and o.float_abs_tol == 0 and o.float_ulps == 0):
         return False
     if any(isinstance(v, float) and not math.isfinite(v) for v in (e, g)):
         return False  # infinities only ever match themselves, NaN only NaN
+    # units in the last place of the expected float (of an int, under code-v1's rule: none)
+    ulps = Fraction(math.ulp(e)) * o.float_ulps if isinstance(e, float) else Fraction(0)
     if isinstance(e, float) and isinstance(g, float):
-        return math.isclose(e, g, rel_tol=o.float_rel_tol, abs_tol=o.float_abs_tol)
+        if math.isclose(e, g, rel_tol=o.float_rel_tol, abs_tol=o.float_abs_tol):
+            return True
+        return bool(ulps) and abs(Fraction(e) - Fraction(g)) <= ulps
     # an int too large for a float meets a float: exact arithmetic, never an OverflowError
     fe, fg = Fraction(e), Fraction(g)
-    bound = max(Fraction(o.float_rel_tol) * max(abs(fe), abs(fg)), Fraction(o.float_abs_tol))
+    bound = max(Fraction(o.float_rel_tol) * max(abs(fe), abs(fg)), Fraction(o.float_abs_tol), ulps)
     return abs(fe - fg) <= bound
 
 
@@ -594,7 +605,7 @@ def _exact_numbers_match(e: object, g: object, o: CompareOptions) -> bool:
         return o.nan_equal and _is_nan(e) and _is_nan(g)
     if e == g:  # the host's own classes: exact, and an infinity equals only an infinity of its sign
         return True
-    if type(e) is not float or type(g) is float or (o.float_rel_tol == 0 and o.float_abs_tol == 0):
+    if type(e) is not float or type(g) is float or (o.float_rel_tol == o.float_abs_tol == o.float_ulps == 0):
         return False
     as_float = float(g)  # type: ignore[arg-type] # within a tolerance, rounding to the nearest float changes nothing  # type: ignore[arg-type]
     return math.isfinite(as_float) and _numbers_match(e, as_float, o)
@@ -647,6 +658,39 @@ def _match(e: object, g: object, o: CompareOptions) -> bool:
         assert isinstance(e, dict) and isinstance(g, dict)
         return _dicts_match(e, g, o)
     return False
+
+
+def differ_in_floats_only(a: object, b: object) -> bool:
+    """``a`` and ``b`` have one shape and equal values everywhere but at floats (two results of one
+    algorithm under two interpreters' float arithmetic); never raises."""
+    try:
+        return _same_but_floats(a, b, 0)
+    except (RecursionError, MemoryError, NotALiteral, TypeError, ValueError, OverflowError, ArithmeticError):
+        return False
+
+
+def _same_but_floats(a: object, b: object, depth: int) -> bool:
+    if depth > _EXPECTED_MAX_DEPTH:
+        return False
+    if type(a) is float and type(b) is float:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple | deque):
+        assert isinstance(b, list | tuple | deque)
+        return len(a) == len(b) and all(_same_but_floats(x, y, depth + 1) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        keys = {canonical_key(k): k for k in b}
+        return len(a) == len(b) and all(
+            canonical_key(k) in keys and _same_but_floats(v, b[keys[canonical_key(k)]], depth + 1)
+            for k, v in a.items()
+        )
+    return _match(a, b, _EXACT_RULE)
+
+
+#: Python's == with the type strictness only
+_EXACT_RULE = CompareOptions(float_rel_tol=0.0)
 
 
 def _no_zeros(counts: Counter[object]) -> dict[object, object]:

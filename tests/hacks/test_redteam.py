@@ -28,10 +28,6 @@ from tests.hacks.redteam.tasks import all_tasks
 HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
 VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
 REFERENCE_TOO_SLOW = "probe: past the cases' range the task's own reference is too slow to answer (HumanEval/55's is exponential: nothing past n~27 counts), so an algorithm wrong only from n=71 is accepted"
-FLOAT_TOL = "documented float tolerance: an answer off by 5e-10 relative passes"
-SUM_SKEW = (
-    "sum() of floats is compensated from 3.12: the task's reference fails on WASM and the task is masked"
-)
 OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
 PROBE_DOCUMENTED = (
     "probe: inconclusive/weak on a task whose answer depends on one small feature (documented limit)"
@@ -44,9 +40,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
     ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
-    ("ratio_tolerance_edge", "*"): FLOAT_TOL,
-    ("mean_int_floor", "wasm"): SUM_SKEW,
-    ("fsum_mean", "wasm"): SUM_SKEW,
     ("pep701_fstring_113", "*"): HOST_PARSER,
     ("pep695_generic_34", "*"): HOST_PARSER,
     ("pep695_type_alias_35", "*"): HOST_PARSER,
@@ -102,7 +95,7 @@ PROBE_SEED = "5eed" * 8
 @pytest.fixture(scope="module")
 def evaluator(sandbox: Sandbox) -> Evaluator:
     return Evaluator(
-        sandbox, get_reward_function("code-v3", RewardConfig()), NoiseConfig(), probe_seed=PROBE_SEED
+        sandbox, get_reward_function("code-v5", RewardConfig()), NoiseConfig(), probe_seed=PROBE_SEED
     )
 
 

@@ -193,11 +193,11 @@ def test_rescoring_and_rejudging_stored_executions_is_byte_identical(
 ) -> None:
     tasks = {t.task_id: t for _, t in rows}
     stored = {**acceptance[1], **generated[1]}
-    options = get_reward_function("code-v3").compare_options()
+    options = get_reward_function("code-v5").compare_options()
     for (task_id, kind), (code, ev) in sorted(stored.items())[::7]:
         task = tasks[task_id]
         for _ in range(2):
-            fn = get_reward_function("code-v3")
+            fn = get_reward_function("code-v5")
             again = fn.scored_event(task, code, ev.execution, ev.reference_execution)
             assert again.event_id() == ev.reward.event_id(), (task_id, kind)
             assert again.model_dump_json() == ev.reward.model_dump_json(), (task_id, kind)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.rollout import CaseResult
+from streams.reward.code_v5 import V5_COMPARE
 from streams.reward.correctness import grade, render_prompt
-from streams.reward.literals import CompareOptions
+from streams.reward.literals import CompareOptions, differ_in_floats_only, values_match
 from tests.hacks.fixtures import execution, make_task, passing
 
 OPTS = CompareOptions()
@@ -121,3 +124,49 @@ def test_any_record_sequence_grades_without_crashing_and_passes_only_when_comple
         # exactly one record per case, every one a plain literal equal to the expected value
         assert len(cases) == 4
         assert all(c.status == "ok" for c in cases)
+
+
+# ------------------------------------------------------------------ code-v5: float tolerance of the task
+V5 = V5_COMPARE.options()
+MEAN = make_task(
+    visible=(("([1, 2, 3, 4],)", "2.5"), ("([0.1, 0.2, 0.3],)", "0.20000000000000004")),
+    hidden=(("([1e+16, 1, -1e+16, 3],)", "0.75"), ("([7, 8],)", "7.5")),
+    entry_point="mean",
+    reference="def mean(xs):\n    return sum(xs) / len(xs)\n",
+)
+
+
+def test_an_expected_float_tolerates_a_few_units_in_its_last_place_not_a_relative_constant() -> None:
+    def ok(expected: float, got: float) -> bool:
+        return values_match(expected, got, V5)
+
+    assert ok(0.3, 0.1 + 0.2) and ok(0.2, 0.6 / 3)  # another order of a few operations
+    assert ok(1.5, 1.5 + 4 * math.ulp(1.5)) and not ok(1.5, 1.5 + 5 * math.ulp(1.5))
+    assert not ok(2.5, 2.5 * (1 + 5e-10))  # inside code-v3's 1e-9, two million units away
+    assert not ok(1e-300, 0.0)  # a tiny expected value is a value: its units are tiny too
+    assert values_match(10**20, 1e20, V5) and not values_match(10**20 + 1, 1e20, V5)  # an int is exact
+    # an expected float accepts an int within its units (1e20's last place is 16384)
+    assert values_match(1e20, 10**20 + 4 * 16384, V5) and not values_match(1e20, 10**20 + 5 * 16384, V5)
+
+
+def test_a_case_accepts_the_references_answer_in_the_same_backend_where_floats_alone_differ() -> None:
+    # the task's values were computed by a Python whose sum() adds left to right; the backend's
+    # sum() is compensated, so its reference answers the third case 1.0
+    reference = execution(["2.5", "0.20000000000000004", "1.0", "7.5"], task_id="t/mean")
+    naive = execution(["2.5", "0.20000000000000004", "0.75", "7.5"])
+    compensated = execution(["2.5", "0.20000000000000004", "1.0", "7.5"])
+    between = execution(["2.5", "0.20000000000000004", "0.875", "7.5"])
+    for run in (naive, compensated):
+        assert grade(MEAN, run, V5, reference=reference).all_passed
+    assert not grade(MEAN, between, V5, reference=reference).all_passed
+    assert not grade(MEAN, compensated, V5).all_passed  # without the reference: the task's values only
+    assert not grade(MEAN, compensated, CompareOptions(), reference=reference).all_passed  # code-v3
+    elsewhere = reference.model_copy(update={"backend": "container"})
+    assert not grade(MEAN, compensated, V5, reference=elsewhere).all_passed  # another backend's says nothing
+    # a reference that answers otherwise than in floats (a type, a value of another kind) is no band
+    wrong_kind = execution(["2.5", "0.20000000000000004", "1", "7.5"])
+    assert not grade(MEAN, wrong_kind, V5, reference=wrong_kind).all_passed
+    assert differ_in_floats_only([0.75, "a"], [1.0, "a"]) and not differ_in_floats_only(
+        [0.75, "a"], [1.0, "b"]
+    )
+    assert not differ_in_floats_only((0.75,), [0.75]) and not differ_in_floats_only(0.75, 1)

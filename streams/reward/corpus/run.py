@@ -156,7 +156,7 @@ def _outcome(task_id: str, kind: str, ev: Evaluation) -> Outcome:
 
 def make_evaluator(backend_cfg: Backend = "wasm", noise: NoiseConfig | None = None) -> Evaluator:
     sandbox = Sandbox(SandboxConfig(backend=backend_cfg))
-    return Evaluator(sandbox, get_reward_function("code-v3"), noise or NoiseConfig())
+    return Evaluator(sandbox, get_reward_function("code-v5"), noise or NoiseConfig())
 
 
 def run(

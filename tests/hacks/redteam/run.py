@@ -115,7 +115,7 @@ def seed_rates(programs: list[Program], seeds: int) -> int:
     t0 = time.time()
     for k in range(seeds):
         seed = f"{k:08x}" * 4
-        fn = get_reward_function("code-v3", RewardConfig())
+        fn = get_reward_function("code-v5", RewardConfig())
         evaluator = Evaluator(sandbox, fn, NoiseConfig(), probe_seed=seed)
         for p in probed:
             out = evaluator.evaluate(all_tasks()[p.task], p.code, backend=p.backends[0]).cli_json()  # type: ignore[arg-type]
