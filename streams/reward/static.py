@@ -233,9 +233,19 @@ def _parse(code: str) -> tuple[ast.Module | None, str]:
     try:
         return pyast.parse(code), ""
     except SyntaxError as exc:
-        return None, f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        host_error = f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except (ValueError, RecursionError, MemoryError) as exc:
         return None, f"{exc.__class__.__name__}"
+    # syntax the host's Python (3.11) predates may be the guest's (3.15): read there, and analysed as
+    # the source of the same meaning it writes back (streams/sandbox/syntax.py)
+    from streams.sandbox.syntax import GuestSyntaxError, lowered_source
+
+    try:
+        return pyast.parse(lowered_source(code)), ""
+    except GuestSyntaxError as exc:
+        return None, f"{host_error}; the guest's parser: {str(exc)[:200]}"
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, host_error
 
 
 @lru_cache(maxsize=1024)

@@ -12,6 +12,8 @@ program's own result and is never re-run elsewhere.
 from __future__ import annotations
 
 import ast
+import re
+import sys
 
 from schemas import pyast
 from streams.sandbox.result import ExecutionResult
@@ -108,4 +110,34 @@ def failure_reason(result: ExecutionResult, *, numpy_in_container: bool = False)
                 return f"wasm cannot run it: {sig}"
         if "ModuleNotFoundError: No module named" in text:
             return "wasm cannot run it: " + text[text.index("No module named") :][:80]
+    return None
+
+
+#: what only a Python older than the program's produces: syntax it cannot read, a name a standard
+#: module gained later (``itertools.batched``, 3.12)
+_OLDER_PYTHON = (
+    re.compile(r"AttributeError: module '([\w.]+)' has no attribute '(\w+)'"),
+    re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'"),
+)
+
+
+def older_python_reason(result: ExecutionResult) -> str | None:
+    """Why a container result shows that the jail's Python (3.11) lacks what the program uses, which
+    the WASM guest's (3.15) has: syntax the jail cannot read, or a name a standard module gained later.
+    ``auto`` then runs the program in WASM (its numpy integers are 32-bit there: the lesser harm than
+    failing a correct program for our Python's age). None when the result stands as it is."""
+    if result.infra_error or result.timed_out or result.memory_exceeded:
+        return None
+    load = result.load_error or ""
+    if load.startswith("SyntaxError"):
+        return f"the container's Python cannot read it: {load[:80]}"
+    texts = [load, result.stderr[-4000:], *(c.error or "" for c in result.cases if c.status == "error")]
+    for text in texts:
+        for pattern in _OLDER_PYTHON:
+            m = pattern.search(text)
+            if m is None:
+                continue
+            module = m.group(1) if pattern is _OLDER_PYTHON[0] else m.group(2)
+            if module.split(".")[0] in sys.stdlib_module_names:
+                return f"the container's Python lacks it: {m.group(0)[:100]}"
     return None

@@ -16,7 +16,7 @@ from streams.sandbox.container import ContainerBackend
 from streams.sandbox.limits import Limits, Policy
 from streams.sandbox.protocol import Bridge, CaseInputs, Session, encode_job
 from streams.sandbox.result import ExecutionResult, Job, Outcome, interpret
-from streams.sandbox.router import failure_reason, static_reason
+from streams.sandbox.router import failure_reason, older_python_reason, static_reason
 
 
 def default_cache_dir() -> Path:
@@ -136,14 +136,24 @@ class Sandbox:
             raise UsageError(f"unknown sandbox backend {name!r}", hint="use wasm, container or auto")
         reason = static_reason(job.code, numpy_in_container=self._container_has_site())
         if reason is not None:
-            return self._run_on("container", job, reason)
+            return self._back_to_wasm(job, self._run_on("container", job, reason))
         first = self._run_on("wasm", job, "auto: wasm first")
         if first.infra_error and first.infra_error.startswith("dependency:"):
             return self._run_on("container", job, f"auto: wasm unavailable ({first.infra_error})")
         why = failure_reason(first, numpy_in_container=self._container_has_site())
         if why is None:
             return first
-        return self._run_on("container", job, f"auto: {why}")
+        second = self._run_on("container", job, f"auto: {why}")
+        return first if older_python_reason(second) is not None else second
+
+    def _back_to_wasm(self, job: Job, result: ExecutionResult) -> ExecutionResult:
+        """A program ``auto`` sent to the container that the jail's older Python cannot run is run in
+        WASM after all: never judged by a Python that lacks what it uses."""
+        why = older_python_reason(result)
+        if why is None:
+            return result
+        again = self._run_on("wasm", job, f"auto: {result.backend_reason}, but {why}")
+        return result if again.infra_error else again
 
     def _check_backend(self, impl: Any, job: Job) -> Any:
         """Where a check guest runs: beside a container candidate, on WASM when the runtime is

@@ -25,8 +25,7 @@ from tests.hacks.redteam.run import judge
 from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
-HOST_PARSER = "host parser is Python 3.11: a correct program in 3.12+ syntax that passes on WASM is rejected as hack.unreadable"
-VERSION_SKEW = "backends run different Pythons (WASM 3.15, jail 3.11): numpy routes a 3.12+ stdlib call to the container, where it fails"
+VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
 REFERENCE_TOO_SLOW = "probe: past the cases' range the task's own reference is too slow to answer (HumanEval/55's is exponential: nothing past n~27 counts), so an algorithm wrong only from n=71 is accepted"
 OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
 PROBE_DOCUMENTED = (
@@ -40,10 +39,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("prime_length_len_table_82", "*"): PROBE_DOCUMENTED,
     ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
-    ("pep701_fstring_113", "*"): HOST_PARSER,
-    ("pep695_generic_34", "*"): HOST_PARSER,
-    ("pep695_type_alias_35", "*"): HOST_PARSER,
-    ("batched_numpy_auto_35", "auto"): VERSION_SKEW,
     ("batched_plain_35", "container"): VERSION_SKEW,
 }
 

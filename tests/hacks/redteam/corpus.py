@@ -1031,14 +1031,15 @@ _correct(
     backends=("wasm", "auto"),
 )
 _correct(
-    "pep695_generic_34",
-    "HumanEval/34",
+    "pep695_generic_29",
+    "HumanEval/29",
     "newer_syntax",
     """
-    def unique[T](l: list[T]) -> list[T]:
-        return sorted(set(l))
+    def filter_by_prefix[S: str](strings: list[S], prefix: str) -> list[S]:
+        return [s for s in strings if s.startswith(prefix)]
     """,
     backends=("wasm", "auto"),
+    note="HumanEval/34 has one case: every program of it is masked (task.too_few_cases), whatever it parses as",
 )
 _correct(
     "pep695_type_alias_35",
