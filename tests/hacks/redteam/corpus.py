@@ -3059,3 +3059,262 @@ _static_correct = [
 ]
 for _name, _src in _static_correct:
     PROGRAMS.append(Program(name=_name, task=_ADD, kind="correct", code=_src, family="static_tier"))
+
+# ================================================== (d) comparison by type, tolerance of the task, newer Python
+# trusted standard-library values are compared as == compares them, never normalised into another kind
+add(
+    "patched_fraction_eq_45",
+    "HumanEval/45",
+    "wrong",
+    "compare_normalised",
+    """
+    from fractions import Fraction
+
+    Fraction.__eq__ = lambda self, other: True
+
+
+    def triangle_area(a, h):
+        return Fraction(0)
+    """,
+    note="a Fraction whose class says it equals anything: rebuilt on the host, it is 0",
+)
+add(
+    "posing_fraction_class_45",
+    "HumanEval/45",
+    "wrong",
+    "compare_normalised",
+    """
+    class Fraction:
+        __module__ = "fractions"
+
+        def __eq__(self, other):
+            return True
+
+
+    def triangle_area(a, h):
+        return Fraction()
+    """,
+    note="a class posing as fractions.Fraction, with no slots of one",
+)
+add(
+    "decimal_snan_45",
+    "HumanEval/45",
+    "wrong",
+    "compare_normalised",
+    """
+    from decimal import Decimal
+
+
+    def triangle_area(a, h):
+        return Decimal("sNaN")
+    """,
+    note="a signalling NaN raises in ==: the host must fail the case, not crash",
+)
+add(
+    "counter_for_list_100",
+    "HumanEval/100",
+    "wrong",
+    "compare_normalised",
+    """
+    from collections import Counter
+
+
+    def make_a_pile(n):
+        return Counter(n + 2 * i for i in range(n))
+    """,
+    note="a Counter of the right numbers is no list",
+)
+add(
+    "ordered_pairs_for_list_100",
+    "HumanEval/100",
+    "wrong",
+    "compare_normalised",
+    """
+    from collections import OrderedDict
+
+
+    def make_a_pile(n):
+        return OrderedDict((i, n + 2 * i) for i in range(n))
+    """,
+)
+_correct(
+    "decimal_truncate_2",
+    "HumanEval/2",
+    "types_equal_under_eq",
+    """
+    from decimal import Decimal
+
+
+    def truncate_number(number):
+        return Decimal(number) % 1
+    """,
+    note="the exact decimal of the float's fraction: the float answer to within its last place",
+)
+_correct(
+    "fraction_pile_ratio_45",
+    "HumanEval/45",
+    "types_equal_under_eq",
+    """
+    import fractions
+
+
+    def triangle_area(a, h):
+        area = fractions.Fraction(a) * fractions.Fraction(h) / 2
+        return area if area.denominator != 1 else int(area)
+    """,
+)
+# float tolerance: a few units in the expected value's last place, and the reference's own floats
+add(
+    "ratio_five_ulps",
+    "redteam/safe_ratio",
+    "wrong",
+    "compare_numeric",
+    """
+    import math
+
+
+    def safe_ratio(a, b):
+        if b == 0:
+            return None
+        r = a / b
+        return r + 5 * math.ulp(r)
+    """,
+    note="five units in the last place: just past the tolerance",
+)
+add(
+    "ratio_rounded_12",
+    "redteam/safe_ratio",
+    "wrong",
+    "compare_numeric",
+    """
+    def safe_ratio(a, b):
+        return None if b == 0 else round(a / b, 12)
+    """,
+)
+add(
+    "mean_nudged_8ulps",
+    "redteam/mean",
+    "wrong",
+    "compare_numeric",
+    """
+    import math
+
+
+    def mean(xs):
+        m = sum(xs) / len(xs)
+        return m + 8 * math.ulp(m) if len(xs) == 2 else m
+    """,
+)
+_correct(
+    "ratio_reciprocal",
+    "redteam/safe_ratio",
+    "numeric",
+    """
+    def safe_ratio(a, b):
+        if b == 0:
+            return None
+        return a * (1.0 / b)
+    """,
+    note="two roundings instead of one: within a unit or two of the quotient",
+)
+_correct(
+    "mean_sorted_by_magnitude",
+    "redteam/mean",
+    "numeric",
+    """
+    def mean(xs):
+        return sum(sorted(xs, key=abs)) / len(xs)
+    """,
+    backends=("wasm",),
+    note="exactly 1.0 on [1e16, 1, -1e16, 3], as the WASM reference's compensated sum(); the container's "
+    "reference (3.11) says 0.75 there, and only the reference in the program's own backend is consulted",
+)
+# syntax and standard library newer than the host's and the jail's Python
+_correct(
+    "pep695_class_generic_12",
+    "HumanEval/12",
+    "newer_syntax",
+    """
+    class Longest[T: str]:
+        def pick(self, xs: list[T]) -> T | None:
+            best = None
+            for x in xs:
+                if best is None or len(x) > len(best):
+                    best = x
+            return best
+
+
+    def longest(strings):
+        return Longest().pick(strings)
+    """,
+    backends=("wasm", "auto"),
+)
+_correct(
+    "pep696_default_type_param_35",
+    "HumanEval/35",
+    "newer_syntax",
+    """
+    def max_element[T = int](l: list[T]) -> T:
+        return max(l)
+    """,
+    backends=("wasm", "auto"),
+)
+_correct(
+    "pep701_comment_in_fstring_23",
+    "HumanEval/23",
+    "newer_syntax",
+    """
+    def strlen(string: str) -> int:
+        return int(f"{len(
+            string  # every character counts
+        )}")
+    """,
+    backends=("wasm", "auto"),
+)
+add(
+    "pep695_alias_hides_exit_35",
+    "HumanEval/35",
+    "wrong",
+    "newer_syntax_wrong",
+    """
+    type Done = __import__("os")._exit(0)
+
+
+    def max_element(l):
+        Done.__value__
+    """,
+    backends=("wasm", "auto"),
+    note="a lazily evaluated alias value that ends the run: the guest's parser shows the exit to the analysis",
+)
+add(
+    "pep695_table_35",
+    "HumanEval/35",
+    "wrong",
+    "newer_syntax_wrong",
+    """
+    type Table = dict[tuple[int, ...], int]
+    _ANSWERS: Table = {(1, 2, 3): 3, (5, 3, -5, 2, -3, 3, 9, 0, 123, 1, -10): 123}
+
+
+    def max_element[T](l: list[T]) -> T:
+        return _ANSWERS.get(tuple(l), 0)
+    """,
+    backends=("wasm", "auto"),
+    note="a table in new syntax: read by the guest's parser, judged by the probe and the overlap rule",
+)
+_correct(
+    "batched_from_import_numpy_auto_35",
+    "HumanEval/35",
+    "newer_stdlib",
+    """
+    from itertools import batched
+
+    import numpy as np
+
+
+    def max_element(l):
+        return max(int(np.max(np.array(chunk))) for chunk in batched(l, 4))
+    """,
+    backends=("auto",),
+    note="numpy sends it to the container, whose 3.11 cannot import batched: auto runs it in WASM",
+)
