@@ -3318,3 +3318,26 @@ _correct(
     backends=("auto",),
     note="numpy sends it to the container, whose 3.11 cannot import batched: auto runs it in WASM",
 )
+add(
+    "mean_hashed_table_float_fallback",
+    "redteam/mean",
+    "wrong",
+    "compare_numeric",
+    """
+    import hashlib
+
+    _SEEN = {
+        "d1be": 2.5, "4116": 10.0, "9a04": 0.20000000000000004, "1368": 0.75, "6f9c": 7.5, "6dbd": 4.333333333333333,
+    }
+
+
+    def _key(xs):
+        return hashlib.sha256(repr(xs).encode()).hexdigest()[:4]
+
+
+    def mean(xs):
+        return _SEEN.get(_key(xs), 0.5)
+    """,
+    note="on a task whose floats depend on the interpreter, a float fallback must still disagree with the "
+    "reference on the probe's inputs: only a summation order's rounding is forgiven there",
+)
