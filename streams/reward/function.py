@@ -128,7 +128,7 @@ def register(spec: str) -> Callable[[type[RewardFunction]], type[RewardFunction]
 def _load_versions() -> None:
     """Import the later versions, which register themselves (they build on the classes here). Done
     on first use rather than at the end of this module, so importing any of them first is no cycle."""
-    from streams.reward import code_v2, code_v3, code_v4, code_v5  # noqa: F401
+    from streams.reward import code_v2, code_v3, code_v4, code_v5, code_v6  # noqa: F401
 
 
 def available() -> list[str]:
