@@ -27,10 +27,8 @@ from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 
 if TYPE_CHECKING:
-    import faust
-
     from consumers.projections.projector import Projector
-    from infra.faust.runtime import FaustHosted, FaustRunner
+    from infra.faust.runtime import App, FaustHosted, FaustRunner
     from learner.service import LearnerService
 
 log = logging.getLogger(__name__)
@@ -371,12 +369,10 @@ def _build_execution_side(
 # -- the Faust runtime --------------------------------------------------------------------------------
 def faust_app(
     settings: Settings, bootstrap: str, built: list[Built], *, app_id: str
-) -> tuple[faust.App, list[FaustHosted]]:
+) -> tuple[App, list[FaustHosted]]:
     """A Faust app hosting ``built`` as agents (one consumer group, one table per processor)."""
-    import faust
-
     from infra.faust.config import app_settings
-    from infra.faust.runtime import CHANGELOG_CONFIGS, FaustHosted, TopicWidths
+    from infra.faust.runtime import CHANGELOG_CONFIGS, App, FaustHosted, TopicWidths
     from infra.kafka.admin import ensure_topics, metadata
     from schemas.topics import Topic
 
@@ -385,7 +381,7 @@ def faust_app(
         return {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
 
     partitions = TopicWidths(widths)
-    app = faust.App(
+    app = App(
         app_id,
         **app_settings(
             app_id,

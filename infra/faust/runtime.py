@@ -8,16 +8,23 @@ Each hosted processor becomes:
 * a Faust ``Table`` (in memory, changelog-backed, partitioned like the input) holding its state;
 * a Faust timer for its ``tick``.
 
-A batch is done in this order: the handler runs (its state writes are staged, never applied, until it
-returns); the emitted events are sent and acknowledged by the broker; the state writes are applied to
-the table and its changelog and acknowledged; only then are the input records acknowledged, and Faust
-commits their offsets at its next commit. A worker killed anywhere in between is restarted on the last
-committed offsets and handles those records again: nothing is lost, and what it writes again carries the
-same deterministic event ids, which every consumer downstream is idempotent by (the experience processor
-keeps one group per group id, the learner trains a group once, the projections upsert by key). That is
-**at-least-once delivery with effectively-once results**; duplicates on the log are possible and are
-counted by the tests and the bench. Faust's own ``exactly_once`` mode is available for measurement only
-(``RLSTREAM_FAUST__PROCESSING_GUARANTEE``): on Kafka 4.4 it was measured to leak duplicates after a kill.
+What is committed when. A batch is done in this order: the handler runs (its state writes are staged,
+never applied, until it returns); the emitted events are sent and acknowledged by the broker; the state
+writes are applied to the table and sent to its changelog, and acknowledged; then the batch's records
+are recorded as handled (:class:`Handled`). An input partition's committed offset moves only to one past
+its highest handled record (the lowest over the processors that read the topic), at Faust's commit
+interval (``RLSTREAM_FAUST__COMMIT_INTERVAL_S``) and in the commit Faust makes when partitions are
+revoked, after the batches in hand are done. Faust's own rule (commit what its streams acknowledged) is
+not used for the processors' inputs: a stream acknowledges records it skips during a rebalance without
+handing them to the agent, and committed past them (``tests/contract/stress.py`` measured the loss).
+A worker killed anywhere in between is restarted on the last committed offsets and handles those records
+again: every record whose offset is committed had its outputs and its state acknowledged first, and what
+a worker writes again carries the same deterministic event ids, which every consumer downstream is
+idempotent by (the experience processor keeps one group per group id, the learner trains a group once,
+the projections upsert by key). That is **at-least-once delivery with effectively-once results**;
+duplicates on the log are possible and are counted by the tests and the bench. Faust's own
+``exactly_once`` mode is available for measurement only (``RLSTREAM_FAUST__PROCESSING_GUARANTEE``): on
+Kafka 4.4 it was measured to leak duplicates after a kill.
 
 Outputs are partitioned as librdkafka partitions them (CRC-32 of the key), not with aiokafka's default
 (murmur2): a group's records stay co-partitioned whichever runtime wrote them.
@@ -40,7 +47,8 @@ from typing import Any, TypeVar, cast
 
 import faust
 from aiokafka.errors import KafkaError as AioKafkaError
-from faust.types import EventT
+from faust.transport.drivers import aiokafka as faust_kafka
+from faust.types import TP, EventT, TransportT
 
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
@@ -118,6 +126,98 @@ class TableStore:
             self._index[int(part)].setdefault(kind, set()).add(key)
 
 
+class Handled:
+    """How far each input partition's committed offset may move: one past the highest offset whose
+    batch's outputs and state writes the broker acknowledged, the lowest over the hosted processors that
+    read the topic. Held per partition from its assignment to its revocation (typed, with a lifetime).
+
+    Faust itself commits what its streams *acknowledge*, and a stream acknowledges records it never
+    handed to an agent: one taken off the queue while a rebalance has suspended the flow, or one fetched
+    under the previous generation, is skipped and acknowledged; the consumer, which forgets its committed
+    offsets when partitions are revoked, then commits past it in the revocation's own commit, and no
+    worker ever handles it (tests/contract/stress.py lost records that way). Only this ledger moves
+    offsets of the hosted processors' inputs. Within one assignment a partition's records reach an agent
+    in offset order, and a skipped record is always followed by a rebalance that seeks back to the
+    committed offset, so "one past the highest handled" never passes a record not handled."""
+
+    def __init__(self) -> None:
+        self._readers: dict[str, set[str]] = {}
+        self._next: dict[tuple[str, int], dict[str, int]] = {}
+
+    def reads(self, processor: str, topics: Iterable[str]) -> None:
+        """``processor`` is hosted and reads ``topics``: their offsets move only as it handles them."""
+        for topic in topics:
+            self._readers.setdefault(topic, set()).add(processor)
+
+    def ours(self, topic: str) -> bool:
+        return topic in self._readers
+
+    def record(self, processor: str, records: Iterable[tuple[str, int, int]]) -> None:
+        """``processor``'s outputs and state writes for these (topic, partition, offset) records were
+        acknowledged by the broker."""
+        for topic, partition, offset in records:
+            by = self._next.setdefault((topic, partition), {})
+            if offset + 1 > by.get(processor, -1):
+                by[processor] = offset + 1
+
+    def committable(self, topic: str, partition: int) -> int | None:
+        """The offset a commit may name for the partition now (None: nothing handled by every reader)."""
+        by = self._next.get((topic, partition))
+        readers = self._readers.get(topic, set())
+        if not by or not readers <= by.keys():
+            return None
+        return min(by[r] for r in readers)
+
+    def forget(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """The partitions were revoked (after their last commit as this worker's)."""
+        for topic, partition in partitions:
+            self._next.pop((topic, partition), None)
+
+
+class _Consumer(faust_kafka.Consumer):
+    """Faust's Kafka consumer, committing the hosted processors' inputs by :class:`Handled` only."""
+
+    app: App
+
+    def _new_offset(self, tp: TP) -> int | None:
+        handled = self.app.handled
+        if not handled.ours(tp.topic):
+            return super()._new_offset(tp)
+        acknowledged = super()._new_offset(tp)
+        # what Faust collected is not what is committed: it must not pile up
+        self._acked[tp].clear()
+        self._acked_index[tp].clear()
+        offset = handled.committable(tp.topic, tp.partition)
+        if acknowledged is not None and (offset is None or acknowledged > offset):
+            log.warning(
+                "%s: Faust would commit offset %d, past records never handled (up to %s): not committed",
+                tp,
+                acknowledged,
+                offset,
+            )
+        return offset
+
+    async def on_partitions_revoked(self, revoked: set[TP]) -> None:
+        await super().on_partitions_revoked(revoked)  # commits what was handled, then lets them go
+        self.app.handled.forget((tp.topic, tp.partition) for tp in revoked)
+
+
+class _Transport(faust_kafka.Transport):
+    Consumer = _Consumer
+
+
+class App(faust.App):
+    """A ``faust.App`` whose consumer commits the hosted processors' input offsets only as far as they
+    were handled (:class:`Handled`); otherwise Faust's app, run by ``faust -A`` as usual."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.handled = Handled()
+        super().__init__(*args, **kwargs)
+
+    def _new_transport(self) -> TransportT:
+        return _Transport(self.conf.broker_consumer, self)
+
+
 def _raw_of(event: EventT[Any]) -> Raw:
     message = event.message
     headers = message.headers
@@ -139,7 +239,7 @@ class FaustHosted:
 
     def __init__(
         self,
-        app: faust.App,
+        app: App,
         processor: Processor,
         *,
         run_id: str | None,
@@ -179,9 +279,11 @@ class FaustHosted:
         self._lock: asyncio.Lock | None = None
         self._indexed_generation = -1
         self.failure: BaseException | None = None
+        app.handled.reads(processor.name, processor.input_topics)
         source = app.topic(*processor.input_topics, key_serializer="raw", value_serializer="raw")
         app.agent(source, name=f"rlstream.{processor.name}")(cast(Any, self._agent))
         app.timer(processor.tick_interval_s, name=f"rlstream.{processor.name}.tick")(self._tick)
+        app.on_partitions_revoked.connect(self._revoked)  # type: ignore[arg-type]
 
     @property
     def stats(self) -> ProcessorStats:
@@ -216,6 +318,12 @@ class FaustHosted:
         except Exception as exc:
             await self._fatal(exc)
 
+    async def _revoked(self, app: Any, *args: Any, **kwargs: Any) -> None:
+        """Partitions are being revoked: Faust has waited for the batches in hand; a tick in progress may
+        still write state of those partitions, which their next owner restores only once this returns."""
+        async with self._guard():
+            pass
+
     async def _batch(self, events: list[EventT[Any]]) -> None:
         started = time.monotonic()
         raws = [_raw_of(e) for e in events]
@@ -233,12 +341,14 @@ class FaustHosted:
                         await asyncio.sleep(deferred.delay_s)
                 writes = self.host.writes(emits, poison)
                 await self._write(writes)
+                # the records' offsets may be committed from now on (Handled)
+                self.app.handled.record(self.name, ((r.topic, r.partition, r.offset) for r in raws))
                 self.stats.consumed += len(events)
                 self.host.committed(raws, writes, started=started)
             finally:
                 self.host.end_batch()
-        # the records are acknowledged when the stream takes the next batch: after their outputs and
-        # state changes were acknowledged by the broker
+        # Faust acknowledges the records when the stream takes the next batch; what is committed is what
+        # was recorded as handled above
 
     async def _write(self, writes: Sequence[Write]) -> None:
         """Outputs first, then state: a crash in between handles the records again (a duplicate output,
@@ -338,9 +448,7 @@ class FaustRunner:
     """Runs a Faust app hosting processors as a worker in this process: ``rlstream worker NAME
     --runtime faust`` and the tests (a Faust worker of its own for ``faust -A``)."""
 
-    def __init__(
-        self, app: faust.App, hosted: Sequence[FaustHosted], closers: Sequence[Callable[[], None]] = ()
-    ):
+    def __init__(self, app: App, hosted: Sequence[FaustHosted], closers: Sequence[Callable[[], None]] = ()):
         self.app = app
         self.hosted = list(hosted)
         self._closers = list(closers)
