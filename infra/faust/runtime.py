@@ -43,6 +43,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import faust
@@ -128,23 +129,43 @@ class TableStore:
             self._index[int(part)].setdefault(kind, set()).add(key)
 
 
+@dataclass
+class _Run:
+    """One reader's handled records of one partition in the current assignment."""
+
+    #: one past the unbroken run of handled offsets that starts at the committed offset (None until the
+    #: consumer has sought the partition there)
+    end: int | None = None
+    #: handled offsets past a hole in the run (or handled before its start was known)
+    ahead: set[int] = field(default_factory=set)
+
+    def absorb(self) -> None:
+        if self.end is None:
+            return
+        self.ahead = {o for o in self.ahead if o >= self.end}
+        while self.end in self.ahead:
+            self.ahead.discard(self.end)
+            self.end += 1
+
+
 class Handled:
-    """How far each input partition's committed offset may move: one past the highest offset whose
-    batch's outputs and state writes the broker acknowledged, the lowest over the hosted processors that
-    read the topic. Held per partition from its assignment to its revocation (typed, with a lifetime).
+    """How far each input partition's committed offset may move: to the end of the unbroken run of
+    records, from the offset the assignment started at, whose batch's outputs and state writes the broker
+    acknowledged, the lowest over the hosted processors that read the topic. Held per partition from its
+    assignment to its revocation (typed, with a lifetime).
 
     Faust itself commits what its streams *acknowledge*, and a stream acknowledges records it never
     handed to an agent: one taken off the queue while a rebalance has suspended the flow, or one fetched
     under the previous generation, is skipped and acknowledged; the consumer, which forgets its committed
     offsets when partitions are revoked, then commits past it in the revocation's own commit, and no
     worker ever handles it (tests/contract/stress.py lost records that way). Only this ledger moves
-    offsets of the hosted processors' inputs. Within one assignment a partition's records reach an agent
-    in offset order, and a skipped record is always followed by a rebalance that seeks back to the
-    committed offset, so "one past the highest handled" never passes a record not handled."""
+    offsets of the hosted processors' inputs, and never across a hole: a record Faust's fetcher counted
+    as read without handing it to an agent holds the partition's commit where it is, so that the next
+    owner handles it (and what follows it, again)."""
 
     def __init__(self) -> None:
         self._readers: dict[str, set[str]] = {}
-        self._next: dict[tuple[str, int], dict[str, int]] = {}
+        self._runs: dict[tuple[str, int], dict[str, _Run]] = {}
 
     def reads(self, processor: str, topics: Iterable[str]) -> None:
         """``processor`` is hosted and reads ``topics``: their offsets move only as it handles them."""
@@ -154,26 +175,45 @@ class Handled:
     def ours(self, topic: str) -> bool:
         return topic in self._readers
 
+    def _of(self, topic: str, partition: int) -> dict[str, _Run]:
+        runs = self._runs.setdefault((topic, partition), {})
+        for reader in self._readers.get(topic, ()):
+            runs.setdefault(reader, _Run())
+        return runs
+
+    def started(self, topic: str, partition: int, offset: int) -> None:
+        """The consumer sought the partition to ``offset`` (its committed offset) for this assignment."""
+        for run in self._of(topic, partition).values():
+            if run.end is None or offset > run.end:
+                run.end = offset
+            run.absorb()
+
     def record(self, processor: str, records: Iterable[tuple[str, int, int]]) -> None:
         """``processor``'s outputs and state writes for these (topic, partition, offset) records were
         acknowledged by the broker."""
         for topic, partition, offset in records:
-            by = self._next.setdefault((topic, partition), {})
-            if offset + 1 > by.get(processor, -1):
-                by[processor] = offset + 1
+            run = self._of(topic, partition)[processor]
+            run.ahead.add(offset)
+            run.absorb()
 
     def committable(self, topic: str, partition: int) -> int | None:
-        """The offset a commit may name for the partition now (None: nothing handled by every reader)."""
-        by = self._next.get((topic, partition))
-        readers = self._readers.get(topic, set())
-        if not by or not readers <= by.keys():
+        """The offset a commit may name for the partition now (None: not known yet)."""
+        ends = [run.end for run in self._of(topic, partition).values()]
+        if not ends or any(end is None for end in ends):
             return None
-        return min(by[r] for r in readers)
+        return min(e for e in ends if e is not None)
+
+    def hole(self, topic: str, partition: int) -> tuple[int, int] | None:
+        """(first, last) offsets of records some reader never got although it handled later ones."""
+        for run in self._of(topic, partition).values():
+            if run.end is not None and run.ahead:
+                return run.end, min(run.ahead) - 1
+        return None
 
     def forget(self, partitions: Iterable[tuple[str, int]]) -> None:
         """The partitions were revoked (after their last commit as this worker's)."""
         for topic, partition in partitions:
-            self._next.pop((topic, partition), None)
+            self._runs.pop((topic, partition), None)
 
 
 class _Consumer(faust_kafka.Consumer):
@@ -197,11 +237,42 @@ class _Consumer(faust_kafka.Consumer):
                 acknowledged,
                 offset,
             )
+        hole = handled.hole(tp.topic, tp.partition)
+        if hole is not None and self._holes.get(tp) != hole:
+            self._holes[tp] = hole
+            log.warning(
+                "%s: records %d-%d never reached the agent (the fetcher counted them as read): the commit "
+                "stays at %d, and the partition's next owner handles them",
+                tp,
+                hole[0],
+                hole[1],
+                hole[0],
+            )
         return offset
+
+    async def perform_seek(self) -> None:
+        """Seek the partitions to their committed offsets (an assignment starts), and start the runs of
+        handled records there (partitions never committed start at their earliest offset)."""
+        await super().perform_seek()
+        handled = self.app.handled
+        ours = {tp for tp in self.assignment() if handled.ours(tp.topic)}
+        committed = {tp: self._committed_offset.get(tp) for tp in ours}
+        unknown = [tp for tp, offset in committed.items() if offset is None]
+        if unknown:
+            committed.update(await self.earliest_offsets(*unknown))
+        for tp, offset in committed.items():
+            if offset is not None:
+                handled.started(tp.topic, tp.partition, offset)
 
     async def on_partitions_revoked(self, revoked: set[TP]) -> None:
         await super().on_partitions_revoked(revoked)  # commits what was handled, then lets them go
         self.app.handled.forget((tp.topic, tp.partition) for tp in revoked)
+        for tp in revoked:
+            self._holes.pop(tp, None)
+
+    def on_init(self) -> None:
+        super().on_init()
+        self._holes: dict[TP, tuple[int, int]] = {}
 
 
 class _Transport(faust_kafka.Transport):

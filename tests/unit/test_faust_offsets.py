@@ -16,23 +16,28 @@ from faust.types import TP
 from infra.faust.runtime import App, Handled
 
 
-def test_a_partition_moves_as_far_as_the_slowest_reader_handled() -> None:
+def test_a_partition_moves_to_the_end_of_what_every_reader_handled_without_a_hole() -> None:
+    gen, ver = "rl.generations", "rl.verdicts"
     handled = Handled()
-    handled.reads("sandbox", ["rl.generations"])
-    handled.reads("experience", ["rl.generations", "rl.verdicts"])
-    assert handled.committable("rl.generations", 0) is None
-    handled.record("sandbox", [("rl.generations", 0, 7), ("rl.generations", 0, 9)])
-    assert handled.committable("rl.generations", 0) is None, "experience has handled nothing yet"
-    handled.record("experience", [("rl.generations", 0, 4), ("rl.verdicts", 0, 2)])
-    assert handled.committable("rl.generations", 0) == 5
-    assert handled.committable("rl.verdicts", 0) == 3
-    # an older batch recorded late never moves a partition back
-    handled.record("experience", [("rl.generations", 0, 12), ("rl.generations", 0, 3)])
-    assert handled.committable("rl.generations", 0) == 10
-    handled.forget([("rl.generations", 0)])
-    assert handled.committable("rl.generations", 0) is None
-    assert handled.committable("rl.verdicts", 0) == 3
-    assert not handled.ours("rl.tasks") and handled.ours("rl.verdicts")
+    handled.reads("sandbox", [gen])
+    handled.reads("experience", [gen, ver])
+    handled.record("sandbox", [(gen, 0, 5), (gen, 0, 6)])
+    assert handled.committable(gen, 0) is None, "where the assignment started is not known yet"
+    handled.started(gen, 0, 5)
+    handled.started(ver, 0, 2)
+    assert handled.committable(gen, 0) == 5, "experience has handled nothing yet"
+    handled.record("experience", [(gen, 0, 5), (gen, 0, 6), (ver, 0, 2)])
+    assert (handled.committable(gen, 0), handled.committable(ver, 0)) == (7, 3)
+    # 7 and 8 never reached the sandbox (the fetcher counted them as read): the commit holds there
+    handled.record("sandbox", [(gen, 0, 9), (gen, 0, 10)])
+    handled.record("experience", [(gen, 0, o) for o in (7, 8, 9, 10)])
+    assert handled.committable(gen, 0) == 7 and handled.hole(gen, 0) == (7, 8)
+    handled.record("sandbox", [(gen, 0, 7), (gen, 0, 8)])
+    assert handled.committable(gen, 0) == 11 and handled.hole(gen, 0) is None
+    handled.forget([(gen, 0)])
+    assert handled.committable(gen, 0) is None
+    assert handled.committable(ver, 0) == 3
+    assert not handled.ours("rl.tasks") and handled.ours(ver)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +57,9 @@ def test_records_faust_acknowledged_but_never_handled_are_not_committed(
         consumer._acked[tp].extend(offsets)
         consumer._acked_index[tp].update(offsets)
 
-    # records 0-2 handled; 3 and 4 skipped during a rebalance, acknowledged all the same
+    # the assignment starts at 0; records 0-2 handled; 3 and 4 skipped during a rebalance, acknowledged
+    # all the same
+    app.handled.started("in", 0, 0)
     app.handled.record("relay", [("in", 0, o) for o in (0, 1, 2)])
     acknowledge(0, 1, 2, 3, 4)
     assert consumer._filter_committable_offsets([tp]) == {tp: 3}
