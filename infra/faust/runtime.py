@@ -11,12 +11,19 @@ Each hosted processor becomes:
 What is committed when. A batch is done in this order: the handler runs (its state writes are staged,
 never applied, until it returns); the emitted events are sent and acknowledged by the broker; the state
 writes are applied to the table and sent to its changelog, and acknowledged; then the batch's records
-are recorded as handled (:class:`Handled`). An input partition's committed offset moves only to one past
-its highest handled record (the lowest over the processors that read the topic), at Faust's commit
+are recorded as handled (:class:`Handled`). An input partition's committed offset moves only to the end
+of the unbroken run of handled records (the lowest over the processors that read the topic), at Faust's commit
 interval (``RLSTREAM_FAUST__COMMIT_INTERVAL_S``) and in the commit Faust makes when partitions are
 revoked, after the batches in hand are done. Faust's own rule (commit what its streams acknowledged) is
 not used for the processors' inputs: a stream acknowledges records it skips during a rebalance without
-handing them to the agent, and committed past them (``tests/contract/stress.py`` measured the loss).
+handing them to the agent, and its fetcher can count records as read that never reached a stream (a
+rebalance suspending the flow mid-delivery): Faust committed past both (``tests/contract/stress.py``
+measured the loss). The ledger commits the end of the *unbroken* run of handled offsets from where the
+assignment started, so such a hole holds the partition's commit (logged with its offsets) and the next
+owner handles the records again. Transaction markers are holes too: the Faust runtime's inputs are
+written without transactions (by Faust agents and the idempotent producer); a topic that the
+transactional runtime writes should not feed a Faust processor, whose commits it would hold back. The
+stream queues keep the records fetched while an assignment starts (:class:`_FlowControl`).
 A worker killed anywhere in between is restarted on the last committed offsets and handles those records
 again: every record whose offset is committed had its outputs and its state acknowledged first, and what
 a worker writes again carries the same deterministic event ids, which every consumer downstream is
