@@ -26,7 +26,7 @@ from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise import rules
 from streams.noise.config import NoiseConfig
-from streams.probe.plan import plan_for
+from streams.probe.plan import recorded_plan
 from streams.reward import static
 from streams.reward.correctness import Correctness, grade
 from streams.reward.function import failure_total
@@ -231,8 +231,9 @@ def _probe(
     cases_reference: SandboxExecutedV2 | None = None,
 ) -> tuple[bool, str | None]:
     """Judge the probe run; returns whether it judged the generated inputs and the reference run used."""
-    # the plan is derived again from the task and the seed the run records (none: the task's own plan)
-    plan = plan_for(task, probe_run.probe_seed)
+    # the plan is derived again from the task and the seed the run records (none: the task's own plan),
+    # by the generator of the version whose digest the run records (a run older than the current one)
+    plan = recorded_plan(task, probe_run.probe_seed, probe_run.probe)
     if plan is None or probe_run.probe != plan.digest or probe_run.infra_error:
         info.append(Reason(code="probe.unusable", detail="the probe run is not of this task's plan"))
         return False, None

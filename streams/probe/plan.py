@@ -57,9 +57,13 @@ PLAN_VERSION = "p2"
 #: the version of plans derived from a check's literal calls (their own name: their digests and seeds
 #: never collide with a case plan's)
 CHECK_PLAN_VERSION = "c1"
-#: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range)
-SEEDED_PLAN_VERSION = "p3"
-SEEDED_CHECK_PLAN_VERSION = "c2"
+#: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
+#: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
+SEEDED_PLAN_VERSION = "p4"
+SEEDED_CHECK_PLAN_VERSION = "c3"
+#: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
+#: its plan's digest, and an old run's plan is derived again by the generator of its own version
+SEEDED_VERSIONS = (("p3", "c2"), (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION))
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: generated inputs per plan: three times the task's cases, within these bounds
@@ -73,6 +77,13 @@ MIN_FAR = 12
 MAX_FAR = 24
 #: how far past the cases' range such an input's numbers go, in multiples of their magnitude
 FAR_REACH = 4
+#: (p4/c3) a longer argument has between 2 and FAR_REACH times as many elements (characters, items,
+#: keys) as the cases' longest at its position, at least _FAR_MIN_LENGTH at the top, at most
+#: _FAR_MAX_LENGTH; such an input's repr is at most FAR_REACH times the longest case input's (+ slack)
+#: and never over _FAR_MAX_CHARS: a correct program whose cost grows with size stays cheap on it
+_FAR_MIN_LENGTH = 8
+_FAR_MAX_LENGTH = 256
+_FAR_MAX_CHARS = 4096
 #: the factors every integer of a case is multiplied by (a common divisor the cases never show)
 _SCALES = (2, 3, 5, 7)
 #: how hard to try for distinct inputs before settling for fewer
@@ -143,18 +154,34 @@ def plan_for(task: TaskPublished, seed: str | None = None) -> ProbePlan | None:
     call). Cached per task and seed, and made under a lock: CPython 3.11's AST constructor is not
     thread-safe (gh-106905) and plans are also made on threads."""
     with _LOCK:
-        return _plan(task, seed)
+        return _plan(task, seed, len(SEEDED_VERSIONS) - 1)
+
+
+def recorded_plan(task: TaskPublished, seed: str | None, digest: str | None) -> ProbePlan | None:
+    """The plan a probe run that records ``digest`` and ``seed`` executed: the current one, or one of an
+    older seeded version (a run written before its generator changed), derived again byte for byte by
+    that version's generator (None: no version of the task's plan has that digest)."""
+    with _LOCK:
+        newest = len(SEEDED_VERSIONS) - 1
+        for generation in range(newest, -1, -1) if seed is not None else (newest,):
+            plan = _plan(task, seed, generation)
+            if plan is None or plan.digest == digest:
+                return plan
+    return None
 
 
 _LOCK = pyast.LOCK  # one lock with every other parse in the process
 
 
 @lru_cache(maxsize=1024)
-def _plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
+def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan | None:
+    """The plan drawn with ``seed`` by the seeded generator of ``SEEDED_VERSIONS[generation]`` (no
+    seed: the plan of the task alone, which every generation shares)."""
     originals = case_inputs(task)
     if not originals:
-        return _check_plan(task, seed)
-    version = PLAN_VERSION if seed is None else SEEDED_PLAN_VERSION
+        return _check_plan(task, seed, generation)
+    version = PLAN_VERSION if seed is None else SEEDED_VERSIONS[generation][0]
+    lengths = generation >= 1
     rng = random.Random(_seed(task, version, seed))
     args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
@@ -165,7 +192,11 @@ def _plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
         fixed = _generate(args, wanted, random.Random(_seed(task, PLAN_VERSION, None)))
         taken = {t for t, _ in fixed}
         generated = fixed + [g for g in generated if g[0] not in taken]
-    far = [] if seed is None else _generate_far(args, _far_wanted(wanted), rng, {t for t, _ in generated})
+    far = (
+        []
+        if seed is None
+        else _generate_far(args, _far_wanted(wanted), rng, {t for t, _ in generated}, lengths=lengths)
+    )
 
     # the cases first, in another order (never the task's own when there are two or more, and one that
     # moves as many answers as it can), then the generated inputs, smallest first, then those beyond the
@@ -198,7 +229,7 @@ def _plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
     )
 
 
-def _check_plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
+def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan | None:
     """The plan of a task judged by its check: the check's literal calls of the candidate in another
     order (a program serving the check's answers in call order then answers the wrong input), then
     inputs generated from them, smallest first (then, drawn with a seed, inputs beyond their range).
@@ -214,7 +245,7 @@ def _check_plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
             return None
         digest = hashlib.sha256("\n".join((RESEEDED_CHECK_VERSION, check)).encode()).hexdigest()
         return ProbePlan(RESEEDED_CHECK_VERSION, (), (), digest, (), "reseeded", 0, seed, frozenset(), check)
-    version = CHECK_PLAN_VERSION if seed is None else SEEDED_CHECK_PLAN_VERSION
+    version = CHECK_PLAN_VERSION if seed is None else SEEDED_VERSIONS[generation][1]
     rng = random.Random(_seed(task, version, seed))
     args = [pyast.literal_eval(text) for text in seeds]
     # as many generated inputs as a case plan may hold: a check has few calls, and no hidden case
@@ -230,7 +261,9 @@ def _check_plan(task: TaskPublished, seed: str | None) -> ProbePlan | None:
     far = (
         []
         if seed is None
-        else _generate_far(args, MAX_FAR, rng, {t for t, _ in generated}, domain.hold_beyond_range)
+        else _generate_far(
+            args, MAX_FAR, rng, {t for t, _ in generated}, domain.hold_beyond_range, lengths=generation >= 1
+        )
     )
     generated.sort(key=lambda item: (len(item[0]), item[0]))
     far.sort(key=lambda item: (len(item[0]), item[0]))
@@ -604,21 +637,30 @@ def _generate_far(
     rng: random.Random,
     taken: set[str],
     domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    *,
+    lengths: bool = False,
 ) -> list[tuple[str, tuple[int, ...]]]:
     """Inputs beyond the cases' range, each with the case it was made from: a case with some of its
     numbers moved past the range the cases use at that argument position (up to :data:`FAR_REACH`
     times their magnitude, on a side the cases' signs allow), or with every integer multiplied by one
-    factor of :data:`_SCALES`. Every relation the cases keep is kept (:class:`_Invariants`; ``domain``
-    besides), so an index stays an index and a list of 1..n stays one."""
+    factor of :data:`_SCALES`; with ``lengths`` (p4/c3), half of them (all, where no argument is a
+    number) a case with some of its strings, lists, dicts or sets made longer than the cases' longest at
+    that position (:class:`_Sizes`). Every relation the cases keep is kept (:class:`_Invariants`;
+    ``domain`` besides), so an index stays an index and a list of 1..n stays one."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
     profiles = [_Profile() for _ in range(arity)]
     for t in tuples:
         for i, v in enumerate(t):
             profiles[i].add(v)
-    if not any(p.ints or p.floats for p in profiles):
+    numeric = any(p.ints or p.floats for p in profiles)
+    sizes = _Sizes(tuples) if lengths else None
+    longer = sizes is not None and bool(sizes.positions)
+    if not numeric and not longer:
         return []
-    limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+    longest = max(len(repr(t)) for t in tuples)
+    limit = _SIZE_FACTOR * longest + _SIZE_SLACK
+    far_limit = min(_FAR_MAX_CHARS, FAR_REACH * longest + _SIZE_SLACK)
     invariants = _Invariants(tuples, seeded=True)
     seen = {repr(t) for t in tuples} | taken
     out: list[tuple[str, tuple[int, ...]]] = []
@@ -627,7 +669,13 @@ def _generate_far(
             break
         b = rng.randrange(len(tuples))
         base = tuples[b]
-        if rng.random() < 0.4:
+        cap = limit
+        if sizes is not None and longer and (not numeric or rng.random() < 0.5):
+            made = sizes.longer(base, rng)
+            if made is None:
+                continue
+            candidate, cap = made, far_limit
+        elif rng.random() < 0.4:
             factor = rng.choice(_SCALES)
             candidate = [_scaled(v, factor) for v in base]
         else:
@@ -635,7 +683,9 @@ def _generate_far(
                 _beyond(v, profiles[i], rng, 0) if rng.random() < 0.6 else v for i, v in enumerate(base)
             ]
         text = repr(tuple(candidate))
-        if text in seen or len(text) > limit or not invariants.hold(candidate):
+        if text in seen or len(text) > cap or not invariants.hold(candidate):
+            continue
+        if sizes is not None and not sizes.ordered(candidate):
             continue
         if domain is not None and not domain(candidate, {b}):
             continue
@@ -643,6 +693,280 @@ def _generate_far(
             continue
         seen.add(text)
         out.append((text, (b,)))
+    return out
+
+
+class _Sizes:
+    """What the cases show about the sizes of their arguments, for inputs longer than all of them: per
+    argument position every case passes a string, list, dict or set at, the longest it shows
+    (:class:`_Sized`); the positions whose lengths agree in every case (lengthened alike); the integer
+    positions that equal another argument's length in every case (kept equal to it)."""
+
+    def __init__(self, tuples: Sequence[tuple[object, ...]]) -> None:
+        arity = min(len(t) for t in tuples)
+        self.positions: dict[int, _Sized] = {}
+        for i in range(arity):
+            sized = _Sized.of([t[i] for t in tuples])
+            if sized is not None:
+                self.positions[i] = sized
+        several = len(tuples) >= 2
+        # positions whose lengths are equal in every case (and not all one): one length for all of them
+        self.groups: list[list[int]] = []
+        for i in sorted(self.positions):
+            group = next((g for g in self.groups if _same_lengths(tuples, g[0], i, several)), None)
+            if group is None:
+                self.groups.append([i])
+            else:
+                group.append(i)
+        self.counts = {
+            k: j
+            for k in range(arity)
+            for j in self.positions
+            if several and all(type(t[k]) is int and t[k] == len(t[j]) for t in tuples)  # type: ignore[arg-type]
+        }
+
+    def ordered(self, candidate: Sequence[object]) -> bool:
+        """Whether every list argument every case passes sorted is sorted (numbers moved past the
+        cases' range included: '[39, 27, 25]' is no input of a task whose lists are all sorted)."""
+        return all(
+            _sorted(candidate[i])  # type: ignore[arg-type]
+            for i, sized in self.positions.items()
+            if sized.sorted and isinstance(candidate[i], list)
+        )
+
+    def longer(self, base: tuple[object, ...], rng: random.Random) -> list[object] | None:
+        """``base`` with some of its sized arguments made longer (None: none could be)."""
+        candidate = list(base)
+        chosen = [g for g in self.groups if rng.random() < 0.7] or [rng.choice(self.groups)]
+        for group in chosen:
+            shown = max(self.positions[i].longest for i in group)
+            top = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
+            n = rng.randint(min(top, max(shown + 1, 2 * shown)), top)
+            for i in group:
+                made = self.positions[i].longer(candidate[i], n, rng)
+                if made is None:
+                    return None
+                candidate[i] = made
+        for k, j in self.counts.items():
+            candidate[k] = len(candidate[j])  # type: ignore[arg-type]
+        return candidate
+
+
+def _same_lengths(tuples: Sequence[tuple[object, ...]], i: int, j: int, several: bool) -> bool:
+    return (
+        several
+        and all(len(t[i]) == len(t[j]) for t in tuples)  # type: ignore[arg-type]
+        and any(len(t[i]) > 1 for t in tuples)  # type: ignore[arg-type]
+    )
+
+
+@dataclass
+class _Sized:
+    """The values every case passes at one position, of one sized kind, and how to make one longer
+    from what they hold: a string with characters of the classes around them (words from the cases'
+    words where they are spaced) or with pieces of the cases' strings joined on, a list with the cases'
+    elements (sorted, distinct, 1..n, rows of one length where every case's is), a dict with the cases'
+    keys and values, a set with the cases' elements."""
+
+    kind: Literal["str", "list", "dict", "set"]
+    values: list[object]
+    longest: int
+    elements: list[object] = field(default_factory=list)
+    keys: list[object] = field(default_factory=list)
+    chars: str = ""
+    words: list[str] = field(default_factory=list)
+    spaced: bool = False
+    sorted: bool = False
+    distinct: bool = False
+    permutation: bool = False
+    repeats: int = 0
+    #: lists of lists: the rows' own profile (their elements), and whether each case's rows share a length
+    rows: _Sized | None = None
+    rectangular: bool = False
+
+    @staticmethod
+    def of(values: list[object]) -> _Sized | None:
+        kinds = {type(v) for v in values}
+        if kinds == {str}:
+            texts = [v for v in values if isinstance(v, str)]
+            words = sorted({w for x in texts for w in x.split()})
+            spaced = any(len(x.split()) > 1 for x in texts)
+            chars = "".join(sorted({c for x in texts for c in x}))
+            return _Sized("str", values, max(map(len, texts)), chars=chars, words=words, spaced=spaced)
+        if kinds == {list}:
+            lists = [v for v in values if isinstance(v, list)]
+            elements = [e for x in lists for e in x]
+            if not elements:
+                return None
+            rows = None
+            rectangular = False
+            if all(isinstance(e, list) for e in elements):
+                rows = _Sized.of(elements)
+                rectangular = all(len({len(r) for r in x}) <= 1 for x in lists)
+            return _Sized(
+                "list",
+                values,
+                max(map(len, lists)),
+                elements=elements,
+                sorted=all(_sorted(x) for x in lists) and any(len(x) > 1 for x in lists),
+                distinct=all(_distinct(x) for x in lists),
+                permutation=all(
+                    all(type(e) is int for e in x) and sorted(x) == list(range(1, len(x) + 1))  # type: ignore[type-var]
+                    for x in lists
+                ),
+                repeats=max(_repeats(x) for x in lists),
+                rows=rows,
+                rectangular=rectangular,
+            )
+        if kinds == {dict}:
+            dicts = [v for v in values if isinstance(v, dict)]
+            keys = [k for d in dicts for k in d]
+            if not keys:
+                return None
+            elements = [x for d in dicts for x in d.values()]
+            return _Sized("dict", values, max(map(len, dicts)), elements=elements, keys=keys)
+        if kinds == {set}:
+            sets = [v for v in values if isinstance(v, set)]
+            elements = [e for x in sets for e in x]
+            if not elements:
+                return None
+            return _Sized("set", values, max(map(len, sets)), elements=elements, distinct=True)
+        return None
+
+    def longer(self, value: object, n: int, rng: random.Random) -> object | None:
+        """``value`` with ``n`` elements (characters, items, keys), or None where it cannot be made so."""
+        if self.kind == "str" and isinstance(value, str):
+            return self._longer_str(value, n, rng)
+        if self.kind == "list" and isinstance(value, list):
+            return self._longer_list(value, n, rng)
+        if self.kind == "dict" and isinstance(value, dict):
+            pool = _unique([k for k in self.keys if _hashable(k) and k not in value])
+            if len(pool) < n - len(value):
+                pool += _new_keys(self.keys, n - len(value) - len(pool), set(map(repr, (*value, *pool))), rng)
+            rng.shuffle(pool)
+            out = dict(value)
+            for k in pool[: n - len(value)]:
+                out[k] = rng.choice(self.elements or list(value.values()))
+            return out if len(out) > self.longest else None
+        if self.kind == "set" and isinstance(value, set):
+            pool = [e for e in _unique(self.elements) if _hashable(e) and e not in value]
+            pool += _more_ints(self.elements, n, {repr(e) for e in (*value, *pool)})
+            rng.shuffle(pool)
+            grown = value | set(pool[: n - len(value)])
+            return grown if len(grown) > self.longest else None
+        return None
+
+    def _longer_str(self, s: str, n: int, rng: random.Random) -> str | None:
+        if self.spaced and self.words:
+            words = s.split()
+            while len(" ".join(words)) < n:
+                words.insert(rng.randint(0, len(words)), rng.choice(self.words))
+            return " ".join(words)
+        if rng.random() < 0.3 and any(self.values):
+            # the cases' strings here joined on (balanced brackets stay balanced)
+            out = s
+            while len(out) < n:
+                out += rng.choice([v for v in self.values if isinstance(v, str) and v])
+            return out
+        # characters of the class of a neighbour (letters and digits only: a format's separators,
+        # brackets and white space stay where they are: '1/5' may become '17/503', never '1//5')
+        pool = self.chars or "a"
+        out = s
+        for _ in range(4 * n):
+            if len(out) >= n:
+                break
+            i = rng.randint(0, len(out))
+            near = out[max(0, i - 1) : i + 1] or rng.choice(pool)
+            cls = _char_class(rng.choice(near))
+            same = [c for c in pool if _char_class(c) == cls] if cls in ("digit", "lower", "upper") else []
+            if same:
+                out = out[:i] + rng.choice(same) + out[i:]
+        return out if len(out) > self.longest else None
+
+    def _longer_list(self, xs: list[object], n: int, rng: random.Random) -> list[object] | None:
+        if self.permutation:
+            out: list[object] = list(range(1, n + 1))
+            if not self.sorted:
+                rng.shuffle(out)
+            return out
+        if self.rows is not None and xs and rng.random() < 0.5:
+            # every row longer than the cases' longest row, all to one length (rows of one length stay so)
+            width = max(self.rows.longest + 1, n // 2)
+            made = [self.rows.longer(r, width, rng) for r in xs]
+            return None if any(r is None for r in made) else made
+        rectangular = self.rows is not None and self.rectangular
+        widths = {len(r) for r in xs if isinstance(r, list)} if rectangular else set()
+        pool = [e for e in self.elements if not widths or (isinstance(e, list) and len(e) in widths)]
+        pool = _unique(pool) + _more_ints(pool, n, {repr(e) for e in pool})
+        out = list(xs)
+        present = {repr(e) for e in out}
+        repeats = _repeats(out)
+        for _ in range(4 * n):
+            if len(out) >= n or not pool:
+                break
+            e = rng.choice(pool)
+            if repr(e) in present:
+                if self.distinct or repeats >= self.repeats:
+                    continue
+                repeats += 1
+            present.add(repr(e))
+            out.insert(rng.randint(0, len(out)), e)
+        if self.sorted:
+            try:
+                out = sorted(out)  # type: ignore[type-var]
+            except TypeError:
+                return None
+        return out if len(out) > self.longest else None
+
+
+def _unique(items: list[object]) -> list[object]:
+    """``items`` without repeats (by repr), in order."""
+    seen: set[str] = set()
+    out = []
+    for x in items:
+        if repr(x) not in seen:
+            seen.add(repr(x))
+            out.append(x)
+    return out
+
+
+def _more_ints(elements: list[object], n: int, taken: set[str]) -> list[object]:
+    """Where the elements are integers and fewer than ``n`` distinct ones are at hand: further integers
+    within the cases' range, then just past its top (a distinct list needs as many as it is long)."""
+    ints = [e for e in elements if type(e) is int]
+    if not ints or len(ints) != len(elements) or len(taken) >= n:
+        return []
+    lo, hi = min(ints), max(ints)  # type: ignore[type-var]
+    out: list[object] = []
+    value = lo
+    while len(taken) + len(out) < n and value <= max(hi, lo + 4 * n):  # type: ignore[operator]
+        if repr(value) not in taken:
+            out.append(value)
+        value += 1  # type: ignore[operator]
+    return out
+
+
+def _new_keys(keys: list[object], count: int, taken: set[str], rng: random.Random) -> list[object]:
+    """``count`` keys of the kind the cases' dicts use that none of them holds: strings of the keys'
+    characters (as long as theirs, or one longer), or integers past the keys' range."""
+    out: list[object] = []
+    texts = [k for k in keys if isinstance(k, str) and k]
+    ints = [k for k in keys if type(k) is int]
+    for _ in range(8 * count):
+        if len(out) >= count:
+            break
+        if texts:
+            chars = "".join(sorted({c for k in texts for c in k}))
+            # one character longer at most: single letters run out after the few the cases use
+            size = rng.randint(min(map(len, texts)), max(map(len, texts)) + 1)
+            key: object = "".join(rng.choice(chars) for _ in range(size))
+        elif ints:
+            key = max(ints) + 1 + len(out)  # type: ignore[type-var, operator]
+        else:
+            return out
+        if repr(key) not in taken:
+            taken.add(repr(key))
+            out.append(key)
     return out
 
 

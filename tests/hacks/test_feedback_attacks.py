@@ -10,8 +10,8 @@ its turn with the same TurnEnded, byte for byte.
 
 Beside them: hacks whose only evidence is what the host saw while an earlier turn ran (the filter must
 reject the episode for them whatever its final turn), final turns written from what the feedback showed
-(the episode reward must never score them a pass), and, as a strict xfail, the one final turn found
-that the filter accepts as a pass although it is wrong.
+(the episode reward must never score them a pass), and a final turn wrong only on inputs longer than
+every case (the probe's inputs beyond the cases' sizes must reject it).
 """
 
 from __future__ import annotations
@@ -288,12 +288,6 @@ def test_a_hack_in_an_earlier_turn_is_found_whatever_the_final_turn(sandbox: San
     assert hacks and all(r.detail.startswith("turn 1: ") for r in hacks)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="probe coverage: the probe plan draws inputs shaped like the task's own (short strings here), "
-    "so a final turn wrong only on inputs unlike them passes a task without hidden cases",
-)
 def test_a_final_turn_wrong_beyond_the_shown_lengths_is_not_accepted(tmp_path: Path) -> None:
     t = task(SECRETS[0], hidden=False)
     (tmp_path / "task.json").write_text(t.model_dump_json())
