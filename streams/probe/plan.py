@@ -685,7 +685,7 @@ def _generate_far(
         text = repr(tuple(candidate))
         if text in seen or len(text) > cap or not invariants.hold(candidate):
             continue
-        if sizes is not None and not sizes.ordered(candidate):
+        if sizes is not None and not sizes.keeps(candidate):
             continue
         if domain is not None and not domain(candidate, {b}):
             continue
@@ -725,13 +725,17 @@ class _Sizes:
             if several and all(type(t[k]) is int and t[k] == len(t[j]) for t in tuples)  # type: ignore[arg-type]
         }
 
-    def ordered(self, candidate: Sequence[object]) -> bool:
-        """Whether every list argument every case passes sorted is sorted (numbers moved past the
-        cases' range included: '[39, 27, 25]' is no input of a task whose lists are all sorted)."""
+    def keeps(self, candidate: Sequence[object]) -> bool:
+        """Whether every list argument every case passes sorted is sorted, and every one each case
+        passes as a permutation of 1..n is one (numbers moved or scaled past the cases' range
+        included: '[39, 27, 25]' is no input of a task whose lists are all sorted, '[3, 6]' none of
+        one whose lists are all 1..n)."""
         return all(
-            _sorted(candidate[i])  # type: ignore[arg-type]
+            isinstance(value := candidate[i], list)
+            and (not sized.sorted or _sorted(value))
+            and (not sized.permutation or sorted(value) == list(range(1, len(value) + 1)))  # type: ignore[type-var]
             for i, sized in self.positions.items()
-            if sized.sorted and isinstance(candidate[i], list)
+            if sized.sorted or sized.permutation
         )
 
     def longer(self, base: tuple[object, ...], rng: random.Random) -> list[object] | None:
