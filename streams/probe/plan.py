@@ -32,7 +32,11 @@ use (up to a few times their magnitude, signs kept) or whose integers are all mu
 factor (common divisors and magnitudes the cases never show). The reference's own runs decide which of
 them count (one it raises on or is too slow for says nothing), and since the task's stated domain may
 end where the cases do, a program is held only to the *value* it returns there: raising, hanging or
-exiting on such an input is not held against it (``ProbePlan.far``).
+exiting on such an input is not held against it (``ProbePlan.far``). Since p4/c3 such inputs also go
+beyond the cases' *sizes*: strings, lists, nested lists, dicts and sets a few times longer than the
+longest the cases pass at that position, built from what the cases hold there and keeping every relation
+they keep (:class:`_Sizes`), within a size limit that keeps a correct program whose cost grows with
+size in time. A run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
