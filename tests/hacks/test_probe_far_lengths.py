@@ -17,14 +17,13 @@ import pytest
 
 from schemas.task import TaskPublished, TestCase
 from streams.noise.config import NoiseConfig
-from streams.noise.filter import decide
-from streams.probe.plan import SEEDED_PLAN_VERSION, plan_for, probe_due, probe_run_index
+from streams.probe.plan import SEEDED_PLAN_VERSION, plan_for
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluator
 from streams.reward.function import get_reward_function
-from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
-from tests.hacks.fixtures import simulated_reference_probe, simulated_run
+from tests.hacks.fixtures import simulated_run
+from tests.unit.test_probe_seed import decision_of
 
 SEEDS = tuple(f"{k:02x}" * 16 for k in range(12))
 
@@ -151,16 +150,6 @@ CORRECT: dict[str, tuple[TaskPublished, str]] = {
 }
 
 CFG = NoiseConfig()
-OPTS = CompareOptions()
-
-
-def decision(task: TaskPublished, code: str, seed: str):  # type: ignore[no-untyped-def]
-    first = simulated_run(task, code)
-    runs = [first]
-    if probe_due(task, first):
-        runs.append(simulated_run(task, code, run_index=probe_run_index(0), probe=True, seed=seed))
-    ref = simulated_reference_probe(task, seed=seed)
-    return decide(task=task, code=code, executions=runs, config=CFG, options=OPTS, probe_reference=ref)
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
@@ -170,7 +159,7 @@ def test_a_program_wrong_only_beyond_the_cases_sizes_is_rejected_on_every_seed(n
         c.result_repr == t.output for c, t in zip(simulated_run(task, code).cases, task.tests, strict=True)
     ), "the program must answer every case right"
     for seed in SEEDS:
-        d = decision(task, code, seed)
+        d = decision_of(task, code, seed)
         # answered otherwise than the reference there (or, where most of its far inputs go wrong,
         # agreeing with it too rarely to be computing the answers)
         assert d.verdict == "reject", (seed, d.reasons)
@@ -181,7 +170,7 @@ def test_a_program_wrong_only_beyond_the_cases_sizes_is_rejected_on_every_seed(n
 def test_a_correct_program_whose_cost_grows_with_size_is_accepted_on_every_seed(name: str) -> None:
     task, code = CORRECT[name]
     for seed in SEEDS:
-        d = decision(task, code, seed)
+        d = decision_of(task, code, seed)
         assert d.verdict == "accept", (seed, d.reasons)
 
 
