@@ -119,6 +119,9 @@ def run_records(
         sandbox={"cache_dir": CACHE / "cache" / "sandbox", "backend": "wasm", "workers": 1},
         # no efficiency weight: the only timing-dependent part of a reward stays out of what is trained on
         reward={"weights": {"efficiency": 0.0}},
+        # the reward the recording was scored with (the default then): a later default is a choice of
+        # configuration, not a change of what a one-turn run writes
+        reward_function="code-v3",
         pipeline={
             "scheduler": {
                 "group_size": group_size,

@@ -106,6 +106,8 @@ def alembic_config(connection: Connection) -> Config:
 
 #: the advisory lock key PostgreSQL serialises migrations of the projection schema with
 _MIGRATION_LOCK = 0x726C7374  # "rlst"
+#: the advisory lock key the pass@k refreshes of several projector instances take turns with
+_PASS_AT_K_LOCK = 0x726C7370  # "rlsp"
 
 
 def migrate(engine: Engine, revision: str = "head") -> str | None:
@@ -268,6 +270,11 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
     """Recompute the pass@k rows of ``keys`` from the samples and their rewards as they stand now:
     a sample counts once it is scored, and is correct when its (run 0) reward passed every case. The
     split tables (per task and, per run x split x version, the mean with its interval) follow."""
+    if conn.dialect.name == "postgresql":
+        # projector instances applying other partitions refresh the same runs' rows (a task's groups, and
+        # a run's summaries, span partitions): one refresh at a time, each reading what the one before it
+        # committed, or two would insert the same summary row (seen: split_summary_pkey violated)
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PASS_AT_K_LOCK})
     outcomes: dict[PassKey, dict[str, _Scored]] = {k: {} for k in keys}
     ordered = sorted(keys)
     reward_of: dict[str, tuple[PassKey, str]] = {}

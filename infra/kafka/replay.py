@@ -46,6 +46,25 @@ def _ms(t: datetime) -> int:
     return int(t.timestamp() * 1000)
 
 
+#: answers while a partition's leader is being elected (a broker that just started or restarted): asked
+#: again until the caller's timeout rather than failing the replay
+_ELECTING = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
+
+
+def _watermarks(consumer: Consumer, tp: TopicPartition, timeout_s: float) -> tuple[int, int]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(tp, timeout=max(deadline - time.monotonic(), 0.1))
+            return int(low), int(high)
+        except KafkaException as exc:
+            error = exc.args[0]
+            electing = isinstance(error, KafkaError) and error.code() in _ELECTING
+            if not electing or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def replay_windows(
     bootstrap: str,
     topic: str,
@@ -73,9 +92,7 @@ def replay_windows(
                 hint="check the name (`rlstream topics create` creates the catalog)",
             )
         parts = sorted(info.partitions)
-        marks = {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s) for p in parts
-        }
+        marks = {p: _watermarks(consumer, TopicPartition(topic, p), timeout_s) for p in parts}
         starts = {p: max(from_offset or 0, marks[p][0]) for p in parts}
         if from_time is not None:
             starts = _offsets_at(consumer, topic, parts, _ms(from_time), marks, timeout_s)

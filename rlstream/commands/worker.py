@@ -62,19 +62,21 @@ def run_worker(
     if runtime not in (None, "transactional", "faust"):
         raise UsageError(f"unknown runtime {runtime!r}", hint="--runtime transactional or --runtime faust")
     configure_tracing(settings.telemetry, service_name=f"rlstream-{name}")
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # before the build: a stop asked for while the worker starts (imports, a model, migrations) ends it
+    # cleanly once built, rather than killing it halfway through a migration or a checkpoint load
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     w = build(name, settings, instance=instance, runtime=runtime)  # type: ignore[arg-type]
     metrics = None
     if settings.metrics.enabled:
         from infra.telemetry.metrics import serve_metrics
 
         metrics = serve_metrics(w.metric_sources(), host=settings.metrics.host, port=settings.metrics.port)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     stats = w.stats
 
     def report() -> None:

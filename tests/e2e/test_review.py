@@ -136,7 +136,8 @@ def test_reviews_override_the_filter_before_training_and_are_audited(
     assert x1 not in in_gradient and m in in_gradient
 
     # -- a review after assembly, before training: the learner keeps the sample out
-    x2 = sorted(in_gradient - {m})[0]
+    # an accepted sample (a rejected one is in the gradient too, trained as a failure)
+    x2 = sorted(s for s in in_gradient - {m} if verdicts[s].verdict == "accept")[0]
     ok_json(
         w,
         "review",
@@ -175,7 +176,7 @@ def test_reviews_override_the_filter_before_training_and_are_audited(
     assert lin_m["reviews"][0]["outcome"].startswith("in force: trained into v")
 
     # -- a review after training is recorded, and says it came too late
-    late_sample = sorted(expected - {m})[0]
+    late_sample = sorted(s for s in expected - {m} if verdicts[s].verdict == "accept")[0]
     late = ok_json(w, "review", "record", late_sample, "--verdict", "reject", "--note", "too late", "--json")
     assert late["outcome"].startswith("too late: trained into v"), late
 
