@@ -10,8 +10,8 @@ thread has answered: refused with ``EPERM`` and recorded as a ``signal`` refusal
 program's process (by pid, its group, every process, one of its threads, a pidfd of it), let through
 otherwise (a ``tkill`` or a pidfd aimed at one of the program's children). An owner for ``SIGIO``/
 ``SIGURG`` (``fcntl`` ``F_SETOWN``/``F_SETOWN_EX``, ``ioctl`` ``FIOSETOWN``/``SIOCSPGRP``) is a signal to
-come: naming the program's process or group is refused the same way (the host reads the owner from
-the sender's memory).
+come: naming the program's process (by any of its thread ids, which the kernel takes as the process)
+or its group is refused the same way (the host reads the owner from the sender's memory).
 
 The answer is decided from integers the kernel copied (pids, thread ids) and, for a pidfd, from the
 host's ``/proc/<sender>/fdinfo``: a multi-threaded sender that swaps the descriptor between that read
@@ -115,8 +115,11 @@ class SignalWatch(threading.Thread):
         if name == "tkill":
             aimed = target in self._init_threads()
         elif name == "pidfd_send_signal":
-            aimed = _pidfd_target(sender, target) in (self.init, None)
-        elif name in ("fcntl", "ioctl") and _signed(args[1]) != F_SETOWN:
+            # a pidfd may name one thread (PIDFD_THREAD): any thread of the program is the program
+            aimed = _pidfd_target(sender, target) in {None, *self._init_host_threads()}
+        elif name == "fcntl" and _signed(args[1]) == F_SETOWN:
+            aimed = self._owner_names_init(_signed(args[2]))
+        elif name in ("fcntl", "ioctl"):
             aimed = self._owner_is_init(sender, args[1] & 0xFFFFFFFF, args[2])
         else:
             aimed = True  # the filter holds these only when they reach pid 1, its group or everyone
@@ -145,18 +148,35 @@ class SignalWatch(threading.Thread):
             return True
         if request == F_SETOWN_EX:
             kind, pid = struct.unpack("=ii", data)
-            return pid in self._init_threads() if kind == 0 else pid == JAIL_INIT
+            # F_OWNER_TID (0) and F_OWNER_PID (1) both accept a thread's id; the kernel signals the
+            # whole process for F_OWNER_PID. F_OWNER_PGRP (2) names a group, whose id is a leader's.
+            return pid == JAIL_INIT if kind == 2 else pid in self._init_threads()
         (owner,) = struct.unpack("=i", data)
-        return owner in (JAIL_INIT, -JAIL_INIT)
+        return self._owner_names_init(owner)
+
+    def _owner_names_init(self, owner: int) -> bool:
+        """Whether an ``F_SETOWN``-style owner (a pid, or minus a group) reaches the program: the kernel
+        takes any of its thread ids as the process (``find_vpid``), so each of them counts."""
+        return owner == -JAIL_INIT if owner < 0 else owner in self._init_threads()
+
+    def _init_host_threads(self) -> set[int]:
+        """The host's ids of the threads of the jail's pid 1 (what a pidfd's ``Pid:`` shows)."""
+        out = {self.init}
+        with contextlib.suppress(OSError):
+            out |= {
+                int(task.name) for task in Path(f"/proc/{self.init}/task").iterdir() if task.name.isdigit()
+            }
+        return out
 
     def _init_threads(self) -> set[int]:
         """The jail's ids of the threads of its pid 1."""
         out = {JAIL_INIT}
         with contextlib.suppress(OSError):
             for task in Path(f"/proc/{self.init}/task").iterdir():
+                # bytes: a thread's name (the status file's first line) is the program's to choose
                 with contextlib.suppress(OSError, ValueError, IndexError):
-                    for line in (task / "status").read_text().splitlines():
-                        if line.startswith("NSpid:"):
+                    for line in (task / "status").read_bytes().splitlines():
+                        if line.startswith(b"NSpid:"):
                             out.add(int(line.split()[-1]))
         return out
 
