@@ -106,7 +106,7 @@ X86_64 = Arch(
         "sethostname": 170, "setdomainname": 171, "vhangup": 153,
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "uselib": 134,
         "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
-        "pidfd_send_signal": 424, "seccomp": 317, "fcntl": 72, "ioctl": 16,
+        "pidfd_send_signal": 424, "seccomp": 317, "fcntl": 72, "ioctl": 16, "prlimit64": 302,
     },
     x32=True,
 )  # fmt: skip
@@ -130,7 +130,7 @@ AARCH64 = Arch(
         "open_by_handle_at": 265, "name_to_handle_at": 264, "lookup_dcookie": 18,
         "sethostname": 161, "setdomainname": 162, "vhangup": 58,
         "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
-        "pidfd_send_signal": 424, "seccomp": 277, "fcntl": 25, "ioctl": 29,
+        "pidfd_send_signal": 424, "seccomp": 277, "fcntl": 25, "ioctl": 29, "prlimit64": 261,
     },
 )  # fmt: skip
 
@@ -172,6 +172,7 @@ def program(arch: Arch | None = None) -> bytes:
         (JEQ_K, "sockets", 0, n["socketpair"]),
         (JEQ_K, "clone", 0, n["clone"]),
         (JEQ_K, "enosys", 0, n["clone3"]),
+        (JEQ_K, "prlimit", 0, n["prlimit64"]),
     ]
     code += [(JEQ_K, "eperm", 0, n[name]) for name in refused_calls(arch)]
     code += [
@@ -185,6 +186,13 @@ def program(arch: Arch | None = None) -> bytes:
         ("label", "clone"),
         (LD_W_ABS, 0, 0, OFFSET_ARG0),
         (JSET_K, "eperm", 0, CLONE_NEW_MASK),
+        (RET_K, 0, 0, RET_ALLOW),
+        # prlimit64(pid, ...): a process's own limits only (pid 0, as setrlimit passes). Another process's
+        # would let a child lower the program's RLIMIT_CPU or RLIMIT_FSIZE, and the kernel's SIGKILL or
+        # SIGXFSZ at that limit is a signal no watch sees
+        ("label", "prlimit"),
+        (LD_W_ABS, 0, 0, OFFSET_ARG0),
+        (JEQ_K, "allow", "eperm", 0),
         ("label", "allow"),
         (RET_K, 0, 0, RET_ALLOW),
         ("label", "eperm"),
@@ -216,13 +224,14 @@ def watch_program(arch: Arch | None = None) -> bytes:
         (JEQ_K, "fcntl", 0, n["fcntl"]),
         (JEQ_K, "ioctl", 0, n["ioctl"]),
         (RET_K, 0, 0, RET_ALLOW),
-        ("label", "fcntl"),  # fcntl(fd, F_SETOWN, 1 or -1): SIGIO for pid 1 or its group
+        # fcntl(fd, F_SETOWN, owner): SIGIO/SIGURG for a process or group. Any owner but 0 (none) is
+        # the host's to decide: the kernel takes any thread id of pid 1 as pid 1 itself
+        ("label", "fcntl"),
         (LD_W_ABS, 0, 0, ARG[1]),
         (JEQ_K, "notify", 0, F_SETOWN_EX),  # (fd, F_SETOWN_EX, struct *): the host reads it
         (JEQ_K, 0, "allow", F_SETOWN),
         (LD_W_ABS, 0, 0, ARG[2]),
-        (JEQ_K, "notify", 0, JAIL_INIT),
-        (JEQ_K, "notify", "allow", 0xFFFFFFFF),
+        (JEQ_K, "allow", "notify", 0),
         ("label", "ioctl"),  # ioctl(fd, FIOSETOWN or SIOCSPGRP, int *): the host reads the owner
         (LD_W_ABS, 0, 0, ARG[1]),
         (JEQ_K, "notify", 0, FIOSETOWN),

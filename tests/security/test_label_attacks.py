@@ -2,7 +2,7 @@
 program (the jail's pid 1) other than ``kill`` aimed at pid 1 itself. The program keeps a second thread
 and a handler for the signals sent, and starts a child interpreter (no audit hook) that attacks; the
 program prints what it received. An attack is contained when nothing arrived and the run is labelled
-``signal``. The ones that still get through are strict xfails naming the mechanism to change."""
+``signal``, or refused by the jail's filter."""
 
 from __future__ import annotations
 
@@ -83,11 +83,6 @@ def test_an_owner_or_a_pidfd_naming_one_of_the_programs_threads_is_refused_and_l
     assert stdout.count("refused 1") == len(OWNER_BY_THREAD), stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seccomp.watch_program holds fcntl(F_SETOWN) only for an owner of 1 or -1; the kernel takes "
-    "any thread id of pid 1 as its process (the watch already decides a held F_SETOWN by thread ids)",
-)
 def test_f_setown_naming_a_thread_of_the_program_is_refused_and_labelled(sandbox: Sandbox) -> None:
     got, violations, stdout, _ = attack(
         sandbox,
@@ -100,12 +95,6 @@ def test_f_setown_naming_a_thread_of_the_program_is_refused_and_labelled(sandbox
     assert got == [] and violations == ("signal",), (got, violations, stdout)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the jail's filter (seccomp.program) allows prlimit64 on another process: a child lowers the "
-    "program's RLIMIT_FSIZE (SIGXFSZ on its next write) or RLIMIT_CPU (the kernel's SIGKILL at the hard "
-    "limit), a signal from the kernel that no watch sees",
-)
 @pytest.mark.parametrize(
     ("limit", "after"),
     [
