@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 #: namespace of every deterministic event id (UUIDv5); never change it, ids already on the log depend on it
 EVENT_ID_NAMESPACE = uuid.UUID("6f1c2f8e-3a4b-5c6d-9e0f-7a8b9c0d1e2f")
+_NAMESPACE_BYTES = EVENT_ID_NAMESPACE.bytes
 
 
 def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
@@ -20,7 +21,13 @@ def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
     every consumer can be idempotent by event id.
     """
     name = "|".join((ce_type, *causation, str(attempt)))
-    return str(uuid.uuid5(EVENT_ID_NAMESPACE, name))
+    # RFC 4122 version 5, as uuid.uuid5 computes it, without building two UUID objects per event (a
+    # third of an event's encoding cost): SHA-1 of namespace + name, version and variant bits set
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def content_hash(payload: Any) -> str:

@@ -44,7 +44,12 @@ class Decoded:
 
 def encode(event: Event, envelope: Envelope) -> Record:
     """The record of ``event`` in the version it is written in (:meth:`Event.as_written`)."""
-    event = event.as_written()
+    return encode_written(event.as_written(), envelope)
+
+
+def encode_written(event: Event, envelope: Envelope) -> Record:
+    """:func:`encode` of an event already in its written version (a producer that has it saves
+    deriving it again)."""
     if envelope.type != event.ce_type():
         raise ValueError(f"envelope type {envelope.type} does not match event {event.ce_type()}")
     headers: list[Header] = [

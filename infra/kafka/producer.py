@@ -16,13 +16,13 @@ from types import TracebackType
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
-from opentelemetry.trace import Link, use_span
+from opentelemetry.trace import Link, set_span_in_context, use_span
 
 from infra.kafka.admin import client_config, refusal
 from infra.telemetry.messaging import start_send
 from infra.telemetry.tracing import inject
 from schemas.base import Event
-from schemas.codec import encode
+from schemas.codec import encode_written
 from schemas.envelope import Envelope
 from schemas.errors import BrokerError
 from schemas.topics import MAX_RECORD_BYTES, topic_for
@@ -89,6 +89,7 @@ class EventProducer:
         self._raise_pending()
         name = topic or topic_for(type(event).__name__).name
         event = event.as_written()  # once, not again in event_id() and encode()
+        ce_type = event.ce_type()
         event_id = event.event_id(attempt)
         key = event.key
         span = start_send(
@@ -100,28 +101,47 @@ class EventProducer:
             event=event,
             attributes={
                 "cloudevents.event_id": event_id,
-                "cloudevents.event_type": event.ce_type(),
+                "cloudevents.event_type": ce_type,
                 "cloudevents.event_source": self.source,
                 "cloudevents.event_subject": key,
             },
         )
-        with use_span(span, end_on_exit=True):
-            traceparent, tracestate = inject()
-            # built here rather than with Envelope.for_event, which would hash the event a second time
-            envelope = Envelope(
-                id=event_id,
-                source=self.source,
-                type=event.ce_type(),
-                time=datetime.now(UTC),
-                subject=key,
-                run_id=self.run_id,
-                causation_id=causation_id,
-                traceparent=traceparent,
-                tracestate=tracestate,
-            )
-            record = encode(event, envelope)
-            self._produce(name, record.key, record.value, list(record.headers))
+        if span.is_recording():
+            # the send span is current while the record is built, so an error is recorded on it
+            with use_span(span, end_on_exit=True):
+                self._send(name, event, event_id, key, causation_id, *inject())
+        else:
+            # tracing off: no span to record on; a trace this process continues (a valid parent) still
+            # travels in the envelope, without the cost of making the span current (a quarter of a
+            # publish)
+            context = span.get_span_context()
+            traceparent, tracestate = inject(set_span_in_context(span)) if context.is_valid else (None, None)
+            self._send(name, event, event_id, key, causation_id, traceparent, tracestate)
         return event_id
+
+    def _send(
+        self,
+        topic: str,
+        event: Event,
+        event_id: str,
+        key: str,
+        causation_id: str | None,
+        traceparent: str | None,
+        tracestate: str | None,
+    ) -> None:
+        envelope = Envelope(
+            id=event_id,
+            source=self.source,
+            type=event.ce_type(),
+            time=datetime.now(UTC),
+            subject=key,
+            run_id=self.run_id,
+            causation_id=causation_id,
+            traceparent=traceparent,
+            tracestate=tracestate,
+        )
+        record = encode_written(event, envelope)
+        self._produce(topic, record.key, record.value, list(record.headers))
 
     def produce_raw(
         self,
