@@ -1,6 +1,7 @@
 """Tokens/s of the learner's step (the engine: DeepSpeed ZeRO on this machine's accelerator) against a
 plain torch loop (forward, the same GRPO loss, backward, grad clip, AdamW) on the same model and the same
-batch, measured in the same run. The ratio is the engine's overhead (or gain).
+batch, measured in the same run, one plain step and one engine step in turn. The ratio (the median of
+the pairs', with their range) is the engine's overhead (or gain).
 
     .venv/bin/python bench/learner.py [--stages 0,2] [--steps 8] [--rows 8] [--seq 128]
                                       [--hidden 256] [--layers 4] [--vocab 2048] [--threads 2]
@@ -50,28 +51,31 @@ def make_batch(rows: int, seq: int, vocab: int, device: torch.device) -> Batch:
     return collate(samples).to(device)
 
 
-def plain_loop(model: torch.nn.Module, batch: Batch, steps: int, config: LearnerConfig) -> list[float]:
+class PlainLoop:
     """The baseline: what a hand-written single-process trainer does per step."""
-    opt = torch.optim.AdamW(model.parameters(), lr=config.lr)
-    times = []
-    for _ in range(steps):
+
+    def __init__(self, model: torch.nn.Module, config: LearnerConfig) -> None:
+        self.model, self.config = model, config
+        self.opt = torch.optim.AdamW(model.parameters(), lr=config.lr)
+
+    def step(self, batch: Batch) -> float:
+        """One step; its seconds."""
         t0 = time.perf_counter()
-        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
+        logits = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
         out = grpo_loss(
             token_logprobs(logits, batch.targets),
             batch.behaviour_logprobs,
             batch.advantages,
             batch.loss_mask,
-            is_cap=config.is_cap,
+            is_cap=self.config.is_cap,
         )
-        opt.zero_grad(set_to_none=True)
+        self.opt.zero_grad(set_to_none=True)
         out.loss.backward()  # type: ignore[no-untyped-call]
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        opt.step()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        self.opt.step()
         if batch.input_ids.is_cuda:
             torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return times
+        return time.perf_counter() - t0
 
 
 def measure(
@@ -107,14 +111,10 @@ def measure(
 
     with tempfile.TemporaryDirectory() as tmp:
         config = LearnerConfig(accelerator=accelerator, precision="fp32", lr=1e-5, checkpoint_dir=Path(tmp))
-        times = plain_loop(copy.deepcopy(base).to(device), batch, warmup + steps, config)
-        baseline = batch.num_tokens / statistics.median(times[warmup:])
-        out["plain_torch_tokens_per_s"] = baseline
-        print(f"{'plain torch loop':<28} {baseline:10.0f} tokens/s  (ratio 1.00)")
-
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
+        plain_rates: list[float] = []
         for backend, stage in [("torch", 0)] + [("deepspeed", int(x)) for x in stages.split(",") if x]:
             cfg = config.model_copy(
                 update={
@@ -124,11 +124,33 @@ def measure(
                 }
             )
             engine = LearnerEngine(copy.deepcopy(base), cfg)
-            rates = [engine.train_step(batch)["tokens_per_s"] for _ in range(warmup + steps)]
-            rate = statistics.median(rates[warmup:])
+            plain = PlainLoop(copy.deepcopy(base).to(device), config)
+            # a plain step and an engine step in turn, so a change of load on this shared machine falls on
+            # both alike; each pair gives one ratio
+            ratios, rates, plain_pair = [], [], []
+            for i in range(warmup + steps):
+                plain_s = plain.step(batch)
+                rate = engine.train_step(batch)["tokens_per_s"]
+                if i >= warmup:
+                    plain_pair.append(batch.num_tokens / plain_s)
+                    rates.append(rate)
+                    ratios.append(rate * plain_s / batch.num_tokens)
+            plain_rates += plain_pair
             label = "engine, torch backend" if backend == "torch" else f"engine, DeepSpeed ZeRO-{stage}"
-            out["engines"][label] = {"tokens_per_s": rate, "ratio": rate / baseline}
-            print(f"{label:<28} {rate:10.0f} tokens/s  (ratio {rate / baseline:.2f})")
+            ratio = statistics.median(ratios)
+            out["engines"][label] = {
+                "tokens_per_s": statistics.median(rates),
+                "plain_tokens_per_s": statistics.median(plain_pair),
+                "ratio": ratio,
+                "ratio_min": min(ratios),
+                "ratio_max": max(ratios),
+            }
+            print(
+                f"{label:<28} {statistics.median(rates):10.0f} tokens/s  beside plain torch "
+                f"{statistics.median(plain_pair):8.0f}: ratio {ratio:.2f} "
+                f"(pairs {min(ratios):.2f}-{max(ratios):.2f})"
+            )
+        out["plain_torch_tokens_per_s"] = statistics.median(plain_rates)
     return out
 
 
