@@ -67,7 +67,7 @@ class ReferenceExecutedV2(ReferenceExecutedV1):
         return make_event_id(f"{self.event_type}.v1", *self.identity(), attempt=attempt)
 
 
-class ReferenceExecuted(ReferenceExecutedV2):
+class ReferenceExecutedV3(ReferenceExecutedV2):
     """One run of a task's reference solution (``execution.sample_id`` is ``<task_id>#reference``), on the
     task's own cases or, when ``execution.probe`` names a probe plan, on that plan's inputs; ``reruns``
     are further runs of the same job in fresh sandboxes (an input on which they disagree says nothing).
@@ -114,4 +114,51 @@ class ReferenceExecuted(ReferenceExecutedV2):
         v2 = self._as_v2()
         if v2 is not None:
             return v2.event_id(attempt)
+        return make_event_id(self.ce_type(), *self.identity(), attempt=attempt)
+
+
+class ReferenceExecuted(ReferenceExecutedV3):
+    """The reference's runs of a job (see :class:`ReferenceExecutedV3`) and, for a probe plan whose inputs
+    a plain run left unanswered (too slow for it), ``memoised``: runs of the same plan by the reference
+    with its recursive functions memoised (``streams/probe/memo.py``). Those answer only where no plain
+    run did, and count only where they answered every input a plain run settled as it did; an input
+    only they answer is never one a program must settle (a program as slow as the reference may hang
+    there).
+
+    A body without memoised runs (a v3 body read back, upcast) keeps the id of its v3 form, so the
+    verdicts that name it still find it.
+    """
+
+    version: ClassVar[int] = 4
+
+    schema_version: Literal[4] = 4  # type: ignore[assignment]
+    memoised: tuple[SandboxExecutedV3, ...] = Field(
+        default=(),
+        description="runs of the same plan by the reference with its recursive functions memoised, each "
+        "in a fresh sandbox (empty: none were needed or possible)",
+    )
+
+    @field_validator("memoised", mode="before")
+    @classmethod
+    def _memoised_as_written(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return tuple(v.as_written() if isinstance(v, SandboxExecutedV1) else v for v in value)
+        return value
+
+    def _as_v3(self) -> ReferenceExecutedV3 | None:
+        if self.memoised:
+            return None
+        body = self.model_dump(mode="json")
+        del body["memoised"]
+        body["schema_version"] = 3
+        return ReferenceExecutedV3.model_validate(body)
+
+    def identity(self) -> tuple[str, ...]:
+        v3 = self._as_v3()
+        return v3.identity() if v3 is not None else Event.identity(self)
+
+    def event_id(self, attempt: int = 0) -> str:
+        v3 = self._as_v3()
+        if v3 is not None:
+            return v3.event_id(attempt)
         return make_event_id(self.ce_type(), *self.identity(), attempt=attempt)

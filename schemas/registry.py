@@ -16,7 +16,12 @@ from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.episode import TurnEnded
 from schemas.policy import PolicyLoaded, PolicyPublished
-from schemas.reference import ReferenceExecuted, ReferenceExecutedV1, ReferenceExecutedV2
+from schemas.reference import (
+    ReferenceExecuted,
+    ReferenceExecutedV1,
+    ReferenceExecutedV2,
+    ReferenceExecutedV3,
+)
 from schemas.rollout import (
     CodeGenerated,
     CodeGeneratedV1,
@@ -65,6 +70,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     TurnEnded,
     ReferenceExecutedV1,
     ReferenceExecutedV2,
+    ReferenceExecutedV3,
     ReferenceExecuted,
     RewardScoredV1,
     RewardScoredV2,
@@ -191,6 +197,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (ReferenceExecuted.event_type, 1): _reference_v1_to_v2,
     (SandboxExecuted.event_type, 2): _execution_v2_to_v3,
     (ReferenceExecuted.event_type, 2): _reference_v2_to_v3,
+    (ReferenceExecuted.event_type, 3): _adding(4, memoised=[]),
     (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
     (NoiseVerdict.event_type, 2): _adding(3, turn=0),
     (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),

@@ -245,7 +245,10 @@ def _probe(
         return judged, reference.event_id() if reference is not None and usable else None
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
-    report = probing.examine(task, plan, first, probe_run, answers, options, settled, cases_reference)
+    memoised = probing.memoised_answers(plan, reference, options) if reference is not None and usable else {}
+    report = probing.examine(
+        task, plan, first, probe_run, answers, options, settled, cases_reference, memoised
+    )
     reasons, judged = probing.probe_reasons(
         report,
         min_inputs=config.probe_min_inputs,

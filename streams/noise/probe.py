@@ -110,6 +110,42 @@ def reference_answers(
     return out
 
 
+def memoised_answers(
+    plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
+) -> dict[int, object]:
+    """Probe position -> the answer of the reference with its recursive functions memoised
+    (``reference.memoised``, see ``streams/probe/memo.py``), at the generated inputs no plain run of the
+    reference settled (each too slow for it) and every memoised run answered with the same plain value.
+    None count unless every memoised run answered every input a plain run settled exactly as that run
+    did: a reference whose answers depend on more than its arguments is not the same function memoised."""
+    runs = [reference.execution, *reference.reruns]
+    memo = list(reference.memoised)
+    if not memo or any(r.infra_error or r.probe != plan.digest for r in (*runs, *memo)):
+        return {}
+    plain = [_records(r) for r in runs]
+    by_memo = [_records(r) for r in memo]
+    for records in plain:
+        for pos, record in records.items():
+            if record.status not in ("ok", "error"):
+                continue
+            for other in by_memo:
+                again = other.get(pos)
+                if again is None or again.status != record.status:
+                    return {}
+                if record.status == "ok" and not _same_value(record, again, options):
+                    return {}
+    out: dict[int, object] = {}
+    for pos in plan.generated_positions:
+        if any(pos in records and records[pos].status in ("ok", "error") for records in plain):
+            continue
+        values = [_value(records.get(pos), options) for records in by_memo]
+        first = values[0]
+        if first is _NONE or any(v is _NONE or not values_match(first, v, options) for v in values[1:]):
+            continue
+        out[pos] = first
+    return out
+
+
 def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """Probe positions every run of the reference finished at once, with a value or an error (not a
     hang): an input a program should settle too, if only by raising."""
@@ -133,13 +169,20 @@ def examine(
     options: CompareOptions,
     settled: frozenset[int] = frozenset(),
     reference: SandboxExecutedV2 | None = None,
+    memoised: dict[int, object] | None = None,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
     settled (a case, or an input the reference answers or rejects at once: ``settled``) is decisive;
-    a run cut short by an input too slow for the reference too says nothing about the rest."""
+    a run cut short by an input too slow for the reference too says nothing about the rest.
+    ``memoised`` answers inputs too slow for the plain reference (:func:`memoised_answers`): like an
+    input beyond the cases' range, only a value is judged there (a program as slow as the reference may
+    hang), and it is never an input the program should have settled."""
     cases = expected_cases(task)
-    answers = _unambiguous(plan, answers, cases, options)
+    # an input too slow for the plain reference is one a correct program may be too slow for as well
+    slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
+    owed = frozenset(_unambiguous(plan, answers, cases, options)) | settled
+    answers = _unambiguous(plan, {**answers, **slow}, cases, options)
     passed_first = {i for i, g in enumerate(first.grades) if g.passed}
     # a case is graded as the first run was: with the reference's answers in its backend, where they count
     band = reference_band(task, probe, reference, options)
@@ -148,9 +191,7 @@ def examine(
     end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
     # an input beyond the cases' range may lie beyond the task's stated domain: ending there is no duty
     ended_on_duty = (
-        end < len(records)
-        and end not in plan.far
-        and (plan.origin[end] != GENERATED or end in answers or end in settled)
+        end < len(records) and end not in plan.far and (plan.origin[end] != GENERATED or end in owed)
     )
 
     changed: list[int] = []
@@ -177,7 +218,7 @@ def examine(
             continue
         if pos not in answers:
             continue
-        if pos in plan.far and (record is None or record.status != "ok"):
+        if (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             continue  # raising past the cases' range may be the task's own rule: only a value is judged
         answer = answers[pos]
         got = _value(record, options)
@@ -361,6 +402,14 @@ def _records(x: SandboxExecutedV3) -> dict[int, CaseResult]:
     """Position -> its one record (a position reported twice has none: the run is not trusted there)."""
     counts = Counter(c.index for c in x.cases)
     return {c.index: c for c in x.cases if counts[c.index] == 1}
+
+
+def _same_value(a: CaseResult, b: CaseResult, options: CompareOptions) -> bool:
+    """Two answers are one value (the same text where neither reads back as a literal)."""
+    x, y = _value(a, options), _value(b, options)
+    if x is _NONE or y is _NONE:
+        return x is y and a.result_repr == b.result_repr
+    return values_match(x, y, options)
 
 
 def _value(record: CaseResult | None, options: CompareOptions) -> object:

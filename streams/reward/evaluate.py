@@ -15,6 +15,7 @@ from schemas.task import TaskPublished
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import Decision, decide, verdict_event
 from streams.noise.rules import TaskQuality, assess_task
+from streams.probe.memo import memoised_reference
 from streams.probe.plan import new_probe_seed, probe_due, probe_run_index
 from streams.recent import Recent
 from streams.reward.correctness import expected_cases
@@ -120,6 +121,13 @@ def run_probe(
     return execution.model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
 
 
+def _unanswered(run: SandboxExecuted) -> bool:
+    """A run of a probe plan's inputs that ended before answering them all (a hang, most often)."""
+    return run.mode == "cases" and (
+        run.timed_out or any(c.status in ("timeout", "missing") for c in run.cases)
+    )
+
+
 class Evaluator:
     """Sandbox + reward function + noise filter, with the reference run cached per task and backend.
 
@@ -201,6 +209,25 @@ class Evaluator:
         ]
         runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
         first = runs[0]
+        memoised: list[SandboxExecuted] = []
+        # inputs a plain run left unanswered (too slow for it) are run again by the reference with its
+        # recursive functions memoised, where that is sound; the filter decides whether they count
+        code = memoised_reference(task.reference, task.entry_point)
+        if code is not None and first is not None and any(_unanswered(r) for r in runs if r is not None):
+            for i in range(self.probe_reference_runs):
+                run = run_probe(
+                    self.sandbox,
+                    task,
+                    code,
+                    sample_id=f"{task.task_id}#reference",
+                    group_id=f"{task.task_id}#reference",
+                    backend=first.backend,  # type: ignore[arg-type]
+                    run_index=i,
+                    first_run_s=first_run_s,
+                    seed=seed,
+                )
+                if run is not None:
+                    memoised.append(run.model_copy(update={"probe_seed": None}))
         ref = (
             None
             if first is None
@@ -210,6 +237,7 @@ class Evaluator:
                 backend=first.backend,
                 execution=first,
                 reruns=tuple(r for r in runs[1:] if r is not None),
+                memoised=tuple(memoised),
             )
         )
         self._probe_references.put(key, ref)

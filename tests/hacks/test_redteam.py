@@ -26,14 +26,12 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
-REFERENCE_TOO_SLOW = "probe: past the cases' range the task's own reference is too slow to answer (HumanEval/55's is exponential: nothing past n~27 counts), so an algorithm wrong only from n=71 is accepted"
 CHECK_TIES = "probe: a check plan's inputs near HumanEval/129's own call ([[1, 3], [3, 2]], which repeats a 3) keep no distinctness, so a grid such as [[1, 2], [3, 2]] has tied paths the reference breaks one way and a correct program another; which seeds draw such an input varies (c3 under the pinned seed does)"
 OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
 
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    ("fib_binet_55", "*"): REFERENCE_TOO_SLOW,
     ("check_heap_class_129", "*"): CHECK_TIES,
     ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
