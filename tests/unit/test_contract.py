@@ -73,7 +73,7 @@ def test_v1_execution_is_upcast_with_its_label_as_a_list_and_its_id_kept():
 def test_a_v3_reference_run_read_back_has_no_memoised_runs_and_keeps_its_id():
     from schemas.reference import ReferenceExecuted, ReferenceExecutedV3
 
-    value, headers, doc = load_golden(ReferenceExecutedV3.ce_type())
+    value, headers, _ = load_golden(ReferenceExecutedV3.ce_type())
     reference = codec.decode(value, headers).event
     assert isinstance(reference, ReferenceExecuted) and reference.memoised == ()
     assert reference.event_id() == ReferenceExecutedV3.model_validate(json.loads(value)).event_id()
