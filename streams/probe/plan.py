@@ -64,10 +64,13 @@ CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
 SEEDED_PLAN_VERSION = "p4"
-SEEDED_CHECK_PLAN_VERSION = "c3"
+SEEDED_CHECK_PLAN_VERSION = "c4"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
-SEEDED_VERSIONS = (("p3", "c2"), (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION))
+SEEDED_VERSIONS = (("p3", "c2"), ("p4", "c3"), (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION))
+#: a version that only refuses more inputs than the one it refines draws as that one does: where it
+#: refuses nothing more, its plan holds the same inputs (under a digest of its own)
+_DRAWN_AS = {"c4": "c3"}
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: generated inputs per plan: three times the task's cases, within these bounds
@@ -250,11 +253,11 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         digest = hashlib.sha256("\n".join((RESEEDED_CHECK_VERSION, check)).encode()).hexdigest()
         return ProbePlan(RESEEDED_CHECK_VERSION, (), (), digest, (), "reseeded", 0, seed, frozenset(), check)
     version = CHECK_PLAN_VERSION if seed is None else SEEDED_VERSIONS[generation][1]
-    rng = random.Random(_seed(task, version, seed))
+    rng = random.Random(_seed(task, _DRAWN_AS.get(version, version), seed))
     args = [pyast.literal_eval(text) for text in seeds]
     # as many generated inputs as a case plan may hold: a check has few calls, and no hidden case
     # stands behind them
-    domain = _CheckDomain(args)
+    domain = _CheckDomain(args, mostly=generation >= 2)
     generated = _generate(args, MAX_GENERATED, rng, domain.hold, seeded=seed is not None)
     if seed is not None:
         fixed = _generate(
@@ -1123,6 +1126,12 @@ class _Invariants:
             return False
 
 
+#: the share of a check's calls, and how many at least, whose argument is exactly 1..n for every
+#: generated input of a c4 plan to keep it so (see :class:`_CheckDomain`)
+MOSTLY = 0.75
+MOSTLY_MIN = 4
+
+
 class _CheckDomain:
     """Relations a check-derived plan keeps beyond :class:`_Invariants`. A check's calls are few, often
     include an edge case outside the domain the others share, and every generated input is judged
@@ -1131,12 +1140,27 @@ class _CheckDomain:
     argument distinct, or exactly 1..n, as in a grid of the numbers 1..N*N; rows of one length, or as
     many rows as columns), and a whole-number argument stays within the range all the calls use. An
     input outside the task's domain has no right answer (a grid with two 1s has no one 'path from the
-    1'; base 1 is no base), and a correct program may answer it otherwise than the reference does."""
+    1'; base 1 is no base), and a correct program may answer it otherwise than the reference does.
 
-    def __init__(self, tuples: Sequence[object]) -> None:
+    Since c4 (``mostly``), an argument that is exactly the integers 1..n in most calls (at least
+    :data:`MOSTLY` of them, and :data:`MOSTLY_MIN` calls) is kept so in every generated input, even one
+    made from the call that is not: such a list never arises by chance (distinct numbers do), so it is
+    the task's domain, and the call outside it is the check's own edge case, which the check pins itself
+    (it stays in the plan, judged as it is). An input made from it by changing an element has two equal
+    values where the task promises none, and ties the reference breaks one way and a correct program
+    another (HumanEval/129's grid ``[[1, 3], [3, 2]]``: ``[[1, 2], [3, 2]]`` has two cells '2')."""
+
+    def __init__(self, tuples: Sequence[object], *, mostly: bool = False) -> None:
         rows = [t if isinstance(t, tuple) else (t,) for t in tuples]
         self.shown = [{i: _relations(v) for i, v in enumerate(t)} for t in rows]
         arity = min(len(t) for t in rows)
+        #: argument position -> the relations every generated input keeps there, whatever its parents
+        self.common: dict[int, set[str]] = {}
+        if mostly:
+            for i in range(arity):
+                showing = sum("permutation" in shown[i] for shown in self.shown)
+                if showing >= MOSTLY_MIN and showing >= MOSTLY * len(rows):
+                    self.common[i] = {"permutation"}
         self.ranges: dict[int, tuple[int, int]] = {}
         for i in range(arity):
             column = [t[i] for t in rows]
@@ -1153,7 +1177,7 @@ class _CheckDomain:
     def _hold(self, candidate: Sequence[object], parents: set[int], *, within_range: bool) -> bool:
         for i, value in enumerate(candidate):
             shown = [self.shown[p][i] for p in parents if i in self.shown[p]]
-            needed = set.intersection(*shown) if shown else set()
+            needed = (set.intersection(*shown) if shown else set()) | self.common.get(i, set())
             if needed and not needed <= _relations(value):
                 return False
             if within_range and i in self.ranges:

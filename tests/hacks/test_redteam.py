@@ -26,13 +26,11 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
-CHECK_TIES = "probe: a check plan's inputs near HumanEval/129's own call ([[1, 3], [3, 2]], which repeats a 3) keep no distinctness, so a grid such as [[1, 2], [3, 2]] has tied paths the reference breaks one way and a correct program another; which seeds draw such an input varies (c3 under the pinned seed does)"
 OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
 
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    ("check_heap_class_129", "*"): CHECK_TIES,
     ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
     ("batched_plain_35", "container"): VERSION_SKEW,

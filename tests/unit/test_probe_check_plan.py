@@ -17,10 +17,13 @@ from streams.probe.plan import (
     CHECK_PLAN_VERSION,
     GENERATED,
     PLAN_VERSION,
+    SEEDED_CHECK_PLAN_VERSION,
+    _plan,
     check_calls,
     plan_for,
     probe_due,
     probe_run_index,
+    recorded_plan,
 )
 from streams.reward.literals import CompareOptions
 from tests.hacks.fixtures import execution, simulated_reference_probe, simulated_run
@@ -166,6 +169,34 @@ def check(candidate):
         grid, _ = ast.literal_eval(plan.inputs[pos])
         flat = sorted(x for row in grid for x in row)
         assert flat == list(range(1, len(flat) + 1)) and all(len(row) == len(grid) for row in grid)
+
+
+def test_a_seeded_check_plan_keeps_1_to_n_where_most_calls_show_it_even_from_the_call_that_does_not() -> None:
+    grids = """
+def check(candidate):
+    assert candidate([[1, 2, 3], [4, 5, 6], [7, 8, 9]], 3) == [1, 2, 1]
+    assert candidate([[5, 9, 3], [4, 1, 6], [7, 8, 2]], 1) == [1]
+    assert candidate([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]], 4) == [1, 2, 1, 2]
+    assert candidate([[2, 7, 4], [3, 1, 5], [6, 8, 9]], 8) == [1, 3, 1, 3, 1, 3, 1, 3]
+    assert candidate([[1, 3], [3, 2]], 10) == [1, 3, 1, 3, 1, 3, 1, 3, 1, 3]
+"""
+    task = check_task("path", "def path(grid, k):\n    return [1] * k\n", grids)
+    seed = "5e" * 16
+    plan = plan_for(task, seed)
+    assert plan is not None and plan.version == SEEDED_CHECK_PLAN_VERSION == "c4"
+    edge = "([[1, 3], [3, 2]], 10)"
+    outside = [text for text in plan.inputs if _flat(text) != list(range(1, len(_flat(text)) + 1))]
+    # the edge call stays (judged as it is), and so does its mirror; nothing is made from it that has ties
+    assert edge in outside and len(outside) == 2
+    # the c3 plan, still derived for the runs that record it, made grids with ties from the edge call
+    older = recorded_plan(task, seed, _plan(task, seed, 1).digest)  # type: ignore[union-attr]
+    assert older is not None and older.version == "c3" and older.digest != plan.digest
+    assert any(_flat(t) != sorted(set(_flat(t))) and t != edge for t in older.inputs[plan.seeds :])
+
+
+def _flat(text: str) -> list[int]:
+    grid, _ = ast.literal_eval(text)
+    return sorted(x for row in grid for x in row)
 
 
 def test_case_plans_are_untouched() -> None:
