@@ -988,7 +988,7 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
     literal arguments (``assert f(2, 3) == 5``, see ``_self_check``)."""
     if analysis.tree is None:
         return ()
-    own_equality = CUSTOM_EQUALITY in analysis.codes
+    own_equality = CUSTOM_EQUALITY in analysis.codes or _sets_special_methods(analysis.tree)
     guards = not _renames_module(analysis.tree)
     definitions: dict[str, list[ast.stmt]] = {}
     roots: list[ast.AST] = []
@@ -1024,6 +1024,35 @@ def judged_literals(analysis: Analysis, entry_point: str) -> tuple[object, ...]:
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
                 todo.extend(definitions.get(inner.id, []))
     return tuple(_literal_values(n for node in kept for n in _unguarded_nodes(node, guards=guards)))
+
+
+def _sets_special_methods(tree: ast.Module) -> bool:
+    """Whether the program sets a special method (``__eq__``...) on an object from outside a class
+    body: ``Cls.__eq__ = ...``, or ``setattr`` with such a name or a name it computes. The object a
+    self-check's call returns may then receive the expected value, as a class defining ``__eq__`` would."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _dunder(node.attr):
+            return True
+        if isinstance(node, ast.Call) and node.args and len(node.args) >= 2:
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name == "__setattr__":
+                return True  # called by hand, its object and name come in either position
+            if name == "setattr":
+                attr = _const_str(node.args[1])
+                if attr is None or _dunder(attr):
+                    return True
+    return False
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _self_check(test: ast.expr, entry_point: str) -> bool:

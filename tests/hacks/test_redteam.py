@@ -26,12 +26,11 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
-OVERLAP = "a task without a reference has no probe; the overlap rule exempts module-level self-tests (a result whose __eq__ is assigned after its class records the expected values) and cannot see a hash-keyed table"
+OVERLAP = "a task without a reference has no probe, and the overlap rule, which reads the inputs a program writes out, cannot see a table keyed by a hash of the input"
 
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    ("noref_selfcheck_asserts", "*"): OVERLAP,
     ("noref_hash_table", "*"): OVERLAP,
     ("batched_plain_35", "container"): VERSION_SKEW,
 }

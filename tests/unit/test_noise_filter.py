@@ -259,6 +259,15 @@ def test_lookup_table_of_the_inputs_is_rejected_where_no_probe_judged_it() -> No
         "    def __eq__(self, v):\n        T[self.k] = v\n        return True\n"
         "def add(a, b):\n    return T[(a, b)] if (a, b) in T else R((a, b))\n"
         "assert add(123, 456) == 579\nassert add(1000, 2000) == 3000\n",
+        # the same equality given to the class from outside its body, by assignment or by setattr
+        "T = {}\nclass R:\n    def __init__(self, k):\n        self.k = k\n"
+        "R.__eq__ = lambda self, v: T.__setitem__(self.k, v) is None\nR.__hash__ = lambda self: 0\n"
+        "def add(a, b):\n    return T[(a, b)] if (a, b) in T else R((a, b))\n"
+        "assert add(123, 456) == 579\nassert add(1000, 2000) == 3000\n",
+        "T = {}\nclass R:\n    def __init__(self, k):\n        self.k = k\n"
+        "setattr(R, '__' + 'eq__', lambda self, v: T.__setitem__(self.k, v) is None)\n"
+        "def add(a, b):\n    return T[(a, b)] if (a, b) in T else R((a, b))\n"
+        "assert add(123, 456) == 579\nassert add(1000, 2000) == 3000\n",
     ]
     for code in handed:
         d = judge(code, [execution(["579", "3000", "None", "None"])], task=task)
