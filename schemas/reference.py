@@ -153,6 +153,10 @@ class ReferenceExecuted(ReferenceExecutedV3):
         body["schema_version"] = 3
         return ReferenceExecutedV3.model_validate(body)
 
+    def previous_version(self) -> Event | None:
+        # without memoised runs it is written as v3: the same bytes and id as before v4
+        return self._as_v3()
+
     def identity(self) -> tuple[str, ...]:
         v3 = self._as_v3()
         return v3.identity() if v3 is not None else Event.identity(self)

@@ -79,6 +79,10 @@ def test_a_v3_reference_run_read_back_has_no_memoised_runs_and_keeps_its_id():
     assert reference.event_id() == ReferenceExecutedV3.model_validate(json.loads(value)).event_id()
     memoised = reference.model_copy(update={"memoised": (reference.execution,)})
     assert memoised.event_id() != reference.event_id()
+    # written again, it is the v3 record it was read from
+    record = codec.encode(reference, codec.decode(value, headers).envelope)
+    assert json.loads(record.value) == json.loads(value)
+    assert dict((k, v.decode()) for k, v in record.headers)["ce_type"] == ReferenceExecutedV3.ce_type()
 
 
 def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
