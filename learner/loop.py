@@ -9,7 +9,11 @@ Lossless resume rests on three rules kept here:
   samples were all trained or dropped (and counted) - records still waiting are read again after a
   restart, records before it never are;
 * Kafka offsets are committed only to what a returned PolicyPublished lists in ``consumed`` (that event
-  is built only after its checkpoint is complete).
+  is built only after its checkpoint is complete), or to what :meth:`LearnerLoop.decided` returns:
+  offsets moved past records decided without a step (every sample dropped, or none of this run's)
+  while nothing trained waits for a publication. Those need no checkpoint - the weights and optimizer
+  are the last checkpoint's - so the caller records them beside it (the training log) and a restart
+  from that very checkpoint takes them back (:meth:`LearnerLoop.adopt`) instead of deciding again.
 
 The samples a version trained are listed in its PolicyPublished (``trained_sample_ids``): steps taken
 after the last checkpoint and lost in a crash are retrained after the restart and listed then, so the
@@ -42,6 +46,21 @@ class Record:
     topic: str
     partition: int
     offset: int
+
+
+@dataclass(frozen=True)
+class Decided:
+    """Offsets moved, since the checkpoint the loop last wrote or loaded, only past records decided
+    without a step: what was dropped or passed over there is settled without a new version.
+
+    ``step``, ``policy_version`` and ``base`` (that checkpoint's offsets) name the checkpoint it extends;
+    ``groups``: the group ids taken since it (what the checkpoint's recent groups lack)."""
+
+    step: int
+    policy_version: int
+    base: tuple[ConsumedOffset, ...]
+    consumed: tuple[ConsumedOffset, ...]
+    groups: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -134,6 +153,11 @@ class LearnerLoop:
         self._waiting: set[str] = set()
         #: records of a group already taken or waiting (written twice on the log), passed over
         self.resent_groups = 0
+        #: the offsets of the checkpoint written or loaded last, the groups taken since it, and the
+        #: offsets last returned by :meth:`decided`
+        self._checkpointed: tuple[ConsumedOffset, ...] = ()
+        self._groups_since_checkpoint: deque[str] = deque(maxlen=self.config.resent_window_groups)
+        self._decided_at: dict[tuple[str, int], int] = {}
 
     # -- resume -----------------------------------------------------------------------------------
     def resume(self) -> tuple[tuple[ConsumedOffset, ...], PolicyPublished | None]:
@@ -148,7 +172,48 @@ class LearnerLoop:
         self._position = {(c.topic, c.partition): c.offset for c in manifest.consumed}
         self._offered = dict(self._position)
         self._taken = _RecentGroups(self.config.resent_window_groups, manifest.extra.get("recent_groups", ()))
+        self._checkpointed = self.consumed
+        self._decided_at = dict(self._position)
         return manifest.consumed, self.engine.republish(path, manifest)
+
+    def adopt(self, decided: Decided) -> bool:
+        """Right after :meth:`resume`: take back what an earlier life decided past the checkpoint it
+        loaded, if ``decided`` extends exactly that checkpoint (else nothing changes and False)."""
+        engine = self.engine
+        if (decided.step, decided.policy_version, decided.base) != (
+            engine.step,
+            engine.policy_version,
+            self._checkpointed,
+        ):
+            return False
+        moved = {(c.topic, c.partition): c.offset for c in decided.consumed}
+        if any(moved.get(key, -1) < offset for key, offset in self._position.items()):
+            return False
+        self._position = moved
+        self._offered = dict(moved)
+        for group_id in decided.groups:
+            self._taken.add(group_id)
+        self._groups_since_checkpoint.clear()
+        self._groups_since_checkpoint.extend(decided.groups)
+        self._decided_at = dict(moved)
+        return True
+
+    def decided(self) -> Decided | None:
+        """The offsets to commit now without a publication: when they moved (since the last
+        checkpoint or the last call) only past records decided without a step, and no trained step
+        waits for a publication. None otherwise."""
+        if self._steps_since_publish:
+            return None  # the next publication covers them, with the samples trained meanwhile
+        if self._position == self._decided_at:
+            return None
+        self._decided_at = dict(self._position)
+        return Decided(
+            step=self.engine.step,
+            policy_version=self.engine.policy_version,
+            base=self._checkpointed,
+            consumed=self.consumed,
+            groups=tuple(self._groups_since_checkpoint),
+        )
 
     @property
     def consumed(self) -> tuple[ConsumedOffset, ...]:
@@ -222,6 +287,7 @@ class LearnerLoop:
             if head.record.event.samples:
                 self._waiting.discard(head.record.event.group_id)
                 self._taken.add(head.record.event.group_id)
+                self._groups_since_checkpoint.append(head.record.event.group_id)
             step_stats.merge(stats)
             head.samples = kept
             taken.append(head)
@@ -275,4 +341,7 @@ class LearnerLoop:
         )
         self._trained_since_publish = []
         self._steps_since_publish = 0
+        self._checkpointed = event.consumed
+        self._decided_at = dict(self._position)
+        self._groups_since_checkpoint.clear()
         return event

@@ -11,7 +11,11 @@ Lossless resume, end to end:
   training log shows its publication was acknowledged, so a learner killed between its checkpoint and
   its event loses neither, and one killed after both leaves no second copy on rl.policy;
 * offsets are committed, synchronously, only to what a produced-and-acknowledged PolicyPublished
-  lists in ``consumed``.
+  lists in ``consumed``, or to what the loop decided without a step since its last checkpoint (every
+  sample dropped, or another run's records: :meth:`LearnerLoop.decided`). Such a decision is written
+  to the training log (``decided``) before its offsets are committed; a restart from the checkpoint it
+  extends reads on after it (the samples it dropped are not read and decided again), and a run whose
+  last records were all dropped ends with them committed and accounted.
 
 The partitions are assigned directly rather than through a group subscription: one learner process
 owns the whole topic, so a rebalance could only move partitions to nobody.
@@ -20,8 +24,9 @@ Experiences of other runs share the topic; they are passed to the loop with thei
 so their offsets are consumed in log order like everything else and nothing of them is trained.
 
 The training log (JSONL, appended) records every optimizer step (``step``), every publication
-(``publish``: the version, its trained sample ids, the consumed offsets) and every dropped sample
-(``drop``), each with this process's ``incarnation``. Steps lost in a crash are retrained after the
+(``publish``: the version, its trained sample ids, the consumed offsets), every dropped sample
+(``drop``) and every commit without a publication (``decided``), each with this process's
+``incarnation``. Steps lost in a crash are retrained after the
 restart and listed again under the same policy version; the ``publish`` lines (one id list per
 version, the same after a re-publication) are the exact account of what was trained.
 """
@@ -49,7 +54,7 @@ from infra.kafka.producer import EventProducer
 from infra.runtime.port import ProcessorStats, check_topic
 from infra.telemetry.messaging import links_to, start_process
 from infra.telemetry.tracing import tracer
-from learner.loop import LearnerLoop, Record, StepRecord
+from learner.loop import Decided, LearnerLoop, Record, StepRecord
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.policy import ConsumedOffset, PolicyPublished
 from schemas.rollout import ExperienceReady
@@ -154,6 +159,10 @@ class LearnerService:
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
         consumed, republish = self.loop.resume()
+        entries = read_training_log(self.training_log.path)
+        adopted = any(self.loop.adopt(d) for d in reversed(decisions(entries)))
+        if adopted:
+            consumed = self.loop.consumed
         self._producer = EventProducer(self.bootstrap, source="rlstream/learner", run_id=self.run_id)
         self._consumer = Consumer(
             client_config(
@@ -185,24 +194,20 @@ class LearnerService:
             {f"{c.topic}[{c.partition}]": c.offset for c in consumed} or "from the beginning",
         )
         if republish is not None:
-            if self._acknowledged(republish):
+            acknowledged = any(
+                e.get("kind") == "publish" and e.get("policy_version") == republish.policy_version
+                for e in entries
+            )
+            if acknowledged:
                 # its publication was acknowledged before the restart (the training log says so only
                 # after the broker did): producing it again would put its event id on rl.policy twice
-                self._commit_consumed(republish)
+                self._commit_offsets(consumed)
             else:
                 self._emit([republish], republished=True)
 
-    def _acknowledged(self, event: PolicyPublished) -> bool:
-        return any(
-            e.get("kind") == "publish" and e.get("policy_version") == event.policy_version
-            for e in read_training_log(self.training_log.path)
-        )
-
-    def _commit_consumed(self, event: PolicyPublished) -> None:
+    def _commit_offsets(self, consumed: tuple[ConsumedOffset, ...]) -> None:
         assert self._consumer is not None
-        offsets = [
-            TopicPartition(c.topic, c.partition, c.offset) for c in event.consumed if c.topic == self.topic
-        ]
+        offsets = [TopicPartition(c.topic, c.partition, c.offset) for c in consumed if c.topic == self.topic]
         if offsets:
             try:
                 self._consumer.commit(offsets=offsets, asynchronous=False)
@@ -331,8 +336,26 @@ class LearnerService:
 
     def _emit(self, events: list[PolicyPublished], *, republished: bool = False) -> None:
         self._log_drops()
-        if not events:
-            return
+        if events:
+            self._publish(events, republished=republished)
+        decided = self.loop.decided()
+        if decided is not None:
+            self._commit_decided(decided)
+
+    def _commit_decided(self, decided: Decided) -> None:
+        """Records decided without a step: logged (what a restart from the same checkpoint reads on
+        after, and what makes the drops before it count), then committed for the group's readers."""
+        self.training_log.write(
+            "decided",
+            step=decided.step,
+            policy_version=decided.policy_version,
+            base=[c.model_dump() for c in decided.base],
+            consumed=[c.model_dump() for c in decided.consumed],
+            groups=list(decided.groups),
+        )
+        self._commit_offsets(decided.consumed)
+
+    def _publish(self, events: list[PolicyPublished], *, republished: bool) -> None:
         assert self._producer is not None and self._consumer is not None
         for event in events:
             # a version's span starts a trace of its own, linked to the steps that made it
@@ -353,17 +376,7 @@ class LearnerService:
                 consumed=[c.model_dump() for c in event.consumed],
                 republished=republished,
             )
-        offsets = [
-            TopicPartition(c.topic, c.partition, c.offset)
-            for c in events[-1].consumed
-            if c.topic == self.topic
-        ]
-        if offsets:
-            try:
-                self._consumer.commit(offsets=offsets, asynchronous=False)
-            except KafkaException as exc:
-                # the checkpoint already holds these offsets; the commit only informs lag readers
-                log.warning("learner: committing offsets failed (the checkpoint has them): %s", exc)
+        self._commit_offsets(events[-1].consumed)
         last = events[-1]
         log.info(
             "learner: published policy version %d (step %d, %d samples) %s",
@@ -468,13 +481,28 @@ def default_checkpoint_dir(home: Path, run_id: str) -> Path:
     return home / "runs" / run_id / "learner"
 
 
+def decisions(entries: list[dict[str, Any]]) -> list[Decided]:
+    """The ``decided`` lines of a training log, in order."""
+    return [
+        Decided(
+            step=int(e["step"]),
+            policy_version=int(e["policy_version"]),
+            base=tuple(ConsumedOffset.model_validate(c) for c in e["base"]),
+            consumed=tuple(ConsumedOffset.model_validate(c) for c in e["consumed"]),
+            groups=tuple(e["groups"]),
+        )
+        for e in entries
+        if e.get("kind") == "decided"
+    ]
+
+
 def training_account(entries: list[dict[str, Any]]) -> tuple[dict[int, list[str]], list[str]]:
     """From a training log: the sample ids each published version trained (a version published
-    again after a restart must list the same ids) and the ids dropped up to the last publication.
+    again after a restart must list the same ids) and the ids dropped up to the last commit.
 
-    Drops logged after an incarnation's last publication were never committed: a restart reads those
-    records again and decides anew, so they are left out (a drop is logged before the publication
-    that covers it)."""
+    Drops logged after an incarnation's last publication or ``decided`` line were never committed: a
+    restart reads those records again and decides anew, so they are left out (a drop is logged before
+    the commit that covers it)."""
     versions: dict[int, list[str]] = {}
     dropped: dict[str, None] = {}
     pending: dict[str, list[str]] = {}
@@ -484,6 +512,8 @@ def training_account(entries: list[dict[str, Any]]) -> tuple[dict[int, list[str]
             version, ids = int(entry["policy_version"]), list(entry["sample_ids"])
             if versions.setdefault(version, ids) != ids:
                 raise ValueError(f"policy version {version} was published twice with different samples")
+            dropped.update(dict.fromkeys(pending.pop(incarnation, [])))
+        elif entry.get("kind") == "decided":
             dropped.update(dict.fromkeys(pending.pop(incarnation, [])))
         elif entry.get("kind") == "drop":
             pending.setdefault(incarnation, []).extend(entry["sample_ids"])

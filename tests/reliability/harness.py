@@ -290,19 +290,10 @@ class Run:
         """Whether the learner's publications and drops account for every sample of the run's experiences."""
         if not self.training_log.exists():
             return False
-        entries = read_training_log(self.training_log)
-        trained, dropped = training_account(entries)
-        # a learner commits offsets only with a publication, so the drops of its last batches wait for
-        # the next one; at the end of a run there is none, and the drops of the incarnation still running
-        # are its decision (a restart would read those records again and decide anew)
-        running = entries[-1].get("incarnation") if entries else None
-        tail = [
-            s
-            for e in entries
-            if e.get("kind") == "drop" and e.get("incarnation") == running
-            for s in e["sample_ids"]
-        ]
-        done = {s for ids in trained.values() for s in ids} | set(dropped) | set(tail)
+        trained, dropped = training_account(read_training_log(self.training_log))
+        # drops count once committed: with the publication that covers them, or on their own when
+        # nothing trained waits for one (the last groups of a run dropped as stale)
+        done = {s for ids in trained.values() for s in ids} | set(dropped)
         produced = {s.sample_id for e in self.follower.events[EXPERIENCES.name] for s in e.event.samples}
         return produced <= done
 

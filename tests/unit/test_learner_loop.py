@@ -167,3 +167,68 @@ def test_a_group_written_twice_is_trained_once_even_across_a_restart(tmp_path: P
     assert len(trained) == len(set(trained)), "a sample trained twice"
     assert set(trained) == produced
     assert by_version[max(by_version)].metrics["groups_resent_skipped"] >= 1.0
+
+
+def test_records_decided_without_a_step_are_committed_and_not_decided_again(tmp_path: Path) -> None:
+    first = make_loop(tmp_path, staleness_bound=0, publish_every=1)
+    (v1,) = first.offer(record(0, 0)) + first.offer(record(0, 1)) + first.flush()
+    assert first.decided() is None  # the publication committed everything read so far
+    # the run's last groups come from a policy two versions back: dropped, and nothing to publish
+    assert first.offer(record(0, 2, version=0)) + first.offer(record(1, 0, version=0)) + first.flush() == []
+    decided = first.decided()
+    assert decided is not None
+    assert (decided.step, decided.policy_version, decided.base) == (v1.step, 1, v1.consumed)
+    assert decided.consumed == (
+        ConsumedOffset(topic=TOPIC, partition=0, offset=3),
+        ConsumedOffset(topic=TOPIC, partition=1, offset=1),
+    )
+    assert decided.groups == ("g0-2", "g1-0")
+    assert first.decided() is None  # nothing moved since
+    del first  # killed
+
+    second = make_loop(tmp_path, staleness_bound=0, publish_every=1)
+    seek, _ = second.resume()
+    assert seek == v1.consumed
+    assert second.adopt(decided)
+    assert second.consumed == decided.consumed
+    assert second.decided() is None  # what it took back needs no second commit
+    # re-delivered from before the adopted offsets: not decided again
+    assert second.offer(record(0, 2, version=0)) + second.flush() == []
+    assert second.stats.dropped_stale == 0
+    # the next publication covers the adopted offsets
+    (v2,) = second.offer(record(1, 1, version=1)) + second.flush()
+    assert v2.consumed == (
+        ConsumedOffset(topic=TOPIC, partition=0, offset=3),
+        ConsumedOffset(topic=TOPIC, partition=1, offset=2),
+    )
+
+
+def test_a_decision_is_taken_back_only_onto_the_checkpoint_it_extends(tmp_path: Path) -> None:
+    first = make_loop(tmp_path, staleness_bound=0, publish_every=1)
+    first.offer(record(0, 0))
+    first.flush()
+    first.offer(record(0, 1, version=0))
+    first.flush()
+    old = first.decided()
+    assert old is not None
+    first.offer(record(0, 2, version=1))
+    first.flush()  # v2: a newer checkpoint
+    del first
+
+    second = make_loop(tmp_path, staleness_bound=0, publish_every=1)
+    seek, _ = second.resume()
+    assert not second.adopt(old)  # it extends v1's checkpoint, not v2's
+    assert second.consumed == seek
+
+
+def test_nothing_is_committed_apart_while_a_trained_step_waits_for_its_publication(tmp_path: Path) -> None:
+    loop = make_loop(tmp_path, staleness_bound=0)  # publish_every=2
+    loop.engine.policy_version = 3
+    assert loop.offer(record(0, 0, version=3)) + loop.offer(record(0, 1, version=3)) == []
+    loop.offer(record(0, 2, version=3))  # the budget is full: one step, not yet published
+    assert loop.engine.step == 1
+    loop.offer(record(0, 3, version=0))
+    loop.offer(record(0, 4, version=0))
+    loop.offer(record(0, 5, version=0))  # the stale ones are dropped behind the trained step
+    assert loop.stats.dropped_stale > 0
+    assert loop.decided() is None

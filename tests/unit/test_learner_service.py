@@ -40,3 +40,15 @@ def test_a_version_published_twice_with_other_samples_is_an_error(tmp_path: Path
     log.close()
     with pytest.raises(ValueError, match="version 1"):
         training_account(read_training_log(tmp_path / "t.jsonl"))
+
+
+def test_drops_committed_without_a_publication_count(tmp_path: Path) -> None:
+    log = TrainingLog(tmp_path / "t.jsonl", "a")
+    log.write("publish", policy_version=1, step=1, sample_ids=["s1"], consumed=[])
+    log.write("drop", policy_version=1, sample_ids=["s2", "s3"])  # the run's last group, stale
+    log.write("decided", step=1, policy_version=1, base=[], consumed=[], groups=["g"])
+    log.write("drop", policy_version=1, sample_ids=["s4"])  # not committed yet: decided again later
+    log.close()
+    versions, dropped = training_account(read_training_log(tmp_path / "t.jsonl"))
+    assert versions == {1: ["s1"]}
+    assert dropped == ["s2", "s3"]
