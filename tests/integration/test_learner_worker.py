@@ -19,21 +19,25 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from infra.kafka.producer import EventProducer
 from learner.service import read_training_log, training_account
+from rlstream.workers import LEARNER_GROUP
 from schemas.rollout import ExperienceReady, ExperienceSample
+from schemas.topics import EXPERIENCES
 
 HOME = Path.home() / ".rlstream"
 GROUPS, GROUP_SIZE = 120, 4
 PUBLISH_EVERY = 5
 
 
-def _experiences(run_id: str, groups: int) -> list[ExperienceReady]:
+def _experiences(run_id: str, groups: int, first: int = 0) -> list[ExperienceReady]:
     events = []
-    for g in range(groups):
+    for g in range(first, first + groups):
         samples = []
         for i in range(GROUP_SIZE):
             completion = tuple(10 + (g * 7 + i * 3 + k) % 400 for k in range(1 + (g + i) % 3))
@@ -182,3 +186,84 @@ def test_kill_9_and_restart_trains_every_sample_exactly_once(kafka_catalog: str,
     )
     start = next(e for e in entries if e["kind"] == "start" and e["incarnation"] == incarnations[1])
     assert start["step"] == last_published_step
+
+
+def _committed(bootstrap: str) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": LEARNER_GROUP})
+    try:
+        parts = sorted(consumer.list_topics(EXPERIENCES.name, 30).topics[EXPERIENCES.name].partitions)
+        return {
+            tp.partition: tp.offset
+            for tp in consumer.committed([TopicPartition(EXPERIENCES.name, p) for p in parts], 30)
+            if tp.offset >= 0
+        }
+    finally:
+        consumer.close()
+
+
+def test_the_last_groups_dropped_as_stale_are_committed_and_not_read_again(
+    kafka_catalog: str, tmp_path: Path
+) -> None:
+    """A run's last experiences come from a policy older than the staleness bound allows: the learner
+    drops them with no version to publish, commits their offsets all the same, and a learner killed
+    after that reads on past them instead of deciding them again."""
+    run_id = f"lw-{uuid.uuid4().hex[:8]}"
+    fresh = _experiences(run_id, 3)
+    with EventProducer(kafka_catalog, source="test", run_id=run_id) as producer:
+        for event in fresh:
+            producer.publish(event)
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "RLSTREAM_RUN_ID": run_id,
+        "RLSTREAM_HOME": str(home),
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
+        "RLSTREAM_GENERATOR__MODEL": "tiny",
+        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
+        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        "RLSTREAM_LEARNER__STALENESS_BOUND": "0",
+    }
+    train_log = home / "runs" / run_id / "learner" / "training.jsonl"
+    worker_log = tmp_path / "learner.log"
+
+    def entries(kind: str) -> list[dict[str, Any]]:
+        return [e for e in read_training_log(train_log) if e["kind"] == kind] if train_log.exists() else []
+
+    first = _worker(env, worker_log)
+    try:
+        _wait_for(lambda: bool(entries("publish")), 300, first, worker_log, "a first version")
+        # written by policy version 0, read by a learner at version 1 with a staleness bound of 0
+        stale = _experiences(run_id, 2, first=len(fresh))
+        with EventProducer(kafka_catalog, source="test", run_id=run_id) as producer:
+            for event in stale:
+                producer.publish(event)
+        stale_ids = {s.sample_id for e in stale for s in e.samples}
+
+        def stale_committed() -> bool:
+            return stale_ids <= set(training_account(read_training_log(train_log))[1])
+
+        _wait_for(stale_committed, 120, first, worker_log, "the stale groups decided and committed")
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    decided = entries("decided")[-1]
+    versions, dropped = training_account(read_training_log(train_log))
+    assert set(dropped) == stale_ids, "the drops count without a publication"
+    assert {s for ids in versions.values() for s in ids} == {s.sample_id for e in fresh for s in e.samples}
+    committed = _committed(kafka_catalog)
+    assert all(committed.get(c["partition"]) == c["offset"] for c in decided["consumed"]), committed
+
+    second = _worker(env, worker_log)
+    try:
+        _wait_for(lambda: len(entries("start")) == 2, 300, second, worker_log, "the restarted learner")
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(60) == 0, worker_log.read_text()[-3000:]
+    finally:
+        if second.poll() is None:
+            second.kill()
+    restart = entries("start")[-1]
+    assert restart["consumed"] == decided["consumed"], "the restart reads on after what was decided"
+    assert not [e for e in entries("drop") if e["incarnation"] == restart["incarnation"]], "decided twice"
