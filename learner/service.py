@@ -43,7 +43,15 @@ import uuid
 from pathlib import Path
 from typing import Any, TextIO
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 from opentelemetry.context import Context
 from opentelemetry.trace import Link
 
@@ -235,24 +243,39 @@ class LearnerService:
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
         """Train until ``stop`` is set (or, with ``idle_exit_s``, until no record came for that long).
 
+        What waits is trained without a full batch once the stream paused ``idle_flush_s``: no record
+        read for that long, or, when the newest record read was already that old on the log (its
+        timestamp: a backlog read after a restart), at once when nothing newer follows - the pause
+        happened while the learner was away, and waiting it out again would only delay the first
+        version after a restart. A learner's clock ahead of the producers' can only shorten a wait.
+
         A stop never trains what is waiting: those records were not committed and are read again by
         the next start."""
         self.start()
         assert self._consumer is not None
-        last_input = time.monotonic()
+        last_input = paused_since = time.monotonic()
         flushed = True
         try:
             while not stop.is_set():
                 msgs = self._consumer.consume(self.fetch_batch, 0.5)
                 now = time.monotonic()
                 offered = 0
+                newest = 0.0
                 for msg in msgs:
                     if stop.is_set():
                         break
                     offered += self._handle(msg)
+                    kind, stamp = msg.timestamp()
+                    if kind != TIMESTAMP_NOT_AVAILABLE:
+                        newest = max(newest, stamp / 1000.0)
                 if offered:
-                    last_input, flushed = now, False
-                elif not flushed and now - last_input >= self.idle_flush_s:
+                    last_input = paused_since = now
+                    flushed = False
+                    if newest and time.time() - newest >= self.idle_flush_s:
+                        # the log already paused this long after the newest record read (a backlog
+                        # read after a restart): what waits is trained once nothing newer comes
+                        paused_since = now - self.idle_flush_s
+                elif not flushed and now - paused_since >= self.idle_flush_s:
                     # the stream paused: train on what is waiting rather than hold it for a full batch
                     self._emit(self.loop.flush())
                     flushed = True
