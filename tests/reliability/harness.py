@@ -57,8 +57,9 @@ FLOW = (
     EXPERIENCES.name,
     POLICY.name,
 )
-#: the recovery figure measured at the end of a run: seconds from a fault until the pipeline's committed
-#: output ran at 90 % of its rate before the fault again (``recovery.throughput_back``)
+#: the recovery figure measured at the end of a run: seconds from a fault until the committed output of
+#: the stage it hit (the pipeline's, or the learner's trained samples) ran at 90 % of its rate before the
+#: fault again (``recovery.throughput_back``)
 THROUGHPUT = "throughput_back_90pct_s"
 #: the per-sample topics: one event per sample of every group
 PER_SAMPLE = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name, VERDICTS.name)
@@ -224,11 +225,24 @@ class Follower:
         times = [s.at for t in topics for s in self.events[t] if s.at > t0 and where(s.event)]
         return round(min(times) - t0, 2) if times else None
 
-    def throughput_back(self, t0: float, topics: Iterable[str] = FLOW[1:-1]) -> float | None:
-        """Seconds from ``t0`` until the run's committed output on ``topics`` (the pipeline's stages) ran
-        at 90 % of its rate before ``t0`` again (``recovery.throughput_back``; None: not yet)."""
+    def throughput_back(self, t0: float, stage: str = "pipeline") -> float | None:
+        """Seconds from ``t0`` until the run's committed output ran at 90 % of its rate before ``t0``
+        again (``recovery.throughput_back``; None: not yet). The ``pipeline``'s output is its stages'
+        events; the ``learner``'s, the samples it trained, each at the time of the version that
+        published it (a version published again after a restart counts once)."""
         self.poll()
-        return recovery.throughput_back([s.at for t in topics for s in self.events[t]], t0, time.time())
+        if stage == "learner":
+            versions: dict[int, Seen] = {}
+            for seen in self.events[POLICY.name]:
+                versions.setdefault(seen.event.policy_version, seen)
+            times = [v.at for v in versions.values() for _ in v.event.trained_sample_ids]
+        else:
+            times = [s.at for t in FLOW[1:-1] for s in self.events[t]]
+        return recovery.throughput_back(times, t0, time.time())
+
+    def first_version_at(self) -> float | None:
+        """The broker time of the run's first policy version (None: none yet)."""
+        return min((s.at for s in self.events[POLICY.name]), default=None)
 
     def max_policy_version(self) -> int:
         return max((s.event.policy_version for s in self.events[POLICY.name]), default=0)
@@ -250,7 +264,7 @@ class Run:
     tasks: list[TaskPublished] = field(default_factory=list)
     recoveries: list[dict[str, Any]] = field(default_factory=list)
     waves: int = 0
-    _faults: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+    _faults: list[tuple[dict[str, Any], float, str]] = field(default_factory=list)
 
     @property
     def training_log(self) -> Path:
@@ -322,18 +336,19 @@ class Run:
         ]
         return round(min(starts) - t0, 2) if starts else None
 
-    def record(self, fault: str, t0: float, **figures: Any) -> None:
-        """The figures measured on the fault at ``t0``; its throughput figure is added by :meth:`settle`."""
+    def record(self, fault: str, t0: float, *, stage: str = "pipeline", **figures: Any) -> None:
+        """The figures measured on the fault at ``t0``; its throughput figure, of the ``stage`` it
+        hit (``Follower.throughput_back``), is added by :meth:`settle`."""
         entry = {"fault": fault, **figures, THROUGHPUT: None}
         self.recoveries.append(entry)
-        self._faults.append((entry, t0))
+        self._faults.append((entry, t0, stage))
         print(f"\nRECOVERY {json.dumps(entry)}", flush=True)
 
     def settle(self) -> None:
         """At the end of the run (once the work after every fault is on the log): when the pipeline's
         committed output ran at 90 % of its rate before each fault again."""
-        for entry, t0 in self._faults:
-            entry[THROUGHPUT] = self.follower.throughput_back(t0)
+        for entry, t0, stage in self._faults:
+            entry[THROUGHPUT] = self.follower.throughput_back(t0, stage)
             print(f"\nRECOVERY {json.dumps(entry)}", flush=True)
         self._faults.clear()
 

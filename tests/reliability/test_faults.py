@@ -125,7 +125,13 @@ def _finish(run: Run, tmp_path: Path) -> dict[str, int]:
 
 def _kill_learner(run: Run) -> None:
     wave = run.publish_wave(WAVE)
-    run.wait(lambda: run.follower.max_policy_version() >= 1, STAGE_TIMEOUT_S, "a first policy version")
+
+    def trained_a_while() -> bool:
+        # the learner's throughput before the kill is its baseline: at least one measuring window of it
+        first = run.follower.first_version_at()
+        return first is not None and time.time() - first >= recovery.WINDOW_S
+
+    run.wait(trained_a_while, STAGE_TIMEOUT_S, "the learner training for a while")
     before = run.follower.max_policy_version()
     t0 = run.workers.kill9("learner")
     # work that arrives while the learner is away: it must be trained once the learner is back
@@ -144,6 +150,7 @@ def _kill_learner(run: Run) -> None:
         ),
         new_version_seen_s=round(new_version - t0, 2),
         learner_caught_up_s=round(caught_up - t0, 2),
+        stage="learner",
     )
 
 
