@@ -2,10 +2,11 @@
 (``Run.record``), gathered from every pytest worker's reports, printed as one table at the end of the
 session and written as JSON (``--recovery-json``, default ``<temp>/rlstream-recovery.json``).
 
-Throughput back (:func:`throughput_back`): the pipeline's committed output per second in the
-``before_s`` before the fault is the baseline; the figure is the start of the first ``window_s`` after
-the fault in which at least ``share`` of that rate was committed again (0 when nothing slowed down; a
-stop of ``d`` seconds at full speed after it reads about ``d``)."""
+Throughput back (:func:`throughput_back`): the committed output per second of the stage a fault hit
+(the pipeline's events; for the learner, the samples it trained) in the ``before_s`` before the fault
+is the baseline; the figure is the start of the first ``window_s`` after the fault in which at least
+``share`` of that rate was committed again (0 when nothing slowed down; a stop of ``d`` seconds at full
+speed after it reads about ``d``)."""
 
 from __future__ import annotations
 
