@@ -13,9 +13,10 @@ import uuid
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]  # re-exported untyped
 
-from infra.kafka.admin import client_config
+from infra.kafka.admin import admin_client, client_config
 from infra.kafka.consumer import decode_message
 from schemas.base import Event
 from schemas.errors import BrokerError, EventDecodeError
@@ -53,6 +54,11 @@ class TopicFollower(Generic[E]):
             raise BrokerError(f"cannot read topic {topic}: {meta.error}", hint="run: rlstream topics create")
         self._partitions = sorted(meta.partitions)
         self._consumer.assign([TopicPartition(topic, p, 0) for p in self._partitions])
+        # the end offsets are asked on a client of their own: on the consumer's connection each query
+        # waited behind the fetch it keeps open (up to fetch.wait.max.ms, 0.5 s, per partition), which
+        # made the learner's review refresh before every step cost 1-1.5 s with 3 partitions
+        self._bootstrap = bootstrap
+        self._admin = admin_client(bootstrap, client_id=f"rlstream-follow-{topic}")
 
     def poll(self, timeout_s: float = 0.0) -> list[E]:
         """The events that arrived since the last call."""
@@ -88,17 +94,25 @@ class TopicFollower(Generic[E]):
                 raise BrokerError(f"catching up with {self.topic} took more than {timeout_s:.0f}s")
 
     def _ends(self, deadline: float) -> dict[int, int]:
+        """Every partition's end as a ``read_committed`` reader sees it (the last stable offset), in
+        one request per broker."""
+        latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
         while True:
             try:
-                return {
-                    p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), 10)[1]
-                    for p in self._partitions
-                }
+                futures = self._admin.list_offsets(
+                    {TopicPartition(self.topic, p): latest for p in self._partitions},
+                    isolation_level=IsolationLevel.READ_COMMITTED,
+                    request_timeout=10,
+                )
+                return {tp.partition: int(f.result().offset) for tp, f in futures.items()}
             except KafkaException as exc:
                 # e.g. the broker is restarting: wait for it, up to the caller's deadline
                 if time.monotonic() > deadline:
                     raise BrokerError(f"cannot read the end of {self.topic}: {exc.args[0]}") from None
                 time.sleep(0.5)
+                # a fresh client: after a broker restart this one kept asking with the leader epoch it
+                # had cached (FENCED_LEADER_EPOCH until the deadline)
+                self._admin = admin_client(self._bootstrap, client_id=f"rlstream-follow-{self.topic}")
 
     def close(self) -> None:
         self._consumer.close()
