@@ -243,18 +243,22 @@ class LearnerService:
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> ProcessorStats:
         """Train until ``stop`` is set (or, with ``idle_exit_s``, until no record came for that long).
 
-        What waits is trained without a full batch once the stream paused ``idle_flush_s``: no record
-        read for that long, or, when the newest record read was already that old on the log (its
-        timestamp: a backlog read after a restart), at once when nothing newer follows - the pause
-        happened while the learner was away, and waiting it out again would only delay the first
-        version after a restart. A learner's clock ahead of the producers' can only shorten a wait.
+        What waits is trained without a full batch once no record came for ``idle_flush_s``, and once
+        more when the learner has caught up with the log after its start (a poll comes back empty, or
+        with a record written after the start) if the first record it read is older than that: what
+        waited through a restart has already waited as long as a pause would have made it wait, so
+        the first version after a restart does not wait for that pause again. In between, batches
+        are the same as without a restart.
 
         A stop never trains what is waiting: those records were not committed and are read again by
         the next start."""
+        started = time.time()
         self.start()
         assert self._consumer is not None
-        last_input = paused_since = time.monotonic()
+        last_input = time.monotonic()
         flushed = True
+        catching_up = True
+        first_read: float | None = None
         try:
             while not stop.is_set():
                 msgs = self._consumer.consume(self.fetch_batch, 0.5)
@@ -267,15 +271,20 @@ class LearnerService:
                     offered += self._handle(msg)
                     kind, stamp = msg.timestamp()
                     if kind != TIMESTAMP_NOT_AVAILABLE:
+                        first_read = stamp / 1000.0 if first_read is None else first_read
                         newest = max(newest, stamp / 1000.0)
                 if offered:
-                    last_input = paused_since = now
-                    flushed = False
-                    if newest and time.time() - newest >= self.idle_flush_s:
-                        # the log already paused this long after the newest record read (a backlog
-                        # read after a restart): what waits is trained once nothing newer comes
-                        paused_since = now - self.idle_flush_s
-                elif not flushed and now - paused_since >= self.idle_flush_s:
+                    last_input, flushed = now, False
+                if catching_up and ((not msgs and first_read is not None) or newest >= started):
+                    catching_up = False
+                    if (
+                        not flushed
+                        and first_read is not None
+                        and time.time() - first_read >= self.idle_flush_s
+                    ):
+                        self._emit(self.loop.flush())
+                        flushed = True
+                elif not flushed and now - last_input >= self.idle_flush_s:
                     # the stream paused: train on what is waiting rather than hold it for a full batch
                     self._emit(self.loop.flush())
                     flushed = True
