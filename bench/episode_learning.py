@@ -107,6 +107,8 @@ larger instruct model, on a GPU), or many more episodes per group.
 from __future__ import annotations
 
 import argparse
+import math
+import random
 import re
 import tempfile
 import time
@@ -118,14 +120,25 @@ from typing import Literal
 
 import torch
 
+from learner.batch import TrainSample, collate
 from learner.config import LearnerConfig
-from producers.generator.models import load_model
-from producers.ingest.synthetic import FEEDBACK_OFFSETS, FEEDBACK_OFFSETS_WIDE, feedback_tasks
+from learner.grpo import token_logprobs
+from learner.sft import sft_loss
+from producers.generator.models import PolicyModel, load_model
+from producers.generator.prompting import feedback_segment
+from producers.ingest.synthetic import (
+    FEEDBACK_OFFSETS,
+    FEEDBACK_OFFSETS_WIDE,
+    FEEDBACK_PROMPT,
+    feedback_tasks,
+)
 from rlstream.inprocess import InProcessRun
 from rlstream.settings import Settings
-from schemas.episode import TurnEnded
+from schemas.episode import FailedCase, Feedback, TurnEnded
 from schemas.rollout import CodeGenerated, NoiseVerdict, RolloutRequested, SamplingParams
 from schemas.topics import GENERATIONS, TURNS, VERDICTS
+from streams.episode.config import FeedbackConfig
+from streams.episode.feedback import render
 
 CACHE = Path.home() / ".rlstream"
 _RETURN = re.compile(r"^\s*return\b(.*)$", re.MULTILINE)
@@ -162,6 +175,18 @@ class Window:
         )
 
 
+@dataclass(frozen=True)
+class Measured:
+    #: step 1 alone (version 0: the weights before any RL), the first and the last window
+    before: Window
+    start: Window
+    end: Window
+    #: second turns whose context the warm start's conversations matched token for token
+    shaped: int
+    #: the warm start's first and last loss (nan without one)
+    warm_losses: tuple[float, float]
+
+
 def _answer(code: str) -> str:
     """What a turn's program returns (the expression of its last ``return``), or its last line."""
     found = _RETURN.findall(code)
@@ -169,6 +194,114 @@ def _answer(code: str) -> str:
         return str(found[-1]).strip()
     lines = [line.strip() for line in code.splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+# --- the format warm start -------------------------------------------------------------------------
+
+#: what the warm start answers with: any one-digit offset, whatever the task
+DIGITS = tuple(range(10))
+
+
+def _encode_prompt(policy: PolicyModel, text: str) -> list[int]:
+    # as the generator encodes a first turn's prompt
+    return list(policy.tokenizer.encode(text, add_special_tokens=not policy.has_chat_template))
+
+
+def _digit_token(policy: PolicyModel, digit: int) -> int:
+    ids = policy.tokenizer.encode(str(digit), add_special_tokens=False)
+    if len(ids) != 1:
+        raise ValueError(f"the digit {digit} is {len(ids)} tokens for this tokenizer, not one")
+    return int(ids[0])
+
+
+def feedback_ids(policy: PolicyModel, returned: int, expected: int) -> list[int]:
+    """The tokens the episode puts between a first answer ``returned`` and the second turn of the task
+    whose offset is ``expected``: the feedback the episode step derives (``offset(0)`` returned the
+    answer, the visible case expected the offset) in the model's template, encoded as the generator
+    encodes it (:meth:`RolloutGenerator.segment_ids`)."""
+    case = FailedCase(
+        index=0, call="offset(0)", expected=repr(expected), failure="wrong", returned=repr(returned)
+    )
+    body = Feedback(version=FeedbackConfig().label(), passed=0, total=1, cases=(case,), text="")
+    segment = feedback_segment(policy.tokenizer, FEEDBACK_PROMPT, render(body))
+    tokenizer = policy.tokenizer
+    ids = list(tokenizer.encode(segment.before, add_special_tokens=False)) if segment.before else []
+    ids += tokenizer.encode(segment.content, add_special_tokens=False, split_special_tokens=True)
+    ids += tokenizer.encode(segment.after, add_special_tokens=False) if segment.after else []
+    return ids
+
+
+def warm_start_sample(policy: PolicyModel, rng: random.Random, offsets: Sequence[int]) -> TrainSample:
+    """One conversation of the family's exact shape: a wrong first answer, the feedback it gets, a second
+    answer. Both answers are uniformly random digits and the second is drawn without looking at the
+    expected value (it is the offset one time in ten, for every offset alike): the conversation teaches
+    to answer with a number and nothing about which."""
+    expected = rng.choice(list(offsets))
+    first = rng.choice([d for d in DIGITS if d != expected])
+    second = rng.choice(DIGITS)
+    return TrainSample(
+        sample_id="warm",
+        group_id="warm",
+        policy_version=0,
+        reward=0.0,
+        advantage=0.0,
+        prompt_token_ids=tuple(_encode_prompt(policy, FEEDBACK_PROMPT)),
+        completion_token_ids=(),
+        behaviour_logprobs=(),
+        turns=(
+            ((), (_digit_token(policy, first),), (0.0,)),
+            (tuple(feedback_ids(policy, first, expected)), (_digit_token(policy, second),), (0.0,)),
+        ),
+    )
+
+
+def warm_start(
+    policy: PolicyModel,
+    offsets: Sequence[int],
+    *,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+) -> tuple[float, float]:
+    """Train ``policy.model`` in place on ``steps`` batches of fresh warm-start conversations
+    (completion-only cross-entropy); the first and the last batch's loss."""
+    rng = random.Random(seed)
+    model = policy.model
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses: list[float] = []
+    for _ in range(steps):
+        rows = collate(
+            [warm_start_sample(policy, rng, offsets) for _ in range(batch)], pad_token_id=policy.pad_token_id
+        )
+        logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits[:, :-1, :]
+        loss = sft_loss(token_logprobs(logits, rows.targets), rows.loss_mask)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    model.eval()
+    return (losses[0], losses[-1]) if losses else (math.nan, math.nan)
+
+
+def _check_shape(pipe: InProcessRun, policy: PolicyModel) -> int:
+    """How many second turns, after a one-digit first answer, the warm start's conversations matched
+    token for token; raises on one that differs (the warm start would have taught another shape)."""
+    prompt = _encode_prompt(policy, FEEDBACK_PROMPT)
+    digits = {_digit_token(policy, d): d for d in DIGITS}
+    matched = 0
+    for g in pipe.events(GENERATIONS.name):
+        if not (isinstance(g, CodeGenerated) and g.turn == 1):
+            continue
+        first = g.prompt_token_ids[len(prompt)]
+        if first not in digits:
+            continue
+        offset = int(g.task_id.rsplit("add", 1)[1])
+        if list(g.prompt_token_ids) != [*prompt, first, *feedback_ids(policy, digits[first], offset)]:
+            raise RuntimeError(f"{g.sample_id}: the second turn's context is not the warm start's shape")
+        matched += 1
+    return matched
 
 
 def blind_second(offsets: Sequence[int]) -> float:
@@ -222,15 +355,35 @@ def measure(
     offsets: Sequence[int] = FEEDBACK_OFFSETS,
     device: Literal["cpu", "cuda"] = "cpu",
     seed: int = 0,
-) -> tuple[Window, Window]:
-    """Train ``steps`` steps of one group of ``group`` episodes per task; the first and the last
-    ``window`` steps' rates."""
+    warm_steps: int = 0,
+    warm_batch: int = 64,
+    warm_lr: float = 3e-3,
+    updates: int = 1,
+) -> Measured:
+    """Train ``steps`` steps of one group of ``group`` episodes per task, after ``warm_steps`` steps of
+    the format warm start (:func:`warm_start`, on ``model`` loaded here and saved under ``workdir``)."""
     tasks = feedback_tasks(max_turns=2, offsets=offsets)
+    warm_losses = (math.nan, math.nan)
+    if warm_steps:
+        policy = load_model(model, CACHE / "models", seed=seed)
+        started = time.monotonic()
+        warm_losses = warm_start(policy, offsets, steps=warm_steps, batch=warm_batch, lr=warm_lr, seed=seed)
+        folder = workdir / "warm-start"
+        policy.model.save_pretrained(str(folder))
+        policy.tokenizer.save_pretrained(str(folder))
+        print(
+            f"warm start: {warm_steps} steps of {warm_batch} conversations, loss {warm_losses[0]:.3f} -> "
+            f"{warm_losses[1]:.3f} (every digit alike: ln 10 = {math.log(10):.3f}) "
+            f"in {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
+        model = str(folder)
     learner = LearnerConfig(
         backend="torch",
         accelerator=device,
         seed=seed,
         lr=lr,
+        updates_per_batch=updates,
         # the behaviour log-probs describe the distribution sampled from
         temperature=temperature,
         token_budget=token_budget,
@@ -282,9 +435,12 @@ def measure(
             if step % window == window - 1:
                 w = _window(pipe, range(step - window + 1, step + 1), offsets)
                 print(f"step {step + 1} ({time.monotonic() - started:.0f} s): {w.line()}", flush=True)
-        return (
-            _window(pipe, range(min(window, steps)), offsets),
-            _window(pipe, range(max(0, steps - window), steps), offsets),
+        return Measured(
+            before=_window(pipe, range(1), offsets),
+            start=_window(pipe, range(min(window, steps)), offsets),
+            end=_window(pipe, range(max(0, steps - window), steps), offsets),
+            shaped=_check_shape(pipe, pipe.policy) if warm_steps else 0,
+            warm_losses=warm_losses,
         )
     finally:
         pipe.close()
@@ -300,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
         "--window", type=int, default=5, help="steps per progress line, compared at start and end"
     )
     parser.add_argument("--lr", type=float, default=2e-3, help="the learner's learning rate")
+    parser.add_argument(
+        "--updates", type=int, default=1, help="the learner's gradient steps on each batch (clipped)"
+    )
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
     parser.add_argument("--model", default="tiny", help="tiny, smollm2 or a local HF model folder")
     parser.add_argument("--max-tokens", type=int, default=1, help="tokens a turn may generate")
@@ -315,11 +474,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seed", type=int, default=0, help="seeds the samples, the tiny model's weights and the learner"
     )
+    parser.add_argument(
+        "--warm-start",
+        type=int,
+        default=0,
+        metavar="N",
+        help="steps of the format warm start before RL (supervised, on random-digit conversations)",
+    )
+    parser.add_argument("--warm-batch", type=int, default=64, help="conversations per warm-start step")
+    parser.add_argument("--warm-lr", type=float, default=3e-3, help="the warm start's learning rate")
     args = parser.parse_args(argv)
     offsets = FEEDBACK_OFFSETS_WIDE if args.wide else FEEDBACK_OFFSETS
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="episode-learning-") as tmp:
-        start, end = measure(
+        got = measure(
             args.steps,
             args.group,
             args.window,
@@ -332,13 +500,20 @@ def main(argv: list[str] | None = None) -> int:
             offsets=offsets,
             device=args.device,
             seed=args.seed,
+            warm_steps=args.warm_start,
+            warm_batch=args.warm_batch,
+            warm_lr=args.warm_lr,
+            updates=args.updates,
         )
+    before, start, end = got.before, got.start, got.end
     print(
-        f"EPISODE-LEARNING model={args.model} offsets={len(offsets)} seed={args.seed} steps={args.steps} "
-        f"group={args.group} lr={args.lr:g} first {args.window} steps: "
+        f"EPISODE-LEARNING model={args.model} offsets={len(offsets)} seed={args.seed} "
+        f"warm-start={args.warm_start} steps={args.steps} group={args.group} lr={args.lr:g} "
+        f"before RL (step 1, version 0): first turn {before.first:.2f}, final {before.final:.2f}, second "
+        f"{before.second:.2f} (blind bound {blind_second(offsets):.2f}); first {args.window} steps: "
         f"first turn {start.first:.2f}, final {start.final:.2f}, second {start.second:.2f}; last "
         f"{args.window} steps: first turn {end.first:.2f}, final {end.final:.2f}, second {end.second:.2f} "
-        f"({end.episodes} episodes)",
+        f"({end.episodes} episodes; {got.shaped} second turns had the warm start's exact context)",
         flush=True,
     )
     # the second turn reads the offset from the feedback: beyond any policy blind to it, and the final
