@@ -39,9 +39,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import CaseResult, Reason, SandboxExecuted, SandboxExecutedV2, SandboxExecutedV3
+from schemas.rollout import (
+    MAX_EXECUTION_RESULT_BYTES,
+    RESULT_NOT_KEPT,
+    CaseResult,
+    Reason,
+    SandboxExecuted,
+    SandboxExecutedV2,
+    SandboxExecutedV3,
+)
 from schemas.task import TaskPublished
-from streams.probe.plan import GENERATED, ProbePlan
+from streams.probe.plan import GENERATED, WIDER_VERSIONS, ProbePlan
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
     Correctness,
@@ -59,6 +67,7 @@ from streams.reward.literals import (
     parse_literal,
     values_match,
 )
+from streams.sandbox.result import json_size
 
 #: the reason code of a program that answered a counted generated input otherwise than the reference
 DISAGREES = "wrong.disagrees_with_reference"
@@ -194,6 +203,10 @@ def examine(
         end < len(records) and end not in plan.far and (plan.origin[end] != GENERATED or end in owed)
     )
 
+    first_pos: dict[int, int] = {}
+    for pos, origin in enumerate(plan.origin):
+        if origin != GENERATED:
+            first_pos.setdefault(origin, pos)
     changed: list[int] = []
     disagreed: list[int] = []
     compared = agreed = uncommon = uncommon_agreed = novel = novel_agreed = 0
@@ -211,6 +224,8 @@ def examine(
         if origin != GENERATED:
             if origin in passed_first and origin < len(cases):
                 c = cases[origin]
+                if first_pos[origin] != pos and _not_kept(records, pos, records[first_pos[origin]]):
+                    continue  # asked again after the run's results filled what an execution keeps
                 also = band.get((c.hidden, c.index), NO_SECOND_VALUE)
                 outcome = "missing" if record is None else grade_record(c.case, record, options, also)
                 if outcome != "pass":
@@ -223,7 +238,8 @@ def examine(
         answer = answers[pos]
         got = _value(record, options)
         ok = got is not _NONE and values_match(answer, got, options)
-        if not ok and band and got is not _NONE and _within_rounding(plan.inputs[pos], answer, got):
+        rounding = bool(band) or (pos in plan.far and plan.version in WIDER_VERSIONS)
+        if not ok and rounding and got is not _NONE and _within_rounding(plan.inputs[pos], answer, got):
             # the task's float answers depend on the interpreter (its reference answers a case
             # otherwise than the task's expected value, in floats alone): on an input no case shows,
             # another correct program's floats may differ from the reference's by what summing the
@@ -396,6 +412,23 @@ class _Missing:
 
 
 _NONE = _Missing()
+
+
+def _not_kept(records: Sequence[CaseResult | None], pos: int, earlier: CaseResult | None) -> bool:
+    """The result at ``pos`` was left out because the results before it filled what one execution
+    keeps (``RESULT_NOT_KEPT``), checked against their sizes and the size of the same case's result
+    ``earlier`` in the run: a program cannot claim it by raising an error of that text."""
+    record = records[pos]
+    if record is None or record.status != "error" or record.error != RESULT_NOT_KEPT:
+        return False
+    if earlier is None or earlier.status != "ok" or earlier.result_repr is None:
+        return False
+    left = MAX_EXECUTION_RESULT_BYTES
+    for r in records[:pos]:
+        text = None if r is None else r.result_repr if r.status == "ok" else r.error
+        if text:
+            left = max(0, left - json_size(text))
+    return json_size(earlier.result_repr) > left
 
 
 def _records(x: SandboxExecutedV3) -> dict[int, CaseResult]:

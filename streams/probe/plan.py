@@ -63,14 +63,24 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p4"
-SEEDED_CHECK_PLAN_VERSION = "c4"
+SEEDED_PLAN_VERSION = "p5"
+SEEDED_CHECK_PLAN_VERSION = "c5"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
-SEEDED_VERSIONS = (("p3", "c2"), ("p4", "c3"), (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION))
+SEEDED_VERSIONS = (
+    ("p3", "c2"),
+    ("p4", "c3"),
+    ("p4", "c4"),
+    (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
+)
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
-#: refuses nothing more, its plan holds the same inputs (under a digest of its own)
-_DRAWN_AS = {"c4": "c3"}
+#: refuses nothing more, its plan holds the same inputs (under a digest of its own); c5 is c4's 1..n rule
+#: over the wider plans first drawn under the name c4 on a branch of their own, and draws as they did
+_DRAWN_AS = {"c4": "c3", "c5": "c4"}
+#: the versions whose plans repeat the cases after the inputs near them and reach further past their
+#: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
+#: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
+WIDER_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[3:] for v in generation)
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: generated inputs per plan: three times the task's cases, within these bounds
@@ -91,8 +101,15 @@ FAR_REACH = 4
 _FAR_MIN_LENGTH = 8
 _FAR_MAX_LENGTH = 256
 _FAR_MAX_CHARS = 4096
+#: (p5/c4) calls a probe run makes before it asks the cases again
+REPEAT_AFTER = 64
 #: the factors every integer of a case is multiplied by (a common divisor the cases never show)
 _SCALES = (2, 3, 5, 7)
+#: (p5/c4) and magnitudes the cases never reach: a program right only below some bound past the cases'
+#: range (``x + y if x <= 1000 else ...``) shows there; an input too slow for the reference says nothing
+_FAR_SCALES = (2, 3, 5, 7, 10, 100, 1000)
+#: (p5/c4) cases scaled by the largest factor that every such plan holds
+_FORCED_SCALED = 3
 #: how hard to try for distinct inputs before settling for fewer
 _ATTEMPTS_PER_INPUT = 25
 #: shuffles of the cases tried for the one that moves the most answers
@@ -189,6 +206,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         return _check_plan(task, seed, generation)
     version = PLAN_VERSION if seed is None else SEEDED_VERSIONS[generation][0]
     lengths = generation >= 1
+    wider = generation >= 3
     rng = random.Random(_seed(task, version, seed))
     args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
@@ -202,7 +220,9 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     far = (
         []
         if seed is None
-        else _generate_far(args, _far_wanted(wanted), rng, {t for t, _ in generated}, lengths=lengths)
+        else _generate_far(
+            args, _far_wanted(wanted), rng, {t for t, _ in generated}, lengths=lengths, wider=wider
+        )
     )
 
     # the cases first, in another order (never the task's own when there are two or more, and one that
@@ -220,8 +240,13 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         parents = tuple(made_from for _, made_from in (*head, *made))
         digest = hashlib.sha256("\n".join((version, *inputs)).encode()).hexdigest()
         return ProbePlan(version, inputs, origin, digest, parents, seeds=len(originals))
-    laid = _with_mirrors(head, generated, far, args)
-    origin = (*order, *([GENERATED] * (len(laid.inputs) - len(order))))
+    # (p5) the cases once more, in their own order, after the inputs near them (see _with_mirrors)
+    again = sorted(range(len(order)), key=order.__getitem__) if wider else None
+    laid = _with_mirrors(head, generated, far, args, again)
+    origin = tuple(
+        order[laid.source(pos)] if laid.source(pos) < len(order) else GENERATED
+        for pos in range(len(laid.inputs))
+    )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
         version,
@@ -269,7 +294,13 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         []
         if seed is None
         else _generate_far(
-            args, MAX_FAR, rng, {t for t, _ in generated}, domain.hold_beyond_range, lengths=generation >= 1
+            args,
+            MAX_FAR,
+            rng,
+            {t for t, _ in generated},
+            domain.hold_beyond_range,
+            lengths=generation >= 1,
+            wider=generation >= 3,
         )
     )
     generated.sort(key=lambda item: (len(item[0]), item[0]))
@@ -291,7 +322,9 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         parents = tuple(made_from for _, made_from in made)
         digest = hashlib.sha256("\n".join((version, *inputs)).encode()).hexdigest()
         return ProbePlan(version, inputs, (GENERATED,) * len(inputs), digest, parents, "check", len(seeds))
-    laid = _with_mirrors(head, placed(generated), placed(far), args)
+    # (c4) the check's calls once more, in the check's own order, after the inputs near them
+    again = [position[o] for o in range(len(seeds))] if generation >= 3 else None
+    laid = _with_mirrors(head, placed(generated), placed(far), args, again)
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
         version,
@@ -366,6 +399,12 @@ class _Laid:
     parents: tuple[tuple[int, ...], ...]
     far: frozenset[int]
     mirrors: tuple[tuple[int, int], ...]
+    #: (p5/c4) position -> the earlier position whose input it repeats
+    repeats: dict[int, int] = field(default_factory=dict)
+
+    def source(self, pos: int) -> int:
+        """The first position holding the input at ``pos``."""
+        return self.repeats.get(pos, pos)
 
 
 def _with_mirrors(
@@ -373,10 +412,17 @@ def _with_mirrors(
     near: list[tuple[str, tuple[int, ...]]],
     far: list[tuple[str, tuple[int, ...]]],
     cases: Sequence[object],
+    again: Sequence[int] | None = None,
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
     the cases' range and their mirrors. A mirror already in the plan is paired with it, not repeated.
+    With ``again`` (p5/c4: head positions, the cases in their own order) the smaller half of the near
+    inputs are asked again until :data:`REPEAT_AFTER` calls were made, then those cases, between the
+    two sections: a program whose answers depend on how often it was called (right for the first calls
+    of a run, wrong later) answers a case otherwise there than in its first run, or a near input
+    otherwise than the reference; before the inputs past the range, where hanging or raising is never
+    held against it.
     Reversing a list keeps every relation the generator keeps (lengths, distinct elements, 1..n, rows),
     except sortedness: a list argument every case passes sorted is never reversed."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
@@ -407,9 +453,23 @@ def _with_mirrors(
             mirrors.append((pos, where[text]))
 
     lay([*head, *near])
+    repeats: dict[int, int] = {}
+    if again is not None:
+        asked = len(texts)
+        # the smaller half of the inputs near the cases (by their text: what a call costs grows with
+        # it), so asking again costs a fraction of the run it follows
+        cheap = sorted(range(len(head), asked), key=lambda pos: (len(texts[pos]), pos))
+        cheap = cheap[: (len(cheap) + 1) // 2]
+        pad = itertools.cycle(cheap) if cheap else iter(())
+        for pos in [*itertools.islice(pad, max(0, REPEAT_AFTER - asked)), *again]:
+            repeats[len(texts)] = pos
+            texts.append(texts[pos])
+            parents.append(parents[pos] or (pos,))  # a check's call: made from that call
     start_far = len(texts)
     lay(far)
-    return _Laid(tuple(texts), tuple(parents), frozenset(range(start_far, len(texts))), tuple(mirrors))
+    return _Laid(
+        tuple(texts), tuple(parents), frozenset(range(start_far, len(texts))), tuple(mirrors), repeats
+    )
 
 
 def _mirror(text: str, ordered: set[int], invariants: _Invariants) -> str | None:
@@ -537,6 +597,8 @@ class _Profile:
     lists_sorted: bool = True
     lists_distinct: bool = True
     float_decimals: int = 0
+    #: (p5/c4) a float moved past the range may keep every digit (else the cases' decimals at most)
+    precise: bool = False
 
     def add(self, value: object) -> None:
         if isinstance(value, bool):
@@ -646,6 +708,7 @@ def _generate_far(
     domain: Callable[[Sequence[object], set[int]], bool] | None = None,
     *,
     lengths: bool = False,
+    wider: bool = False,
 ) -> list[tuple[str, tuple[int, ...]]]:
     """Inputs beyond the cases' range, each with the case it was made from: a case with some of its
     numbers moved past the range the cases use at that argument position (up to :data:`FAR_REACH`
@@ -653,10 +716,12 @@ def _generate_far(
     factor of :data:`_SCALES`; with ``lengths`` (p4/c3), half of them (all, where no argument is a
     number) a case with some of its strings, lists, dicts or sets made longer than the cases' longest at
     that position (:class:`_Sizes`). Every relation the cases keep is kept (:class:`_Invariants`;
-    ``domain`` besides), so an index stays an index and a list of 1..n stays one."""
+    ``domain`` besides), so an index stays an index and a list of 1..n stays one. With ``wider``
+    (p5/c4) the factors go up to 1000 (:data:`_FAR_SCALES`) and half the floats moved past the range keep
+    every digit the draw gave them (a program that rounds to the cases' decimals shows there)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
-    profiles = [_Profile() for _ in range(arity)]
+    profiles = [_Profile(precise=wider) for _ in range(arity)]
     for t in tuples:
         for i, v in enumerate(t):
             profiles[i].add(v)
@@ -671,19 +736,25 @@ def _generate_far(
     invariants = _Invariants(tuples, seeded=True)
     seen = {repr(t) for t in tuples} | taken
     out: list[tuple[str, tuple[int, ...]]] = []
-    for _ in range(wanted * _ATTEMPTS_PER_INPUT):
+    # (p5/c4) first the cases of the largest integers, each scaled by the largest factor: drawn at random
+    # among the rest they are too rare to show a bound a program is right only below
+    magnitude = sorted(range(len(tuples)), key=lambda k: -_largest_scaled(tuples[k]))
+    forced = [k for k in magnitude if _largest_scaled(tuples[k]) > 1][:_FORCED_SCALED] if wider else []
+    for attempt in range(wanted * _ATTEMPTS_PER_INPUT):
         if len(out) >= wanted:
             break
-        b = rng.randrange(len(tuples))
+        b = forced[attempt] if attempt < len(forced) else rng.randrange(len(tuples))
         base = tuples[b]
         cap = limit
-        if sizes is not None and longer and (not numeric or rng.random() < 0.5):
+        if attempt < len(forced):
+            candidate = [_scaled(v, _FAR_SCALES[-1]) for v in base]
+        elif sizes is not None and longer and (not numeric or rng.random() < 0.5):
             made = sizes.longer(base, rng)
             if made is None:
                 continue
             candidate, cap = made, far_limit
         elif rng.random() < 0.4:
-            factor = rng.choice(_SCALES)
+            factor = rng.choice(_FAR_SCALES if wider else _SCALES)
             candidate = [_scaled(v, factor) for v in base]
         else:
             candidate = [
@@ -998,6 +1069,19 @@ def _scaled(value: object, factor: int, depth: int = 0) -> object:
     return value
 
 
+def _largest_scaled(args: tuple[object, ...]) -> int:
+    """The largest magnitude among the integers :func:`_scaled` multiplies (0: none)."""
+    out = 0
+    for v in args:
+        items = (
+            v.values() if isinstance(v, dict) else v if isinstance(v, list | tuple | set | frozenset) else [v]
+        )
+        for x in items:
+            if isinstance(x, int) and not isinstance(x, bool):
+                out = max(out, abs(x))
+    return out
+
+
 def _beyond(value: object, p: _Profile, rng: random.Random, depth: int) -> object:
     """``value`` with some of its numbers moved past the cases' range (see :func:`_generate_far`): a
     number argument, or numbers of a flat list, tuple or dict (nested containers kept, as in
@@ -1031,6 +1115,8 @@ def _far_float(p: _Profile, rng: random.Random) -> float:
     reach = FAR_REACH * max(abs(lo), abs(hi), hi - lo, 1.0)
     up = hi >= 0 and (lo >= 0 or rng.random() < 0.5)
     new = rng.uniform(hi, hi + reach) if up else rng.uniform(lo - reach, lo)
+    if p.precise and rng.random() < 0.5:
+        return new
     return round(new, max(1, min(p.float_decimals, 6)))
 
 
