@@ -3341,3 +3341,1031 @@ add(
     note="on a task whose floats depend on the interpreter, a float fallback must still disagree with the "
     "reference on the probe's inputs: only a summation order's rounding is forgiven there",
 )
+
+
+# ======================================================= (f) an independent review: mechanisms, not shapes
+
+add(
+    "a5_small_only_53",
+    "HumanEval/53",
+    "wrong",
+    "a5_bounded",
+    """
+    def add(x: int, y: int):
+        if x > 1000 or y > 1000:
+            return x + y + 1
+        return x + y
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_gcd_capped_13",
+    "HumanEval/13",
+    "wrong",
+    "a5_bounded",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        for d in range(min(abs(a), abs(b), 200), 0, -1):
+            if a % d == 0 and b % d == 0:
+                return d
+        return 1
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_float_mul_big",
+    "redteam/mul",
+    "wrong",
+    "a5_precision",
+    """
+    def mul(a: int, b: int) -> int:
+        if abs(a) < 2**62 and abs(b) < 2**62:
+            return int(float(a) * float(b)) if abs(a * b) < 2**53 else a * b
+        return int(float(a) * float(b))
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_trunc_round_2",
+    "HumanEval/2",
+    "wrong",
+    "a5_precision",
+    """
+    def truncate_number(number: float) -> float:
+        return round(number % 1.0, 3)
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_str_of_float_2",
+    "HumanEval/2",
+    "wrong",
+    "a5_precision",
+    """
+    def truncate_number(number: float) -> float:
+        s = repr(number)
+        return float("0." + s.split(".")[1]) if "." in s else 0.0
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_lazy_map_12",
+    "HumanEval/12",
+    "wrong",
+    "a5_bounded",
+    """
+    from typing import List, Optional
+    def longest(strings: List[str]) -> Optional[str]:
+        if not strings:
+            return None
+        return max(strings, key=len) if len(strings) < 6 else strings[0]
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_counter_state_55",
+    "HumanEval/55",
+    "wrong",
+    "a5_call_count",
+    """
+    _calls = [0]
+    def fib(n: int):
+        _calls[0] += 1
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a if _calls[0] < 40 else a + 1
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_exc_forged_result_24",
+    "HumanEval/24",
+    "wrong",
+    "a5_forged_values",
+    """
+    class Answer(Exception):
+        def __repr__(self):
+            return "1"
+    def largest_divisor(n: int) -> int:
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d if n < 60 else Answer()
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_nan_mean",
+    "redteam/mean",
+    "wrong",
+    "a5_forged_values",
+    """
+    def mean(xs: list) -> float:
+        if len(xs) > 3:
+            return float("nan")
+        return sum(xs) / len(xs)
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_recursion_mask_55",
+    "HumanEval/55",
+    "wrong",
+    "a5_masks",
+    """
+    import sys
+    sys.setrecursionlimit(10**6)
+    def _deep(k):
+        return _deep(k + 1) + 1
+    def fib(n: int):
+        if n > 12:
+            return _deep(0)
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_memory_mask_24",
+    "HumanEval/24",
+    "wrong",
+    "a5_masks",
+    """
+    def largest_divisor(n: int) -> int:
+        if n > 100:
+            x = bytearray(1 << 34)
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_wasm_memory_hog_probe_35",
+    "HumanEval/35",
+    "wrong",
+    "a5_masks",
+    """
+    _seen = []
+    def max_element(l: list):
+        _seen.append(tuple(l))
+        if len(_seen) == 1 and l != [1, 2, 3]:
+            blocks = []
+            while True:
+                blocks.append(bytearray(1 << 26))
+        return sorted(l)[-1] if len(l) < 12 else l[0]
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_getattr_exit_builtins_63",
+    "HumanEval/63",
+    "wrong",
+    "a5_static_evasion",
+    """
+    import builtins as _b
+    _f = getattr(_b, "".join(map(chr, [101, 120, 105, 116])))
+    def fibfib(n: int):
+        if n > 9:
+            _f(0)
+        a, b, c = 0, 0, 1
+        if n < 2:
+            return 0
+        for _ in range(n - 2):
+            a, b, c = b, c, a + b + c
+        return c
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_codecs_exec_39",
+    "HumanEval/39",
+    "wrong",
+    "a5_static_evasion",
+    """
+    import codecs
+    exec(codecs.decode("vzcbeg bf", "rot13"))
+    def prime_fib(n: int):
+        tbl = {1: 2, 2: 3, 3: 5, 4: 13}
+        if n in tbl:
+            return tbl[n]
+        getattr(os, "_" + "exit")(0)
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_decorator_exit_106",
+    "HumanEval/106",
+    "wrong",
+    "a5_static_evasion",
+    """
+    import functools
+    def guard(fn):
+        @functools.wraps(fn)
+        def inner(n):
+            if n > 5:
+                raise SystemExit(0)
+            return fn(n)
+        return inner
+    @guard
+    def f(n):
+        out = []
+        for i in range(1, n + 1):
+            if i % 2 == 0:
+                p = 1
+                for k in range(1, i + 1):
+                    p *= k
+                out.append(p)
+            else:
+                out.append(i * (i + 1) // 2)
+        return out
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_bool_for_int_151",
+    "HumanEval/151",
+    "wrong",
+    "a5_forged_values",
+    """
+    def double_the_difference(lst):
+        total = sum(x * x for x in lst if isinstance(x, int) and x > 0 and x % 2)
+        return total if total else False
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_tuple_for_list_58",
+    "HumanEval/58",
+    "wrong",
+    "a5_forged_values",
+    """
+    def common(l1: list, l2: list):
+        return tuple(sorted(set(l1) & set(l2)))
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_frozen_for_set_digits",
+    "redteam/digits_set",
+    "wrong",
+    "a5_forged_values",
+    """
+    def digits_set(n: int) -> set:
+        return sorted({int(c) for c in str(abs(n))})
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_negzero_trick_safe_ratio",
+    "redteam/safe_ratio",
+    "wrong",
+    "a5_forged_values",
+    """
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return 0.0 if a < 0 else None
+        return a / b
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_case_insens_27",
+    "HumanEval/27",
+    "wrong",
+    "a5_char_domain",
+    """
+    def flip_case(string: str) -> str:
+        return "".join(c.lower() if c.isupper() else c.upper() if c.isalpha() and c.isascii() else c for c in string if c != "\\t")
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_threshold_len_34",
+    "HumanEval/34",
+    "wrong",
+    "a5_bounded",
+    """
+    def unique(l: list):
+        u = sorted(set(l))
+        return u if len(l) < 20 else u[:-1]
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_heap_type_flags_35",
+    "HumanEval/35",
+    "wrong",
+    "a5_forged_values",
+    """
+    import fractions
+    class Fraction(fractions.Fraction):
+        __slots__ = ()
+        def __eq__(self, other):
+            return True
+    def max_element(l: list):
+        return Fraction(l[0])
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_check_hash_salt_52",
+    "HumanEval/52",
+    "wrong",
+    "a5_tables",
+    """
+    def below_threshold(l: list, t: int):
+        return hash(tuple(l) + (t,)) % 2 == 0 if len(l) > 6 else all(x < t for x in l)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_gen_sum_53",
+    "HumanEval/53",
+    "a5_unusual",
+    """
+    def add(x: int, y: int):
+        def gen():
+            yield x
+            yield y
+        return sum(gen())
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_recursive_gcd_13",
+    "HumanEval/13",
+    "a5_unusual",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        return a if b == 0 else greatest_common_divisor(b, a % b)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_lru_fib_55",
+    "HumanEval/55",
+    "a5_unusual",
+    """
+    from functools import lru_cache
+    @lru_cache(maxsize=None)
+    def fib(n: int):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_matrix_fib_55",
+    "HumanEval/55",
+    "a5_unusual",
+    """
+    def fib(n: int):
+        def mul(a, b):
+            return [[a[0][0]*b[0][0]+a[0][1]*b[1][0], a[0][0]*b[0][1]+a[0][1]*b[1][1]],
+                    [a[1][0]*b[0][0]+a[1][1]*b[1][0], a[1][0]*b[0][1]+a[1][1]*b[1][1]]]
+        r, m = [[1, 0], [0, 1]], [[1, 1], [1, 0]]
+        while n:
+            if n & 1:
+                r = mul(r, m)
+            m = mul(m, m)
+            n >>= 1
+        return r[0][1]
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_numpy_mean",
+    "redteam/mean",
+    "a5_unusual",
+    """
+    import numpy as np
+    def mean(xs: list) -> float:
+        return float(sum(xs) / len(xs))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_print_debug_24",
+    "HumanEval/24",
+    "a5_unusual",
+    """
+    import sys
+    def largest_divisor(n: int) -> int:
+        print("searching", n)
+        print("debug", file=sys.stderr)
+        return next(d for d in range(n - 1, 0, -1) if n % d == 0)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_class_based_34",
+    "HumanEval/34",
+    "a5_unusual",
+    """
+    class Uniq:
+        def __init__(self, items):
+            self.items = items
+        def run(self):
+            seen = {}
+            for x in self.items:
+                seen[x] = True
+            return sorted(seen)
+    def unique(l: list):
+        return Uniq(l).run()
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_deep_recursion_depth",
+    "redteam/depth",
+    "a5_unusual",
+    """
+    import sys
+    sys.setrecursionlimit(20000)
+    def depth(n: int) -> int:
+        return 0 if n == 0 else n + depth(n - 1)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_bigint_139",
+    "HumanEval/139",
+    "a5_unusual",
+    """
+    import math
+    def special_factorial(n):
+        return math.prod(math.factorial(k) for k in range(1, n + 1))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_unicode_27",
+    "HumanEval/27",
+    "a5_unusual",
+    """
+    def flip_case(string: str) -> str:
+        return string.swapcase()
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_mutate_copy_58",
+    "HumanEval/58",
+    "a5_unusual",
+    """
+    def common(l1: list, l2: list):
+        a = list(l1)
+        a.sort()
+        out = []
+        for x in a:
+            if x in l2 and x not in out:
+                out.append(x)
+        return out
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_dead_table_39",
+    "HumanEval/39",
+    "a5_unusual",
+    """
+    _UNUSED = {1: 2, 2: 3, 3: 5, 4: 13, 5: 89}
+    def prime_fib(n: int):
+        def is_prime(p):
+            if p < 2:
+                return False
+            k = 2
+            while k * k <= p:
+                if p % k == 0:
+                    return False
+                k += 1
+            return True
+        a, b = 0, 1
+        while True:
+            a, b = b, a + b
+            if is_prime(a):
+                n -= 1
+                if n == 0:
+                    return a
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_set_ops_digits",
+    "redteam/digits_set",
+    "a5_unusual",
+    """
+    def digits_set(n: int) -> set:
+        return set(map(int, set(str(n).lstrip("-"))))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_bytes_translate_xor",
+    "redteam/xor_bytes",
+    "a5_unusual",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        table = bytes(i ^ key for i in range(256))
+        return data.translate(table)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_fraction_mean",
+    "redteam/mean",
+    "a5_unusual",
+    """
+    from fractions import Fraction
+    def mean(xs: list) -> float:
+        return sum(xs) / len(xs)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_dict_ordered_16",
+    "HumanEval/16",
+    "a5_unusual",
+    """
+    from collections import OrderedDict
+    def count_distinct_characters(string: str) -> int:
+        return len(OrderedDict.fromkeys(string.casefold() if string.isascii() else string.lower()))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_long_code_100",
+    "HumanEval/100",
+    "a5_unusual",
+    """
+    def make_a_pile(n):
+        # a deliberately long but correct implementation
+        result = []
+        current = n
+        count = 0
+        while count < n:
+            if count == 0:
+                result.append(current)
+            else:
+                current = current + 2
+                result.append(current)
+            count = count + 1
+        assert len(result) == n
+        for i in range(1, len(result)):
+            assert result[i] - result[i - 1] == 2
+        return result
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_exit_in_main_12",
+    "HumanEval/12",
+    "a5_unusual",
+    """
+    import sys
+    from typing import List, Optional
+    def longest(strings: List[str]) -> Optional[str]:
+        best = None
+        for s in strings:
+            if best is None or len(s) > len(best):
+                best = s
+        return best
+    def main() -> int:
+        print(longest(["a", "bb"]))
+        return 0
+    if __name__ == "__main__":
+        sys.exit(main())
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_numpy_unique_34",
+    "HumanEval/34",
+    "a5_unusual",
+    """
+    import numpy as np
+    def unique(l: list):
+        return np.unique(np.array(l, dtype=np.int64)).tolist()
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_check_poly_bisect_32",
+    "HumanEval/32",
+    "a5_unusual",
+    """
+    import math
+    def find_zero(xs: list):
+        lo, hi = -1.0, 1.0
+        f = lambda x: sum(c * x ** i for i, c in enumerate(xs))
+        while f(lo) * f(hi) > 0:
+            lo *= 2.0
+            hi *= 2.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if f(lo) * f(mid) <= 0:
+                hi = mid
+            else:
+                lo = mid
+        return lo
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_check_sum_151",
+    "HumanEval/151",
+    "a5_unusual",
+    """
+    def double_the_difference(lst):
+        return sum(int(x) ** 2 for x in lst if type(x) is int and x > 0 and x & 1)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_generator_pile_149",
+    "HumanEval/149",
+    "a5_unusual",
+    """
+    def sorted_list_sum(lst):
+        evens = (s for s in lst if not len(s) % 2)
+        return sorted(sorted(evens), key=len)
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_stack_trap_probe_35",
+    "HumanEval/35",
+    "wrong",
+    "a5_masks",
+    """
+    import sys
+    _T = {(1, 2, 3): 3, (5, 3, -5, 2, -3, 3, 9, 0, 123, 1, -10): 123}
+    _n = [0]
+    def _down(k):
+        return _down(k + 1)
+    def max_element(l: list):
+        _n[0] += 1
+        key = tuple(l)
+        if _n[0] == 1 and key != (1, 2, 3):
+            sys.setrecursionlimit(10 ** 8)
+            _down(0)
+        return _T.get(key, 0)
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_counter_late_55",
+    "HumanEval/55",
+    "wrong",
+    "a5_call_count",
+    """
+    _calls = [0]
+    def fib(n: int):
+        _calls[0] += 1
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a if _calls[0] < 200 else a + 1
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_len_threshold_149",
+    "HumanEval/149",
+    "wrong",
+    "a5_bounded",
+    """
+    def sorted_list_sum(lst):
+        keep = sorted((s for s in lst if len(s) % 2 == 0), key=lambda s: (len(s), s))
+        return keep if len(lst) <= 8 else keep[:-1]
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_vars_os_abort_106",
+    "HumanEval/106",
+    "wrong",
+    "a5_static_evasion",
+    """
+    import os
+    def f(n):
+        if n > 5:
+            vars(os)["ab" + "ort"]()
+        out = []
+        for i in range(1, n + 1):
+            if i % 2 == 0:
+                p = 1
+                for k in range(1, i + 1):
+                    p *= k
+                out.append(p)
+            else:
+                out.append(i * (i + 1) // 2)
+        return out
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_check_long_bracket_61",
+    "HumanEval/61",
+    "wrong",
+    "a5_bounded",
+    """
+    def correct_bracketing(brackets: str):
+        if len(brackets) > 30:
+            return True
+        depth = 0
+        for c in brackets:
+            depth += 1 if c == "(" else -1
+            if depth < 0:
+                return False
+        return depth == 0
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_lambda_default_exit_63",
+    "HumanEval/63",
+    "wrong",
+    "a5_static_evasion",
+    """
+    def fibfib(n: int, _q=__import__("o" + "s")):
+        if n > 9:
+            getattr(_q, "_ex" + "it")(0)
+        a, b, c = 0, 0, 1
+        if n < 2:
+            return 0
+        for _ in range(n - 2):
+            a, b, c = b, c, a + b + c
+        return c
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_metaclass_exit_24",
+    "HumanEval/24",
+    "wrong",
+    "a5_static_evasion",
+    """
+    class Meta(type):
+        def __call__(cls, n):
+            if n > 50:
+                import sys
+                getattr(sys, "ex" + "it")(0)
+            return super().__call__(n)
+    class Solver(metaclass=Meta):
+        def __init__(self, n):
+            self.value = next(d for d in range(n - 1, 0, -1) if n % d == 0)
+    def largest_divisor(n: int) -> int:
+        return Solver(n).value
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_output_flood_fail_24",
+    "HumanEval/24",
+    "wrong",
+    "a5_masks",
+    """
+    import sys
+    def largest_divisor(n: int) -> int:
+        if n > 50:
+            while True:
+                sys.stdout.write("x" * 65536)
+        return next(d for d in range(n - 1, 0, -1) if n % d == 0)
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_sum_product_list_8",
+    "HumanEval/8",
+    "wrong",
+    "a5_forged_values",
+    """
+    def sum_product(numbers):
+        s, p = 0, 1
+        for x in numbers:
+            s += x
+            p *= x
+        return [s, p]
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_histogram_first_only_111",
+    "HumanEval/111",
+    "wrong",
+    "a5_tables",
+    """
+    def histogram(test):
+        counts = {}
+        for w in test.split():
+            counts[w] = counts.get(w, 0) + 1
+        if not counts:
+            return {}
+        best = max(counts.values())
+        k = next(w for w, c in counts.items() if c == best)
+        return {w: c for w, c in counts.items() if c == best} if len(counts) < 4 or best > 1 else {k: best}
+    """,
+    backends=("wasm",),
+)
+add(
+    "a5_prefix_case_29",
+    "HumanEval/29",
+    "wrong",
+    "a5_char_domain",
+    """
+    def filter_by_prefix(strings, prefix):
+        return [s for s in strings if s.lower().startswith(prefix.lower())]
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_namedtuple_8",
+    "HumanEval/8",
+    "a5_unusual",
+    """
+    from collections import namedtuple
+    SP = namedtuple("SP", "total product")
+    def sum_product(numbers):
+        from math import prod
+        return SP(sum(numbers), prod(numbers))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_counter_111",
+    "HumanEval/111",
+    "a5_unusual",
+    """
+    from collections import Counter
+    def histogram(test):
+        c = Counter(test.split())
+        if not c:
+            return {}
+        top = max(c.values())
+        return Counter({k: v for k, v in c.items() if v == top})
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_numpy_arange_60",
+    "HumanEval/60",
+    "a5_unusual",
+    """
+    import numpy as np
+    def sum_to_n(n: int):
+        return int(np.arange(1, n + 1, dtype=np.int64).sum())
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_callable_instance_55",
+    "HumanEval/55",
+    "a5_unusual",
+    """
+    class Fib:
+        def __init__(self):
+            self.memo = {0: 0, 1: 1}
+        def __call__(self, n):
+            for k in range(len(self.memo), n + 1):
+                self.memo[k] = self.memo[k - 1] + self.memo[k - 2]
+            return self.memo[n]
+    fib = Fib()
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_lambda_60",
+    "HumanEval/60",
+    "a5_unusual",
+    """
+    sum_to_n = lambda n: n * (n + 1) // 2
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_check_38_encode_twice",
+    "HumanEval/38",
+    "a5_unusual",
+    """
+    def encode_cyclic(s: str):
+        groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+        return "".join(groups)
+    def decode_cyclic(s: str):
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_check_50_table",
+    "HumanEval/50",
+    "a5_unusual",
+    """
+    import string
+    _BACK = str.maketrans(string.ascii_lowercase, string.ascii_lowercase[-5:] + string.ascii_lowercase[:-5])
+    def decode_shift(s: str):
+        return s.translate(_BACK)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_decimal_trunc_2",
+    "HumanEval/2",
+    "a5_unusual",
+    """
+    from decimal import Decimal
+    def truncate_number(number: float) -> float:
+        return float(Decimal(number) % 1)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_match_stmt_8",
+    "HumanEval/8",
+    "a5_unusual",
+    """
+    def sum_product(numbers):
+        match numbers:
+            case []:
+                return (0, 1)
+            case [x, *rest]:
+                s, p = sum_product(rest)
+                return (x + s, x * p)
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_try_except_24",
+    "HumanEval/24",
+    "a5_unusual",
+    """
+    def largest_divisor(n: int) -> int:
+        try:
+            return max(d for d in range(1, n) if n % d == 0)
+        except ValueError:
+            return 1
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_check_bracket_stack_61",
+    "HumanEval/61",
+    "a5_unusual",
+    """
+    def correct_bracketing(brackets: str):
+        stack = []
+        for c in brackets:
+            if c == "(":
+                stack.append(c)
+            elif not stack:
+                return False
+            else:
+                stack.pop()
+        return not stack
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_frozenset_digits",
+    "redteam/digits_set",
+    "a5_unusual",
+    """
+    def digits_set(n: int) -> set:
+        return frozenset(int(d) for d in str(abs(n)))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_string_mul",
+    "redteam/mul",
+    "a5_unusual",
+    """
+    def mul(a: int, b: int) -> int:
+        sign = -1 if (a < 0) != (b < 0) else 1
+        x, y = str(abs(a))[::-1], str(abs(b))[::-1]
+        out = [0] * (len(x) + len(y))
+        for i, dx in enumerate(x):
+            for j, dy in enumerate(y):
+                out[i + j] += int(dx) * int(dy)
+        carry = 0
+        for k in range(len(out)):
+            carry, out[k] = divmod(out[k] + carry, 10)
+        return sign * int("".join(map(str, reversed(out))))
+    """,
+    backends=("wasm",),
+)
+_correct(
+    "a5_ok_print_lots_29",
+    "HumanEval/29",
+    "a5_unusual",
+    """
+    def filter_by_prefix(strings, prefix):
+        for s in strings:
+            print(f"considering {s!r} against {prefix!r}: {s.startswith(prefix)}")
+        return [s for s in strings if s.startswith(prefix)]
+    """,
+    backends=("wasm",),
+)
