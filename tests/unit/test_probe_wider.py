@@ -95,7 +95,7 @@ def test_a_program_right_only_below_a_bound_past_the_cases_is_rejected() -> None
         assert d.verdict == "reject" and "wrong.disagrees_with_reference" in {r.code for r in d.reasons}
 
 
-def test_a_program_that_rounds_to_the_cases_decimals_is_rejected_and_one_that_computes_otherwise_is_not() -> None:
+def test_rounding_to_the_cases_decimals_is_rejected_and_computing_otherwise_is_not() -> None:
     rounds = "def solve(x):\n    return round(x % 1.0, 3)\n"
     exact = "from decimal import Decimal\n\n\ndef solve(x):\n    return float(Decimal(x) % 1)\n"
     for seed in SEEDS:
