@@ -387,12 +387,12 @@ def _unambiguous(
         )
     if len(anchored) < 2 or not all(anchored):
         return answers
-    out = dict(answers)
+    tied: set[str] = set()
     for a, b in plan.mirrors:
         if a in answers and b in answers and not values_match(answers[a], answers[b], options):
-            out.pop(a, None)
-            out.pop(b, None)
-    return out
+            tied.update((plan.inputs[a], plan.inputs[b]))
+    # an input the plan asks again (p5/c4) is the same tie wherever it stands
+    return {pos: v for pos, v in answers.items() if plan.inputs[pos] not in tied}
 
 
 def _check_passed(x: SandboxExecutedV3) -> bool:
