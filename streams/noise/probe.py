@@ -391,7 +391,7 @@ def _unambiguous(
     for a, b in plan.mirrors:
         if a in answers and b in answers and not values_match(answers[a], answers[b], options):
             tied.update((plan.inputs[a], plan.inputs[b]))
-    # an input the plan asks again (p5/c4) is the same tie wherever it stands
+    # an input the plan asks again (p5/c5) is the same tie wherever it stands
     return {pos: v for pos, v in answers.items() if plan.inputs[pos] not in tied}
 
 

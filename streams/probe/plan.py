@@ -74,8 +74,8 @@ SEEDED_VERSIONS = (
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
-#: refuses nothing more, its plan holds the same inputs (under a digest of its own); c5 is c4's 1..n rule
-#: over the wider plans first drawn under the name c4 on a branch of their own, and draws as they did
+#: refuses nothing more, its plan holds the same inputs (under a digest of its own); c5 (the wider plans
+#: with c4's 1..n rule) draws from the seed named c4
 _DRAWN_AS = {"c4": "c3", "c5": "c4"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
@@ -101,14 +101,14 @@ FAR_REACH = 4
 _FAR_MIN_LENGTH = 8
 _FAR_MAX_LENGTH = 256
 _FAR_MAX_CHARS = 4096
-#: (p5/c4) calls a probe run makes before it asks the cases again
+#: (p5/c5) calls a probe run makes before it asks the cases again
 REPEAT_AFTER = 64
 #: the factors every integer of a case is multiplied by (a common divisor the cases never show)
 _SCALES = (2, 3, 5, 7)
-#: (p5/c4) and magnitudes the cases never reach: a program right only below some bound past the cases'
+#: (p5/c5) and magnitudes the cases never reach: a program right only below some bound past the cases'
 #: range (``x + y if x <= 1000 else ...``) shows there; an input too slow for the reference says nothing
 _FAR_SCALES = (2, 3, 5, 7, 10, 100, 1000)
-#: (p5/c4) cases scaled by the largest factor that every such plan holds
+#: (p5/c5) cases scaled by the largest factor that every such plan holds
 _FORCED_SCALED = 3
 #: how hard to try for distinct inputs before settling for fewer
 _ATTEMPTS_PER_INPUT = 25
@@ -322,7 +322,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         parents = tuple(made_from for _, made_from in made)
         digest = hashlib.sha256("\n".join((version, *inputs)).encode()).hexdigest()
         return ProbePlan(version, inputs, (GENERATED,) * len(inputs), digest, parents, "check", len(seeds))
-    # (c4) the check's calls once more, in the check's own order, after the inputs near them
+    # (c5) the check's calls once more, in the check's own order, after the inputs near them
     again = [position[o] for o in range(len(seeds))] if generation >= 3 else None
     laid = _with_mirrors(head, placed(generated), placed(far), args, again)
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
@@ -399,7 +399,7 @@ class _Laid:
     parents: tuple[tuple[int, ...], ...]
     far: frozenset[int]
     mirrors: tuple[tuple[int, int], ...]
-    #: (p5/c4) position -> the earlier position whose input it repeats
+    #: (p5/c5) position -> the earlier position whose input it repeats
     repeats: dict[int, int] = field(default_factory=dict)
 
     def source(self, pos: int) -> int:
@@ -417,7 +417,7 @@ def _with_mirrors(
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
     the cases' range and their mirrors. A mirror already in the plan is paired with it, not repeated.
-    With ``again`` (p5/c4: head positions, the cases in their own order) the smaller half of the near
+    With ``again`` (p5/c5: head positions, the cases in their own order) the smaller half of the near
     inputs are asked again until :data:`REPEAT_AFTER` calls were made, then those cases, between the
     two sections: a program whose answers depend on how often it was called (right for the first calls
     of a run, wrong later) answers a case otherwise there than in its first run, or a near input
@@ -597,7 +597,7 @@ class _Profile:
     lists_sorted: bool = True
     lists_distinct: bool = True
     float_decimals: int = 0
-    #: (p5/c4) a float moved past the range may keep every digit (else the cases' decimals at most)
+    #: (p5/c5) a float moved past the range may keep every digit (else the cases' decimals at most)
     precise: bool = False
 
     def add(self, value: object) -> None:
@@ -717,7 +717,7 @@ def _generate_far(
     number) a case with some of its strings, lists, dicts or sets made longer than the cases' longest at
     that position (:class:`_Sizes`). Every relation the cases keep is kept (:class:`_Invariants`;
     ``domain`` besides), so an index stays an index and a list of 1..n stays one. With ``wider``
-    (p5/c4) the factors go up to 1000 (:data:`_FAR_SCALES`) and half the floats moved past the range keep
+    (p5/c5) the factors go up to 1000 (:data:`_FAR_SCALES`) and half the floats moved past the range keep
     every digit the draw gave them (a program that rounds to the cases' decimals shows there)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
@@ -736,7 +736,7 @@ def _generate_far(
     invariants = _Invariants(tuples, seeded=True)
     seen = {repr(t) for t in tuples} | taken
     out: list[tuple[str, tuple[int, ...]]] = []
-    # (p5/c4) first the cases of the largest integers, each scaled by the largest factor: drawn at random
+    # (p5/c5) first the cases of the largest integers, each scaled by the largest factor: drawn at random
     # among the rest they are too rare to show a bound a program is right only below
     magnitude = sorted(range(len(tuples)), key=lambda k: -_largest_scaled(tuples[k]))
     forced = [k for k in magnitude if _largest_scaled(tuples[k]) > 1][:_FORCED_SCALED] if wider else []

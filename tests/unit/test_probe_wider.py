@@ -1,4 +1,4 @@
-"""Seeded probe plans p5/c4: the cases asked again after the probe run has made many calls (a program
+"""Seeded probe plans p5/c5: the cases asked again after the probe run has made many calls (a program
 whose answers depend on how often it was called), cases scaled by 1000 (a program right only below a
 bound past the cases' range), floats past the range with every digit (a program that rounds to the
 cases' decimals); runs of p4/c3 still find their plan, byte for byte."""
@@ -47,7 +47,7 @@ def decision_of(task: TaskPublished, code: str, seed: str):  # type: ignore[no-u
 
 
 def test_runs_of_p4_and_c3_still_find_their_plan_byte_for_byte() -> None:
-    # digests of p4/c3 plans drawn with this seed before p5/c4 existed
+    # digests of p4/c3 plans drawn with this seed before p5/c5 existed
     seed = "5e" * 16
     tasks = {t.task_id: t for _, t in humaneval()}
     recorded = {
