@@ -183,11 +183,12 @@ def check(candidate):
     task = check_task("path", "def path(grid, k):\n    return [1] * k\n", grids)
     seed = "5e" * 16
     plan = plan_for(task, seed)
-    assert plan is not None and plan.version == SEEDED_CHECK_PLAN_VERSION == "c4"
+    assert plan is not None and plan.version == SEEDED_CHECK_PLAN_VERSION == "c5"
     edge = "([[1, 3], [3, 2]], 10)"
     outside = [text for text in plan.inputs if _flat(text) != list(range(1, len(_flat(text)) + 1))]
-    # the edge call stays (judged as it is), and so does its mirror; nothing is made from it that has ties
-    assert edge in outside and len(outside) == 2
+    # the edge call stays (judged as it is, and asked again after many calls), and so does its mirror;
+    # nothing is made from it that has ties
+    assert edge in outside and len(set(outside)) == 2
     # the c3 plan, still derived for the runs that record it, made grids with ties from the edge call
     older = recorded_plan(task, seed, _plan(task, seed, 1).digest)  # type: ignore[union-attr]
     assert older is not None and older.version == "c3" and older.digest != plan.digest

@@ -4,6 +4,7 @@ references may be memoised, and how the memoised runs' answers are judged (runs 
 from __future__ import annotations
 
 import ast
+import sys
 from typing import TypeVar
 
 from schemas.reference import ReferenceExecuted
@@ -71,16 +72,23 @@ def _reference(task: TaskPublished, *, memo_code: str | None) -> ReferenceExecut
         ).model_copy(update={"probe_seed": None})
         for i in range(2)
     ]
-    memo = (
-        [
-            simulated_run(
-                task, memo_code, sample_id="t/fib#reference", run_index=i, probe=True, seed=SEED
-            ).model_copy(update={"probe_seed": None})
-            for i in range(2)
-        ]
-        if memo_code is not None
-        else []
-    )
+    # the plan's far inputs reach n=12000: the sandbox's guest recurses that deep, this process only
+    # with a higher limit
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        memo = (
+            [
+                simulated_run(
+                    task, memo_code, sample_id="t/fib#reference", run_index=i, probe=True, seed=SEED
+                ).model_copy(update={"probe_seed": None})
+                for i in range(2)
+            ]
+            if memo_code is not None
+            else []
+        )
+    finally:
+        sys.setrecursionlimit(limit)
     return ReferenceExecuted(
         task_id=task.task_id,
         task_event_id=task.event_id(),
