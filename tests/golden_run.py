@@ -173,6 +173,30 @@ def _blank(body: Any, path: list[str]) -> None:
         _blank(child, rest)
 
 
+#: lists of floats the model computes: its forward pass is not bit for bit the same on another CPU (the
+#: recording's -7.873999118804932 is -7.87399959564209 on another x86-64), so they are compared to
+#: LOGPROB_DIGITS decimals; the tokens sampled, and everything derived from them, are compared exactly
+MODEL_FLOATS = {
+    "rlstream.rollout.generated": ("behaviour_logprobs",),
+    "rlstream.rollout.assembled": ("samples.*.behaviour_logprobs",),
+}
+LOGPROB_DIGITS = 4
+
+
+def _round(body: Any, path: list[str]) -> None:
+    if not path or not isinstance(body, dict | list):
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        for child in body if isinstance(body, list) else []:
+            _round(child, rest)
+    elif isinstance(body, dict) and head in body:
+        if rest:
+            _round(body[head], rest)
+        elif isinstance(body[head], list):
+            body[head] = [round(x, LOGPROB_DIGITS) if isinstance(x, float) else x for x in body[head]]
+
+
 def normalised(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in records:
@@ -183,6 +207,8 @@ def normalised(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 r["id"] = "<volatile>"
             else:
                 _blank(r["body"], path.split("."))
+        for path in MODEL_FLOATS.get(base, ()):
+            _round(r["body"], path.split("."))
         out.append(r)
     return out
 
