@@ -37,6 +37,7 @@ from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxEx
 from schemas.task import TaskPublished
 from streams.episode.config import FeedbackConfig
 from streams.episode.core import end_turn
+from streams.noise.config import VERSIONS as NOISE_VERSIONS
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import filter_episode
 from streams.noise.rules import TaskQuality, assess_task
@@ -574,9 +575,9 @@ class Audit:
         """How the filter judges this sample given a reward, when the audit covers its verdict: the
         recorded verdict was written under the filter configuration given, comparing values the way
         the reward function that scored the sample does (as the filter processor does)."""
-        if self.noise is None or recorded is None or recorded.filter_version != self.noise.label():
+        noise = self._noise_config(recorded.filter_version) if recorded is not None else None
+        if noise is None:
             return None
-        noise = self.noise
         turn_key = (execution.sample_id, execution.turn)
         runs: Sequence[SandboxExecuted] = [self._runs[turn_key][i] for i in sorted(self._runs[turn_key])]
         earlier = []
@@ -615,6 +616,19 @@ class Audit:
             )
 
         return judge
+
+    def _noise_config(self, version: str) -> NoiseConfig | None:
+        """The filter configuration a recorded verdict's version names: the one configured or the
+        default, under any filter version (a verdict written by an earlier version is judged again by
+        it); None where the audit covers no verdicts or none of those names it."""
+        if self.noise is None:
+            return None
+        for config in (self.noise, NoiseConfig()):
+            for v in NOISE_VERSIONS:
+                candidate = config.model_copy(update={"version": v})
+                if candidate.label() == version:
+                    return candidate
+        return None
 
     def _feedback_config(self, version: str) -> FeedbackConfig | None:
         # a feedback written by an earlier version of the feedback function is re-derived by it, under

@@ -122,6 +122,8 @@ def run_records(
         # the reward the recording was scored with (the default then): a later default is a choice of
         # configuration, not a change of what a one-turn run writes
         reward_function="code-v3",
+        # likewise the noise filter's version (v2, the default then)
+        noise={"version": "v2"},
         pipeline={
             "scheduler": {
                 "group_size": group_size,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+#: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
+FilterVersion = Literal["v2", "v3"]
+VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
 class NoiseConfig(BaseModel):
@@ -48,11 +52,28 @@ class NoiseConfig(BaseModel):
     #: share of the novel ones (whose answer is none of their cases' own) it must agree on: a program
     #: that answers with the case an input resembles gets these wrong, one that reads its input right
     probe_novel_agreement: float = Field(default=0.75, gt=0.0, le=1.0)
-    version: str = "v2"
+    #: (v3) generated inputs a probe must have agreed with the reference on, answering none otherwise, for
+    #: a sample of a task whose cases cannot judge (too few; one answer, or the first argument, passes
+    #: them all) to be judged by its probe instead of masked. Half the fewest generated inputs a plan
+    #: near the cases holds (``MIN_GENERATED``, a one-case task's plan of the task alone), so a reference
+    #: that refuses half of them still lets a probe vouch; twice ``probe_min_inputs``, since here the
+    #: probe stands in for the cases as well
+    probe_vouches_inputs: int = Field(default=8, ge=1)
+    #: v2: a task whose cases cannot judge masks every sample; v3: not one its probe vouched for
+    version: FilterVersion = "v3"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
         the configuration when it differs from the default."""
         from streams.reward.config import config_fingerprint
 
-        return self.version + config_fingerprint(self.model_copy(update={"version": "v2"}), NoiseConfig())
+        # hashed as v2 hashed its configurations (its version in the body, without the settings added
+        # since, which v2 does not read), so a ``v2+<hash>`` on the log still names its configuration
+        exclude = _ADDED_AFTER_V2 if self.version == "v2" else None
+        return self.version + config_fingerprint(
+            self.model_copy(update={"version": "v2"}), NoiseConfig(version="v2"), exclude=exclude
+        )
+
+
+#: settings v2 does not read, left out of a v2 configuration's fingerprint
+_ADDED_AFTER_V2 = {"probe_vouches_inputs"}

@@ -34,6 +34,9 @@ from streams.reward.literals import CompareOptions
 
 #: case outcomes that are a program's own answer (not the clock's)
 _VALUE_OUTCOMES = frozenset({"wrong", "error", "not_literal", "missing", "duplicate", "aborted"})
+#: a task's flags that say its cases cannot tell programs apart (where a probe can): from v3 a sample
+#: its probe vouched for is not masked for them (``NoiseConfig.probe_vouches_inputs``)
+CASE_FLAGS = frozenset({"task.too_few_cases", "task.constant_answer_passes", "task.identity_answer_passes"})
 
 
 @dataclass(frozen=True)
@@ -149,8 +152,9 @@ def decide(
     # memorisation, by behaviour on a probe run; by literal overlap only where no probe could judge
     probe_judged = False
     probe_ref_id: str | None = None
+    vouched = 0
     if first is not None and first.all_passed and probes:
-        probe_judged, probe_ref_id = _probe(
+        probe_judged, probe_ref_id, vouched = _probe(
             task, first, probes[0], probe_reference, config, options, reject, info, cases_reference=reference
         )
     if first is not None and first.all_passed and any(x.infra_error for x in probes):
@@ -174,7 +178,15 @@ def decide(
 
     # the task itself
     if task_quality is not None and task_quality.flagged:
-        mask.extend(task_quality.reasons)
+        for r in task_quality.reasons:
+            if config.version != "v2" and r.code in CASE_FLAGS and vouched >= config.probe_vouches_inputs:
+                # the cases cannot tell programs apart, but the probe did: the program agreed with the
+                # reference on enough generated inputs, some with answers neither the cases nor a
+                # constant give, and answered none otherwise
+                detail = f"{r.detail}; the probe agreed with the reference on {vouched} generated inputs"
+                info.append(Reason(code=f"probed.{r.code}", detail=detail[:200]))
+            else:
+                mask.append(r)
 
     if reject:
         verdict, reasons = "reject", reject + mask + info
@@ -229,20 +241,23 @@ def _probe(
     info: list[Reason],
     *,
     cases_reference: SandboxExecutedV2 | None = None,
-) -> tuple[bool, str | None]:
-    """Judge the probe run; returns whether it judged the generated inputs and the reference run used."""
+) -> tuple[bool, str | None, int]:
+    """Judge the probe run; returns whether it judged the generated inputs, the reference run used, and
+    how many generated inputs it agreed with the reference on where it agreed on every one it was
+    judged on (a probe that found nothing wrong and was conclusive; else 0)."""
     # the plan is derived again from the task and the seed the run records (none: the task's own plan),
     # by the generator of the version whose digest the run records (a run older than the current one)
     plan = recorded_plan(task, probe_run.probe_seed, probe_run.probe)
     if plan is None or probe_run.probe != plan.digest or probe_run.infra_error:
         info.append(Reason(code="probe.unusable", detail="the probe run is not of this task's plan"))
-        return False, None
+        return False, None, 0
     usable = reference is not None and reference.execution.probe == plan.digest
     if plan.source == "reseeded":
         reasons, judged = probing.reseeded_reasons(probe_run, reference if usable else None)
         for r in reasons:
             (reject if r.code in probing.REJECTING else info).append(r)
-        return judged, reference.event_id() if reference is not None and usable else None
+        # a reseeded check counts no inputs of its own (and its task has no cases to be too few)
+        return judged, reference.event_id() if reference is not None and usable else None, 0
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
     memoised = probing.memoised_answers(plan, reference, options) if reference is not None and usable else {}
@@ -257,7 +272,12 @@ def _probe(
     )
     for r in reasons:
         (reject if r.code in probing.REJECTING else info).append(r)
-    return judged, reference.event_id() if reference is not None and usable else None
+    agreed = any(r.code == "probe.agreed" for r in reasons) and not report.changed
+    return (
+        judged,
+        reference.event_id() if reference is not None and usable else None,
+        report.agreed if agreed else 0,
+    )
 
 
 def _unique(reasons: list[Reason]) -> tuple[Reason, ...]:

@@ -30,7 +30,6 @@ OVERLAP = "a task without a reference has no probe, and the overlap rule, which 
 FLOAT_NOTATION = "probe: inputs keep the magnitudes the cases show, so a float never prints in exponent notation (1e-05, 1e+16) there, which a program reading digits off repr() gets wrong"
 CHAR_DOMAIN = "probe: generated strings take the cases' own characters within their character classes, so a program wrong only on characters no case holds (a non-ASCII letter, a tab) or on a letter in the other case than the cases pair it with is not seen"
 CALL_COUNT = "probe: a probe run makes about a hundred calls (the cases asked again after 64), so answers that change only after more calls than that are not seen"
-ONE_CASE_TASK = "task.too_few_cases masks every sample of a task with one case (HumanEval/34), a correct one too, even where its probe judged it conclusively: judging such a task by its probe is a new filter version"
 
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -40,8 +39,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a5_case_insens_27", "*"): CHAR_DOMAIN,
     ("a5_prefix_case_29", "*"): CHAR_DOMAIN,
     ("a5_counter_late_55", "*"): CALL_COUNT,
-    ("a5_ok_class_based_34", "*"): ONE_CASE_TASK,
-    ("a5_ok_numpy_unique_34", "*"): ONE_CASE_TASK,
     ("batched_plain_35", "container"): VERSION_SKEW,
 }
 

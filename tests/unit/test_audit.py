@@ -3,6 +3,8 @@ changed record, a counterfactual weight and a missing input are each reported as
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from consumers.audit import Audit, Counterfactual, Resolver, apply_overrides, parse_override
@@ -32,18 +34,22 @@ FAST = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return a - b\n"
 
 
-def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]:
+def _log(
+    task: TaskPublished, config: RewardConfig | None = None, noise: NoiseConfig | None = None
+) -> list[Event]:
     """A small run's log as the processors write it: generations, executions, the reference run,
     rewards and verdicts."""
     fn = get_reward_function("code-v3", config, linter=FakeLinter())
+    inputs = [ast.literal_eval(c.input) for c in (*task.tests, *task.hidden_tests)]
+    n = len(inputs)
 
     def reference(t: TaskPublished, backend: str) -> SandboxExecuted:
-        return passing(t, sample_id=f"{t.task_id}#reference", durations=[0.002] * 4)
+        return passing(t, sample_id=f"{t.task_id}#reference", durations=[0.002] * n)
 
     rewards, verdicts = (
         RewardAgent(fn, Tasks(task), reference),
         FilterAgent(
-            NoiseConfig(),
+            noise or NoiseConfig(),
             fn.compare_options(),
             Tasks(task),
             reference,
@@ -51,9 +57,9 @@ def _log(task: TaskPublished, config: RewardConfig | None = None) -> list[Event]
         ),
     )
     samples = {
-        "s-fast": (FAST, passing(task, sample_id="s-fast", durations=[0.002] * 4)),
-        "s-slow": (SLOW, passing(task, sample_id="s-slow", durations=[0.01] * 4)),
-        "s-wrong": (WRONG, execution(["-1", "0", "5", "-2"], sample_id="s-wrong")),
+        "s-fast": (FAST, passing(task, sample_id="s-fast", durations=[0.002] * n)),
+        "s-slow": (SLOW, passing(task, sample_id="s-slow", durations=[0.01] * n)),
+        "s-wrong": (WRONG, execution([repr(a - b) for a, b in inputs], sample_id="s-wrong")),
     }
     log: list[Event] = [task]
     rstate, fstate = State(), State()
@@ -92,6 +98,23 @@ def test_rewards_re_score_to_the_recorded_bytes_and_verdicts_to_the_recorded_dec
     assert report.ok, report.to_json()
     assert (report.executions, report.rewards, report.verdicts) == (3, 3, 3)
     assert "0 differ" in report.summary()
+
+
+def test_verdicts_of_an_earlier_filter_version_are_judged_again_by_that_version() -> None:
+    # one case, which a constant answers: v2 masks every sample, v3 accepts one its probe vouched for
+    one_case = make_task(visible=(("(123, 456)", "579"),), hidden=())
+    log = _log(one_case, noise=NoiseConfig(version="v2"))
+    recorded = {e.sample_id: e for e in log if isinstance(e, NoiseVerdict)}
+    assert {v.filter_version for v in recorded.values()} == {"v2"}
+    assert recorded["s-fast"].verdict == "mask"
+    # the audit is configured with the default (v3), and judges the v2 verdicts as v2 wrote them
+    report = _audit(log).report()
+    assert report.ok, report.to_json()
+    assert report.verdicts == 3
+    now = _log(one_case)
+    assert {e.sample_id: e.verdict for e in now if isinstance(e, NoiseVerdict)}["s-fast"] == "accept"
+    report = _audit(now).report()
+    assert report.ok and report.verdicts == 3
 
 
 def test_a_verdict_whose_probe_reference_is_not_on_the_log_cannot_be_re_judged() -> None:

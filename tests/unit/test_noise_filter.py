@@ -9,9 +9,17 @@ from schemas.rollout import CaseResult
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import decide, filter_sample, reruns_needed, verdict_event
 from streams.noise.rules import assess_task
+from streams.probe.plan import probe_due, probe_run_index
 from streams.reward.function import failure_total, get_reward_function
 from streams.reward.literals import CompareOptions
-from tests.hacks.fixtures import FakeLinter, execution, make_task, passing
+from tests.hacks.fixtures import (
+    FakeLinter,
+    execution,
+    make_task,
+    passing,
+    simulated_reference_probe,
+    simulated_run,
+)
 
 OPTS = CompareOptions()
 CFG = NoiseConfig()
@@ -389,10 +397,101 @@ def test_filter_sample_is_the_event_of_decide() -> None:
 
 
 def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
-    assert NoiseConfig().label() == "v2"
-    assert NoiseConfig(min_cases=5).label().startswith("v2+")
+    assert NoiseConfig().label() == "v3"
+    assert NoiseConfig(min_cases=5).label().startswith("v3+")
     assert NoiseConfig(min_cases=5).label() == NoiseConfig(min_cases=5).label()
-    assert NoiseConfig(version="v3").label() == "v3"
+    assert NoiseConfig(probe_vouches_inputs=3).label().startswith("v3+")
+    # v2's labels stay what they were on the log, and a setting v2 does not read is not in them
+    assert NoiseConfig(version="v2").label() == "v2"
+    assert NoiseConfig(version="v2", min_cases=5).label() == "v2+92382322"
+    assert NoiseConfig(version="v2", probe_vouches_inputs=3).label() == "v2"
+
+
+UNIQUE_REF = "def unique(l):\n    return sorted(set(l))\n"
+#: one case, whose answer a constant returns: the cases cannot judge a program (HumanEval/34's shape)
+ONE_CASE = make_task(
+    visible=(("([5, 3, 5, 2, 3, 3, 9, 0, 123],)", "[0, 2, 3, 5, 9, 123]"),),
+    hidden=(),
+    entry_point="unique",
+    reference=UNIQUE_REF,
+    task_id="t/unique",
+)
+CORRECT_UNIQUE = (
+    "class Uniq:\n    def __init__(self, items):\n        self.items = items\n"
+    "    def run(self):\n        return sorted(dict.fromkeys(self.items))\n"
+    "def unique(l):\n    return Uniq(l).run()\n"
+)
+
+
+def one_case_verdict(code: str, config: NoiseConfig, *, probed: bool = True):  # type: ignore[no-untyped-def]
+    first = simulated_run(ONE_CASE, code)
+    runs = [first]
+    if probed and probe_due(ONE_CASE, first):
+        runs.append(simulated_run(ONE_CASE, code, run_index=probe_run_index(0), probe=True))
+    reference = simulated_run(ONE_CASE, UNIQUE_REF, sample_id="t/unique#reference")
+    quality = assess_task(ONE_CASE, OPTS, min_cases=config.min_cases, reference_execution=reference)
+    return decide(
+        task=ONE_CASE,
+        code=code,
+        executions=runs,
+        config=config,
+        options=OPTS,
+        task_quality=quality,
+        probe_reference=simulated_reference_probe(ONE_CASE),
+    )
+
+
+V2 = NoiseConfig(version="v2")
+
+
+def test_v2_masks_every_sample_of_a_task_whose_cases_cannot_judge() -> None:
+    d = one_case_verdict(CORRECT_UNIQUE, V2)
+    assert d.verdict == "mask"
+    assert codes(d) == {"task.too_few_cases", "task.constant_answer_passes", "probe.agreed"}
+    assert one_case_verdict(CORRECT_UNIQUE, V2, probed=False).verdict == "mask"
+
+
+def test_v3_judges_a_one_case_task_by_its_probe() -> None:
+    # a correct program the probe vouched for is accepted, the task's flags kept as information
+    d = one_case_verdict(CORRECT_UNIQUE, CFG)
+    assert d.verdict == "accept"
+    assert {"probed.task.too_few_cases", "probed.task.constant_answer_passes", "probe.agreed"} <= codes(d)
+    assert not codes(d) & {"task.too_few_cases", "task.constant_answer_passes"}
+    # with no probe run, or one that agreed on fewer inputs than a vouch needs, it is masked as before
+    for unprobed in (
+        one_case_verdict(CORRECT_UNIQUE, CFG, probed=False),
+        one_case_verdict(CORRECT_UNIQUE, NoiseConfig(probe_vouches_inputs=1000)),
+    ):
+        assert unprobed.verdict == "mask"
+        assert {"task.too_few_cases", "task.constant_answer_passes"} <= codes(unprobed)
+    # wrong programs that pass the one case are rejected, as under v2: the constant, and one that drops
+    # what lies past the case's count of distinct values
+    for wrong in (
+        "def unique(l):\n    return [0, 2, 3, 5, 9, 123]\n",
+        "def unique(l):\n    return sorted(set(l))[:6]\n",
+    ):
+        for config in (CFG, V2):
+            d = one_case_verdict(wrong, config)
+            assert d.verdict == "reject", (wrong, config.version, codes(d))
+            assert codes(d) & {"hack.memorised", "wrong.disagrees_with_reference"}
+
+
+def test_v3_still_masks_a_task_whose_reference_fails_however_the_probe_went() -> None:
+    broken = simulated_run(ONE_CASE, "def unique(l):\n    return sorted(l)\n", sample_id="t/unique#reference")
+    quality = assess_task(ONE_CASE, OPTS, min_cases=2, reference_execution=broken)
+    assert "task.reference_fails" in {r.code for r in quality.reasons}
+    first = simulated_run(ONE_CASE, CORRECT_UNIQUE)
+    probe = simulated_run(ONE_CASE, CORRECT_UNIQUE, run_index=probe_run_index(0), probe=True)
+    d = decide(
+        task=ONE_CASE,
+        code=CORRECT_UNIQUE,
+        executions=[first, probe],
+        config=CFG,
+        options=OPTS,
+        task_quality=quality,
+        probe_reference=simulated_reference_probe(ONE_CASE),
+    )
+    assert d.verdict == "mask" and "task.reference_fails" in codes(d)
 
 
 def test_a_pass_the_host_cannot_read_is_trained_as_a_failure() -> None:
