@@ -31,7 +31,8 @@ pytestmark = pytest.mark.slow
 #: tasks whose canonical solution may be masked, each for the reason given
 JUSTIFIED_MASKS = {
     # one case only ([5, 3, 5, 2, 3, 3, 9, 0, 123] -> [0, 2, 3, 5, 9, 123]): returning that constant
-    # passes, so the task cannot judge a program; its samples are masked, never rewarded or punished
+    # passes, so the task cannot judge a program; its samples are masked unless their probe vouched
+    # for them (filter v3), never rewarded or punished on the case alone
     "HumanEval/34": {"task.too_few_cases", "task.constant_answer_passes", "probe.agreed"},
 }
 #: the generated corpus runs on every n-th task (all 164 in ``python -m bench.reward 164``)
