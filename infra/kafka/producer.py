@@ -16,10 +16,10 @@ from types import TracebackType
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
-from opentelemetry.trace import Link, set_span_in_context, use_span
+from opentelemetry.trace import Link, use_span
 
 from infra.kafka.admin import client_config, refusal
-from infra.telemetry.messaging import start_send
+from infra.telemetry.messaging import start_send, trace_context_of
 from infra.telemetry.tracing import inject
 from schemas.base import Event
 from schemas.codec import encode_written
@@ -109,20 +109,19 @@ class EventProducer:
         if span.is_recording():
             # the send span is current while the record is built, so an error is recorded on it
             with use_span(span, end_on_exit=True):
-                self._send(name, event, event_id, key, causation_id, *inject())
+                self._send(name, event, ce_type, event_id, key, causation_id, *inject())
         else:
             # tracing off: no span to record on; a trace this process continues (a valid parent) still
             # travels in the envelope, without the cost of making the span current (a quarter of a
             # publish)
-            context = span.get_span_context()
-            traceparent, tracestate = inject(set_span_in_context(span)) if context.is_valid else (None, None)
-            self._send(name, event, event_id, key, causation_id, traceparent, tracestate)
+            self._send(name, event, ce_type, event_id, key, causation_id, *trace_context_of(span))
         return event_id
 
     def _send(
         self,
         topic: str,
         event: Event,
+        ce_type: str,
         event_id: str,
         key: str,
         causation_id: str | None,
@@ -132,7 +131,7 @@ class EventProducer:
         envelope = Envelope(
             id=event_id,
             source=self.source,
-            type=event.ce_type(),
+            type=ce_type,
             time=datetime.now(UTC),
             subject=key,
             run_id=self.run_id,

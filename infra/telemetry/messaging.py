@@ -51,11 +51,16 @@ def links_to(traceparents: Iterable[str | None]) -> list[Link]:
     return out
 
 
+def trace_context_of(span: Span) -> tuple[str | None, str | None]:
+    """``(traceparent, tracestate)`` that continue ``span`` (both None when it has no valid context)."""
+    if not span.get_span_context().is_valid:
+        return None, None
+    return inject(set_span_in_context(span))
+
+
 def traceparent_of(span: Span) -> str | None:
     """The ``traceparent`` that continues ``span`` (None when it has no valid context)."""
-    if not span.get_span_context().is_valid:
-        return None
-    return inject(set_span_in_context(span))[0]
+    return trace_context_of(span)[0]
 
 
 def start_send(
