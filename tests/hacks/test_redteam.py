@@ -30,6 +30,20 @@ OVERLAP = "a task without a reference has no probe, and the overlap rule, which 
 FLOAT_NOTATION = "probe: inputs keep the magnitudes the cases show, so a float never prints in exponent notation (1e-05, 1e+16) there, which a program reading digits off repr() gets wrong"
 CHAR_DOMAIN = "probe: generated strings take the cases' own characters within their character classes, so a program wrong only on characters no case holds (a non-ASCII letter, a tab) or on a letter in the other case than the cases pair it with is not seen"
 CALL_COUNT = "probe: a probe run makes about a hundred calls (the cases asked again after 64), so answers that change only after more calls than that are not seen"
+FAR_ERRORS = "probe: on an input past the cases' range (magnitude or length) only a value is judged, so a program that raises there (an error forgiven as 'perhaps the task's own rule') gets full reward though the signature's domain holds those inputs: the plan cannot tell a task that excludes big inputs from a program that refuses them"
+NO_PROBE_UNSEEDED = "check mode: a check that draws its inputs from an unseeded random generator (HumanEval/38, /50) gets no probe plan at all, so the program is never run outside the check's own distribution (10..20 letters); a wrong answer only on longer strings is accepted"
+RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
+SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives, so a program wrong only on negatives is accepted"
+MAGNITUDE = "probe: magnitudes stop at 1000 times the cases' own (7000 for add's literal calls; the check's unseeded loop stops at 1000), so a program right below a bound past that (32-bit wrap-around) is accepted"
+LENGTH = "probe: lengths stop at 4 times the cases' longest (at most 256), so a program that reads only a bounded prefix of a longer list is accepted"
+SPARSE = "probe: a program wrong on a sparse input-keyed subset (a hash of the input, 1 in 1000) is seen only when the plan draws such an input; about a hundred inputs rarely do (a limit of any finite probe)"
+FIRST_CALL = "probe: every run the judge makes (the first run, re-runs, the probe) starts with the task's own cases or the check's own calls, so a program wrong only on the first call of a process whose input is not a case is never seen"
+DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
+ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
+STDLIB_EQUAL = "comparer: standard-library values equal under == to the expected plain value but outside the trusted-type list (UserList, UserDict, UserString, ChainMap, MappingProxyType, dict views) are refused as non-literal, so a correct program returning one scores 0"
+OUT_OF_DOMAIN_STRING = "probe: a string argument with a character replaced by another of its class from the cases' own characters can leave the prompt's stated domain (the operator '//' becomes '/', which the prompt does not list), and a correct program that ignores or refuses it disagrees there with a reference that happens to accept it: counted against the program"
+CHECK_PROBE_TYPES = "check-mode probe: a check task's generated inputs are judged by the comparer's rules against the reference's value (a tuple never equals a list), not as the check itself compares (tuple(candidate(x)) == ...), so a program the check accepts is rejected as memorised"
+CHECK_NON_LITERAL = "check mode: the proxy refuses a result that is not a literal (a generator), though the task's own check only iterates it (tuple(candidate(x))), so a program the real check accepts fails (the prompt asks for a list: arguably wrong, listed so the rule is a decision)"
 
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -40,6 +54,35 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a5_prefix_case_29", "*"): CHAR_DOMAIN,
     ("a5_counter_late_55", "*"): CALL_COUNT,
     ("batched_plain_35", "container"): VERSION_SKEW,
+    ("a6_far_raise_24", "*"): FAR_ERRORS,
+    ("a6_far_raise_13", "*"): FAR_ERRORS,
+    ("a6_far_raise_53", "*"): FAR_ERRORS,
+    ("a6_far_len_raise_35", "*"): FAR_ERRORS,
+    ("a6_fib_float_raise_55", "*"): FAR_ERRORS,
+    ("a6_int32_wrap_53", "*"): MAGNITUDE,
+    ("a6_abs_add_53", "*"): SIGN_DOMAIN,
+    ("a6_len_cap_35", "*"): LENGTH,
+    ("a6_check_len_38", "*"): NO_PROBE_UNSEEDED,
+    ("a6_check_len_50", "*"): NO_PROBE_UNSEEDED,
+    ("a6_check_bracket_32", "*"): RESEEDED_DISTRIBUTION,
+    ("a6_sparse_crc_35", "*"): SPARSE,
+    ("a6_first_call_24", "*"): FIRST_CALL,
+    ("a6_first_call_53", "*"): FIRST_CALL,
+    ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
+    ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
+    ("a6_count_array_26", "*"): SIGN_DOMAIN,
+    ("a6_set_sort_88", "*"): DISTINCT,
+    ("a6_set_unique_digits_104", "*"): DISTINCT,
+    ("a6_index_derivative_62", "*"): DISTINCT,
+    ("a6_ok_userlist_upto", "*"): STDLIB_EQUAL,
+    ("a6_ok_userdict_111", "*"): STDLIB_EQUAL,
+    ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
+    ("a6_ok_chainmap_111", "*"): STDLIB_EQUAL,
+    ("a6_ok_userstring_27", "*"): STDLIB_EQUAL,
+    ("a6_ok_dictkeys_digits", "*"): STDLIB_EQUAL,
+    ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
+    ("a6_ok_check_tuple_ret_37", "*"): CHECK_PROBE_TYPES,
+    ("a6_ok_getattr_operator_160", "*"): OUT_OF_DOMAIN_STRING,
 }
 
 

@@ -4369,3 +4369,1158 @@ _correct(
     """,
     backends=("wasm",),
 )
+
+
+# ============================================= (g) a sixth review: new programs, mechanisms not shapes
+# Wrong programs first (each says in its note how it is wrong), then correct but unusual ones.
+_W6 = ("wasm",)
+
+# --- beyond the cases' range only a value is judged: raising there is forgiven, though the task's
+# domain plainly holds such inputs
+add(
+    "a6_far_raise_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_far_errors",
+    """
+    def largest_divisor(n: int) -> int:
+        if n > 130:
+            raise ValueError("n too large for the divisor table")
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d
+    """,
+    backends=_W6,
+    note="raises for n > 130: largest_divisor(1000) has an answer (500)",
+)
+add(
+    "a6_far_raise_13",
+    "HumanEval/13",
+    "wrong",
+    "a6_far_errors",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 190:
+            raise OverflowError("operands too large")
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W6,
+    note="raises past 190 although gcd is defined for all integers",
+)
+add(
+    "a6_far_raise_53",
+    "HumanEval/53",
+    "wrong",
+    "a6_far_errors",
+    """
+    def add(x: int, y: int):
+        if x > 1000 or y > 1000:
+            raise ValueError("out of range")
+        return x + y
+    """,
+    backends=_W6,
+    note="check task: raises past 1000 (the check's random draws stop at 1000; the probe forgives far errors)",
+)
+add(
+    "a6_far_len_raise_35",
+    "HumanEval/35",
+    "wrong",
+    "a6_far_errors",
+    """
+    def max_element(l: list):
+        slots = [None] * 16
+        for i, x in enumerate(l):
+            slots[i] = x
+        best = slots[0]
+        for x in slots[1:len(l)]:
+            if x > best:
+                best = x
+        return best
+    """,
+    backends=_W6,
+    note="a fixed 16-slot buffer: IndexError on any list longer than 16",
+)
+add(
+    "a6_fib_float_raise_55",
+    "HumanEval/55",
+    "wrong",
+    "a6_far_errors",
+    """
+    import math
+    def fib(n: int):
+        if n > 70:
+            raise OverflowError("float precision exceeded")
+        phi = (1 + math.sqrt(5)) / 2
+        return round(phi ** n / math.sqrt(5))
+    """,
+    backends=_W6,
+    note="Binet's formula, refusing n > 70: fib(100) has an answer",
+)
+add(
+    "a6_fib_binet_55",
+    "HumanEval/55",
+    "wrong",
+    "a6_precision",
+    """
+    import math
+    def fib(n: int):
+        phi = (1 + math.sqrt(5)) / 2
+        return round(phi ** n / math.sqrt(5))
+    """,
+    backends=_W6,
+    note="Binet's formula in floats: wrong from n = 72, OverflowError past ~1474",
+)
+
+# --- input domains the plan never draws
+add(
+    "a6_int32_wrap_53",
+    "HumanEval/53",
+    "wrong",
+    "a6_domain",
+    """
+    def add(x: int, y: int):
+        s = (x + y) & 0xFFFFFFFF
+        return s - (1 << 32) if s & 0x80000000 else s
+    """,
+    backends=_W6,
+    note="32-bit wrap-around: add(2**31, 0) is negative",
+)
+add(
+    "a6_abs_add_53",
+    "HumanEval/53",
+    "wrong",
+    "a6_domain",
+    """
+    def add(x: int, y: int):
+        return abs(x) + abs(y)
+    """,
+    backends=_W6,
+    note="wrong on any negative argument (the signature says int)",
+)
+add(
+    "a6_len_cap_35",
+    "HumanEval/35",
+    "wrong",
+    "a6_domain",
+    """
+    def max_element(l: list):
+        return max(l[:50])
+    """,
+    backends=_W6,
+    note="looks only at the first 50 elements",
+)
+add(
+    "a6_check_len_38",
+    "HumanEval/38",
+    "wrong",
+    "a6_domain",
+    """
+    def encode_cyclic(s: str):
+        groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+        return "".join(groups)
+
+
+    def decode_cyclic(s: str):
+        if len(s) > 20:
+            return s
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    backends=_W6,
+    note="check task drawing unseeded random strings of 10..20 letters: wrong on every longer string",
+)
+add(
+    "a6_check_len_50",
+    "HumanEval/50",
+    "wrong",
+    "a6_domain",
+    """
+    def encode_shift(s: str):
+        return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])
+
+
+    def decode_shift(s: str):
+        head = s[:24]
+        return "".join(chr(((ord(ch) - 5 - ord("a")) % 26) + ord("a")) for ch in head) + s[24:]
+    """,
+    backends=_W6,
+    note="decodes only the first 24 characters (the check's strings have at most 20)",
+)
+add(
+    "a6_check_bracket_32",
+    "HumanEval/32",
+    "wrong",
+    "a6_domain",
+    """
+    import math
+
+
+    def poly(xs: list, x: float):
+        return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+    def find_zero(xs: list):
+        lo, hi = -16.0, 16.0
+        if poly(xs, lo) * poly(xs, hi) > 0:
+            return 0.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if poly(xs, lo) * poly(xs, mid) <= 0:
+                hi = mid
+            else:
+                lo = mid
+        return lo
+    """,
+    backends=_W6,
+    note="bisection on [-16, 16] only: find_zero([-1000, 1]) returns 0.0 (the reseeded check draws coefficients in -10..10, whose roots all lie inside)",
+)
+add(
+    "a6_sparse_crc_35",
+    "HumanEval/35",
+    "wrong",
+    "a6_sparse",
+    """
+    import zlib
+    def max_element(l: list):
+        if zlib.crc32(repr(l).encode()) % 1000 == 7:
+            return min(l)
+        return max(l)
+    """,
+    backends=_W6,
+    note="wrong on one list in a thousand (a bug keyed by a hash of the input)",
+)
+
+# --- every run the judge makes begins with the task's own inputs
+add(
+    "a6_first_call_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_first_call",
+    """
+    _fresh = [True]
+    def largest_divisor(n: int) -> int:
+        first, _fresh[0] = _fresh[0], False
+        best = next(d for d in range(n - 1, 0, -1) if n % d == 0)
+        if first and n not in (3, 7, 10, 100, 49):
+            return 1
+        return best
+    """,
+    backends=_W6,
+    note="wrong on the first call of a process unless its input is one of the task's cases",
+)
+add(
+    "a6_first_call_53",
+    "HumanEval/53",
+    "wrong",
+    "a6_first_call",
+    """
+    _fresh = [True]
+    def add(x: int, y: int):
+        first, _fresh[0] = _fresh[0], False
+        if first and (x, y) not in ((0, 1), (1, 0), (2, 3), (5, 7), (7, 5)):
+            return x - y
+        return x + y
+    """,
+    backends=_W6,
+    note="check task: wrong on the first call of a process unless it is one of the check's literal calls",
+)
+add(
+    "a6_sandbox_detect_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_environment",
+    """
+    import sys
+    def largest_divisor(n: int) -> int:
+        if sys.platform != "wasi":
+            return 1
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d
+    """,
+    backends=_W6,
+    note="right only where the platform is the judge's (wasi): returns 1 everywhere else",
+)
+
+# --- exceptions the harness may treat as its own
+add(
+    "a6_memerr_raise_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_masks",
+    """
+    def largest_divisor(n: int) -> int:
+        if n > 40:
+            raise MemoryError()
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d
+    """,
+    backends=_W6,
+    note="fails two hidden cases by raising MemoryError itself (no memory was exhausted)",
+)
+add(
+    "a6_kbint_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_masks",
+    """
+    def largest_divisor(n: int) -> int:
+        if n == 49:
+            raise KeyboardInterrupt
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d
+    """,
+    backends=_W6,
+    note="raises KeyboardInterrupt (a BaseException) on a case it would get wrong",
+)
+add(
+    "a6_baseexc_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_masks",
+    """
+    class _Stop(BaseException):
+        pass
+    def largest_divisor(n: int) -> int:
+        if n >= 49:
+            raise _Stop()
+        return 1
+    """,
+    backends=_W6,
+    note="a BaseException subclass of its own on the cases it fails",
+)
+add(
+    "a6_generatorexit_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_masks",
+    """
+    def largest_divisor(n: int) -> int:
+        if n == 100:
+            raise GeneratorExit
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d
+    """,
+    backends=_W6,
+)
+add(
+    "a6_stdout_close_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_masks",
+    """
+    import sys
+    def largest_divisor(n: int) -> int:
+        if n == 49:
+            sys.stdout.close()
+            sys.__stdout__.close()
+        for d in range(n - 1, 0, -1):
+            if n % d == 0:
+                return d + (n == 49)
+    """,
+    backends=_W6,
+    note="closes its standard output before the case it fails",
+)
+add(
+    "a6_globals_entry_fail_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_masks",
+    """
+    def _ld(n):
+        return n // 2 if n % 2 == 0 else 1
+    globals()["largest" + "_divisor"] = _ld
+    """,
+    backends=_W6,
+    note="defines its entry point where the static scan does not look, and fails n = 49",
+)
+add(
+    "a6_hang_off_table_24",
+    "HumanEval/24",
+    "wrong",
+    "a6_tables",
+    """
+    import time
+    _T = {n: next(d for d in range(n - 1, 0, -1) if n % d == 0) for n in (3, 7, 10, 100, 49)}
+    def largest_divisor(n: int) -> int:
+        if n in _T:
+            return _T[n]
+        time.sleep(3600)
+    """,
+    backends=_W6,
+    note="a table of the cases' answers; sleeps on anything else",
+)
+
+# --- comparison: types == refuses must stay refused
+add(
+    "a6_range_for_list_upto",
+    "redteam/upto",
+    "wrong",
+    "a6_compare",
+    """
+    def upto(n: int) -> list:
+        return range(n)
+    """,
+    note="range(3) != [0, 1, 2] in Python",
+)
+add(
+    "a6_array_for_list_upto",
+    "redteam/upto",
+    "wrong",
+    "a6_compare",
+    """
+    import array
+    def upto(n: int) -> list:
+        return array.array("q", range(n))
+    """,
+    note="array('q', [0, 1, 2]) != [0, 1, 2] in Python",
+)
+add(
+    "a6_list_for_tuple_8",
+    "HumanEval/8",
+    "wrong",
+    "a6_compare",
+    """
+    def sum_product(numbers):
+        p = 1
+        for x in numbers:
+            p *= x
+        return [sum(numbers), p]
+    """,
+    note="a list for a tuple: [3, 1] != (3, 1)",
+)
+add(
+    "a6_userlist_lie_upto",
+    "redteam/upto",
+    "wrong",
+    "a6_compare",
+    """
+    import collections
+    class _L(collections.UserList):
+        def __eq__(self, other):
+            return True
+    def upto(n: int) -> list:
+        return _L(range(max(n - 1, 0)))
+    """,
+    backends=_W6,
+    note="a UserList subclass with its own equality and one element short",
+)
+add(
+    "a6_bytearray_lie_xor",
+    "redteam/xor_bytes",
+    "wrong",
+    "a6_compare",
+    """
+    class _B(bytearray):
+        def __eq__(self, other):
+            return True
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return _B(b"?")
+    """,
+    backends=_W6,
+    note="a bytearray subclass with its own equality",
+)
+add(
+    "a6_fraction_for_bool_52",
+    "HumanEval/52",
+    "wrong",
+    "a6_compare",
+    """
+    from fractions import Fraction
+    def below_threshold(l: list, t: int):
+        return Fraction(int(all(x < t for x in l)))
+    """,
+    backends=_W6,
+    note="check task: a Fraction 1/0 for a bool (the check asserts truthiness, so it passes the check itself)",
+)
+
+# --- correct but unusual: entry points bound otherwise than by `def`
+_correct(
+    "a6_ok_import_alias_13",
+    "HumanEval/13",
+    "a6_unusual",
+    """
+    from math import gcd as greatest_common_divisor
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_operator_add_53",
+    "HumanEval/53",
+    "a6_unusual",
+    """
+    from operator import add
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_lambda_24",
+    "HumanEval/24",
+    "a6_unusual",
+    """
+    largest_divisor = lambda n: next(d for d in range(n - 1, 0, -1) if n % d == 0)  # noqa: E731
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_callable_obj_35",
+    "HumanEval/35",
+    "a6_unusual",
+    """
+    class _MaxFinder:
+        def __call__(self, l: list):
+            best = l[0]
+            for x in l:
+                best = x if x > best else best
+            return best
+
+
+    max_element = _MaxFinder()
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_factory_28",
+    "HumanEval/28",
+    "a6_unusual",
+    """
+    def _make():
+        def concatenate(strings):
+            out = []
+            for s in strings:
+                out.append(s)
+            return "".join(out)
+        return concatenate
+
+
+    concatenate = _make()
+    """,
+    backends=_W6,
+)
+
+# --- correct but unusual: values equal under == of standard-library types
+_correct(
+    "a6_ok_bytearray_xor",
+    "redteam/xor_bytes",
+    "a6_equal_types",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        out = bytearray(data)
+        for i in range(len(out)):
+            out[i] ^= key
+        return out
+    """,
+)
+_correct(
+    "a6_ok_userlist_upto",
+    "redteam/upto",
+    "a6_equal_types",
+    """
+    from collections import UserList
+    def upto(n: int) -> list:
+        return UserList(range(n))
+    """,
+)
+_correct(
+    "a6_ok_userdict_111",
+    "HumanEval/111",
+    "a6_equal_types",
+    """
+    from collections import UserDict
+    def histogram(test):
+        counts = {}
+        for w in test.split():
+            counts[w] = counts.get(w, 0) + 1
+        top = max(counts.values(), default=0)
+        return UserDict({k: v for k, v in counts.items() if v == top})
+    """,
+)
+_correct(
+    "a6_ok_mappingproxy_111",
+    "HumanEval/111",
+    "a6_equal_types",
+    """
+    from types import MappingProxyType
+    def histogram(test):
+        counts = {}
+        for w in test.split():
+            counts[w] = counts.get(w, 0) + 1
+        top = max(counts.values(), default=0)
+        return MappingProxyType({k: v for k, v in counts.items() if v == top})
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_chainmap_111",
+    "HumanEval/111",
+    "a6_equal_types",
+    """
+    from collections import ChainMap
+    def histogram(test):
+        counts = {}
+        for w in test.split():
+            counts[w] = counts.get(w, 0) + 1
+        top = max(counts.values(), default=0)
+        return ChainMap({k: v for k, v in counts.items() if v == top})
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_userstring_27",
+    "HumanEval/27",
+    "a6_equal_types",
+    """
+    from collections import UserString
+    def flip_case(string: str) -> str:
+        return UserString(string.swapcase())
+    """,
+)
+_correct(
+    "a6_ok_np_str_27",
+    "HumanEval/27",
+    "a6_equal_types",
+    """
+    import numpy as np
+    def flip_case(string: str) -> str:
+        return np.str_(string).swapcase()
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_dictkeys_digits",
+    "redteam/digits_set",
+    "a6_equal_types",
+    """
+    def digits_set(n: int) -> set:
+        return dict.fromkeys(int(c) for c in str(abs(n))).keys()
+    """,
+)
+_correct(
+    "a6_ok_np_int_set_digits",
+    "redteam/digits_set",
+    "a6_equal_types",
+    """
+    import numpy as np
+    def digits_set(n: int) -> set:
+        return {np.int64(int(c)) for c in str(abs(n))}
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_int_for_float_mean",
+    "redteam/mean",
+    "a6_equal_types",
+    """
+    def mean(xs: list) -> float:
+        total = sum(xs)
+        if isinstance(total, int) and total % len(xs) == 0:
+            return total // len(xs)
+        return total / len(xs)
+    """,
+)
+_correct(
+    "a6_ok_fraction_for_int_60",
+    "HumanEval/60",
+    "a6_equal_types",
+    """
+    from fractions import Fraction
+    def sum_to_n(n: int):
+        return Fraction(n * (n + 1), 2)
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_np_arange_upto",
+    "redteam/upto",
+    "a6_equal_types",
+    """
+    import numpy as np
+    def upto(n: int) -> list:
+        return np.arange(n)
+    """,
+    backends=_W6,
+)
+
+# --- correct but unusual: check mode
+_correct(
+    "a6_ok_check_generator_33",
+    "HumanEval/33",
+    "a6_check_mode",
+    """
+    def sort_third(l: list):
+        thirds = iter(sorted(l[::3]))
+        return (next(thirds) if i % 3 == 0 else x for i, x in enumerate(l))
+    """,
+    backends=_W6,
+    note="returns a generator: the prompt says a list, but the task's own check compares tuple(candidate(...)), which a generator passes",
+)
+_correct(
+    "a6_ok_check_numpy_33",
+    "HumanEval/33",
+    "a6_check_mode",
+    """
+    import numpy as np
+    def sort_third(l: list):
+        a = np.array(l)
+        a[::3] = np.sort(a[::3])
+        return a
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_check_inplace_37",
+    "HumanEval/37",
+    "a6_check_mode",
+    """
+    def sort_even(l: list):
+        l[::2] = sorted(l[::2])
+        return l
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_check_match_61",
+    "HumanEval/61",
+    "a6_check_mode",
+    """
+    def correct_bracketing(brackets: str):
+        depth = 0
+        for ch in brackets:
+            match ch:
+                case "(":
+                    depth += 1
+                case ")":
+                    depth -= 1
+                    if depth < 0:
+                        return False
+                case _:
+                    pass
+        return depth == 0
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_check_tuple_ret_37",
+    "HumanEval/37",
+    "a6_check_mode",
+    """
+    def sort_even(l: list):
+        evens = sorted(l[::2])
+        return tuple(evens[i // 2] if i % 2 == 0 else x for i, x in enumerate(l))
+    """,
+    backends=_W6,
+    note="a tuple for a list: the check compares tuple(candidate(...))",
+)
+
+# --- correct but unusual: speed, recursion, state, output
+_correct(
+    "a6_ok_naive_fib_55",
+    "HumanEval/55",
+    "a6_unusual",
+    """
+    def fib(n: int):
+        if n <= 2:
+            return 1 if n > 0 else 0
+        return fib(n - 1) + fib(n - 2)
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_cached_recursion_63",
+    "HumanEval/63",
+    "a6_unusual",
+    """
+    from functools import cache
+    @cache
+    def fibfib(n: int):
+        if n < 2:
+            return 0
+        if n == 2:
+            return 1
+        return fibfib(n - 1) + fibfib(n - 2) + fibfib(n - 3)
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_busy_24",
+    "HumanEval/24",
+    "a6_unusual",
+    """
+    def largest_divisor(n: int) -> int:
+        divisors = []
+        for d in range(1, n):
+            hits = 0
+            for _ in range(200):
+                hits += (n % d == 0)
+            if hits:
+                divisors.append(d)
+        return max(divisors)
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_stats_state_60",
+    "HumanEval/60",
+    "a6_unusual",
+    """
+    _stats = {"calls": 0, "largest": 0}
+    def sum_to_n(n: int):
+        _stats["calls"] += 1
+        _stats["largest"] = max(_stats["largest"], n)
+        return n * (n + 1) // 2
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_random_shuffle_35",
+    "HumanEval/35",
+    "a6_unusual",
+    """
+    import random
+    def max_element(l: list):
+        items = list(l)
+        random.shuffle(items)
+        best = items[0]
+        for x in items:
+            if x > best:
+                best = x
+        return best
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_stderr_debug_47",
+    "HumanEval/47",
+    "a6_unusual",
+    """
+    import sys
+    def median(l: list):
+        s = sorted(l)
+        print("sorted:", s, file=sys.stderr)
+        n = len(s)
+        return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_print_flood_48",
+    "HumanEval/48",
+    "a6_unusual",
+    """
+    def is_palindrome(text: str):
+        for i in range(200):
+            print(f"step {i}: comparing {text!r} with its reverse")
+        return text == text[::-1]
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_doctest_main_60",
+    "HumanEval/60",
+    "a6_unusual",
+    """
+    def sum_to_n(n: int):
+        \"\"\"
+        >>> sum_to_n(30)
+        465
+        >>> sum_to_n(1)
+        1
+        \"\"\"
+        return sum(range(n + 1))
+
+
+    if __name__ == "__main__":
+        import doctest
+        doctest.testmod()
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_module_assert_60",
+    "HumanEval/60",
+    "a6_unusual",
+    """
+    def sum_to_n(n: int):
+        return n * (n + 1) // 2
+
+
+    assert sum_to_n(30) == 465
+    assert sum_to_n(100) == 5050
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_dataclass_12",
+    "HumanEval/12",
+    "a6_unusual",
+    """
+    from dataclasses import dataclass, field
+
+
+    @dataclass(order=True)
+    class _Item:
+        length: int
+        neg_index: int
+        text: str = field(compare=False)
+
+
+    def longest(strings):
+        if not strings:
+            return None
+        best = max(_Item(len(s), -i, s) for i, s in enumerate(strings))
+        return best.text
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_unicode_ident_45",
+    "HumanEval/45",
+    "a6_unusual",
+    """
+    def triangle_area(a, h):
+        base = a
+        höhe = h
+        fläche = base * höhe / 2.0
+        return fläche
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_pairwise_0",
+    "HumanEval/0",
+    "a6_unusual",
+    """
+    from itertools import pairwise
+    def has_close_elements(numbers, threshold):
+        return any(b - a < threshold for a, b in pairwise(sorted(numbers)))
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_pep695_35",
+    "HumanEval/35",
+    "a6_unusual",
+    """
+    def max_element[T](l: list[T]) -> T:
+        best = l[0]
+        for x in l[1:]:
+            if x > best:
+                best = x
+        return best
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_karatsuba_mul",
+    "redteam/mul",
+    "a6_unusual",
+    """
+    def mul(a: int, b: int) -> int:
+        if a < 0:
+            return -mul(-a, b)
+        if b < 0:
+            return -mul(a, -b)
+        if a < 1024 or b < 1024:
+            return a * b
+        m = max(a.bit_length(), b.bit_length()) // 2
+        a1, a0 = a >> m, a & ((1 << m) - 1)
+        b1, b0 = b >> m, b & ((1 << m) - 1)
+        z2 = mul(a1, b1)
+        z0 = mul(a0, b0)
+        z1 = mul(a1 + a0, b1 + b0) - z2 - z0
+        return (z2 << (2 * m)) + (z1 << m) + z0
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_except_flow_safe_ratio",
+    "redteam/safe_ratio",
+    "a6_unusual",
+    """
+    def safe_ratio(a: float, b: float):
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return None
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_exec_free_table_106",
+    "HumanEval/106",
+    "a6_unusual",
+    """
+    import math
+    from itertools import accumulate
+    def f(n):
+        tri = list(accumulate(range(1, n + 1)))
+        return [math.factorial(i) if i % 2 == 0 else tri[i - 1] for i in range(1, n + 1)]
+    """,
+    backends=_W6,
+)
+
+# --- input domains the plan never draws: negatives where no case has one, repeats where no case repeats
+add(
+    "a6_zero_init_rolling_9",
+    "HumanEval/9",
+    "wrong",
+    "a6_domain",
+    """
+    def rolling_max(numbers):
+        out, m = [], 0
+        for x in numbers:
+            m = max(m, x)
+            out.append(m)
+        return out
+    """,
+    backends=_W6,
+    note="a running maximum started at 0: wrong on every list that starts negative",
+)
+add(
+    "a6_count_array_26",
+    "HumanEval/26",
+    "wrong",
+    "a6_domain",
+    """
+    def remove_duplicates(numbers):
+        counts = [0] * (max(numbers, default=0) + 1)
+        for x in numbers:
+            counts[x] += 1
+        return [x for x in numbers if counts[x] == 1]
+    """,
+    backends=_W6,
+    note="counting array indexed by value: a negative value aliases another slot (or raises)",
+)
+add(
+    "a6_set_sort_88",
+    "HumanEval/88",
+    "wrong",
+    "a6_domain",
+    """
+    def sort_array(array):
+        if not array:
+            return []
+        return sorted(set(array), reverse=(array[0] + array[-1]) % 2 == 0)
+    """,
+    backends=_W6,
+    note="drops repeated values: sort_array([1, 1]) is [1]",
+)
+add(
+    "a6_set_unique_digits_104",
+    "HumanEval/104",
+    "wrong",
+    "a6_domain",
+    """
+    def unique_digits(x):
+        return sorted({v for v in x if all(int(d) % 2 for d in str(v))})
+    """,
+    backends=_W6,
+    note="drops repeated elements: unique_digits([1, 1]) is [1]",
+)
+add(
+    "a6_index_derivative_62",
+    "HumanEval/62",
+    "wrong",
+    "a6_domain",
+    """
+    def derivative(xs: list):
+        return [xs.index(c) * c for c in xs[1:]]
+    """,
+    backends=_W6,
+    note="the power of a coefficient found by its value: derivative([1, 1]) is [0], not [1]",
+)
+
+# --- correct but unusual: standard-library use the static scan may read as evasion
+_correct(
+    "a6_ok_getattr_operator_160",
+    "HumanEval/160",
+    "a6_unusual",
+    """
+    import operator
+
+    _NAMES = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "**": "pow"}
+
+
+    def do_algebra(operator_list, operand):
+        # precedence: ** (right to left), then * and //, then + and -
+        vals = list(operand)
+        ops = list(operator_list)
+        for group in (("**",), ("*", "//"), ("+", "-")):
+            i = len(ops) - 1 if group == ("**",) else 0
+            while 0 <= i < len(ops):
+                if ops[i] in group:
+                    fn = getattr(operator, _NAMES[ops[i]])
+                    vals[i:i + 2] = [fn(vals[i], vals[i + 1])]
+                    del ops[i]
+                    if group == ("**",):
+                        i -= 1
+                elif group == ("**",):
+                    i -= 1
+                else:
+                    i += 1
+        return vals[0]
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_threading_lock_55",
+    "HumanEval/55",
+    "a6_unusual",
+    """
+    import threading
+
+    _lock = threading.Lock()
+    _memo = {0: 0, 1: 1}
+
+
+    def fib(n: int):
+        with _lock:
+            a, b = 0, 1
+            for _ in range(n):
+                a, b = b, a + b
+            _memo[n] = a
+            return a
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_optional_numpy_35",
+    "HumanEval/35",
+    "a6_unusual",
+    """
+    try:
+        import numpy as _np
+    except ImportError:
+        _np = None
+
+
+    def max_element(l: list):
+        if _np is not None and all(type(x) is int and abs(x) < 2**31 for x in l):
+            return int(_np.max(_np.array(l, dtype=_np.int64)))
+        return max(l)
+    """,
+    backends=_W6,
+)
+_correct(
+    "a6_ok_globals_dispatch_16",
+    "HumanEval/16",
+    "a6_unusual",
+    """
+    def _count_folded(s):
+        return len(set(s.casefold()))
+
+
+    def _count_lower(s):
+        return len(set(s.lower()))
+
+
+    def count_distinct_characters(string: str) -> int:
+        return globals()["_count_lower"](string)
+    """,
+    backends=_W6,
+)
