@@ -101,6 +101,8 @@ CONTAINER_SLICE = frozenset(
         "numpy_bool_40",
         "threads_auto_35",
         "check_heap_class_129",
+        "a6_ok_bytearray_xor",
+        "a6_ok_userstring_27",
     }
 )
 
