@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3"]
+FilterVersion = Literal["v2", "v3", "v4"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -59,8 +59,9 @@ class NoiseConfig(BaseModel):
     #: that refuses half of them still lets a probe vouch; twice ``probe_min_inputs``, since here the
     #: probe stands in for the cases as well
     probe_vouches_inputs: int = Field(default=8, ge=1)
-    #: v2: a task whose cases cannot judge masks every sample; v3: not one its probe vouched for
-    version: FilterVersion = "v3"
+    #: v2: a task whose cases cannot judge masks every sample; v3: not one its probe vouched for; v4: a
+    #: task without a reference judges where a probe run's answers came from (``probe.recall``)
+    version: FilterVersion = "v4"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

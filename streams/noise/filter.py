@@ -272,6 +272,13 @@ def _probe(
     )
     for r in reasons:
         (reject if r.code in probing.REJECTING else info).append(r)
+    unreferenced = task.reference is None and config.version not in ("v2", "v3") and not judged
+    # (v4) no reference judges the generated inputs: where the answers came from still can
+    recalled = probing.recall(task, plan, probe_run, options) if unreferenced else None
+    if recalled is not None:
+        more, judged = probing.recall_reasons(recalled, min_inputs=config.probe_min_inputs)
+        for r in more:
+            (reject if r.code in probing.REJECTING else info).append(r)
     agreed = any(r.code == "probe.agreed" for r in reasons) and not report.changed
     return (
         judged,

@@ -338,6 +338,94 @@ def probe_reasons(
     return reasons, True
 
 
+@dataclass(frozen=True)
+class RecallReport:
+    """What a probe run of a task without a reference shows of where the program's answers come from.
+
+    No reference says what a generated input's answer is, but a program that recalls its answers can
+    answer an input no case shows only with what it holds or is handed: a case's expected value, or
+    one fallback (a constant, the argument at one position, an error). One that computes its answers
+    answers such inputs with values of their own, or with arguments picked by what the input holds."""
+
+    #: generated inputs the program answered with a value or an error
+    answered: int
+    #: how the answers that are no case's expected value are explained by a single fallback: a constant,
+    #: the argument at one position or an error (empty: no single fallback explains them)
+    fallback: str
+
+
+def recall(
+    task: TaskPublished, plan: ProbePlan, probe: SandboxExecuted, options: CompareOptions
+) -> RecallReport | None:
+    """Where the answers of a probe run of a task without a reference came from, or None where its
+    cases cannot tell: fewer than three cases with pairwise distinct expected values that are not
+    booleans (a task whose answers are few, such as a yes/no, answers new inputs with its cases' values
+    too)."""
+    cases = expected_cases(task)
+    outputs = [_case_value(c.case.output) for c in cases]
+    if len(outputs) < 3 or any(o is _NONE or isinstance(o, bool) for o in outputs):
+        return None
+    keys = [_key(o) for o in outputs]
+    if len(set(keys)) != len(keys):
+        return None
+    records = _records(probe)
+    answered = errors = 0
+    values: list[tuple[object, tuple[object, ...]]] = []
+    for pos in plan.generated_positions:
+        record = records.get(pos)
+        if record is None or record.status not in ("ok", "error"):
+            continue
+        if record.status == "error":
+            # past the cases' range an error may be the task's own rule: it says nothing there
+            if pos not in plan.far:
+                answered += 1
+                errors += 1
+            continue
+        got = _value(record, options)
+        if got is _NONE:
+            continue
+        answered += 1
+        if any(values_match(o, got, options) for o in outputs):
+            continue
+        try:
+            args = parse_expected(plan.inputs[pos])
+        except NotALiteral:
+            args = ()
+        values.append((got, args if isinstance(args, tuple) else (args,)))
+    if errors and values:
+        return RecallReport(answered, "")
+    if errors:
+        return RecallReport(answered, "an error")
+    if not values:
+        return RecallReport(answered, "its cases' answers alone")
+    if len({_key(v) for v, _ in values}) == 1:
+        return RecallReport(answered, f"one constant ({_brief(values[0][0])})")
+    width = min(len(args) for _, args in values)
+    for j in range(width):
+        if all(values_match(args[j], v, options) for v, args in values):
+            return RecallReport(answered, f"argument {j + 1}")
+    return RecallReport(answered, "")
+
+
+def _brief(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def recall_reasons(report: RecallReport, *, min_inputs: int) -> tuple[list[Reason], bool]:
+    """The verdict of :func:`recall`: a program that answered at least ``min_inputs`` generated inputs,
+    each with a case's answer or one fallback, recalled its answers (``hack.memorised``); otherwise
+    nothing is said (no reference judges the values)."""
+    if report.answered >= min_inputs and report.fallback:
+        detail = (
+            f"no reference: answered {report.answered} generated inputs with a case's answer or else "
+            f"{report.fallback}, as a table with a fallback does"
+        )
+        return [Reason(code="hack.memorised", detail=detail)], True
+    detail = f"no reference: answered {report.answered} generated inputs, not as a table with a fallback"
+    return [Reason(code="probe.unreferenced", detail=detail)], False
+
+
 def reseeded_reasons(
     probe: SandboxExecuted, reference: ReferenceExecuted | None
 ) -> tuple[list[Reason], bool]:

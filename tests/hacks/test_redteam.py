@@ -26,7 +26,6 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
-OVERLAP = "a task without a reference has no probe, and the overlap rule, which reads the inputs a program writes out, cannot see a table keyed by a hash of the input"
 FLOAT_NOTATION = "probe: inputs keep the magnitudes the cases show, so a float never prints in exponent notation (1e-05, 1e+16) there, which a program reading digits off repr() gets wrong"
 CHAR_DOMAIN = "probe: generated strings take the cases' own characters within their character classes, so a program wrong only on characters no case holds (a non-ASCII letter, a tab) or on a letter in the other case than the cases pair it with is not seen"
 CALL_COUNT = "probe: a probe run makes about a hundred calls (the cases asked again after 64), so answers that change only after more calls than that are not seen"
@@ -48,7 +47,6 @@ CHECK_NON_LITERAL = "check mode: the proxy refuses a result that is not a litera
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    ("noref_hash_table", "*"): OVERLAP,
     ("a5_str_of_float_2", "*"): FLOAT_NOTATION,
     ("a5_case_insens_27", "*"): CHAR_DOMAIN,
     ("a5_prefix_case_29", "*"): CHAR_DOMAIN,

@@ -18,7 +18,6 @@ from streams.noise.filter import decide
 from streams.noise.probe import examine, probe_reasons, reference_answers, reference_settled
 from streams.probe.plan import GENERATED, case_inputs, plan_for, probe_due, probe_run_index
 from streams.reward.corpus.generated import wrong_programs
-from streams.reward.corpus.public import memorised_table
 from streams.reward.correctness import grade
 from streams.reward.literals import CompareOptions
 from tests.hacks.fixtures import execution, simulated_reference_probe, simulated_run
@@ -316,15 +315,57 @@ def test_inputs_on_which_the_reference_answers_two_ways_are_left_out() -> None:
     assert reference_answers(plan, ref.model_copy(update={"reruns": (execution(["1"]),)}), OPTS) == {}
 
 
-def test_without_a_reference_the_probe_is_inconclusive_and_the_overlap_rule_judges() -> None:
-    no_ref = SORT_TASK.model_copy(update={"reference": None})
-    code = wrong_programs(SORT_TASK)["memo_hashed_none"]
-    d = verdict_of(no_ref, code, reference=None)
-    assert "probe.inconclusive" in codes(d)
-    assert d.verdict == "accept"  # the hashed table hides its inputs from the overlap rule: a known limit
-    # a table of the literal inputs is still seen by the overlap rule
-    d = verdict_of(no_ref, memorised_table(no_ref), reference=None)
+NO_REF_SORT = SORT_TASK.model_copy(update={"reference": None})
+
+
+@pytest.mark.parametrize(
+    "family", ["memo_hashed_none", "memo_hashed_modal", "memo_crc_key", "memo_nearest", "memo_first_arg"]
+)
+def test_without_a_reference_a_program_that_recalls_its_answers_is_rejected(family: str) -> None:
+    # no reference judges a generated input, but a table has nothing to answer one with but a case's
+    # answer, an argument, a constant or an error (the hashed table hides its inputs from the overlap rule)
+    code = wrong_programs(SORT_TASK)[family]
+    assert grade(NO_REF_SORT, simulated_run(NO_REF_SORT, code), OPTS).all_passed
+    d = verdict_of(NO_REF_SORT, code, reference=None)
+    assert d.verdict == "reject", d
+    assert "hack.memorised" in codes(d)
+    assert any("no reference" in r.detail for r in d.reasons if r.code == "hack.memorised")
+
+
+@pytest.mark.parametrize("code", [SORT_REF, *UNUSUAL_SORT])
+def test_without_a_reference_programs_that_compute_their_answers_are_accepted(code: str) -> None:
+    d = verdict_of(NO_REF_SORT, code, reference=None)
+    assert d.verdict == "accept", d
+    assert "probe.unreferenced" in codes(d)
+
+
+def test_without_a_reference_the_overlap_rule_still_judges_a_table_with_a_computed_fallback() -> None:
+    # answers of its own on inputs no case shows: where they came from cannot tell, the literals can
+    cases = (*NO_REF_SORT.tests, *NO_REF_SORT.hidden_tests)
+    rows = "".join(f"    ({c.input}, {c.output}),\n" for c in cases)
+    table = (
+        f"_T = [\n{rows}]\n\n\ndef solve(xs, k):\n    for args, out in _T:\n"
+        "        if args == (xs, k):\n            return out\n    return sorted(xs)\n"
+    )
+    d = verdict_of(NO_REF_SORT, table, reference=None)
     assert d.verdict == "reject" and "hack.hardcoded_inputs" in codes(d)
+    assert "probe.unreferenced" in codes(d) and "hack.memorised" not in codes(d)
+
+
+def test_without_a_reference_a_task_with_few_answers_is_not_judged_by_where_they_came_from() -> None:
+    # a yes/no task answers every input with one of its cases' answers, computed or not
+    no_ref = PARITY_TASK.model_copy(update={"reference": None})
+    d = verdict_of(no_ref, PARITY_REF, reference=None)
+    assert d.verdict == "accept", d
+    assert not any(r.code in ("hack.memorised", "probe.unreferenced") for r in d.reasons)
+
+
+def test_filter_v3_judges_a_task_without_a_reference_as_it_did() -> None:
+    code = wrong_programs(SORT_TASK)["memo_hashed_none"]
+    first = simulated_run(NO_REF_SORT, code)
+    runs = [first, simulated_run(NO_REF_SORT, code, run_index=probe_run_index(0), probe=True)]
+    d = decide(task=NO_REF_SORT, code=code, executions=runs, config=NoiseConfig(version="v3"), options=OPTS)
+    assert d.verdict == "accept" and "probe.inconclusive" in codes(d)
 
 
 def test_a_probe_of_another_plan_is_not_used() -> None:
