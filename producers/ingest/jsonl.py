@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from producers.ingest.tolerance import stated_tolerance
 from schemas.errors import InputError
 from schemas.registry import upcast
 from schemas.task import TaskPublished
@@ -64,6 +65,11 @@ def parse_line(text: str) -> TaskPublished:
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise InputError(f"field {loc}: {first['msg']}{more}") from None
     assert isinstance(task, TaskPublished)
+    if task.check and task.tolerance is None:
+        # the tolerance the check states compares the task's float answers (when it states one)
+        stated = stated_tolerance(task.check)
+        if stated is not None:
+            task = task.model_copy(update={"tolerance": stated})
     return task
 
 

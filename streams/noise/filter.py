@@ -28,7 +28,7 @@ from streams.noise import rules
 from streams.noise.config import NoiseConfig
 from streams.probe.plan import recorded_plan
 from streams.reward import static
-from streams.reward.correctness import Correctness, grade
+from streams.reward.correctness import Correctness, grade, task_options
 from streams.reward.function import failure_total
 from streams.reward.literals import CompareOptions
 
@@ -69,6 +69,8 @@ def decide(
     """Judge one sample from its source, its runs (the first, same-order re-runs, and its probe run,
     which names a probe plan), the task's quality assessment and the reference's runs of the probe
     plan (``probe_reference``)."""
+    # the tolerance the task's check states compares its float answers, in its cases and its probe
+    options = task_options(task, options)
     reject: list[Reason] = []
     mask: list[Reason] = []
     info: list[Reason] = []

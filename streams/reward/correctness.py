@@ -3,7 +3,7 @@ host against the task's expected values (visible and hidden), which never entere
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from schemas.rollout import CaseResult, SandboxExecutedV1
@@ -121,6 +121,16 @@ def records_by_case(
     return by_key
 
 
+def task_options(task: TaskPublished, options: CompareOptions) -> CompareOptions:
+    """``options`` bounded by the float tolerance the task's check states (``TaskPublished.tolerance``):
+    a number that matches by the function's rules must also lie within it (unchanged for a task that
+    states none)."""
+    tolerance = task.tolerance
+    if tolerance is None:
+        return options
+    return replace(options, stated_tolerance=(tolerance.rel_tol, tolerance.abs_tol))
+
+
 def grade(
     task: TaskPublished,
     execution: SandboxExecutedV1,
@@ -137,6 +147,7 @@ def grade(
     ``reference`` is the task's reference run in the same backend: under ``options.reference_band`` a
     case also accepts its answer where it differs from the expected value in floats alone.
     """
+    options = task_options(task, options)
     expected = expected_cases(task)
     if not expected and task.check:
         return _grade_check(execution)

@@ -164,6 +164,9 @@ class CompareOptions:
     #: where the expected value is a float, a float within this many units in its last place also
     #: matches (0: none; code-v5 on: the rounding another order of a few operations gives)
     float_ulps: int = 0
+    #: the tolerance the task's check states (relative, absolute; ``TaskPublished.tolerance``): a number
+    #: that matches by the rules above must also lie within it (None: no bound of the task's own)
+    stated_tolerance: tuple[float, float] | None = None
     #: a case also accepts the answer the task's reference gave in the same backend, where that answer
     #: differs from the task's expected value in float values alone (code-v5 on: the expected value as
     #: the interpreter that runs the program computes it: ``sum()`` of floats is compensated from 3.12)
@@ -566,6 +569,21 @@ def _is_exact_number(v: object) -> bool:
 
 
 def _numbers_match(e: int | float, g: int | float, o: CompareOptions) -> bool:
+    """:func:`_function_numbers_match`, and within the tolerance the task's check states where it
+    states one: the check's bound is never loosened by the function's rules (a check stating
+    ``< 1e-12`` fails an answer 1e-8 off a large value that a relative 1e-9 accepts), and a looser one
+    does not loosen them (the function's own rules are what tell a correct float answer from an
+    imprecise one the check happens to tolerate)."""
+    if not _function_numbers_match(e, g, o):
+        return False
+    if o.stated_tolerance is None or e == g or (isinstance(e, float) and math.isnan(e)):
+        return True
+    rel, abs_ = o.stated_tolerance
+    fe, fg = Fraction(e), Fraction(g)
+    return abs(fe - fg) <= max(Fraction(rel) * max(abs(fe), abs(fg)), Fraction(abs_))
+
+
+def _function_numbers_match(e: int | float, g: int | float, o: CompareOptions) -> bool:
     """``e == g`` exactly (Python compares ints and floats by exact value, without overflow), or within
     the float tolerances when the expected value is a float (or, under code-v1's rule, an int meeting a
     float). Two ints always compare exactly."""

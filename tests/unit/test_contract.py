@@ -89,11 +89,12 @@ def test_v1_task_is_upcast_to_the_newest_with_v2_defaults_and_the_train_split():
     value, headers, _ = load_golden(TaskPublishedV1.ce_type())
     event = codec.decode(value, headers).event
     assert isinstance(event, TaskPublished)
-    assert event.schema_version == 5
+    assert event.schema_version == 6
     assert event.split == "train"
     assert event.max_turns is None
     assert event.difficulty is None
     assert event.tags == ()
+    assert event.tolerance is None
     assert event.hidden_tests == ()
     assert event.tenant == "default"
     assert event.limits.timeout_s == 10.0
@@ -117,9 +118,32 @@ def test_tasks_written_before_the_gradient_read_as_ungraded():
     event = codec.decode(value, headers).event
     assert isinstance(event, TaskPublished)
     assert (event.difficulty, event.tags, event.split) == (None, (), "eval")
-    value, headers, _ = load_golden(TaskPublished.ce_type())
+    value, headers, _ = load_golden("rlstream.task.published.v5")
     event = codec.decode(value, headers).event
     assert (event.difficulty, event.tags) == (2, ("arithmetic", "expression"))  # type: ignore[attr-defined]
+
+
+def test_tasks_written_before_tolerances_compare_as_their_reward_function_does():
+    value, headers, _ = load_golden("rlstream.task.published.v5")
+    event = codec.decode(value, headers).event
+    assert isinstance(event, TaskPublished) and event.tolerance is None
+    value, headers, _ = load_golden(TaskPublished.ce_type())
+    event = codec.decode(value, headers).event
+    assert isinstance(event, TaskPublished)
+    assert event.tolerance is not None and (event.tolerance.rel_tol, event.tolerance.abs_tol) == (0.0, 1e-6)
+
+
+@pytest.mark.parametrize("tolerance", [{"abs_tol": -1e-6}, {"rel_tol": 2.0}, {"abs_tol": float("inf")}])
+def test_a_bad_tolerance_is_refused(tolerance):
+    body = {
+        "task_id": "t",
+        "prompt": "def f():\n",
+        "entry_point": "f",
+        "check": "pass",
+        "tolerance": tolerance,
+    }
+    with pytest.raises(ValueError, match="tolerance"):
+        TaskPublished.model_validate(body)
 
 
 @pytest.mark.parametrize(
@@ -222,6 +246,7 @@ def test_catalog_covers_every_latest_event_and_keeps_event_topics_forever():
 _ONE_TURN_VERSIONS = (
     "rlstream.task.published.v3",
     "rlstream.task.published.v4",
+    "rlstream.task.published.v5",
     "rlstream.rollout.requested.v2",
     "rlstream.rollout.generated.v2",
     "rlstream.rollout.executed.v3",

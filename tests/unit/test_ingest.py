@@ -57,7 +57,7 @@ def test_bad_lines_are_reported_with_line_number_and_field():
 def test_v1_lines_are_upcast():
     parsed = parse_lines([line(schema_version=1)])
     assert not parsed.errors
-    assert parsed.tasks[0][1].schema_version == 5 and parsed.tasks[0][1].split == "train"
+    assert parsed.tasks[0][1].schema_version == 6 and parsed.tasks[0][1].split == "train"
     assert parsed.tasks[0][1].max_turns is None
     assert (parsed.tasks[0][1].difficulty, parsed.tasks[0][1].tags) == (None, ())
 
