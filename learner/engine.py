@@ -26,9 +26,10 @@ from learner.batch import Batch
 from learner.checkpoint import STATE_DIR, WEIGHTS, CheckpointDir, CheckpointManifest
 from learner.config import LearnerConfig
 from learner.grpo import grpo_loss, token_logprobs
+from learner.sft import sft_loss
 from learner.store import file_sha256, fsync_dir, fsync_file, store_for
 from schemas.errors import DependencyError, UsageError
-from schemas.policy import ConsumedOffset, PolicyPublished
+from schemas.policy import ConsumedOffset, PolicyPublished, Stage
 
 log = logging.getLogger(__name__)
 
@@ -284,6 +285,30 @@ class LearnerEngine:
             metrics[f"staleness_hist.{lag}"] = float(count)
         return metrics
 
+    def sft_step(self, batch: Batch) -> dict[str, float]:
+        """One optimizer step of the supervised loss (``learner/sft.py``) on ``batch``: cross-entropy on
+        its completion tokens (``loss_mask``), through the same engine, optimizer and clipping as
+        :meth:`train_step`. Returns ``sft_loss``, ``grad_norm`` and ``tokens_per_s``."""
+        started = time.perf_counter()
+        batch = batch.to(self.device)
+        model = self._ds if self._ds is not None else self._module
+        loss = sft_loss(self._forward(model, batch), batch.loss_mask)
+        if self._ds is not None:
+            self._ds.backward(loss)
+            self._ds.step()
+            grad_norm = self._ds.get_global_grad_norm()
+        else:
+            self._optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            grad_norm = torch.nn.utils.clip_grad_norm_(self._module.parameters(), self.config.max_grad_norm)
+            self._optimizer.step()
+        self.step += 1
+        metrics = {"sft_loss": float(loss.detach())}
+        if grad_norm is not None:
+            metrics["grad_norm"] = float(grad_norm)
+        metrics["tokens_per_s"] = batch.num_tokens / max(time.perf_counter() - started, 1e-9)
+        return metrics
+
     # -- weights and checkpoints ------------------------------------------------------------------
     def export_weights(self, path: Path) -> str:
         """Write the full weights as safetensors (atomically) and return their sha256.
@@ -387,6 +412,7 @@ class LearnerEngine:
         metrics: Mapping[str, float] | None = None,
         model_name: str = "",
         resume: Mapping[str, Any] | None = None,
+        stage: Stage = "rl",
     ) -> PolicyPublished:
         """Bump the policy version, checkpoint (with the offsets), put the weights into the store and
         return the PolicyPublished event to emit.
@@ -402,6 +428,7 @@ class LearnerEngine:
             "model": model_name,
             "trained_sample_ids": list(trained_sample_ids),
             "metrics": {k: float(v) for k, v in (metrics or {}).items()},
+            "stage": stage,
         }
         try:
             path, manifest = self.save_checkpoint(
@@ -440,6 +467,8 @@ class LearnerEngine:
             consumed=manifest.consumed,
             trained_sample_ids=tuple(publication.get("trained_sample_ids", ())),
             metrics=dict(publication.get("metrics", {})),
+            # a checkpoint written before stages existed was an RL step's
+            stage="sft" if publication.get("stage") == "sft" else "rl",
         )
 
     def _barrier(self) -> None:

@@ -24,6 +24,7 @@ from schemas.topics import (
     EXPERIENCES,
     POLICY,
     REVIEWS,
+    SFT_EXAMPLES,
     TASKS,
 )
 
@@ -141,6 +142,9 @@ def plan() -> list[Grant]:
     learner = PRINCIPAL_PREFIX + "learner"
     grants += _topics(learner, (EXPERIENCES.name, REVIEWS.name), ("READ", "DESCRIBE"))
     grants += _topics(learner, (POLICY.name,), ("WRITE", "DESCRIBE"))
+    # the supervised stage (`rlstream sft`) runs as the learner: it writes its examples, trains on what
+    # it reads back, and publishes the version
+    grants += _topics(learner, (SFT_EXAMPLES.name,), ("READ", "WRITE", "DESCRIBE"))
     grants += [Grant(learner, "group", "literal", LEARNER_GROUP, op) for op in ("READ", "DESCRIBE")]
     grants += _prefixed(learner, "group", "rlstream.follow.", ("READ", "DESCRIBE"))
     projector = PRINCIPAL_PREFIX + "projector"

@@ -17,7 +17,7 @@ class ConsumedOffset(FrozenModel):
     offset: int = Field(ge=0)
 
 
-class PolicyPublished(Event):
+class PolicyPublishedV1(Event):
     event_type: ClassVar[str] = "rlstream.policy.published"
     version: ClassVar[int] = 1
     key_field: ClassVar[str] = "run_id"
@@ -35,6 +35,26 @@ class PolicyPublished(Event):
 
     def identity(self) -> tuple[str, ...]:
         return (self.run_id, str(self.policy_version))
+
+
+#: the stage of training a version came from: ``rl`` (the learner on the filtered reward stream) or
+#: ``sft`` (``rlstream sft`` on curated examples from ``rl.sft.examples``)
+Stage = Literal["rl", "sft"]
+
+
+class PolicyPublished(PolicyPublishedV1):
+    """A policy version, with the stage that made it. ``consumed`` names the offsets of the stage's
+    input (``rl.experiences`` for RL, ``rl.sft.examples`` for SFT) and ``trained_sample_ids`` the
+    samples or examples trained on, so a version's lineage leads back to the very records behind it.
+    An RL version is written as v1, byte for byte as before the stage existed."""
+
+    version: ClassVar[int] = 2
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    stage: Stage = "rl"
+
+    def previous_version(self) -> PolicyPublishedV1 | None:
+        return self._as_version(PolicyPublishedV1, {"stage": "rl"})
 
 
 class PolicyLoaded(Event):

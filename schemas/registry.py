@@ -15,7 +15,7 @@ from schemas.base import Event
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.episode import TurnEnded
-from schemas.policy import PolicyLoaded, PolicyPublished
+from schemas.policy import PolicyLoaded, PolicyPublished, PolicyPublishedV1
 from schemas.reference import (
     ReferenceExecuted,
     ReferenceExecutedV1,
@@ -45,6 +45,7 @@ from schemas.rollout import (
     SandboxExecutedV3,
     SandboxExecutedV4,
 )
+from schemas.sft import SftExample
 from schemas.task import (
     TaskPublished,
     TaskPublishedV1,
@@ -89,8 +90,10 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ExperienceReadyV1,
     ExperienceReadyV2,
     ExperienceReady,
+    PolicyPublishedV1,
     PolicyPublished,
     PolicyLoaded,
+    SftExample,
     ReviewRecorded,
     CurriculumLevelChanged,
     AlertRaised,
@@ -207,6 +210,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (SandboxExecuted.event_type, 2): _execution_v2_to_v3,
     (ReferenceExecuted.event_type, 2): _reference_v2_to_v3,
     (ReferenceExecuted.event_type, 3): _adding(4, memoised=[]),
+    # every version written before stages existed came from the learner's RL steps
+    (PolicyPublished.event_type, 1): _adding(2, stage="rl"),
     (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
     (NoiseVerdict.event_type, 2): _adding(3, turn=0),
     (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),

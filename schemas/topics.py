@@ -61,6 +61,8 @@ POLICY = Topic("rl.policy", "run_id", "PolicyPublished", "learner", partitions=1
 # one partition: what the run's generators loaded, in the order they loaded it (the staleness bound's input)
 POLICY_LOADED = Topic("rl.policy.loaded", "run_id", "PolicyLoaded", "generator", partitions=1)
 REVIEWS = Topic("rl.reviews", "group_id", "ReviewRecorded", "rlstream review record")
+# one partition: a stage's examples in the order it wrote them, which is the order it trains them in
+SFT_EXAMPLES = Topic("rl.sft.examples", "run_id", "SftExample", "rlstream sft", partitions=1)
 # one partition: a run's curriculum moves are one ordered sequence
 CURRICULUM = Topic("rl.curriculum", "run_id", "CurriculumLevelChanged", "scheduler", partitions=1)
 # one partition: a monitor's alerts, firing and resolved, in the order it saw them
@@ -91,6 +93,7 @@ EVENT_TOPICS: tuple[Topic, ...] = (
     POLICY,
     POLICY_LOADED,
     REVIEWS,
+    SFT_EXAMPLES,
     CURRICULUM,
     ALERTS,
 )

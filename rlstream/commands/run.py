@@ -108,6 +108,12 @@ def register(app: typer.Typer) -> None:
         ),
         limit: int | None = typer.Option(None, "--limit", min=1, help="use the first N tasks"),
         model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a local HF folder"),
+        from_policy: str | None = typer.Option(
+            None,
+            "--from-policy",
+            help="start from a published version instead of --model: RUN_ID (its newest version, e.g. "
+            "of an `rlstream sft` stage), RUN_ID:vN or a model folder",
+        ),
         group_size: int = typer.Option(4, "--group-size", min=1, help="samples per GRPO group"),
         epochs: int = typer.Option(1, "--epochs", min=1, help="groups per task"),
         steps: int | None = typer.Option(
@@ -179,6 +185,11 @@ def register(app: typer.Typer) -> None:
         task_list = hold_out(task_list, fraction=eval_fraction, names_file=eval_tasks)
         held_out = sum(t.split == "eval" for t in task_list)
         bootstrap = _bootstrap()
+        if from_policy is not None:
+            from rlstream.sft import starting_policy
+
+            model = str(starting_policy(settings, bootstrap, from_policy))
+            typer.echo(f"[run] starting from {from_policy}: {model}", err=True)
         rid = run_id or new_run_id()
         overrides = {
             "RLSTREAM_GENERATOR__MODEL": model,
