@@ -13,6 +13,7 @@ that concern its sample.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,7 @@ from schemas.rollout import (
     RolloutRequested,
     SandboxExecuted,
 )
+from schemas.sft import SftExample
 from schemas.task import TaskPublished
 
 STAGES = ("task", "request", "generation", "executions", "reward", "verdict", "experience")
@@ -249,3 +251,36 @@ class Lineage:
                 }
             )
         return rows
+
+
+def policy_lineage(published: PolicyPublished, examples: Iterable[SftExample] = ()) -> dict[str, Any]:
+    """What one policy version came from: its stage, the model it was trained from, the offsets of the
+    input it consumed and what it trained on (an SFT stage's examples, by source; an RL version's
+    samples by count)."""
+    out: dict[str, Any] = {
+        "run_id": published.run_id,
+        "policy_version": published.policy_version,
+        "stage": published.stage,
+        "model": published.model,
+        "step": published.step,
+        "checkpoint_uri": published.checkpoint_uri,
+        "sha256": published.sha256,
+        "consumed": [c.model_dump() for c in published.consumed],
+        "trained": len(published.trained_sample_ids),
+        "metrics": dict(published.metrics),
+    }
+    if published.stage == "sft":
+        wanted = set(published.trained_sample_ids)
+        out["examples"] = [
+            {
+                "example_id": e.example_id,
+                "task_id": e.task_id,
+                "source": e.source,
+                "review": e.review_event_id,
+            }
+            for e in examples
+            if e.run_id == published.run_id and e.example_id in wanted
+        ]
+    else:
+        out["trained_sample_ids"] = list(published.trained_sample_ids)
+    return out

@@ -49,7 +49,9 @@ class Curve:
     tokens: int
 
 
-def nll(engine: LearnerEngine, samples: Sequence[TrainSample], *, token_budget: int, pad_token_id: int) -> float:
+def nll(
+    engine: LearnerEngine, samples: Sequence[TrainSample], *, token_budget: int, pad_token_id: int
+) -> float:
     """Mean negative log-likelihood per answer token of ``samples`` under the engine's current weights
     (no update): what the stage lowers, measured before and after."""
     total = 0.0

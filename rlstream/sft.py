@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infra.kafka.admin import ensure_topics
 from infra.kafka.producer import EventProducer
@@ -70,9 +71,11 @@ def review_examples(bootstrap: str, run_id: str, source_run: str, progress: Prog
     last: dict[str, CodeGenerated] = {}
     for item in replay(bootstrap, GENERATIONS.name):
         ev = item.event
-        if isinstance(ev, CodeGenerated) and item.envelope.run_id == source_run and ev.sample_id in accepted:
-            if ev.sample_id not in last or ev.turn > last[ev.sample_id].turn:
-                last[ev.sample_id] = ev
+        if not (isinstance(ev, CodeGenerated) and item.envelope.run_id == source_run):
+            continue
+        # an episode's answer is its last turn's code
+        if ev.sample_id in accepted and (ev.sample_id not in last or ev.turn > last[ev.sample_id].turn):
+            last[ev.sample_id] = ev
     prompts = {
         item.event.task_id: item.event.prompt
         for item in replay(bootstrap, TASKS.name)
@@ -131,7 +134,9 @@ def example_sample(policy: PolicyModel, example: SftExample) -> TrainSample:
 def publish_examples(bootstrap: str, settings: Settings, examples: Sequence[SftExample]) -> None:
     """Write the examples (idempotent: the same stage writes the same event ids)."""
     ensure_topics(bootstrap, settings.kafka, [SFT_EXAMPLES, POLICY])
-    with EventProducer(bootstrap, source="rlstream-sft", run_id=examples[0].run_id if examples else "") as out:
+    with EventProducer(
+        bootstrap, source="rlstream-sft", run_id=examples[0].run_id if examples else ""
+    ) as out:
         for example in examples:
             out.publish(example)
 
@@ -144,7 +149,11 @@ def read_examples(bootstrap: str, run_id: str) -> tuple[list[SftExample], Consum
     end: ConsumedOffset | None = None
     for item in replay(bootstrap, SFT_EXAMPLES.name):
         end = ConsumedOffset(topic=item.topic, partition=item.partition, offset=item.offset + 1)
-        if isinstance(item.event, SftExample) and item.event.run_id == run_id and item.envelope.id not in seen:
+        if (
+            isinstance(item.event, SftExample)
+            and item.event.run_id == run_id
+            and item.envelope.id not in seen
+        ):
             seen.add(item.envelope.id)
             out.append(item.event)
     return out, end
@@ -193,7 +202,9 @@ def train_stage(
     budget = max(config.token_budget, max(s.length for s in samples))
     engine = LearnerEngine(policy.model, config)
     before = nll(engine, samples, token_budget=budget, pad_token_id=policy.pad_token_id)
-    progress(f"{len(samples)} example(s), {sum(s.generated for s in samples)} answer tokens; NLL {before:.4f}")
+    progress(
+        f"{len(samples)} example(s), {sum(s.generated for s in samples)} answer tokens; NLL {before:.4f}"
+    )
 
     def step(epoch: int, n: int, loss: float) -> None:
         progress(f"epoch {epoch}/{epochs} step {n}: loss {loss:.4f}")
@@ -227,7 +238,8 @@ def train_stage(
         out.publish(published)
     folder = policy_folder(settings, run_id, published.policy_version)
     folder.mkdir(parents=True, exist_ok=True)
-    engine.module.save_pretrained(str(folder))
+    model: Any = engine.module
+    model.save_pretrained(str(folder))
     policy.tokenizer.save_pretrained(str(folder))
     return StageResult(
         published=published,
@@ -250,7 +262,8 @@ def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> Pat
     run_id, _, wanted = spec.partition(":v")
     if not run_id or (wanted and not wanted.isdigit()):
         raise InputError(
-            f"--from-policy {spec!r} is neither a model folder nor RUN_ID or RUN_ID:vN", location="--from-policy"
+            f"--from-policy {spec!r} is neither a model folder nor RUN_ID or RUN_ID:vN",
+            location="--from-policy",
         )
     if bootstrap is None:
         raise InputError(f"--from-policy {spec}: no broker to read rl.policy from", location="--from-policy")
@@ -274,7 +287,9 @@ def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> Pat
 
     gen = settings.generator
     policy = load_model(published.model, gen.models_dir or settings.home / "models", seed=gen.seed)
-    apply_state_dict(policy.model, read_safetensors(verified_checkpoint(published.checkpoint_uri, published.sha256)))
+    apply_state_dict(
+        policy.model, read_safetensors(verified_checkpoint(published.checkpoint_uri, published.sha256))
+    )
     folder.mkdir(parents=True, exist_ok=True)
     policy.model.save_pretrained(str(folder))
     policy.tokenizer.save_pretrained(str(folder))

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from pathlib import Path
 
 import typer
 
 from producers.ingest.split import hold_out
+from producers.ingest.synthetic import FEEDBACK_SOURCE
 from rlstream.commands._common import echo_json, handle_errors
-from rlstream.commands.run import _bootstrap, _load_tasks
+from rlstream.commands.run import _SYNTHETIC_ENV, _bootstrap, _load_tasks
 from rlstream.runner import new_run_id
 from rlstream.settings import get_settings
 from schemas.errors import InputError
@@ -29,6 +33,13 @@ def register(app: typer.Typer) -> None:
             None, "--from-reviews", help="also teach the samples of this run that human reviewers accepted"
         ),
         epochs: int = typer.Option(3, "--epochs", min=1, help="passes over the examples"),
+        lr: float | None = typer.Option(
+            None,
+            "--lr",
+            min=0.0,
+            help="learning rate (default: RLSTREAM_LEARNER__LR, or 5e-3 for the synthetic families, whose "
+            "tiny model moves at that rate as `rlstream run` trains it)",
+        ),
         model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a local HF folder"),
         run_id: str | None = typer.Option(None, "--run-id", help="the stage's run id (default: a new one)"),
         eval_fraction: float = typer.Option(
@@ -54,7 +65,14 @@ def register(app: typer.Typer) -> None:
         if tasks is None and from_reviews is None:
             raise InputError("nothing to teach: give --tasks, --from-reviews or both", location="--tasks")
         settings = get_settings()
-        settings = settings.model_copy(update={"generator": settings.generator.model_copy(update={"model": model})})
+        learner = settings.learner
+        if lr is not None:
+            learner = learner.model_copy(update={"lr": lr})
+        elif tasks in ("synthetic", FEEDBACK_SOURCE) and "RLSTREAM_LEARNER__LR" not in os.environ:
+            learner = learner.model_copy(update={"lr": float(_SYNTHETIC_ENV["RLSTREAM_LEARNER__LR"])})
+        settings = settings.model_copy(
+            update={"generator": settings.generator.model_copy(update={"model": model}), "learner": learner}
+        )
         rid = run_id or new_run_id()
 
         def progress(message: str) -> None:
@@ -69,10 +87,15 @@ def register(app: typer.Typer) -> None:
         if from_reviews is not None:
             examples += review_examples(bootstrap, rid, from_reviews, progress)
         if not examples:
-            raise InputError("no example to teach: no training task has a reference, no review accepts a sample")
+            raise InputError(
+                "no example to teach: no training task has a reference, no review accepts a sample"
+            )
         publish_examples(bootstrap, settings, examples)
         progress(f"stage {rid}: {len(examples)} example(s) on rl.sft.examples; training {epochs} epoch(s)")
-        result = train_stage(settings, bootstrap, rid, epochs=epochs, progress=progress)
+        # the training libraries log to stdout (a handler bound at their import, which happens here):
+        # stdout is the summary's alone, so `--json` prints one JSON document
+        with contextlib.redirect_stdout(sys.stderr):
+            result = train_stage(settings, bootstrap, rid, epochs=epochs, progress=progress)
         summary = {
             "run_id": rid,
             "policy_version": result.published.policy_version,
