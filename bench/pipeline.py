@@ -2,11 +2,13 @@
 alone on the same programs in the same run, so the bus's cost shows as a ratio.
 
 A trivial program (distinct per sample, so no result is served from a cache) is published as
-CodeGenerated events; the sandbox, reward and filter processors run as their own processes and turn
-each into an execution, a reward and a verdict, exactly once. The baseline runs the same jobs through
-the sandbox worker pool directly.
+CodeGenerated events; the sandbox, reward and filter processors turn each into an execution, a reward
+and a verdict, exactly once: as three processes (``split`` layout) or as one process hosting all three
+(``shared``, ``rlstream worker sandbox,reward,filter``). The baseline runs the same jobs through the
+sandbox worker pool directly. Each repetition measures the baseline and then every layout, so a change
+of the machine's load falls on all of them alike; the ratios are the medians over repetitions.
 
-    .venv/bin/python -m bench.pipeline [--samples N] [--bootstrap HOST:PORT]
+    .venv/bin/python -m bench.pipeline [--samples N] [--repeats R] [--layouts split,shared]
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from statistics import median
+from typing import Any, Literal
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -30,6 +34,7 @@ from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
+from rlstream.layout import RunConfig, resolve
 from schemas.rollout import CodeGenerated, NoiseVerdict
 from schemas.task import TaskPublished, TestCase
 from schemas.topics import CATALOG, VERDICTS
@@ -66,10 +71,16 @@ def sandbox_only(n: int, workers: int) -> float:
 
 
 def pipeline(
-    bootstrap: str, n: int, workers: int, env_extra: dict[str, str] | None = None, timeout_s: float = 1200
+    bootstrap: str,
+    n: int,
+    workers: int,
+    env_extra: dict[str, str] | None = None,
+    timeout_s: float = 1200,
+    layout: Literal["split", "shared"] = "split",
 ) -> dict[str, float]:
     """``env_extra``: settings for the processors (e.g. ``RLSTREAM_RUNTIME=faust``); ``timeout_s``: how
-    long the timed samples may take (the warm-up group half that)."""
+    long the timed samples may take (the warm-up group half that); ``layout``: the three processors as
+    processes of their own or sharing one."""
     ensure_topics(bootstrap, KafkaConfig(), CATALOG)
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     home = Path(tempfile.mkdtemp(prefix="rlstream-bench-"))
@@ -86,14 +97,15 @@ def pipeline(
     }
     with EventProducer(bootstrap, source="bench", run_id=run_id) as producer:
         producer.publish(TASK)
+    names = ("sandbox", "reward", "filter")
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "rlstream.cli", "worker", name],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=(home / f"{name}.log").open("wb"),
+            stderr=(home / f"{name.replace(',', '+')}.log").open("wb"),
         )
-        for name in ("sandbox", "reward", "filter")
+        for name in (names if layout == "split" else (",".join(names),))
     ]
     try:
         # warm-up group: the processors join their groups and load the runtime before timing starts
@@ -181,21 +193,48 @@ def _publish_and_wait(
 
 
 def measure(
-    samples: int = 200, workers: int = 2, bootstrap: str | None = None, jar_dir: Path = CACHE / "kafka"
-) -> dict[str, float]:
-    """Samples/s through sandbox -> reward -> filter on the bus, next to the sandbox pool alone."""
-    base = sandbox_only(samples, workers)
+    samples: int = 200,
+    workers: int = 2,
+    bootstrap: str | None = None,
+    jar_dir: Path = CACHE / "kafka",
+    *,
+    layouts: tuple[Literal["split", "shared"], ...] = ("split", "shared"),
+    repeats: int = 1,
+) -> dict[str, Any]:
+    """Samples/s through sandbox -> reward -> filter on the bus in each of ``layouts``, next to the
+    sandbox pool alone, ``repeats`` times interleaved. The ``pipeline_*`` figures are those of the
+    layout ``rlstream run`` picks on this machine (when measured)."""
+    bases: list[float] = []
+    runs: dict[str, list[dict[str, float]]] = {layout: [] for layout in layouts}
     with broker(bootstrap, jar_dir) as server:
-        pipe = pipeline(server, samples, workers)
-    return {
-        "samples": samples,
-        "sandbox_only_per_s": round(base, 1),
-        "pipeline_samples_per_s": round(pipe["samples_per_s"], 1),
-        "ratio_pipeline_to_sandbox": round(pipe["samples_per_s"] / base, 3),
-        "bus_share_of_time": round(1 - pipe["samples_per_s"] / base, 3),
-        "latency_p50_s": round(pipe["latency_p50_s"], 3),
-        "latency_p99_s": round(pipe["latency_p99_s"], 3),
-    }
+        for _ in range(repeats):
+            bases.append(sandbox_only(samples, workers))
+            for layout in layouts:
+                runs[layout].append(pipeline(server, samples, workers, layout=layout))
+    out: dict[str, Any] = {"samples": samples, "repeats": repeats}
+    out["sandbox_only_per_s"] = round(median(bases), 1)
+    for name, got in runs.items():
+        ratios = [r["samples_per_s"] / b for r, b in zip(got, bases, strict=True)]
+        out[name] = {
+            "samples_per_s": round(median([r["samples_per_s"] for r in got]), 1),
+            "ratio_to_sandbox": round(median(ratios), 3),
+            "ratios": [round(r, 3) for r in ratios],
+            "latency_p50_s": round(median([r["latency_p50_s"] for r in got]), 3),
+            "latency_p99_s": round(median([r["latency_p99_s"] for r in got]), 3),
+        }
+    picked = resolve(RunConfig(), os.cpu_count(), "transactional")
+    chosen = out.get(picked) or out[layouts[0]]
+    out.update(
+        {
+            "layout": picked if picked in out else layouts[0],
+            "pipeline_samples_per_s": chosen["samples_per_s"],
+            "ratio_pipeline_to_sandbox": chosen["ratio_to_sandbox"],
+            "bus_share_of_time": round(1 - chosen["ratio_to_sandbox"], 3),
+            "latency_p50_s": chosen["latency_p50_s"],
+            "latency_p99_s": chosen["latency_p99_s"],
+        }
+    )
+    return out
 
 
 def main() -> None:
@@ -204,8 +243,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="sandbox pool workers (both sides)")
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--jar-dir", type=Path, default=CACHE / "kafka")
+    parser.add_argument("--repeats", type=int, default=1, help="repetitions, interleaved (medians reported)")
+    parser.add_argument("--layouts", default="split,shared", help="process layouts measured, comma-separated")
     args = parser.parse_args()
-    result = measure(args.samples, args.workers, args.bootstrap, args.jar_dir)
+    layouts = tuple(x for x in args.layouts.split(",") if x in ("split", "shared"))
+    result = measure(
+        args.samples, args.workers, args.bootstrap, args.jar_dir, layouts=layouts, repeats=args.repeats
+    )
     print("| measure | value |\n|---|---|")
     for key, value in result.items():
         print(f"| {key} | {value} |")

@@ -1,9 +1,11 @@
 """The main job: one command that starts whatever is not running (broker, topics, every worker),
 publishes the run's tasks, shows live progress and stops cleanly with a summary.
 
-Workers run as child processes (``rlstream worker NAME``), each with its own log file; a worker that
-dies is restarted (its exactly-once runtime resumes from the last committed transaction). Ctrl-C stops
-them gracefully; nothing is lost: a later ``rlstream run --run-id <same id>`` resumes the run.
+Workers run as child processes (``rlstream worker NAME``), each with its own log file; where cores are
+few, the light stream processors share one (``rlstream worker sandbox,reward,...``, see
+:mod:`rlstream.layout`). A worker process that dies is restarted (each exactly-once processor in it
+resumes from its last committed transaction). Ctrl-C stops them gracefully; nothing is lost: a later
+``rlstream run --run-id <same id>`` resumes the run.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from infra.kafka.lag import LagProbe
 from infra.kafka.producer import EventProducer
 from infra.telemetry.config import MetricsConfig
 from producers.ingest.publisher import TaskPublisher
+from rlstream.layout import TORCH_WORKERS, processes, resolve
 from rlstream.scaling import Scaler, ScalingConfig
 from rlstream.settings import Settings
 from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS, scaling_target
@@ -57,9 +60,6 @@ from schemas.topics import (
     ROLLOUTS_REQUESTED,
     VERDICTS,
 )
-
-#: the workers that run torch (generation and training): they share the machine's cores
-TORCH_WORKERS = frozenset({"generator", "evaluator", "learner"})
 
 #: a worker that dies more than RESTARTS times within RESTART_WINDOW_S ends the run; counted per window,
 #: not per run, because every broker restart costs each worker one restart and a long run sees several
@@ -701,10 +701,12 @@ def run_pipeline(
         env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
     if settings.telemetry.otlp_endpoint:  # every worker exports where the run does
         env["RLSTREAM_TELEMETRY__OTLP_ENDPOINT"] = settings.telemetry.otlp_endpoint
-    ports = metrics_ports(settings.metrics, len(workers))
+    layout = resolve(settings.run, os.cpu_count(), settings.runtime)
+    placed = processes(workers, layout)
+    ports = metrics_ports(settings.metrics, len(placed))
     children = [
-        Child(name, log_dir / f"{name}.log", metrics_port=port)
-        for name, port in zip(workers, ports, strict=True)
+        Child(name, log_dir / f"{name.replace(',', '+')}.log", metrics_port=port)
+        for name, port in zip(placed, ports, strict=True)
     ]
     metrics = {
         c.name: f"http://{settings.metrics.host}:{c.metrics_port}/metrics"
@@ -753,7 +755,8 @@ def run_pipeline(
             )
         published = publish_tasks(bootstrap, run_id, tasks)
         echo(
-            f"[run {run_id}] {published} task(s) published; workers: {', '.join(workers)}; logs in {log_dir}"
+            f"[run {run_id}] {published} task(s) published; workers ({layout} layout): "
+            f"{' | '.join(c.name for c in children)}; logs in {log_dir}"
         )
         if metrics:
             ends = ", ".join(f"{c.name} :{c.metrics_port}" for c in children if c.metrics_port is not None)
@@ -822,6 +825,8 @@ def run_pipeline(
             signal.signal(sig, handler)
     summary = progress.summary()
     summary["runtime"] = settings.runtime
+    summary["layout"] = layout
+    summary["processes"] = [c.name for c in children if c.instance == "0"]
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)
     summary["metrics"] = metrics

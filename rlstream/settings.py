@@ -22,6 +22,7 @@ from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.telemetry.config import MetricsConfig, TelemetryConfig
 from learner.config import LearnerConfig
 from producers.generator.config import GeneratorConfig
+from rlstream.layout import RunConfig
 from rlstream.scaling import ScalingConfig
 from schemas.errors import UsageError
 from streams.config import PipelineConfig
@@ -69,6 +70,8 @@ class Settings(BaseSettings):
     projections: ProjectionConfig = ProjectionConfig()
     #: what ``rlstream run --autoscale`` scales and how eagerly (``RLSTREAM_SCALING__*``)
     scaling: ScalingConfig = ScalingConfig()
+    #: how ``rlstream run`` places its workers in processes (``RLSTREAM_RUN__LAYOUT``: auto, split, shared)
+    run: RunConfig = RunConfig()
 
     @property
     def broker_data_dir(self) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ssl
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,25 +214,46 @@ class Credentials:
 
 #: the credentials every client of this process is built with (set once by the composition root)
 _current = Credentials()
+#: a thread that hosts a processor of its own in a shared process (:func:`per_thread`) keeps its
+#: principal here, apart from the process's and the other processors'
+_thread = threading.local()
 
 
 def use(credentials: Credentials) -> None:
-    """Make ``credentials`` what every Kafka client this process builds from now on connects with."""
+    """Make ``credentials`` what every Kafka client this process builds from now on connects with (only
+    this thread's clients, inside :func:`per_thread`)."""
     global _current
-    _current = credentials
+    if getattr(_thread, "own", False):
+        _thread.credentials = credentials
+    else:
+        _current = credentials
 
 
 def current() -> Credentials:
+    if getattr(_thread, "own", False):
+        return _thread.credentials  # type: ignore[no-any-return]
     return _current
+
+
+@contextlib.contextmanager
+def per_thread() -> Iterator[None]:
+    """Inside the block, :func:`use` and :func:`current` concern this thread alone: several processors
+    sharing one process each connect as their own principal (their clients are built on their thread)."""
+    _thread.own, _thread.credentials = True, _current
+    try:
+        yield
+    finally:
+        _thread.own = False
+        del _thread.credentials
 
 
 @contextlib.contextmanager
 def using(credentials: Credentials) -> Iterator[None]:
     """``credentials`` for the clients built inside the block (the local broker probing itself as its
     administrator), the process's own afterwards."""
-    global _current
-    before, _current = _current, credentials
+    before = current()
+    use(credentials)
     try:
         yield
     finally:
-        _current = before
+        use(before)

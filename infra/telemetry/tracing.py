@@ -7,8 +7,11 @@ configured SDK those calls are no-ops, so importing a component never starts exp
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
@@ -16,6 +19,9 @@ from opentelemetry.trace import Tracer
 
 from infra.telemetry.config import TelemetryConfig
 from schemas.errors import UsageError
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 TRACER_NAME = "rlstream"
 #: links one span may carry (a learner step's samples)
@@ -25,14 +31,48 @@ _configured: object | None = None
 
 
 _tracer: Tracer | None = None
+#: a thread hosting a processor of a shared process traces as that processor's service (:func:`per_thread`)
+_thread = threading.local()
+#: the providers of a shared process's processors, shut down with the process's own
+_own_providers: list[TracerProvider] = []
 
 
 def tracer() -> Tracer:
-    """The rlstream tracer (a proxy: it follows the provider installed later by an entry point)."""
+    """The rlstream tracer (a proxy: it follows the provider installed later by an entry point); on a
+    processor's thread of a shared process, its own service's tracer."""
+    own: Tracer | None = getattr(_thread, "tracer", None)
+    if own is not None:
+        return own
     global _tracer
     if _tracer is None:
         _tracer = trace.get_tracer(TRACER_NAME)
     return _tracer
+
+
+def _provider(config: TelemetryConfig, service_name: str) -> TracerProvider:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import SpanLimits
+    from opentelemetry.sdk.trace import TracerProvider as SdkProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
+
+    resource = Resource.create({"service.name": service_name, "service.namespace": config.service_namespace})
+    # a learner step links to every sample it trained: far more than the default 128 links
+    provider = SdkProvider(resource=resource, span_limits=SpanLimits(max_links=MAX_LINKS))
+    if config.otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        endpoint = config.otlp_endpoint.rstrip("/")
+        if not endpoint.endswith("/v1/traces"):
+            endpoint += "/v1/traces"
+        exporter = OTLPSpanExporter(
+            endpoint=endpoint,
+            headers=export_headers(config.otlp_headers_file),
+            certificate_file=str(config.otlp_certificate_file) if config.otlp_certificate_file else None,
+        )
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    if config.console:
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+    return provider
 
 
 def configure_tracing(config: TelemetryConfig, service_name: str) -> None:
@@ -45,39 +85,31 @@ def configure_tracing(config: TelemetryConfig, service_name: str) -> None:
     with _lock:
         if _configured is not None:
             return
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-        from opentelemetry.sdk.trace.export import (
-            BatchSpanProcessor,
-            ConsoleSpanExporter,
-            SimpleSpanProcessor,
-        )
-
-        resource = Resource.create(
-            {"service.name": service_name, "service.namespace": config.service_namespace}
-        )
-        # a learner step links to every sample it trained: far more than the default 128 links
-        provider = TracerProvider(resource=resource, span_limits=SpanLimits(max_links=MAX_LINKS))
-        if config.otlp_endpoint:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-            endpoint = config.otlp_endpoint.rstrip("/")
-            if not endpoint.endswith("/v1/traces"):
-                endpoint += "/v1/traces"
-            exporter = OTLPSpanExporter(
-                endpoint=endpoint,
-                headers=export_headers(config.otlp_headers_file),
-                certificate_file=str(config.otlp_certificate_file) if config.otlp_certificate_file else None,
-            )
-            provider.add_span_processor(BatchSpanProcessor(exporter))
-        if config.console:
-            provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        provider = _provider(config, service_name)
         trace.set_tracer_provider(provider)
         _configured = provider
 
 
+@contextlib.contextmanager
+def per_thread(config: TelemetryConfig, service_name: str) -> Iterator[None]:
+    """Inside the block, this thread's spans belong to ``service_name`` (a processor sharing its process
+    with others traces as itself, as it does in a process of its own)."""
+    provider = _provider(config, service_name)
+    with _lock:
+        _own_providers.append(provider)
+    _thread.tracer = provider.get_tracer(TRACER_NAME)
+    try:
+        yield
+    finally:
+        del _thread.tracer
+
+
 def shutdown_tracing() -> None:
     """Flush and stop exporters (call at process exit; spans still buffered are sent)."""
+    with _lock:
+        owned, _own_providers[:] = list(_own_providers), []
+    for own in owned:
+        own.shutdown()
     provider = trace.get_tracer_provider()
     shutdown = getattr(provider, "shutdown", None)
     if callable(shutdown):
