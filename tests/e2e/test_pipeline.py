@@ -90,6 +90,22 @@ def _wait(cond: Callable[[], bool], timeout_s: float, what: str, w: Workers) -> 
     raise AssertionError(f"timed out waiting for {what}\n{tails}")
 
 
+def _each_sample_once(bootstrap: str, run_id: str, n: int, g: int) -> None:
+    """Every topic of the run holds exactly what ``n`` groups of ``g`` samples make, no event twice."""
+    for topic, expected in (
+        ("rl.rollouts.requested", n),
+        ("rl.generations", n * g),
+        ("rl.executions", n * g),
+        ("rl.rewards", n * g),
+        ("rl.verdicts", n * g),
+        ("rl.experiences", n),
+    ):
+        ids = _of_run(bootstrap, topic, run_id)
+        dupes = [i for i, c in Counter(ids).items() if c > 1]
+        assert not dupes, f"{topic}: duplicate event ids {dupes[:3]}"
+        assert len(ids) == expected, f"{topic}: {len(ids)} events, expected {expected}"
+
+
 def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_records(
     kafka_catalog: str, workers: Callable[..., Workers], tmp_path: Path
 ):
@@ -125,18 +141,7 @@ def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_r
     _wait(lambda: _experiences(kafka_catalog, run_id) >= n, 600, f"{n} experiences", w)
     time.sleep(3)  # anything a restarted processor might still write twice would land now
 
-    for topic, expected in (
-        ("rl.rollouts.requested", n),
-        ("rl.generations", n * g),
-        ("rl.executions", n * g),
-        ("rl.rewards", n * g),
-        ("rl.verdicts", n * g),
-        ("rl.experiences", n),
-    ):
-        ids = _of_run(kafka_catalog, topic, run_id)
-        dupes = [i for i, c in Counter(ids).items() if c > 1]
-        assert not dupes, f"{topic}: duplicate event ids {dupes[:3]}"
-        assert len(ids) == expected, f"{topic}: {len(ids)} events, expected {expected}"
+    _each_sample_once(kafka_catalog, run_id, n, g)
 
     letters = [e for _, e in read_topic(kafka_catalog, "rl.dlq") if isinstance(e, DeadLettered)]
     poisoned = {
@@ -179,6 +184,47 @@ def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_r
     life = _alert(w, run_id, "poison_burst")
     assert life is not None and life["run_id"] is None and life["threshold"] == 3 and life["value"] > 3
     assert life["fired_s"] > 0 and life["rules_version"] == 7
+
+
+def test_processors_sharing_one_process_keep_exactly_once_through_its_kill_9(
+    kafka_catalog: str, workers: Callable[..., Workers], tmp_path: Path
+) -> None:
+    """The shared layout (``rlstream worker sandbox,reward,filter,experience``): the same outcome as each
+    processor in a process of its own, every sample once on every topic, through a kill -9 of the
+    shared process mid-run; its /metrics reports each processor under its own name."""
+    run_id = f"shared-{uuid.uuid4().hex[:8]}"
+    n, g = 4, 2
+    shared = "sandbox,reward,filter,experience"
+    w = workers(
+        run_id,
+        RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE=str(g),
+        RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS="24",
+        RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="2",
+        RLSTREAM_PIPELINE__BATCH_SIZE="2",
+    )
+    for name in ("scheduler", "generator", shared):
+        w.start(name)
+    with EventProducer(kafka_catalog, source="e2e", run_id=run_id) as producer:
+        for task in _tasks(n):
+            producer.publish(task)
+
+    # every processor of the shared process at work, then all of them killed at once and restarted
+    _wait(lambda: len(_of_run(kafka_catalog, "rl.verdicts", run_id)) >= 1, 300, "a first verdict", w)
+    w.kill9(shared)
+    w.start(shared)
+
+    _wait(lambda: _experiences(kafka_catalog, run_id) >= n, 600, f"{n} experiences", w)
+    time.sleep(3)  # anything a restarted processor might still write twice would land now
+    _each_sample_once(kafka_catalog, run_id, n, g)
+
+    got = scrape(w.metrics_url(shared))
+    consumed = {
+        dict(labels)["processor"]
+        for (name, labels), value in got.items()
+        if name == "rlstream_events_consumed_total" and value > 0
+    }
+    assert consumed == {"sandbox", "reward", "filter", "experience"}, consumed
+    assert w.alive(shared)
 
 
 def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_returns(
