@@ -73,11 +73,15 @@ class Worker:
         try:
             self.processor.run(stop, idle_exit_s=idle_exit_s)
         finally:
-            for close in self.closers:
-                try:
-                    close()
-                except Exception:  # a failing close must not hide the others
-                    log.exception("%s: closing failed", self.name)
+            self.close()
+
+    def close(self) -> None:
+        """Close what the worker opened besides its processor (which closes itself when it runs)."""
+        for close in self.closers:
+            try:
+                close()
+            except Exception:  # a failing close must not hide the others
+                log.exception("%s: closing failed", self.name)
 
 
 @dataclass(frozen=True)

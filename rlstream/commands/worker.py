@@ -193,7 +193,9 @@ class _Hosted(threading.Thread):
                 finally:
                     self.built.set()
                 self.go.wait()
-                if not self.stop.is_set():
+                if self.stop.is_set():  # stopped while the processors were built (a signal, a failed build)
+                    self.worker.close()
+                else:
                     self.worker.run(self.stop, idle_exit_s=self.idle_exit)
         except BaseException as exc:  # handed to the process: it stops the others and exits
             self.error = exc
