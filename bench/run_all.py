@@ -239,12 +239,23 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
         out.append(
             Row(
                 title,
-                f"samples/s, generation -> verdict ({r['samples']} samples)",
+                f"samples/s, generation -> verdict ({r['samples']} samples, {r.get('layout', 'split')})",
                 _n(r["pipeline_samples_per_s"], "/s"),
                 f"sandbox pool alone {_n(r['sandbox_only_per_s'], '/s')}",
                 r["ratio_pipeline_to_sandbox"],
             )
         )
+        for layout in ("split", "shared"):
+            if layout in r and layout != r.get("layout"):
+                out.append(
+                    Row(
+                        title,
+                        f"samples/s, {layout} layout",
+                        _n(r[layout]["samples_per_s"], "/s"),
+                        f"sandbox pool alone {_n(r['sandbox_only_per_s'], '/s')}",
+                        r[layout]["ratio_to_sandbox"],
+                    )
+                )
         out.append(
             Row(
                 title,
