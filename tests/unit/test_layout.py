@@ -96,5 +96,4 @@ def test_each_processor_thread_traces_as_its_own_service() -> None:
 
     _on_thread(lambda: processor("reward"))
     _on_thread(lambda: processor("filter"))
-    tracing.shutdown_tracing()
     assert names == {"reward": "rlstream-reward", "filter": "rlstream-filter"}
