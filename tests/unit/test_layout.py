@@ -10,7 +10,7 @@ import pytest
 from infra.kafka import security
 from infra.telemetry import tracing
 from infra.telemetry.config import TelemetryConfig
-from rlstream.commands.worker import worker_names
+from rlstream.commands.worker import run_worker, worker_names
 from rlstream.layout import RunConfig, processes, resolve
 from rlstream.workers import PIPELINE_WORKERS
 from schemas.errors import UsageError
@@ -56,6 +56,11 @@ def test_a_worker_list_names_known_processors_once() -> None:
         worker_names("reward,reward")
     with pytest.raises(UsageError):
         worker_names(",")
+
+
+def test_a_shared_process_refuses_the_faust_runtime_before_connecting_anywhere() -> None:
+    with pytest.raises(UsageError, match="transactional runtime only"):
+        run_worker("reward,filter", runtime="faust")
 
 
 def _on_thread(target: object) -> None:
