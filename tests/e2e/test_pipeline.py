@@ -202,11 +202,13 @@ def test_processors_sharing_one_process_keep_exactly_once_through_its_kill_9(
         RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="2",
         RLSTREAM_PIPELINE__BATCH_SIZE="2",
     )
-    for name in ("scheduler", "generator", shared):
-        w.start(name)
+    # the tasks first: a producer of the test starting beside the workers' transactional ones waited out
+    # its flush on a busy machine while the fresh broker's coordinators loaded
     with EventProducer(kafka_catalog, source="e2e", run_id=run_id) as producer:
         for task in _tasks(n):
             producer.publish(task)
+    for name in ("scheduler", "generator", shared):
+        w.start(name)
 
     # every processor of the shared process at work, then all of them killed at once and restarted
     _wait(lambda: len(_of_run(kafka_catalog, "rl.verdicts", run_id)) >= 1, 300, "a first verdict", w)
