@@ -83,6 +83,12 @@ class LearnerConfig(BaseModel):
     #: where published weights go (a registered URI scheme); ``None``: file://<checkpoint_dir>/published
     publish_uri: str | None = None
 
+    # availability
+    #: a warm standby learner beside the active one in ``rlstream run`` (built, waiting on the run's
+    #: lease, it takes over within a second of the active's death instead of a restart's start-up):
+    #: ``auto`` where the machine's available memory holds a second learner, ``on``, ``off``
+    standby: Literal["auto", "on", "off"] = "auto"
+
     @model_validator(mode="after")
     def _cap_covers_clip(self) -> LearnerConfig:
         if self.is_cap < 1.0 + self.clip_eps_high:
@@ -91,3 +97,8 @@ class LearnerConfig(BaseModel):
                 "a cap inside the trust region would truncate ratios the clip still lets through"
             )
         return self
+
+
+def default_checkpoint_dir(home: Path, run_id: str) -> Path:
+    """A run's learner folder (checkpoints, training log, lease) when none is configured."""
+    return home / "runs" / run_id / "learner"

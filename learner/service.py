@@ -62,6 +62,7 @@ from infra.kafka.producer import EventProducer
 from infra.runtime.port import ProcessorStats, check_topic
 from infra.telemetry.messaging import links_to, start_process
 from infra.telemetry.tracing import tracer
+from learner.lease import LearnerLease
 from learner.loop import Decided, LearnerLoop, Record, StepRecord
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.policy import ConsumedOffset, PolicyPublished
@@ -77,32 +78,45 @@ _SKIPPED = ExperienceReady(group_id="skipped", task_id="skipped", group_size=1, 
 
 
 class TrainingLog:
-    """Appends JSON lines; a line cut by a kill is skipped by :func:`read_training_log`."""
+    """Appends JSON lines; a line cut by a kill is skipped by :func:`read_training_log`.
+
+    The file is opened at the first line written: a standby learner builds its service long before it
+    writes (while another learner still appends), and a line the other's kill cut is only ended then."""
 
     def __init__(self, path: Path, incarnation: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.incarnation = incarnation
-        self._fh: TextIO = path.open("a", encoding="utf-8")
-        if self._fh.tell() > 0:
-            with path.open("rb") as fh:
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
+        self._fh: TextIO | None = None
+
+    def _open(self) -> TextIO:
+        fh = self.path.open("a", encoding="utf-8")
+        if fh.tell() > 0:
+            with self.path.open("rb") as last:
+                last.seek(-1, os.SEEK_END)
+                if last.read(1) != b"\n":
                     # a kill cut the last line: end it, or this process's first line would join it
-                    self._fh.write("\n")
+                    fh.write("\n")
+        return fh
 
     def write(self, kind: str, **fields: Any) -> None:
+        if self._fh is None:
+            self._fh = self._open()
         line = json.dumps({"kind": kind, "incarnation": self.incarnation, "time": time.time(), **fields})
         # one write per line: a kill leaves at most the last line cut, never two lines interleaved
         self._fh.write(line + "\n")
         self._fh.flush()
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
 
 
 def read_training_log(path: Path) -> list[dict[str, Any]]:
+    """Every whole line of the log (none where no line was ever written)."""
     entries: list[dict[str, Any]] = []
+    if not path.exists():
+        return entries
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             entries.append(json.loads(line))
@@ -130,8 +144,11 @@ class LearnerService:
         idle_flush_s: float = 2.0,
         progress_every_s: float = 10.0,
         fetch_batch: int = 64,
+        lease: LearnerLease | None = None,
     ) -> None:
         self.loop = loop
+        #: taken before anything is read (None: this process is the run's only learner)
+        self.lease = lease
         self.bootstrap = bootstrap
         self.run_id = run_id
         self.group_id = group_id
@@ -189,6 +206,7 @@ class LearnerService:
         self.training_log.write(
             "start",
             run_id=self.run_id,
+            pid=os.getpid(),
             step=self.loop.engine.step,
             policy_version=self.loop.engine.policy_version,
             consumed=[c.model_dump() for c in consumed],
@@ -251,7 +269,17 @@ class LearnerService:
         are the same as without a restart.
 
         A stop never trains what is waiting: those records were not committed and are read again by
-        the next start."""
+        the next start.
+
+        With a lease, nothing is read before it is held: a warm standby waits here, built, until the
+        active learner's process ends, then restores from the log like any restart."""
+        if self.lease is not None:
+            if not self.lease.held:
+                log.info("learner %s: standing by for the run's lease %s", self.incarnation, self.lease.path)
+            if not self.lease.acquire(stop):
+                self.close()
+                return self.stats
+            log.info("learner %s: holds the run's lease", self.incarnation)
         started = time.time()
         self.start()
         assert self._consumer is not None
@@ -310,6 +338,8 @@ class LearnerService:
                 self._consumer.close()
                 self._consumer = None
             self.training_log.close()
+            if self.lease is not None:
+                self.lease.release()
 
     # -- records ----------------------------------------------------------------------------------
     def _handle(self, msg: Message) -> int:
@@ -507,10 +537,6 @@ class LearnerService:
 
 def learner_log_path(checkpoint_dir: Path) -> Path:
     return checkpoint_dir / "training.jsonl"
-
-
-def default_checkpoint_dir(home: Path, run_id: str) -> Path:
-    return home / "runs" / run_id / "learner"
 
 
 def decisions(entries: list[dict[str, Any]]) -> list[Decided]:

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from infra.kafka.sides import KafkaSideInputs
@@ -20,6 +21,7 @@ from infra.kafka.transactional import TransactionalProcessor
 from infra.runtime.port import Handler, Hosted, Processor, ProcessorStats, Tick
 from infra.runtime.sides import SideInputs
 from infra.runtime.state import Kind
+from learner.config import default_checkpoint_dir
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import Settings
 from schemas.errors import UsageError
@@ -246,8 +248,9 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
 
     from infra.kafka.reviews import ReviewFollower
     from learner.engine import LearnerEngine
+    from learner.lease import LearnerLease, lease_path
     from learner.loop import LearnerLoop
-    from learner.service import LearnerService, default_checkpoint_dir, learner_log_path
+    from learner.service import LearnerService, learner_log_path
     from producers.generator.models import load_model
 
     gen = settings.generator
@@ -259,8 +262,7 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
         "temperature": settings.pipeline.scheduler.sampling.temperature,
         "pad_token_id": policy.pad_token_id,
     }
-    if config.checkpoint_dir == type(config)().checkpoint_dir:  # not configured: one folder per run
-        update["checkpoint_dir"] = default_checkpoint_dir(settings.home, settings.run_id)
+    update["checkpoint_dir"] = learner_checkpoint_dir(settings)
     if config.distributed.launcher == "single":
         # a single process needs no agreed rendezvous port: a free one lets several learners coexist
         with socket.socket() as s:
@@ -285,8 +287,18 @@ def _build_learner(settings: Settings, bootstrap: str) -> Worker:
         run_id=settings.run_id,
         group_id=LEARNER_GROUP,
         training_log=learner_log_path(config.checkpoint_dir),
+        # the run's learners take turns: the second one started is a warm standby
+        lease=LearnerLease(lease_path(config.checkpoint_dir)),
     )
     return Worker("learner", service, [reviews.close])
+
+
+def learner_checkpoint_dir(settings: Settings) -> Path:
+    """Where the run's learner keeps its checkpoints, training log and lease."""
+    config = settings.learner
+    if config.checkpoint_dir == type(config)().checkpoint_dir:  # not configured: one folder per run
+        return default_checkpoint_dir(settings.home, settings.run_id)
+    return config.checkpoint_dir
 
 
 def _build_execution_side(

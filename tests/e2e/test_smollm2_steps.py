@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from learner.service import default_checkpoint_dir, learner_log_path, read_training_log
+from learner.config import default_checkpoint_dir
+from learner.service import learner_log_path, read_training_log
 from producers.generator.models import load_model
 from producers.generator.sampling import teacher_forced_logprobs
 from producers.generator.weights import read_safetensors, verified_checkpoint

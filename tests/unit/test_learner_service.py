@@ -52,3 +52,23 @@ def test_drops_committed_without_a_publication_count(tmp_path: Path) -> None:
     versions, dropped = training_account(read_training_log(tmp_path / "t.jsonl"))
     assert versions == {1: ["s1"]}
     assert dropped == ["s2", "s3"]
+
+
+def test_a_standbys_training_log_starts_on_a_line_of_its_own(tmp_path: Path) -> None:
+    """Built while the active learner still writes, a standby's first line comes after whatever the
+    active's kill left: a line it cut is ended, not joined."""
+    path = tmp_path / "training.jsonl"
+    active = TrainingLog(path, "a")
+    active.write("step", step=1, policy_version=0, sample_ids=["s1"])
+    standby = TrainingLog(path, "b")  # built now, writes only once it holds the lease
+    active.write("publish", policy_version=1, step=1, sample_ids=["s1"], consumed=[])
+    active.close()
+    with path.open("a") as fh:
+        fh.write('{"kind": "step", "incarn')  # the line the active's kill cut off
+    standby.write("start", step=1, policy_version=1)
+    standby.close()
+    assert [(e["incarnation"], e["kind"]) for e in read_training_log(path)] == [
+        ("a", "step"),
+        ("a", "publish"),
+        ("b", "start"),
+    ]
