@@ -13,9 +13,12 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+import json
+import math
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -35,11 +38,12 @@ from infra.kafka.consumer import decode_message
 from infra.kafka.lag import LagProbe
 from infra.kafka.producer import EventProducer
 from infra.telemetry.config import MetricsConfig
+from learner.lease import lease_holder, lease_path
 from producers.ingest.publisher import TaskPublisher
 from rlstream.layout import TORCH_WORKERS, processes, resolve
 from rlstream.scaling import Scaler, ScalingConfig
 from rlstream.settings import Settings
-from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS, scaling_target
+from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS, learner_checkpoint_dir, scaling_target
 from schemas.alert import AlertRaised, AlertResolved
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
@@ -65,6 +69,75 @@ from schemas.topics import (
 #: not per run, because every broker restart costs each worker one restart and a long run sees several
 RESTARTS = 3
 RESTART_WINDOW_S = 600.0
+
+
+#: what a learner process holds besides its model's training state (interpreter, torch, DeepSpeed,
+#: transformers, the Kafka clients), bytes
+LEARNER_BASE_BYTES = 3 * 2**29
+#: fp32 copies of the weights a training learner holds: the weights, their gradients, Adam's two moments
+LEARNER_WEIGHT_COPIES = 4
+
+
+def model_parameters(folder: Path) -> int | None:
+    """The parameters of a model folder's safetensors files, counted from their headers (None: no
+    such file, or one that cannot be read)."""
+    total = 0
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return None
+    for path in files:
+        try:
+            with path.open("rb") as fh:
+                (size,) = struct.unpack("<Q", fh.read(8))
+                header = json.loads(fh.read(size))
+        except (OSError, ValueError, struct.error):
+            return None
+        total += sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+    return total
+
+
+def available_memory() -> int | None:
+    """MemAvailable of this machine, bytes (None where the kernel does not say)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def learner_footprint(parameters: int) -> int:
+    """What one training learner of a model with ``parameters`` holds in memory, bytes (an estimate)."""
+    return LEARNER_BASE_BYTES + LEARNER_WEIGHT_COPIES * 4 * parameters
+
+
+def standby_decision(mode: str, parameters: int | None, available: int | None) -> tuple[bool, str]:
+    """Whether ``rlstream run`` starts a standby learner, and why (said on the run's first lines).
+
+    ``auto`` starts one when a learner's estimated footprint is at most half the memory available
+    before the run starts: the rest of the pipeline (the generator holds the same model) keeps the
+    other half."""
+    if mode == "off":
+        return False, "off (RLSTREAM_LEARNER__STANDBY=off)"
+    if mode == "on":
+        return True, "on (RLSTREAM_LEARNER__STANDBY=on)"
+    if parameters is None or available is None:
+        return False, "off (the model's size or the available memory is unknown: set it on to force)"
+    need = learner_footprint(parameters)
+    gib = 2**30
+    if 2 * need <= available:
+        return True, f"on (a learner needs ~{need / gib:.1f} GiB, {available / gib:.1f} GiB available)"
+    return False, f"off (a learner needs ~{need / gib:.1f} GiB, {available / gib:.1f} GiB available)"
+
+
+def model_folder(settings: Settings) -> Path:
+    """The folder the run's model is loaded from (``tiny`` and ``smollm2`` are cached in the models
+    directory)."""
+    spec = settings.generator.model
+    if spec in ("tiny", "smollm2"):
+        return (settings.generator.models_dir or settings.home / "models") / spec
+    return Path(spec).expanduser()
 
 
 def _letter_key(letter: DeadLettered) -> str:
@@ -466,6 +539,11 @@ class Child:
     #: which replica of its kind (``--instance``): distinct transactional ids, one consumer group
     instance: str = "0"
 
+    @property
+    def label(self) -> str:
+        """Its name, with its instance when it is not the kind's first."""
+        return self.name if self.instance == "0" else f"{self.name}-{self.instance}"
+
     def may_restart(self, now: float) -> bool:
         """Whether another restart stays within the budget of the window ending ``now``."""
         self.recent_restarts = [t for t in self.recent_restarts if now - t < RESTART_WINDOW_S]
@@ -708,11 +786,21 @@ def run_pipeline(
         Child(name, log_dir / f"{name.replace(',', '+')}.log", metrics_port=port)
         for name, port in zip(placed, ports, strict=True)
     ]
-    metrics = {
-        c.name: f"http://{settings.metrics.host}:{c.metrics_port}/metrics"
-        for c in children
-        if c.metrics_port is not None
-    }
+    # a warm standby learner: started once the first learner holds the run's lease (so the two do not
+    # start up on the same cores at once), it takes over when that one dies; the learner restarted
+    # behind it waits as the next standby
+    standby: Child | None = None
+    lease = lease_path(learner_checkpoint_dir(settings.model_copy(update={"run_id": run_id})))
+    if "learner" in workers:
+        on, why = standby_decision(
+            settings.learner.standby, model_parameters(model_folder(settings)), available_memory()
+        )
+        echo(f"[run {run_id}] standby learner: {why}")
+        if on:
+            port = free_ports(settings.metrics.host, 1)[0] if settings.metrics.enabled else None
+            standby = Child("learner", log_dir / "learner-1.log", metrics_port=port, instance="1")
+    served = [c for c in (*children, standby) if c is not None and c.metrics_port is not None]
+    metrics = {c.label: f"http://{settings.metrics.host}:{c.metrics_port}/metrics" for c in served}
     progress = Progress(
         run_id,
         # held-out tasks have evaluation rounds, never training groups
@@ -759,7 +847,7 @@ def run_pipeline(
             f"{' | '.join(c.name for c in children)}; logs in {log_dir}"
         )
         if metrics:
-            ends = ", ".join(f"{c.name} :{c.metrics_port}" for c in children if c.metrics_port is not None)
+            ends = ", ".join(f"{c.label} :{c.metrics_port}" for c in served)
             echo(f"[run {run_id}] metrics (Prometheus) on {settings.metrics.host}: {ends}")
         last_line = 0.0
         while not progress.done:
@@ -773,6 +861,9 @@ def run_pipeline(
             for scaled_kind in scaled:
                 if (line := scaled_kind.step(now, env, children)) is not None:
                     echo(f"[run {run_id}] {line}")
+            if standby is not None and standby.proc is None and lease_holder(lease) is not None:
+                standby.start(env)
+                children.append(standby)
             for child in children:
                 if not child.alive():
                     if not child.may_restart(now):
@@ -811,6 +902,11 @@ def run_pipeline(
         # must not cut this short)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        holder = lease_holder(lease)
+        for child in children:
+            # a standby first: stopped after the active one, it would take the lease and start training
+            if child.name == "learner" and child.proc is not None and child.proc.pid != holder:
+                child.stop()
         for child in children:
             child.stop()
         if watcher is not None:

@@ -230,6 +230,7 @@ def register(app: typer.Typer) -> None:
                 settings.model_copy(
                     update={
                         "runtime": runtime or settings.runtime,
+                        "generator": settings.generator.model_copy(update={"model": model}),
                         "pipeline": settings.pipeline.model_copy(
                             update={
                                 "scheduler": settings.pipeline.scheduler.model_copy(

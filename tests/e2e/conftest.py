@@ -96,7 +96,8 @@ class Workers:
 
 def run_env(bootstrap: str, home: Path, **settings: str) -> dict[str, str]:
     """The environment of a test's ``rlstream run``: a home of its own, the machine's caches (models,
-    sandbox runtime, Kafka jars), one thread per torch process, the learner on CPU, then ``settings``."""
+    sandbox runtime, Kafka jars), one thread per torch process, the learner on CPU and without a standby,
+    then ``settings``."""
     return {
         **os.environ,
         "OMP_NUM_THREADS": "1",
@@ -106,6 +107,9 @@ def run_env(bootstrap: str, home: Path, **settings: str) -> dict[str, str]:
         "RLSTREAM_SANDBOX__CACHE_DIR": str(CACHE / "cache" / "sandbox"),
         "RLSTREAM_BROKER__JAR_DIR": str(CACHE / "kafka"),
         "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        # no standby learner unless a test asks for one: a third torch process starting on CI's two
+        # cores slows every run, and these runs kill no learner
+        "RLSTREAM_LEARNER__STANDBY": "off",
         **settings,
     }
 
