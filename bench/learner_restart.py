@@ -12,7 +12,13 @@ each restart split into where its seconds went, from the restarted learner's own
 Experiences of the tiny model's shape trickle in meanwhile (``--every`` seconds a group), as from a
 running pipeline. Prints one JSON object: per restart and the medians.
 
-    .venv/bin/python -m bench.learner_restart [--kills 5] [--every 3] [--bootstrap HOST:PORT]
+``--standby``: two learner workers, as ``rlstream run`` starts them: the one holding the run's lease is
+killed (only once the other stands by, built), the standby takes over and the killed one is started
+again behind it as the next standby. Its phases are ``takeover`` (from the kill to the standby's
+start line: the lease, the checkpoint, the Kafka clients and the assignment), ``first_step`` and
+``publish``.
+
+    .venv/bin/python -m bench.learner_restart [--kills 5] [--every 3] [--standby] [--bootstrap HOST:PORT]
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from bench.bus import broker
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.producer import EventProducer
+from learner.lease import lease_holder, lease_path
 from learner.service import read_training_log
 from schemas.rollout import ExperienceReady, ExperienceSample
 from schemas.topics import CATALOG
@@ -44,6 +51,7 @@ CACHE = Path.home() / ".rlstream"
 ROOT = Path(__file__).resolve().parents[1]
 GROUP_SIZE = 2
 PHASES = ("process", "model", "engine", "resume", "first_step", "publish")
+STANDBY_PHASES = ("takeover", "first_step", "publish")
 
 
 def experience(run_id: str, g: int) -> ExperienceReady:
@@ -95,7 +103,22 @@ def _phases(t0: float, lines: list[str], entries: list[dict[str, Any]], incarnat
     return out
 
 
-def measure(kills: int = 5, every_s: float = 3.0, bootstrap: str | None = None) -> dict[str, Any]:
+def _takeover_phases(t0: float, entries: list[dict[str, Any]], incarnation: str) -> dict[str, Any]:
+    mine = [e for e in entries if e.get("incarnation") == incarnation]
+    start = next(e["time"] for e in mine if e["kind"] == "start")
+    step = next((e["time"] for e in mine if e["kind"] == "step"), None)
+    publish = next((e["time"] for e in mine if e["kind"] == "publish" and not e.get("republished")), None)
+    marks = [t0, start, step, publish]
+    out: dict[str, Any] = {}
+    for name, a, b in zip(STANDBY_PHASES, marks, marks[1:], strict=False):
+        out[name] = None if a is None or b is None else round(b - a, 2)
+    out["first_new_version_s"] = None if publish is None else round(publish - t0, 2)
+    return out
+
+
+def measure(
+    kills: int = 5, every_s: float = 3.0, bootstrap: str | None = None, *, standby: bool = False
+) -> dict[str, Any]:
     with (
         broker(bootstrap, CACHE / "kafka") as server,
         tempfile.TemporaryDirectory(prefix="rlstream-lr-") as tmp,
@@ -128,12 +151,12 @@ def measure(kills: int = 5, every_s: float = 3.0, bootstrap: str | None = None) 
                     g += 1
                     stop.wait(every_s)
 
-        def spawn() -> subprocess.Popen[bytes]:
+        def spawn(log: Path = worker_log) -> subprocess.Popen[bytes]:
             return subprocess.Popen(
                 [sys.executable, "-m", "rlstream.cli", "worker", "learner"],
                 cwd=ROOT,
                 env=env,
-                stdout=worker_log.open("ab"),
+                stdout=log.open("ab"),
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
@@ -148,12 +171,18 @@ def measure(kills: int = 5, every_s: float = 3.0, bootstrap: str | None = None) 
                 if cond():
                     return
                 time.sleep(0.05)
-            raise SystemExit(f"timed out waiting for {what}:\n{worker_log.read_text()[-3000:]}")
+            tails = "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(Path(tmp).glob("*.log")))
+            raise SystemExit(f"timed out waiting for {what}:\n{tails}")
 
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
+        if standby:
+            restarts = _standby_kills(kills, spawn, entries, wait, Path(tmp), train_log.parent)
+            stop.set()
+            feeder.join(30)
+            return _result(kills, every_s, restarts, STANDBY_PHASES)
         proc = spawn()
-        restarts: list[dict[str, Any]] = []
+        restarts = []
         try:
             for _ in range(kills):
                 # a learner that has trained and published in this life: two publications of its own
@@ -188,6 +217,12 @@ def measure(kills: int = 5, every_s: float = 3.0, bootstrap: str | None = None) 
                 proc.wait(30)
         feeder.join(30)
 
+    return _result(kills, every_s, restarts, PHASES)
+
+
+def _result(
+    kills: int, every_s: float, restarts: list[dict[str, Any]], phases: tuple[str, ...]
+) -> dict[str, Any]:
     def median(key: str) -> float | None:
         values = [r[key] for r in restarts if r.get(key) is not None]
         return round(statistics.median(values), 2) if values else None
@@ -196,8 +231,69 @@ def measure(kills: int = 5, every_s: float = 3.0, bootstrap: str | None = None) 
         "kills": kills,
         "every_s": every_s,
         "restarts": restarts,
-        "median": {k: median(k) for k in (*PHASES, "first_new_version_s")},
+        "median": {k: median(k) for k in (*phases, "first_new_version_s")},
     }
+
+
+def _standby_kills(
+    kills: int,
+    spawn: Any,
+    entries: Any,
+    wait: Any,
+    tmp: Path,
+    learner_dir: Path,
+) -> list[dict[str, Any]]:
+    """Two learners; each time, the lease holder is killed once the other stands by."""
+    logs = [tmp / "learner-a.log", tmp / "learner-b.log"]
+    procs = [spawn(logs[0]), None]
+    lease = lease_path(learner_dir)
+    restarts: list[dict[str, Any]] = []
+
+    def standing_by(i: int) -> bool:
+        return logs[i].exists() and "standing by for the run's lease" in logs[i].read_text(errors="replace")
+
+    try:
+        wait(lambda: lease_holder(lease) is not None, 600, "the first learner holding the lease")
+        procs[1] = spawn(logs[1])
+        for _ in range(kills):
+            holder = lease_holder(lease)
+            active = next(i for i, p in enumerate(procs) if p is not None and p.pid == holder)
+            other = 1 - active
+
+            def settled(pid: int | None = holder) -> bool:
+                es = entries()
+                starts = [e for e in es if e["kind"] == "start" and e.get("pid") == pid]
+                if not starts:
+                    return False
+                me = starts[-1]["incarnation"]
+                return sum(1 for e in es if e["kind"] == "publish" and e["incarnation"] == me) >= 2
+
+            wait(settled, 600, "a learner that publishes")
+            # the standby is built and waits (the restarted one reads its log afresh each life)
+            wait(lambda other=other: standing_by(other), 600, "a standby learner")
+            before = max(e["policy_version"] for e in entries() if e["kind"] == "publish")
+            t0 = time.time()
+            proc = procs[active]
+            assert proc is not None
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+            logs[active].write_text("")  # its next life's "standing by" is the one waited for
+            procs[active] = spawn(logs[active])
+
+            def new_version(before: int = before) -> bool:
+                return any(e["kind"] == "publish" and e["policy_version"] > before for e in entries())
+
+            wait(new_version, 600, "a new policy version")
+            es = entries()
+            incarnation = next(e["incarnation"] for e in es if e["kind"] == "start" and e["time"] > t0)
+            restarts.append(_takeover_phases(t0, es, incarnation))
+            print(json.dumps(restarts[-1]), file=sys.stderr, flush=True)
+    finally:
+        for p in procs:
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(30)
+    return restarts
 
 
 def main() -> None:
@@ -207,8 +303,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--every", type=float, default=3.0, help="seconds between two experiences")
     parser.add_argument("--bootstrap", default=None, help="an existing cluster (default: a local broker)")
+    parser.add_argument(
+        "--standby", action="store_true", help="a warm standby takes over from the killed one"
+    )
     args = parser.parse_args()
-    print(json.dumps(measure(args.kills, args.every, args.bootstrap), indent=1))
+    print(json.dumps(measure(args.kills, args.every, args.bootstrap, standby=args.standby), indent=1))
 
 
 if __name__ == "__main__":
