@@ -274,11 +274,11 @@ class LearnerService:
         With a lease, nothing is read before it is held: a warm standby waits here, built, until the
         active learner's process ends, then restores from the log like any restart."""
         if self.lease is not None:
-            if not self.lease.held:
+            if not self.lease.try_acquire():
                 log.info("learner %s: standing by for the run's lease %s", self.incarnation, self.lease.path)
-            if not self.lease.acquire(stop):
-                self.close()
-                return self.stats
+                if not self.lease.acquire(stop):
+                    self.close()
+                    return self.stats
             log.info("learner %s: holds the run's lease", self.incarnation)
         started = time.time()
         self.start()

@@ -1,9 +1,10 @@
-"""``rlstream worker learner`` against a real broker: kill -9 mid-run and restart loses nothing and
-trains nothing twice.
+"""``rlstream worker learner`` against a real broker: kill -9 mid-run and a warm standby's takeover (or
+a restart) loses nothing and trains nothing twice.
 
 Experiences of one run are published up front (plus another run's, which must be skipped); the learner
-worker trains on them with DeepSpeed on CPU, publishing every 3 steps so a kill leaves trained but
-unpublished steps behind. It is killed with SIGKILL after a few publications and started again. The
+worker trains on them with DeepSpeed on CPU, publishing every 5 steps so a kill leaves trained but
+unpublished steps behind, while a second learner worker of the run stands by on the run's lease. The
+first is killed with SIGKILL after a few publications and the standby takes over. The
 account is taken from the learner's own training log against the experience topic: every sample of
 the run is trained in exactly one published policy version (or dropped and counted), the steps the
 kill lost were trained again, and rl.policy holds each version once per event id.
@@ -25,6 +26,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from infra.kafka.producer import EventProducer
+from learner.lease import lease_holder, lease_path
 from learner.service import read_training_log, training_account
 from rlstream.workers import LEARNER_GROUP
 from schemas.rollout import ExperienceReady, ExperienceSample
@@ -86,15 +88,19 @@ def _wait_for(
     pytest.fail(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")
 
 
-def test_kill_9_and_restart_trains_every_sample_exactly_once(kafka_catalog: str, tmp_path: Path) -> None:
+def test_kill_9_and_the_standby_taking_over_trains_every_sample_exactly_once(
+    kafka_catalog: str, tmp_path: Path
+) -> None:
     run_id = f"lw-{uuid.uuid4().hex[:8]}"
     mine = _experiences(run_id, GROUPS)
     other = _experiences(f"other-{uuid.uuid4().hex[:8]}", 10)
+    # half up front; the rest once the standby stands by, so the kill still finds work to do
+    early, late = mine[: GROUPS // 2], mine[GROUPS // 2 :]
     with EventProducer(kafka_catalog, source="test", run_id=run_id) as producer:
-        for a, b in zip(mine[:10], other, strict=True):
+        for a, b in zip(early[:10], other, strict=True):
             producer.publish(a)
             producer.publish(b)
-        for event in mine[10:]:
+        for event in early[10:]:
             producer.publish(event)
     produced = {s.sample_id for e in mine for s in e.samples}
 
@@ -122,9 +128,27 @@ def test_kill_9_and_restart_trains_every_sample_exactly_once(kafka_catalog: str,
             return 0
         return sum(1 for e in read_training_log(train_log) if e["kind"] == "publish")
 
+    standby_log = tmp_path / "learner-standby.log"
+    lease = lease_path(train_log.parent)
     first = _worker(env, worker_log)
+    second: subprocess.Popen[bytes] | None = None
     try:
+        _wait_for(
+            lambda: lease_holder(lease) == first.pid, 300, first, worker_log, "the first learner's lease"
+        )
+        # a second learner of the run, as `rlstream run` starts it: built, it stands by
+        second = _worker(env, standby_log)
         _wait_for(lambda: publications() >= 3, 300, first, worker_log, "three publications")
+        _wait_for(
+            lambda: "standing by for the run's lease" in standby_log.read_text(),
+            300,
+            second,
+            standby_log,
+            "the standby built and waiting",
+        )
+        with EventProducer(kafka_catalog, source="test", run_id=run_id) as producer:
+            for event in late:
+                producer.publish(event)
         # kill between publications: right after the first step that follows one
 
         def first_step_after_publication() -> bool:
@@ -132,23 +156,26 @@ def test_kill_9_and_restart_trains_every_sample_exactly_once(kafka_catalog: str,
             return bool(last["kind"] == "step" and last["step"] % PUBLISH_EVERY == 1)
 
         _wait_for(first_step_after_publication, 60, first, worker_log, "an unpublished step")
+        killed_time = time.time()
         first.send_signal(signal.SIGKILL)
         first.wait(30)
+    except BaseException:
+        if second is not None:
+            second.kill()
+        raise
     finally:
         if first.poll() is None:
             first.kill()
     killed_at = publications()
-
-    second = _worker(env, worker_log)
     try:
 
         def all_accounted() -> bool:
             versions, dropped = training_account(read_training_log(train_log))
             return {s for ids in versions.values() for s in ids} | set(dropped) == produced
 
-        _wait_for(all_accounted, 300, second, worker_log, "every sample trained")
+        _wait_for(all_accounted, 300, second, standby_log, "every sample trained")
         second.send_signal(signal.SIGTERM)
-        assert second.wait(60) == 0, worker_log.read_text()[-3000:]
+        assert second.wait(60) == 0, standby_log.read_text()[-3000:]
     finally:
         if second.poll() is None:
             second.kill()
@@ -186,6 +213,8 @@ def test_kill_9_and_restart_trains_every_sample_exactly_once(kafka_catalog: str,
     )
     start = next(e for e in entries if e["kind"] == "start" and e["incarnation"] == incarnations[1])
     assert start["step"] == last_published_step
+    # the standby read nothing while the first learner lived, and took over without a restart
+    assert start["pid"] == second.pid and start["time"] > killed_time
 
 
 def _committed(bootstrap: str) -> dict[int, int]:
