@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from bench.load import load_tasks
 from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
+from learner.lease import lease_holder, lease_path
 from learner.service import read_training_log, training_account
 from schemas.errors import RlstreamError
 from schemas.policy import PolicyPublished
@@ -101,11 +102,14 @@ class Supervised:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     restarts: Counter[str] = field(default_factory=Counter)
     killed: Counter[str] = field(default_factory=Counter)
+    #: the worker each process runs, where it is not its name (a second learner: ``learner-standby``)
+    kinds: dict[str, str] = field(default_factory=dict)
 
-    def start(self, name: str) -> None:
+    def start(self, name: str, *, kind: str | None = None) -> None:
+        kind = self.kinds.setdefault(name, kind or name)
         log = (self.logs / f"{name}.log").open("ab")
         self.procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "rlstream.cli", "worker", name],
+            [sys.executable, "-m", "rlstream.cli", "worker", kind],
             cwd=ROOT,
             env=self.env,
             stdout=log,
@@ -123,6 +127,15 @@ class Supervised:
         self.killed[name] += 1
         self.start(name)
         return at
+
+    def holding(self, lease: Path) -> str:
+        """The name of the process that holds the learner's ``lease``."""
+        pid = lease_holder(lease)
+        return next(name for name, proc in self.procs.items() if proc.pid == pid)
+
+    def standing_by(self, name: str) -> bool:
+        """Whether learner process ``name`` is built and waits on the run's lease."""
+        return "standing by for the run's lease" in (self.logs / f"{name}.log").read_text(errors="replace")
 
     def revive(self) -> None:
         for name, proc in list(self.procs.items()):
@@ -269,6 +282,10 @@ class Run:
     @property
     def training_log(self) -> Path:
         return self.home / "runs" / self.run_id / "learner" / "training.jsonl"
+
+    @property
+    def learner_lease(self) -> Path:
+        return lease_path(self.training_log.parent)
 
     def publish_wave(self, n: int) -> list[TaskPublished]:
         self.waves += 1

@@ -1,7 +1,8 @@
 """Fault injection on a whole training run: every processor and the learner as its own process, the real
 broker, the real sandbox, the tiny model. Faults land while groups are in flight:
 
-* the learner killed with SIGKILL (the e2e suite kills each of the six stream processors once),
+* the learner killed with SIGKILL while a warm standby learner waits on the run's lease (the e2e
+  suite kills each of the six stream processors once),
 * the broker killed with SIGKILL and started again on the same data directory,
 * on a 3-broker cluster (replication 3, ``min.insync.replicas=2``, acks=all), one broker killed for
   the rest of the run,
@@ -39,6 +40,7 @@ from infra.kafka.admin import ensure_topics
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.kafka.local import LocalCluster, _wait_gone
 from infra.kafka.producer import EventProducer
+from learner.service import read_training_log
 from schemas.dlq import DeadLettered
 from schemas.task import TaskPublished
 from schemas.topics import CATALOG, DLQ, EXPERIENCES, POLICY
@@ -132,8 +134,13 @@ def _kill_learner(run: Run) -> None:
         return first is not None and time.time() - first >= recovery.WINDOW_S
 
     run.wait(trained_a_while, STAGE_TIMEOUT_S, "the learner training for a while")
+    # a warm standby, as `rlstream run` starts one once the first learner holds the run's lease
+    run.workers.start("learner-standby", kind="learner")
+    run.wait(lambda: run.workers.standing_by("learner-standby"), STAGE_TIMEOUT_S, "the standby learner")
     before = run.follower.max_policy_version()
-    t0 = run.workers.kill9("learner")
+    active = run.workers.holding(run.learner_lease)
+    standby = run.workers.procs["learner-standby" if active == "learner" else "learner"].pid
+    t0 = run.workers.kill9(active)
     # work that arrives while the learner is away: it must be trained once the learner is back
     late = run.publish_wave(WAVE // 2)
     run.wait(run.wave_done(wave + late), STAGE_TIMEOUT_S, "the waves after the learner's kill")
@@ -141,6 +148,8 @@ def _kill_learner(run: Run) -> None:
         lambda: run.follower.max_policy_version() > before, STAGE_TIMEOUT_S, "a new policy version"
     )
     caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    took_over = [e for e in read_training_log(run.training_log) if e["kind"] == "start" and e["time"] > t0]
+    assert took_over and took_over[0]["pid"] == standby, "the standby did not take over"
     run.record(
         "kill -9 learner",
         t0,
