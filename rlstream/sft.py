@@ -23,8 +23,8 @@ from infra.kafka.admin import ensure_topics
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
 from learner.batch import TrainSample
+from learner.config import default_checkpoint_dir
 from learner.engine import LearnerEngine
-from learner.service import default_checkpoint_dir
 from learner.sft import Curve, nll, train
 from producers.generator.models import PolicyModel, load_model
 from producers.generator.prompting import PromptStyle, build_prompt, template_for
