@@ -39,7 +39,7 @@ SPARSE = "probe: a program wrong on a sparse input-keyed subset (a hash of the i
 FIRST_CALL = "probe: every run the judge makes (the first run, re-runs, the probe) starts with the task's own cases or the check's own calls, so a program wrong only on the first call of a process whose input is not a case is never seen"
 DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
-STDLIB_EQUAL = "comparer: standard-library values equal under == to the expected plain value but outside the trusted-type list (UserList, UserDict, UserString, ChainMap, MappingProxyType, dict views) are refused as non-literal, so a correct program returning one scores 0"
+STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
 OUT_OF_DOMAIN_STRING = "probe: a string argument with a character replaced by another of its class from the cases' own characters can leave the prompt's stated domain (the operator '//' becomes '/', which the prompt does not list), and a correct program that ignores or refuses it disagrees there with a reference that happens to accept it: counted against the program"
 CHECK_PROBE_TYPES = "check-mode probe: a check task's generated inputs are judged by the comparer's rules against the reference's value (a tuple never equals a list), not as the check itself compares (tuple(candidate(x)) == ...), so a program the check accepts is rejected as memorised"
 CHECK_NON_LITERAL = "check mode: the proxy refuses a result that is not a literal (a generator), though the task's own check only iterates it (tuple(candidate(x))), so a program the real check accepts fails (the prompt asks for a list: arguably wrong, listed so the rule is a decision)"
@@ -72,12 +72,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_set_sort_88", "*"): DISTINCT,
     ("a6_set_unique_digits_104", "*"): DISTINCT,
     ("a6_index_derivative_62", "*"): DISTINCT,
-    ("a6_ok_userlist_upto", "*"): STDLIB_EQUAL,
-    ("a6_ok_userdict_111", "*"): STDLIB_EQUAL,
     ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
-    ("a6_ok_chainmap_111", "*"): STDLIB_EQUAL,
-    ("a6_ok_userstring_27", "*"): STDLIB_EQUAL,
-    ("a6_ok_dictkeys_digits", "*"): STDLIB_EQUAL,
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
     ("a6_ok_check_tuple_ret_37", "*"): CHECK_PROBE_TYPES,
     ("a6_ok_getattr_operator_160", "*"): OUT_OF_DOMAIN_STRING,

@@ -43,6 +43,18 @@ NORMALISED = {
     ),
     "date-in-a-set": ("{datetime.date(2020, 1, 2)}", "{date(2020, 1, 2)}"),
     "one-tuple-of-timedelta": ("(datetime.timedelta(seconds=5),)", "(timedelta(0, 5, 0),)"),
+    # pure-Python wrappers compare as what they hold (UserDict, ChainMap: as the dict of their items)
+    "userlist": ("collections.UserList([1, (2,)])", "[1, (2,)]"),
+    "userstring": ("collections.UserString('ab')", "'ab'"),
+    "userdict": ("collections.UserDict(collections.Counter('aa'))", "{'a': 2}"),
+    "chainmap": ("collections.ChainMap({'a': 1}, {'a': 2, 'b': [3]})", "{'a': 1, 'b': [3]}"),
+    "userlist-of-a-patched-class": (
+        "(setattr(collections.UserList, '__eq__', lambda s, o: True), collections.UserList([5]))[1]",
+        "[5]",
+    ),
+    # a dict's keys and items views are sets under ==
+    "dict-keys": ("{'a': 1}.keys()", "{'a'}"),
+    "dict-items": ("{'a': 1}.items()", "{('a', 1)}"),
     "nested": (
         "{'a': [np.int32(1), collections.deque([np.float64(2.5), fractions.Fraction(1, 3)])]}",
         "{'a': [1, deque([2.5, Fraction(1, 3)])]}",
@@ -59,6 +71,12 @@ REFUSED = {
         "type('R', (collections.namedtuple('P', 'x'),), {'__eq__': lambda s, o: True})(1)"
     ),
     "list-subclass": "type('L', (list,), {})([1])",
+    "userlist-subclass": "type('U', (collections.UserList,), {'__eq__': lambda s, o: True})([1])",
+    "userlist-holding-an-object": (
+        "(lambda u: (setattr(u, 'data', type('E', (), {})()), u)[1])(collections.UserList())"
+    ),
+    "chainmap-over-a-counter": "collections.ChainMap(collections.Counter(), {'a': 1})",
+    "dict-values": "{'a': 1}.values()",
     "object-array": "np.array([object()], dtype=object)",
     "fraction-subclass": "type('F', (fractions.Fraction,), {'__eq__': lambda s, o: True})(1, 2)",
     "class-posing-as-fraction": (
