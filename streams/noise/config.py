@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4"]
+FilterVersion = Literal["v2", "v3", "v4", "v5"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -61,7 +61,9 @@ class NoiseConfig(BaseModel):
     probe_vouches_inputs: int = Field(default=8, ge=1)
     #: v2: a task whose cases cannot judge masks every sample; v3: not one its probe vouched for; v4: a
     #: task without a reference judges where a probe run's answers came from (``probe.recall``)
-    version: FilterVersion = "v4"
+    #: v5: an error on a probe input past the cases' range that the reference answers is a wrong
+    #: answer (resource limits aside: ``streams.noise.probe.resource_limit``)
+    version: FilterVersion = "v5"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -264,7 +264,16 @@ def _probe(
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
     memoised = probing.memoised_answers(plan, reference, options) if reference is not None and usable else {}
     report = probing.examine(
-        task, plan, first, probe_run, answers, options, settled, cases_reference, memoised
+        task,
+        plan,
+        first,
+        probe_run,
+        answers,
+        options,
+        settled,
+        cases_reference,
+        memoised,
+        far_errors=config.version not in ("v2", "v3", "v4"),
     )
     reasons, judged = probing.probe_reasons(
         report,

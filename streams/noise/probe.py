@@ -179,6 +179,8 @@ def examine(
     settled: frozenset[int] = frozenset(),
     reference: SandboxExecutedV2 | None = None,
     memoised: dict[int, object] | None = None,
+    *,
+    far_errors: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -186,7 +188,10 @@ def examine(
     a run cut short by an input too slow for the reference too says nothing about the rest.
     ``memoised`` answers inputs too slow for the plain reference (:func:`memoised_answers`): like an
     input beyond the cases' range, only a value is judged there (a program as slow as the reference may
-    hang), and it is never an input the program should have settled."""
+    hang), and it is never an input the program should have settled. Under ``far_errors`` (filter v5)
+    an error past the cases' range counts as a wrong answer where the reference answered with a value,
+    unless it is a resource limit (:func:`resource_limit`): a correct recursive program may run out of
+    stack on a far input an iterative reference answers."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -234,7 +239,13 @@ def examine(
         if pos not in answers:
             continue
         if (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
-            continue  # raising past the cases' range may be the task's own rule: only a value is judged
+            # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
+            # there); from v5 the reference's value says the task defines the input, and only running
+            # out of a resource (or time) is forgiven there
+            if not far_errors or pos in slow or record is None or record.status != "error":
+                continue
+            if resource_limit(record.error or ""):
+                continue
         answer = answers[pos]
         got = _value(record, options)
         ok = got is not _NONE and values_match(answer, got, options)
@@ -271,6 +282,20 @@ def examine(
         stuck,
         tuple(disagreed),
     )
+
+
+#: errors a correct program may raise on a large input its reference answers: the interpreter's stack,
+#: its memory, and the int/str conversion limit (a program that reads digits off ``str(n)``)
+_LIMIT_ERRORS = ("RecursionError", "MemoryError")
+_CONVERSION_LIMIT = "Exceeds the limit"
+
+
+def resource_limit(error: str) -> bool:
+    """Whether a reported error (``Name: text``) is a resource limit of the interpreter, not the
+    program's own refusal of its input. Read from the text the guest reports, which names the
+    exception's class: a program that raises one of these itself on purpose is not told apart."""
+    name, _, text = error.partition(":")
+    return name in _LIMIT_ERRORS or (name == "ValueError" and _CONVERSION_LIMIT in text)
 
 
 def probe_reasons(

@@ -29,7 +29,6 @@ VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which
 FLOAT_NOTATION = "probe: inputs keep the magnitudes the cases show, so a float never prints in exponent notation (1e-05, 1e+16) there, which a program reading digits off repr() gets wrong"
 CHAR_DOMAIN = "probe: generated strings take the cases' own characters within their character classes, so a program wrong only on characters no case holds (a non-ASCII letter, a tab) or on a letter in the other case than the cases pair it with is not seen"
 CALL_COUNT = "probe: a probe run makes about a hundred calls (the cases asked again after 64), so answers that change only after more calls than that are not seen"
-FAR_ERRORS = "probe: on an input past the cases' range (magnitude or length) only a value is judged, so a program that raises there (an error forgiven as 'perhaps the task's own rule') gets full reward though the signature's domain holds those inputs: the plan cannot tell a task that excludes big inputs from a program that refuses them"
 NO_PROBE_UNSEEDED = "check mode: a check that draws its inputs from an unseeded random generator (HumanEval/38, /50) gets no probe plan at all, so the program is never run outside the check's own distribution (10..20 letters); a wrong answer only on longer strings is accepted"
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
 SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives, so a program wrong only on negatives is accepted"
@@ -52,11 +51,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a5_prefix_case_29", "*"): CHAR_DOMAIN,
     ("a5_counter_late_55", "*"): CALL_COUNT,
     ("batched_plain_35", "container"): VERSION_SKEW,
-    ("a6_far_raise_24", "*"): FAR_ERRORS,
-    ("a6_far_raise_13", "*"): FAR_ERRORS,
-    ("a6_far_raise_53", "*"): FAR_ERRORS,
-    ("a6_far_len_raise_35", "*"): FAR_ERRORS,
-    ("a6_fib_float_raise_55", "*"): FAR_ERRORS,
     ("a6_int32_wrap_53", "*"): MAGNITUDE,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
     ("a6_len_cap_35", "*"): LENGTH,
