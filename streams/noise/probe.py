@@ -240,9 +240,9 @@ def examine(
             continue
         if (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
-            # there); from v5 the reference's value says the task defines the input, and only running
-            # out of a resource (or time) is forgiven there
-            if not far_errors or pos in slow or record is None or record.status != "error":
+            # there); from v5 the reference's value (or its memoised run's) says the task defines the
+            # input, and only running out of a resource (or time) is forgiven there
+            if not far_errors or record is None or record.status != "error":
                 continue
             if resource_limit(record.error or ""):
                 continue
