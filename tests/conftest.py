@@ -41,6 +41,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: test files that take many minutes, longest first: they start first, so the two pytest workers
+#: (``--dist loadfile``: a file stays on one worker) fill the rest of the session with the short files
+#: instead of one of them starting a long file near the end while the other sits idle
+LONG_FILES = (
+    "tests/hacks/test_redteam.py",
+    "tests/integration/test_episode_learning.py",
+    "tests/reliability/test_faults.py",
+    "tests/e2e/test_learning.py",
+    "tests/e2e/test_report.py",
+    "tests/e2e/test_secure_cluster.py",
+    "tests/e2e/test_smollm2_steps.py",
+    "tests/reliability/test_episode_faults.py",
+    "tests/e2e/test_pipeline.py",
+)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
+    """Long files first (see LONG_FILES), every other file in collection order; a file's tests keep their
+    order. The same on every worker, as pytest-xdist requires."""
+    rank = {path: i for i, path in enumerate(LONG_FILES)}
+    root = config.rootpath
+
+    def key(item: Any) -> int:
+        try:
+            path = item.path.relative_to(root).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(path, len(rank))
+
+    items.sort(key=key)  # stable: the order within a rank is the collection order
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """The fault suite's recovery per fault, one table for the session (every pytest worker's tests)."""
     entries = recovery.gathered(r for reports in terminalreporter.stats.values() for r in reports)
