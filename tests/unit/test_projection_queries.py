@@ -197,7 +197,8 @@ def test_graded_tasks_and_curriculum_moves_are_read_back(tmp_path: Path) -> None
     apply(engine, golden_batch(), projector="projector", ks=(1,))
     engine.dispose()
     with open_session(url) as s:
-        assert q.task_levels(s) == {"demo/add": 2}
+        # the golden tasks of v5 (demo/add) and v6 (demo/halve) are both graded at level 2
+        assert q.task_levels(s) == {"demo/add": 2, "demo/halve": 2}
         ((level, row),) = by_level(q.split_task_results(s, "local"), q.task_levels(s))
         assert (level, row.split, row.policy_version, row.tasks) == (2, "eval", 2, 1)
         assert q.curriculum_moves(s, "run-1") == [LevelMove(1, 2, "passed", 5, 0.625, 0.5, 8, 64)]
