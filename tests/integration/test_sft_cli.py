@@ -4,10 +4,8 @@ the answers' NLL lowered, and `rlstream run --from-policy` resolving the version
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,8 +18,7 @@ from rlstream.settings import Settings
 from rlstream.sft import starting_policy
 from schemas.policy import PolicyPublished
 from schemas.sft import SftExample
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli_support import run_cli
 
 
 def _skip(msg: object, exc: Exception) -> None:
@@ -29,15 +26,7 @@ def _skip(msg: object, exc: Exception) -> None:
 
 
 def _cli(bootstrap: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap, "RLSTREAM_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_cli(bootstrap, *args, home=home, timeout=600)
 
 
 @pytest.fixture(scope="module")

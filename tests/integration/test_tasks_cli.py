@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from infra.kafka.replay import replay
 from producers.ingest.humaneval import humaneval_tasks
 from producers.ingest.library import library_tasks
 from schemas.task import TaskPublished
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli_support import run_cli
 
 
 def _skip(msg: object, exc: Exception) -> None:
@@ -21,15 +19,7 @@ def _skip(msg: object, exc: Exception) -> None:
 
 
 def cli(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap}
-    return subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_cli(bootstrap, *args)
 
 
 def test_all_164_humaneval_tasks_publish_and_read_back(kafka_catalog: str):
