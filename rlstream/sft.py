@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from consumers.review import Recorded, reviews_in_force
 from infra.kafka.admin import ensure_topics
 from infra.kafka.producer import EventProducer
 from infra.kafka.replay import replay
@@ -60,14 +61,12 @@ def reference_examples(run_id: str, tasks: Iterable[TaskPublished]) -> list[SftE
 def review_examples(bootstrap: str, run_id: str, source_run: str, progress: Progress) -> list[SftExample]:
     """One example per sample of ``source_run`` whose review in force is ``accept``: the code of its
     last turn under its task's prompt (a human vouched for that answer)."""
-    accepted: dict[str, str] = {}
-    for item in replay(bootstrap, REVIEWS.name):
-        if isinstance(item.event, ReviewRecorded):
-            # the newest review of a sample is the one in force
-            if item.event.verdict == "accept":
-                accepted[item.event.sample_id] = item.envelope.id
-            else:
-                accepted.pop(item.event.sample_id, None)
+    in_force = reviews_in_force(
+        Recorded(item.envelope.id, item.envelope.time, item.event)
+        for item in replay(bootstrap, REVIEWS.name)
+        if isinstance(item.event, ReviewRecorded)
+    )
+    accepted = {sid: r.event_id for sid, r in in_force.items() if r.event.verdict == "accept"}
     last: dict[str, CodeGenerated] = {}
     for item in replay(bootstrap, GENERATIONS.name):
         ev = item.event
