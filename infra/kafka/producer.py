@@ -50,6 +50,7 @@ class EventProducer:
         self.run_id = run_id
         self.bootstrap = bootstrap
         self._client_id = client_id
+        self._delivery_timeout_s = delivery_timeout_s
         self._errors: list[str] = []
         self._lock = threading.Lock()
         self._producer = Producer(
@@ -153,8 +154,14 @@ class EventProducer:
         self._raise_pending()
         self._produce(topic, key, value, headers or [])
 
-    def flush(self, timeout_s: float = 30.0) -> None:
-        """Wait until every queued record is acknowledged; BrokerError if any failed or timed out."""
+    def flush(self, timeout_s: float | None = None) -> None:
+        """Wait until every queued record is acknowledged; BrokerError if any failed or timed out.
+
+        By default it waits as long as a record may still be delivered (the delivery timeout, plus the
+        moment its failure takes to be reported): waiting less would call a record lost that the client
+        is still retrying, e.g. while a freshly started cluster hands out its first producer ids."""
+        if timeout_s is None:
+            timeout_s = self._delivery_timeout_s + 5.0
         left = self._producer.flush(timeout_s)
         self._raise_pending()
         if left:
@@ -163,7 +170,7 @@ class EventProducer:
                 hint="check that the broker is up (`rlstream broker status`) and has enough in-sync replicas",
             )
 
-    def close(self, timeout_s: float = 30.0) -> None:
+    def close(self, timeout_s: float | None = None) -> None:
         if not self._closed:
             self._closed = True
             self.flush(timeout_s)

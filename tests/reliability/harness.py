@@ -62,6 +62,8 @@ FLOW = (
 #: the stage it hit (the pipeline's, or the learner's trained samples) ran at 90 % of its rate before the
 #: fault again (``recovery.throughput_back``)
 THROUGHPUT = "throughput_back_90pct_s"
+#: how long a wave's tasks may take to be acknowledged
+PUBLISH_TIMEOUT_S = 180.0
 #: the per-sample topics: one event per sample of every group
 PER_SAMPLE = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name, VERDICTS.name)
 
@@ -290,7 +292,11 @@ class Run:
     def publish_wave(self, n: int) -> list[TaskPublished]:
         self.waves += 1
         wave = load_tasks(n, prefix=f"{self.run_id}-w{self.waves}")
-        with EventProducer(self.bootstrap, source="test/faults", run_id=self.run_id) as producer:
+        # a cluster started moments ago may take a while to hand out its first producer id on a busy
+        # machine (CI: over 30 s on three brokers); the scenario is about faults, not start-up speed
+        with EventProducer(
+            self.bootstrap, source="test/faults", run_id=self.run_id, delivery_timeout_s=PUBLISH_TIMEOUT_S
+        ) as producer:
             for task in wave:
                 producer.publish(task, topic=TASKS.name)
         self.tasks.extend(wave)
