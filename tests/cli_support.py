@@ -5,16 +5,25 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(
-    bootstrap: str, *args: str, home: Path | None = None, timeout: float = 300
+    *args: str,
+    bootstrap: str | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
-    """``rlstream ARGS`` against the broker at ``bootstrap`` (and the settings home ``home``, if given)."""
-    env = {**os.environ, "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap}
+    """``rlstream ARGS`` in ``env`` (default: this process's environment), against the broker at
+    ``bootstrap`` and with the settings home ``home`` where given, with nothing on its stdin: a command
+    that waited for input would hang the test rather than fail it."""
+    env = dict(os.environ if env is None else env)
+    if bootstrap is not None:
+        env["RLSTREAM_KAFKA__BOOTSTRAP_SERVERS"] = bootstrap
     if home is not None:
         env["RLSTREAM_HOME"] = str(home)
     return subprocess.run(
@@ -24,4 +33,5 @@ def run_cli(
         capture_output=True,
         text=True,
         timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )

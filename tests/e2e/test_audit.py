@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from schemas.errors import EventDecodeError
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished, TestCase
-from tests.e2e.conftest import ROOT, Workers, read_topic
+from tests.cli_support import run_cli
+from tests.e2e.conftest import Workers, read_topic
 
 PROGRAMS = {
     "fast": "def {f}(x):\n    return x + {i}\n",
@@ -88,14 +88,7 @@ def _wait_scored(bootstrap: str, run_id: str, n: int, w: Workers) -> None:
 
 
 def _cli(w: Workers, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", "replay", *args],
-        cwd=ROOT,
-        env=w.env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_cli("replay", *args, env=w.env, timeout=600)
 
 
 def _verify(w: Workers, *args: str) -> tuple[int, dict[str, Any]]:

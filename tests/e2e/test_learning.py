@@ -45,6 +45,7 @@ from schemas.topics import (
     ROLLOUTS_REQUESTED,
     VERDICTS,
 )
+from tests.cli_support import run_cli
 from tests.e2e.conftest import run_env
 
 HOME = Path.home() / ".rlstream"
@@ -286,9 +287,7 @@ def _held_out_checks(
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", *args], env=env, capture_output=True, text=True, timeout=300
-    )
+    return run_cli(*args, env=env)
 
 
 def _cli_checks(

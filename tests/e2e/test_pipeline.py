@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -23,7 +21,8 @@ from schemas.base import Event
 from schemas.dlq import DeadLettered
 from schemas.rollout import NoiseVerdict, RewardScored
 from schemas.task import TaskPublished, TestCase
-from tests.e2e.conftest import ROOT, Samples, Workers, read_topic, scrape
+from tests.cli_support import run_cli
+from tests.e2e.conftest import Samples, Workers, read_topic, scrape
 
 #: the monitor's rule in this run: the poison burst (one record on each of 6 topics) fires it
 DEAD_LETTER_RULE = """
@@ -158,14 +157,7 @@ def test_every_sample_exactly_once_through_kill_9_of_each_processor_and_poison_r
         for _, e in read_topic(kafka_catalog, "rl.generations")
         if getattr(e, "group_id", "").startswith(run_id)
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", "lineage", sample.sample_id, "--json"],  # type: ignore[attr-defined]
-        cwd=ROOT,
-        env=w.env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_cli("lineage", sample.sample_id, "--json", env=w.env)  # type: ignore[attr-defined]
     assert done.returncode == 0, done.stderr
     lineage = json.loads(done.stdout)
     assert lineage["missing"] == []
@@ -305,14 +297,7 @@ def test_backpressure_holds_while_the_learner_is_away_and_resumes_when_it_return
 
 def _alert(w: Workers, run_id: str, rule: str) -> dict[str, Any] | None:
     """The newest life of ``rule``'s alert in ``run_id`` as ``rlstream alerts`` lists it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", "alerts", "--run", run_id, "--json"],
-        cwd=ROOT,
-        env=w.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_cli("alerts", "--run", run_id, "--json", env=w.env, timeout=120)
     assert done.returncode == 0, done.stderr
     ours = [a for a in json.loads(done.stdout)["alerts"] if a["rule"] == rule]
     return ours[-1] if ours else None

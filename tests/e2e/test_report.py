@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -21,7 +20,8 @@ from matplotlib.image import imread
 
 from consumers.report.charts import all_charts
 from schemas.rollout import NoiseVerdict
-from tests.e2e.conftest import ROOT, read_topic, run_env
+from tests.cli_support import run_cli
+from tests.e2e.conftest import read_topic, run_env
 
 CHROMIUM = "chromium"
 WINDOW = (1280, 4400)
@@ -85,15 +85,7 @@ def test_report_of_a_real_run_renders_in_a_headless_browser(own_broker: str, tmp
     env = run_env(own_broker, home)
 
     def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "rlstream.cli", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
+        return run_cli(*args, env=env, timeout=timeout)
 
     def ok(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         done = cli(*args, timeout=timeout)

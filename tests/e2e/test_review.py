@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -22,21 +21,15 @@ from infra.kafka.producer import EventProducer
 from learner.service import read_training_log
 from producers.ingest.synthetic import SAMPLING, synthetic_tasks
 from schemas.rollout import ExperienceReady, NoiseVerdict
-from tests.e2e.conftest import ROOT, Workers, read_topic
+from tests.cli_support import run_cli
+from tests.e2e.conftest import Workers, read_topic
 
 UPSTREAM = ("scheduler", "generator", "sandbox", "reward", "filter")
 TASKS, GROUP = 3, 8
 
 
 def cli(w: Workers, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", *args],
-        cwd=ROOT,
-        env=w.env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_cli(*args, env=w.env)
 
 
 def ok_json(w: Workers, *args: str) -> Any:

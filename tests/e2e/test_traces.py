@@ -29,6 +29,7 @@ from schemas.errors import DependencyError, EventDecodeError
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated
 from schemas.topics import GENERATIONS, POLICY
+from tests.cli_support import run_cli
 from tests.conftest import private_dir, start_test_cluster
 from tests.e2e.conftest import ROOT
 
@@ -244,13 +245,6 @@ def test_each_sample_has_one_trace_across_every_hop_in_the_backend(
 
     # rlstream lineage names the trace the backend has
     sample_id = sorted(trained)[0]
-    shown = subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", "lineage", sample_id, "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    shown = run_cli("lineage", sample_id, "--json", env=env)
     assert shown.returncode in (0, 1), shown.stderr
     assert json.loads(shown.stdout)["trace_id"] == trace_of[sample_id]

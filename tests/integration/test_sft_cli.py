@@ -26,7 +26,7 @@ def _skip(msg: object, exc: Exception) -> None:
 
 
 def _cli(bootstrap: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(bootstrap, *args, home=home, timeout=600)
+    return run_cli(*args, bootstrap=bootstrap, home=home, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ def _skip(msg: object, exc: Exception) -> None:
 
 
 def cli(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(bootstrap, *args)
+    return run_cli(*args, bootstrap=bootstrap)
 
 
 def test_all_164_humaneval_tasks_publish_and_read_back(kafka_catalog: str):

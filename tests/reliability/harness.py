@@ -43,6 +43,7 @@ from schemas.topics import (
     TASKS,
     VERDICTS,
 )
+from tests.cli_support import run_cli
 from tests.reliability import recovery
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -420,14 +421,7 @@ def read_all(bootstrap: str, topic: str, run_id: str) -> list[Seen]:
 
 
 def cli(run: Run, *args: str, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlstream.cli", *args],
-        cwd=ROOT,
-        env=run.workers.env,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-    )
+    return run_cli(*args, env=run.workers.env, timeout=timeout_s)
 
 
 def assert_projection_matches_a_rebuild(run: Run, rebuilt: Path) -> None:
