@@ -19,7 +19,10 @@ echo "[test] mypy" >&2
 .venv/bin/mypy
 echo "[test] pytest" >&2
 set +e
-.venv/bin/pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
+# --no-loadscope-reorder: the files start in the order tests/conftest.py gives them (the long ones
+# first); by default the scheduler starts the files with the most tests first, which put the long
+# end-to-end files (one to three tests each) last and left one worker idle while the other ran them
+.venv/bin/pytest -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -43,7 +43,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 #: test files that take many minutes, longest first: they start first, so the two pytest workers
 #: (``--dist loadfile``: a file stays on one worker) fill the rest of the session with the short files
-#: instead of one of them starting a long file near the end while the other sits idle
+#: instead of one of them starting a long file near the end while the other sits idle (scripts/test.sh
+#: passes ``--no-loadscope-reorder``, without which the scheduler reorders files by their test count)
 LONG_FILES = (
     "tests/hacks/test_redteam.py",
     "tests/integration/test_episode_learning.py",
