@@ -55,6 +55,17 @@ LONG_FILES = (
     "tests/e2e/test_smollm2_steps.py",
     "tests/reliability/test_episode_faults.py",
     "tests/e2e/test_pipeline.py",
+    # minutes each, by their marks or their runs; guessed order until a run's durations say otherwise
+    "tests/integration/test_score_humaneval.py",
+    "tests/contract/test_runtimes.py",
+    "tests/reliability/test_bad_input.py",
+    "tests/e2e/test_traces.py",
+    "tests/e2e/test_review.py",
+    "tests/e2e/test_audit.py",
+    "tests/e2e/test_autoscale.py",
+    "tests/reliability/test_load.py",
+    "tests/integration/test_broker.py",
+    "tests/integration/test_sandbox_humaneval.py",
 )
 
 
