@@ -242,12 +242,6 @@ class ContainerBackend:
                 hint="apt-get install python3-minimal, or set RLSTREAM_SANDBOX__CONTAINER_PYTHON",
             )
         self.bwrap, self.python = bwrap, python
-        self.setpriv = shutil.which("setpriv")
-        if os.geteuid() == 0 and self.setpriv is None:
-            raise DependencyError(
-                "setpriv (util-linux) is needed to drop root before the jail starts",
-                hint="apt-get install util-linux",
-            )
         self.require_cgroup = require_cgroup
         self.arch = seccomp.host_arch()  # raises DependencyError on an architecture without a table
         self.filter = seccomp.program(self.arch)
@@ -279,17 +273,8 @@ class ContainerBackend:
         block_fd: int,
         watch_fd: int,
     ) -> list[str]:
-        # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user namespace
-        # without capabilities, but host-root-owned files would look like the program's own): drop
-        # to the host's nobody first, so the jail is nobody on both sides.
-        drop = (
-            [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
-            if os.geteuid() == 0 and self.setpriv
-            else []
-        )
         size = str(limits.tmpfs_mb << 20)
         return [
-            *drop,
             self.bwrap,
             # the jail's process waits on block_fd until it is in its cgroups (see run); info_fd
             # tells us which process that is
@@ -371,6 +356,7 @@ class ContainerBackend:
             close(filt_w)
             os.set_blocking(ans_w, False)
             argv = self.command(limits, filt_r, (msg_w, ans_r, rec_w), info_w, block_r, watch_jail_fd)
+            root = os.geteuid() == 0
             session.stub_code = self.stub_code
             session.start()
             try:
@@ -385,6 +371,15 @@ class ContainerBackend:
                     start_new_session=True,
                     close_fds=True,
                     env={"PATH": "/usr/bin:/bin"},
+                    # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user
+                    # namespace without capabilities, but host-root-owned files would look like the
+                    # program's own): the child drops to the host's nobody (groups cleared, then gid,
+                    # then uid) before it execs bubblewrap, so the jail is nobody on both sides. Done in
+                    # the child by the interpreter's own fork code, not by a helper program: one exec
+                    # (~3 ms of CPU) less per job.
+                    user=NOBODY if root else None,
+                    group=NOBODY if root else None,
+                    extra_groups=[] if root else None,
                 )
             except OSError as exc:
                 raise SandboxError(f"cannot start the jail: {exc}") from exc

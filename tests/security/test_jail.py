@@ -245,6 +245,56 @@ def test_the_jail_holds_nothing_of_the_host_or_of_other_jails(sandbox: Sandbox) 
         assert fds <= 8, fds
 
 
+def _descendants(pid: int) -> dict[int, dict[str, str]]:
+    """Every living descendant of ``pid``: its ``/proc/<pid>/status`` fields (as the host sees them)."""
+    parent: dict[int, int] = {}
+    status: dict[int, dict[str, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = dict(
+                line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line
+            )
+            status[int(entry.name)] = {k: v.strip() for k, v in fields.items()}
+            parent[int(entry.name)] = int(fields["PPid"])
+    out: dict[int, dict[str, str]] = {}
+    frontier = [pid]
+    while frontier:
+        p = frontier.pop()
+        for child, ppid in parent.items():
+            if ppid == p and child not in out:
+                out[child] = status[child]
+                frontier.append(child)
+    return out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the jail drops to nobody only when its host runs as root")
+def test_every_process_of_a_jail_started_by_root_is_the_hosts_nobody(sandbox: Sandbox) -> None:
+    # inside, bubblewrap's user namespace makes any uid look like 65534; what matters is the uid outside,
+    # which decides whose files the jail could touch if it reached them: the host's nobody, no groups
+    done: list[object] = []
+    job = threading.Thread(
+        target=lambda: done.append(
+            sandbox.run_script("import time\ntime.sleep(2)\n", limits=LIMITS, backend="container")
+        )
+    )
+    job.start()
+    jailed: dict[int, dict[str, str]] = {}
+    while job.is_alive():
+        for pid, st in _descendants(os.getpid()).items():
+            if st["Name"] == "bwrap":  # the jail: bubblewrap and all it starts
+                jailed |= {pid: st, **_descendants(pid)}
+        time.sleep(0.05)
+    job.join()
+    assert done and not getattr(done[0], "infra_error", None), done
+    assert {st["Name"] for st in jailed.values()} >= {"bwrap", "python3"}, jailed
+    for pid, st in jailed.items():
+        assert st["Uid"].split() == ["65534"] * 4, (pid, st["Name"], st["Uid"])
+        assert st["Gid"].split() == ["65534"] * 4, (pid, st["Name"], st["Gid"])
+        assert st["Groups"] == "", (pid, st["Name"], st["Groups"])
+
+
 def test_dev_shm_is_capped_like_tmp(sandbox: Sandbox) -> None:
     code = (
         "import os\n"
