@@ -242,6 +242,12 @@ class ContainerBackend:
                 hint="apt-get install python3-minimal, or set RLSTREAM_SANDBOX__CONTAINER_PYTHON",
             )
         self.bwrap, self.python = bwrap, python
+        self.setpriv = shutil.which("setpriv")
+        if os.geteuid() == 0 and self.setpriv is None:
+            raise DependencyError(
+                "setpriv (util-linux) is needed to drop root before the jail starts",
+                hint="apt-get install util-linux",
+            )
         self.require_cgroup = require_cgroup
         self.arch = seccomp.host_arch()  # raises DependencyError on an architecture without a table
         self.filter = seccomp.program(self.arch)
@@ -273,8 +279,20 @@ class ContainerBackend:
         block_fd: int,
         watch_fd: int,
     ) -> list[str]:
+        # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user namespace
+        # without capabilities, but host-root-owned files would look like the program's own): drop
+        # to the host's nobody first, so the jail is nobody on both sides. An exec of setpriv, not
+        # Popen(user=, group=, extra_groups=): with those the interpreter must fork() rather than
+        # vfork(), and copying this process's page tables (the WASM engine's mappings) cost more CPU
+        # than the exec it saves (measured side by side: 24.1 vs 22.4 ms of CPU per job).
+        drop = (
+            [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+            if os.geteuid() == 0 and self.setpriv
+            else []
+        )
         size = str(limits.tmpfs_mb << 20)
         return [
+            *drop,
             self.bwrap,
             # the jail's process waits on block_fd until it is in its cgroups (see run); info_fd
             # tells us which process that is
@@ -356,7 +374,6 @@ class ContainerBackend:
             close(filt_w)
             os.set_blocking(ans_w, False)
             argv = self.command(limits, filt_r, (msg_w, ans_r, rec_w), info_w, block_r, watch_jail_fd)
-            root = os.geteuid() == 0
             session.stub_code = self.stub_code
             session.start()
             try:
@@ -371,15 +388,6 @@ class ContainerBackend:
                     start_new_session=True,
                     close_fds=True,
                     env={"PATH": "/usr/bin:/bin"},
-                    # Run as root, bubblewrap would map the jail's nobody onto the host's root (a user
-                    # namespace without capabilities, but host-root-owned files would look like the
-                    # program's own): the child drops to the host's nobody (groups cleared, then gid,
-                    # then uid) before it execs bubblewrap, so the jail is nobody on both sides. Done in
-                    # the child by the interpreter's own fork code, not by a helper program: one exec
-                    # (~3 ms of CPU) less per job.
-                    user=NOBODY if root else None,
-                    group=NOBODY if root else None,
-                    extra_groups=[] if root else None,
                 )
             except OSError as exc:
                 raise SandboxError(f"cannot start the jail: {exc}") from exc
