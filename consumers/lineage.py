@@ -13,7 +13,7 @@ that concern its sample.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -253,10 +253,17 @@ class Lineage:
         return rows
 
 
-def policy_lineage(published: PolicyPublished, examples: Iterable[SftExample] = ()) -> dict[str, Any]:
+def policy_lineage(
+    published: PolicyPublished,
+    examples: Iterable[SftExample] = (),
+    versions: Mapping[tuple[str, int], PolicyPublished] | None = None,
+) -> dict[str, Any]:
     """What one policy version came from: its stage, the model it was trained from, the offsets of the
     input it consumed and what it trained on (an SFT stage's examples, by source; an RL version's
-    samples by count)."""
+    samples by count), and, where its run started from a published version (``base``), that version's
+    lineage in turn (from ``versions``: every version on the log by run and number), back to a version
+    trained from a model's own weights."""
+    examples = list(examples)
     out: dict[str, Any] = {
         "run_id": published.run_id,
         "policy_version": published.policy_version,
@@ -283,4 +290,30 @@ def policy_lineage(published: PolicyPublished, examples: Iterable[SftExample] = 
         ]
     else:
         out["trained_sample_ids"] = list(published.trained_sample_ids)
+    if published.base is not None:
+        out["base"] = _base_lineage(
+            published, examples, versions or {}, {(published.run_id, published.policy_version)}
+        )
     return out
+
+
+def _base_lineage(
+    published: PolicyPublished,
+    examples: list[SftExample],
+    versions: Mapping[tuple[str, int], PolicyPublished],
+    seen: set[tuple[str, int]],
+) -> dict[str, Any]:
+    assert published.base is not None
+    run_id, _, number = published.base.rpartition(":v")
+    key = (run_id, int(number))
+    base = versions.get(key)
+    if base is None:
+        return {"ref": published.base, "missing": True}
+    if key in seen:  # a log that names a cycle of bases (never written by rlstream) ends here
+        return {"ref": published.base, "cycle": True}
+    seen.add(key)
+    out = policy_lineage(base, examples, {})
+    out.pop("base", None)
+    if base.base is not None:
+        out["base"] = _base_lineage(base, examples, versions, seen)
+    return {"ref": published.base, **out}

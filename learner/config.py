@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schemas.policy import POLICY_REF
+
 
 class DistributedConfig(BaseModel):
     """How this process joins the training group.
@@ -82,6 +84,10 @@ class LearnerConfig(BaseModel):
     publish_every: int = Field(default=1, ge=1)
     #: where published weights go (a registered URI scheme); ``None``: file://<checkpoint_dir>/published
     publish_uri: str | None = None
+    #: the published version this run's training started from, as ``RUN_ID:vN`` (``rlstream run
+    #: --from-policy`` sets it): every version the learner publishes names it, so the lineage of an RL
+    #: version leads on to the SFT stage before it. None: the model's own weights.
+    base_policy: str | None = Field(default=None, pattern=POLICY_REF)
 
     # availability
     #: a warm standby learner beside the active one in ``rlstream run`` (built, waiting on the run's

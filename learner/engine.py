@@ -429,6 +429,7 @@ class LearnerEngine:
             "trained_sample_ids": list(trained_sample_ids),
             "metrics": {k: float(v) for k, v in (metrics or {}).items()},
             "stage": stage,
+            "base": self.config.base_policy,
         }
         try:
             path, manifest = self.save_checkpoint(
@@ -469,6 +470,8 @@ class LearnerEngine:
             metrics=dict(publication.get("metrics", {})),
             # a checkpoint written before stages existed was an RL step's
             stage="sft" if publication.get("stage") == "sft" else "rl",
+            # a checkpoint written before bases were recorded names none
+            base=publication.get("base"),
         )
 
     def _barrier(self) -> None:

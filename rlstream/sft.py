@@ -250,14 +250,23 @@ def train_stage(
     )
 
 
-def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> Path:
+@dataclass(frozen=True)
+class StartingPolicy:
+    """What ``rlstream run --from-policy`` starts from: a model folder, and the published version it
+    holds as ``RUN_ID:vN`` (None for a folder given as such), which the run's versions name as base."""
+
+    folder: Path
+    ref: str | None = None
+
+
+def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> StartingPolicy:
     """The model folder ``rlstream run --from-policy SPEC`` starts from: SPEC is a model folder, or a
     published version as ``RUN_ID`` (its newest) or ``RUN_ID:vN``. A version's folder is the one its
     stage saved on this machine, else it is rebuilt from the published checkpoint (verified against the
     version's sha256) on the model the version names."""
     folder = Path(spec).expanduser()
     if folder.is_dir():
-        return folder
+        return StartingPolicy(folder)
     run_id, _, wanted = spec.partition(":v")
     if not run_id or (wanted and not wanted.isdigit()):
         raise InputError(
@@ -280,8 +289,9 @@ def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> Pat
         )
     published = versions[version]
     folder = policy_folder(settings, run_id, version)
+    ref = f"{run_id}:v{version}"
     if (folder / "config.json").exists():
-        return folder
+        return StartingPolicy(folder, ref)
     from producers.generator.weights import apply_state_dict, read_safetensors, verified_checkpoint
 
     gen = settings.generator
@@ -292,4 +302,4 @@ def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> Pat
     folder.mkdir(parents=True, exist_ok=True)
     policy.model.save_pretrained(str(folder))
     policy.tokenizer.save_pretrained(str(folder))
-    return folder
+    return StartingPolicy(folder, ref)

@@ -42,7 +42,7 @@ class PolicyPublishedV1(Event):
 Stage = Literal["rl", "sft"]
 
 
-class PolicyPublished(PolicyPublishedV1):
+class PolicyPublishedV2(PolicyPublishedV1):
     """A policy version, with the stage that made it. ``consumed`` names the offsets of the stage's
     input (``rl.experiences`` for RL, ``rl.sft.examples`` for SFT) and ``trained_sample_ids`` the
     samples or examples trained on, so a version's lineage leads back to the very records behind it.
@@ -55,6 +55,25 @@ class PolicyPublished(PolicyPublishedV1):
 
     def previous_version(self) -> PolicyPublishedV1 | None:
         return self._as_version(PolicyPublishedV1, {"stage": "rl"})
+
+
+#: a published version named across runs: ``RUN_ID:vN``
+POLICY_REF = r"^\S+:v\d+$"
+
+
+class PolicyPublished(PolicyPublishedV2):
+    """A policy version, its stage, and the published version its run started from (``base``, as
+    ``RUN_ID:vN``: e.g. the ``rlstream sft`` version an RL run was started from with ``--from-policy``),
+    so the lineage of a stage's version leads on to the stage before it. A version of a run that
+    started from a model's own weights has none and is written as v2 (or v1), as before."""
+
+    version: ClassVar[int] = 3
+
+    schema_version: Literal[3] = 3  # type: ignore[assignment]
+    base: str | None = Field(default=None, pattern=POLICY_REF)
+
+    def previous_version(self) -> PolicyPublishedV2 | None:
+        return self._as_version(PolicyPublishedV2, {"base": None})
 
 
 class PolicyLoaded(Event):

@@ -15,7 +15,7 @@ from schemas.base import Event
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.episode import TurnEnded
-from schemas.policy import PolicyLoaded, PolicyPublished, PolicyPublishedV1
+from schemas.policy import PolicyLoaded, PolicyPublished, PolicyPublishedV1, PolicyPublishedV2
 from schemas.reference import (
     ReferenceExecuted,
     ReferenceExecutedV1,
@@ -91,6 +91,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ExperienceReadyV2,
     ExperienceReady,
     PolicyPublishedV1,
+    PolicyPublishedV2,
     PolicyPublished,
     PolicyLoaded,
     SftExample,
@@ -212,6 +213,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (ReferenceExecuted.event_type, 3): _adding(4, memoised=[]),
     # every version written before stages existed came from the learner's RL steps
     (PolicyPublished.event_type, 1): _adding(2, stage="rl"),
+    # every version written before bases were recorded names none
+    (PolicyPublished.event_type, 2): _adding(3, base=None),
     (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
     (NoiseVerdict.event_type, 2): _adding(3, turn=0),
     (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),

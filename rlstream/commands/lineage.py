@@ -72,25 +72,26 @@ def _policy_lineage(spec: str, as_json: bool) -> None:
     if not run_id or not version.isdigit():
         raise InputError(f"--policy {spec!r} is not RUN_ID:vN", location="--policy")
     bootstrap = bootstrap_servers()
-    found = [
-        item.event
+    versions = {
+        (item.event.run_id, item.event.policy_version): item.event
         for item in replay(bootstrap, POLICY.name, on_undecodable=_skip)
         if isinstance(item.event, PolicyPublished)
-        and item.event.run_id == run_id
-        and item.event.policy_version == int(version)
-    ]
-    if not found:
+    }
+    found = versions.get((run_id, int(version)))
+    if found is None:
         raise InputError(f"run {run_id} published no version {version}", location="--policy")
+    # the examples of the SFT stages it names: its own, or those in its chain of bases
+    chain_has_sft = found.stage == "sft" or found.base is not None
     examples = (
         [
             item.event
             for item in replay(bootstrap, SFT_EXAMPLES.name, on_undecodable=_skip)
             if isinstance(item.event, SftExample)
         ]
-        if found[0].stage == "sft"
+        if chain_has_sft
         else []
     )
-    out = policy_lineage(found[0], examples)
+    out = policy_lineage(found, examples, versions)
     if as_json:
         echo_json(out)
         return

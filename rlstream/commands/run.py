@@ -185,10 +185,12 @@ def register(app: typer.Typer) -> None:
         task_list = hold_out(task_list, fraction=eval_fraction, names_file=eval_tasks)
         held_out = sum(t.split == "eval" for t in task_list)
         bootstrap = _bootstrap()
+        base: str | None = None
         if from_policy is not None:
             from rlstream.sft import starting_policy
 
-            model = str(starting_policy(settings, bootstrap, from_policy))
+            start = starting_policy(settings, bootstrap, from_policy)
+            model, base = str(start.folder), start.ref
             typer.echo(f"[run] starting from {from_policy}: {model}", err=True)
         rid = run_id or new_run_id()
         overrides = {
@@ -197,6 +199,8 @@ def register(app: typer.Typer) -> None:
             "RLSTREAM_PIPELINE__SCHEDULER__EPOCHS": str(epochs),
             "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
         }
+        if base is not None:  # every version of this run names the version it started from
+            overrides["RLSTREAM_LEARNER__BASE_POLICY"] = base
         if runtime is not None:
             overrides["RLSTREAM_RUNTIME"] = runtime
         if steps is not None:

@@ -15,7 +15,7 @@ import pytest
 from infra.kafka.replay import replay
 from producers.generator.weights import read_safetensors, resolve_checkpoint_uri
 from rlstream.settings import Settings
-from rlstream.sft import starting_policy
+from rlstream.sft import StartingPolicy, starting_policy
 from schemas.policy import PolicyPublished
 from schemas.sft import SftExample
 from tests.cli_support import run_cli
@@ -88,16 +88,17 @@ def test_rl_starts_from_the_stage_version_whether_or_not_its_folder_is_on_this_m
 ) -> None:
     run_id = stage["summary"]["run_id"]
     settings = Settings(home=stage["home"])
-    folder = starting_policy(settings, stage["bootstrap"], f"{run_id}:v1")
-    assert folder == Path(stage["summary"]["folder"])
+    start = starting_policy(settings, stage["bootstrap"], f"{run_id}:v1")
+    folder = start.folder
+    assert folder == Path(stage["summary"]["folder"]) and start.ref == f"{run_id}:v1"
     saved = read_safetensors(folder / "model.safetensors")
     (version,) = _published(stage["bootstrap"], run_id)
     published = read_safetensors(resolve_checkpoint_uri(version.checkpoint_uri))
     # the folder holds the published weights (a tied copy saved once)
     assert all(published[name].equal(tensor) for name, tensor in saved.items())
     shutil.rmtree(folder)
-    rebuilt = starting_policy(settings, stage["bootstrap"], run_id)
-    assert rebuilt == folder and (folder / "config.json").exists()
+    rebuilt = starting_policy(settings, stage["bootstrap"], run_id)  # its newest version
+    assert rebuilt == StartingPolicy(folder, f"{run_id}:v1") and (folder / "config.json").exists()
     again = read_safetensors(folder / "model.safetensors")
     assert again.keys() == saved.keys()
     assert all(again[name].equal(tensor) for name, tensor in saved.items())

@@ -186,3 +186,20 @@ def test_decoupled_and_kl_modes_run(tmp_path: Path) -> None:
     # behaviour log-prob -8 is far below the policy's (about -ln 300 = -5.7): every token is truncated
     assert m["is_truncated_fraction"] == 1.0
     assert m["kl_ref"] > 0.0
+
+
+def test_every_version_names_the_version_its_run_started_from_and_a_restart_repeats_it(
+    tmp_path: Path,
+) -> None:
+    engine = make_engine(tmp_path, backend="torch", base_policy="sft-run:v2")
+    engine.train_step(on_policy(engine, fixed_batch()))
+    event = engine.publish(run_id="rl-run", trained_sample_ids=("s0",))
+    assert event.base == "sft-run:v2" and event.as_written().version == 3
+    found = engine.checkpoints.newest()
+    assert found is not None
+    again = engine.republish(*found)
+    assert again == event and again.event_id() == event.event_id()
+    # a run started from a model's own weights names none, and its bytes are the old version's
+    plain = make_engine(tmp_path / "plain", backend="torch")
+    plain.train_step(on_policy(plain, fixed_batch()))
+    assert plain.publish(run_id="rl-run").as_written().version == 1
