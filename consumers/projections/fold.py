@@ -381,6 +381,8 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "metrics": dict(event.metrics),
                 "trained_samples": len(set(event.trained_sample_ids)),
                 "published_at": at,
+                "stage": event.stage,
+                "base": event.base,
             },
         )
         for sample_id in event.trained_sample_ids:

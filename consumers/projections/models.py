@@ -299,6 +299,10 @@ class PolicyVersion(Base):
     metrics: Mapped[dict[str, Any]]
     trained_samples: Mapped[int]
     published_at: Mapped[datetime]
+    #: the stage that made it (rl | sft); versions projected before stages were recorded were RL's
+    stage: Mapped[str] = mapped_column(String, default="rl", server_default="rl")
+    #: the published version its run started from (RUN_ID:vN), if any
+    base: Mapped[str | None] = mapped_column(String, nullable=True)
 
 
 class PolicyTrainedSample(Base):

@@ -474,6 +474,15 @@ def verdict_mix_by_policy_version(session: Session, run_id: str) -> dict[int, di
 # ---- staleness -----------------------------------------------------------------------------------
 
 
+def policy_training(session: Session, run_id: str) -> list[PolicyVersion]:
+    """The run's published versions in order (stage, base and the learner's figures of each)."""
+    return list(
+        session.scalars(
+            select(PolicyVersion).where(PolicyVersion.run_id == run_id).order_by(PolicyVersion.policy_version)
+        )
+    )
+
+
 @dataclass(frozen=True)
 class StalenessRow:
     """At training into ``policy_version`` (by the learner at ``policy_version - 1``), how many of

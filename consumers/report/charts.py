@@ -214,6 +214,28 @@ def verdict_reasons(data: d.RunReportData) -> Figure | None:
     return fig
 
 
+def training(data: d.RunReportData) -> Figure | None:
+    """The learner's figures per version, one panel each: what GRPO, DPO or an SFT stage reported."""
+    rows = data.training
+    shown = [k for k in d.TRAINING_METRICS if any(k in r.metrics for r in rows)]
+    if not shown:
+        return None
+    fig = _figure(height=1.6 + 1.3 * len(shown))
+    axes = fig.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, key in zip(axes, shown, strict=True):
+        for stage, color in (("rl", "#1565c0"), ("sft", "#ef6c00")):
+            xs = [r.policy_version for r in rows if r.stage == stage and key in r.metrics]
+            if xs:
+                ys = [r.metrics[key] for r in rows if r.stage == stage and key in r.metrics]
+                ax.plot(xs, ys, "o-", color=color, markersize=3, label=stage)
+        ax.set_ylabel(key, fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc="best", fontsize=8)
+    axes[-1].set_xlabel("policy version")
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    return fig
+
+
 def staleness(data: d.RunReportData) -> Figure | None:
     hist = data.staleness
     if not hist:
@@ -365,6 +387,21 @@ SECTIONS: tuple[Section, ...] = (
                 "Samples per reason code (top 15), coloured by the verdict they led to.",
                 "No verdict carried a reason.",
                 verdict_reasons,
+            ),
+        ),
+    ),
+    Section(
+        "Training",
+        (
+            Chart(
+                "training",
+                "The learner's figures per version",
+                "What each published version was trained with, by stage (rl: the learner on the filtered "
+                "reward stream, GRPO's loss and KL or DPO's implicit-reward margin and preference accuracy; "
+                "sft: the answers' NLL before and after an `rlstream sft` stage). The table names the "
+                "version a run started from.",
+                "No version of this run was published with the learner's figures.",
+                training,
             ),
         ),
     ),

@@ -7,7 +7,7 @@ tested with hand-built data.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -29,6 +29,30 @@ class Summary:
     trained_samples: int = 0
     executions: int = 0
     reviews: int = 0
+
+
+#: the learner's figures a version's training is read by, in the order shown: GRPO's loss and KL, DPO's
+#: implicit-reward margin and preference accuracy, an SFT stage's answer NLL before and after
+TRAINING_METRICS = (
+    "loss",
+    "approx_kl",
+    "dpo_margin",
+    "dpo_accuracy",
+    "sft_nll_before",
+    "sft_nll_after",
+)
+
+
+@dataclass(frozen=True)
+class VersionTraining:
+    """One published version: the stage that made it (``rl`` or ``sft``), the version its run started
+    from (``base``, ``RUN_ID:vN``), and the learner's figures it was published with."""
+
+    policy_version: int
+    step: int
+    stage: str = "rl"
+    base: str | None = None
+    metrics: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -67,6 +91,8 @@ class RunReportData:
     evaluation_by_level: tuple[tuple[int, VersionResult], ...] = ()
     #: the level curriculum's moves, in log order (empty without graded tasks)
     curriculum: tuple[LevelMove, ...] = ()
+    #: every published version in order: stage, base and the learner's figures
+    training: tuple[VersionTraining, ...] = ()
 
     def split_rows(self, split: str) -> list[VersionResult]:
         return [r for r in self.evaluation if r.split == split]

@@ -6,13 +6,13 @@ folding the log (:mod:`.fold`). The projection loader (:mod:`.load`) gets the sa
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from consumers.episodes import turn_success
 from consumers.evaluation import SampleOutcome, by_level, task_results, version_results
-from consumers.report.data import VERDICTS, RunReportData, Summary
+from consumers.report.data import TRAINING_METRICS, VERDICTS, RunReportData, Summary, VersionTraining
 from consumers.review import Agreement, agreement
 from streams.reward.passk import mean_pass_at_k, pass_at_k_table
 
@@ -55,6 +55,8 @@ class PolicyFacts:
     step: int
     trained_sample_ids: tuple[str, ...] = ()
     metrics: dict[str, float] = field(default_factory=dict)
+    stage: str = "rl"
+    base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,4 +189,19 @@ def aggregate(
             ]
         ),
         evaluation_by_level=tuple(by_level(per_task, facts.task_levels)),
+        training=training_by_version(facts.policies),
+    )
+
+
+def training_by_version(policies: Iterable[PolicyFacts]) -> tuple[VersionTraining, ...]:
+    """Each published version's stage, base and training figures (:data:`TRAINING_METRICS`), in order."""
+    return tuple(
+        VersionTraining(
+            p.policy_version,
+            p.step,
+            p.stage,
+            p.base,
+            {k: p.metrics[k] for k in TRAINING_METRICS if k in p.metrics},
+        )
+        for p in sorted(policies, key=lambda p: p.policy_version)
     )

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from consumers.evaluation import by_level
 from consumers.projections import queries as q
 from consumers.report.data import RunReportData, Summary
-from consumers.report.facts import DEFAULT_KS
+from consumers.report.facts import DEFAULT_KS, PolicyFacts, training_by_version
 from consumers.report.fold import ReportFold
 from consumers.review import agreement
 from infra.kafka.replay import replay
@@ -84,6 +84,10 @@ def data_from_session(session: Session, run_id: str, *, source: str = "") -> Run
         turns=q.turn_success(session, run_id),
         evaluation_by_level=tuple(by_level(q.split_task_results(session, run_id), q.task_levels(session))),
         curriculum=tuple(q.curriculum_moves(session, run_id)),
+        training=training_by_version(
+            PolicyFacts(p.policy_version, p.step, (), dict(p.metrics), p.stage, p.base)
+            for p in q.policy_training(session, run_id)
+        ),
     )
 
 

@@ -181,6 +181,24 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
             ["verdict", "samples", "share"],
             [[v, str(totals[v]), _fmt(totals[v] / n)] for v in d.VERDICTS],
         )
+    if title == "Training":
+        versions = data.training
+        if not versions:
+            return ""
+        shown = [k for k in d.TRAINING_METRICS if any(k in r.metrics for r in versions)]
+        return _table(
+            ["policy version", "step", "stage", "started from", *shown],
+            [
+                [
+                    f"v{r.policy_version}",
+                    str(r.step),
+                    r.stage,
+                    r.base or "–",
+                    *(_fmt(r.metrics.get(k), 4) for k in shown),
+                ]
+                for r in versions
+            ],
+        )
     if title == "Staleness":
         hist = data.staleness
         if not hist:

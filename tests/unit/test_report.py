@@ -70,8 +70,15 @@ def _facts(seed: int = 0) -> RunFacts:
         for t in range(2)
         for i in range(4)
     ]
+    # a DPO run started from an SFT stage's version
     policies = [
-        PolicyFacts(v, v, tuple(s.sample_id for s in samples if s.policy_version in (v - 1, v - 2))[:20])
+        PolicyFacts(
+            v,
+            v,
+            tuple(s.sample_id for s in samples if s.policy_version in (v - 1, v - 2))[:20],
+            {"loss": 0.7 - 0.1 * v, "dpo_margin": 0.2 * v, "dpo_accuracy": 0.5 + 0.1 * v, "tokens_per_s": 9},
+            base="sft-r:v1",
+        )
         for v in range(1, 5)
     ]
     reviews = [ReviewFacts(s.sample_id, rng.choice(["accept", "reject"])) for s in samples[:12]]
@@ -125,6 +132,20 @@ def test_aggregation_of_a_small_run_by_hand():
     assert data.summary.samples == 5 and data.summary.tasks == 2 and data.summary.trained_samples == 3
 
 
+def test_training_by_version_keeps_each_stage_and_the_figures_it_is_read_by():
+    facts = RunFacts(
+        "r",
+        policies=(
+            PolicyFacts(2, 8, (), {"loss": 0.1, "approx_kl": 0.01, "clip_fraction": 0.2}, "rl", "s:v1"),
+            PolicyFacts(1, 4, (), {"sft_nll_before": 8.8, "sft_nll_after": 1.4, "sft_tokens": 96.0}, "sft"),
+        ),
+    )
+    rows = aggregate(facts).training
+    assert [(r.policy_version, r.stage, r.base) for r in rows] == [(1, "sft", None), (2, "rl", "s:v1")]
+    assert dict(rows[0].metrics) == {"sft_nll_before": 8.8, "sft_nll_after": 1.4}
+    assert dict(rows[1].metrics) == {"loss": 0.1, "approx_kl": 0.01}
+
+
 def test_full_report_has_every_section_and_every_chart(tmp_path: Path):
     out = tmp_path / "report"
     lines: list[str] = []
@@ -136,12 +157,16 @@ def test_full_report_has_every_section_and_every_chart(tmp_path: Path):
         "pass-at-k",
         "episodes",
         "noise-filter",
+        "training",
         "staleness",
         "sandbox",
         "human-review",
     ):
         assert f'<section id="{section}">' in html
     assert "passed by turn 3" in html
+    # the training table: every version, the stage and base, the learner's figures (not its throughput)
+    assert "<th>dpo_margin</th><th>dpo_accuracy</th>" in html and "tokens_per_s" not in html
+    assert html.count("<td>sft-r:v1</td>") == 4
     assert written.no_data == ()
     imgs = re.findall(r'<img class="chart" src="([^"]+)"', html)
     assert sorted(imgs) == sorted(c.filename for c in all_charts())
@@ -168,7 +193,7 @@ def test_a_run_not_yet_trained_or_reviewed_draws_what_it_has(tmp_path: Path):
     f = _facts()
     data = aggregate(RunFacts(f.run_id, f.samples, f.executions))
     written = write_report(data, tmp_path / "r")
-    assert set(written.no_data) == {"reward_by_step", "staleness", "review_agreement"}
+    assert set(written.no_data) == {"reward_by_step", "training", "staleness", "review_agreement"}
     assert not (tmp_path / "r" / "staleness.png").exists()
 
 
