@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
+from learner.dpo import Candidate, Pair, preference_pairs
 from schemas.advantages import group_advantages
 from schemas.rollout import ExperienceReady
 
@@ -91,13 +92,21 @@ class AssemblyStats:
     dropped_invalid: int = 0
     #: a human review in force says mask or reject (see :func:`apply_reviews`)
     dropped_review: int = 0
+    #: DPO only: in no preference pair of its group (a tie, or nothing to compare it with)
+    dropped_unpaired: int = 0
     #: staleness (learner version - sample version) -> count, over the samples used
     staleness_hist: Counter[int] = field(default_factory=Counter)
     dropped_sample_ids: list[str] = field(default_factory=list)
 
     @property
     def dropped(self) -> int:
-        return self.dropped_stale + self.dropped_too_long + self.dropped_invalid + self.dropped_review
+        return (
+            self.dropped_stale
+            + self.dropped_too_long
+            + self.dropped_invalid
+            + self.dropped_review
+            + self.dropped_unpaired
+        )
 
     def merge(self, other: AssemblyStats) -> None:
         self.seen += other.seen
@@ -106,6 +115,7 @@ class AssemblyStats:
         self.dropped_too_long += other.dropped_too_long
         self.dropped_invalid += other.dropped_invalid
         self.dropped_review += other.dropped_review
+        self.dropped_unpaired += other.dropped_unpaired
         self.staleness_hist.update(other.staleness_hist)
         self.dropped_sample_ids.extend(other.dropped_sample_ids)
 
@@ -222,6 +232,54 @@ def select_samples(
             stats.staleness_hist[max(staleness, 0)] += 1
             kept.append(s)
     return kept, stats
+
+
+def select_pairs(
+    event: ExperienceReady,
+    verdict_in_force: Callable[[str], str | None],
+    *,
+    current_version: int,
+    staleness_bound: int,
+    token_budget: int,
+    vocab_size: int | None = None,
+    min_margin: float,
+    max_pairs: int,
+) -> tuple[list[TrainSample], list[Pair], AssemblyStats]:
+    """DPO's take on one group: its preference pairs (``learner/dpo.py``'s rule) among the samples the
+    learner may train on now, and those samples (the ones in a pair, in the group's order).
+
+    Every sample of the experience was accepted by the noise filter; a human review in force replaces
+    that verdict: ``mask`` drops the sample (counted as a review drop), ``reject`` keeps it as the
+    dispreferred side of a pair with each accepted sample of its group. A sample that is in no pair
+    teaches nothing here and is counted as unpaired, never trained silently."""
+    verdicts = {s.sample_id: verdict_in_force(s.sample_id) or "accept" for s in event.samples}
+    masked = [sid for sid, v in verdicts.items() if v == "mask"]
+    usable, stats = select_samples(
+        (s for s in samples_of(event) if verdicts[s.sample_id] != "mask"),
+        current_version=current_version,
+        staleness_bound=staleness_bound,
+        token_budget=token_budget,
+        vocab_size=vocab_size,
+    )
+    stats.seen += len(masked)
+    stats.dropped_review += len(masked)
+    stats.dropped_sample_ids.extend(masked)
+    candidates = [
+        Candidate(s.sample_id, s.reward, "reject" if verdicts[s.sample_id] == "reject" else "accept")
+        for s in usable
+    ]
+    pairs = preference_pairs(candidates, min_margin=min_margin, max_pairs=max_pairs)
+    paired = {sid for p in pairs for sid in (p.chosen, p.rejected)}
+    kept = [s for s in usable if s.sample_id in paired]
+    for s in usable:
+        if s.sample_id not in paired:
+            # select_samples counted it as used: move it to the unpaired drops
+            stats.used -= 1
+            stats.staleness_hist[max(current_version - s.policy_version, 0)] -= 1
+            stats.dropped_unpaired += 1
+            stats.dropped_sample_ids.append(s.sample_id)
+    stats.staleness_hist = +stats.staleness_hist  # no zero counts left behind
+    return kept, pairs, stats
 
 
 def pack(samples: Sequence[TrainSample], *, token_budget: int) -> list[list[TrainSample]]:

@@ -28,9 +28,27 @@ class DistributedConfig(BaseModel):
     cpu_shm_comm: bool = False
 
 
+class DPOConfig(BaseModel):
+    """Direct preference optimisation (``learner/dpo.py``): pairs within a group, a frozen reference."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: β: how far the policy may move from the reference for a given preference (larger: less far)
+    beta: float = Field(default=0.1, gt=0)
+    #: two accepted samples pair only when their rewards differ by at least this much
+    min_margin: float = Field(default=0.1, ge=0)
+    #: pairs taken from one group, widest reward gap first (a group of n makes up to n(n-1)/2)
+    max_pairs_per_group: int = Field(default=16, ge=1)
+
+
 class LearnerConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    #: the objective trained on the experience stream: ``grpo`` (the clipped surrogate on
+    #: group-relative advantages, ``learner/grpo.py``) or ``dpo`` (preference pairs within each group
+    #: against the frozen starting policy, ``learner/dpo.py``)
+    algorithm: Literal["grpo", "dpo"] = "grpo"
+    dpo: DPOConfig = DPOConfig()
     #: ``deepspeed`` (the real engine) or ``torch`` (a plain single-process loop with the same
     #: interface: no ZeRO, for machines where DeepSpeed is unusable and as the benchmark baseline)
     backend: Literal["deepspeed", "torch"] = "deepspeed"

@@ -30,7 +30,7 @@ rejected side's, each by ``β·(1 − σ(h))``: the pairs the policy already ord
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,7 +40,15 @@ from torch import Tensor
 
 from schemas.errors import InputError
 
-__all__ = ["Candidate", "DPOLoss", "Pair", "dpo_loss", "preference_pairs", "sequence_logprobs"]
+__all__ = [
+    "Candidate",
+    "DPOLoss",
+    "Pair",
+    "dpo_loss",
+    "pair_chunks",
+    "preference_pairs",
+    "sequence_logprobs",
+]
 
 Verdict = Literal["accept", "mask", "reject"]
 
@@ -89,6 +97,25 @@ def preference_pairs(
                 pairs.append(Pair(hi.sample_id, lo.sample_id, gap))
     pairs.sort(key=lambda p: (-p.reward_gap, p.chosen, p.rejected))
     return pairs if max_pairs is None else pairs[:max_pairs]
+
+
+def pair_chunks(pairs: Sequence[Pair], *, max_rows: int) -> list[list[Pair]]:
+    """Pairs, in order, split into steps of at most ``max_rows`` distinct samples each (a sample in
+    several pairs of one step is scored once). A step always takes at least one pair, so with
+    ``max_rows`` below 2 each pair is a step of its own."""
+    chunks: list[list[Pair]] = []
+    current: list[Pair] = []
+    rows: set[str] = set()
+    for pair in pairs:
+        grown = rows | {pair.chosen, pair.rejected}
+        if current and len(grown) > max_rows:
+            chunks.append(current)
+            current, grown = [], {pair.chosen, pair.rejected}
+        current.append(pair)
+        rows = grown
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def sequence_logprobs(token_logprobs: Tensor, mask: Tensor) -> Tensor:

@@ -1,5 +1,6 @@
 """The learner engine: one optimizer step per batch with DeepSpeed (ZeRO 0-2) on GPU or CPU, checkpoints
-and weight export. The learning rule itself lives in ``learner/grpo.py``.
+and weight export. The learning rules themselves live in ``learner/grpo.py``, ``learner/dpo.py`` and
+``learner/sft.py``.
 
 ``backend="torch"`` runs the same interface as a plain single-process torch loop (no ZeRO): for
 machines where DeepSpeed is unusable and as the benchmark's baseline.
@@ -25,6 +26,7 @@ from torch import Tensor, nn
 from learner.batch import Batch
 from learner.checkpoint import STATE_DIR, WEIGHTS, CheckpointDir, CheckpointManifest
 from learner.config import LearnerConfig
+from learner.dpo import dpo_loss, sequence_logprobs
 from learner.grpo import grpo_loss, token_logprobs
 from learner.sft import sft_loss
 from learner.store import file_sha256, fsync_dir, fsync_file, store_for
@@ -139,8 +141,9 @@ class LearnerEngine:
         torch.manual_seed(config.seed)
 
         self._ref: nn.Module | None = None
-        if config.kl_coef > 0:
-            # the reference policy is the starting point: a frozen copy taken before any update
+        if config.kl_coef > 0 or config.algorithm == "dpo":
+            # the reference policy is the starting point: a frozen copy taken before any update (a
+            # restarted learner builds it from the same starting weights, not from its checkpoint)
             self._ref = copy.deepcopy(model).eval()
             for p in self._ref.parameters():
                 p.requires_grad_(False)
@@ -229,6 +232,20 @@ class LearnerEngine:
         model = self._ds if self._ds is not None else self._module
         return self._forward(model, batch.to(self.device))
 
+    def _optimize(self, loss: Tensor) -> Any:
+        """Back-propagate ``loss`` and take one optimizer step (gradients clipped); the gradient norm."""
+        if self._ds is not None:
+            self._ds.backward(loss)
+            self._ds.step()
+            grad_norm = self._ds.get_global_grad_norm()
+        else:
+            self._optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            grad_norm = torch.nn.utils.clip_grad_norm_(self._module.parameters(), self.config.max_grad_norm)
+            self._optimizer.step()
+        self.step += 1
+        return grad_norm
+
     def train_step(
         self, batch: Batch, *, staleness_hist: Mapping[int, int] | None = None
     ) -> dict[str, float]:
@@ -264,16 +281,7 @@ class LearnerEngine:
                 ref_logprobs=ref_logprobs,
                 kl_coef=c.kl_coef,
             )
-            if self._ds is not None:
-                self._ds.backward(out.loss)
-                self._ds.step()
-                grad_norm = self._ds.get_global_grad_norm()
-            else:
-                self._optimizer.zero_grad(set_to_none=True)
-                out.loss.backward()  # type: ignore[no-untyped-call]
-                grad_norm = torch.nn.utils.clip_grad_norm_(self._module.parameters(), c.max_grad_norm)
-                self._optimizer.step()
-            self.step += 1
+            grad_norm = self._optimize(out.loss)
             metrics = dict(out.metrics)
             if grad_norm is not None:
                 metrics["grad_norm"] = float(grad_norm)
@@ -293,20 +301,59 @@ class LearnerEngine:
         batch = batch.to(self.device)
         model = self._ds if self._ds is not None else self._module
         loss = sft_loss(self._forward(model, batch), batch.loss_mask)
-        if self._ds is not None:
-            self._ds.backward(loss)
-            self._ds.step()
-            grad_norm = self._ds.get_global_grad_norm()
-        else:
-            self._optimizer.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
-            grad_norm = torch.nn.utils.clip_grad_norm_(self._module.parameters(), self.config.max_grad_norm)
-            self._optimizer.step()
-        self.step += 1
+        grad_norm = self._optimize(loss)
         metrics = {"sft_loss": float(loss.detach())}
         if grad_norm is not None:
             metrics["grad_norm"] = float(grad_norm)
         metrics["tokens_per_s"] = batch.num_tokens / max(time.perf_counter() - started, 1e-9)
+        return metrics
+
+    def dpo_step(
+        self,
+        batch: Batch,
+        pairs: Sequence[tuple[int, int]],
+        *,
+        staleness_hist: Mapping[int, int] | None = None,
+    ) -> dict[str, float]:
+        """``updates_per_batch`` optimizer steps of the DPO loss (``learner/dpo.py``) on ``pairs`` of
+        the batch's rows, (chosen row, rejected row) each: every row is scored once per update, the
+        frozen reference once per call. Returns ``loss``, ``dpo_margin`` (mean implicit-reward margin),
+        ``dpo_accuracy`` (pairs whose chosen side has the higher implicit reward), the mean implicit
+        reward of each side, ``dpo_pairs``, ``grad_norm``, ``tokens_per_s`` and the staleness counts;
+        the margin and accuracy are those of the weights before the last update."""
+        if self._ref is None:
+            raise UsageError("dpo_step needs the frozen reference policy", hint="set learner.algorithm=dpo")
+        c = self.config
+        started = time.perf_counter()
+        batch = batch.to(self.device)
+        model = self._ds if self._ds is not None else self._module
+        chosen = torch.tensor([p[0] for p in pairs], dtype=torch.long, device=self.device)
+        rejected = torch.tensor([p[1] for p in pairs], dtype=torch.long, device=self.device)
+        with torch.no_grad():
+            reference = sequence_logprobs(self._forward(self._ref, batch), batch.loss_mask)
+        metrics: dict[str, float] = {}
+        for _ in range(c.updates_per_batch):
+            policy = sequence_logprobs(self._forward(model, batch), batch.loss_mask)
+            out = dpo_loss(
+                policy[chosen], policy[rejected], reference[chosen], reference[rejected], beta=c.dpo.beta
+            )
+            grad_norm = self._optimize(out.loss)
+            metrics = {
+                "loss": float(out.loss.detach()),
+                "dpo_margin": out.margin,
+                "dpo_accuracy": out.accuracy,
+                "dpo_chosen_reward": float(out.chosen_reward.mean()),
+                "dpo_rejected_reward": float(out.rejected_reward.mean()),
+                "dpo_pairs": float(len(pairs)),
+            }
+            if grad_norm is not None:
+                metrics["grad_norm"] = float(grad_norm)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        elapsed = time.perf_counter() - started
+        metrics["tokens_per_s"] = batch.num_tokens * c.updates_per_batch / max(elapsed, 1e-9)
+        for lag, count in sorted((staleness_hist or {}).items()):
+            metrics[f"staleness_hist.{lag}"] = float(count)
         return metrics
 
     # -- weights and checkpoints ------------------------------------------------------------------

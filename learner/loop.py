@@ -32,7 +32,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from learner.batch import AssemblyStats, TrainSample, apply_reviews, collate, samples_of, select_samples
+from learner.batch import (
+    AssemblyStats,
+    TrainSample,
+    apply_reviews,
+    collate,
+    samples_of,
+    select_pairs,
+    select_samples,
+)
+from learner.dpo import Pair, pair_chunks
 from learner.engine import LearnerEngine
 from schemas.policy import ConsumedOffset, PolicyPublished
 from schemas.rollout import ExperienceReady
@@ -267,19 +276,10 @@ class LearnerLoop:
         batch_samples: list[TrainSample] = []
         width = 0
         step_stats = AssemblyStats()
+        batch_pairs: list[Pair] = []
         while self._fifo:
             head = self._fifo[0]
-            reviewed, removed = apply_reviews(head.record.event, lookup)
-            kept, stats = select_samples(
-                reviewed,
-                current_version=self.engine.policy_version,
-                staleness_bound=c.staleness_bound,
-                token_budget=c.token_budget,
-                vocab_size=self.engine.vocab_size,
-            )
-            stats.seen += len(removed)
-            stats.dropped_review += len(removed)
-            stats.dropped_sample_ids.extend(removed)
+            kept, pairs, stats = self._select(head.record.event, lookup)
             grown = max([width, *(s.length for s in kept)])
             if taken and grown * (len(batch_samples) + len(kept)) > c.token_budget:
                 break
@@ -292,31 +292,89 @@ class LearnerLoop:
             head.samples = kept
             taken.append(head)
             batch_samples += kept
+            batch_pairs += pairs
             width = grown
         if not taken:
             return []
         self.stats.merge(step_stats)
+        stepped = False
         # one record alone can exceed the budget: then it takes several steps, none checkpointed alone
-        chunks: list[list[TrainSample]] = []
         per_chunk = max(1, c.token_budget // max(width, 1))
-        for i in range(0, len(batch_samples), per_chunk):
-            chunks.append(batch_samples[i : i + per_chunk])
-        for chunk in chunks:
-            metrics = self.engine.train_step(
-                collate(chunk, pad_token_id=c.pad_token_id), staleness_hist=step_stats.staleness_hist
-            )
+        steps = (
+            self._dpo_steps(batch_samples, batch_pairs, per_chunk, step_stats)
+            if c.algorithm == "dpo"
+            else self._grpo_steps(batch_samples, per_chunk, step_stats)
+        )
+        for ids, metrics in steps:
             self._last_metrics = metrics
-            ids = tuple(s.sample_id for s in chunk)
             self._trained_since_publish += ids
             self._steps_since_publish += 1
             if self.on_step is not None:
                 self.on_step(StepRecord(self.engine.step, self.engine.policy_version, ids, metrics))
+            stepped = True
         for pending in taken:
             key = (pending.record.topic, pending.record.partition)
             self._position[key] = max(self._position.get(key, 0), pending.record.offset + 1)
-        if chunks and self._steps_since_publish >= c.publish_every:
+        if stepped and self._steps_since_publish >= c.publish_every:
             return [self._publish()]
         return []
+
+    def _select(
+        self, event: ExperienceReady, lookup: Callable[[str], str | None]
+    ) -> tuple[list[TrainSample], list[Pair], AssemblyStats]:
+        """What of one record is trained now (and, for DPO, its pairs), with what was dropped."""
+        c = self.config
+        version, vocab = self.engine.policy_version, self.engine.vocab_size
+        if c.algorithm == "dpo":
+            return select_pairs(
+                event,
+                lookup,
+                current_version=version,
+                staleness_bound=c.staleness_bound,
+                token_budget=c.token_budget,
+                vocab_size=vocab,
+                min_margin=c.dpo.min_margin,
+                max_pairs=c.dpo.max_pairs_per_group,
+            )
+        reviewed, removed = apply_reviews(event, lookup)
+        kept, stats = select_samples(
+            reviewed,
+            current_version=version,
+            staleness_bound=c.staleness_bound,
+            token_budget=c.token_budget,
+            vocab_size=vocab,
+        )
+        stats.seen += len(removed)
+        stats.dropped_review += len(removed)
+        stats.dropped_sample_ids.extend(removed)
+        return kept, [], stats
+
+    def _grpo_steps(
+        self, samples: list[TrainSample], per_chunk: int, stats: AssemblyStats
+    ) -> Iterator[tuple[tuple[str, ...], dict[str, float]]]:
+        for i in range(0, len(samples), per_chunk):
+            chunk = samples[i : i + per_chunk]
+            batch = collate(chunk, pad_token_id=self.config.pad_token_id)
+            yield batch.sample_ids, self.engine.train_step(batch, staleness_hist=stats.staleness_hist)
+
+    def _dpo_steps(
+        self, samples: list[TrainSample], pairs: list[Pair], per_chunk: int, stats: AssemblyStats
+    ) -> Iterator[tuple[tuple[str, ...], dict[str, float]]]:
+        by_id = {s.sample_id: s for s in samples}
+        listed: set[str] = set()
+        for chunk in pair_chunks(pairs, max_rows=per_chunk):
+            ids = list(dict.fromkeys(sid for p in chunk for sid in (p.chosen, p.rejected)))
+            row = {sid: i for i, sid in enumerate(ids)}
+            batch = collate([by_id[sid] for sid in ids], pad_token_id=self.config.pad_token_id)
+            metrics = self.engine.dpo_step(
+                batch,
+                [(row[p.chosen], row[p.rejected]) for p in chunk],
+                staleness_hist=stats.staleness_hist,
+            )
+            # a sample in pairs of two steps is listed by the first: each trained sample once per version
+            new = tuple(sid for sid in ids if sid not in listed)
+            listed.update(new)
+            yield new, metrics
 
     def _publish(self) -> PolicyPublished:
         metrics = {k: v for k, v in self._last_metrics.items() if not k.startswith("staleness_hist.")}
@@ -329,6 +387,8 @@ class LearnerLoop:
             samples_dropped_review=float(self.stats.dropped_review),
             groups_resent_skipped=float(self.resent_groups),
         )
+        if self.config.algorithm == "dpo":
+            metrics["samples_dropped_unpaired"] = float(self.stats.dropped_unpaired)
         for lag, count in sorted(Counter(self.stats.staleness_hist).items()):
             metrics[f"staleness_hist.{lag}"] = float(count)
         event = self.engine.publish(

@@ -501,6 +501,8 @@ class LearnerService:
             f"{name}={metrics[name]:.4g}"
             for name in (
                 "loss",
+                "dpo_margin",
+                "dpo_accuracy",
                 "clip_fraction",
                 "approx_kl",
                 "is_ratio_mean",

@@ -114,6 +114,13 @@ def register(app: typer.Typer) -> None:
             help="start from a published version instead of --model: RUN_ID (its newest version, e.g. "
             "of an `rlstream sft` stage), RUN_ID:vN or a model folder",
         ),
+        algorithm: str | None = typer.Option(
+            None,
+            "--algorithm",
+            help="what the learner trains on the experience stream: grpo (group-relative advantages) or "
+            "dpo (preference pairs within each group against the starting policy); default: the setting, "
+            "RLSTREAM_LEARNER__ALGORITHM (grpo)",
+        ),
         group_size: int = typer.Option(4, "--group-size", min=1, help="samples per GRPO group"),
         epochs: int = typer.Option(1, "--epochs", min=1, help="groups per task"),
         steps: int | None = typer.Option(
@@ -179,6 +186,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"unknown runtime {runtime!r}", hint="--runtime transactional or --runtime faust"
             )
+        if algorithm not in (None, "grpo", "dpo"):
+            raise UsageError(f"unknown algorithm {algorithm!r}", hint="--algorithm grpo or --algorithm dpo")
         task_list = _load_tasks(tasks, limit)
         if not task_list:
             raise InputError(f"no tasks in {tasks}")
@@ -203,6 +212,8 @@ def register(app: typer.Typer) -> None:
             overrides["RLSTREAM_LEARNER__BASE_POLICY"] = base
         if runtime is not None:
             overrides["RLSTREAM_RUNTIME"] = runtime
+        if algorithm is not None:
+            overrides["RLSTREAM_LEARNER__ALGORITHM"] = algorithm
         if steps is not None:
             epochs = _UNBOUNDED_EPOCHS
             overrides["RLSTREAM_PIPELINE__SCHEDULER__EPOCHS"] = str(epochs)
@@ -234,6 +245,9 @@ def register(app: typer.Typer) -> None:
                 settings.model_copy(
                     update={
                         "runtime": runtime or settings.runtime,
+                        "learner": settings.learner.model_copy(
+                            update={"algorithm": algorithm or settings.learner.algorithm}
+                        ),
                         "generator": settings.generator.model_copy(update={"model": model}),
                         "pipeline": settings.pipeline.model_copy(
                             update={

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from learner.dpo import Candidate, Pair, dpo_loss, preference_pairs, sequence_logprobs
+from learner.dpo import Candidate, Pair, dpo_loss, pair_chunks, preference_pairs, sequence_logprobs
 from schemas.errors import InputError
 
 torch.set_num_threads(1)
@@ -79,6 +79,16 @@ def test_pairing_refuses_bad_arguments_naming_them() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- loss
+def test_pair_chunks_bound_distinct_samples_per_step_and_keep_the_order() -> None:
+    pairs = [Pair("a", "b", 1.0), Pair("a", "c", 1.0), Pair("d", "b", 0.5), Pair("e", "f", 0.2)]
+    # a, b, c fit three rows; d would make a fourth
+    assert pair_chunks(pairs, max_rows=3) == [pairs[:2], pairs[2:3], pairs[3:]]
+    assert pair_chunks(pairs, max_rows=6) == [pairs]
+    # a pair never splits: below two rows, each pair is a step of its own
+    assert pair_chunks(pairs, max_rows=1) == [[p] for p in pairs]
+    assert pair_chunks([], max_rows=4) == []
+
+
 def test_sequence_logprobs_sum_the_completion_and_ignore_masked_infinities() -> None:
     lp = _t(-1.0, -0.5, -math.inf).reshape(1, 3)
     assert sequence_logprobs(lp, torch.tensor([[False, True, False]])).tolist() == [-0.5]
