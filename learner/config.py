@@ -57,7 +57,12 @@ class LearnerConfig(BaseModel):
     #: ``auto``: bf16 on a GPU that supports it, else fp32 (CPU bf16 matmuls are slower than fp32
     #: on most CPUs without AMX)
     precision: Literal["auto", "bf16", "fp32"] = "auto"
-    zero_stage: int = Field(default=2, ge=0, le=2, description="ZeRO stage 0-2 (3 is not supported yet)")
+    #: ZeRO stage: 0 (plain data parallel), 1 (optimizer state partitioned), 2 (+ gradients), 3 (+ the
+    #: parameters themselves, gathered layer by layer for each forward and backward)
+    zero_stage: int = Field(default=2, ge=0, le=3)
+    #: ``cpu``: the optimizer state and step live in host memory (ZeRO stage 1-3), freeing accelerator
+    #: memory for a larger model at the price of host-device copies every step
+    offload_optimizer: Literal["none", "cpu"] = "none"
     distributed: DistributedConfig = DistributedConfig()
     seed: int = 0
 
@@ -112,6 +117,15 @@ class LearnerConfig(BaseModel):
     #: lease, it takes over within a second of the active's death instead of a restart's start-up):
     #: ``auto`` where the machine's available memory holds a second learner, ``on``, ``off``
     standby: Literal["auto", "on", "off"] = "auto"
+
+    @model_validator(mode="after")
+    def _offload_needs_zero(self) -> LearnerConfig:
+        if self.offload_optimizer != "none" and (self.backend != "deepspeed" or self.zero_stage == 0):
+            raise ValueError(
+                "offload_optimizer needs the deepspeed backend at zero_stage 1-3: stage 0 keeps no "
+                "partitioned optimizer to move"
+            )
+        return self
 
     @model_validator(mode="after")
     def _cap_covers_clip(self) -> LearnerConfig:

@@ -184,14 +184,20 @@ class LearnerEngine:
 
     def deepspeed_config(self) -> dict[str, Any]:
         c = self.config
+        zero: dict[str, Any] = {"stage": c.zero_stage}
+        if c.offload_optimizer == "cpu":
+            zero["offload_optimizer"] = {"device": "cpu", "pin_memory": self.accelerator == "cuda"}
         return {
             # batches are sized by the token budget, not by a row count: one micro-batch per step
             "train_micro_batch_size_per_gpu": 1,
             "gradient_accumulation_steps": 1,
             "gradient_clipping": c.max_grad_norm,
-            "zero_optimization": {"stage": c.zero_stage},
+            "zero_optimization": zero,
             "bf16": {"enabled": self.bf16},
             "zero_allow_untested_optimizer": True,
+            # the offloaded step runs the client torch AdamW on host memory: DeepSpeed's own CPU Adam is
+            # a C++ op compiled at first use (minutes) for the same update
+            "zero_force_ds_cpu_optimizer": False,
             "steps_per_print": 2**31 - 1,
             "wall_clock_breakdown": False,
         }
@@ -357,18 +363,32 @@ class LearnerEngine:
         return metrics
 
     # -- weights and checkpoints ------------------------------------------------------------------
-    def export_weights(self, path: Path) -> str:
-        """Write the full weights as safetensors (atomically) and return their sha256.
+    def full_state_dict(self) -> dict[str, Tensor]:
+        """The whole model's weights, on the host, one tensor per state-dict key (tied weights twice;
+        ZeRO keeps parameters as views into one flat buffer). Under ZeRO-3 each rank holds a slice of
+        every parameter, so the gather is collective: every rank must call this together."""
 
-        Every state-dict key is stored as its own tensor (tied weights twice; ZeRO keeps parameters
-        as views into one flat buffer), so a reader needs nothing but
+        def copy_out() -> dict[str, Tensor]:
+            return {
+                name: t.detach().to("cpu", copy=True).contiguous()
+                for name, t in self._module.state_dict().items()
+            }
+
+        if self._ds is not None and self._ds.zero_optimization_stage() == 3:
+            import deepspeed
+
+            with deepspeed.zero.GatheredParameters(list(self._module.parameters()), modifier_rank=None):
+                return copy_out()
+        return copy_out()
+
+    def export_weights(self, path: Path, tensors: dict[str, Tensor] | None = None) -> str:
+        """Write the full weights (``tensors``, else :meth:`full_state_dict`) as safetensors
+        (atomically) and return their sha256: a reader needs nothing but
         ``model.load_state_dict(safetensors.torch.load_file(path))``.
         """
         tmp = path.with_name(f".{path.name}.tmp")
-        tensors = {
-            name: t.detach().to("cpu", copy=True).contiguous()
-            for name, t in self._module.state_dict().items()
-        }
+        if tensors is None:
+            tensors = self.full_state_dict()
         save_file(
             tensors, str(tmp), metadata={"step": str(self.step), "policy_version": str(self.policy_version)}
         )
@@ -393,9 +413,12 @@ class LearnerEngine:
             (tmp / STATE_DIR).mkdir()
             torch.save({"optimizer": self._optimizer.state_dict()}, tmp / STATE_DIR / "optimizer.pt")
         self._barrier()
+        # every rank takes part in gathering ZeRO-3's slices; rank 0 writes them
+        gathered = self.full_state_dict() if self._ds is not None and self.config.zero_stage == 3 else None
         result: tuple[Path, CheckpointManifest] | None = None
         if self.rank == 0:
-            sha = self.export_weights(tmp / WEIGHTS)
+            sha = self.export_weights(tmp / WEIGHTS, gathered)
+            del gathered
             manifest = CheckpointManifest(
                 step=self.step,
                 policy_version=self.policy_version,

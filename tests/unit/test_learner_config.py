@@ -25,9 +25,14 @@ def test_cap_inside_the_clip_range_is_refused() -> None:
         LearnerConfig(is_cap=1.1, clip_eps_high=0.2)
 
 
-def test_zero_3_is_refused() -> None:
+def test_zero_3_and_offload_are_accepted_and_offload_without_zero_is_refused() -> None:
+    assert LearnerConfig(zero_stage=3, offload_optimizer="cpu").zero_stage == 3
     with pytest.raises(ValidationError, match="zero_stage"):
-        LearnerConfig(zero_stage=3)
+        LearnerConfig(zero_stage=4)
+    with pytest.raises(ValidationError, match="offload_optimizer"):
+        LearnerConfig(zero_stage=0, offload_optimizer="cpu")
+    with pytest.raises(ValidationError, match="offload_optimizer"):
+        LearnerConfig(backend="torch", offload_optimizer="cpu")
 
 
 def test_auto_precision_on_cpu_is_fp32() -> None:
