@@ -296,3 +296,48 @@ def test_the_last_groups_dropped_as_stale_are_committed_and_not_read_again(
     restart = entries("start")[-1]
     assert restart["consumed"] == decided["consumed"], "the restart reads on after what was decided"
     assert not [e for e in entries("drop") if e["incarnation"] == restart["incarnation"]], "decided twice"
+
+
+def test_a_dpo_learner_publishes_a_version_with_its_margin(kafka_catalog: str, tmp_path: Path) -> None:
+    """With learner.algorithm = dpo the learner worker trains preference pairs of the run's groups and
+    publishes a version like GRPO's, each step's margin and accuracy in its training log."""
+    run_id = f"lw-{uuid.uuid4().hex[:8]}"
+    mine = _experiences(run_id, 6)
+    with EventProducer(kafka_catalog, source="test", run_id=run_id) as producer:
+        for event in mine:
+            producer.publish(event)
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "RLSTREAM_RUN_ID": run_id,
+        "RLSTREAM_HOME": str(home),
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
+        "RLSTREAM_GENERATOR__MODEL": "tiny",
+        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
+        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        "RLSTREAM_LEARNER__ALGORITHM": "dpo",
+        "RLSTREAM_LEARNER__DPO__BETA": "0.2",
+        "RLSTREAM_LEARNER__STALENESS_BOUND": "1000",
+    }
+    train_log = home / "runs" / run_id / "learner" / "training.jsonl"
+    worker_log = tmp_path / "learner.log"
+
+    def entries(kind: str) -> list[dict[str, Any]]:
+        return [e for e in read_training_log(train_log) if e["kind"] == kind] if train_log.exists() else []
+
+    worker = _worker(env, worker_log)
+    try:
+        _wait_for(lambda: bool(entries("publish")), 120, worker, worker_log, "a first version")
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(60) == 0, worker_log.read_text()[-3000:]
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    versions, dropped = training_account(read_training_log(train_log))
+    # rewards 0, 1, 0, 1 in every group: each sample is in a pair (each 1 over each 0), none dropped
+    assert {s for ids in versions.values() for s in ids} == {s.sample_id for e in mine for s in e.samples}
+    assert dropped == []
+    steps = entries("step")
+    assert steps and all({"loss", "dpo_margin", "dpo_accuracy"} <= set(s["metrics"]) for s in steps)
+    assert sum(s["metrics"]["dpo_pairs"] for s in steps) == 4 * len(mine)
