@@ -5,6 +5,9 @@ the pairs', with their range) is the engine's overhead (or gain).
 
     .venv/bin/python bench/learner.py [--stages 0,2] [--steps 8] [--rows 8] [--seq 128]
                                       [--hidden 256] [--layers 4] [--vocab 2048] [--threads 2]
+
+``--stages`` lists ZeRO stages 0-3; a stage written with ``+offload`` (``2+offload``) keeps the optimizer
+state and step in host memory (``learner.offload_optimizer = cpu``).
 """
 
 from __future__ import annotations
@@ -115,11 +118,17 @@ def measure(
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         plain_rates: list[float] = []
-        for backend, stage in [("torch", 0)] + [("deepspeed", int(x)) for x in stages.split(",") if x]:
+        engines = [("torch", 0, False)] + [
+            ("deepspeed", int(x.removesuffix("+offload")), x.endswith("+offload"))
+            for x in stages.split(",")
+            if x
+        ]
+        for backend, stage, offload in engines:
             cfg = config.model_copy(
                 update={
                     "backend": backend,
                     "zero_stage": stage,
+                    "offload_optimizer": "cpu" if offload else "none",
                     "distributed": config.distributed.model_copy(update={"master_port": port}),
                 }
             )
@@ -137,6 +146,7 @@ def measure(
                     ratios.append(rate * plain_s / batch.num_tokens)
             plain_rates += plain_pair
             label = "engine, torch backend" if backend == "torch" else f"engine, DeepSpeed ZeRO-{stage}"
+            label += ", optimizer offloaded" if offload else ""
             ratio = statistics.median(ratios)
             out["engines"][label] = {
                 "tokens_per_s": statistics.median(rates),
@@ -146,7 +156,7 @@ def measure(
                 "ratio_max": max(ratios),
             }
             print(
-                f"{label:<28} {statistics.median(rates):10.0f} tokens/s  beside plain torch "
+                f"{label:<48} {statistics.median(rates):10.0f} tokens/s  beside plain torch "
                 f"{statistics.median(plain_pair):8.0f}: ratio {ratio:.2f} "
                 f"(pairs {min(ratios):.2f}-{max(ratios):.2f})"
             )
