@@ -8,13 +8,14 @@ machines where DeepSpeed is unusable and as the benchmark's baseline.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import logging
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -363,23 +364,28 @@ class LearnerEngine:
         return metrics
 
     # -- weights and checkpoints ------------------------------------------------------------------
-    def full_state_dict(self) -> dict[str, Tensor]:
-        """The whole model's weights, on the host, one tensor per state-dict key (tied weights twice;
-        ZeRO keeps parameters as views into one flat buffer). Under ZeRO-3 each rank holds a slice of
-        every parameter, so the gather is collective: every rank must call this together."""
-
-        def copy_out() -> dict[str, Tensor]:
-            return {
-                name: t.detach().to("cpu", copy=True).contiguous()
-                for name, t in self._module.state_dict().items()
-            }
-
+    @contextlib.contextmanager
+    def whole_parameters(self) -> Iterator[None]:
+        """Every parameter of :attr:`module` whole for the block's length. Under ZeRO-3 each rank holds
+        a slice of every parameter, so this gathers them, collectively: every rank enters together.
+        Otherwise there is nothing to do."""
         if self._ds is not None and self._ds.zero_optimization_stage() == 3:
             import deepspeed
 
             with deepspeed.zero.GatheredParameters(list(self._module.parameters()), modifier_rank=None):
-                return copy_out()
-        return copy_out()
+                yield
+        else:
+            yield
+
+    def full_state_dict(self) -> dict[str, Tensor]:
+        """The whole model's weights, on the host, one tensor per state-dict key (tied weights twice;
+        ZeRO keeps parameters as views into one flat buffer); collective under ZeRO-3
+        (:meth:`whole_parameters`)."""
+        with self.whole_parameters():
+            return {
+                name: t.detach().to("cpu", copy=True).contiguous()
+                for name, t in self._module.state_dict().items()
+            }
 
     def export_weights(self, path: Path, tensors: dict[str, Tensor] | None = None) -> str:
         """Write the full weights (``tensors``, else :meth:`full_state_dict`) as safetensors

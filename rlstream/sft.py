@@ -238,7 +238,8 @@ def train_stage(
     folder = policy_folder(settings, run_id, published.policy_version)
     folder.mkdir(parents=True, exist_ok=True)
     model: Any = engine.module
-    model.save_pretrained(str(folder))
+    with engine.whole_parameters():  # under ZeRO-3 the module holds only slices of them
+        model.save_pretrained(str(folder))
     policy.tokenizer.save_pretrained(str(folder))
     return StageResult(
         published=published,
