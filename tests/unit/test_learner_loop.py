@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from learner.config import LearnerConfig
@@ -102,12 +103,14 @@ def test_stale_records_are_dropped_counted_and_consumed(tmp_path: Path) -> None:
     assert out[-1].consumed == (ConsumedOffset(topic=TOPIC, partition=0, offset=2),)
 
 
-def test_crash_after_checkpoint_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("algorithm", ["grpo", "dpo"])
+def test_crash_after_checkpoint_loses_and_duplicates_nothing(tmp_path: Path, algorithm: str) -> None:
+    # each record's two samples earn rewards 0 and 1: under DPO they are one preference pair
     log = log_order()
     produced = {s.sample_id for r in log for s in r.event.samples}
 
     # first life: publishes v1 after 2 steps, takes a 3rd step, then dies (kill -9: nothing flushed)
-    first = make_loop(tmp_path)
+    first = make_loop(tmp_path, algorithm=algorithm)
     events: list[PolicyPublished] = []
     for r in log[:7]:
         events += first.offer(r)
@@ -116,7 +119,7 @@ def test_crash_after_checkpoint_loses_and_duplicates_nothing(tmp_path: Path) -> 
     del first
 
     # second life: resume from the newest checkpoint, re-emit its event, re-read from its offsets
-    second = make_loop(tmp_path)
+    second = make_loop(tmp_path, algorithm=algorithm)
     seek, again = second.resume()
     assert again is not None and again.event_id() == events[0].event_id()
     assert second.engine.step == 2 and second.engine.policy_version == 1
@@ -130,6 +133,7 @@ def test_crash_after_checkpoint_loses_and_duplicates_nothing(tmp_path: Path) -> 
     trained = [sid for e in by_version.values() for sid in e.trained_sample_ids]
     assert len(trained) == len(set(trained))
     assert set(trained) == produced
+    assert all(("dpo_margin" in e.metrics) == (algorithm == "dpo") for e in by_version.values())
 
 
 def resent(original: Record, offset: int) -> Record:
