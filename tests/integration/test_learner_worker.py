@@ -1,5 +1,5 @@
 """``rlstream worker learner`` against a real broker: kill -9 mid-run and a warm standby's takeover (or
-a restart) loses nothing and trains nothing twice.
+a restart) loses nothing and trains nothing twice, under GRPO and under DPO.
 
 Experiences of one run are published up front (plus another run's, which must be skipped); the learner
 worker trains on them with DeepSpeed on CPU, publishing every 5 steps so a kill leaves trained but
@@ -88,9 +88,11 @@ def _wait_for(
     pytest.fail(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")
 
 
+@pytest.mark.parametrize("algorithm", ["grpo", "dpo"])
 def test_kill_9_and_the_standby_taking_over_trains_every_sample_exactly_once(
-    kafka_catalog: str, tmp_path: Path
+    kafka_catalog: str, tmp_path: Path, algorithm: str
 ) -> None:
+    # under DPO each group's samples (rewards 0, 1, 0, 1) are all in preference pairs: none is dropped
     run_id = f"lw-{uuid.uuid4().hex[:8]}"
     mine = _experiences(run_id, GROUPS)
     other = _experiences(f"other-{uuid.uuid4().hex[:8]}", 10)
@@ -119,6 +121,7 @@ def test_kill_9_and_the_standby_taking_over_trains_every_sample_exactly_once(
         "RLSTREAM_LEARNER__TOKEN_BUDGET": "160",
         "RLSTREAM_LEARNER__PUBLISH_EVERY": str(PUBLISH_EVERY),
         "RLSTREAM_LEARNER__STALENESS_BOUND": "1000",
+        "RLSTREAM_LEARNER__ALGORITHM": algorithm,
     }
     train_log = home / "runs" / run_id / "learner" / "training.jsonl"
     worker_log = tmp_path / "learner.log"
