@@ -268,6 +268,7 @@ def policy_lineage(
         "run_id": published.run_id,
         "policy_version": published.policy_version,
         "stage": published.stage,
+        "algorithm": published.algorithm,
         "model": published.model,
         "step": published.step,
         "checkpoint_uri": published.checkpoint_uri,

@@ -506,6 +506,7 @@ class LearnerEngine:
             "metrics": {k: float(v) for k, v in (metrics or {}).items()},
             "stage": stage,
             "base": self.config.base_policy,
+            "algorithm": self.config.algorithm if stage == "rl" else None,
         }
         try:
             path, manifest = self.save_checkpoint(
@@ -548,6 +549,8 @@ class LearnerEngine:
             stage="sft" if publication.get("stage") == "sft" else "rl",
             # a checkpoint written before bases were recorded names none
             base=publication.get("base"),
+            # a checkpoint written before algorithms were recorded: what its stage implies (GRPO)
+            **({"algorithm": publication["algorithm"]} if "algorithm" in publication else {}),
         )
 
     def _barrier(self) -> None:

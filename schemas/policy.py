@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from schemas.base import Event, FrozenModel
 
@@ -61,19 +61,45 @@ class PolicyPublishedV2(PolicyPublishedV1):
 POLICY_REF = r"^\S+:v\d+$"
 
 
+#: the objective an RL-stage version was trained with (``learner.algorithm``)
+Algorithm = Literal["grpo", "dpo"]
+
+
+def implied_algorithm(stage: str) -> Algorithm | None:
+    """What a version written before the algorithm was recorded was trained with: an RL step's was
+    GRPO's (the only objective there was), an SFT stage has none."""
+    return "grpo" if stage == "rl" else None
+
+
 class PolicyPublished(PolicyPublishedV2):
-    """A policy version, its stage, and the published version its run started from (``base``, as
-    ``RUN_ID:vN``: e.g. the ``rlstream sft`` version an RL run was started from with ``--from-policy``),
-    so the lineage of a stage's version leads on to the stage before it. A version of a run that
-    started from a model's own weights has none and is written as v2 (or v1), as before."""
+    """A policy version: its stage; for an RL version, the objective it was trained with
+    (``algorithm``: grpo or dpo; None for an SFT version); and the published version its run started
+    from (``base``, as ``RUN_ID:vN``: e.g. the ``rlstream sft`` version an RL run was started from with
+    ``--from-policy``), so the lineage of a stage's version leads on to the stage before it. A GRPO or
+    SFT version of a run started from a model's own weights is written as v2 (or v1), as before."""
 
     version: ClassVar[int] = 3
 
     schema_version: Literal[3] = 3  # type: ignore[assignment]
+    algorithm: Algorithm | None = None
     base: str | None = Field(default=None, pattern=POLICY_REF)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _algorithm_by_default(cls, data: Any) -> Any:
+        # not named: what its stage implies (GRPO for an RL version, none for an SFT one)
+        if isinstance(data, dict) and "algorithm" not in data:
+            return {**data, "algorithm": implied_algorithm(data.get("stage", "rl"))}
+        return data
+
+    @model_validator(mode="after")
+    def _algorithm_of_its_stage(self) -> PolicyPublished:
+        if (self.stage == "rl") != (self.algorithm is not None):
+            raise ValueError(f"a version of stage {self.stage} has algorithm {self.algorithm!r}")
+        return self
+
     def previous_version(self) -> PolicyPublishedV2 | None:
-        return self._as_version(PolicyPublishedV2, {"base": None})
+        return self._as_version(PolicyPublishedV2, {"base": None, "algorithm": implied_algorithm(self.stage)})
 
 
 class PolicyLoaded(Event):

@@ -15,7 +15,13 @@ from schemas.base import Event
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
 from schemas.episode import TurnEnded
-from schemas.policy import PolicyLoaded, PolicyPublished, PolicyPublishedV1, PolicyPublishedV2
+from schemas.policy import (
+    PolicyLoaded,
+    PolicyPublished,
+    PolicyPublishedV1,
+    PolicyPublishedV2,
+    implied_algorithm,
+)
 from schemas.reference import (
     ReferenceExecuted,
     ReferenceExecutedV1,
@@ -192,6 +198,15 @@ def _experience_v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "schema_version": 3, "samples": samples}
 
 
+def _policy_v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **body,
+        "schema_version": 3,
+        "base": None,
+        "algorithm": implied_algorithm(body.get("stage", "rl")),
+    }
+
+
 #: (event_type, from_version) -> function producing the body of from_version + 1
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (TaskPublished.event_type, 1): _task_v1_to_v2,
@@ -213,8 +228,9 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (ReferenceExecuted.event_type, 3): _adding(4, memoised=[]),
     # every version written before stages existed came from the learner's RL steps
     (PolicyPublished.event_type, 1): _adding(2, stage="rl"),
-    # every version written before bases were recorded names none
-    (PolicyPublished.event_type, 2): _adding(3, base=None),
+    # every version written before bases and algorithms were recorded names no base, and an RL
+    # version's objective was GRPO's
+    (PolicyPublished.event_type, 2): _policy_v2_to_v3,
     (NoiseVerdict.event_type, 1): _verdict_v1_to_v2,
     (NoiseVerdict.event_type, 2): _adding(3, turn=0),
     (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),

@@ -383,6 +383,7 @@ def fold(batch: Batch, envelope: Envelope, event: Event, position: Position) -> 
                 "published_at": at,
                 "stage": event.stage,
                 "base": event.base,
+                "algorithm": event.algorithm,
             },
         )
         for sample_id in event.trained_sample_ids:

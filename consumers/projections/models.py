@@ -303,6 +303,8 @@ class PolicyVersion(Base):
     stage: Mapped[str] = mapped_column(String, default="rl", server_default="rl")
     #: the published version its run started from (RUN_ID:vN), if any
     base: Mapped[str | None] = mapped_column(String, nullable=True)
+    #: an RL version's objective (grpo | dpo); None for an SFT version
+    algorithm: Mapped[str | None] = mapped_column(String, nullable=True)
 
 
 class PolicyTrainedSample(Base):

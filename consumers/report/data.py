@@ -53,6 +53,8 @@ class VersionTraining:
     stage: str = "rl"
     base: str | None = None
     metrics: Mapping[str, float] = field(default_factory=dict)
+    #: an RL version's objective (grpo or dpo); None for an SFT version
+    algorithm: str | None = "grpo"
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ class PolicyFacts:
     metrics: dict[str, float] = field(default_factory=dict)
     stage: str = "rl"
     base: str | None = None
+    algorithm: str | None = "grpo"
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ def training_by_version(policies: Iterable[PolicyFacts]) -> tuple[VersionTrainin
             p.stage,
             p.base,
             {k: p.metrics[k] for k in TRAINING_METRICS if k in p.metrics},
+            p.algorithm,
         )
         for p in sorted(policies, key=lambda p: p.policy_version)
     )

@@ -136,7 +136,9 @@ class ReportFold:
             for _, e in sorted(self._executions.items())
         ]
         policies = [
-            PolicyFacts(p.policy_version, p.step, p.trained_sample_ids, dict(p.metrics), p.stage, p.base)
+            PolicyFacts(
+                p.policy_version, p.step, p.trained_sample_ids, dict(p.metrics), p.stage, p.base, p.algorithm
+            )
             for _, p in sorted(self._policies.items())
         ]
         reviews = [

@@ -85,7 +85,7 @@ def data_from_session(session: Session, run_id: str, *, source: str = "") -> Run
         evaluation_by_level=tuple(by_level(q.split_task_results(session, run_id), q.task_levels(session))),
         curriculum=tuple(q.curriculum_moves(session, run_id)),
         training=training_by_version(
-            PolicyFacts(p.policy_version, p.step, (), dict(p.metrics), p.stage, p.base)
+            PolicyFacts(p.policy_version, p.step, (), dict(p.metrics), p.stage, p.base, p.algorithm)
             for p in q.policy_training(session, run_id)
         ),
     )

@@ -192,7 +192,7 @@ def _section_tables(title: str, data: d.RunReportData) -> str:
                 [
                     f"v{r.policy_version}",
                     str(r.step),
-                    r.stage,
+                    f"{r.stage} ({r.algorithm})" if r.algorithm else r.stage,
                     r.base or "–",
                     *(_fmt(r.metrics.get(k), 4) for k in shown),
                 ]

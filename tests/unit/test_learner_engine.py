@@ -233,7 +233,7 @@ def test_every_version_names_the_version_its_run_started_from_and_a_restart_repe
     engine = make_engine(tmp_path, backend="torch", base_policy="sft-run:v2")
     engine.train_step(on_policy(engine, fixed_batch()))
     event = engine.publish(run_id="rl-run", trained_sample_ids=("s0",))
-    assert event.base == "sft-run:v2" and event.as_written().version == 3
+    assert event.base == "sft-run:v2" and event.algorithm == "grpo" and event.as_written().version == 3
     found = engine.checkpoints.newest()
     assert found is not None
     again = engine.republish(*found)

@@ -86,3 +86,21 @@ def test_a_version_without_a_base_keeps_its_old_bytes_and_old_bytes_read_as_none
 def test_a_base_that_names_no_version_is_refused(ref: str) -> None:
     with pytest.raises(ValidationError, match="base"):
         version("r", 1, base=ref)
+
+
+def test_an_rl_version_names_its_objective_and_old_versions_read_as_what_their_stage_implies() -> None:
+    dpo = version("r", 1).model_copy(update={"algorithm": "dpo"})
+    assert dpo.as_written().version == 3  # a DPO version needs the field
+    assert policy_lineage(dpo)["algorithm"] == "dpo"
+    # written before the field: an RL version was GRPO's, an SFT one has none
+    v2_rl = {**version("r", 2).model_dump(exclude={"base", "algorithm"}), "schema_version": 2}
+    v2_sft = {**version("s", 1, stage="sft").model_dump(exclude={"base", "algorithm"}), "schema_version": 2}
+    for body, algorithm in ((v2_rl, "grpo"), (v2_sft, None)):
+        back = decode_body("rlstream.policy.published.v2", json.dumps(body).encode())
+        assert isinstance(back, PolicyPublished) and back.algorithm == algorithm and back.base is None
+    with pytest.raises(ValidationError, match="stage sft has algorithm 'dpo'"):
+        version("s", 1, stage="sft").model_validate(
+            {**version("s", 1, stage="sft").model_dump(), "algorithm": "dpo"}
+        )
+    with pytest.raises(ValidationError, match="stage rl has algorithm None"):
+        PolicyPublished.model_validate({**version("r", 1).model_dump(), "algorithm": None})

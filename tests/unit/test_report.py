@@ -78,6 +78,7 @@ def _facts(seed: int = 0) -> RunFacts:
             tuple(s.sample_id for s in samples if s.policy_version in (v - 1, v - 2))[:20],
             {"loss": 0.7 - 0.1 * v, "dpo_margin": 0.2 * v, "dpo_accuracy": 0.5 + 0.1 * v, "tokens_per_s": 9},
             base="sft-r:v1",
+            algorithm="dpo",
         )
         for v in range(1, 5)
     ]
@@ -137,11 +138,16 @@ def test_training_by_version_keeps_each_stage_and_the_figures_it_is_read_by():
         "r",
         policies=(
             PolicyFacts(2, 8, (), {"loss": 0.1, "approx_kl": 0.01, "clip_fraction": 0.2}, "rl", "s:v1"),
-            PolicyFacts(1, 4, (), {"sft_nll_before": 8.8, "sft_nll_after": 1.4, "sft_tokens": 96.0}, "sft"),
+            PolicyFacts(
+                1, 4, (), {"sft_nll_before": 8.8, "sft_nll_after": 1.4, "sft_tokens": 96.0}, "sft", None, None
+            ),
         ),
     )
     rows = aggregate(facts).training
-    assert [(r.policy_version, r.stage, r.base) for r in rows] == [(1, "sft", None), (2, "rl", "s:v1")]
+    assert [(r.policy_version, r.stage, r.algorithm, r.base) for r in rows] == [
+        (1, "sft", None, None),
+        (2, "rl", "grpo", "s:v1"),
+    ]
     assert dict(rows[0].metrics) == {"sft_nll_before": 8.8, "sft_nll_after": 1.4}
     assert dict(rows[1].metrics) == {"loss": 0.1, "approx_kl": 0.01}
 
@@ -166,7 +172,7 @@ def test_full_report_has_every_section_and_every_chart(tmp_path: Path):
     assert "passed by turn 3" in html
     # the training table: every version, the stage and base, the learner's figures (not its throughput)
     assert "<th>dpo_margin</th><th>dpo_accuracy</th>" in html and "tokens_per_s" not in html
-    assert html.count("<td>sft-r:v1</td>") == 4
+    assert html.count("<td>sft-r:v1</td>") == 4 and html.count("<td>rl (dpo)</td>") == 4
     assert written.no_data == ()
     imgs = re.findall(r'<img class="chart" src="([^"]+)"', html)
     assert sorted(imgs) == sorted(c.filename for c in all_charts())

@@ -1,4 +1,5 @@
-"""policy versions' stage and base: the stage that made each version and the version its run started from
+"""policy versions' stage, base and algorithm: the stage that made each version, the version its run
+started from and an RL version's objective
 
 Revision ID: 0005
 Revises: 0004
@@ -20,8 +21,12 @@ def upgrade() -> None:
     # versions projected before stages were recorded came from the learner's RL steps, from no base
     op.add_column("policy_versions", sa.Column("stage", sa.String(), server_default="rl", nullable=False))
     op.add_column("policy_versions", sa.Column("base", sa.String(), nullable=True))
+    op.add_column("policy_versions", sa.Column("algorithm", sa.String(), nullable=True))
+    # and their objective was GRPO's
+    op.execute("UPDATE policy_versions SET algorithm = 'grpo' WHERE stage = 'rl'")
 
 
 def downgrade() -> None:
+    op.drop_column("policy_versions", "algorithm")
     op.drop_column("policy_versions", "base")
     op.drop_column("policy_versions", "stage")
