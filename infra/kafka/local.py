@@ -333,6 +333,7 @@ class LocalCluster:
             f"-Xmx{heap}",
             "-XX:+UseG1GC",
             "-XX:MaxGCPauseMillis=20",
+            *(["-XX:TieredStopAtLevel=1"] if self.config.quick_jit else []),
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={d / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={d}",
@@ -481,6 +482,17 @@ def server_properties(layout: ClusterLayout, node: int, log_dir: Path) -> str:
         "share.coordinator.state.topic.min.isr": str(min_isr),
         # a local cluster serves one developer: no reason to make the first consumer group wait 3s
         "group.initial.rebalance.delay.ms": "0",
+        # a node restarted after a kill is refused re-registration (DUPLICATE_BROKER_REGISTRATION) until
+        # its previous incarnation's session has expired, counted from the controller's own start: the
+        # session is the restarted cluster's wait, retried at the heartbeat interval (defaults: 9 s, 2 s)
+        "broker.session.timeout.ms": "4000",
+        "broker.heartbeat.interval.ms": "1000",
+        # the group and transaction coordinators' logs: 50 partitions each by default, every one of them
+        # loaded, recovered and moved (fenced, unclean, unfenced) when a node restarts; a handful serves
+        # a local cluster's groups and transactional ids. Only a new cluster's topics get this count (an
+        # existing topic keeps its own, which the coordinators read from the metadata)
+        "offsets.topic.num.partitions": "5",
+        "transaction.state.log.num.partitions": "5",
         # topics come from the catalog (`rlstream topics create`); a typo must not create a new topic
         "auto.create.topics.enable": "false",
         "log.retention.hours": "-1",
