@@ -154,7 +154,7 @@ def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtim
     built = stream_processor(name, settings, KafkaSideInputs(bootstrap, learner_group=LEARNER_GROUP))
     if (runtime or settings.runtime) == "faust":
         # replicas of one processor share its app id: Faust balances the partitions between them
-        return Worker(name, faust_runner(settings, bootstrap, [built]), [])
+        return Worker(name, faust_runner(settings, bootstrap, [built], instance=instance), [])
     proc = TransactionalProcessor(
         built.processor,
         bootstrap=bootstrap,
@@ -384,9 +384,10 @@ def _build_execution_side(
 
 # -- the Faust runtime --------------------------------------------------------------------------------
 def faust_app(
-    settings: Settings, bootstrap: str, built: list[Built], *, app_id: str
+    settings: Settings, bootstrap: str, built: list[Built], *, app_id: str, instance: str | None = None
 ) -> tuple[App, list[FaustHosted]]:
-    """A Faust app hosting ``built`` as agents (one consumer group, one table per processor)."""
+    """A Faust app hosting ``built`` as agents (one consumer group, one table per processor); with an
+    ``instance``, a static member of its group (``infra.faust.config.app_settings``)."""
     from infra.faust.config import app_settings
     from infra.faust.runtime import CHANGELOG_CONFIGS, App, FaustHosted, TopicWidths
     from infra.kafka.admin import ensure_topics, metadata
@@ -406,6 +407,7 @@ def faust_app(
             settings.faust,
             replication_factor=settings.kafka.replication_factor,
             partitions=settings.kafka.partitions,
+            instance=instance,
         ),
     )
     hosted = [
@@ -435,10 +437,14 @@ def faust_app(
     return app, hosted
 
 
-def faust_runner(settings: Settings, bootstrap: str, built: list[Built]) -> FaustRunner:
-    """A Faust worker in this process hosting ``built`` (``rlstream worker NAME --runtime faust``)."""
+def faust_runner(
+    settings: Settings, bootstrap: str, built: list[Built], *, instance: str | None = None
+) -> FaustRunner:
+    """A Faust worker in this process hosting ``built`` (``rlstream worker NAME --runtime faust``);
+    ``instance`` as :func:`faust_app`."""
     from infra.faust.runtime import FaustRunner
 
     names = ".".join(b.processor.name for b in built)
-    app, hosted = faust_app(settings, bootstrap, built, app_id=f"{settings.faust.app_prefix}.{names}")
+    app_id = f"{settings.faust.app_prefix}.{names}"
+    app, hosted = faust_app(settings, bootstrap, built, app_id=app_id, instance=instance)
     return FaustRunner(app, hosted, [close for b in built for close in b.closers])

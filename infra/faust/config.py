@@ -59,9 +59,16 @@ def app_settings(
     *,
     replication_factor: int | None,
     partitions: int,
+    instance: str | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``faust.App`` for ``app_id``: where the cluster is and how its clients
-    behave (credentials go here too, from ``kafka``)."""
+    behave (credentials go here too, from ``kafka``).
+
+    An ``instance`` (the worker's replica, distinct per replica of one processor) makes the worker a
+    static member of its group: restarted after a crash, it takes its own place back at once, with its
+    partitions, instead of waiting for its dead predecessor's session to time out and for a rebalance.
+    A static member does not leave the group when it stops: its partitions move to the other replicas
+    once its session has timed out."""
     brokers = ";".join(f"kafka://{server.strip()}" for server in bootstrap.split(",") if server.strip())
     settings: dict[str, Any] = {
         "broker": brokers,
@@ -83,6 +90,8 @@ def app_settings(
         "web_port": faust.web_port or 6066,
         "web_in_thread": False,
     }
+    if instance is not None:
+        settings["consumer_group_instance_id"] = f"{app_id}.{instance}"
     if replication_factor is not None:
         settings["topic_replication_factor"] = replication_factor
     credentials = broker_credentials(security.current())
