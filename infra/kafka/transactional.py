@@ -420,12 +420,18 @@ class TransactionalProcessor:
         except KafkaException as exc:
             self._give_up(f"transaction aborted: {exc}")
             err = exc.args[0] if exc.args else None
-            if err is None or not getattr(err, "txn_requires_abort", lambda: False)():
+            if getattr(err, "txn_requires_abort", lambda: False)():
+                try:
+                    _bounded_call(self._producer.abort_transaction)
+                except (TransactionStuck, KafkaException) as failed:
+                    self._abandon_producer(f"abort failed: {failed}")
+            elif _coordinator_busy(err):
+                # the coordinator's broker went away mid-transaction (a restart, a failover): as with a
+                # stuck call, a fresh producer fences this one and resolves its open transaction, and the
+                # batch is read again, in this process rather than after an exit and a restart
+                self._abandon_producer(f"transaction failed: {exc}")
+            else:
                 raise BrokerError(f"{self.name}: transaction failed: {exc}") from exc
-            try:
-                _bounded_call(self._producer.abort_transaction)
-            except (TransactionStuck, KafkaException) as failed:
-                self._abandon_producer(f"abort failed: {failed}")
         else:
             self.stats.transactions += 1
             self.stats.produced += len(writes)

@@ -13,10 +13,10 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from infra.kafka import transactional
 from infra.kafka.consumer import decode_message
@@ -157,11 +157,35 @@ class _HangsOnce:
         return getattr(self.real, name)
 
 
+class _TransportFailsOnce:
+    """A transactional producer whose first send_offsets_to_transaction fails with a broker transport
+    failure, as when the coordinator's broker is killed mid-transaction; everything else is the real one."""
+
+    def __init__(self, real: Producer) -> None:
+        self.real = real
+        self.release = threading.Event()
+        self._failed = False
+
+    def send_offsets_to_transaction(self, *args: Any) -> None:
+        if not self._failed:
+            self._failed = True
+            raise KafkaException(KafkaError(KafkaError._TRANSPORT, "Broker transport failure"))
+        self.real.send_offsets_to_transaction(*args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("fault", [_HangsOnce, _TransportFailsOnce], ids=["stuck", "transport failure"])
 def test_a_transaction_stuck_in_the_client_is_abandoned_and_a_fresh_producer_redoes_it(
-    kafka_catalog: str, new_topic: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+    kafka_catalog: str,
+    new_topic: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+    fault: type[_HangsOnce | _TransportFailsOnce],
 ):
-    """The stuck producer's open transaction (outputs and state written, offsets not) is aborted by the
-    fresh producer's init_transactions; the batch is read again and written once, in the same process."""
+    """The stuck (or failed) producer's open transaction (outputs and state written, offsets not) is
+    aborted by the fresh producer's init_transactions; the batch is read again and written once, in the
+    same process."""
     monkeypatch.setattr(transactional, "TXN_CALL_LIMIT_S", 1.0)
     tin, tout = new_topic(3), new_topic(3)
     n = 30
@@ -186,7 +210,7 @@ def test_a_transaction_stuck_in_the_client_is_abandoned_and_a_fresh_producer_red
         Hosted(name, [tin], handler, kinds=(COUNT,), batch_size=10), bootstrap=kafka_catalog
     )
     proc.start()
-    hanging = _HangsOnce(proc._producer)
+    hanging = fault(proc._producer)
     proc._producer = cast(Producer, hanging)
     try:
         t0 = time.monotonic()
