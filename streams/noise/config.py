@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -63,7 +63,10 @@ class NoiseConfig(BaseModel):
     #: task without a reference judges where a probe run's answers came from (``probe.recall``)
     #: v5: an error on a probe input past the cases' range that the reference answers is a wrong
     #: answer (resource limits aside: ``streams.noise.probe.resource_limit``)
-    version: FilterVersion = "v5"
+    #: v6: not one the reference raises itself on an input of the plan
+    #: (``streams.noise.probe.reference_refusals``), and a check-mode probe compares answers as a check
+    #: that converts every answer with ``tuple()``/``list()`` does
+    version: FilterVersion = "v6"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

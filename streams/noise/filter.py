@@ -26,7 +26,7 @@ from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise import rules
 from streams.noise.config import NoiseConfig
-from streams.probe.plan import recorded_plan
+from streams.probe.plan import check_compares_sequences, recorded_plan
 from streams.reward import static
 from streams.reward.correctness import Correctness, grade, task_options
 from streams.reward.function import failure_total
@@ -263,6 +263,10 @@ def _probe(
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
     memoised = probing.memoised_answers(plan, reference, options) if reference is not None and usable else {}
+    v6 = config.version not in ("v2", "v3", "v4", "v5")
+    refusals = frozenset[str]()
+    if v6 and reference is not None and usable:
+        refusals = probing.reference_refusals(plan, reference)
     report = probing.examine(
         task,
         plan,
@@ -274,6 +278,9 @@ def _probe(
         cases_reference,
         memoised,
         far_errors=config.version not in ("v2", "v3", "v4"),
+        refusals=refusals,
+        domain=v6,
+        sequences=v6 and bool(task.check) and check_compares_sequences(task.check or "", task.entry_point),
     )
     reasons, judged = probing.probe_reasons(
         report,

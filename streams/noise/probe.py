@@ -155,6 +155,23 @@ def memoised_answers(
     return out
 
 
+def reference_refusals(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[str]:
+    """The errors (``Name: text``, as the guest reports them) the reference raises on inputs of the plan,
+    each at a position where every run of it raised that same error: refusals of the task's own."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return frozenset()
+    by_run = [_records(r) for r in runs]
+    out: set[str] = set()
+    for pos in range(len(plan.inputs)):
+        found = [records.get(pos) for records in by_run]
+        texts = {r.error for r in found if r is not None and r.status == "error" and r.error}
+        if len(texts) == 1 and all(r is not None and r.status == "error" for r in found):
+            out |= texts
+    # a result dropped for the size of what came before is the run's, not the function's
+    return frozenset(out - {RESULT_NOT_KEPT})
+
+
 def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """Probe positions every run of the reference finished at once, with a value or an error (not a
     hang): an input a program should settle too, if only by raising."""
@@ -181,6 +198,9 @@ def examine(
     memoised: dict[int, object] | None = None,
     *,
     far_errors: bool = False,
+    refusals: frozenset[str] = frozenset(),
+    sequences: bool = False,
+    domain: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -191,10 +211,21 @@ def examine(
     hang), and it is never an input the program should have settled. Under ``far_errors`` (filter v5)
     an error past the cases' range counts as a wrong answer where the reference answered with a value,
     unless it is a resource limit (:func:`resource_limit`): a correct recursive program may run out of
-    stack on a far input an iterative reference answers."""
+    stack on a far input an iterative reference answers. Nor is (filter v6) an error the reference
+    raises itself on an input of the plan (``refusals``, :func:`reference_refusals`): the task's own
+    function refuses such inputs, and where its refusal begins past the cases is not the cases' to say.
+    Under ``sequences`` (filter v6, a plan made from a check that compares every answer through
+    ``tuple()``/``list()``: :func:`streams.probe.plan.check_compares_sequences`) a list and a tuple of
+    the same elements are one answer, as the check itself compares them. Under ``domain`` (filter v6)
+    an input outside the domain the cases show (:func:`outside_cases`) is not judged at all."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
+    if domain:
+        outside = outside_cases(plan, cases)
+        answers = {p: v for p, v in answers.items() if p not in outside}
+        slow = {p: v for p, v in slow.items() if p not in outside}
+        settled = frozenset(p for p in settled if p not in outside)
     owed = frozenset(_unambiguous(plan, answers, cases, options)) | settled
     answers = _unambiguous(plan, {**answers, **slow}, cases, options)
     passed_first = {i for i, g in enumerate(first.grades) if g.passed}
@@ -244,11 +275,14 @@ def examine(
             # input, and only running out of a resource (or time) is forgiven there
             if not far_errors or record is None or record.status != "error":
                 continue
-            if resource_limit(record.error or ""):
+            if resource_limit(record.error or "") or (record.error or "") in refusals:
                 continue
         answer = answers[pos]
         got = _value(record, options)
-        ok = got is not _NONE and values_match(answer, got, options)
+        if sequences and plan.source == "check":
+            ok = got is not _NONE and values_match(_as_sequence(answer), _as_sequence(got), options)
+        else:
+            ok = got is not _NONE and values_match(answer, got, options)
         rounding = bool(band) or (pos in plan.far and plan.version in WIDER_VERSIONS)
         if not ok and rounding and got is not _NONE and _within_rounding(plan.inputs[pos], answer, got):
             # the task's float answers depend on the interpreter (its reference answers a case
@@ -282,6 +316,105 @@ def examine(
         stuck,
         tuple(disagreed),
     )
+
+
+def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[int]:
+    """Generated positions whose input lies outside the domain the task's cases (or the check's calls)
+    show, where a correct program owes no particular answer though the reference may give one. Read
+    from at least three cases (or calls):
+
+    - the input breaks a relation between the lengths of two arguments that every case keeps
+      (``len(operand) == len(operator) + 1``; two lists of equal length): a correct program may rely on
+      it where the reference does not (``zip`` drops what a program that indexes refuses);
+    - an argument that is a list of strings in every case, whose strings recur from case to case (each
+      case's list shares one with another's: a vocabulary of symbols such as operators, not words),
+      holds a string none of them holds: a symbol the task never uses, which the reference may happen
+      to accept (``eval`` of ``'/'`` or ``'--'`` where the prompt lists ``+ - * // **``).
+
+    An input that keeps every such relation and vocabulary is judged as before."""
+    seeds: list[tuple[object, ...]] = []
+    if plan.source == "check":
+        seeds = [_arguments(plan.inputs[pos]) for pos in range(min(plan.seeds, len(plan.inputs)))]
+    else:
+        seeds = [_arguments(c.case.input) for c in cases]
+    if len(seeds) < _RELATION_CASES or any(not s for s in seeds) or len({len(s) for s in seeds}) != 1:
+        return frozenset()
+    relations = _length_relations(seeds)
+    vocabularies = _vocabularies(seeds)
+    out: set[int] = set()
+    for pos in plan.generated_positions:
+        if plan.source == "check" and pos < plan.seeds:
+            continue
+        args = _arguments(plan.inputs[pos])
+        if any(_breaks(args, relation) for relation in relations) or any(
+            k < len(args) and isinstance(args[k], list) and any(x not in words for x in args[k])  # type: ignore[attr-defined]
+            for k, words in vocabularies.items()
+        ):
+            out.add(pos)
+    return frozenset(out)
+
+
+def _vocabularies(seeds: Sequence[tuple[object, ...]]) -> dict[int, frozenset[object]]:
+    """Argument index -> the strings its lists hold, where that argument is a list of strings in every
+    seed and every non-empty one (at least three) shares a string with another."""
+    out: dict[int, frozenset[object]] = {}
+    for k in range(len(seeds[0])):
+        lists = [args[k] for args in seeds]
+        if not all(isinstance(x, list) and all(isinstance(w, str) for w in x) for x in lists):
+            continue
+        held = [set(x) for x in lists if isinstance(x, list) and x]
+        if len(held) < _RELATION_CASES:
+            continue
+        if all(any(a & b for j, b in enumerate(held) if j != i) for i, a in enumerate(held)):
+            out[k] = frozenset().union(*held)
+    return out
+
+
+def _arguments(text: str) -> tuple[object, ...]:
+    try:
+        value = parse_expected(text)
+    except NotALiteral:
+        return ()
+    return value if isinstance(value, tuple) else (value,)
+
+
+_SIZED = (str, bytes, list, tuple, dict, set, frozenset)
+
+
+def _length_of(value: object) -> int | None:
+    return len(value) if isinstance(value, _SIZED) else None  # type: ignore[arg-type]
+
+
+#: a relation between two arguments' lengths needs this many cases that all keep it
+_RELATION_CASES = 3
+
+
+def _length_relations(seeds: Sequence[tuple[object, ...]]) -> list[tuple[int, int, int]]:
+    """(i, j, d): in every seed argument i and j are sized and ``len(i) - len(j) == d``."""
+    if len(seeds) < _RELATION_CASES or len({len(s) for s in seeds}) != 1:
+        return []
+    width = len(seeds[0])
+    out = []
+    for i in range(width):
+        for j in range(i + 1, width):
+            diffs = set()
+            for args in seeds:
+                a, b = _length_of(args[i]), _length_of(args[j])
+                if a is None or b is None:
+                    break
+                diffs.add(a - b)
+            else:
+                if len(diffs) == 1:
+                    out.append((i, j, diffs.pop()))
+    return out
+
+
+def _breaks(args: tuple[object, ...], relation: tuple[int, int, int]) -> bool:
+    i, j, d = relation
+    if max(i, j) >= len(args):
+        return False
+    a, b = _length_of(args[i]), _length_of(args[j])
+    return a is not None and b is not None and a - b != d
 
 
 #: errors a correct program may raise on a large input its reference answers: the interpreter's stack,
@@ -506,6 +639,11 @@ def _unambiguous(
             tied.update((plan.inputs[a], plan.inputs[b]))
     # an input the plan asks again (p5/c5) is the same tie wherever it stands
     return {pos: v for pos, v in answers.items() if plan.inputs[pos] not in tied}
+
+
+def _as_sequence(value: object) -> object:
+    """A list or a tuple as the tuple of its elements (what ``tuple(answer)`` compares); else itself."""
+    return tuple(value) if isinstance(value, list | tuple) else value
 
 
 def _check_passed(x: SandboxExecutedV3) -> bool:

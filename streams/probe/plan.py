@@ -534,6 +534,44 @@ def check_calls(check: str, entry_point: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def check_compares_sequences(check: str, entry_point: str) -> bool:
+    """Whether every call of the candidate whose answer ``check(candidate)`` pins (see
+    :func:`check_calls`, literal arguments or not) has a ``tuple()``/``list()`` around it: the check
+    then compares only the elements of an answer, in order, never whether it is a list or a tuple,
+    and a probe of the task judges its inputs the same way."""
+    try:
+        tree = pyast.parse(check)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    fn = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check" and n.args.args), None
+    )
+    if fn is None:
+        return False
+    names = {fn.args.args[0].arg, entry_point}
+    parents = {child: node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+    pinned = [
+        node
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in names
+        and _pinned(node, parents)
+    ]
+    return bool(pinned) and all(_converted(node, parents) for node in pinned)
+
+
+def _converted(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
+    parent = parents.get(call)
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _SEQUENCE_CONVERSIONS
+        and len(parent.args) == 1
+        and not parent.keywords
+    )
+
+
 def _pinned(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
     """Whether the check compares the call's answer exactly (see :func:`check_calls`)."""
     child: ast.AST = call

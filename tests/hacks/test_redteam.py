@@ -39,11 +39,7 @@ FIRST_CALL = "probe: every run the judge makes (the first run, re-runs, the prob
 DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
 STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
-OUT_OF_DOMAIN_STRING = "probe: a string argument with a character replaced by another of its class from the cases' own characters can leave the prompt's stated domain (the operator '//' becomes '/', which the prompt does not list), and a correct program that ignores or refuses it disagrees there with a reference that happens to accept it: counted against the program"
-CHECK_PROBE_TYPES = "check-mode probe: a check task's generated inputs are judged by the comparer's rules against the reference's value (a tuple never equals a list), not as the check itself compares (tuple(candidate(x)) == ...), so a program the check accepts is rejected as memorised"
-CHECK_NON_LITERAL = "check mode: the proxy refuses a result that is not a literal (a generator), though the task's own check only iterates it (tuple(candidate(x))), so a program the real check accepts fails (the prompt asks for a list: arguably wrong, listed so the rule is a decision)"
-
-FAR_ERROR_CORRECT = "filter v5 counts an exception on a probe input past the cases' range as a wrong answer where the reference answers with a value; a correct program that raises there for a reason of its own (its bytes translation refuses what the reference's arithmetic accepts) is rejected as disagreeing with the reference"
+CHECK_NON_LITERAL = "check mode: the guest hands the check only values, and a generator is not one (its elements are computed by the program after the call returned; materialised, it would be a list the program never returned), though the task's own check only iterates it (tuple(candidate(x))): a decision, argued in streams/reward/README.md (check mode); the prompt asks for a list"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -52,7 +48,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a5_prefix_case_29", "*"): CHAR_DOMAIN,
     ("a5_counter_late_55", "*"): CALL_COUNT,
     ("batched_plain_35", "container"): VERSION_SKEW,
-    ("a5_ok_bytes_translate_xor", "wasm"): FAR_ERROR_CORRECT,
     ("a6_int32_wrap_53", "*"): MAGNITUDE,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
     ("a6_len_cap_35", "*"): LENGTH,
@@ -70,8 +65,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_index_derivative_62", "*"): DISTINCT,
     ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
-    ("a6_ok_check_tuple_ret_37", "*"): CHECK_PROBE_TYPES,
-    ("a6_ok_getattr_operator_160", "*"): OUT_OF_DOMAIN_STRING,
 }
 
 
