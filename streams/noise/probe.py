@@ -347,8 +347,7 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
             continue
         args = _arguments(plan.inputs[pos])
         if any(_breaks(args, relation) for relation in relations) or any(
-            k < len(args) and isinstance(args[k], list) and any(x not in words for x in args[k])  # type: ignore[attr-defined]
-            for k, words in vocabularies.items()
+            k < len(args) and _outside_vocabulary(args[k], words) for k, words in vocabularies.items()
         ):
             out.add(pos)
     return frozenset(out)
@@ -368,6 +367,10 @@ def _vocabularies(seeds: Sequence[tuple[object, ...]]) -> dict[int, frozenset[ob
         if all(any(a & b for j, b in enumerate(held) if j != i) for i, a in enumerate(held)):
             out[k] = frozenset().union(*held)
     return out
+
+
+def _outside_vocabulary(value: object, words: frozenset[object]) -> bool:
+    return isinstance(value, list) and any(not isinstance(x, str) or x not in words for x in value)
 
 
 def _arguments(text: str) -> tuple[object, ...]:
