@@ -156,14 +156,16 @@ def memoised_answers(
 
 
 def reference_refusals(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[str]:
-    """The errors (``Name: text``, as the guest reports them) the reference raises on inputs of the plan,
-    each at a position where every run of it raised that same error: refusals of the task's own."""
+    """The errors (``Name: text``, as the guest reports them) the reference raises on inputs of the plan
+    beyond the cases' range (``ProbePlan.far``), each at a position where every run of it raised that
+    same error: the task's own refusals out there. Only there: an error it raises near the cases (an
+    empty list's ``IndexError``) says nothing about a program that raises it on long inputs."""
     runs = [reference.execution, *reference.reruns]
     if any(r.infra_error or r.probe != plan.digest for r in runs):
         return frozenset()
     by_run = [_records(r) for r in runs]
     out: set[str] = set()
-    for pos in range(len(plan.inputs)):
+    for pos in sorted(plan.far):
         found = [records.get(pos) for records in by_run]
         texts = {r.error for r in found if r is not None and r.status == "error" and r.error}
         if len(texts) == 1 and all(r is not None and r.status == "error" for r in found):
@@ -212,7 +214,7 @@ def examine(
     an error past the cases' range counts as a wrong answer where the reference answered with a value,
     unless it is a resource limit (:func:`resource_limit`): a correct recursive program may run out of
     stack on a far input an iterative reference answers. Nor is (filter v6) an error the reference
-    raises itself on an input of the plan (``refusals``, :func:`reference_refusals`): the task's own
+    raises itself on an input past the cases' range (``refusals``, :func:`reference_refusals`): the task's own
     function refuses such inputs, and where its refusal begins past the cases is not the cases' to say.
     Under ``sequences`` (filter v6, a plan made from a check that compares every answer through
     ``tuple()``/``list()``: :func:`streams.probe.plan.check_compares_sequences`) a list and a tuple of
