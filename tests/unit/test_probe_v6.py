@@ -1,11 +1,11 @@
 """Noise filter v6: what a correct program may do on a probe input that its task's cases do not admit.
 
 Past the cases' range v5 counts an error where the reference answers with a value; v6 forgives an error
-the reference itself raises on an input of the same plan (the task's own refusal, whose exact boundary
-the cases do not pin). Inputs outside the domain the cases show (breaking a relation between argument
-lengths every case keeps, or holding a symbol outside a vocabulary the cases' string lists share) are
-not judged at all. A check that compares every answer through ``tuple()`` compares
-a list and a tuple of the same elements as one answer, and so does its probe."""
+the reference itself raises on another input past the cases' range in the same plan (the task's own
+refusal, whose exact boundary the cases do not pin). Inputs outside the domain the cases show (breaking
+a relation between argument lengths every case keeps, or holding a symbol outside a vocabulary the
+cases' string lists share) are not judged at all. A check that compares every answer through
+``tuple()`` compares a list and a tuple of the same elements as one answer, and so does its probe."""
 
 from __future__ import annotations
 
