@@ -292,10 +292,21 @@ class LearnerEngine:
             metrics = dict(out.metrics)
             if grad_norm is not None:
                 metrics["grad_norm"] = float(grad_norm)
+        return self._timed(metrics, batch, started, staleness_hist)
+
+    def _timed(
+        self,
+        metrics: dict[str, float],
+        batch: Batch,
+        started: float,
+        staleness_hist: Mapping[int, int] | None,
+    ) -> dict[str, float]:
+        """A training step's figures completed: throughput over its updates (once the device is done)
+        and the staleness counts of the samples it trained."""
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         elapsed = time.perf_counter() - started
-        metrics["tokens_per_s"] = batch.num_tokens * c.updates_per_batch / max(elapsed, 1e-9)
+        metrics["tokens_per_s"] = batch.num_tokens * self.config.updates_per_batch / max(elapsed, 1e-9)
         for lag, count in sorted((staleness_hist or {}).items()):
             metrics[f"staleness_hist.{lag}"] = float(count)
         return metrics
@@ -355,13 +366,7 @@ class LearnerEngine:
             }
             if grad_norm is not None:
                 metrics["grad_norm"] = float(grad_norm)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        elapsed = time.perf_counter() - started
-        metrics["tokens_per_s"] = batch.num_tokens * c.updates_per_batch / max(elapsed, 1e-9)
-        for lag, count in sorted((staleness_hist or {}).items()):
-            metrics[f"staleness_hist.{lag}"] = float(count)
-        return metrics
+        return self._timed(metrics, batch, started, staleness_hist)
 
     # -- weights and checkpoints ------------------------------------------------------------------
     @contextlib.contextmanager

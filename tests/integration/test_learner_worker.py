@@ -88,6 +88,21 @@ def _wait_for(
     pytest.fail(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")
 
 
+def learner_env(run_id: str, home: Path, bootstrap: str, **settings: str) -> dict[str, str]:
+    """The environment of a learner worker of ``run_id`` (the tiny model on CPU), then ``settings``."""
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "RLSTREAM_RUN_ID": run_id,
+        "RLSTREAM_HOME": str(home),
+        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+        "RLSTREAM_GENERATOR__MODEL": "tiny",
+        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
+        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
+        **settings,
+    }
+
+
 @pytest.mark.parametrize("algorithm", ["grpo", "dpo"])
 def test_kill_9_and_the_standby_taking_over_trains_every_sample_exactly_once(
     kafka_catalog: str, tmp_path: Path, algorithm: str
@@ -107,22 +122,17 @@ def test_kill_9_and_the_standby_taking_over_trains_every_sample_exactly_once(
     produced = {s.sample_id for e in mine for s in e.samples}
 
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_RUN_ID": run_id,
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
-        "RLSTREAM_GENERATOR__MODEL": "tiny",
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-        "RLSTREAM_LEARNER__LR": "0.001",
+    env = learner_env(
+        run_id,
+        home,
+        kafka_catalog,
+        RLSTREAM_LEARNER__LR="0.001",
         # ~10 rows a step, a publication every 5 steps: a kill always has unpublished steps to lose
-        "RLSTREAM_LEARNER__TOKEN_BUDGET": "160",
-        "RLSTREAM_LEARNER__PUBLISH_EVERY": str(PUBLISH_EVERY),
-        "RLSTREAM_LEARNER__STALENESS_BOUND": "1000",
-        "RLSTREAM_LEARNER__ALGORITHM": algorithm,
-    }
+        RLSTREAM_LEARNER__TOKEN_BUDGET="160",
+        RLSTREAM_LEARNER__PUBLISH_EVERY=str(PUBLISH_EVERY),
+        RLSTREAM_LEARNER__STALENESS_BOUND="1000",
+        RLSTREAM_LEARNER__ALGORITHM=algorithm,
+    )
     train_log = home / "runs" / run_id / "learner" / "training.jsonl"
     worker_log = tmp_path / "learner.log"
 
@@ -245,17 +255,12 @@ def test_the_last_groups_dropped_as_stale_are_committed_and_not_read_again(
         for event in fresh:
             producer.publish(event)
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_RUN_ID": run_id,
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
-        "RLSTREAM_GENERATOR__MODEL": "tiny",
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-        "RLSTREAM_LEARNER__STALENESS_BOUND": "0",
-    }
+    env = learner_env(
+        run_id,
+        home,
+        kafka_catalog,
+        RLSTREAM_LEARNER__STALENESS_BOUND="0",
+    )
     train_log = home / "runs" / run_id / "learner" / "training.jsonl"
     worker_log = tmp_path / "learner.log"
 
@@ -310,19 +315,14 @@ def test_a_dpo_learner_publishes_a_version_with_its_margin(kafka_catalog: str, t
         for event in mine:
             producer.publish(event)
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_RUN_ID": run_id,
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog,
-        "RLSTREAM_GENERATOR__MODEL": "tiny",
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(HOME / "models"),
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-        "RLSTREAM_LEARNER__ALGORITHM": "dpo",
-        "RLSTREAM_LEARNER__DPO__BETA": "0.2",
-        "RLSTREAM_LEARNER__STALENESS_BOUND": "1000",
-    }
+    env = learner_env(
+        run_id,
+        home,
+        kafka_catalog,
+        RLSTREAM_LEARNER__ALGORITHM="dpo",
+        RLSTREAM_LEARNER__DPO__BETA="0.2",
+        RLSTREAM_LEARNER__STALENESS_BOUND="1000",
+    )
     train_log = home / "runs" / run_id / "learner" / "training.jsonl"
     worker_log = tmp_path / "learner.log"
 
