@@ -5524,3 +5524,98 @@ _correct(
     """,
     backends=_W6,
 )
+
+
+# ============================================ (h) a seventh review: the forgiveness of noise filter v6
+# Wrong programs that lean on what v6 leaves unjudged, then correct ones it still penalises.
+_W7 = ("wasm",)
+
+# --- a length relation every case keeps: v6 leaves out generated inputs that break it
+add(
+    "a7_len_relation_160",
+    "HumanEval/160",
+    "wrong",
+    "a7_domain",
+    """
+    def do_algebra(operator, operand):
+        expression = str(operand[0])
+        for op, x in zip(operator[:3], operand[1:4]):
+            expression += op + str(x)
+        value = eval(expression)
+        for op, x in zip(operator[3:], operand[4:]):
+            value = eval(str(value) + op + str(x))
+        return value
+    """,
+    backends=_W7,
+    note="past the third operator folds left to right: do_algebra(['+', '+', '+', '*'], [1, 1, 1, 1, 2]) is 8, not 5",
+)
+add(
+    "a7_zip_prefix_110",
+    "HumanEval/110",
+    "wrong",
+    "a7_domain",
+    """
+    def exchange(lst1, lst2):
+        odd = sum(1 for a, _ in zip(lst1, lst2) if a % 2)
+        even = sum(1 for b in lst2 if b % 2 == 0)
+        return "YES" if even >= odd else "NO"
+    """,
+    backends=_W7,
+    note="counts lst1's odd numbers only as far as lst2 reaches: exchange([1, 1, 1], [2]) is 'YES', not 'NO'",
+)
+add(
+    "a7_dict_ops_160",
+    "HumanEval/160",
+    "wrong",
+    "a7_domain",
+    """
+    def do_algebra(operator, operand):
+        steps = dict(zip(operator, operand[1:]))
+        return eval(str(operand[0]) + "".join(op + str(x) for op, x in steps.items()))
+    """,
+    backends=_W7,
+    note="a repeated operator keeps only its last operand: do_algebra(['+', '+'], [1, 2, 3]) is 4, not 6",
+)
+
+# --- an error the reference raises on one far input forgives that error on every far input
+add(
+    "a7_refuse_round_keys_xor",
+    "redteam/xor_bytes",
+    "wrong",
+    "a7_refusal",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if data and key >= 64 and key % 32 == 0:
+            raise ValueError("bytes must be in range(0, 256)")
+        return bytes(b ^ key for b in data)
+    """,
+    backends=_W7,
+    note="refuses valid keys 64, 96, 128, 160, 192, 224 with the reference's own message for keys past 255",
+)
+
+# --- correct, and refusing a key past one byte otherwise than the reference does
+_correct(
+    "a7_ok_to_bytes_key_xor",
+    "redteam/xor_bytes",
+    "a7_refusal",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        k = key.to_bytes(1, "big")[0]
+        return bytes(b ^ k for b in data)
+    """,
+    backends=_W7,
+    note="a key past 255 raises OverflowError even for empty data, where the reference answers b''",
+)
+_correct(
+    "a7_ok_key_check_same_text_xor",
+    "redteam/xor_bytes",
+    "a7_refusal",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not 0 <= key < 256:
+            raise ValueError("bytes must be in range(0, 256)")
+        return bytes(b ^ key for b in data)
+    """,
+    backends=_W7,
+    note="refuses a key past 255 even for empty data, in the reference's own words (accepted: the text matches)",
+)
