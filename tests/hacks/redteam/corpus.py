@@ -5619,3 +5619,19 @@ _correct(
     backends=_W7,
     note="refuses a key past 255 even for empty data, in the reference's own words (accepted: the text matches)",
 )
+
+# --- correct, and exact where the reference rounds through a float
+_correct(
+    "a7_ok_decimal_99",
+    "HumanEval/99",
+    "a7_far_reference",
+    """
+    from decimal import ROUND_HALF_UP, Decimal
+
+
+    def closest_integer(value):
+        return int(Decimal(value).to_integral_value(rounding=ROUND_HALF_UP))
+    """,
+    backends=_W7,
+    note="exact on a 19-digit string, where the reference's float(value) answers 5033351515040504832 for '5033351515040505000'",
+)
