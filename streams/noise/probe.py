@@ -277,7 +277,9 @@ def examine(
             # input, and only running out of a resource (or time) is forgiven there
             if not far_errors or record is None or record.status != "error":
                 continue
-            if resource_limit(record.error or "") or (record.error or "") in refusals:
+            if resource_limit(record.error or "") or (record.error or "") in refusals or pos in plan.wide:
+                # (p6/c6) an input of a kind no case shows (a negative element, a repeated element, a
+                # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
                 continue
         answer = answers[pos]
         got = _value(record, options)

@@ -45,6 +45,7 @@ import ast
 import contextlib
 import hashlib
 import itertools
+import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
@@ -63,24 +64,29 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p5"
-SEEDED_CHECK_PLAN_VERSION = "c5"
+SEEDED_PLAN_VERSION = "p6"
+SEEDED_CHECK_PLAN_VERSION = "c6"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
     ("p3", "c2"),
     ("p4", "c3"),
     ("p4", "c4"),
+    ("p5", "c5"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
 #: refuses nothing more, its plan holds the same inputs (under a digest of its own); c5 (the wider plans
-#: with c4's 1..n rule) draws from the seed named c4
-_DRAWN_AS = {"c4": "c3", "c5": "c4"}
+#: with c4's 1..n rule) draws from the seed named c4; p6/c6 draw every input p5/c5 hold as those do, and
+#: the inputs they add from a generator of their own (:data:`_WIDE_DRAW`)
+_DRAWN_AS = {"c4": "c3", "c5": "c4", "p6": "p5", "c6": "c4"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
 WIDER_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[3:] for v in generation)
+#: the versions whose plans also widen the cases' domain in kind (p6/c6 on: :func:`_generate_wide`) and
+#: ask the cheaper cases again, round and round, until the run has made :data:`LATE_CALLS` calls
+WIDEST_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[4:] for v in generation)
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: generated inputs per plan: three times the task's cases, within these bounds
@@ -103,6 +109,16 @@ _FAR_MAX_LENGTH = 256
 _FAR_MAX_CHARS = 4096
 #: (p5/c5) calls a probe run makes before it asks the cases again
 REPEAT_AFTER = 64
+#: (p6/c6) calls a probe run has made when its last section ends: the cheaper half of the cases (a
+#: check's calls) asked again until then, after every other input, so an answer that changes only after
+#: a few hundred calls shows as a case answered otherwise than in the first run; cheap calls (the cases
+#: whose input and answer are the shortest), so the section costs a fraction of the run
+LATE_CALLS = 320
+#: (p6/c6) inputs of each kind that widen the cases' domain (:func:`_generate_wide`)
+WIDE_PER_KIND = 5
+#: (p6/c6) letters of each case that no alphabet of the cases holds: each non-ASCII, each with a one-to-one
+#: case mapping (upper() and lower() of one another), so a letter's case means what it means in ASCII
+_OTHER_LETTERS = {"lower": "àéîõüñçø", "upper": "ÀÉÎÕÜÑÇØ"}
 #: the factors every integer of a case is multiplied by (a common divisor the cases never show)
 _SCALES = (2, 3, 5, 7)
 #: (p5/c5) and magnitudes the cases never reach: a program right only below some bound past the cases'
@@ -150,6 +166,12 @@ class ProbePlan:
     #: that order), an input it answers otherwise than its mirror has two right answers (a tie broken
     #: by position: 'the closest pair' of [1.0, 2.5, 3.0]) and neither of the two counts
     mirrors: tuple[tuple[int, int], ...] = ()
+    #: (p6/c6) positions (among ``far``) of the inputs that leave the cases' domain in kind, not in range:
+    #: a negative number where no case holds one, a list with a repeated element where no case's list
+    #: repeats one, a letter in the other case or of no case's alphabet, a tab where the cases space
+    #: with blanks, a float that prints with an exponent. The task may well exclude such an input, so a
+    #: program that refuses it (raises) is not held to the reference's answer either; a value is judged
+    wide: frozenset[int] = frozenset()
 
     @property
     def generated_positions(self) -> tuple[int, ...]:
@@ -207,7 +229,8 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     version = PLAN_VERSION if seed is None else SEEDED_VERSIONS[generation][0]
     lengths = generation >= 1
     wider = generation >= 3
-    rng = random.Random(_seed(task, version, seed))
+    widest = generation >= 4
+    rng = random.Random(_seed(task, _DRAWN_AS.get(version, version), seed))
     args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
     generated = _generate(args, wanted, rng, seeded=seed is not None)
@@ -242,7 +265,16 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         return ProbePlan(version, inputs, origin, digest, parents, seeds=len(originals))
     # (p5) the cases once more, in their own order, after the inputs near them (see _with_mirrors)
     again = sorted(range(len(order)), key=order.__getitem__) if wider else None
-    laid = _with_mirrors(head, generated, far, args, again)
+    wide: list[tuple[str, tuple[int, ...]]] = []
+    late: list[int] = []
+    if widest:
+        # (p6) drawn from a generator of their own: every input p5 draws stays as p5 draws it
+        taken = {t for t, _ in (*generated, *far)}
+        wide = _generate_wide(args, random.Random(_seed(task, version, seed)), taken)
+        wide.sort(key=lambda item: (len(item[0]), item[0]))
+        outputs = [c.output for c in (*task.tests, *task.hidden_tests)]
+        late = _cheaper_half([len(originals[o]) + len(outputs[o]) for o in order])
+    laid = _with_mirrors(head, generated, far, args, again, wide, late)
     origin = tuple(
         order[laid.source(pos)] if laid.source(pos) < len(order) else GENERATED
         for pos in range(len(laid.inputs))
@@ -258,7 +290,15 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         seed=seed,
         far=laid.far,
         mirrors=laid.mirrors,
+        wide=laid.wide,
     )
+
+
+def _cheaper_half(costs: Sequence[int]) -> list[int]:
+    """The positions of the cheaper half of the head (at least one), by a cost that grows with the text
+    of a call and of its answer, in plan order."""
+    ranked = sorted(range(len(costs)), key=lambda k: (costs[k], k))
+    return sorted(ranked[: (len(costs) + 1) // 2])
 
 
 def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan | None:
@@ -324,7 +364,15 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         return ProbePlan(version, inputs, (GENERATED,) * len(inputs), digest, parents, "check", len(seeds))
     # (c5) the check's calls once more, in the check's own order, after the inputs near them
     again = [position[o] for o in range(len(seeds))] if generation >= 3 else None
-    laid = _with_mirrors(head, placed(generated), placed(far), args, again)
+    wide: list[tuple[str, tuple[int, ...]]] = []
+    late: list[int] = []
+    if generation >= 4:
+        taken = {t for t, _ in (*generated, *far)}
+        drawn = random.Random(_seed(task, version, seed))
+        wide = _generate_wide(args, drawn, taken, domain.hold_beyond_range)
+        wide.sort(key=lambda item: (len(item[0]), item[0]))
+        late = _cheaper_half([len(text) for text, _ in head])
+    laid = _with_mirrors(head, placed(generated), placed(far), args, again, placed(wide), late)
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
         version,
@@ -337,6 +385,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         seed,
         laid.far,
         mirrors=laid.mirrors,
+        wide=laid.wide,
     )
 
 
@@ -401,6 +450,7 @@ class _Laid:
     mirrors: tuple[tuple[int, int], ...]
     #: (p5/c5) position -> the earlier position whose input it repeats
     repeats: dict[int, int] = field(default_factory=dict)
+    wide: frozenset[int] = frozenset()
 
     def source(self, pos: int) -> int:
         """The first position holding the input at ``pos``."""
@@ -413,6 +463,8 @@ def _with_mirrors(
     far: list[tuple[str, tuple[int, ...]]],
     cases: Sequence[object],
     again: Sequence[int] | None = None,
+    wide: list[tuple[str, tuple[int, ...]]] | None = None,
+    late: Sequence[int] = (),
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -424,7 +476,13 @@ def _with_mirrors(
     otherwise than the reference; before the inputs past the range, where hanging or raising is never
     held against it.
     Reversing a list keeps every relation the generator keeps (lengths, distinct elements, 1..n, rows),
-    except sortedness: a list argument every case passes sorted is never reversed."""
+    except sortedness: a list argument every case passes sorted is never reversed.
+    With ``wide`` (p6/c6) the inputs that widen the cases' domain and their mirrors come first among
+    those past the range (as cheap as the inputs near the cases: an input too slow for the reference
+    past the range cuts the run later), and with ``late`` (head positions) those are asked again, round
+    and round, after every other input, until the run has made :data:`LATE_CALLS` calls: counted with
+    the inputs past the range, where a run that ends (its deadline, its output) is not held against the
+    program, but a case answered otherwise there than in the first run is."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -437,13 +495,13 @@ def _with_mirrors(
     parents: list[tuple[int, ...]] = []
     mirrors: list[tuple[int, int]] = []
 
-    def lay(section: list[tuple[str, tuple[int, ...]]]) -> None:
+    def lay(section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants) -> None:
         start = len(texts)
         texts.extend(text for text, _ in section)
         parents.extend(made_from for _, made_from in section)
         where = {text: pos for pos, text in enumerate(texts)}
         for pos in range(start, start + len(section)):
-            text = _mirror(texts[pos], ordered, invariants)
+            text = _mirror(texts[pos], ordered, check)
             if text is None or where.get(text) == pos:
                 continue
             if text not in where:
@@ -466,9 +524,23 @@ def _with_mirrors(
             texts.append(texts[pos])
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
     start_far = len(texts)
+    if wide:
+        # a repeated element is what some of these inputs add: their mirrors keep it
+        lay(wide, _Invariants(tuples, seeded=False))
+    end_wide = len(texts)
     lay(far)
+    if late:
+        for pos in itertools.islice(itertools.cycle(late), max(len(late), LATE_CALLS - len(texts))):
+            repeats[len(texts)] = pos
+            texts.append(texts[pos])
+            parents.append(parents[pos] or (pos,))  # a check's call: made from that call
     return _Laid(
-        tuple(texts), tuple(parents), frozenset(range(start_far, len(texts))), tuple(mirrors), repeats
+        tuple(texts),
+        tuple(parents),
+        frozenset(range(start_far, len(texts))),
+        tuple(mirrors),
+        repeats,
+        frozenset(range(start_far, end_wide)),
     )
 
 
@@ -810,6 +882,247 @@ def _generate_far(
         seen.add(text)
         out.append((text, (b,)))
     return out
+
+
+def _generate_wide(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p6/c6) Inputs that leave the cases' domain in kind, not in range, each with the case it was made
+    from: a case with some of its values changed in a way no case shows at that argument position, up
+    to :data:`WIDE_PER_KIND` inputs of each kind the position admits (:data:`_WIDENINGS`):
+
+    - ``sign``: integers made negative where the cases pass none (an argument, or the elements of a
+      flat list: ``[1, -2, 3]``);
+    - ``repeat``: a list with an element repeated where no case's list repeats one (kept sorted where
+      every case's is);
+    - ``case``: letters put in the other case where the cases hold letters of both (``'xxx'`` against
+      a prefix ``'xxx'`` becomes ``'Xxx'``);
+    - ``letters``: a letter of no case's alphabet in the class of the one it replaces (``'é'`` for a
+      lower-case letter, ``'É'`` for an upper-case one), a tab for a blank;
+    - ``float``: floats moved to magnitudes that print with an exponent (``3.5e-06``, ``1.33e+17``).
+
+    Every other relation the cases keep is kept (:class:`_Invariants`, sortedness and 1..n, ``domain``
+    besides). The reference decides what such an input says, as past the range: an input it refuses or
+    is too slow for says nothing; where it answers with a value, a program answering another value is
+    wrong, and one that refuses the input (raises) is not held to it (``ProbePlan.wide``)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    columns = [[t[i] for t in tuples] for i in range(arity)]
+    longest = max(len(repr(t)) for t in tuples)
+    limit = _SIZE_FACTOR * longest + _SIZE_SLACK
+    sizes = _Sizes(tuples)
+    seen = {repr(t) for t in tuples} | taken
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for name, admits, widen in _WIDENINGS:
+        positions = [i for i, column in enumerate(columns) if admits(column)]
+        if not positions:
+            continue
+        # a repeated element is this kind's point: the cases' bound on repeats is lifted where it widens
+        invariants = _Invariants(tuples, seeded=name != "repeat")
+        made = 0
+        for _ in range(WIDE_PER_KIND * _ATTEMPTS_PER_INPUT):
+            if made >= WIDE_PER_KIND:
+                break
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            chosen = [i for i in positions if rng.random() < 0.5] or [rng.choice(positions)]
+            changed = False
+            for i in chosen:
+                value = widen(candidate[i], columns[i], rng)
+                if value is not None:
+                    candidate[i], changed = value, True
+            text = repr(tuple(candidate))
+            if not changed or text in seen or len(text) > limit or not invariants.hold(candidate):
+                continue
+            if not sizes.keeps(candidate) or (domain is not None and not domain(candidate, {b})):
+                continue
+            if not _is_input_literal(text, tuple(candidate)):
+                continue
+            seen.add(text)
+            out.append((text, (b,)))
+            made += 1
+    return out
+
+
+def _leaves(column: Sequence[object]) -> list[object] | None:
+    """The values at one argument position, the elements of flat lists and tuples in place of those
+    (None: some value is another container, or a list holds one)."""
+    out: list[object] = []
+    for v in column:
+        if isinstance(v, list | tuple):
+            if any(isinstance(e, list | tuple | dict | set | frozenset) for e in v):
+                return None
+            out.extend(v)
+        elif isinstance(v, dict | set | frozenset):
+            return None
+        else:
+            out.append(v)
+    return out
+
+
+def _widen_leaves(
+    value: object,
+    pick: Callable[[object], bool],
+    change: Callable[[object, random.Random], object],
+    rng: random.Random,
+) -> object | None:
+    """``value`` (an argument, or a flat list or tuple) with some of the leaves ``pick`` accepts changed
+    (each with even odds, at least one and, of two or more, not all; all of them one time in five), None
+    where none is."""
+    if isinstance(value, list | tuple):
+        at = [k for k, e in enumerate(value) if pick(e)]
+        if not at:
+            return None
+        if rng.random() < 0.2:
+            chosen = at
+        else:
+            # some changed, some kept where there are two or more: a mix shows more than all or none
+            chosen = [k for k in at if rng.random() < 0.5] or [rng.choice(at)]
+            if len(chosen) == len(at) > 1:
+                chosen.remove(rng.choice(chosen))
+        items = list(value)
+        for k in chosen:
+            items[k] = change(items[k], rng)
+        return type(value)(items)
+    return change(value, rng) if pick(value) else None
+
+
+def _plain_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _admits_sign(column: Sequence[object]) -> bool:
+    leaves = _leaves(column) or []
+    return bool(leaves) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in leaves)
+
+
+def _negated(value: object, column: Sequence[object], rng: random.Random) -> object | None:
+    return _widen_leaves(value, _plain_int, lambda v, _: -v if v else -1, rng)  # type: ignore[operator]
+
+
+def _admits_repeat(column: Sequence[object]) -> bool:
+    return (
+        all(isinstance(v, list) for v in column)
+        and any(column)
+        and all(not isinstance(e, list | tuple | dict | set | frozenset) for v in column for e in v)  # type: ignore[attr-defined]
+        and all(_repeats(v) == 0 for v in column)
+    )
+
+
+def _repeated(value: object, column: Sequence[object], rng: random.Random) -> object | None:
+    if not isinstance(value, list) or not value:
+        return None
+    out = list(value)
+    for _ in range(rng.choice((1, 1, 2))):
+        out.insert(rng.randint(0, len(out)), rng.choice(value))
+    if all(_sorted(v) for v in column) and any(len(v) > 1 for v in column):  # type: ignore[arg-type]
+        with contextlib.suppress(TypeError):
+            out = sorted(out)  # type: ignore[type-var]
+    return out
+
+
+def _column_chars(column: Sequence[object]) -> str | None:
+    """Every character of the strings at one position (None: not strings, or flat lists of them)."""
+    texts = [v for v in _leaves(column) or [] if isinstance(v, str)]
+    if not texts or len(texts) != len(_leaves(column) or []):
+        return None
+    return "".join(sorted({c for v in texts for c in v}))
+
+
+def _admits_case(column: Sequence[object]) -> bool:
+    chars = _column_chars(column) or ""
+    return any(c.isupper() for c in chars) and any(c.islower() for c in chars)
+
+
+def _other_case(value: object, column: Sequence[object], rng: random.Random) -> object | None:
+    def flip(s: object, rng: random.Random) -> str:
+        assert isinstance(s, str)
+        at = [k for k, c in enumerate(s) if c.swapcase() != c and len(c.swapcase()) == 1]
+        if rng.random() < 0.5:
+            k = rng.choice(at)
+            return s[:k] + s[k].swapcase() + s[k + 1 :]
+        # one word (a run of letters) in the other case
+        k = rng.choice(at)
+        lo, hi = k, k
+        while lo > 0 and s[lo - 1].isalpha():
+            lo -= 1
+        while hi < len(s) and s[hi].isalpha():
+            hi += 1
+        return s[:lo] + s[lo:hi].swapcase() + s[hi:]
+
+    def cased(s: object) -> bool:
+        return isinstance(s, str) and any(c.swapcase() != c and len(c.swapcase()) == 1 for c in s)
+
+    return _widen_leaves(value, cased, flip, rng)
+
+
+def _others(chars: str) -> dict[str, str]:
+    """Character class -> the characters of it no case holds that may stand for one of the class."""
+    out = {cls: "".join(c for c in pool if c not in chars) for cls, pool in _OTHER_LETTERS.items()}
+    out["space"] = "" if "\t" in chars or " " not in chars else "\t"
+    return {cls: pool for cls, pool in out.items() if pool and any(_char_class(c) == cls for c in chars)}
+
+
+def _admits_letters(column: Sequence[object]) -> bool:
+    chars = _column_chars(column)
+    return chars is not None and bool(_others(chars))
+
+
+def _other_letters(value: object, column: Sequence[object], rng: random.Random) -> object | None:
+    others = _others(_column_chars(column) or "")
+
+    def replace(s: object, rng: random.Random) -> str:
+        assert isinstance(s, str)
+        chars = list(s)
+        at = [k for k, c in enumerate(chars) if (c == " " or c.isalpha()) and _char_class(c) in others]
+        for k in rng.sample(at, min(len(at), rng.choice((1, 1, 2)))):
+            chars[k] = rng.choice(others[_char_class(chars[k])])
+        return "".join(chars)
+
+    def holds(s: object) -> bool:
+        return isinstance(s, str) and any((c == " " or c.isalpha()) and _char_class(c) in others for c in s)
+
+    return _widen_leaves(value, holds, replace, rng)
+
+
+def _admits_float(column: Sequence[object]) -> bool:
+    leaves = _leaves(column) or []
+    floats = [v for v in leaves if type(v) is float]
+    return bool(floats) and not any("e" in repr(v) for v in floats)
+
+
+def _with_exponent(value: object, column: Sequence[object], rng: random.Random) -> object | None:
+    def moved(v: object, rng: random.Random) -> float:
+        assert isinstance(v, float)
+        # the value's own digits at a magnitude that prints with an exponent: 3.5 -> 3.5e-06, 1.33e+17
+        shift = (rng.randint(-8, -5) if rng.random() < 0.5 else rng.randint(16, 18)) - math.floor(
+            math.log10(abs(v))
+        )
+        new = float(f"{v!r}e{shift}")
+        return new if "e" in repr(new) else v
+
+    return _widen_leaves(value, lambda v: type(v) is float and v != 0 and math.isfinite(v), moved, rng)
+
+
+#: (p6/c6) the kinds of input that widen the cases' domain: a name, whether an argument position admits
+#: it (from the values every case passes there) and how to widen a value there (None: this one cannot be)
+_WIDENINGS: tuple[
+    tuple[
+        str,
+        Callable[[Sequence[object]], bool],
+        Callable[[object, Sequence[object], random.Random], object | None],
+    ],
+    ...,
+] = (
+    ("sign", _admits_sign, _negated),
+    ("repeat", _admits_repeat, _repeated),
+    ("case", _admits_case, _other_case),
+    ("letters", _admits_letters, _other_letters),
+    ("float", _admits_float, _with_exponent),
+)
 
 
 class _Sizes:

@@ -23,8 +23,16 @@ SEED = "ab" * 16
 Run = TypeVar("Run", bound=SandboxExecutedV3)
 
 FIB = "def fib(n):\n    if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n"  # exponential
-FAST_FIB = "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
-BINET = "def fib(n):\n    phi = (1 + 5 ** 0.5) / 2\n    return int(round(phi ** n / 5 ** 0.5))\n"
+#: the plain reference's answers where it is fast enough (as FIB on every input, negatives included)
+FAST_FIB = (
+    "def fib(n):\n    if n < 2:\n        return n\n    a, b = 0, 1\n    for _ in range(n):\n"
+    "        a, b = b, a + b\n    return a\n"
+)
+#: right below n=71 (and, as the reference, on negatives), wrong past it: floats run out of digits
+BINET = (
+    "def fib(n):\n    if n < 2:\n        return n\n    phi = (1 + 5 ** 0.5) / 2\n"
+    "    return int(round(phi ** n / 5 ** 0.5))\n"
+)
 #: what the plain reference answers in the probe's time (fib(30) takes seconds by plain recursion)
 TOO_SLOW = 25
 
