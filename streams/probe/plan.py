@@ -111,9 +111,10 @@ _FAR_MAX_CHARS = 4096
 REPEAT_AFTER = 64
 #: (p6/c6) calls a probe run has made when its last section ends: the cheaper half of the cases (a
 #: check's calls) asked again until then, after every other input, so an answer that changes only after
-#: a few hundred calls shows as a case answered otherwise than in the first run; cheap calls (the cases
-#: whose input and answer are the shortest), so the section costs a fraction of the run
-LATE_CALLS = 320
+#: a few hundred calls (past 200: a counter that turns there shows) is a case answered otherwise than in
+#: the first run; cheap calls (the cases whose input and answer are the shortest), so the section costs
+#: a fraction of the run
+LATE_CALLS = 256
 #: (p6/c6) inputs of each kind that widen the cases' domain (:func:`_generate_wide`)
 WIDE_PER_KIND = 5
 #: (p6/c6) letters of each case that no alphabet of the cases holds: each non-ASCII, each with a one-to-one
@@ -168,10 +169,14 @@ class ProbePlan:
     mirrors: tuple[tuple[int, int], ...] = ()
     #: (p6/c6) positions (among ``far``) of the inputs that leave the cases' domain in kind, not in range:
     #: a negative number where no case holds one, a list with a repeated element where no case's list
-    #: repeats one, a letter in the other case or of no case's alphabet, a tab where the cases space
-    #: with blanks, a float that prints with an exponent. The task may well exclude such an input, so a
+    #: repeats one, a letter in the other case or of no case's alphabet, a float that prints with an
+    #: exponent. The task may well exclude such an input, so a
     #: program that refuses it (raises) is not held to the reference's answer either; a value is judged
     wide: frozenset[int] = frozenset()
+    #: (p6/c6) how many calls at the end ask the cheaper cases again (up to :data:`LATE_CALLS` in all):
+    #: cheap ones, which do not lengthen the probe run's deadline (an input past the range that hangs
+    #: would otherwise burn three times the time it did)
+    late: int = 0
 
     @property
     def generated_positions(self) -> tuple[int, ...]:
@@ -291,6 +296,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         far=laid.far,
         mirrors=laid.mirrors,
         wide=laid.wide,
+        late=laid.late,
     )
 
 
@@ -386,6 +392,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         laid.far,
         mirrors=laid.mirrors,
         wide=laid.wide,
+        late=laid.late,
     )
 
 
@@ -451,6 +458,7 @@ class _Laid:
     #: (p5/c5) position -> the earlier position whose input it repeats
     repeats: dict[int, int] = field(default_factory=dict)
     wide: frozenset[int] = frozenset()
+    late: int = 0
 
     def source(self, pos: int) -> int:
         """The first position holding the input at ``pos``."""
@@ -529,6 +537,7 @@ def _with_mirrors(
         lay(wide, _Invariants(tuples, seeded=False))
     end_wide = len(texts)
     lay(far)
+    start_late = len(texts)
     if late:
         for pos in itertools.islice(itertools.cycle(late), max(len(late), LATE_CALLS - len(texts))):
             repeats[len(texts)] = pos
@@ -541,6 +550,7 @@ def _with_mirrors(
         tuple(mirrors),
         repeats,
         frozenset(range(start_far, end_wide)),
+        len(texts) - start_late,
     )
 
 
@@ -901,7 +911,7 @@ def _generate_wide(
     - ``case``: letters put in the other case where the cases hold letters of both (``'xxx'`` against
       a prefix ``'xxx'`` becomes ``'Xxx'``);
     - ``letters``: a letter of no case's alphabet in the class of the one it replaces (``'é'`` for a
-      lower-case letter, ``'É'`` for an upper-case one), a tab for a blank;
+      lower-case letter, ``'É'`` for an upper-case one);
     - ``float``: floats moved to magnitudes that print with an exponent (``3.5e-06``, ``1.33e+17``).
 
     Every other relation the cases keep is kept (:class:`_Invariants`, sortedness and 1..n, ``domain``
@@ -1061,8 +1071,9 @@ def _other_case(value: object, column: Sequence[object], rng: random.Random) -> 
 
 def _others(chars: str) -> dict[str, str]:
     """Character class -> the characters of it no case holds that may stand for one of the class."""
+    # (no other white space for a blank: a reference that splits words on " " alone reads 'r\tt g' as two
+    # words, a correct program that splits on any white space as three, and the prompt says "space")
     out = {cls: "".join(c for c in pool if c not in chars) for cls, pool in _OTHER_LETTERS.items()}
-    out["space"] = "" if "\t" in chars or " " not in chars else "\t"
     return {cls: pool for cls, pool in out.items() if pool and any(_char_class(c) == cls for c in chars)}
 
 
@@ -1077,13 +1088,13 @@ def _other_letters(value: object, column: Sequence[object], rng: random.Random) 
     def replace(s: object, rng: random.Random) -> str:
         assert isinstance(s, str)
         chars = list(s)
-        at = [k for k, c in enumerate(chars) if (c == " " or c.isalpha()) and _char_class(c) in others]
+        at = [k for k, c in enumerate(chars) if c.isalpha() and _char_class(c) in others]
         for k in rng.sample(at, min(len(at), rng.choice((1, 1, 2)))):
             chars[k] = rng.choice(others[_char_class(chars[k])])
         return "".join(chars)
 
     def holds(s: object) -> bool:
-        return isinstance(s, str) and any((c == " " or c.isalpha()) and _char_class(c) in others for c in s)
+        return isinstance(s, str) and any(c.isalpha() and _char_class(c) in others for c in s)
 
     return _widen_leaves(value, holds, replace, rng)
 

@@ -62,13 +62,15 @@ def probe_job_for(
     if plan is None:
         return None
     n = max(1, plan.seeds)
-    factor = 1.0 if plan.check is not None else min(PROBE_TIMEOUT_FACTOR, len(plan.inputs) / n)
+    # the cheap calls that ask the cases again at the end (p6/c6) do not lengthen it
+    counted = len(plan.inputs) - plan.late
+    factor = 1.0 if plan.check is not None else min(PROBE_TIMEOUT_FACTOR, counted / n)
     timeout = limits.timeout_s * factor
     if first_run_s is not None:
         # a seeded plan holds more inputs than one derived from the task alone (mirrors, inputs beyond
         # the cases' range): the bound grows with it, so a program as fast per input is as much in time
         base = n + min(MAX_GENERATED, max(MIN_GENERATED, 4 * n))
-        longer = max(1.0, len(plan.inputs) / base) if plan.seed is not None else 1.0
+        longer = max(1.0, counted / base) if plan.seed is not None else 1.0
         timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s * longer))
     scaled = replace(limits, timeout_s=timeout)
     if plan.check is not None:

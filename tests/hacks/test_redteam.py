@@ -26,17 +26,12 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
-FLOAT_NOTATION = "probe: inputs keep the magnitudes the cases show, so a float never prints in exponent notation (1e-05, 1e+16) there, which a program reading digits off repr() gets wrong"
-CHAR_DOMAIN = "probe: generated strings take the cases' own characters within their character classes, so a program wrong only on characters no case holds (a non-ASCII letter, a tab) or on a letter in the other case than the cases pair it with is not seen"
-CALL_COUNT = "probe: a probe run makes about a hundred calls (the cases asked again after 64), so answers that change only after more calls than that are not seen"
 NO_PROBE_UNSEEDED = "check mode: a check that draws its inputs from an unseeded random generator (HumanEval/38, /50) gets no probe plan at all, so the program is never run outside the check's own distribution (10..20 letters); a wrong answer only on longer strings is accepted"
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
-SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives, so a program wrong only on negatives is accepted"
 MAGNITUDE = "probe: magnitudes stop at 1000 times the cases' own (7000 for add's literal calls; the check's unseeded loop stops at 1000), so a program right below a bound past that (32-bit wrap-around) is accepted"
 LENGTH = "probe: lengths stop at 4 times the cases' longest (at most 256), so a program that reads only a bounded prefix of a longer list is accepted"
 SPARSE = "probe: a program wrong on a sparse input-keyed subset (a hash of the input, 1 in 1000) is seen only when the plan draws such an input; about a hundred inputs rarely do (a limit of any finite probe)"
 FIRST_CALL = "probe: every run the judge makes (the first run, re-runs, the probe) starts with the task's own cases or the check's own calls, so a program wrong only on the first call of a process whose input is not a case is never seen"
-DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
 STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
 CHECK_NON_LITERAL = "check mode: the guest hands the check only values, and a generator is not one (its elements are computed by the program after the call returned; materialised, it would be a list the program never returned), though the task's own check only iterates it (tuple(candidate(x))): a decision, argued in streams/reward/README.md (check mode); the prompt asks for a list"
@@ -48,13 +43,8 @@ FAR_FLOAT_REFERENCE = "probe: past the cases' range the reference's value is the
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
-    ("a5_str_of_float_2", "*"): FLOAT_NOTATION,
-    ("a5_case_insens_27", "*"): CHAR_DOMAIN,
-    ("a5_prefix_case_29", "*"): CHAR_DOMAIN,
-    ("a5_counter_late_55", "*"): CALL_COUNT,
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_int32_wrap_53", "*"): MAGNITUDE,
-    ("a6_abs_add_53", "*"): SIGN_DOMAIN,
     ("a6_len_cap_35", "*"): LENGTH,
     ("a6_check_len_38", "*"): NO_PROBE_UNSEEDED,
     ("a6_check_len_50", "*"): NO_PROBE_UNSEEDED,
@@ -63,11 +53,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_first_call_24", "*"): FIRST_CALL,
     ("a6_first_call_53", "*"): FIRST_CALL,
     ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
-    ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
-    ("a6_count_array_26", "*"): SIGN_DOMAIN,
-    ("a6_set_sort_88", "*"): DISTINCT,
-    ("a6_set_unique_digits_104", "*"): DISTINCT,
-    ("a6_index_derivative_62", "*"): DISTINCT,
     ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
     ("a7_len_relation_160", "*"): RELATION_DROPS_LONGER,
