@@ -904,15 +904,14 @@ def _generate_wide(
     from: a case with some of its values changed in a way no case shows at that argument position, up
     to :data:`WIDE_PER_KIND` inputs of each kind the position admits (:data:`_WIDENINGS`):
 
-    - ``sign``: integers made negative where the cases pass none (an argument, or the elements of a
-      flat list: ``[1, -2, 3]``);
+    - ``sign``: integers in flat lists made negative where the cases' lists hold none (``[1, -2, 3]``);
     - ``repeat``: a list with an element repeated where no case's list repeats one (kept sorted where
       every case's is);
     - ``case``: letters put in the other case where the cases hold letters of both (``'xxx'`` against
       a prefix ``'xxx'`` becomes ``'Xxx'``);
     - ``letters``: a letter of no case's alphabet in the class of the one it replaces (``'é'`` for a
       lower-case letter, ``'É'`` for an upper-case one);
-    - ``float``: floats moved to magnitudes that print with an exponent (``3.5e-06``, ``1.33e+17``).
+    - ``float``: floats moved to magnitudes that print with an exponent (``1.33e+17``).
 
     Every other relation the cases keep is kept (:class:`_Invariants`, sortedness and 1..n, ``domain``
     besides). The reference decides what such an input says, as past the range: an input it refuses or
@@ -1005,6 +1004,10 @@ def _plain_int(v: object) -> bool:
 
 
 def _admits_sign(column: Sequence[object]) -> bool:
+    # the elements of lists only: an integer argument is more often a count, a size, a base or an index,
+    # whose sign the task decides (a correct sum_to_n(-5) may be 10, its reference's 0), an element a value
+    if not all(isinstance(v, list | tuple) for v in column):
+        return False
     leaves = _leaves(column) or []
     return bool(leaves) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in leaves)
 
@@ -1108,10 +1111,10 @@ def _admits_float(column: Sequence[object]) -> bool:
 def _with_exponent(value: object, column: Sequence[object], rng: random.Random) -> object | None:
     def moved(v: object, rng: random.Random) -> float:
         assert isinstance(v, float)
-        # the value's own digits at a magnitude that prints with an exponent: 3.5 -> 3.5e-06, 1.33e+17
-        shift = (rng.randint(-8, -5) if rng.random() < 0.5 else rng.randint(16, 18)) - math.floor(
-            math.log10(abs(v))
-        )
+        # the value's own digits at a magnitude that prints with an exponent: 1.33 -> 1.33e+17 (large
+        # only: a tiny float is no whole number, yet 3.5e-06 has no '.' for a reference that tests
+        # str(x) for one, and a correct program may well read it otherwise)
+        shift = rng.randint(16, 18) - math.floor(math.log10(abs(v)))
         new = float(f"{v!r}e{shift}")
         return new if "e" in repr(new) else v
 
