@@ -168,10 +168,9 @@ class ProbePlan:
     #: by position: 'the closest pair' of [1.0, 2.5, 3.0]) and neither of the two counts
     mirrors: tuple[tuple[int, int], ...] = ()
     #: (p6/c6) positions (among ``far``) of the inputs that leave the cases' domain in kind, not in range:
-    #: a negative number where no case holds one, a list with a repeated element where no case's list
-    #: repeats one, a letter in the other case or of no case's alphabet, a float that prints with an
-    #: exponent. The task may well exclude such an input, so a
-    #: program that refuses it (raises) is not held to the reference's answer either; a value is judged
+    #: a list with a repeated element where no case's list repeats one, a letter in the other case or of
+    #: no case's alphabet, a float that prints with an exponent. The task may well exclude such an input,
+    #: so a program that refuses it (raises) is not held to the reference's answer; a value is judged
     wide: frozenset[int] = frozenset()
     #: (p6/c6) how many calls at the end ask the cheaper cases again (up to :data:`LATE_CALLS` in all):
     #: cheap ones, which do not lengthen the probe run's deadline (an input past the range that hangs
@@ -904,7 +903,6 @@ def _generate_wide(
     from: a case with some of its values changed in a way no case shows at that argument position, up
     to :data:`WIDE_PER_KIND` inputs of each kind the position admits (:data:`_WIDENINGS`):
 
-    - ``sign``: integers in flat lists made negative where the cases' lists hold none (``[1, -2, 3]``);
     - ``repeat``: a list with an element repeated where no case's list repeats one (kept sorted where
       every case's is);
     - ``case``: letters put in the other case where the cases hold letters of both (``'xxx'`` against
@@ -997,23 +995,6 @@ def _widen_leaves(
             items[k] = change(items[k], rng)
         return type(value)(items)
     return change(value, rng) if pick(value) else None
-
-
-def _plain_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _admits_sign(column: Sequence[object]) -> bool:
-    # the elements of lists only: an integer argument is more often a count, a size, a base or an index,
-    # whose sign the task decides (a correct sum_to_n(-5) may be 10, its reference's 0), an element a value
-    if not all(isinstance(v, list | tuple) for v in column):
-        return False
-    leaves = _leaves(column) or []
-    return bool(leaves) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in leaves)
-
-
-def _negated(value: object, column: Sequence[object], rng: random.Random) -> object | None:
-    return _widen_leaves(value, _plain_int, lambda v, _: -v if v else -1, rng)  # type: ignore[operator]
 
 
 def _admits_repeat(column: Sequence[object]) -> bool:
@@ -1131,7 +1112,6 @@ _WIDENINGS: tuple[
     ],
     ...,
 ] = (
-    ("sign", _admits_sign, _negated),
     ("repeat", _admits_repeat, _repeated),
     ("case", _admits_case, _other_case),
     ("letters", _admits_letters, _other_letters),

@@ -1,7 +1,7 @@
-"""Seeded probe plans p6/c6: inputs that leave the cases' domain in kind (negative numbers where no case
-holds one, repeated list elements where no case's list repeats one, letters in the other case or of no
-case's alphabet, floats that print with an exponent), and the
-cheaper cases asked again after a few hundred calls; runs of p5/c5 still find their plan, byte for byte."""
+"""Seeded probe plans p6/c6: inputs that leave the cases' domain in kind (repeated list elements where no
+case's list repeats one, letters in the other case or of no case's alphabet, floats that print with an
+exponent), and the cheaper cases asked again after a few hundred calls; runs of p5/c5 still find their
+plan, byte for byte."""
 
 from __future__ import annotations
 
@@ -71,27 +71,12 @@ def test_runs_of_p5_and_c5_still_find_their_plan_byte_for_byte() -> None:
         assert set(old.inputs) <= set(current.inputs)
 
 
-def test_negative_list_elements_where_no_case_list_holds_one() -> None:
-    from_zero = (
-        "def solve(xs):\n    m, out = 0, []\n    for x in xs:\n        m = max(m, x)\n"
-        "        out.append(m)\n    return out\n"
-    )
-    plain = MAX_REF.replace("m = None", "m = None  # running")
+def test_no_negative_number_is_added_where_no_case_holds_one() -> None:
+    # a negative element or argument is outside many tasks whose cases hold none ("non-negative
+    # operands"), and a correct program may read it otherwise than the reference (HumanEval/160)
     for seed in SEEDS:
-        plan = plan_for(MAX_TASK, seed)
-        assert plan is not None and plan.version == "p6"
-        assert any(min(args[0], default=0) < 0 for args in _wide(plan))
-        assert decision_of(MAX_TASK, from_zero, seed).verdict == "reject"
-        assert decision_of(MAX_TASK, plain, seed).verdict == "accept"
-    # an integer argument keeps its sign (it may be a count whose sign the task decides)
-    assert all(min(args) >= 0 for args in _wide(plan_for(ADD_TASK, SEEDS[0])))
-
-
-def test_negatives_are_not_added_where_a_case_shows_them_already() -> None:
-    task = task_of(MAX_REF, cases_of(MAX_REF, ["([1, 2],)", "([-3, 4],)", "([7, 7, 1],)", "([0, 9],)"]))
-    plan = plan_for(task, SEEDS[0])
-    assert plan is not None
-    assert not any(min(args[0], default=0) < -9 for args in _wide(plan))
+        assert all(min(args[0], default=0) >= 0 for args in _wide(plan_for(MAX_TASK, seed)))
+        assert all(min(args) >= 0 for args in _wide(plan_for(ADD_TASK, seed)))
 
 
 def test_repeated_elements_where_every_case_list_is_distinct() -> None:
@@ -163,18 +148,17 @@ def test_the_cheaper_cases_are_asked_again_after_a_few_hundred_calls() -> None:
 
 
 def test_a_correct_program_that_refuses_a_widened_input_is_accepted() -> None:
-    # the task may well exclude negatives or repeats: a program that says so is not held to the
+    # the task may well exclude repeats or other alphabets: a program that says so is not held to the
     # reference's answer there
-    refusing = (
-        "def solve(xs):\n    if any(x < 0 for x in xs):\n        raise ValueError('natural numbers only')\n"
-        "    m, out = None, []\n    for x in xs:\n        m = x if m is None else max(m, x)\n"
-        "        out.append(m)\n    return out\n"
-    )
     refusing_repeats = (
         "def solve(xs):\n    if len(set(xs)) < len(xs):\n        raise ValueError('distinct only')\n"
         "    return sorted(xs)\n"
     )
+    refusing_letters = (
+        "def solve(s):\n    if not s.isascii():\n        raise ValueError('ASCII only')\n"
+        "    return s.swapcase()\n"
+    )
     for seed in SEEDS:
-        assert any(min(args[0], default=0) < 0 for args in _wide(plan_for(MAX_TASK, seed)))
-        assert decision_of(MAX_TASK, refusing, seed).verdict == "accept"
+        assert any(len(set(args[0])) < len(args[0]) for args in _wide(plan_for(SORT_TASK, seed)))
         assert decision_of(SORT_TASK, refusing_repeats, seed).verdict == "accept"
+        assert decision_of(FLIP_TASK, refusing_letters, seed).verdict == "accept"
