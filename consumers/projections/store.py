@@ -210,11 +210,17 @@ def apply(engine: Engine, batch: Batch, *, projector: str, ks: Sequence[int]) ->
         stale = _ahead_of(conn, batch, projector)
         if stale:
             raise StaleBatch(stale)
+        keys = set(batch.passk_keys)
+        samples = batch.rows.get(Sample)
+        if samples:
+            # the keys these samples have before this batch: a sample written again under another
+            # policy version (a generator killed mid-group on the at-least-once runtime generates it
+            # anew after loading a newer version) leaves its old key, whose pass@k must lose it
+            keys |= _keys_of_samples(conn, {str(row["sample_id"]) for row in samples.values()})
         for model in PROJECTED:
             rows = batch.rows.get(model)
             if rows:
                 upsert(conn, model, list(rows.values()))
-        keys = set(batch.passk_keys)
         if batch.passk_samples:
             keys |= _keys_of_samples(conn, batch.passk_samples)
         if keys:
