@@ -22,7 +22,7 @@ from typing import Any
 from consumers.review import Recorded, reviews_in_force
 from infra.kafka.admin import ensure_topics
 from infra.kafka.producer import EventProducer
-from infra.kafka.replay import replay
+from infra.kafka.replay import replay, skip_undecodable
 from learner.batch import TrainSample
 from learner.config import default_checkpoint_dir
 from learner.engine import LearnerEngine
@@ -63,12 +63,12 @@ def review_examples(bootstrap: str, run_id: str, source_run: str, progress: Prog
     last turn under its task's prompt (a human vouched for that answer)."""
     in_force = reviews_in_force(
         Recorded(item.envelope.id, item.envelope.time, item.event)
-        for item in replay(bootstrap, REVIEWS.name)
+        for item in replay(bootstrap, REVIEWS.name, on_undecodable=skip_undecodable)
         if isinstance(item.event, ReviewRecorded)
     )
     accepted = {sid: r.event_id for sid, r in in_force.items() if r.event.verdict == "accept"}
     last: dict[str, CodeGenerated] = {}
-    for item in replay(bootstrap, GENERATIONS.name):
+    for item in replay(bootstrap, GENERATIONS.name, on_undecodable=skip_undecodable):
         ev = item.event
         if not (isinstance(ev, CodeGenerated) and item.envelope.run_id == source_run):
             continue
@@ -77,7 +77,7 @@ def review_examples(bootstrap: str, run_id: str, source_run: str, progress: Prog
             last[ev.sample_id] = ev
     prompts = {
         item.event.task_id: item.event.prompt
-        for item in replay(bootstrap, TASKS.name)
+        for item in replay(bootstrap, TASKS.name, on_undecodable=skip_undecodable)
         if isinstance(item.event, TaskPublished)
     }
     out = [
@@ -146,7 +146,7 @@ def read_examples(bootstrap: str, run_id: str) -> tuple[list[SftExample], Consum
     seen: set[str] = set()
     out: list[SftExample] = []
     end: ConsumedOffset | None = None
-    for item in replay(bootstrap, SFT_EXAMPLES.name):
+    for item in replay(bootstrap, SFT_EXAMPLES.name, on_undecodable=skip_undecodable):
         end = ConsumedOffset(topic=item.topic, partition=item.partition, offset=item.offset + 1)
         if (
             isinstance(item.event, SftExample)
@@ -278,7 +278,7 @@ def starting_policy(settings: Settings, bootstrap: str | None, spec: str) -> Sta
         raise InputError(f"--from-policy {spec}: no broker to read rl.policy from", location="--from-policy")
     versions = {
         item.event.policy_version: item.event
-        for item in replay(bootstrap, POLICY.name)
+        for item in replay(bootstrap, POLICY.name, on_undecodable=skip_undecodable)
         if isinstance(item.event, PolicyPublished) and item.event.run_id == run_id
     }
     if not versions:

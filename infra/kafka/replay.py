@@ -38,6 +38,12 @@ class PartitionWindow:
 UndecodableHandler = Callable[[Message, EventDecodeError], None]
 
 
+def skip_undecodable(msg: Message, exc: EventDecodeError) -> None:
+    """For a reader that collects facts of its own kind (a run's versions, its reviews, its alerts):
+    a record that does not decode is not one of them, and reporting it is the dead-letter queue's job
+    (every processor reading the topic letters it), so the reader goes on instead of failing on it."""
+
+
 def _ms(t: datetime) -> int:
     if t.tzinfo is None:
         raise UsageError(

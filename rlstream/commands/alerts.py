@@ -6,7 +6,7 @@ import typer
 import yaml
 
 from consumers.alerts import AlertHistory
-from infra.kafka.replay import replay
+from infra.kafka.replay import replay, skip_undecodable
 from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(yaml.safe_dump(promrules(rules), sort_keys=False, width=200), nl=False)
             return
         history = AlertHistory(run)
-        for item in replay(bootstrap_servers(), ALERTS.name):
+        for item in replay(bootstrap_servers(), ALERTS.name, on_undecodable=skip_undecodable):
             history.fold(item.envelope.id, item.envelope.time, item.event)
         if as_json:
             echo_json(

@@ -5,20 +5,15 @@ from __future__ import annotations
 import json
 
 import typer
-from confluent_kafka import Message
 
 from consumers.lineage import Lineage, policy_lineage
-from infra.kafka.replay import replay
+from infra.kafka.replay import replay, skip_undecodable
 from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.broker import bootstrap_servers
-from schemas.errors import EventDecodeError, InputError
+from schemas.errors import InputError
 from schemas.policy import PolicyPublished
 from schemas.sft import SftExample
 from schemas.topics import EVENT_TOPICS, POLICY, SFT_EXAMPLES
-
-
-def _skip(msg: Message, exc: EventDecodeError) -> None:
-    """Undecodable records are the dead-letter queue's business, not this sample's."""
 
 
 def register(app: typer.Typer) -> None:
@@ -52,7 +47,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(str(exc), location="SAMPLE_ID") from None
         bootstrap = bootstrap_servers()
         for topic in EVENT_TOPICS:
-            for item in replay(bootstrap, topic.name, on_undecodable=_skip):
+            for item in replay(bootstrap, topic.name, on_undecodable=skip_undecodable):
                 result.fold(item.envelope, item.event)
         out = result.result()
         if out["generation"] is None:
@@ -74,7 +69,7 @@ def _policy_lineage(spec: str, as_json: bool) -> None:
     bootstrap = bootstrap_servers()
     versions = {
         (item.event.run_id, item.event.policy_version): item.event
-        for item in replay(bootstrap, POLICY.name, on_undecodable=_skip)
+        for item in replay(bootstrap, POLICY.name, on_undecodable=skip_undecodable)
         if isinstance(item.event, PolicyPublished)
     }
     found = versions.get((run_id, int(version)))
@@ -85,7 +80,7 @@ def _policy_lineage(spec: str, as_json: bool) -> None:
     examples = (
         [
             item.event
-            for item in replay(bootstrap, SFT_EXAMPLES.name, on_undecodable=_skip)
+            for item in replay(bootstrap, SFT_EXAMPLES.name, on_undecodable=skip_undecodable)
             if isinstance(item.event, SftExample)
         ]
         if chain_has_sft

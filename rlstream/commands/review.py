@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import typer
-from confluent_kafka import Message
 
 from consumers.lineage import Lineage, group_of
 from consumers.review import (
@@ -28,11 +27,11 @@ from consumers.review import (
     select_queue,
 )
 from infra.kafka.producer import EventProducer
-from infra.kafka.replay import replay
+from infra.kafka.replay import replay, skip_undecodable
 from rlstream.commands._common import echo_json, handle_errors, printable
 from rlstream.commands.broker import bootstrap_servers
 from rlstream.settings import get_settings
-from schemas.errors import EventDecodeError, InputError, UsageError
+from schemas.errors import InputError, UsageError
 from schemas.policy import PolicyPublished
 from schemas.rollout import CodeGenerated, ExperienceReady, NoiseVerdict, ReviewRecorded
 from schemas.topics import EVENT_TOPICS, EXPERIENCES, GENERATIONS, POLICY, REVIEWS, VERDICTS
@@ -40,14 +39,10 @@ from schemas.topics import EVENT_TOPICS, EXPERIENCES, GENERATIONS, POLICY, REVIE
 VERDICT_CHOICES = ("accept", "mask", "reject")
 
 
-def _skip(msg: Message, exc: EventDecodeError) -> None:
-    """Undecodable records are the dead-letter queue's business, not a reviewer's."""
-
-
 def _read(bootstrap: str, topic: str, kind: type) -> list[Recorded]:
     return [
         Recorded(item.envelope.id, item.envelope.time, item.event)
-        for item in replay(bootstrap, topic, on_undecodable=_skip)
+        for item in replay(bootstrap, topic, on_undecodable=skip_undecodable)
         if isinstance(item.event, kind)
     ]
 
@@ -79,7 +74,7 @@ def _lineages(bootstrap: str, sample_ids: list[str]) -> dict[str, dict[str, Any]
     if not every:
         return {}
     for topic in EVENT_TOPICS:
-        for item in replay(bootstrap, topic.name, on_undecodable=_skip):
+        for item in replay(bootstrap, topic.name, on_undecodable=skip_undecodable):
             group = getattr(item.event, "group_id", None)
             targets = by_group.get(group, []) if group is not None else every
             for lineage in targets:
