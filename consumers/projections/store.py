@@ -282,6 +282,7 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
         # committed, or two would insert the same summary row (seen: split_summary_pkey violated)
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PASS_AT_K_LOCK})
     outcomes: dict[PassKey, dict[str, _Scored]] = {k: {} for k in keys}
+    summaries: set[tuple[str, str, int]] = set()
     ordered = sorted(keys)
     reward_of: dict[str, tuple[PassKey, str]] = {}
     for chunk in _chunks(ordered, 300):
@@ -313,13 +314,18 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
                 tuple_(PassAtK.run_id, PassAtK.task_id, PassAtK.policy_version).in_(list(chunk))
             )
         )
-        conn.execute(
-            delete(SplitPassAtK).where(
-                tuple_(SplitPassAtK.run_id, SplitPassAtK.task_id, SplitPassAtK.policy_version).in_(
-                    list(chunk)
-                )
+        split_key = tuple_(SplitPassAtK.run_id, SplitPassAtK.task_id, SplitPassAtK.policy_version)
+        # the summaries these rows fed: one whose last task leaves it (its samples moved to another
+        # version) must be refreshed too, though no sample names it any more
+        summaries.update(
+            (str(run_id), split, version)
+            for run_id, split, version in conn.execute(
+                select(SplitPassAtK.run_id, SplitPassAtK.split, SplitPassAtK.policy_version)
+                .where(split_key.in_(list(chunk)))
+                .distinct()
             )
         )
+        conn.execute(delete(SplitPassAtK).where(split_key.in_(list(chunk))))
     for key, per_sample in outcomes.items():
         for sample_id, scored in per_sample.items():
             if scored.newest is not None:
@@ -333,7 +339,6 @@ def refresh_pass_at_k(conn: Connection, keys: set[PassKey], ks: Sequence[int]) -
             outcomes[key][sample_id].similarity = value
     rows: list[dict[str, object]] = []
     split_rows: list[dict[str, object]] = []
-    summaries: set[tuple[str, str, int]] = set()
     for (run_id, task_id, version), per_sample in sorted(outcomes.items()):
         n, c = len(per_sample), sum(s.correct for s in per_sample.values())
         rows.extend(

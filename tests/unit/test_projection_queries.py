@@ -246,8 +246,8 @@ def test_a_sample_generated_again_under_another_version_leaves_no_pass_at_k_behi
     lose it, as a rebuild of the same log has it (the fault suite's Faust run caught the stale row)."""
     events, _ = run_stream("run-moved", tasks=2, epochs=2, group_size=2)
     first = next(p for p in events if isinstance(p.event, CodeGenerated) and p.event.policy_version == 0)
-    moved = first.event.model_copy(update={"policy_version": 1})
-    # the log: the sample under version 1 first, then generated again under version 0 at the end
+    moved = first.event.model_copy(update={"policy_version": 7})  # a version no other sample has
+    # the log: the sample under version 7 first, then generated again under version 0 at the end
     log = [*(Planned(moved, p.causation_id) if p is first else p for p in events), first]
 
     def project(url: str, cuts: int) -> None:
