@@ -33,21 +33,33 @@ KS = (1, 2, 4, 8, 16)
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 
-def _project(url: str, run_id: str, batches: int = 3, projector: str = "projector") -> Expected:
-    events, expected = run_stream(run_id, tasks=3, epochs=4, group_size=4)
+def _apply_log(
+    url: str,
+    run_id: str,
+    log: list[Planned],
+    *,
+    batches: int,
+    projector: str = "projector",
+    partitions: int = 2,
+) -> None:
+    """Fold and apply ``log`` in ``batches`` transactions, each a slice of it (as the projector commits)."""
     engine = make_engine(url)
     migrate(engine)
-    # several transactions, each a slice of the log (as the projector commits them)
-    size = len(events) // batches + 1
-    for start in range(0, len(events), size):
+    size = len(log) // batches + 1
+    for start in range(0, len(log), size):
         batch = Batch()
-        for i, planned in enumerate(events[start : start + size], start):
+        for i, planned in enumerate(log[start : start + size], start):
             env = Envelope.for_event(
                 planned.event, source="test", run_id=run_id, causation_id=planned.causation_id, time=T0
             )
-            fold(batch, env, planned.event, Position("t", i % 2, i))
+            fold(batch, env, planned.event, Position("t", i % partitions, i))
         apply(engine, batch, projector=projector, ks=KS)
     engine.dispose()
+
+
+def _project(url: str, run_id: str, batches: int = 3, projector: str = "projector") -> Expected:
+    events, expected = run_stream(run_id, tasks=3, epochs=4, group_size=4)
+    _apply_log(url, run_id, events, batches=batches, projector=projector)
     return expected
 
 
@@ -250,27 +262,10 @@ def test_a_sample_generated_again_under_another_version_leaves_no_pass_at_k_behi
     # the log: the sample under version 7 first, then generated again under version 0 at the end
     log = [*(Planned(moved, p.causation_id) if p is first else p for p in events), first]
 
-    def project(url: str, cuts: int) -> None:
-        engine = make_engine(url)
-        migrate(engine)
-        size = len(log) // cuts + 1
-        for start in range(0, len(log), size):
-            batch = Batch()
-            for i, planned in enumerate(log[start : start + size], start):
-                env = Envelope.for_event(
-                    planned.event,
-                    source="test",
-                    run_id="run-moved",
-                    causation_id=planned.causation_id,
-                    time=T0,
-                )
-                fold(batch, env, planned.event, Position("t", 0, i))
-            apply(engine, batch, projector="projector", ks=KS)
-        engine.dispose()
-
     live, rebuilt = f"sqlite:///{tmp_path / 'live.sqlite'}", f"sqlite:///{tmp_path / 'rebuilt.sqlite'}"
-    project(live, cuts=len(log))  # one record a transaction, as a projector following the log
-    project(rebuilt, cuts=1)
+    # one record a transaction, as a projector following the log; the rebuild in one
+    _apply_log(live, "run-moved", log, batches=len(log), partitions=1)
+    _apply_log(rebuilt, "run-moved", log, batches=1, partitions=1)
     a, b = make_engine(live), make_engine(rebuilt)
     try:
         assert [str(d) for _, diffs in compare(a, b) for d in diffs] == []
