@@ -263,7 +263,16 @@ def policy_lineage(
     samples by count), and, where its run started from a published version (``base``), that version's
     lineage in turn (from ``versions``: every version on the log by run and number), back to a version
     trained from a model's own weights."""
-    examples = list(examples)
+    seen = {(published.run_id, published.policy_version)}
+    return _version_lineage(published, list(examples), versions or {}, seen)
+
+
+def _version_lineage(
+    published: PolicyPublished,
+    examples: list[SftExample],
+    versions: Mapping[tuple[str, int], PolicyPublished],
+    seen: set[tuple[str, int]],
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": published.run_id,
         "policy_version": published.policy_version,
@@ -292,29 +301,22 @@ def policy_lineage(
     else:
         out["trained_sample_ids"] = list(published.trained_sample_ids)
     if published.base is not None:
-        out["base"] = _base_lineage(
-            published, examples, versions or {}, {(published.run_id, published.policy_version)}
-        )
+        out["base"] = _base_lineage(published.base, examples, versions, seen)
     return out
 
 
 def _base_lineage(
-    published: PolicyPublished,
+    ref: str,
     examples: list[SftExample],
     versions: Mapping[tuple[str, int], PolicyPublished],
     seen: set[tuple[str, int]],
 ) -> dict[str, Any]:
-    assert published.base is not None
-    run_id, _, number = published.base.rpartition(":v")
+    run_id, _, number = ref.rpartition(":v")
     key = (run_id, int(number))
     base = versions.get(key)
     if base is None:
-        return {"ref": published.base, "missing": True}
+        return {"ref": ref, "missing": True}
     if key in seen:  # a log that names a cycle of bases (never written by rlstream) ends here
-        return {"ref": published.base, "cycle": True}
+        return {"ref": ref, "cycle": True}
     seen.add(key)
-    out = policy_lineage(base, examples, {})
-    out.pop("base", None)
-    if base.base is not None:
-        out["base"] = _base_lineage(base, examples, versions, seen)
-    return {"ref": published.base, **out}
+    return {"ref": ref, **_version_lineage(base, examples, versions, seen)}
