@@ -4,8 +4,12 @@ the answers' NLL lowered, and `rlstream run --from-policy` resolving the version
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,7 +22,7 @@ from rlstream.settings import Settings
 from rlstream.sft import StartingPolicy, starting_policy
 from schemas.policy import PolicyPublished
 from schemas.sft import SftExample
-from tests.cli_support import run_cli
+from tests.cli_support import ROOT, run_cli
 
 
 def _skip(msg: object, exc: Exception) -> None:
@@ -104,3 +108,57 @@ def test_rl_starts_from_the_stage_version_whether_or_not_its_folder_is_on_this_m
     assert all(again[name].equal(tensor) for name, tensor in saved.items())
     with pytest.raises(Exception, match="has versions"):
         starting_policy(settings, stage["bootstrap"], f"{run_id}:v7")
+
+
+def test_a_stage_killed_mid_training_and_started_again_teaches_every_example_once(
+    kafka_catalog: str, tmp_path: Path
+) -> None:
+    """kill -9 while the stage trains, then the same command again: the stage trains anew on the
+    examples the log holds (the first run's, written again under the same event ids) and publishes one
+    version that names each example once; nothing the killed run did is published."""
+    home = tmp_path / "home"
+    run_id = f"sft-{uuid.uuid4().hex[:8]}"
+    epochs = 40
+    args = ["sft", "--tasks", "synthetic", "--epochs", str(epochs), "--run-id", run_id]
+    env = {**os.environ, "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": kafka_catalog, "RLSTREAM_HOME": str(home)}
+    log = tmp_path / "killed.log"
+    with log.open("w") as err:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "rlstream.cli", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while f"epoch 3/{epochs}" not in log.read_text():
+            assert first.poll() is None, f"the stage ended before its third epoch:\n{log.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, f"no third epoch in 300 s:\n{log.read_text()[-2000:]}"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert f"epoch {epochs}/{epochs}" not in log.read_text(), "killed too late: the stage had finished"
+    assert not _published(kafka_catalog, run_id), "the killed stage published a version"
+
+    done = _cli(kafka_catalog, home, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    examples = [
+        e.event
+        for e in replay(kafka_catalog, "rl.sft.examples", on_undecodable=_skip)
+        if isinstance(e.event, SftExample) and e.event.run_id == run_id
+    ]
+    # both runs wrote the family's 8 examples, under the same event ids: 8 examples on the log's account
+    ids = {e.example_id for e in examples}
+    assert len(ids) == 8 and {e.event_id() for e in examples} == {
+        e.event_id() for e in examples[: len(examples) // 2]
+    }
+    (version,) = _published(kafka_catalog, run_id)
+    assert version.policy_version == summary["policy_version"] == 1
+    assert sorted(version.trained_sample_ids) == sorted(ids)  # each example once, none lost
+    assert len(summary["loss_by_epoch"]) == epochs and summary["nll_after"] < summary["nll_before"] - 0.5
