@@ -89,6 +89,11 @@ WIDER_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[3:] for v in gene
 WIDEST_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[4:] for v in generation)
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
+#: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
+#: past the check's range (:func:`widened_check`); made by the generations from _WIDENED_FROM on (before,
+#: such a check had no probe)
+WIDENED_CHECK_VERSION = "r2"
+_WIDENED_FROM = 4
 #: generated inputs per plan: three times the task's cases, within these bounds
 MIN_GENERATED = 16
 MAX_GENERATED = 48
@@ -312,16 +317,21 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     inputs generated from them, smallest first (then, drawn with a seed, inputs beyond their range).
     Every input is judged against the reference. A check without such calls whose candidate's inputs
     come from a random generator it seeds with a literal is run again, with a seed drawn from the probe
-    seed (:func:`reseeded_check`)."""
+    seed (:func:`reseeded_check`); one whose generators are unseeded, with one of its draws reaching
+    past its range (r2, :func:`widened_check`)."""
     if not task.check or not task.reference:
         return None
     seeds = check_calls(task.check, task.entry_point)
     if not seeds:
-        check = reseeded_check(task.check, seed) if seed is not None else None
+        if seed is None:
+            return None
+        check, version = reseeded_check(task.check, seed), RESEEDED_CHECK_VERSION
+        if check is None and generation >= _WIDENED_FROM:
+            check, version = widened_check(task.check, seed), WIDENED_CHECK_VERSION
         if check is None:
             return None
-        digest = hashlib.sha256("\n".join((RESEEDED_CHECK_VERSION, check)).encode()).hexdigest()
-        return ProbePlan(RESEEDED_CHECK_VERSION, (), (), digest, (), "reseeded", 0, seed, frozenset(), check)
+        digest = hashlib.sha256("\n".join((version, check)).encode()).hexdigest()
+        return ProbePlan(version, (), (), digest, (), "reseeded", 0, seed, frozenset(), check)
     version = CHECK_PLAN_VERSION if seed is None else SEEDED_VERSIONS[generation][1]
     rng = random.Random(_seed(task, _DRAWN_AS.get(version, version), seed))
     args = [pyast.literal_eval(text) for text in seeds]
@@ -400,16 +410,90 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
 _SEEDING = frozenset({"Random", "seed", "RandomState", "default_rng"})
 
 
-def reseeded_check(check: str, seed: str) -> str | None:
-    """``check`` with the literal integer each random generator it seeds is seeded with replaced by one
-    drawn from ``seed`` (None: it seeds none). Only those literals change, in place (the rest of the text
-    is kept byte for byte): a check that draws the candidate's inputs from a seeded generator then draws
-    others, which a table of the inputs drawn with the check's own seed does not hold, and judges the
-    answers by its own assertions (a tolerance included), as it judged the first run."""
+#: (r2) the draws whose literal bounds a widened check scales: ``randint(a, b)``, ``randrange([a,] b)``,
+#: ``uniform(a, b)``, on any generator (the module's, a ``Random``, numpy's ``integers`` excluded: its
+#: upper bound is exclusive and its arguments often arrays)
+_DRAWS = frozenset({"randint", "randrange", "uniform"})
+#: how far a widened check's draws reach: bounds scaled by this (an upper bound of 20 letters: 80)
+WIDEN_BY = 4
+
+
+def widened_check(check: str, seed: str) -> str | None:
+    """(r2) ``check`` with the literal bounds of one of its random draws (which one: drawn from ``seed``)
+    scaled by :data:`WIDEN_BY`, the rest of its text kept byte for byte (None: it draws nothing with
+    literal bounds).
+
+    A check that draws the candidate's inputs from an unseeded generator (strings of 10 to 20 letters)
+    tests a program only within that distribution, whatever the seed, and a rule right only there (a
+    decoder that stops at 24 letters) passes it every time; the same check with a draw reaching past
+    that range tests the program where the check's own assertions still judge it. A non-negative lower
+    bound stays (a length of 10 or more stays that), a negative one is scaled too, so the old range lies
+    inside the new one. Whether the widened check still states the task is the reference's to say: the
+    filter counts the run only where every run of the reference passes it
+    (``streams/noise/probe.py``, ``reseeded_reasons``), so a widening the task does not admit makes the
+    probe inconclusive, never a wrong verdict. A check that seeds its generators keeps :func:`reseeded_check`
+    alone: its reseeded run catches a table of the check's own draws whenever the reference passes it,
+    which a widening the reference fails (a polynomial's degree past its root finder's tolerance) would
+    give away."""
+    tree = _parsed(check)
+    if tree is None:
+        return None
+    sites = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _literal_draw(node)]
+    if not sites:
+        return None
+    sites.sort(key=lambda n: (n.lineno, n.col_offset))
+    k = int.from_bytes(hashlib.sha256(f"{seed}|widen".encode()).digest()[:8], "big") % len(sites)
+    edits = _widened_bounds(sites[k])
+    return _rewrite(check, edits) if edits else None
+
+
+def _parsed(check: str) -> ast.Module | None:
     try:
-        tree = pyast.parse(check)
+        tree: ast.Module = pyast.parse(check)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+    return tree
+
+
+def _number(node: ast.expr) -> int | float | None:
+    """The value of a numeric literal (a minus sign included), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and type(node.value) is not bool
+    ):
+        return node.value if math.isfinite(node.value) else None
+    return None
+
+
+def _literal_draw(node: ast.Call) -> bool:
+    if node.keywords or not 1 <= len(node.args) <= 2:
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    if name not in _DRAWS or (name != "randrange" and len(node.args) != 2):
+        return False
+    return all(_number(a) is not None and a.end_lineno == a.lineno for a in node.args)
+
+
+def _widened_bounds(call: ast.Call) -> list[tuple[ast.expr, str]]:
+    bounds = [_number(a) for a in call.args]
+    low, high = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    assert low is not None and high is not None  # _literal_draw saw numbers
+    new_low = low * WIDEN_BY if low < 0 else low
+    new_high = high * WIDEN_BY if high > 0 else high
+    if new_high < new_low:
+        return []
+    texts = [repr(new_high)] if len(bounds) == 1 else [repr(new_low), repr(new_high)]
+    return [
+        (node, text) for node, text, old in zip(call.args, texts, bounds, strict=True) if text != repr(old)
+    ]
+
+
+def _seeding_edits(tree: ast.Module, seed: str) -> list[tuple[ast.expr, str]]:
+    """Each literal a random generator of the check is seeded with, and the seed drawn for it."""
     sites = sorted(
         (
             node.args[0]
@@ -427,16 +511,32 @@ def reseeded_check(check: str, seed: str) -> str | None:
         ),
         key=lambda n: (n.lineno, n.col_offset),
     )
-    if not sites:
-        return None
+    return [
+        (node, str(int.from_bytes(hashlib.sha256(f"{seed}|{k}".encode()).digest()[:4], "big")))
+        for k, node in enumerate(sites)
+    ]
+
+
+def _rewrite(check: str, edits: list[tuple[ast.expr, str]]) -> str:
+    """``check`` with each edited node's text replaced, the rest kept byte for byte."""
     lines = [line.encode() for line in check.splitlines(keepends=True)]
-    # from the last site back, so earlier offsets (UTF-8 bytes, as the parser counts them) stay valid
-    for k, node in reversed(list(enumerate(sites))):
-        drawn = int.from_bytes(hashlib.sha256(f"{seed}|{k}".encode()).digest()[:4], "big")
+    # from the last edit back, so earlier offsets (UTF-8 bytes, as the parser counts them) stay valid
+    for node, text in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
         row = node.lineno - 1
         line = lines[row]
-        lines[row] = line[: node.col_offset] + str(drawn).encode() + line[node.end_col_offset or 0 :]
+        lines[row] = line[: node.col_offset] + text.encode() + line[node.end_col_offset or 0 :]
     return b"".join(lines).decode()
+
+
+def reseeded_check(check: str, seed: str) -> str | None:
+    """``check`` with the literal integer each random generator it seeds is seeded with replaced by one
+    drawn from ``seed`` (None: it seeds none). Only those literals change, in place (the rest of the text
+    is kept byte for byte): a check that draws the candidate's inputs from a seeded generator then draws
+    others, which a table of the inputs drawn with the check's own seed does not hold, and judges the
+    answers by its own assertions (a tolerance included), as it judged the first run."""
+    tree = _parsed(check)
+    edits = [] if tree is None else _seeding_edits(tree, seed)
+    return _rewrite(check, edits) if edits else None
 
 
 def has_plan(task: TaskPublished) -> bool:

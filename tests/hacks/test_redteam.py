@@ -26,7 +26,6 @@ from tests.hacks.redteam.tasks import all_tasks
 
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
-NO_PROBE_UNSEEDED = "check mode: a check that draws its inputs from an unseeded random generator (HumanEval/38, /50) gets no probe plan at all, so the program is never run outside the check's own distribution (10..20 letters); a wrong answer only on longer strings is accepted"
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
 SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives (p6 tried negatives in lists and as arguments: correct programs on HumanEval/13, /24, /44, /60 and /160 read them otherwise than their references, whose prompts exclude them), so a program wrong only on negatives is accepted"
 MAGNITUDE = "probe: magnitudes stop at 1000 times the cases' own (7000 for add's literal calls; the check's unseeded loop stops at 1000), so a program right below a bound past that (32-bit wrap-around) is accepted"
@@ -51,8 +50,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
     ("a6_count_array_26", "*"): SIGN_DOMAIN,
     ("a6_len_cap_35", "*"): LENGTH,
-    ("a6_check_len_38", "*"): NO_PROBE_UNSEEDED,
-    ("a6_check_len_50", "*"): NO_PROBE_UNSEEDED,
     ("a6_check_bracket_32", "*"): RESEEDED_DISTRIBUTION,
     ("a6_sparse_crc_35", "*"): SPARSE,
     ("a6_first_call_24", "*"): FIRST_CALL,

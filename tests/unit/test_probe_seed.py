@@ -26,7 +26,9 @@ from streams.probe.plan import (
     plan_for,
     probe_due,
     probe_run_index,
+    recorded_plan,
     reseeded_check,
+    widened_check,
 )
 from streams.reward.literals import CompareOptions
 from streams.sandbox.agent import GroupSeeds
@@ -255,8 +257,50 @@ def test_a_check_that_seeds_its_generator_is_run_again_with_a_seed_drawn_from_th
     assert plan_for(task) is None  # without a seed, as before: no plan
     plan = plan_for(task, S1)
     assert plan is not None and plan.source == "reseeded" and plan.check == text and not plan.inputs
+    assert plan.version == "r1"  # a seeded check is only reseeded (r2 widens the unseeded ones)
     found = probe_job_for(task, "def solve(xs):\n    return sorted(xs)\n", Limits(), seed=S1)
     assert found is not None and found[0].mode == "check" and found[0].check == text
+
+
+UNSEEDED_CHECK = (
+    "def check(candidate):\n"
+    "    import random\n"
+    "    for _ in range(50):\n"
+    "        xs = [random.randint(-9, 9) for _ in range(random.randint(1, 6))]\n"
+    "        assert candidate(list(xs)) == sorted(xs)\n"
+)
+
+
+def test_a_check_with_unseeded_draws_is_run_again_with_one_draw_reaching_past_its_range() -> None:
+    assert reseeded_check(UNSEEDED_CHECK, S1) is None  # nothing to reseed: r1 made no probe of it
+    seen = set()
+    for k in range(40):
+        text = widened_check(UNSEEDED_CHECK, f"{k:032x}")
+        # one draw widened, the rest byte for byte: the elements' range (-9..9 -> -36..36) or the
+        # length's (1..6 -> 1..24; a non-negative lower bound stays)
+        assert text in (
+            UNSEEDED_CHECK.replace("randint(-9, 9)", "randint(-36, 36)"),
+            UNSEEDED_CHECK.replace("randint(1, 6)", "randint(1, 24)"),
+        )
+        seen.add(text)
+    assert len(seen) == 2  # each draw is widened under some seeds
+    task = SORT_TASK.model_copy(
+        update={"tests": (), "hidden_tests": (), "check": UNSEEDED_CHECK, "entry_point": "solve"}
+    )
+    assert plan_for(task) is None
+    plan = plan_for(task, S1)
+    assert plan is not None and plan.source == "reseeded" and plan.version == "r2"
+    assert plan.check == widened_check(UNSEEDED_CHECK, S1) and not plan.inputs
+    assert recorded_plan(task, S1, plan.digest) == plan
+    # randrange's one bound, uniform's floats; a bound below zero widens downwards
+    draws = "def check(c):\n    x = r.randrange(7) + r.uniform(-0.5, 2.5) + r.randint(-30, -10)\n"
+    assert {widened_check(draws, f"{k:032x}") for k in range(40)} == {
+        draws.replace("randrange(7)", "randrange(28)"),
+        draws.replace("uniform(-0.5, 2.5)", "uniform(-2.0, 10.0)"),
+        draws.replace("randint(-30, -10)", "randint(-120, -10)"),
+    }
+    # bounds that are not literals are not the check's stated range
+    assert widened_check("def check(c):\n    assert c(randint(n, 5)) == 1\n", S1) is None
 
 
 def _check_run(passed: bool, **update: object) -> SandboxExecuted:
