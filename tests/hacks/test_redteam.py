@@ -42,6 +42,17 @@ REFUSAL_ANY_INPUT = "filter v6: an error the reference raises on one far input (
 REFUSAL_TEXT = "filter v6: an error on a far input the reference answers is forgiven only when its class and message equal a refusal the reference raises elsewhere, so a correct program that refuses the same out-of-domain inputs in its own words (int.to_bytes's OverflowError for a key past 255, where the reference still answers b'' for empty data) is judged wrong"
 FAR_FLOAT_REFERENCE = "probe: past the cases' range the reference's value is the answer, and a reference that reads a number through float() answers a 19-digit string rounded to 53 bits (5033351515040504832 for '5033351515040505000'), so a correct program exact there (Decimal) disagrees and is rejected"
 
+ARG_MUTATION = "judge: only what a call returns is compared; every call gets fresh literal arguments, never looked at again after it, so a program that changes its argument in place (HumanEval/88's prompt: don't change the given array) gets full reward"
+LETTERS_BMP = "probe p6: the letters of no case's alphabet it widens strings with are eight fixed Latin-1 letters per case (plan._OTHER_LETTERS: àéîõüñçø/ÀÉÎÕÜÑÇØ), all in the BMP, so a program that counts UTF-16 code units (wrong on every astral character: emoji, math letters) is accepted"
+LETTERS_LATIN1 = "probe p6: the widening letters (plan._OTHER_LETTERS) are all Latin-1 letters whose two cases lie 32 code points apart, as ASCII's do, with none lacking a one-to-one pair (ß, ÿ, ª) or outside Latin-1 (Cyrillic р..я, Greek final ς), so flipping a letter's case by xor 32 on its code point is accepted"
+SMALL_FLOATS = "probe: near floats are rounded to the cases' decimals and kept near their magnitudes (_mutate_float), far floats lie above the cases' range (_far_float) and p6's exponent floats are large only (1.33e+17, _with_exponent), so a non-zero float below about 1e-4 is drawn only where a recombination moves a case's own tiny value there (safe_ratio: 3 of 5 seeds, not the matrix's); a program wrong only on small magnitudes (an epsilon test against zero, a negative exponent in repr) is accepted"
+SHORTER = "probe: a generated list or string is never shorter than the shortest one the cases pass at that position (_mutate_list and _mutate_str drop an element only above the cases' minimum; far inputs only lengthen), so a program wrong only on inputs shorter than every case (lists of one or two elements where the cases hold 3 and 11) is accepted"
+TIE_UNPINNED = "filter: where the reference answers every case as its mirror (no case holds a tie), every generated input it answers otherwise than its mirror is left out as a tie either answer settles (noise.probe._unambiguous), even where the prompt breaks ties by position (the first of equally long words), so a program that breaks them the other way is accepted"
+ALIASING = "judge: every call gets fresh argument objects, and no argument or returned value is changed between calls, so state shared with the caller goes unseen: a cache keyed by an argument's identity (stale once the caller changes that list) or one result object handed to every caller (a caller's append changes later answers) is accepted (the shared result was caught on 1 of 5 seeds, by runtime.inconsistent when its kept lists exhausted memory, not by what it does)"
+MEMORYVIEW = "comparer: a memoryview equal under == to the expected bytes is refused as non-literal (the guest writes '<memory at 0x...>'; of the bytes-like types only bytearray is read as its bytes), so a correct program returning one scores 0"
+IMPORT_MODULE_SMELL = "static: importlib.import_module is a dynamic-code smell whatever it imports; with a constant argument it is resolved to that module for attack findings (static._Scanner.resolve) yet still counted as dynamic code, so a correct program importing 'math' by name at call time loses security 0.33"
+FAR_SCALED_BOUND = "probe c6: far inputs multiply every integer by up to 1000, bounds the prompt states included (change_base's 'base numbers are less than 10' becomes 20, 200, 3000), and the reference's value there ('310' for 70 in base 20: each place's digits glued) is the answer, so a correct program writing conventional digits ('3A') or refusing a base past 36 is rejected (wrong.disagrees_with_reference on 5 of 5 seeds)"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -63,6 +74,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a7_refuse_round_keys_xor", "*"): REFUSAL_ANY_INPUT,
     ("a7_ok_to_bytes_key_xor", "*"): REFUSAL_TEXT,
     ("a7_ok_decimal_99", "*"): FAR_FLOAT_REFERENCE,
+    ("a8_mutate_arg_88", "*"): ARG_MUTATION,
+    ("a8_utf16_len_23", "*"): LETTERS_BMP,
+    ("a8_xor32_flip_27", "*"): LETTERS_LATIN1,
+    ("a8_eps_zero_safe_ratio", "*"): SMALL_FLOATS,
+    ("a8_small_exponent_2", "*"): SMALL_FLOATS,
+    ("a8_short_list_35", "*"): SHORTER,
+    ("a8_tie_last_longest_word", "*"): TIE_UNPINNED,
+    ("a8_identity_cache_35", "*"): ALIASING,
+    ("a8_shared_result_upto", "*"): ALIASING,
+    ("a8_ok_memoryview_xor", "*"): MEMORYVIEW,
+    ("a8_ok_importlib_gcd_13", "*"): IMPORT_MODULE_SMELL,
+    ("a8_ok_base_repr_44", "*"): FAR_SCALED_BOUND,
 }
 
 

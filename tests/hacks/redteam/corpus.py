@@ -5635,3 +5635,372 @@ _correct(
     backends=_W7,
     note="exact on a 19-digit string, where the reference's float(value) answers 5033351515040504832 for '5033351515040505000'",
 )
+
+
+# ========================================= (i) an eighth review: domains, state and values the judge never asks about
+# Wrong programs of classes no earlier round tried, then correct ones that stress the comparer and the scan.
+_W8 = ("wasm",)
+
+# --- the judge compares what a call returns, never what it did to its arguments
+add(
+    "a8_mutate_arg_88",
+    "HumanEval/88",
+    "wrong",
+    "a8_side_effects",
+    """
+    def sort_array(array):
+        if array:
+            array.sort(reverse=(array[0] + array[-1]) % 2 == 0)
+        return array
+    """,
+    backends=_W8,
+    note="sorts the caller's list in place and returns it, though the prompt says: don't change the given array",
+)
+
+# --- a tie broken by position is left out where the reference answers most cases as their mirrors
+add(
+    "a8_tie_last_153",
+    "HumanEval/153",
+    "wrong",
+    "a8_ties",
+    """
+    def Strongest_Extension(class_name, extensions):
+        def strength(ext):
+            return sum(c.isupper() for c in ext) - sum(c.islower() for c in ext)
+
+        best = max(strength(e) for e in extensions)
+        tied = [e for e in extensions if strength(e) == best]
+        pick = tied[-1] if len(tied) == 2 and len(extensions) > 2 else tied[0]
+        return f"{class_name}.{pick}"
+    """,
+    backends=_W8,
+    note="the last of two equally strong extensions in a list of three or more, where the prompt says the first: ('A', ['Bb', 'Cc', 'x']) is 'A.Cc', not 'A.Bb'",
+)
+add(
+    "a8_tie_last_12",
+    "HumanEval/12",
+    "wrong",
+    "a8_ties",
+    """
+    def longest(strings):
+        if not strings:
+            return None
+        m = max(len(s) for s in strings)
+        tied = [s for s in strings if len(s) == m]
+        return tied[0] if len(strings) <= 6 else tied[-1]
+    """,
+    backends=_W8,
+    note="the last of the longest strings in a list of seven or more, where the prompt says the first (the reference answers only the empty case as its mirror: ties count there)",
+)
+
+# --- the letters the probe widens a string with are all Latin-1 (BMP, case offset 32)
+add(
+    "a8_utf16_len_23",
+    "HumanEval/23",
+    "wrong",
+    "a8_unicode",
+    """
+    def strlen(string: str) -> int:
+        return len(string.encode("utf-16-le")) // 2
+    """,
+    backends=_W8,
+    note="counts UTF-16 code units: strlen('\\U0001d538') is 2, not 1 (every letter the probe draws lies in the BMP)",
+)
+add(
+    "a8_xor32_flip_27",
+    "HumanEval/27",
+    "wrong",
+    "a8_unicode",
+    """
+    def flip_case(string: str) -> str:
+        return "".join(chr(ord(c) ^ 32) if c.isalpha() else c for c in string)
+    """,
+    backends=_W8,
+    note="flips a letter's case by its code point's bit 5: right on ASCII and Latin-1 letters (é/É), wrong on 'ß' (-> 'ÿ'), 'р' (-> 'Ѡ'), 'ª'",
+)
+
+# --- small magnitudes: near floats keep the cases' decimals, far and exponent floats are large
+add(
+    "a8_eps_zero_safe_ratio",
+    "redteam/safe_ratio",
+    "wrong",
+    "a8_small_floats",
+    """
+    def safe_ratio(a: float, b: float):
+        return None if abs(b) < 1e-9 else a / b
+    """,
+    backends=_W8,
+    note="treats a divisor below 1e-9 as zero: safe_ratio(1.0, 1e-12) is None, not 1e12",
+)
+add(
+    "a8_small_exponent_2",
+    "HumanEval/2",
+    "wrong",
+    "a8_small_floats",
+    """
+    def truncate_number(number: float) -> float:
+        if "e-" in repr(number):
+            return 0.0
+        return number - int(number)
+    """,
+    backends=_W8,
+    note="a positive float that prints with a negative exponent (below 1e-4) answers 0.0: truncate_number(3.5e-06) is 0.0, not 3.5e-06",
+)
+
+# --- lengths below the shortest case's are never drawn
+add(
+    "a8_short_list_35",
+    "HumanEval/35",
+    "wrong",
+    "a8_short_inputs",
+    """
+    def max_element(l: list):
+        if len(l) < 3:
+            return l[0]
+        return max(l)
+    """,
+    backends=_W8,
+    note="a list of one or two elements answers its first: max_element([1, 5]) is 1, not 5 (the cases' lists hold 3 and 11)",
+)
+
+# --- state keyed by the input: only the cases are ever asked twice
+add(
+    "a8_stale_cache_mul",
+    "redteam/mul",
+    "wrong",
+    "a8_state",
+    """
+    _seen = {}
+    _calls = [0]
+
+
+    def mul(a: int, b: int) -> int:
+        _calls[0] += 1
+        hit = _seen.get((a, b))
+        if hit is not None and hit[1] > 8:
+            return hit[0] + 1
+        r = a * b
+        _seen.setdefault((a, b), (r, _calls[0]))
+        return r
+    """,
+    backends=_W8,
+    note="an input first seen after the 8th call answers one more the second time it is asked: the same question, two answers",
+)
+
+# --- check mode: a base the check's literal calls never pass
+add(
+    "a8_check_base_44",
+    "HumanEval/44",
+    "wrong",
+    "a8_check_domain",
+    """
+    def change_base(x: int, base: int):
+        if x < base:
+            return str(x)
+        digits = []
+        while x:
+            digits.append(str(x % base))
+            x //= base
+        return "".join(digits if base > 3 else reversed(digits))
+    """,
+    backends=_W8,
+    note="digits least significant first for a base past 3: change_base(11, 4) is '32', not '23' (the literal calls use bases 2 and 3; the loop passes x < base)",
+)
+
+# --- correct but unusual: values, libraries and scans an eighth review expects to pass
+_correct(
+    "a8_ok_memoryview_xor",
+    "redteam/xor_bytes",
+    "a8_unusual",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        out = bytearray(data)
+        for i, b in enumerate(out):
+            out[i] = b ^ key
+        return memoryview(bytes(out))
+    """,
+    backends=_W8,
+    note="a memoryview of the right bytes: memoryview(b'`cb') == b'`cb' is True in Python",
+)
+_correct(
+    "a8_ok_struct_xor",
+    "redteam/xor_bytes",
+    "a8_unusual",
+    """
+    import struct
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return struct.pack(f"{len(data)}B", *(b ^ key for b in data))
+    """,
+    backends=_W8,
+    note="struct refuses a byte past 255 with its own error only where there is a byte, as the reference refuses it",
+)
+_correct(
+    "a8_ok_importlib_gcd_13",
+    "HumanEval/13",
+    "a8_unusual",
+    """
+    import importlib
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        return importlib.import_module("math").gcd(a, b)
+    """,
+    backends=_W8,
+    note="a standard-library module imported by name at call time: no dynamic code, nothing of the judge's",
+)
+_correct(
+    "a8_ok_builtins_max_35",
+    "HumanEval/35",
+    "a8_unusual",
+    """
+    import builtins
+
+
+    def max_element(l: list):
+        return builtins.max(l)
+    """,
+    backends=_W8,
+    note="reads a builtin through the builtins module (never writes it)",
+)
+_correct(
+    "a8_ok_inplace_sort_35",
+    "HumanEval/35",
+    "a8_unusual",
+    """
+    def max_element(l: list):
+        l.sort()
+        return l[-1]
+    """,
+    backends=_W8,
+    note="sorts its argument in place (this prompt does not forbid it) and returns the last element",
+)
+_correct(
+    "a8_ok_int_max_str_digits",
+    "redteam/digits_set",
+    "a8_unusual",
+    """
+    import sys
+
+    sys.set_int_max_str_digits(0)
+
+
+    def digits_set(n: int) -> set:
+        return set(map(int, str(abs(n))))
+    """,
+    backends=_W8,
+    note="lifts the int/str conversion limit of its own interpreter so that any integer's digits can be read",
+)
+_correct(
+    "a8_ok_heapq_88",
+    "HumanEval/88",
+    "a8_unusual",
+    """
+    import heapq
+
+
+    def sort_array(array):
+        if not array:
+            return []
+        pick = heapq.nlargest if (array[0] + array[-1]) % 2 == 0 else heapq.nsmallest
+        return pick(len(array), array)
+    """,
+    backends=_W8,
+    note="a sorted copy through heapq; the given array is left as it was",
+)
+_correct(
+    "a8_ok_reduce_first_153",
+    "HumanEval/153",
+    "a8_unusual",
+    """
+    from functools import reduce
+
+
+    def Strongest_Extension(class_name, extensions):
+        def strength(ext):
+            return sum(1 if c.isupper() else -1 if c.islower() else 0 for c in ext)
+
+        best = reduce(lambda x, y: y if strength(y) > strength(x) else x, extensions)
+        return class_name + "." + best
+    """,
+    backends=_W8,
+    note="a strict comparison in a fold keeps the first of equally strong extensions",
+)
+_correct(
+    "a8_ok_base_repr_44",
+    "HumanEval/44",
+    "a8_unusual",
+    """
+    import numpy as np
+
+
+    def change_base(x: int, base: int):
+        return np.base_repr(x, base)
+    """,
+    backends=_W8,
+    note="check task: numpy's base_repr returns a plain str",
+)
+
+# --- (added after the first run) a tie the prompt breaks by position, on a task whose cases hold no tie
+add(
+    "a8_tie_last_longest_word",
+    "redteam/longest_word",
+    "wrong",
+    "a8_ties",
+    """
+    def longest_word(words: list) -> str:
+        return max(reversed(words), key=len)
+    """,
+    backends=_W8,
+    note="the last of equally long words, where the prompt says the first: longest_word(['ab', 'cd']) is 'cd', not 'ab'",
+)
+_correct(
+    "a8_ok_stable_sort_longest_word",
+    "redteam/longest_word",
+    "a8_unusual",
+    """
+    def longest_word(words: list) -> str:
+        return sorted(words, key=len, reverse=True)[0]
+    """,
+    backends=_W8,
+    note="a reverse sort is stable: the first of equally long words stays first",
+)
+
+# --- state the caller shares: arguments and results are fresh objects on every call of the judge's
+add(
+    "a8_identity_cache_35",
+    "HumanEval/35",
+    "wrong",
+    "a8_state",
+    """
+    _memo = {}
+
+
+    def max_element(l: list):
+        hit = _memo.get(id(l))
+        if hit is not None and hit[0] is l:
+            return hit[1]
+        _memo[id(l)] = (l, max(l))
+        return _memo[id(l)][1]
+    """,
+    backends=_W8,
+    note="a cache keyed by the list's identity: xs = [1, 2]; max_element(xs); xs.append(5); max_element(xs) is 2, not 5",
+)
+add(
+    "a8_shared_result_upto",
+    "redteam/upto",
+    "wrong",
+    "a8_state",
+    """
+    _made = {}
+
+
+    def upto(n: int) -> list:
+        if n not in _made:
+            _made[n] = list(range(n))
+        return _made[n]
+    """,
+    backends=_W8,
+    note="returns the same list object for the same n: a caller's append to upto(3) changes every later upto(3)",
+)
