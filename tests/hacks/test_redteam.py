@@ -52,6 +52,9 @@ ALIASING = "judge: every call gets fresh argument objects, and no argument or re
 MEMORYVIEW = "comparer: a memoryview equal under == to the expected bytes is refused as non-literal (the guest writes '<memory at 0x...>'; of the bytes-like types only bytearray is read as its bytes), so a correct program returning one scores 0"
 IMPORT_MODULE_SMELL = "static: importlib.import_module is a dynamic-code smell whatever it imports; with a constant argument it is resolved to that module for attack findings (static._Scanner.resolve) yet still counted as dynamic code, so a correct program importing 'math' by name at call time loses security 0.33"
 FAR_SCALED_BOUND = "probe c6: far inputs multiply every integer by up to 1000, bounds the prompt states included (change_base's 'base numbers are less than 10' becomes 20, 200, 3000), and the reference's value there ('310' for 70 in base 20: each place's digits glued) is the answer, so a correct program writing conventional digits ('3A') or refusing a base past 36 is rejected (wrong.disagrees_with_reference on 5 of 5 seeds)"
+HANG_FAR = "probe: past the cases' range only a value is judged, so a hang there is forgiven (a slow correct program may hang too) and the run's deadline ends the plan with it, even where the reference answered that input at once: a program that never returns once an argument passes the cases' largest (gcd past 200) is accepted"
+GAP_LENGTHS = "probe: each near input is one change of one case (a length within one of a case's) and far inputs are 2 to 4 times the longest, so lengths strictly between the cases' own are never drawn (HumanEval/35, cases of 3 and 11: none of 5..9 or 13..21 in 5 seeds); a program wrong only there is accepted"
+ZERO_DOMAIN = "probe: no zero is generated at an integer position where no case holds one (_mutate_int clamps to 1, _far_int moves away from zero, scaling keeps it out), even where the prompt admits it (the gcd of 0 and 5 is 5), so a program wrong only on a zero argument is accepted"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -86,6 +89,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a8_ok_memoryview_xor", "*"): MEMORYVIEW,
     ("a8_ok_importlib_gcd_13", "*"): IMPORT_MODULE_SMELL,
     ("a8_ok_base_repr_44", "*"): FAR_SCALED_BOUND,
+    ("a8_hang_far_13", "*"): HANG_FAR,
+    ("a8_gap_length_35", "*"): GAP_LENGTHS,
+    ("a8_zero_gcd_13", "*"): ZERO_DOMAIN,
 }
 
 

@@ -6004,3 +6004,92 @@ add(
     backends=_W8,
     note="returns the same list object for the same n: a caller's append to upto(3) changes every later upto(3)",
 )
+
+# --- (added after the first run) set iteration order for an ordered answer; a hang past the cases' range
+add(
+    "a8_set_order_34",
+    "HumanEval/34",
+    "wrong",
+    "a8_ordering",
+    """
+    def unique(l: list):
+        return list(set(l))
+    """,
+    backends=_W8,
+    note="a set's iteration order: ascending only while the integers lie below its hash table's size (unique([40, 3]) is [40, 3] in an 8-slot table)",
+)
+add(
+    "a8_hang_far_13",
+    "HumanEval/13",
+    "wrong",
+    "a8_hangs",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 200:
+            while True:
+                pass
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W8,
+    note="never returns once an argument passes 200 (the cases' largest is 144): gcd(300, 400) hangs",
+)
+_correct(
+    "a8_ok_value_cache_35",
+    "HumanEval/35",
+    "a8_unusual",
+    """
+    _memo = {}
+
+
+    def max_element(l: list):
+        key = tuple(l)
+        if key not in _memo:
+            _memo[key] = max(l)
+        return _memo[key]
+    """,
+    backends=_W8,
+    note="a cache keyed by the list's value (not its identity): never stale",
+)
+_correct(
+    "a8_ok_manual_swapcase_27",
+    "HumanEval/27",
+    "a8_unusual",
+    """
+    def flip_case(string: str) -> str:
+        return "".join(c.lower() if c.isupper() else c.upper() if c.islower() else c for c in string)
+    """,
+    backends=_W8,
+    note="per character by its own case, as str.swapcase does",
+)
+add(
+    "a8_gap_length_35",
+    "HumanEval/35",
+    "wrong",
+    "a8_short_inputs",
+    """
+    def max_element(l: list):
+        if 4 < len(l) < 10:
+            return max(l[::2])
+        return max(l)
+    """,
+    backends=_W8,
+    note="lists of five to nine elements read every other element only: max_element([1, 9, 2, 3, 4]) is 4, not 9 (the cases' lists hold 3 and 11)",
+)
+add(
+    "a8_zero_gcd_13",
+    "HumanEval/13",
+    "wrong",
+    "a8_zero",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if a == 0 or b == 0:
+            return 0
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W8,
+    note="a zero argument answers 0: greatest_common_divisor(0, 5) is 0, not 5 (no case holds a zero)",
+)
