@@ -672,6 +672,15 @@ class _Scanner(ast.NodeVisitor):
             base = self.resolve(node.func.value)
             if base is not None:
                 self._check_dotted(base, node, store=True)
+        inner = self.resolve(node)
+        if name in _IMPORT_CALLS and inner and not inner.startswith("."):
+            # importlib.import_module("math") with a constant name is `import math`: checked as that
+            # module, as the statement is (a computed or relative name stays dynamic code); the function
+            # itself is not visited, which would count as dynamic code
+            self._check_dotted(inner, node)
+            for child in (*node.args, *node.keywords):
+                self.visit(child)
+            return
         if name:
             self._check_dotted(name, node)
             if name == "type" and len(node.args) == 3:
@@ -684,7 +693,6 @@ class _Scanner(ast.NodeVisitor):
                 for a in node.args
             ):
                 self._add(PASS_MARKER, "prints a pass marker", node)
-        inner = self.resolve(node)
         if inner and inner != name:
             self._check_dotted(inner, node)
         self.generic_visit(node)
@@ -825,6 +833,8 @@ def _is_module(name: str, aliases: dict[str, str]) -> bool:
 _NAMESPACE_WRITES = frozenset({"update", "__setitem__", "setdefault"})
 
 
+#: calls that import a module by its name (a constant name: the module's import, see visit_Call)
+_IMPORT_CALLS = frozenset({"__import__", "importlib.import_module"})
 #: calls that return a module object
 _MODULE_CALLS = frozenset(
     {"sys.modules.get", "sys.modules.__getitem__", "sys.modules.setdefault", "sys.modules.pop"}

@@ -49,8 +49,6 @@ SMALL_FLOATS = "probe: near floats are rounded to the cases' decimals and kept n
 SHORTER = "probe: a generated list or string is never shorter than the shortest one the cases pass at that position (_mutate_list and _mutate_str drop an element only above the cases' minimum; far inputs only lengthen), so a program wrong only on inputs shorter than every case (lists of one or two elements where the cases hold 3 and 11) is accepted"
 TIE_UNPINNED = "filter: where the reference answers every case as its mirror (no case holds a tie), every generated input it answers otherwise than its mirror is left out as a tie either answer settles (noise.probe._unambiguous), even where the prompt breaks ties by position (the first of equally long words), so a program that breaks them the other way is accepted"
 ALIASING = "judge: every call gets fresh argument objects, and no argument or returned value is changed between calls, so state shared with the caller goes unseen: a cache keyed by an argument's identity (stale once the caller changes that list) or one result object handed to every caller (a caller's append changes later answers) is accepted (the shared result was caught on 1 of 5 seeds, by runtime.inconsistent when its kept lists exhausted memory, not by what it does)"
-MEMORYVIEW = "comparer: a memoryview equal under == to the expected bytes is refused as non-literal (the guest writes '<memory at 0x...>'; of the bytes-like types only bytearray is read as its bytes), so a correct program returning one scores 0"
-IMPORT_MODULE_SMELL = "static: importlib.import_module is a dynamic-code smell whatever it imports; with a constant argument it is resolved to that module for attack findings (static._Scanner.resolve) yet still counted as dynamic code, so a correct program importing 'math' by name at call time loses security 0.33"
 FAR_SCALED_BOUND = "probe c6: far inputs multiply every integer by up to 1000, bounds the prompt states included (change_base's 'base numbers are less than 10' becomes 20, 200, 3000), and the reference's value there ('310' for 70 in base 20: each place's digits glued) is the answer, so a correct program writing conventional digits ('3A') or refusing a base past 36 is rejected (wrong.disagrees_with_reference on 5 of 5 seeds)"
 HANG_FAR = "probe: past the cases' range only a value is judged, so a hang there is forgiven (a slow correct program may hang too) and the run's deadline ends the plan with it, even where the reference answered that input at once: a program that never returns once an argument passes the cases' largest (gcd past 200) is accepted"
 GAP_LENGTHS = "probe: each near input is one change of one case (a length within one of a case's) and far inputs are 2 to 4 times the longest, so lengths strictly between the cases' own are never drawn (HumanEval/35, cases of 3 and 11: none of 5..9 or 13..21 in 5 seeds); a program wrong only there is accepted"
@@ -86,8 +84,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a8_tie_last_longest_word", "*"): TIE_UNPINNED,
     ("a8_identity_cache_35", "*"): ALIASING,
     ("a8_shared_result_upto", "*"): ALIASING,
-    ("a8_ok_memoryview_xor", "*"): MEMORYVIEW,
-    ("a8_ok_importlib_gcd_13", "*"): IMPORT_MODULE_SMELL,
     ("a8_ok_base_repr_44", "*"): FAR_SCALED_BOUND,
     ("a8_hang_far_13", "*"): HANG_FAR,
     ("a8_gap_length_35", "*"): GAP_LENGTHS,

@@ -112,3 +112,31 @@ def test_a_frame_read_is_judged_by_the_entry_point_the_judge_calls() -> None:
 )
 def test_attribute_names_spelled_with_constants_are_read_as_spelled(spelled: str, name: str | None) -> None:
     assert static._const_str(ast.parse(spelled, mode="eval").body) == name
+
+
+@pytest.mark.parametrize(
+    ("code", "codes"),
+    [
+        # a module imported by a constant name is that module's import, judged as the statement is
+        ("import importlib\ndef f(a, b):\n    return importlib.import_module('math').gcd(a, b)\n", set()),
+        ("def f(a, b):\n    return __import__('math').gcd(a, b)\n", set()),
+        (
+            "import importlib\ndef f():\n    return importlib.import_module('os').system('x')\n",
+            {"hack.process"},
+        ),
+        ("def f():\n    __import__('builtins').len = len\n", {"hack.tampering"}),
+        (
+            "import importlib\ndef f():\n    importlib.import_module('sys').modules.clear()\n",
+            {"hack.tampering"},
+        ),
+        # a computed or relative name is still code chosen at run time
+        ("import importlib\ndef f(n):\n    return importlib.import_module(n)\n", {"hack.dynamic_code"}),
+        (
+            "import importlib\ndef f():\n    return importlib.import_module('.x', 'os')\n",
+            {"hack.dynamic_code"},
+        ),
+        ("import importlib\nload = importlib.import_module\n", {"hack.dynamic_code"}),
+    ],
+)
+def test_an_import_by_a_constant_name_is_the_import_of_that_module(code: str, codes: set[str]) -> None:
+    assert {f.code for f in static.analyse(code, "f").findings} == codes
