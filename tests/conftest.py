@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from bench import recovery as recovery_figures
 from infra.kafka.admin import admin_client, ensure_topics
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.kafka.jars import SETUP_HINT, jars_present, lib_dir
@@ -91,9 +92,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not entries:
         return
     path: Path = config.getoption("--recovery-json")
-    recovery.write(entries, path)
+    recovery_figures.write(entries, path)
     terminalreporter.write_sep("=", f"recovery per fault, seconds from the fault (JSON: {path})")
-    for line in recovery.table(entries):
+    for line in recovery_figures.table(entries):
         terminalreporter.write_line(line)
 
 

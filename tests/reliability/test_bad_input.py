@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
+from bench.faults import fact
 from schemas.codec import encode
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope
 from schemas.task import TaskPublished, TestCase
 from tests.e2e.conftest import CACHE, Workers, read_topic
 from tests.reliability.badinput import Bad, bad_kinds, draw
-from tests.reliability.harness import fact
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

@@ -20,6 +20,7 @@ import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from bench.faults import FLOW, Follower, Run, Supervised, cli, read_all, worker_env
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.producer import EventProducer
@@ -27,7 +28,6 @@ from learner.service import read_training_log, training_account
 from producers.ingest.synthetic import feedback_tasks
 from schemas.episode import TurnEnded
 from schemas.topics import CATALOG, EXECUTIONS, EXPERIENCES, GENERATIONS, TASKS, TURNS
-from tests.reliability.harness import FLOW, Follower, Run, Supervised, cli, read_all, worker_env
 
 G = 2
 EPOCHS = 3

@@ -17,52 +17,40 @@ projection. Recovery times (fault -> next event downstream, fault ->
 the learner caught up, fault -> the pipeline's committed output back at 90 % of its rate before the fault)
 are printed as ``RECOVERY {...}`` lines, written to ``recovery.json`` in the
 test's temporary directory, and gathered at the end of the session into one table per fault (also as
-JSON: ``--recovery-json``, ``tests/reliability/recovery.py``); nothing asserts on them.
+JSON: ``--recovery-json``; the figures: ``bench.recovery``, which injects the same faults
+(``bench.faults``) outside pytest); nothing asserts on them.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
 import time
-import uuid
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient
-from confluent_kafka.admin._config import ConfigResource
 
-from infra.kafka.admin import ensure_topics
-from infra.kafka.config import BrokerConfig, KafkaConfig
-from infra.kafka.local import LocalCluster, _wait_gone
+from bench import faults
+from bench.faults import (
+    FLOW,
+    PIPELINE,
+    STAGE_TIMEOUT_S,
+    WAVE,
+    Run,
+    assert_effectively_once,
+    assert_projection_matches_a_rebuild,
+)
+from infra.kafka.config import BrokerConfig
+from infra.kafka.local import LocalCluster
 from infra.kafka.producer import EventProducer
-from learner.service import read_training_log
 from schemas.dlq import DeadLettered
 from schemas.task import TaskPublished
-from schemas.topics import CATALOG, DLQ, EXPERIENCES, POLICY
+from schemas.topics import DLQ, POLICY
 from tests.conftest import private_dir, start_test_cluster
 from tests.e2e.conftest import read_topic
 from tests.reliability import recovery
-from tests.reliability.harness import (
-    FLOW,
-    PIPELINE,
-    Follower,
-    Run,
-    Supervised,
-    assert_effectively_once,
-    assert_exactly_once,
-    assert_projection_matches_a_rebuild,
-    worker_env,
-)
-
-G = 2
-WAVE = 6
-#: how long one stage of a scenario may take on a busy 2-core machine (generous: never a speed check)
-STAGE_TIMEOUT_S = 600
 
 
 def _cluster(lib: Path, config: BrokerConfig, brokers: int) -> Iterator[LocalCluster]:
@@ -99,104 +87,17 @@ def run_factory(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list
 
 
 def _start(bootstrap: str, tmp_path: Path, runs: list[Run], **env: str) -> Run:
-    ensure_topics(bootstrap, KafkaConfig(), CATALOG)
-    run_id = f"faults-{uuid.uuid4().hex[:8]}"
-    home = tmp_path / "home"
-    logs = tmp_path / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    # small learner batches: a version is published every few groups, so a kill lands between them
-    env = {"RLSTREAM_LEARNER__TOKEN_BUDGET": "256", **env}
-    workers = Supervised(worker_env(bootstrap, home, run_id, G, **env), logs)
-    for name in PIPELINE:
-        workers.start(name)
-    run = Run(bootstrap, run_id, home, G, workers, Follower(bootstrap, run_id))
+    run = faults.start(bootstrap, tmp_path, **env)
     runs.append(run)
     return run
 
 
-def _finish(run: Run, tmp_path: Path) -> dict[str, int]:
-    run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner to account for every experience")
-    run.workers.stop()
-    run.settle()
-    counts = assert_exactly_once(run)
+def _finish(run: Run, tmp_path: Path) -> dict[str, Any]:
+    counts = faults.finish(run)
     summary = {"counts": counts, "restarts": dict(run.workers.restarts), "killed": dict(run.workers.killed)}
     print(f"\nACCOUNT {json.dumps(summary)}", flush=True)
     (tmp_path / "recovery.json").write_text(json.dumps(run.recoveries, indent=1) + "\n")
     return counts
-
-
-def _kill_learner(run: Run) -> None:
-    wave = run.publish_wave(WAVE)
-
-    def trained_a_while() -> bool:
-        # the learner's throughput before the kill is its baseline: at least one measuring window of it
-        first = run.follower.first_version_at()
-        return first is not None and time.time() - first >= recovery.WINDOW_S
-
-    run.wait(trained_a_while, STAGE_TIMEOUT_S, "the learner training for a while")
-    # a warm standby, as `rlstream run` starts one once the first learner holds the run's lease
-    run.workers.start("learner-standby", kind="learner")
-    run.wait(lambda: run.workers.standing_by("learner-standby"), STAGE_TIMEOUT_S, "the standby learner")
-    before = run.follower.max_policy_version()
-    active = run.workers.holding(run.learner_lease)
-    standby = run.workers.procs["learner-standby" if active == "learner" else "learner"].pid
-    t0 = run.workers.kill9(active)
-    # work that arrives while the learner is away: it must be trained once the learner is back
-    late = run.publish_wave(WAVE // 2)
-    run.wait(run.wave_done(wave + late), STAGE_TIMEOUT_S, "the waves after the learner's kill")
-    new_version = run.wait(
-        lambda: run.follower.max_policy_version() > before, STAGE_TIMEOUT_S, "a new policy version"
-    )
-    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
-    took_over = [e for e in read_training_log(run.training_log) if e["kind"] == "start" and e["time"] > t0]
-    assert took_over and took_over[0]["pid"] == standby, "the standby did not take over"
-    run.record(
-        "kill -9 learner",
-        t0,
-        learner_restarted_s=run.learner_started_after(t0),
-        first_new_policy_version_s=run.follower.first_after(
-            t0, [POLICY.name], lambda e: e.policy_version > before
-        ),
-        new_version_seen_s=round(new_version - t0, 2),
-        learner_caught_up_s=round(caught_up - t0, 2),
-        stage="learner",
-    )
-
-
-def _kill_projector(run: Run) -> None:
-    wave = run.publish_wave(WAVE // 2)
-    run.wait(lambda: run.projected() > 0, STAGE_TIMEOUT_S, "the projector under way")
-    run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
-    before = run.projected()
-    t0 = run.workers.kill9("projector")
-    moved = run.wait(lambda: run.projected() > before, STAGE_TIMEOUT_S, "the projector applying again")
-    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the projector's kill")
-    run.record("kill -9 projector", t0, first_batch_applied_s=round(moved - t0, 2))
-
-
-def _restart_broker(run: Run, cluster: LocalCluster) -> None:
-    wave = run.publish_wave(WAVE)
-    run.wait(run.wave_progress(wave, 2), STAGE_TIMEOUT_S, "the wave under way")
-    restarts_before = sum(run.workers.restarts.values())
-    (node,) = cluster.status(probe=False).nodes
-    assert node.pid is not None
-    t0 = time.time()
-    os.kill(node.pid, signal.SIGKILL)
-    _wait_gone(node.pid, 30)
-    cluster.up()
-    back = time.time()
-    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
-    done = time.time()
-    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
-    run.record(
-        "kill -9 broker, start again on the same data",
-        t0,
-        broker_answering_s=round(back - t0, 2),
-        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
-        wave_done_s=round(done - t0, 2),
-        learner_caught_up_s=round(caught_up - t0, 2),
-        worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
-    )
 
 
 def test_learner_kill_and_broker_restart_lose_nothing_and_repeat_nothing(
@@ -205,19 +106,13 @@ def test_learner_kill_and_broker_restart_lose_nothing_and_repeat_nothing(
     bootstrap = one_broker.running_bootstrap()
     assert bootstrap
     run = _start(bootstrap, tmp_path, run_factory)
-    _kill_learner(run)
-    _kill_projector(run)
-    _restart_broker(run, one_broker)
+    faults.kill_learner(run)
+    faults.kill_projector(run)
+    faults.restart_broker(run, one_broker)
     counts = _finish(run, tmp_path)
     assert counts["tasks"] == len(run.tasks) == WAVE + WAVE // 2 + WAVE // 2 + WAVE
     assert run.workers.killed == {"learner": 1, "projector": 1}
     assert_projection_matches_a_rebuild(run, tmp_path / "rebuilt.sqlite")
-
-
-def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    md = admin.list_topics(timeout=30)
-    return Counter(p.leader for t in topics if t in md.topics for p in md.topics[t].partitions.values())
 
 
 def test_one_of_three_brokers_killed_loses_nothing_and_repeats_nothing(
@@ -226,37 +121,7 @@ def test_one_of_three_brokers_killed_loses_nothing_and_repeats_nothing(
     bootstrap = three_brokers.running_bootstrap()
     assert bootstrap
     run = _start(bootstrap, tmp_path, run_factory)
-    # the scenario is what it claims: every event topic on 3 replicas, writes need 2 in sync
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    md = admin.list_topics(timeout=30)
-    assert {len(p.replicas) for p in md.topics[EXPERIENCES.name].partitions.values()} == {3}
-    (cfg,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, EXPERIENCES.name)]).values()
-    assert cfg.result(30)["min.insync.replicas"].value == "2"
-
-    wave = run.publish_wave(WAVE)
-    run.wait(run.wave_progress(wave, 2), STAGE_TIMEOUT_S, "the wave under way")
-    # the broker leading the most partitions of the run's topics and of the transaction and offset logs
-    leaders = _leaders(bootstrap, [*FLOW, "__transaction_state", "__consumer_offsets"])
-    victim_id = leaders.most_common(1)[0][0]
-    victim = next(n for n in three_brokers.status(probe=False).nodes if n.node_id == victim_id)
-    assert victim.pid is not None
-    restarts_before = sum(run.workers.restarts.values())
-    t0 = time.time()
-    os.kill(victim.pid, signal.SIGKILL)
-    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after a broker's kill")
-    done = time.time()
-    # a whole further wave with the broker still down: two in-sync replicas are enough for acks=all
-    wave2 = run.publish_wave(WAVE)
-    run.wait(run.wave_done(wave2), STAGE_TIMEOUT_S, "a wave with one broker down")
-    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
-    run.record(
-        f"kill -9 broker {victim_id} of 3 (leader of {leaders[victim_id]} partitions), left down",
-        t0,
-        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
-        wave_done_s=round(done - t0, 2),
-        learner_caught_up_s=round(caught_up - t0, 2),
-        worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
-    )
+    faults.lose_a_broker(run, three_brokers)
     counts = _finish(run, tmp_path)
     assert counts["tasks"] == 2 * WAVE
     assert_projection_matches_a_rebuild(run, tmp_path / "rebuilt.sqlite")

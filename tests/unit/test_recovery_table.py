@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.reliability.recovery import PROPERTY, gathered, table, throughput_back
+from bench.recovery import table, throughput_back
+from tests.reliability.recovery import PROPERTY, gathered
 
 
 @dataclass

@@ -1,6 +1,9 @@
-"""What the fault-injection tests share: a whole pipeline as supervised child processes on a cluster of
-the test's own, a follower of the run's events with their broker timestamps (to time recoveries), and
-the exactly-once account of a finished run.
+"""Fault injection on a whole training run, shared by the fault suite (``tests/reliability``) and
+``python -m bench.recovery``: a whole pipeline as supervised child processes on a cluster of its own, a
+follower of the run's events with their broker timestamps (to time recoveries), the faults themselves
+(:func:`kill_worker`, :func:`kill_learner`, :func:`kill_projector`, :func:`restart_broker`,
+:func:`lose_a_broker`), each recording its recovery figures on the :class:`Run`, and the exactly-once
+account of a finished run.
 
 The supervisor restarts any worker that exits, as a process manager would (a worker may exit on its
 own while the broker is away); every restart is counted and reported.
@@ -19,13 +22,20 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import ConfigResource
 
+from bench import recovery
 from bench.load import load_tasks
+from infra.kafka.admin import ensure_topics
+from infra.kafka.config import KafkaConfig
 from infra.kafka.consumer import decode_message
+from infra.kafka.local import LocalCluster, _wait_gone
 from infra.kafka.producer import EventProducer
 from learner.lease import lease_holder, lease_path
 from learner.service import read_training_log, training_account
@@ -34,6 +44,7 @@ from schemas.policy import PolicyPublished
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from schemas.topics import (
+    CATALOG,
     EXECUTIONS,
     EXPERIENCES,
     GENERATIONS,
@@ -43,10 +54,8 @@ from schemas.topics import (
     TASKS,
     VERDICTS,
 )
-from tests.cli_support import run_cli
-from tests.reliability import recovery
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path.home() / ".rlstream"
 PIPELINE = ("scheduler", "generator", "sandbox", "reward", "filter", "experience", "learner", "projector")
 #: the run's topics, in flow order (rl.policy last: the learner's output)
@@ -421,14 +430,29 @@ def read_all(bootstrap: str, topic: str, run_id: str) -> list[Seen]:
 
 
 def cli(run: Run, *args: str, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
-    return run_cli(*args, env=run.workers.env, timeout=timeout_s)
+    """``rlstream ARGS`` as the run's workers see the cluster and the settings home, with nothing on its
+    stdin (a command that waited for input would hang rather than fail)."""
+    return subprocess.run(
+        [sys.executable, "-m", "rlstream.cli", *args],
+        cwd=ROOT,
+        env=run.workers.env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def catch_up_projection(run: Run) -> None:
+    """The run's projection applied to the end of the log (``rlstream project run --once``)."""
+    done = cli(run, "project", "run", "--once", "--url", run.projection_url)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def assert_projection_matches_a_rebuild(run: Run, rebuilt: Path) -> None:
     """The projection the (killed and restarted) projector kept up incrementally, caught up to the end
     of the log, is row for row the projection rebuilt from offset 0."""
-    done = cli(run, "project", "run", "--once", "--url", run.projection_url)
-    assert done.returncode == 0, done.stderr[-3000:]
+    catch_up_projection(run)
     done = cli(run, "project", "rebuild", "--url", f"sqlite:///{rebuilt}")
     assert done.returncode == 0, done.stderr[-3000:]
     diff = cli(run, "project", "diff", run.projection_url, f"sqlite:///{rebuilt}", "--json")
@@ -584,3 +608,231 @@ def assert_effectively_once(run: Run) -> dict[str, Any]:
     }
     print(f"\nDUPLICATES {json.dumps({'runtime': 'faust', 'run': run.run_id, **duplicates})}", flush=True)
     return counts
+
+
+# -- the faults ---------------------------------------------------------------------------------------
+#: samples per group, and tasks per wave: two groups in flight at most (``worker_env``), so a wave keeps
+#: every stage busy for a while after its first task is done
+G = 2
+WAVE = 6
+#: how long one stage of a scenario may take on a busy 2-core machine (generous: never a speed check)
+STAGE_TIMEOUT_S = 600
+#: the stream processors, in the pipeline's order (each one's output topic is FLOW's at its index)
+PROCESSORS = PIPELINE[:6]
+
+
+def start(bootstrap: str, workdir: Path, **env: str) -> Run:
+    """Every worker of a new run on ``bootstrap`` (settings home and logs under ``workdir``), followed
+    from the start. ``env``: further settings of the workers (``RLSTREAM_RUNTIME="faust"``)."""
+    ensure_topics(bootstrap, KafkaConfig(), CATALOG)
+    run_id = f"faults-{uuid.uuid4().hex[:8]}"
+    home = workdir / "home"
+    logs = workdir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    # small learner batches: a version is published every few groups, so a kill lands between them
+    env = {"RLSTREAM_LEARNER__TOKEN_BUDGET": "256", **env}
+    workers = Supervised(worker_env(bootstrap, home, run_id, G, **env), logs)
+    for name in PIPELINE:
+        workers.start(name)
+    try:
+        follower = Follower(bootstrap, run_id)
+    except BaseException:
+        workers.stop()
+        raise
+    return Run(bootstrap, run_id, home, G, workers, follower)
+
+
+def finish(run: Run, *, effectively_once: bool = False) -> dict[str, Any]:
+    """The learner caught up with every experience, the workers stopped, the throughput figures settled
+    and the run's account checked, read afresh from the log: exactly once (the transactional runtime),
+    or ``effectively_once`` (Faust: the projection caught up to the end of the log first); returns its
+    counts."""
+    run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner to account for every experience")
+    run.workers.stop()
+    run.settle()
+    if not effectively_once:
+        return assert_exactly_once(run)
+    catch_up_projection(run)
+    return assert_effectively_once(run)
+
+
+def kill_worker(run: Run, name: str, *, label: str = "") -> None:
+    """A stream processor killed with SIGKILL while a wave is under way (restarted at once, as a
+    supervisor does). Recorded: the first event downstream after the kill, the killed stage's own first
+    output after it (its stage commits again), and the restarted worker's start-up from its log
+    (:func:`restart_timeline`)."""
+    if name not in PROCESSORS:
+        raise ValueError(f"{name!r} is not a stream processor ({', '.join(PROCESSORS)})")
+    wave = run.publish_wave(WAVE)
+    run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
+    t0 = run.workers.kill9(name)
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, f"the wave after the {name}'s kill")
+    started: dict[str, Any] = restart_timeline(run.workers.logs / f"{name}.log", t0)
+    run.record(
+        f"kill -9 {name}{label}",
+        t0,
+        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
+        # the stage's own output topic: when the killed stage committed again
+        stage_output_s=run.follower.first_after(t0, [FLOW[PIPELINE.index(name)]]),
+        **started,
+    )
+
+
+def kill_learner(run: Run, *, label: str = "") -> None:
+    """The learner killed with SIGKILL once it has trained for a while, a warm standby waiting on the
+    run's lease (as ``rlstream run`` keeps one); more work arrives while it is away. Checks that the
+    standby took over."""
+    wave = run.publish_wave(WAVE)
+
+    def trained_a_while() -> bool:
+        # the learner's throughput before the kill is its baseline: at least one measuring window of it
+        first = run.follower.first_version_at()
+        return first is not None and time.time() - first >= recovery.WINDOW_S
+
+    run.wait(trained_a_while, STAGE_TIMEOUT_S, "the learner training for a while")
+    # a warm standby, as `rlstream run` starts one once the first learner holds the run's lease
+    run.workers.start("learner-standby", kind="learner")
+    run.wait(lambda: run.workers.standing_by("learner-standby"), STAGE_TIMEOUT_S, "the standby learner")
+    before = run.follower.max_policy_version()
+    active = run.workers.holding(run.learner_lease)
+    standby = run.workers.procs["learner-standby" if active == "learner" else "learner"].pid
+    t0 = run.workers.kill9(active)
+    # work that arrives while the learner is away: it must be trained once the learner is back
+    late = run.publish_wave(WAVE // 2)
+    run.wait(run.wave_done(wave + late), STAGE_TIMEOUT_S, "the waves after the learner's kill")
+    new_version = run.wait(
+        lambda: run.follower.max_policy_version() > before, STAGE_TIMEOUT_S, "a new policy version"
+    )
+    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    took_over = [e for e in read_training_log(run.training_log) if e["kind"] == "start" and e["time"] > t0]
+    if not took_over or took_over[0]["pid"] != standby:
+        raise AssertionError(f"the standby did not take over: {took_over[:1]}")
+    run.record(
+        f"kill -9 learner{label}",
+        t0,
+        learner_restarted_s=run.learner_started_after(t0),
+        first_new_policy_version_s=run.follower.first_after(
+            t0, [POLICY.name], lambda e: e.policy_version > before
+        ),
+        new_version_seen_s=round(new_version - t0, 2),
+        learner_caught_up_s=round(caught_up - t0, 2),
+        stage="learner",
+    )
+
+
+def kill_projector(run: Run, *, label: str = "") -> None:
+    """The projector killed with SIGKILL while it applies a wave."""
+    wave = run.publish_wave(WAVE // 2)
+    run.wait(lambda: run.projected() > 0, STAGE_TIMEOUT_S, "the projector under way")
+    run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
+    before = run.projected()
+    t0 = run.workers.kill9("projector")
+    moved = run.wait(lambda: run.projected() > before, STAGE_TIMEOUT_S, "the projector applying again")
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the projector's kill")
+    run.record(f"kill -9 projector{label}", t0, first_batch_applied_s=round(moved - t0, 2))
+
+
+def restart_broker(run: Run, cluster: LocalCluster) -> None:
+    """The run's only broker killed with SIGKILL while a wave is under way and started again on its data."""
+    wave = run.publish_wave(WAVE)
+    run.wait(run.wave_progress(wave, 2), STAGE_TIMEOUT_S, "the wave under way")
+    restarts_before = sum(run.workers.restarts.values())
+    (node,) = cluster.status(probe=False).nodes
+    if node.pid is None:
+        raise AssertionError("the broker is not running")
+    t0 = time.time()
+    os.kill(node.pid, signal.SIGKILL)
+    _wait_gone(node.pid, 30)
+    cluster.up()
+    back = time.time()
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
+    done = time.time()
+    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    run.record(
+        "kill -9 broker, start again on the same data",
+        t0,
+        broker_answering_s=round(back - t0, 2),
+        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
+        wave_done_s=round(done - t0, 2),
+        learner_caught_up_s=round(caught_up - t0, 2),
+        worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
+    )
+
+
+def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    md = admin.list_topics(timeout=30)
+    return Counter(p.leader for t in topics if t in md.topics for p in md.topics[t].partitions.values())
+
+
+def lose_a_broker(run: Run, cluster: LocalCluster) -> None:
+    """On a 3-broker cluster (every event topic on 3 replicas, writes need 2 in sync: checked first), the
+    broker leading the most partitions killed with SIGKILL while a wave is under way and left down for a
+    further wave."""
+    admin = AdminClient({"bootstrap.servers": run.bootstrap})
+    md = admin.list_topics(timeout=30)
+    replicas = {len(p.replicas) for p in md.topics[EXPERIENCES.name].partitions.values()}
+    (cfg,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, EXPERIENCES.name)]).values()
+    in_sync = cfg.result(30)["min.insync.replicas"].value
+    if replicas != {3} or in_sync != "2":
+        raise AssertionError(f"not the scenario: replicas {replicas}, min.insync.replicas {in_sync}")
+
+    wave = run.publish_wave(WAVE)
+    run.wait(run.wave_progress(wave, 2), STAGE_TIMEOUT_S, "the wave under way")
+    # the broker leading the most partitions of the run's topics and of the transaction and offset logs
+    leaders = _leaders(run.bootstrap, [*FLOW, "__transaction_state", "__consumer_offsets"])
+    victim_id = leaders.most_common(1)[0][0]
+    victim = next(n for n in cluster.status(probe=False).nodes if n.node_id == victim_id)
+    if victim.pid is None:
+        raise AssertionError(f"broker {victim_id} is not running")
+    restarts_before = sum(run.workers.restarts.values())
+    t0 = time.time()
+    os.kill(victim.pid, signal.SIGKILL)
+    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after a broker's kill")
+    done = time.time()
+    # a whole further wave with the broker still down: two in-sync replicas are enough for acks=all
+    wave2 = run.publish_wave(WAVE)
+    run.wait(run.wave_done(wave2), STAGE_TIMEOUT_S, "a wave with one broker down")
+    caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
+    run.record(
+        f"kill -9 broker {victim_id} of 3 (leader of {leaders[victim_id]} partitions), left down",
+        t0,
+        first_event_downstream_s=run.follower.first_after(t0, FLOW[1:-1]),
+        wave_done_s=round(done - t0, 2),
+        learner_caught_up_s=round(caught_up - t0, 2),
+        worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
+    )
+
+
+# -- a restarted worker's start-up, from its log ------------------------------------------------------
+#: the milestones of a stream processor's start-up, by the first log line after the restart that says
+#: it (substring, case-insensitive), in the order they happen
+START_MARKS: tuple[tuple[str, str], ...] = ()
+
+
+def restart_timeline(log: Path, t0: float) -> dict[str, float | None]:
+    """Seconds from ``t0`` (a kill) to the restarted worker's first log line (the process started: its
+    interpreter, imports and settings) and to each of :data:`START_MARKS`, read from the worker's log
+    (``%(asctime)s`` local time, millisecond resolution); None where the log does not say it."""
+    out: dict[str, float | None] = {"log_first_line_s": None, **{k: None for k, _ in START_MARKS}}
+    if not log.exists():
+        return out
+    for line in log.read_text(errors="replace").splitlines():
+        at = _logged_at(line)
+        if at is None or at < t0:
+            continue
+        if out["log_first_line_s"] is None:
+            out["log_first_line_s"] = round(at - t0, 2)
+        lowered = line.lower()
+        for key, mark in START_MARKS:
+            if out[key] is None and mark.lower() in lowered:
+                out[key] = round(at - t0, 2)
+    return out
+
+
+def _logged_at(line: str) -> float | None:
+    """The time of a log line that starts with ``%(asctime)s`` (``2026-01-02 03:04:05,678``)."""
+    try:
+        return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    except ValueError:
+        return None
