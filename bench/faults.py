@@ -806,14 +806,18 @@ def lose_a_broker(run: Run, cluster: LocalCluster) -> None:
 
 # -- a restarted worker's start-up, from its log ------------------------------------------------------
 #: the milestones of a stream processor's start-up, by the first log line after the restart that says
-#: it (substring, case-insensitive), in the order they happen
-START_MARKS: tuple[tuple[str, str], ...] = ()
+#: it (substring, case-insensitive), in the order they happen: the worker built (its imports, the
+#: generator's model and policy), and on Faust the worker ready (joined, its state restored)
+START_MARKS: tuple[tuple[str, str], ...] = (
+    ("built_s", "] INFO built "),
+    ("faust_ready_s", "[^---Recovery]: Worker ready"),
+)
 
 
 def restart_timeline(log: Path, t0: float) -> dict[str, float | None]:
     """Seconds from ``t0`` (a kill) to the restarted worker's first log line (the process started: its
-    interpreter, imports and settings) and to each of :data:`START_MARKS`, read from the worker's log
-    (``%(asctime)s`` local time, millisecond resolution); None where the log does not say it."""
+    interpreter, the command's imports and settings) and to each of :data:`START_MARKS`, read from the
+    worker's log (``%(asctime)s`` local time, millisecond resolution); None where it does not say it."""
     out: dict[str, float | None] = {"log_first_line_s": None, **{k: None for k, _ in START_MARKS}}
     if not log.exists():
         return out

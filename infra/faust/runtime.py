@@ -55,6 +55,7 @@ from typing import Any, TypeVar, cast
 
 import faust
 from aiokafka.errors import KafkaError as AioKafkaError
+from faust.tables.manager import TableManager
 from faust.transport.drivers import aiokafka as faust_kafka
 from faust.types import TP, EventT, TransportT
 from mode.utils.objects import cached_property
@@ -304,13 +305,28 @@ class _FlowControl(FlowControlEvent):
         super().resume()
 
 
+class _Tables(TableManager):  # type: ignore[misc]
+    """Faust's table manager without its pause at start. Faust's waits a second before it registers the
+    tables' changelogs, for tables declared while the app starts; every table of an :class:`App` is
+    declared when the app is built (:class:`FaustHosted`, before the worker starts), so the pause only
+    delayed every worker's start, a restarted one's included. A table declared later still fails, as
+    before: registering finalizes the tables."""
+
+    async def on_start(self) -> None:
+        if not self.should_stop:
+            await self._update_channels()
+            await self.recovery.start()
+
+
 class App(faust.App):
     """A ``faust.App`` whose consumer commits the hosted processors' input offsets only as far as they
-    were handled (:class:`Handled`) and whose stream queues keep the records fetched while an assignment
-    starts (:class:`_FlowControl`); otherwise Faust's app, run by ``faust -A`` as usual."""
+    were handled (:class:`Handled`), whose stream queues keep the records fetched while an assignment
+    starts (:class:`_FlowControl`) and whose tables are registered without a pause at start
+    (:class:`_Tables`); otherwise Faust's app, run by ``faust -A`` as usual."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.handled = Handled()
+        kwargs.setdefault("TableManager", _Tables)
         super().__init__(*args, **kwargs)
 
     def _new_transport(self) -> TransportT:

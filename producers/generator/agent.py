@@ -247,7 +247,9 @@ def build_generator(
 
     With a ``watcher`` of the policy topic, every version published so far is read first and the newest
     version of this run is loaded before the first request (what a restarted worker needs)."""
+    started = time.monotonic()
     backend = make_backend(config, models_dir)
+    log.info("generator: model %s loaded in %.1f s", config.model, time.monotonic() - started)
     follower = PolicyFollower(
         backend,
         StalenessPolicy(config.max_staleness),

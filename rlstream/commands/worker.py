@@ -93,6 +93,9 @@ def run_worker(
     # cleanly once built, rather than killing it halfway through a migration or a checkpoint load
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # the start-up's steps in the log (a restart's time goes to the build: imports, a model, state)
+    logging.info("starting %s (%s runtime)", name, runtime or settings.runtime)
+    built_at = time.monotonic()
     if len(names) == 1:
         workers = [build(name, settings, instance=instance, runtime=runtime)]  # type: ignore[arg-type]
         hosts: list[_Hosted] = []
@@ -110,6 +113,7 @@ def run_worker(
                 host.join()
             raise failed[0].error  # type: ignore[misc]
         workers = [h.worker for h in hosts if h.worker is not None]
+    logging.info("built %s in %.1f s", name, time.monotonic() - built_at)
     metrics = None
     if settings.metrics.enabled:
         from infra.telemetry.metrics import serve_metrics
