@@ -10,6 +10,9 @@ process-group state cannot leak into the next), on one shared throwaway broker, 
     .venv/bin/python -m bench.run_all [--quick] [--repeat N] [--out DIR] [--only bus,sandbox,...]
                                       [--bootstrap HOST:PORT]
 
+``--only ...,recovery`` adds the recovery bench (``bench.recovery``: faults injected into a whole run
+on brokers of its own, minutes per repetition), which a run leaves out unless it is named.
+
 ``--quick`` shrinks every workload (a few minutes on 2 cores); the full run takes much longer. A
 bench that fails is reported in the table with its error and the command exits 1.
 
@@ -167,6 +170,13 @@ def _runtimes(quick: bool, bootstrap: str) -> dict[str, Any]:
     return measure(records=3000 if quick else 20000, samples=60 if quick else 200, bootstrap=bootstrap)
 
 
+def _recovery(quick: bool, bootstrap: str) -> dict[str, Any]:
+    from bench.recovery import DEFAULT_FAULTS, measure
+
+    # clusters of its own whatever ``bootstrap`` is: one of its faults kills the broker
+    return measure(("generator", "learner") if quick else DEFAULT_FAULTS)
+
+
 BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "bus": ("bus codec vs raw client", _bus),
     "sandbox": ("sandbox vs plain subprocess", _sandbox),
@@ -179,7 +189,10 @@ BENCHES: dict[str, tuple[str, Callable[[bool, str], dict[str, Any]]]] = {
     "replay": ("replay vs raw consume", _replay),
     "projections": ("projector vs raw consume", _projections),
     "runtimes": ("runtimes: Faust vs Kafka transactions", _runtimes),
+    "recovery": ("recovery from faults vs issue 24's goals", _recovery),
 }
+#: benches that run only when named in ``--only`` (minutes each, and they start brokers of their own)
+ON_REQUEST = ("recovery",)
 
 
 def _run_one(name: str, quick: bool, bootstrap: str) -> dict[str, Any]:
@@ -347,6 +360,18 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
             )
     elif name == "runtimes":
         out.extend(_runtime_rows(title, r))
+    elif name == "recovery":
+        for goal in r["goals"]:
+            got = goal["seconds"]
+            out.append(
+                Row(
+                    title,
+                    f"{goal['fault']}: {goal['figure']}",
+                    "not seen" if got is None else f"{got:.1f} s",
+                    f"goal <= {goal['limit_s']:g} s ({'met' if goal['met'] else 'not met'})",
+                    None,
+                )
+            )
     else:  # benches whose result shape this table does not know: every ratio they report
         for key, value in r.items():
             if "ratio" in key and isinstance(value, int | float):
@@ -420,7 +445,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small workloads (a few minutes)")
     ap.add_argument("--out", type=Path, default=Path("build") / "bench", help="where the table goes")
-    ap.add_argument("--only", default=",".join(BENCHES), help="subset of: " + ", ".join(BENCHES))
+    ap.add_argument(
+        "--only",
+        default=",".join(n for n in BENCHES if n not in ON_REQUEST),
+        help="subset of: "
+        + ", ".join(BENCHES)
+        + f" (default: all but {', '.join(ON_REQUEST)}, which run only when named)",
+    )
     ap.add_argument(
         "--repeat", type=int, default=None, help="measurements per bench (default 3; 1 with --quick)"
     )
