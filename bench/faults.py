@@ -39,7 +39,7 @@ from infra.kafka.local import LocalCluster, _wait_gone
 from infra.kafka.producer import EventProducer
 from learner.lease import lease_holder, lease_path
 from learner.service import read_training_log, training_account
-from schemas.errors import RlstreamError
+from schemas.errors import RlstreamError, UsageError
 from schemas.policy import PolicyPublished
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
@@ -662,7 +662,7 @@ def kill_worker(run: Run, name: str, *, label: str = "") -> None:
     output after it (its stage commits again), and the restarted worker's start-up from its log
     (:func:`restart_timeline`)."""
     if name not in PROCESSORS:
-        raise ValueError(f"{name!r} is not a stream processor ({', '.join(PROCESSORS)})")
+        raise UsageError(f"{name!r} is not a stream processor", hint="one of: " + ", ".join(PROCESSORS))
     wave = run.publish_wave(WAVE)
     run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
     t0 = run.workers.kill9(name)

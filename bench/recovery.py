@@ -165,10 +165,11 @@ def measure(
     from infra.kafka.config import BrokerConfig
     from infra.kafka.jars import require_jars
     from infra.kafka.local import LocalCluster, find_free_base_port
+    from schemas.errors import UsageError
 
     unknown = [x for x in faults if x not in FAULTS]
     if unknown:
-        raise ValueError(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}")
+        raise UsageError(f"unknown fault(s) {', '.join(unknown)}", hint="one of: " + ", ".join(FAULTS))
     config = BrokerConfig()
     lib = require_jars(jar_dir or Path.home() / ".rlstream" / "kafka", config.kafka_version)
     env = {"RLSTREAM_RUNTIME": runtime}
