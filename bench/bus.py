@@ -5,7 +5,7 @@ Both sides run in the same process against the same broker with the same produce
 headers, so the ratio is what the envelope, validation, deterministic ids, tracing and offset
 bookkeeping cost. Consumption is timed from the first record received (group join excluded).
 
-    .venv/bin/python bench/bus.py [--count N] [--bootstrap HOST:PORT] [--tracing]
+    .venv/bin/python bench/bus.py [--count N] [--repeats N] [--bootstrap HOST:PORT] [--tracing]
 
 Without --bootstrap a throwaway single-node broker is started from the cached jars
 (~/.rlstream/kafka, or --jar-dir) and stopped at the end.
@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.cimpl import NewTopic
@@ -34,7 +35,7 @@ from infra.kafka.producer import EventProducer
 from infra.telemetry.config import TelemetryConfig
 from infra.telemetry.tracing import configure_tracing
 from schemas import export
-from schemas.codec import encode
+from schemas.codec import Record, encode
 from schemas.envelope import Envelope
 from schemas.rollout import CodeGenerated
 
@@ -96,13 +97,59 @@ def ours_consume(bootstrap: str, topic: str, n: int) -> float:
     return elapsed
 
 
+def _one_round(
+    server: str, event: CodeGenerated, record: Record, n: int, ours_first: bool
+) -> dict[str, float]:
+    """Seconds for ``n`` events each way, raw and ours, on fresh topics (``ours_first``: which side
+    goes first, alternated between rounds so a slow phase of a shared machine hits both sides)."""
+    raw_topic, our_topic = f"bench.raw.{uuid.uuid4().hex[:8]}", f"bench.ours.{uuid.uuid4().hex[:8]}"
+    make_topic(server, raw_topic)
+    make_topic(server, our_topic)
+    headers: list[tuple[str, str | bytes | None]] = list(record.headers)
+
+    def raw_produce() -> float:
+        raw = Producer({"bootstrap.servers": server, **PRODUCER_SETTINGS})
+        t0 = time.perf_counter()
+        for _ in range(n):
+            while True:
+                try:
+                    raw.produce(raw_topic, value=record.value, key=record.key, headers=headers)
+                    break
+                except BufferError:
+                    raw.poll(0.05)
+            raw.poll(0)
+        raw.flush(60)
+        return time.perf_counter() - t0
+
+    def ours_produce() -> float:
+        t0 = time.perf_counter()
+        with EventProducer(server, source="bench", run_id="bench") as producer:
+            for _ in range(n):
+                producer.publish(event, topic=our_topic)
+        return time.perf_counter() - t0
+
+    out: dict[str, float] = {}
+    sides = [("ours", ours_produce, ours_consume, our_topic), ("raw", raw_produce, raw_consume, raw_topic)]
+    if not ours_first:
+        sides.reverse()
+    for side, produce, _, _ in sides:
+        out[f"{side}_produce"] = produce()
+    for side, _, consume, topic in sides:
+        out[f"{side}_consume"] = consume(server, topic, n)
+    return out
+
+
 def measure(
     count: int = 20000,
     bootstrap: str | None = None,
     jar_dir: Path = Path.home() / ".rlstream" / "kafka",
     tracing: bool = False,
-) -> dict[str, float]:
-    """Events/s produced and consumed by the raw client and by rlstream, and their ratios."""
+    repeats: int = 1,
+) -> dict[str, Any]:
+    """Events/s produced and consumed by the raw client and by rlstream, and their ratios.
+
+    With ``repeats`` > 1 the two sides are measured that many times, interleaved on one broker; the
+    figures are the median round's and ``ratio_*_range`` the lowest and highest ratio of all rounds."""
     n = count
     if tracing:
         configure_tracing(TelemetryConfig(), "bench-bus")
@@ -115,10 +162,6 @@ def measure(
     size = len(record.value) + sum(len(k) + len(v) for k, v in record.headers)
 
     with broker(bootstrap, jar_dir) as server:
-        raw_topic, our_topic = f"bench.raw.{uuid.uuid4().hex[:8]}", f"bench.ours.{uuid.uuid4().hex[:8]}"
-        make_topic(server, raw_topic)
-        make_topic(server, our_topic)
-
         raw = Producer({"bootstrap.servers": server, **PRODUCER_SETTINGS})
         headers: list[tuple[str, str | bytes | None]] = list(record.headers)
         warm = f"bench.warm.{uuid.uuid4().hex[:8]}"
@@ -129,36 +172,22 @@ def measure(
                 raw.produce(warm, value=record.value, key=record.key, headers=headers)
                 producer.publish(event, topic=warm)
         raw.flush(60)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            while True:
-                try:
-                    raw.produce(raw_topic, value=record.value, key=record.key, headers=headers)
-                    break
-                except BufferError:
-                    raw.poll(0.05)
-            raw.poll(0)
-        raw.flush(60)
-        raw_produce = time.perf_counter() - t0
+        rounds = [
+            _one_round(server, event, record, n, ours_first=bool(i % 2)) for i in range(max(1, repeats))
+        ]
 
-        t0 = time.perf_counter()
-        with EventProducer(server, source="bench", run_id="bench") as producer:
-            for _ in range(n):
-                producer.publish(event, topic=our_topic)
-        ours_produce = time.perf_counter() - t0
+    def ratios(way: str) -> list[float]:
+        return [r[f"raw_{way}"] / r[f"ours_{way}"] for r in rounds]
 
-        raw_cons = raw_consume(server, raw_topic, n)
-        ours_cons = ours_consume(server, our_topic, n)
-    return {
-        "events": n,
-        "event_bytes": size,
-        "raw_produce_per_s": n / raw_produce,
-        "ours_produce_per_s": n / ours_produce,
-        "ratio_produce": raw_produce / ours_produce,
-        "raw_consume_per_s": n / raw_cons,
-        "ours_consume_per_s": n / ours_cons,
-        "ratio_consume": raw_cons / ours_cons,
-    }
+    out: dict[str, Any] = {"events": n, "event_bytes": size, "repeats": len(rounds)}
+    for way in ("produce", "consume"):
+        by_ratio = sorted(zip(ratios(way), rounds, strict=True), key=lambda x: x[0])
+        ratio, median = by_ratio[len(by_ratio) // 2]
+        out[f"raw_{way}_per_s"] = n / median[f"raw_{way}"]
+        out[f"ours_{way}_per_s"] = n / median[f"ours_{way}"]
+        out[f"ratio_{way}"] = ratio
+        out[f"ratio_{way}_range"] = (by_ratio[0][0], by_ratio[-1][0])
+    return out
 
 
 def main() -> None:
@@ -167,15 +196,22 @@ def main() -> None:
     parser.add_argument("--bootstrap", help="an existing cluster (default: a throwaway local broker)")
     parser.add_argument("--jar-dir", type=Path, default=Path.home() / ".rlstream" / "kafka")
     parser.add_argument("--tracing", action="store_true", help="install the tracing SDK (spans, no export)")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="rounds of raw and rlstream, interleaved (median, range)"
+    )
     args = parser.parse_args()
-    r = measure(args.count, args.bootstrap, args.jar_dir, args.tracing)
+    r = measure(args.count, args.bootstrap, args.jar_dir, args.tracing, args.repeats)
     n = args.count
     size = r["event_bytes"]
     print(f"{n} CodeGenerated events of {size} bytes (body + headers), tracing SDK: {args.tracing}")
-    print(f"{'':26}{'raw bytes':>14}{'rlstream':>14}{'ratio':>9}")
+    if r["repeats"] > 1:
+        print(f"median of {r['repeats']} interleaved rounds; range: lowest-highest ratio of all rounds")
+    print(f"{'':26}{'raw bytes':>14}{'rlstream':>14}{'ratio':>9}{'range':>13}")
     for name, way in (("produce (events/s)", "produce"), ("consume (events/s)", "consume")):
+        lo, hi = r[f"ratio_{way}_range"]
         print(
             f"{name:26}{r[f'raw_{way}_per_s']:14,.0f}{r[f'ours_{way}_per_s']:14,.0f}{r[f'ratio_{way}']:9.2f}"
+            f"{lo:8.2f}-{hi:.2f}"
         )
 
 
