@@ -24,7 +24,8 @@ from opentelemetry.trace import set_span_in_context
 from infra.kafka.admin import client_config, refusal
 from infra.kafka.producer import EventProducer
 from infra.runtime.port import dead_letter, text_headers
-from infra.telemetry.messaging import start_process
+from infra.telemetry.messaging import remote_span, start_process
+from infra.telemetry.tracing import recording
 from schemas.base import Event
 from schemas.codec import decode
 from schemas.dlq import DeadLettered
@@ -61,7 +62,10 @@ def message_timestamp(msg: Message) -> datetime | None:
 
 def decode_message(msg: Message) -> ConsumedEvent:
     """Decode one Kafka message; :class:`EventDecodeError` when it is not a valid rlstream event."""
-    decoded = decode(msg.value(), message_headers(msg))
+    raw = msg.headers()
+    # the client's list of (name, value) pairs is read as it is, without a copy
+    decoded = decode(msg.value(), raw if isinstance(raw, list) else message_headers(msg))
+    key = msg.key()
     return ConsumedEvent(
         envelope=decoded.envelope,
         event=decoded.event,
@@ -69,7 +73,7 @@ def decode_message(msg: Message) -> ConsumedEvent:
         partition=msg.partition() or 0,
         offset=msg.offset() or 0,
         timestamp=message_timestamp(msg),
-        key=msg.key() if isinstance(msg.key(), bytes) else None,
+        key=key if isinstance(key, bytes) else None,
     )
 
 
@@ -278,6 +282,14 @@ class EventConsumer:
         # anything else is transient (a broker restarting, a rebalance): librdkafka retries by itself
 
     def _open_span(self, item: ConsumedEvent) -> None:
+        if not recording():
+            # no SDK: the span is only the sender's context, still current while the event is handled
+            # so what the handler publishes continues the trace; nothing to name or attribute
+            self._span = None
+            self._span_token = otel_context.attach(
+                set_span_in_context(remote_span(item.envelope.traceparent, item.envelope.tracestate))
+            )
+            return
         span = start_process(
             item.topic,
             partition=item.partition,

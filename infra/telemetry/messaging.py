@@ -9,15 +9,57 @@ is linked to the one it came from instead of growing it: each sample keeps a tra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, get_current_span, set_span_in_context
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    NoOpTracer,
+    Span,
+    SpanContext,
+    SpanKind,
+    TraceFlags,
+    format_span_id,
+    format_trace_id,
+    get_current_span,
+    set_span_in_context,
+)
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from infra.telemetry.tracing import extract, inject, tracer
+from infra.telemetry.tracing import extract, inject, recording, tracer
 
 SYSTEM = "kafka"
+
+# Without an SDK (no tracing configured: the common case of a processor) a span is only the context
+# it continues. The helpers below then start it with the no-op tracer itself and read/write the W3C
+# headers with the W3C propagator itself, skipping the proxy tracer, the propagator chain and the
+# attributes nobody records: what the global API would return, at a fraction of a record's cost.
+_NO_SDK = NoOpTracer()
+_W3C = TraceContextTextMapPropagator()
+#: a version-00 ``traceparent`` without trailing fields, the W3C form (anything else: the propagator)
+_PLAIN_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+_ZERO_TRACE, _ZERO_SPAN = "0" * 32, "0" * 16
+
+
+def remote_span(traceparent: str | None, tracestate: str | None = None) -> Span:
+    """The non-recording span a ``traceparent`` names (the invalid span when it names none): what a
+    process without an SDK starts as its span of a record that carries it."""
+    if not traceparent:
+        return _NO_SDK.start_span("", context=Context())
+    plain = _PLAIN_TRACEPARENT.fullmatch(traceparent) if not tracestate else None
+    if plain is not None and plain[1] != _ZERO_TRACE and plain[2] != _ZERO_SPAN:
+        # the form every rlstream record carries: read directly what the propagator would
+        trace_id, span_id, flags = plain.groups()
+        return NonRecordingSpan(
+            SpanContext(int(trace_id, 16), int(span_id, 16), True, TraceFlags(int(flags, 16)))
+        )
+    carrier = {"traceparent": traceparent}
+    if tracestate:
+        carrier["tracestate"] = tracestate
+    return _NO_SDK.start_span("", context=_W3C.extract(carrier))
 
 
 def event_attributes(event: Any) -> dict[str, str]:
@@ -55,6 +97,12 @@ def trace_context_of(span: Span) -> tuple[str | None, str | None]:
     """``(traceparent, tracestate)`` that continue ``span`` (both None when it has no valid context)."""
     if not span.get_span_context().is_valid:
         return None, None
+    if not recording():
+        # what the W3C propagator writes for it (see remote_span)
+        ctx = span.get_span_context()
+        ids = f"{format_trace_id(ctx.trace_id)}-{format_span_id(ctx.span_id)}"
+        state = (ctx.trace_state.to_header() or None) if ctx.trace_state else None
+        return f"00-{ids}-{ctx.trace_flags:02x}", state
     return inject(set_span_in_context(span))
 
 
@@ -80,6 +128,8 @@ def start_send(
     ``parent``: the context to continue; None continues the current one, an empty ``Context()``
     starts a new trace.
     """
+    if not recording():
+        return _NO_SDK.start_span("", context=parent)
     span = tracer().start_span(f"send {topic}", context=parent, kind=SpanKind.PRODUCER, links=list(links))
     if span.is_recording():
         span.set_attributes(
@@ -112,6 +162,8 @@ def start_process(
     attributes: Mapping[str, Any] | None = None,
 ) -> Span:
     """A CONSUMER span for handling one record, a child of the span that sent it."""
+    if not recording():
+        return remote_span(traceparent, tracestate)
     span = tracer().start_span(
         f"process {topic}", context=extract(traceparent, tracestate), kind=SpanKind.CONSUMER
     )

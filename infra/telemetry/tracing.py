@@ -31,8 +31,17 @@ _configured: object | None = None
 
 
 _tracer: Tracer | None = None
+
+
+class _ThreadTracer(threading.local):
+    #: a class default: reading it on a thread that set none costs no AttributeError (per record)
+    tracer: Tracer | None = None
+
+
 #: a thread hosting a processor of a shared process traces as that processor's service (:func:`per_thread`)
-_thread = threading.local()
+_thread = _ThreadTracer()
+#: once an SDK provider is installed it stays (the API sets the global provider once per process)
+_sdk_seen = False
 #: the providers of a shared process's processors, shut down with the process's own
 _own_providers: list[TracerProvider] = []
 
@@ -40,13 +49,26 @@ _own_providers: list[TracerProvider] = []
 def tracer() -> Tracer:
     """The rlstream tracer (a proxy: it follows the provider installed later by an entry point); on a
     processor's thread of a shared process, its own service's tracer."""
-    own: Tracer | None = getattr(_thread, "tracer", None)
+    own = _thread.tracer
     if own is not None:
         return own
     global _tracer
     if _tracer is None:
         _tracer = trace.get_tracer(TRACER_NAME)
     return _tracer
+
+
+def recording() -> bool:
+    """Whether spans started on this thread may record: False while no SDK is installed (no provider set,
+    or the no-op one), when every span is only the context it continues and a caller can skip building
+    spans and their attributes (see ``infra.telemetry.messaging``)."""
+    global _sdk_seen
+    if _sdk_seen or _thread.tracer is not None:
+        return True
+    _sdk_seen = not isinstance(
+        trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+    )
+    return _sdk_seen
 
 
 def _provider(config: TelemetryConfig, service_name: str) -> TracerProvider:
@@ -101,7 +123,7 @@ def per_thread(config: TelemetryConfig, service_name: str) -> Iterator[None]:
     try:
         yield
     finally:
-        del _thread.tracer
+        _thread.tracer = None
 
 
 def shutdown_tracing() -> None:
