@@ -52,23 +52,62 @@ def encode_written(event: Event, envelope: Envelope) -> Record:
     deriving it again)."""
     if envelope.type != event.ce_type():
         raise ValueError(f"envelope type {envelope.type} does not match event {event.ce_type()}")
-    headers: list[Header] = [
-        (env.H_SPECVERSION, envelope.specversion.encode()),
-        (env.H_ID, envelope.id.encode()),
-        (env.H_SOURCE, envelope.source.encode()),
-        (env.H_TYPE, envelope.type.encode()),
-        (env.H_TIME, envelope.time.isoformat().encode()),
-        (env.H_CONTENT_TYPE, envelope.content_type.encode()),
-    ]
-    optional = (
-        (env.H_SUBJECT, envelope.subject),
-        (env.H_TRACEPARENT, envelope.traceparent),
-        (env.H_TRACESTATE, envelope.tracestate),
-        (env.H_RUN_ID, envelope.run_id),
-        (env.H_CAUSATION_ID, envelope.causation_id),
+    return Record(
+        key=event.key.encode(),
+        value=event.model_dump_json().encode(),
+        headers=envelope_headers(
+            envelope.id,
+            envelope.source,
+            envelope.type,
+            envelope.time,
+            subject=envelope.subject,
+            traceparent=envelope.traceparent,
+            tracestate=envelope.tracestate,
+            run_id=envelope.run_id,
+            causation_id=envelope.causation_id,
+            specversion=envelope.specversion,
+            content_type=envelope.content_type,
+        ),
     )
-    headers.extend((name, value.encode()) for name, value in optional if value)
-    return Record(key=event.key.encode(), value=event.model_dump_json().encode(), headers=tuple(headers))
+
+
+def envelope_headers(
+    id: str,
+    source: str,
+    type: str,
+    time: datetime,
+    *,
+    subject: str | None,
+    traceparent: str | None,
+    tracestate: str | None,
+    run_id: str | None,
+    causation_id: str | None,
+    specversion: str = env.SPECVERSION,
+    content_type: str = env.CONTENT_TYPE,
+) -> tuple[Header, ...]:
+    """The Kafka headers of an envelope with these fields (optional ones only when set), in one order.
+
+    A producer that made every field itself (an event id, its own source, the event's type, now, a
+    ``traceparent`` its propagator wrote) calls it directly, without an :class:`Envelope` in between."""
+    headers = [
+        (env.H_SPECVERSION, specversion.encode()),
+        (env.H_ID, id.encode()),
+        (env.H_SOURCE, source.encode()),
+        (env.H_TYPE, type.encode()),
+        (env.H_TIME, time.isoformat().encode()),
+        (env.H_CONTENT_TYPE, content_type.encode()),
+    ]
+    if subject:
+        headers.append((env.H_SUBJECT, subject.encode()))
+    if traceparent:
+        headers.append((env.H_TRACEPARENT, traceparent.encode()))
+    if tracestate:
+        headers.append((env.H_TRACESTATE, tracestate.encode()))
+    if run_id:
+        headers.append((env.H_RUN_ID, run_id.encode()))
+    if causation_id:
+        headers.append((env.H_CAUSATION_ID, causation_id.encode()))
+    return tuple(headers)
 
 
 def headers_dict(headers: Iterable[tuple[str, bytes | str | None]] | None) -> dict[str, str]:
@@ -109,16 +148,19 @@ def decode_envelope(headers: Sequence[tuple[str, bytes | str | None]] | None) ->
             f"not an ISO-8601 time: {h[env.H_TIME]!r}", location="header ce_time"
         ) from None
     try:
-        return Envelope(
-            id=h[env.H_ID],
-            source=h[env.H_SOURCE],
-            type=h[env.H_TYPE],
-            time=time,
-            subject=h.get(env.H_SUBJECT),
-            run_id=h.get(env.H_RUN_ID),
-            causation_id=h.get(env.H_CAUSATION_ID),
-            traceparent=h.get(env.H_TRACEPARENT),
-            tracestate=h.get(env.H_TRACESTATE),
+        # validating a dict is a sixth cheaper than keyword arguments (one per record consumed)
+        return Envelope.model_validate(
+            {
+                "id": h[env.H_ID],
+                "source": h[env.H_SOURCE],
+                "type": h[env.H_TYPE],
+                "time": time,
+                "subject": h.get(env.H_SUBJECT),
+                "run_id": h.get(env.H_RUN_ID),
+                "causation_id": h.get(env.H_CAUSATION_ID),
+                "traceparent": h.get(env.H_TRACEPARENT),
+                "tracestate": h.get(env.H_TRACESTATE),
+            }
         )
     except ValidationError as exc:
         raise EventDecodeError(_first_error(exc), location="headers") from None
