@@ -38,8 +38,8 @@ from infra.runtime.port import (
     text_headers,
 )
 from infra.runtime.state import State
-from infra.telemetry.messaging import links_to, start_process, start_send, traceparent_of
-from infra.telemetry.tracing import extract, inject
+from infra.telemetry.messaging import links_to, start_process, start_send, trace_context_of, traceparent_of
+from infra.telemetry.tracing import extract
 from schemas.base import Event
 from schemas.codec import Record, decode, encode
 from schemas.dlq import DeadLettered
@@ -264,7 +264,7 @@ class Host:
             event=emit.event,
         )
         try:
-            traceparent, tracestate = inject(set_span_in_context(span))
+            traceparent, tracestate = trace_context_of(span)
             envelope = envelope_for(
                 emit,
                 cause,

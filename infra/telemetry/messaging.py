@@ -76,6 +76,9 @@ def span_context(traceparent: str | None, tracestate: str | None = None) -> Span
     """The span a W3C ``traceparent`` names (None when it names none)."""
     if not traceparent:
         return None
+    if not recording():
+        ctx = remote_span(traceparent, tracestate).get_span_context()
+        return ctx if ctx.is_valid else None
     ctx = get_current_span(extract(traceparent, tracestate)).get_span_context()
     return ctx if ctx.is_valid else None
 

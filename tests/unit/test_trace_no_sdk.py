@@ -13,7 +13,8 @@ SCRIPT = textwrap.dedent(
     from opentelemetry import context, trace
     from opentelemetry.trace import NonRecordingSpan, set_span_in_context
 
-    from infra.telemetry.messaging import remote_span, start_process, start_send, trace_context_of
+    from infra.telemetry.messaging import remote_span, span_context, start_process, start_send
+    from infra.telemetry.messaging import trace_context_of
     from infra.telemetry.tracing import extract, inject, recording
 
     assert not recording()
@@ -37,6 +38,7 @@ SCRIPT = textwrap.dedent(
         )
         assert isinstance(got, NonRecordingSpan) and not got.is_recording()
         assert got.get_span_context() == want.get_span_context() == remote_span(tp, ts).get_span_context(), tp
+        assert span_context(tp, ts) == (want.get_span_context() if want.get_span_context().is_valid else None)
         # what a handler publishes while the record is current continues its trace, as the API would
         token = context.attach(set_span_in_context(got))
         try:
