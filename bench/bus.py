@@ -68,30 +68,42 @@ def make_topic(bootstrap: str, name: str) -> None:
         f.result(30)
 
 
-def raw_consume(bootstrap: str, topic: str, n: int) -> float:
+class Span:
+    """Wall-clock seconds and this thread's CPU seconds since :meth:`start` (the CPU figure is what
+    the caller's Python costs; other processes of a shared machine do not inflate it, the client's
+    own threads do not count)."""
+
+    def start(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def elapsed(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall, time.thread_time() - self.cpu
+
+
+def raw_consume(bootstrap: str, topic: str, n: int) -> tuple[float, float]:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex, "enable.auto.commit": False})
     c.assign([TopicPartition(topic, p, 0) for p in range(3)])
-    got, t0 = 0, 0.0
+    got, clock = 0, Span()
     while got < n:
         batch = c.consume(500, 5.0)
         if not batch:
             raise SystemExit(f"raw consumer stalled at {got}/{n}")
         if not got:
-            t0 = time.perf_counter()
+            clock.start()
         got += sum(1 for m in batch if m.error() is None)
-    elapsed = time.perf_counter() - t0
+    elapsed = clock.elapsed()
     c.close()
     return elapsed
 
 
-def ours_consume(bootstrap: str, topic: str, n: int) -> float:
-    got, t0 = 0, 0.0
+def ours_consume(bootstrap: str, topic: str, n: int) -> tuple[float, float]:
+    got, clock = 0, Span()
     with EventConsumer(bootstrap, [topic], group_id=uuid.uuid4().hex) as consumer:
         for _ in consumer.events(max_events=n, idle_timeout_s=30):
             if not got:
-                t0 = time.perf_counter()
+                clock.start()
             got += 1
-        elapsed = time.perf_counter() - t0
+        elapsed = clock.elapsed()
     if got < n:
         raise SystemExit(f"event consumer stalled at {got}/{n}")
     return elapsed
@@ -100,16 +112,18 @@ def ours_consume(bootstrap: str, topic: str, n: int) -> float:
 def _one_round(
     server: str, event: CodeGenerated, record: Record, n: int, ours_first: bool
 ) -> dict[str, float]:
-    """Seconds for ``n`` events each way, raw and ours, on fresh topics (``ours_first``: which side
-    goes first, alternated between rounds so a slow phase of a shared machine hits both sides)."""
+    """Seconds (wall, and ``*_cpu`` of this thread) for ``n`` events each way, raw and ours, on fresh
+    topics (``ours_first``: which side goes first, alternated between rounds so a slow phase of a
+    shared machine hits both sides)."""
     raw_topic, our_topic = f"bench.raw.{uuid.uuid4().hex[:8]}", f"bench.ours.{uuid.uuid4().hex[:8]}"
     make_topic(server, raw_topic)
     make_topic(server, our_topic)
     headers: list[tuple[str, str | bytes | None]] = list(record.headers)
 
-    def raw_produce() -> float:
+    def raw_produce() -> tuple[float, float]:
         raw = Producer({"bootstrap.servers": server, **PRODUCER_SETTINGS})
-        t0 = time.perf_counter()
+        clock = Span()
+        clock.start()
         for _ in range(n):
             while True:
                 try:
@@ -119,23 +133,24 @@ def _one_round(
                     raw.poll(0.05)
             raw.poll(0)
         raw.flush(60)
-        return time.perf_counter() - t0
+        return clock.elapsed()
 
-    def ours_produce() -> float:
-        t0 = time.perf_counter()
+    def ours_produce() -> tuple[float, float]:
+        clock = Span()
+        clock.start()
         with EventProducer(server, source="bench", run_id="bench") as producer:
             for _ in range(n):
                 producer.publish(event, topic=our_topic)
-        return time.perf_counter() - t0
+        return clock.elapsed()
 
     out: dict[str, float] = {}
     sides = [("ours", ours_produce, ours_consume, our_topic), ("raw", raw_produce, raw_consume, raw_topic)]
     if not ours_first:
         sides.reverse()
     for side, produce, _, _ in sides:
-        out[f"{side}_produce"] = produce()
+        out[f"{side}_produce"], out[f"{side}_produce_cpu"] = produce()
     for side, _, consume, topic in sides:
-        out[f"{side}_consume"] = consume(server, topic, n)
+        out[f"{side}_consume"], out[f"{side}_consume_cpu"] = consume(server, topic, n)
     return out
 
 
@@ -176,8 +191,8 @@ def measure(
             _one_round(server, event, record, n, ours_first=bool(i % 2)) for i in range(max(1, repeats))
         ]
 
-    def ratios(way: str) -> list[float]:
-        return [r[f"raw_{way}"] / r[f"ours_{way}"] for r in rounds]
+    def ratios(key: str) -> list[float]:
+        return [r[f"raw_{key}"] / r[f"ours_{key}"] for r in rounds]
 
     out: dict[str, Any] = {"events": n, "event_bytes": size, "repeats": len(rounds)}
     for way in ("produce", "consume"):
@@ -187,6 +202,13 @@ def measure(
         out[f"ours_{way}_per_s"] = n / median[f"ours_{way}"]
         out[f"ratio_{way}"] = ratio
         out[f"ratio_{way}_range"] = (by_ratio[0][0], by_ratio[-1][0])
+        # the same from the CPU this thread spent per event (steadier where other processes compete)
+        by_cpu = sorted(zip(ratios(f"{way}_cpu"), rounds, strict=True), key=lambda x: x[0])
+        cpu_ratio, cpu_median = by_cpu[len(by_cpu) // 2]
+        out[f"raw_{way}_cpu_us"] = cpu_median[f"raw_{way}_cpu"] / n * 1e6
+        out[f"ours_{way}_cpu_us"] = cpu_median[f"ours_{way}_cpu"] / n * 1e6
+        out[f"cpu_ratio_{way}"] = cpu_ratio
+        out[f"cpu_ratio_{way}_range"] = (by_cpu[0][0], by_cpu[-1][0])
     return out
 
 
@@ -212,6 +234,12 @@ def main() -> None:
         print(
             f"{name:26}{r[f'raw_{way}_per_s']:14,.0f}{r[f'ours_{way}_per_s']:14,.0f}{r[f'ratio_{way}']:9.2f}"
             f"{lo:8.2f}-{hi:.2f}"
+        )
+    for name, way in (("produce (CPU us/event)", "produce"), ("consume (CPU us/event)", "consume")):
+        lo, hi = r[f"cpu_ratio_{way}_range"]
+        print(
+            f"{name:26}{r[f'raw_{way}_cpu_us']:14.1f}{r[f'ours_{way}_cpu_us']:14.1f}"
+            f"{r[f'cpu_ratio_{way}']:9.2f}{lo:8.2f}-{hi:.2f}"
         )
 
 
