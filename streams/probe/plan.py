@@ -64,8 +64,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p6"
-SEEDED_CHECK_PLAN_VERSION = "c6"
+SEEDED_PLAN_VERSION = "p7"
+SEEDED_CHECK_PLAN_VERSION = "c7"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -73,13 +73,17 @@ SEEDED_VERSIONS = (
     ("p4", "c3"),
     ("p4", "c4"),
     ("p5", "c5"),
+    ("p6", "c6"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
 #: refuses nothing more, its plan holds the same inputs (under a digest of its own); c5 (the wider plans
 #: with c4's 1..n rule) draws from the seed named c4; p6/c6 draw every input p5/c5 hold as those do, and
-#: the inputs they add from a generator of their own (:data:`_WIDE_DRAW`)
-_DRAWN_AS = {"c4": "c3", "c5": "c4", "p6": "p5", "c6": "c4"}
+#: the inputs they add from a generator of their own (seeded by their own version: :data:`_WIDE_DRAWN_AS`);
+#: p7/c7 draw as p6/c6 do, wherever they keep no more than those (see :data:`RELATED_VERSIONS`)
+_DRAWN_AS = {"c4": "c3", "c5": "c4", "p6": "p5", "c6": "c4", "p7": "p5", "c7": "c4"}
+#: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
+_WIDE_DRAWN_AS = {"p7": "p6", "c7": "c6"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -87,6 +91,16 @@ WIDER_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[3:] for v in gene
 #: the versions whose plans also widen the cases' domain in kind (p6/c6 on: :func:`_generate_wide`) and
 #: ask the cheaper cases again, round and round, until the run has made :data:`LATE_CALLS` calls
 WIDEST_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[4:] for v in generation)
+#: the versions (p7/c7 on) whose inputs past the cases' range keep every relation between two arguments'
+#: lengths that :data:`RELATION_CASES` cases keep (``len(operand) == len(operator) + 1``: both lengthened
+#: together, :class:`_Sizes`), where p4 to p6 lengthened such arguments one at a time and the filter
+#: (v6 on) left every such input out; and that hold, beside each input past the range with an empty
+#: argument, the same input with that argument filled from the cases (:func:`_filled`): what the
+#: reference does once it must read that argument tells whether it refuses the other arguments
+RELATED_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[5:] for v in generation)
+#: a relation between two arguments' lengths is the cases' only where this many of them keep it (the
+#: filter reads the same relations: ``streams.noise.probe.outside_cases``)
+RELATION_CASES = 3
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -239,6 +253,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     lengths = generation >= 1
     wider = generation >= 3
     widest = generation >= 4
+    related = generation >= 5
     rng = random.Random(_seed(task, _DRAWN_AS.get(version, version), seed))
     args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
@@ -253,9 +268,17 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         []
         if seed is None
         else _generate_far(
-            args, _far_wanted(wanted), rng, {t for t, _ in generated}, lengths=lengths, wider=wider
+            args,
+            _far_wanted(wanted),
+            rng,
+            {t for t, _ in generated},
+            lengths=lengths,
+            wider=wider,
+            related=related,
         )
     )
+    if related:
+        far += _filled(args, far, {t for t, _ in generated})
 
     # the cases first, in another order (never the task's own when there are two or more, and one that
     # moves as many answers as it can), then the generated inputs, smallest first, then those beyond the
@@ -279,7 +302,8 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if widest:
         # (p6) drawn from a generator of their own: every input p5 draws stays as p5 draws it
         taken = {t for t, _ in (*generated, *far)}
-        wide = _generate_wide(args, random.Random(_seed(task, version, seed)), taken)
+        drawn = random.Random(_seed(task, _WIDE_DRAWN_AS.get(version, version), seed))
+        wide = _generate_wide(args, drawn, taken)
         wide.sort(key=lambda item: (len(item[0]), item[0]))
         outputs = [c.output for c in (*task.tests, *task.hidden_tests)]
         late = _cheaper_half([len(originals[o]) + len(outputs[o]) for o in order])
@@ -356,8 +380,11 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
             domain.hold_beyond_range,
             lengths=generation >= 1,
             wider=generation >= 3,
+            related=generation >= 5,
         )
     )
+    if seed is not None and generation >= 5:
+        far += _filled(args, far, {t for t, _ in generated}, domain.hold_beyond_range)
     generated.sort(key=lambda item: (len(item[0]), item[0]))
     far.sort(key=lambda item: (len(item[0]), item[0]))
     order = list(range(len(seeds)))
@@ -383,7 +410,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     late: list[int] = []
     if generation >= 4:
         taken = {t for t, _ in (*generated, *far)}
-        drawn = random.Random(_seed(task, version, seed))
+        drawn = random.Random(_seed(task, _WIDE_DRAWN_AS.get(version, version), seed))
         wide = _generate_wide(args, drawn, taken, domain.hold_beyond_range)
         wide.sort(key=lambda item: (len(item[0]), item[0]))
         late = _cheaper_half([len(text) for text, _ in head])
@@ -928,6 +955,7 @@ def _generate_far(
     *,
     lengths: bool = False,
     wider: bool = False,
+    related: bool = False,
 ) -> list[tuple[str, tuple[int, ...]]]:
     """Inputs beyond the cases' range, each with the case it was made from: a case with some of its
     numbers moved past the range the cases use at that argument position (up to :data:`FAR_REACH`
@@ -937,7 +965,9 @@ def _generate_far(
     that position (:class:`_Sizes`). Every relation the cases keep is kept (:class:`_Invariants`;
     ``domain`` besides), so an index stays an index and a list of 1..n stays one. With ``wider``
     (p5/c5) the factors go up to 1000 (:data:`_FAR_SCALES`) and half the floats moved past the range keep
-    every digit the draw gave them (a program that rounds to the cases' decimals shows there)."""
+    every digit the draw gave them (a program that rounds to the cases' decimals shows there). With
+    ``related`` (p7/c7) arguments whose lengths differ by one amount in every one of
+    :data:`RELATION_CASES` cases are made longer together, keeping that difference (:class:`_Sizes`)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
     profiles = [_Profile(precise=wider) for _ in range(arity)]
@@ -945,7 +975,7 @@ def _generate_far(
         for i, v in enumerate(t):
             profiles[i].add(v)
     numeric = any(p.ints or p.floats for p in profiles)
-    sizes = _Sizes(tuples) if lengths else None
+    sizes = _Sizes(tuples, related=related) if lengths else None
     longer = sizes is not None and bool(sizes.positions)
     if not numeric and not longer:
         return []
@@ -1051,6 +1081,58 @@ def _generate_wide(
             seen.add(text)
             out.append((text, (b,)))
             made += 1
+    return out
+
+
+#: the kinds of argument an empty value of which :func:`_filled` fills
+_FILLABLE = (str, bytes, list, tuple, dict, set, frozenset)
+
+
+def _filled(
+    cases: Sequence[object],
+    far: Sequence[tuple[str, tuple[int, ...]]],
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p7/c7) Beside each input past the range with empty arguments (a string, bytes, a list, a dict,
+    a set with nothing in it) where some case passes a non-empty one of that kind, the same input with
+    every such argument filled: the shortest non-empty value a case passes there. A function answers
+    an empty argument without reading the others against it (``bytes(b ^ key for b in b'')`` is
+    ``b''`` for any key); filled, it must, and the reference's run of the filled input says whether it
+    refuses the other arguments (a key past 255). The filter forgives a program's refusal of the empty
+    input only where the reference refuses its filled twin (``streams.noise.probe.refused_alike``).
+    Every relation the cases keep is kept (:class:`_Invariants`, :class:`_Sizes`, ``domain``): an
+    input that would break one gets no twin. Draws nothing: every other input stays as drawn."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    fills: dict[int, object] = {}
+    for i in range(arity):
+        full = [t[i] for t in tuples if isinstance(t[i], _FILLABLE) and len(t[i]) > 0]  # type: ignore[arg-type]
+        if full:
+            fills[i] = min(full, key=lambda v: (len(repr(v)), repr(v)))
+    invariants = _Invariants(tuples, seeded=True)
+    sizes = _Sizes(tuples)
+    seen = {repr(t) for t in tuples} | set(taken) | {text for text, _ in far}
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for text, made_from in far:
+        args = pyast.literal_eval(text)
+        if not isinstance(args, tuple):
+            continue
+        candidate = list(args)
+        changed = False
+        for i, value in enumerate(args):
+            fill = fills.get(i)
+            if fill is not None and type(value) is type(fill) and len(value) == 0:  # type: ignore[arg-type]
+                candidate[i], changed = fill, True
+        twin = repr(tuple(candidate))
+        if not changed or twin in seen or not invariants.hold(candidate) or not sizes.keeps(candidate):
+            continue
+        if domain is not None and not domain(candidate, set(made_from)):
+            continue
+        if not _is_input_literal(twin, tuple(candidate)):
+            continue
+        seen.add(twin)
+        out.append((twin, made_from))
     return out
 
 
@@ -1223,9 +1305,16 @@ class _Sizes:
     """What the cases show about the sizes of their arguments, for inputs longer than all of them: per
     argument position every case passes a string, list, dict or set at, the longest it shows
     (:class:`_Sized`); the positions whose lengths agree in every case (lengthened alike); the integer
-    positions that equal another argument's length in every case (kept equal to it)."""
+    positions that equal another argument's length in every case (kept equal to it).
 
-    def __init__(self, tuples: Sequence[tuple[object, ...]]) -> None:
+    With ``related`` (p7/c7) a group also holds the positions whose lengths differ from its first one's
+    by one amount in every case, where :data:`RELATION_CASES` cases at least show it (``offsets``:
+    ``len(operand) == len(operator) + 1``): lengthened together, each to the group's new length plus its
+    own difference. Lengthened one at a time (p4 to p6) they broke the relation, and the filter leaves
+    every input that breaks a relation so many cases keep out (``streams.noise.probe.outside_cases``):
+    no input longer than the cases' was judged at all where two arguments' lengths are tied."""
+
+    def __init__(self, tuples: Sequence[tuple[object, ...]], *, related: bool = False) -> None:
         arity = min(len(t) for t in tuples)
         self.positions: dict[int, _Sized] = {}
         for i in range(arity):
@@ -1235,12 +1324,22 @@ class _Sizes:
         several = len(tuples) >= 2
         # positions whose lengths are equal in every case (and not all one): one length for all of them
         self.groups: list[list[int]] = []
+        #: position -> its length minus the length of its group's first position, in every case
+        self.offsets: dict[int, int] = {}
+        #: the first positions of the groups a length relation joined (p7/c7; lengthened together)
+        self.related: set[int] = set()
         for i in sorted(self.positions):
             group = next((g for g in self.groups if _same_lengths(tuples, g[0], i, several)), None)
+            if group is None and related:
+                group = next((g for g in self.groups if _length_offset(tuples, g[0], i) is not None), None)
+                if group is not None:
+                    self.related.add(group[0])
             if group is None:
                 self.groups.append([i])
+                self.offsets[i] = 0
             else:
                 group.append(i)
+                self.offsets[i] = _length_offset(tuples, group[0], i) or 0
         self.counts = {
             k: j
             for k in range(arity)
@@ -1266,17 +1365,51 @@ class _Sizes:
         candidate = list(base)
         chosen = [g for g in self.groups if rng.random() < 0.7] or [rng.choice(self.groups)]
         for group in chosen:
-            shown = max(self.positions[i].longest for i in group)
+            shown = max(self.positions[i].longest - self.offsets[i] for i in group)
             top = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
             n = rng.randint(min(top, max(shown + 1, 2 * shown)), top)
-            for i in group:
-                made = self.positions[i].longer(candidate[i], n, rng)
+            if group[0] in self.related:
+                made = self._together(base, group, n, rng)
                 if made is None:
                     return None
-                candidate[i] = made
+                for i, value in zip(group, made, strict=True):
+                    candidate[i] = value
+                continue
+            for i in group:
+                value = self.positions[i].longer(candidate[i], n, rng)
+                if value is None:
+                    return None
+                candidate[i] = value
         for k, j in self.counts.items():
             candidate[k] = len(candidate[j])  # type: ignore[arg-type]
         return candidate
+
+    def _together(
+        self, base: tuple[object, ...], group: list[int], n: int, rng: random.Random
+    ) -> list[object] | None:
+        """The group's arguments of ``base``, each made ``n`` plus its offset long (None: they cannot be
+        made so). A value that falls short (a distinct list out of elements) sets a shorter length for
+        all, tried once more; lengths that still disagree are no input of the cases' domain."""
+        for _ in range(2):
+            made = [self.positions[i].longer(base[i], n + self.offsets[i], rng) for i in group]
+            if any(value is None for value in made):
+                return None
+            reached = [len(value) - self.offsets[i] for i, value in zip(group, made, strict=True)]  # type: ignore[arg-type]
+            if len(set(reached)) == 1:
+                return made
+            n = min(reached)
+            if any(n + self.offsets[i] <= self.positions[i].longest for i in group):
+                return None
+        return None
+
+
+def _length_offset(tuples: Sequence[tuple[object, ...]], i: int, j: int) -> int | None:
+    """``len(j) - len(i)``, where it is one amount in every case and at least :data:`RELATION_CASES`
+    cases show it (None: not so)."""
+    if len(tuples) < RELATION_CASES:
+        return None
+    diffs = {len(t[j]) - len(t[i]) for t in tuples}  # type: ignore[arg-type]
+    return diffs.pop() if len(diffs) == 1 else None
 
 
 def _same_lengths(tuples: Sequence[tuple[object, ...]], i: int, j: int, several: bool) -> bool:
