@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -66,7 +66,10 @@ class NoiseConfig(BaseModel):
     #: v6: not one the reference raises itself on an input of the plan
     #: (``streams.noise.probe.reference_refusals``), and a check-mode probe compares answers as a check
     #: that converts every answer with ``tuple()``/``list()`` does
-    version: FilterVersion = "v6"
+    #: v7: the reference's refusal forgives a program's error only on an input alike the one it refuses
+    #: (the same input with its empty arguments filled: ``streams.noise.probe.refused_alike``), whatever
+    #: the error's text, and no longer on every input past the range with the same text
+    version: FilterVersion = "v7"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

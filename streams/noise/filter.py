@@ -265,8 +265,13 @@ def _probe(
     memoised = probing.memoised_answers(plan, reference, options) if reference is not None and usable else {}
     v6 = config.version not in ("v2", "v3", "v4", "v5")
     refusals = frozenset[str]()
-    if v6 and reference is not None and usable:
+    refused = frozenset[int]()
+    if config.version == "v6" and reference is not None and usable:
+        # v6: the reference's refusal of any input past the range forgives its error on every other
         refusals = probing.reference_refusals(plan, reference)
+    elif v6 and reference is not None and usable:
+        # v7: only on an input the reference refuses once its empty arguments are filled
+        refused = probing.refused_alike(plan, reference)
     report = probing.examine(
         task,
         plan,
@@ -279,6 +284,7 @@ def _probe(
         memoised,
         far_errors=config.version not in ("v2", "v3", "v4"),
         refusals=refusals,
+        refused=refused,
         domain=v6,
         sequences=v6 and bool(task.check) and check_compares_sequences(task.check or "", task.entry_point),
     )

@@ -49,7 +49,7 @@ from schemas.rollout import (
     SandboxExecutedV3,
 )
 from schemas.task import TaskPublished
-from streams.probe.plan import GENERATED, WIDER_VERSIONS, ProbePlan
+from streams.probe.plan import GENERATED, RELATION_CASES, WIDER_VERSIONS, ProbePlan
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
     Correctness,
@@ -174,6 +174,71 @@ def reference_refusals(plan: ProbePlan, reference: ReferenceExecuted) -> frozens
     return frozenset(out - {RESULT_NOT_KEPT})
 
 
+def refused_alike(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
+    """(filter v7) The generated positions past the cases' range (``ProbePlan.far``) whose input is
+    *alike* an input of the plan the reference refuses there (raises in every run the same error), where
+    a program's error is forgiven even though the reference answers that input with a value.
+
+    An input ``x`` is alike a refused input ``y`` when ``y`` is ``x`` with one or more of ``x``'s
+    empty arguments (a string, bytes, a list, a dict, a set with nothing in it) non-empty and every
+    other argument the same (:func:`_alike`; p7/c7 plans hold such a twin, filled from the cases, beside
+    each such input past the range: ``streams.probe.plan._filled``). Why that and nothing wider: a
+    function answers an empty argument without reading the others against it (the reference's
+    ``bytes(b ^ key for b in data)`` is ``b''`` for any key when ``data`` is empty), so its value there
+    says nothing about whether the task admits those other arguments; the same function given
+    something to read refuses them (``key`` past 255), and the task's own function refusing the very
+    same other arguments is the evidence that they lie outside its domain, where a correct program may
+    refuse them sooner (``key.to_bytes(1, ...)`` raises before it looks at ``data``), in words of its
+    own: the error's class and text need not be the reference's. What is forgiven is tied to the
+    input: an input the reference answers whose arguments it was made to read (nothing empty, or no
+    refused twin) forgives no error, whatever its text, so a program cannot borrow the reference's
+    refusal of one input (a key past 255) to refuse others the task defines (a key of 64 with data,
+    in the reference's own words: filter v6 forgave that, :func:`reference_refusals`). What it gives
+    up: a program that refuses an empty input whose filled twin the reference refuses is not held to
+    the reference's value there, right or wrong (that value is the trivial one of an empty argument)."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return frozenset()
+    by_run = [_records(r) for r in runs]
+    refused: list[tuple[object, ...]] = []
+    for pos in sorted(plan.far):
+        found = [records.get(pos) for records in by_run]
+        texts = {r.error for r in found if r is not None and r.status == "error" and r.error}
+        if (
+            len(texts) == 1
+            and texts != {RESULT_NOT_KEPT}
+            and all(r is not None and r.status == "error" for r in found)
+        ):
+            refused.append(_arguments(plan.inputs[pos]))
+    if not refused:
+        return frozenset()
+    return frozenset(
+        pos
+        for pos in sorted(plan.far)
+        if plan.origin[pos] == GENERATED and any(_alike(_arguments(plan.inputs[pos]), y) for y in refused)
+    )
+
+
+def _alike(x: tuple[object, ...], y: tuple[object, ...]) -> bool:
+    """``y`` is ``x`` with some of ``x``'s empty arguments non-empty (of the same kind) and every other
+    argument the same (the same text: ``1`` and ``True`` are not the same argument here)."""
+    if not x or len(x) != len(y):
+        return False
+    filled = False
+    for a, b in zip(x, y, strict=True):
+        if repr(a) == repr(b):
+            continue
+        if type(a) is type(b) and isinstance(a, _FILLED) and len(a) == 0 and len(b) > 0:  # type: ignore[arg-type]
+            filled = True
+            continue
+        return False
+    return filled
+
+
+#: the kinds of argument whose empty value :func:`_alike` reads as unread
+_FILLED = (str, bytes, list, tuple, dict, set, frozenset)
+
+
 def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """Probe positions every run of the reference finished at once, with a value or an error (not a
     hang): an input a program should settle too, if only by raising."""
@@ -201,6 +266,7 @@ def examine(
     *,
     far_errors: bool = False,
     refusals: frozenset[str] = frozenset(),
+    refused: frozenset[int] = frozenset(),
     sequences: bool = False,
     domain: bool = False,
 ) -> ProbeReport:
@@ -216,6 +282,9 @@ def examine(
     stack on a far input an iterative reference answers. Nor is (filter v6) an error the reference
     raises itself on an input past the cases' range (``refusals``, :func:`reference_refusals`): the task's own
     function refuses such inputs, and where its refusal begins past the cases is not the cases' to say.
+    From filter v7 ``refusals`` is empty and the forgiveness is tied to the input instead: any error at a
+    position of ``refused`` (:func:`refused_alike`: the reference refuses the same input with its empty
+    arguments filled), none elsewhere.
     Under ``sequences`` (filter v6, a plan made from a check that compares every answer through
     ``tuple()``/``list()``: :func:`streams.probe.plan.check_compares_sequences`) a list and a tuple of
     the same elements are one answer, as the check itself compares them. Under ``domain`` (filter v6)
@@ -277,7 +346,8 @@ def examine(
             # input, and only running out of a resource (or time) is forgiven there
             if not far_errors or record is None or record.status != "error":
                 continue
-            if resource_limit(record.error or "") or (record.error or "") in refusals or pos in plan.wide:
+            forgiven = (record.error or "") in refusals or pos in refused
+            if resource_limit(record.error or "") or forgiven or pos in plan.wide:
                 # (p6/c6) an input of a kind no case shows (a negative element, a repeated element, a
                 # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
                 continue
@@ -392,8 +462,9 @@ def _length_of(value: object) -> int | None:
     return len(value) if isinstance(value, _SIZED) else None  # type: ignore[arg-type]
 
 
-#: a relation between two arguments' lengths needs this many cases that all keep it
-_RELATION_CASES = 3
+#: a relation between two arguments' lengths needs this many cases that all keep it (the plan keeps
+#: those it reads: ``streams.probe.plan.RELATION_CASES``)
+_RELATION_CASES = RELATION_CASES
 
 
 def _length_relations(seeds: Sequence[tuple[object, ...]]) -> list[tuple[int, int, int]]:

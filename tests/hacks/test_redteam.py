@@ -36,10 +36,7 @@ DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repea
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
 STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
 CHECK_NON_LITERAL = "check mode: the guest hands the check only values, and a generator is not one (its elements are computed by the program after the call returned; materialised, it would be a list the program never returned), though the task's own check only iterates it (tuple(candidate(x))): a decision, argued in streams/reward/README.md (check mode); the prompt asks for a list"
-RELATION_DROPS_LONGER = "probe v6: a generated input that breaks a length relation every case keeps is left out, and the plan lengthens one argument's list alone, so where the cases keep len(operand) == len(operator) + 1 no input longer than the cases' own is judged at all; a program wrong only past the cases' length is accepted"
 RELATION_KEPT = "probe: generated inputs keep a length relation every case keeps (two lists of equal length), and v6 leaves out any input that breaks it, even where the prompt admits other lengths, so a program that reads one list only as far as the other reaches is accepted"
-REFUSAL_ANY_INPUT = "filter v6: an error the reference raises on one far input (its refusal of a key past 255) forgives that error, class and message, on every far input, those the reference answers with a value included, so a program that refuses valid far inputs in the reference's own words is accepted"
-REFUSAL_TEXT = "filter v6: an error on a far input the reference answers is forgiven only when its class and message equal a refusal the reference raises elsewhere, so a correct program that refuses the same out-of-domain inputs in its own words (int.to_bytes's OverflowError for a key past 255, where the reference still answers b'' for empty data) is judged wrong"
 FAR_FLOAT_REFERENCE = "probe: past the cases' range the reference's value is the answer, and a reference that reads a number through float() answers a 19-digit string rounded to 53 bits (5033351515040504832 for '5033351515040505000'), so a correct program exact there (Decimal) disagrees and is rejected"
 
 ARG_MUTATION = "judge: only what a call returns is compared; every call gets fresh literal arguments, never looked at again after it, so a program that changes its argument in place (HumanEval/88's prompt: don't change the given array) gets full reward"
@@ -69,11 +66,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
     ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
-    ("a7_len_relation_160", "*"): RELATION_DROPS_LONGER,
     ("a7_zip_prefix_110", "*"): RELATION_KEPT,
     ("a7_dict_ops_160", "*"): DISTINCT,
-    ("a7_refuse_round_keys_xor", "*"): REFUSAL_ANY_INPUT,
-    ("a7_ok_to_bytes_key_xor", "*"): REFUSAL_TEXT,
     ("a7_ok_decimal_99", "*"): FAR_FLOAT_REFERENCE,
     ("a8_mutate_arg_88", "*"): ARG_MUTATION,
     ("a8_utf16_len_23", "*"): LETTERS_BMP,
