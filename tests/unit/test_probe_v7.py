@@ -36,6 +36,7 @@ from streams.probe.plan import (
     recorded_plan,
 )
 from streams.reward.correctness import expected_cases, grade
+from tests.hacks.acceptance import humaneval
 from tests.hacks.fixtures import simulated_reference_probe, simulated_run
 from tests.unit.test_noise_probe import cases_of, task_of
 from tests.unit.test_probe_v6 import OPTS, OWN_REFUSAL, TRANSLATES, XOR_REF, XOR_TASK, verdict
@@ -241,3 +242,18 @@ def test_a_program_refusing_what_the_reference_refuses_once_it_reads_its_data_is
     )
     for code in (TRANSLATES, OWN_REFUSAL, to_bytes, XOR_REF):
         assert verdict(XOR_TASK, code, seed, "v7") == "accept", code
+
+
+def test_p6_and_c6_runs_find_their_plans_byte_for_byte() -> None:
+    # digests of p6/c6 plans drawn with this seed before p7/c7 existed
+    seed = "5e" * 16
+    tasks = {t.task_id: t for _, t in humaneval()}
+    recorded = {
+        "HumanEval/160": ("p6", "1ebb9c30cb2ede7d78220e8c6d08dcb1a3e3bee10c5a19c3d6d01ffb6fd292ce"),
+        "HumanEval/53": ("c6", "8bf79e647e0f8803c834c8b3b4dab20a8ec82a60b0ce32adba7037256a8082d4"),
+    }
+    for task_id, (version, digest) in recorded.items():
+        old = recorded_plan(tasks[task_id], seed, digest)
+        assert old is not None and (old.version, old.digest) == (version, digest)
+        current = plan_for(tasks[task_id], seed)
+        assert current is not None and current.digest != digest and current.version in ("p7", "c7")
