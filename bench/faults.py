@@ -39,6 +39,7 @@ from infra.kafka.local import LocalCluster, _wait_gone
 from infra.kafka.producer import EventProducer
 from learner.lease import lease_holder, lease_path
 from learner.service import read_training_log, training_account
+from rlstream.workers import LEASED_WORKERS, worker_lease_path
 from schemas.errors import RlstreamError, UsageError
 from schemas.policy import PolicyPublished
 from schemas.rollout import SandboxExecuted
@@ -141,13 +142,13 @@ class Supervised:
         return at
 
     def holding(self, lease: Path) -> str:
-        """The name of the process that holds the learner's ``lease``."""
+        """The name of the process that holds ``lease`` (the learner's, or a generator instance's)."""
         pid = lease_holder(lease)
         return next(name for name, proc in self.procs.items() if proc.pid == pid)
 
     def standing_by(self, name: str) -> bool:
-        """Whether learner process ``name`` is built and waits on the run's lease."""
-        return "standing by for the run's lease" in (self.logs / f"{name}.log").read_text(errors="replace")
+        """Whether process ``name`` (a learner, a generator) is built and waits on its lease."""
+        return "standing by for the " in (self.logs / f"{name}.log").read_text(errors="replace")
 
     def revive(self) -> None:
         for name, proc in list(self.procs.items()):
@@ -298,6 +299,10 @@ class Run:
     @property
     def learner_lease(self) -> Path:
         return lease_path(self.training_log.parent)
+
+    def worker_lease(self, name: str) -> Path:
+        """The lease of the run's instance 0 of worker ``name`` (:data:`LEASED_WORKERS`)."""
+        return worker_lease_path(self.home, self.run_id, name, "0")
 
     def publish_wave(self, n: int) -> list[TaskPublished]:
         self.waves += 1
@@ -659,15 +664,36 @@ def finish(run: Run, *, effectively_once: bool = False) -> dict[str, Any]:
 def kill_worker(run: Run, name: str, *, label: str = "") -> None:
     """A stream processor killed with SIGKILL while a wave is under way (restarted at once, as a
     supervisor does). Recorded: the first event downstream after the kill, the killed stage's own first
-    output after it (its stage commits again), and the restarted worker's start-up from its log
-    (:func:`restart_timeline`)."""
+    output after it (its stage commits again), and the start-up of the process that took over from its
+    log (:func:`restart_timeline`). A leased worker (the generator) has a warm standby waiting on its
+    instance's lease, as ``rlstream run`` keeps one: the holder is killed, and the standby must be the
+    one that takes over (the killed one, restarted, is the next standby)."""
     if name not in PROCESSORS:
         raise UsageError(f"{name!r} is not a stream processor", hint="one of: " + ", ".join(PROCESSORS))
+    killed = taker = name
+    lease: Path | None = None
+    if name in LEASED_WORKERS:
+        held = lease = run.worker_lease(name)
+        spare = f"{name}-standby"
+        if spare not in run.workers.procs:
+            # as `rlstream run` starts it: once the first one holds the lease (not on the same cores at
+            # the same time as its start-up)
+            run.wait(lambda: lease_holder(held) is not None, STAGE_TIMEOUT_S, f"the {name}'s lease")
+            run.workers.start(spare, kind=name)
+
+        def other() -> str:
+            return spare if run.workers.holding(held) == name else name
+
+        run.wait(lambda: run.workers.standing_by(other()), STAGE_TIMEOUT_S, f"the standby {name}")
+        killed = run.workers.holding(lease)
+        taker = other()
     wave = run.publish_wave(WAVE)
     run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
-    t0 = run.workers.kill9(name)
+    t0 = run.workers.kill9(killed)
     run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, f"the wave after the {name}'s kill")
-    started: dict[str, Any] = restart_timeline(run.workers.logs / f"{name}.log", t0)
+    if lease is not None and lease_holder(lease) != run.workers.procs[taker].pid:
+        raise AssertionError(f"the standby {name} did not take over: {run.workers.tails()}")
+    started: dict[str, Any] = restart_timeline(run.workers.logs / f"{taker}.log", t0)
     run.record(
         f"kill -9 {name}{label}",
         t0,
@@ -810,6 +836,8 @@ def lose_a_broker(run: Run, cluster: LocalCluster) -> None:
 #: generator's model and policy), and on Faust the worker ready (joined, its state restored)
 START_MARKS: tuple[tuple[str, str], ...] = (
     ("built_s", "] INFO built "),
+    # a standby that took the instance over (built before the kill)
+    ("lease_held_s", "holds the instance's lease"),
     ("faust_ready_s", "[^---Recovery]: Worker ready"),
 )
 

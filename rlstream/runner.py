@@ -43,7 +43,13 @@ from producers.ingest.publisher import TaskPublisher
 from rlstream.layout import TORCH_WORKERS, processes, resolve
 from rlstream.scaling import Scaler, ScalingConfig
 from rlstream.settings import Settings
-from rlstream.workers import LEARNER_GROUP, PIPELINE_WORKERS, learner_checkpoint_dir, scaling_target
+from rlstream.workers import (
+    LEARNER_GROUP,
+    PIPELINE_WORKERS,
+    learner_checkpoint_dir,
+    scaling_target,
+    worker_lease_path,
+)
 from schemas.alert import AlertRaised, AlertResolved
 from schemas.curriculum import CurriculumLevelChanged
 from schemas.dlq import DeadLettered
@@ -129,6 +135,39 @@ def standby_decision(mode: str, parameters: int | None, available: int | None) -
     if 2 * need <= available:
         return True, f"on (a learner needs ~{need / gib:.1f} GiB, {available / gib:.1f} GiB available)"
     return False, f"off (a learner needs ~{need / gib:.1f} GiB, {available / gib:.1f} GiB available)"
+
+
+#: what a generator process holds besides its model's weights (interpreter, torch, transformers, the
+#: Kafka clients), bytes: measured 553 MiB after the imports, 808 MiB with smollm2 loaded
+GENERATOR_BASE_BYTES = 600 * 2**20
+
+
+def generator_footprint(parameters: int) -> int:
+    """What one generator (hf backend, on a CPU) of a model with ``parameters`` holds, bytes (an
+    estimate: its fp32 weights besides the base; activations of a batch are small beside them)."""
+    return GENERATOR_BASE_BYTES + 4 * parameters
+
+
+def generator_standby_decision(
+    mode: str, backend: str, device: str, parameters: int | None, available: int | None
+) -> tuple[bool, str]:
+    """Whether ``rlstream run`` starts a standby generator, and why (said on the run's first lines).
+
+    ``auto`` starts one for an hf generator on a CPU whose estimated footprint is at most a quarter of
+    the memory available before the run starts (the learners, the evaluator and the other workers keep
+    the rest); on an accelerator a second copy of the model would take its memory, so only ``on`` does."""
+    if mode == "off":
+        return False, "off (RLSTREAM_GENERATOR__STANDBY=off)"
+    if mode == "on":
+        return True, "on (RLSTREAM_GENERATOR__STANDBY=on)"
+    if backend != "hf" or device != "cpu":
+        return False, f"off (a {backend} generator on {device}: set RLSTREAM_GENERATOR__STANDBY=on to force)"
+    if parameters is None or available is None:
+        return False, "off (the model's size or the available memory is unknown: set it on to force)"
+    need = generator_footprint(parameters)
+    gib = 2**30
+    said = f"a generator needs ~{need / gib:.1f} GiB, {available / gib:.1f} GiB available"
+    return (4 * need <= available), ("on" if 4 * need <= available else "off") + f" ({said})"
 
 
 def model_folder(settings: Settings) -> Path:
@@ -538,11 +577,15 @@ class Child:
     metrics_port: int | None = None
     #: which replica of its kind (``--instance``): distinct transactional ids, one consumer group
     instance: str = "0"
+    #: a second process of the same instance, started as its warm standby (it waits on the instance's
+    #: lease; once it took over, the first one, restarted, is the standby)
+    standby: bool = False
 
     @property
     def label(self) -> str:
-        """Its name, with its instance when it is not the kind's first."""
-        return self.name if self.instance == "0" else f"{self.name}-{self.instance}"
+        """Its name, with its instance when it is not the kind's first (and ``standby``: a standby's)."""
+        label = self.name if self.instance == "0" else f"{self.name}-{self.instance}"
+        return f"{label}-standby" if self.standby else label
 
     def may_restart(self, now: float) -> bool:
         """Whether another restart stays within the budget of the window ending ``now``."""
@@ -799,7 +842,23 @@ def run_pipeline(
         if on:
             port = free_ports(settings.metrics.host, 1)[0] if settings.metrics.enabled else None
             standby = Child("learner", log_dir / "learner-1.log", metrics_port=port, instance="1")
-    served = [c for c in (*children, standby) if c is not None and c.metrics_port is not None]
+    # a warm standby generator, the same way: a second process of the generator's instance 0, started
+    # once the first one holds the instance's lease; whichever of the two holds it generates
+    gen_standby: Child | None = None
+    gen_lease = worker_lease_path(settings.home, run_id, "generator", "0")
+    if "generator" in workers:
+        gen = settings.generator
+        on, why = generator_standby_decision(
+            gen.standby, gen.backend, gen.device, model_parameters(model_folder(settings)), available_memory()
+        )
+        echo(f"[run {run_id}] standby generator: {why}")
+        if on:
+            port = free_ports(settings.metrics.host, 1)[0] if settings.metrics.enabled else None
+            gen_standby = Child(
+                "generator", log_dir / "generator-standby.log", metrics_port=port, instance="0", standby=True
+            )
+    standbys = [(c, path) for c, path in ((standby, lease), (gen_standby, gen_lease)) if c is not None]
+    served = [c for c in (*children, standby, gen_standby) if c is not None and c.metrics_port is not None]
     metrics = {c.label: f"http://{settings.metrics.host}:{c.metrics_port}/metrics" for c in served}
     progress = Progress(
         run_id,
@@ -861,9 +920,10 @@ def run_pipeline(
             for scaled_kind in scaled:
                 if (line := scaled_kind.step(now, env, children)) is not None:
                     echo(f"[run {run_id}] {line}")
-            if standby is not None and standby.proc is None and lease_holder(lease) is not None:
-                standby.start(env)
-                children.append(standby)
+            for waiting, held in standbys:
+                if waiting.proc is None and lease_holder(held) is not None:
+                    waiting.start(env)
+                    children.append(waiting)
             for child in children:
                 if not child.alive():
                     if not child.may_restart(now):
@@ -902,10 +962,10 @@ def run_pipeline(
         # must not cut this short)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        holder = lease_holder(lease)
+        holders = {c.name: lease_holder(path) for c, path in standbys}
         for child in children:
-            # a standby first: stopped after the active one, it would take the lease and start training
-            if child.name == "learner" and child.proc is not None and child.proc.pid != holder:
+            # a standby first: stopped after the active one, it would take the lease and start working
+            if child.name in holders and child.proc is not None and child.proc.pid != holders[child.name]:
                 child.stop()
         for child in children:
             child.stop()
@@ -922,7 +982,7 @@ def run_pipeline(
     summary = progress.summary()
     summary["runtime"] = settings.runtime
     summary["layout"] = layout
-    summary["processes"] = [c.name for c in children if c.instance == "0"]
+    summary["processes"] = [c.name for c in children if c.instance == "0" and not c.standby]
     summary["interrupted"] = interrupted
     summary["logs"] = str(log_dir)
     summary["metrics"] = metrics

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from infra.kafka.sides import KafkaSideInputs
 from infra.kafka.transactional import TransactionalProcessor
+from infra.runtime.lease import Lease
 from infra.runtime.port import Handler, Hosted, Processor, ProcessorStats, Tick
 from infra.runtime.sides import SideInputs
 from infra.runtime.state import Kind
@@ -50,6 +51,10 @@ STREAM_PROCESSORS = (
     "monitor",
 )
 PIPELINE_WORKERS = (*STREAM_PROCESSORS, "learner", "projector")
+#: the stream processors whose instances take turns on a lease (:func:`worker_lease_path`), so a warm
+#: standby of an instance can wait, built, and take over when it dies: the generator, whose start-up
+#: (torch, the model, the policy) is most of a restart
+LEASED_WORKERS = ("generator",)
 
 Runtime = Literal["transactional", "faust"]
 
@@ -59,6 +64,8 @@ class Worker:
     name: str
     processor: TransactionalProcessor | LearnerService | Projector | FaustRunner
     closers: list[Callable[[], None]]
+    #: the lease of its instance (:data:`LEASED_WORKERS`): nothing is read before it is held
+    lease: Lease | None = None
 
     @property
     def stats(self) -> ProcessorStats:
@@ -73,9 +80,29 @@ class Worker:
 
     def run(self, stop: threading.Event, *, idle_exit_s: float | None = None) -> None:
         try:
+            if self.lease is not None and not self._take_lease(stop):
+                # stopped while standing by: the processor never started (never joined its group nor
+                # registered its transactional id), so there is nothing of it to end but its clients
+                close = getattr(self.processor, "close", None)
+                if close is not None:
+                    close()
+                return
             self.processor.run(stop, idle_exit_s=idle_exit_s)
         finally:
             self.close()
+
+    def _take_lease(self, stop: threading.Event) -> bool:
+        """Hold the instance's lease before the processor starts: a warm standby (another process of the
+        same instance, built) waits here until the holder dies, then starts as that instance: its
+        transactional id fences the dead one's producer and its static group membership takes the dead
+        one's partitions at once. Whether the lease is held (False: stopped while waiting)."""
+        assert self.lease is not None
+        if not self.lease.try_acquire():
+            log.info("%s: standing by for the instance's lease %s", self.name, self.lease.path)
+            if not self.lease.acquire(stop):
+                return False
+        log.info("%s: holds the instance's lease", self.name)
+        return True
 
     def close(self) -> None:
         """Close what the worker opened besides its processor (which closes itself when it runs)."""
@@ -152,9 +179,16 @@ def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtim
         projector = Projector(bootstrap, engine, settings.projections, instance=instance)
         return Worker(name, projector, [engine.dispose])
     built = stream_processor(name, settings, KafkaSideInputs(bootstrap, learner_group=LEARNER_GROUP))
+    leased = name in LEASED_WORKERS
+    lease = Lease(worker_lease_path(settings.home, settings.run_id, name, instance)) if leased else None
     if (runtime or settings.runtime) == "faust":
-        # replicas of one processor share its app id: Faust balances the partitions between them
-        return Worker(name, faust_runner(settings, bootstrap, [built], instance=instance), [])
+        # replicas of one processor share its app id: Faust balances the partitions between them; each
+        # instance is a static member of the group (what a standby taking over an instance relies on)
+        return Worker(name, faust_runner(settings, bootstrap, [built], instance=instance), [], lease)
+    # a leased instance is a static member of its group under its client id: whoever takes the instance
+    # over (a standby, or the instance restarted) gets the dead one's partitions at once, with no
+    # rebalance and no wait for the dead one's session to time out
+    static = {"group.instance.id": f"rlstream.{built.processor.name}.{instance}"} if leased else None
     proc = TransactionalProcessor(
         built.processor,
         bootstrap=bootstrap,
@@ -163,8 +197,15 @@ def build(name: str, settings: Settings, *, instance: str = "0", runtime: Runtim
         # None: the cluster's default replication
         replication_factor=settings.kafka.replication_factor or -1,
         grace_s=settings.pipeline.state_grace_s,
+        consumer_config=static,
     )
-    return Worker(name, proc, built.closers)
+    return Worker(name, proc, built.closers, lease)
+
+
+def worker_lease_path(home: Path, run_id: str, name: str, instance: str) -> Path:
+    """The lease of instance ``instance`` of worker ``name`` in run ``run_id`` (settings home ``home``):
+    the processes that run that instance (the active one and a warm standby) take turns on it."""
+    return home / "runs" / run_id / "leases" / f"{name}.{instance}.lease"
 
 
 def stream_processor(name: str, settings: Settings, sides: SideInputs) -> Built:

@@ -32,3 +32,8 @@ class GeneratorConfig(BaseModel):
     num_threads: int | None = Field(default=None, ge=1)
     #: vLLM only: fraction of GPU memory it may take
     gpu_memory_utilization: float = Field(default=0.5, gt=0.0, le=1.0)
+    #: a warm standby generator beside the run's first one in ``rlstream run`` (built, its model and
+    #: policy loaded, waiting on the instance's lease, it takes the instance over when it dies instead of
+    #: a restart's start-up): ``auto`` on a CPU (hf backend) where the available memory holds it
+    #: comfortably, ``on``, ``off``
+    standby: Literal["auto", "on", "off"] = "auto"

@@ -7,7 +7,13 @@ import json
 import struct
 from pathlib import Path
 
-from rlstream.runner import learner_footprint, model_parameters, standby_decision
+from rlstream.runner import (
+    generator_footprint,
+    generator_standby_decision,
+    learner_footprint,
+    model_parameters,
+    standby_decision,
+)
 
 GIB = 2**30
 
@@ -39,3 +45,17 @@ def test_auto_starts_a_standby_only_where_a_second_learner_fits() -> None:
     assert not standby_decision("auto", small, None)[0]
     assert standby_decision("on", None, None)[0]
     assert not standby_decision("off", 1000, 64 * GIB)[0]
+
+
+def test_a_standby_generator_is_started_on_a_cpu_where_it_fits_comfortably() -> None:
+    small = 135_000_000  # smollm2: ~1.1 GiB estimated
+    assert generator_standby_decision("auto", "hf", "cpu", small, 64 * GIB)[0]
+    assert not generator_standby_decision("auto", "hf", "cpu", small, 2 * GIB)[0]
+    on, why = generator_standby_decision("auto", "hf", "cpu", small, 4 * generator_footprint(small))
+    assert on, why
+    assert not generator_standby_decision("auto", "vllm", "cuda", small, 640 * GIB)[0], (
+        "a second copy on a GPU"
+    )
+    assert not generator_standby_decision("auto", "hf", "cpu", None, 64 * GIB)[0]
+    assert generator_standby_decision("on", "vllm", "cuda", None, None)[0]
+    assert not generator_standby_decision("off", "hf", "cpu", small, 64 * GIB)[0]
