@@ -96,8 +96,8 @@ class Workers:
 
 def run_env(bootstrap: str, home: Path, **settings: str) -> dict[str, str]:
     """The environment of a test's ``rlstream run``: a home of its own, the machine's caches (models,
-    sandbox runtime, Kafka jars), one thread per torch process, the learner on CPU and without a standby,
-    then ``settings``."""
+    sandbox runtime, Kafka jars), one thread per torch process, the learner on CPU, no standby learner or
+    generator, then ``settings``."""
     return {
         **os.environ,
         "OMP_NUM_THREADS": "1",
@@ -110,6 +110,8 @@ def run_env(bootstrap: str, home: Path, **settings: str) -> dict[str, str]:
         # no standby learner unless a test asks for one: a third torch process starting on CI's two
         # cores slows every run, and these runs kill no learner
         "RLSTREAM_LEARNER__STANDBY": "off",
+        # nor a standby generator: these runs kill no generator either
+        "RLSTREAM_GENERATOR__STANDBY": "off",
         **settings,
     }
 
