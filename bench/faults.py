@@ -673,20 +673,9 @@ def kill_worker(run: Run, name: str, *, label: str = "") -> None:
     killed = taker = name
     lease: Path | None = None
     if name in LEASED_WORKERS:
-        held = lease = run.worker_lease(name)
-        spare = f"{name}-standby"
-        if spare not in run.workers.procs:
-            # as `rlstream run` starts it: once the first one holds the lease (not on the same cores at
-            # the same time as its start-up)
-            run.wait(lambda: lease_holder(held) is not None, STAGE_TIMEOUT_S, f"the {name}'s lease")
-            run.workers.start(spare, kind=name)
-
-        def other() -> str:
-            return spare if run.workers.holding(held) == name else name
-
-        run.wait(lambda: run.workers.standing_by(other()), STAGE_TIMEOUT_S, f"the standby {name}")
+        lease = run.worker_lease(name)
+        taker = start_standby(run, name)
         killed = run.workers.holding(lease)
-        taker = other()
     wave = run.publish_wave(WAVE)
     run.wait(run.wave_progress(wave, 1), STAGE_TIMEOUT_S, "the wave under way")
     t0 = run.workers.kill9(killed)
@@ -702,6 +691,24 @@ def kill_worker(run: Run, name: str, *, label: str = "") -> None:
         stage_output_s=run.follower.first_after(t0, [FLOW[PIPELINE.index(name)]]),
         **started,
     )
+
+
+def start_standby(run: Run, name: str) -> str:
+    """A warm standby of the run's instance 0 of leased worker ``name`` (process ``<name>-standby``), as
+    ``rlstream run`` keeps one: started once the first one holds the instance's lease (not on the same
+    cores at the same time as its start-up), if not running yet; returns the name of the process that
+    stands by once it does (after a takeover, the first one restarted)."""
+    lease = run.worker_lease(name)
+    spare = f"{name}-standby"
+    if spare not in run.workers.procs:
+        run.wait(lambda: lease_holder(lease) is not None, STAGE_TIMEOUT_S, f"the {name}'s lease")
+        run.workers.start(spare, kind=name)
+
+    def other() -> str:
+        return spare if run.workers.holding(lease) == name else name
+
+    run.wait(lambda: run.workers.standing_by(other()), STAGE_TIMEOUT_S, f"the standby {name}")
+    return other()
 
 
 def kill_learner(run: Run, *, label: str = "") -> None:

@@ -7,7 +7,8 @@ broker, the real sandbox, the tiny model. Faults land while groups are in flight
 * on a 3-broker cluster (replication 3, ``min.insync.replicas=2``, acks=all), one broker killed for
   the rest of the run,
 * on the Faust runtime (at-least-once), every stream processor, the learner and the projector killed
-  with SIGKILL in turn, with a poison record on every processor's input topics.
+  with SIGKILL in turn, with a poison record on every processor's input topics; the generator's kill is
+  taken over by its warm standby (``bench.recovery --faults generator`` does the same on transactions).
 
 After each run, read afresh from the log: every task yields its group exactly once, every sample one
 event per stage, no event id twice on any topic, and the learner trained every accepted sample exactly
@@ -45,6 +46,7 @@ from bench.faults import (
 from infra.kafka.config import BrokerConfig
 from infra.kafka.local import LocalCluster
 from infra.kafka.producer import EventProducer
+from infra.runtime.lease import lease_holder
 from schemas.dlq import DeadLettered
 from schemas.task import TaskPublished
 from schemas.topics import DLQ, POLICY
@@ -149,6 +151,8 @@ def test_on_faust_a_kill_9_of_every_worker_is_effectively_once(
     kafka_catalog = one_broker.running_bootstrap()
     assert kafka_catalog
     run = _start(kafka_catalog, tmp_path, run_factory, RLSTREAM_RUNTIME="faust")
+    # a warm standby generator, as `rlstream run` keeps one: the generator's kill below is its takeover
+    standby = faults.start_standby(run, "generator")
     poison_key = f"{run.run_id}/poison".encode()
     with EventProducer(kafka_catalog, source="test/faults", run_id=run.run_id) as producer:
         for topic in PROCESSOR_INPUTS:
@@ -163,6 +167,7 @@ def test_on_faust_a_kill_9_of_every_worker_is_effectively_once(
             late = run.publish_wave(WAVE // 2)  # work that arrives while workers come and go
         time.sleep(3)
     run.wait(run.wave_done(wave + late), STAGE_TIMEOUT_S, "the waves after the kills")
+    assert lease_holder(run.worker_lease("generator")) == run.workers.procs[standby].pid, "no takeover"
     for name, t0 in killed_at.items():
         downstream = [POLICY.name] if name == "learner" else FLOW[1:-1]
         # a stream processor's own output topic (the flow's topics are in the pipeline's order): when
