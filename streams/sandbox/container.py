@@ -13,7 +13,6 @@ See README.md for running the same jail under gVisor or Kata.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import math
 import os
@@ -95,123 +94,174 @@ BOOTSTRAP = (
 )
 
 
-class _CappedReader(threading.Thread):
-    """Reads a pipe to EOF keeping at most ``cap`` bytes; past ``kill_after`` bytes in total it calls
-    ``on_flood`` (a program flooding at GB/s must not cost the host its memory or CPU)."""
+class _Capped:
+    """What one output pipe brought: at most ``cap`` bytes kept, the total counted."""
 
-    def __init__(self, fd: int, cap: int, kill_after: int, on_flood: Callable[[], None]) -> None:
-        super().__init__(daemon=True)
-        self.fd, self.cap, self.kill_after, self.on_flood = fd, cap, kill_after, on_flood
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
         self.data = bytearray()
         self.total = 0
-        self.flooded = False
 
-    def run(self) -> None:
-        try:
-            while True:
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    break
-                self.total += len(chunk)
-                room = self.cap - len(self.data)
-                if room > 0:
-                    self.data.extend(chunk[:room])
-                if self.total > self.kill_after and not self.flooded:
-                    self.flooded = True
-                    self.on_flood()
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.cap - len(self.data)
+        if room > 0:
+            self.data.extend(chunk[:room])
 
     @property
     def dropped(self) -> bool:
         return self.total > len(self.data)
 
 
-class _Server(threading.Thread):
-    """The host side of one jail's pipes: reads length-prefixed messages (bounded), answers those
-    that expect an answer, and stops the jail on a deviation. Waits with ``poll`` until the deadline."""
+class _Channel:
+    """The host side of one jail's pipes, served from the calling thread with one ``poll`` (no thread
+    per pipe): length-prefixed messages and refusal records (bounded), the answers written as the
+    jail drains them (never blocking), stdout and stderr read through caps, and the jail leader's
+    exit. A deviation stops the jail; past ``16 × cap`` bytes of output (a program flooding at GB/s
+    must not cost the host its memory or CPU) too. Messages are read until ``deadline``."""
 
     def __init__(
         self,
         session: Session,
-        messages: int,
-        records: int,
-        answers: int,
+        fds: tuple[int, int, int, int, int],
+        cap: int,
         deadline: float,
         stop: Callable[[], None],
     ) -> None:
-        super().__init__(daemon=True, name="rlstream-jail-channel")
-        self.session, self.answers, self.deadline, self.stop = session, answers, deadline, stop
-        self.inputs = {messages: FrameReader(), records: FrameReader()}
-        self.records = records
+        messages, self.records, self.answers, out, err = fds
+        self.session, self.deadline, self.stop = session, deadline, stop
+        self.frames = {messages: FrameReader(), self.records: FrameReader()}
+        self.out, self.err = _Capped(cap), _Capped(cap)
+        self.outputs = {out: self.out, err: self.err}
+        self.flood_after = 16 * cap
+        self.flooded = False
+        self.pending = bytearray()  # answers the jail has not read yet
+        self.poller = select.poll()
+        for fd in (messages, self.records, out, err):
+            self.poller.register(fd, select.POLLIN)
 
-    def run(self) -> None:
-        poller = select.poll()
-        for fd in self.inputs:
-            poller.register(fd, select.POLLIN)
+    def serve(self, until: float, proc: subprocess.Popen[bytes] | None, pidfd: int | None) -> bool:
+        """Serve the pipes until ``proc`` exits (True; ``pidfd`` readable, or polled every 10 ms
+        without one), ``until`` passes (False) or, with no ``proc``, every pipe is at its end."""
+        if pidfd is not None:
+            self.poller.register(pidfd, select.POLLIN)
         try:
-            while self.inputs:
-                left = self.deadline - time.perf_counter()
-                if left <= 0:
-                    return
-                for fd, _ in poller.poll(max(1, int(left * 1000))):
-                    if fd in self.inputs and not self._read(fd):
-                        poller.unregister(fd)
-                        del self.inputs[fd]
-        except _Deviation:
-            self.stop()
-        except OSError:
-            pass
+            while proc is not None or self.frames or self.outputs:
+                now = time.perf_counter()
+                if self.frames and now >= self.deadline:
+                    self._close_frames()
+                left = min(until, self.deadline) if self.frames else until
+                if left <= now:
+                    return False
+                wait = max(1, math.ceil((left - now) * 1000))
+                if proc is not None and pidfd is None:
+                    if proc.poll() is not None:
+                        return True
+                    wait = min(wait, 10)
+                exited = False
+                for fd, _ in self.poller.poll(wait):
+                    if fd == pidfd:
+                        exited = True
+                    elif fd == self.answers:
+                        self._write()
+                    elif fd in self.outputs:
+                        self._output(fd)
+                    elif fd in self.frames:
+                        self._message(fd)
+                if exited:
+                    return True
+            return False
         finally:
-            for fd in (*self.inputs, self.answers):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            if pidfd is not None:
+                self.poller.unregister(pidfd)
 
-    def _read(self, fd: int) -> bool:
-        """Read what is there; False at end of file."""
+    def close(self) -> None:
+        self._close_frames()
+        for fd in list(self.outputs):
+            del self.outputs[fd]
+            self._drop(fd)
+
+    def _drop(self, fd: int) -> None:
+        """Stop serving ``fd`` (already taken out of its table) and close it."""
+        self.poller.unregister(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    def _close_frames(self) -> None:
+        for fd in list(self.frames):
+            del self.frames[fd]
+            self._drop(fd)
+        if self.answers >= 0:
+            with contextlib.suppress(KeyError):
+                self.poller.unregister(self.answers)
+            with contextlib.suppress(OSError):
+                os.close(self.answers)
+            self.answers = -1
+            self.pending.clear()
+
+    def _output(self, fd: int) -> None:
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
-            return True
+            return
+        except OSError:
+            chunk = b""
         if not chunk:
-            return False
+            del self.outputs[fd]
+            self._drop(fd)
+            return
+        self.outputs[fd].feed(chunk)
+        if self.outputs[fd].total > self.flood_after and not self.flooded:
+            self.flooded = True
+            self.stop()
+
+    def _message(self, fd: int) -> None:
         try:
-            messages = self.inputs[fd].feed(chunk)
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            del self.frames[fd]
+            self._drop(fd)
+            return
+        try:
+            messages = self.frames[fd].feed(chunk)
         except Oversized as exc:
             self.session.oversized(exc.length)
-            raise _Deviation from None
+            self._deviation()
+            return
         for msg in messages:
             if fd == self.records and msg[:1] != b"V":
                 self.session.refuse("a message other than a refusal record on the record pipe")
-                raise _Deviation
+                self._deviation()
+                return
             reply = self.session.handle(msg)
             if reply is None:
-                raise _Deviation
-            if fd != self.records and msg[:1] and msg[0] in ANSWERED:
-                self._answer(reply)
-        return True
+                self._deviation()
+                return
+            if fd != self.records and msg[:1] and msg[0] in ANSWERED and self.answers >= 0:
+                if not self.pending:
+                    self.poller.register(self.answers, select.POLLOUT)
+                self.pending += frame(reply)
+                self._write()
 
-    def _answer(self, reply: bytes) -> None:
-        data = memoryview(frame(reply))
-        poller = select.poll()
-        poller.register(self.answers, select.POLLOUT)
-        while data:
-            left = self.deadline - time.perf_counter()
-            if left <= 0:
-                raise OSError(errno.ETIMEDOUT, "the guest did not read its answer in time")
-            if not poller.poll(max(1, int(left * 1000))):
-                continue
-            try:
-                data = data[os.write(self.answers, data) :]
-            except BlockingIOError:
-                continue
+    def _write(self) -> None:
+        try:
+            del self.pending[: os.write(self.answers, self.pending)]
+        except BlockingIOError:
+            return
+        except OSError:  # the jail closed its end: nothing more is asked
+            self._close_frames()
+            return
+        if not self.pending:
+            self.poller.unregister(self.answers)
 
-
-class _Deviation(Exception):
-    """The session stopped the guest."""
+    def _deviation(self) -> None:
+        """The session stopped the guest: the jail is killed and no message of it is read again."""
+        self.stop()
+        self._close_frames()
 
 
 def _root_binds() -> list[str]:
@@ -335,6 +385,7 @@ class ContainerBackend:
         killed = threading.Event()
         watch: SignalWatch | None = None
         watch_host: socket.socket | None = None
+        channel: _Channel | None = None
 
         def kill() -> None:
             killed.set()
@@ -415,25 +466,28 @@ class ContainerBackend:
                 watch.start()
                 os.write(block_w, b"go")
             close(block_w)
-            flood_after = 16 * limits.output_bytes
-            out = _CappedReader(out_r, limits.output_bytes, flood_after, kill)
-            err = _CappedReader(err_r, limits.output_bytes, flood_after, kill)
-            for fd in (msg_r, rec_r, ans_w, out_r, err_r):
-                owned.remove(fd)  # the readers and the server close them
-            server = _Server(session, msg_r, rec_r, ans_w, deadline, kill)
-            for thread in (out, err, server):
-                thread.start()
+            served = (msg_r, rec_r, ans_w, out_r, err_r)
+            channel = _Channel(session, served, limits.output_bytes, deadline, kill)
+            for fd in served:
+                owned.remove(fd)  # the channel closes them
             timed_out = False
-            if not _wait_exit(proc, deadline):
-                timed_out = not killed.is_set()
-                kill()
+            pidfd = _pidfd(proc)
+            try:
+                if not channel.serve(deadline, proc, pidfd) and proc.poll() is None:
+                    timed_out = not killed.is_set()
+                    kill()
+            finally:
+                if pidfd is not None:
+                    os.close(pidfd)
             proc.wait()
             duration = time.perf_counter() - t0
-            # The jail's leader is gone; anything it left behind in the cgroup goes now.
+            # The jail's leader is gone; anything it left behind in the cgroup goes now, and what
+            # it wrote is read to the pipes' ends (messages no later than the deadline).
             if group is not None:
                 group.kill_all()
-            for thread in (out, err, server):
-                thread.join(timeout=2)
+            channel.serve(time.perf_counter() + 2, None, None)
+            channel.close()
+            out, err = channel.out, channel.err
             refusals: list[tuple[str, str]] = []
             if watch is not None:
                 watch.stop()
@@ -446,7 +500,7 @@ class ContainerBackend:
                 memory_exceeded = group.oom_killed()
                 if group.pids_limit_hit():
                     labels.append("pids_limit")
-            if out.dropped or err.dropped or out.flooded or err.flooded or session.over_budget:
+            if out.dropped or err.dropped or channel.flooded or session.over_budget:
                 labels.append("output_limit")
             if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
                 timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
@@ -483,6 +537,8 @@ class ContainerBackend:
                     proc.wait(timeout=5)
             for fd in list(owned):
                 close(fd)
+            if channel is not None:
+                channel.close()
             if group is not None:
                 group.remove()
 
@@ -538,26 +594,11 @@ def rlimits(limits: Limits) -> tuple[int, int, int, int]:
     return (max(1, math.ceil(limits.timeout_s) + 1), limits.file_mb << 20, 0, MAX_JAIL_FILES)
 
 
-def _wait_exit(proc: subprocess.Popen[bytes], deadline: float) -> bool:
-    """Wait for the jail's leader until ``deadline`` (perf_counter); True when it exited. A pidfd
-    wakes us the moment it exits (``Popen.wait(timeout)`` polls with sleeps up to 50 ms); ``poll``
-    works at any descriptor number."""
+def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
+    """A descriptor that becomes readable the moment the jail's leader exits (``Popen.wait(timeout)``
+    polls with sleeps up to 50 ms); None where the kernel has none (the channel then polls the
+    process every 10 ms)."""
     try:
-        pidfd = os.pidfd_open(proc.pid)
+        return os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.perf_counter()))
-            return True
-        except subprocess.TimeoutExpired:
-            return False
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        while True:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return proc.poll() is not None
-            if poller.poll(max(1, math.ceil(left * 1000))):
-                return True
-    finally:
-        os.close(pidfd)
+        return None
