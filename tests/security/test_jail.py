@@ -2,9 +2,9 @@
 
 A program in the jail may start processes, so the hook (an in-process courtesy) is no wall: each
 refusal here is tested from a child interpreter the program starts, which has no hook at all, so
-what stops it is the seccomp filter, the namespaces or the limits. Also: /dev/shm's cap, that there
-is no /proc, one guest starving another of descriptors, descriptors above 1024, and terminal escapes
-in the CLI's plain output."""
+what stops it is the seccomp filter, the namespaces or the limits. Also: /dev (three devices,
+read-only) and /dev/shm's cap, that there is no /proc, one guest starving another of descriptors,
+descriptors above 1024, and terminal escapes in the CLI's plain output."""
 
 from __future__ import annotations
 
@@ -310,6 +310,32 @@ def test_dev_shm_is_capped_like_tmp(sandbox: Sandbox) -> None:
     r = sandbox.run_script(code, limits=LIMITS, backend="container")
     assert "STOPPED 28" in r.stdout, (r.stdout, r.stderr)  # ENOSPC: the tmpfs is full
     assert int(r.stdout.split()[-1]) <= LIMITS.tmpfs_mb << 20
+
+
+def test_dev_holds_the_readable_devices_and_is_read_only(sandbox: Sandbox) -> None:
+    # from a child interpreter: no audit hook between it and /dev
+    child = (
+        "import os\n"
+        "print('DEV', sorted(os.listdir('/dev')))\n"
+        "try:\n"
+        "    open('/dev/planted', 'wb').close()\n"
+        "except OSError as exc:\n"
+        "    print('REFUSED', exc.errno)\n"
+        "with open('/dev/null', 'wb') as f:\n"
+        "    f.write(b'x')\n"
+        "with open('/dev/urandom', 'rb') as f, open('/dev/zero', 'rb') as z:\n"
+        "    print('READ', len(f.read(4)), z.read(2))\n"
+    )
+    program = (
+        "import subprocess, sys\n"
+        f"r = subprocess.run([sys.executable, '-I', '-c', {child!r}], capture_output=True, text=True)\n"
+        "print(r.stdout, r.stderr)\n"
+    )
+    r = sandbox.run_script(program, limits=LIMITS, backend="container")
+    assert r.infra_error is None, r.infra_error
+    assert "DEV ['null', 'shm', 'urandom', 'zero']" in r.stdout, (r.stdout, r.stderr)
+    assert "REFUSED 30" in r.stdout, (r.stdout, r.stderr)  # EROFS
+    assert "READ 4 b'\\x00\\x00'" in r.stdout, (r.stdout, r.stderr)
 
 
 def _own_cgroup_children() -> list[Path]:
