@@ -18,12 +18,40 @@ ROOT = Path("/sys/fs/cgroup")
 GROUP = "rlstream-sandbox"
 
 
+def _write(path: Path, text: str) -> None:
+    """One write to a control file (no text layer: a jail's cgroup files cost ~12 opens)."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_file(path: Path) -> str:
+    """A control or counter file's whole text; raises OSError."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode(errors="replace")
+
+
+#: (pid, controller) -> this process's cgroup path: read once per process (a fork reads its own)
+_OWN: dict[tuple[int, str], str] = {}
+
+
 def _own_path(controller: str) -> str:
     """This process's cgroup path for a v1 controller ('' for v2: the 0:: line). Never guessed: a
     process that cannot read it (out of descriptors, say) must not create cgroups at the hierarchy's
     root instead of under its own."""
+    key = (os.getpid(), controller)
+    if key in _OWN:
+        return _OWN[key]
     try:
-        text = Path("/proc/self/cgroup").read_text()
+        text = _read_file(Path("/proc/self/cgroup"))
     except OSError as exc:
         raise DependencyError(f"cannot read this process's cgroup: {exc}") from exc
     for line in text.splitlines():
@@ -32,8 +60,20 @@ def _own_path(controller: str) -> str:
             continue
         _hid, ctrls, path = parts
         if (controller and controller in ctrls.split(",")) or (not controller and ctrls == ""):
+            _OWN[key] = path
             return path
     raise DependencyError(f"this process has no {controller or 'unified'} cgroup in /proc/self/cgroup")
+
+
+#: pid -> the hierarchy's version, looked up once per process
+_VERSION: dict[int, int | None] = {}
+
+
+def _version() -> int | None:
+    pid = os.getpid()
+    if pid not in _VERSION:
+        _VERSION[pid] = cgroup_version()
+    return _VERSION[pid]
 
 
 def cgroup_version() -> int | None:
@@ -68,15 +108,11 @@ class Cgroup:
         """Move the single-threaded process ``pid`` (and so everything it starts) into this cgroup;
         raises OSError when it cannot be moved."""
         for path in self.join_files:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, str(pid).encode())
-            finally:
-                os.close(fd)
+            _write(path, str(pid))
 
     def _read(self, path: Path) -> str:
         try:
-            return path.read_text()
+            return _read_file(path)
         except OSError:
             return ""
 
@@ -115,10 +151,9 @@ class Cgroup:
     def kill_all(self) -> None:
         """SIGKILL everything inside, until nothing is left (a fork bomb keeps forking while we
         kill; the pids limit bounds it)."""
-        kill = self.dirs[0] / "cgroup.kill"
-        if self.version == 2 and kill.exists():
-            with contextlib.suppress(OSError):
-                kill.write_text("1")
+        if self.version == 2:
+            with contextlib.suppress(OSError):  # a kernel before 5.14 has no cgroup.kill
+                _write(self.dirs[0] / "cgroup.kill", "1")
         for _ in range(200):
             pids = self.pids()
             if not pids:
@@ -143,7 +178,7 @@ class Cgroup:
 
 def create(memory_bytes: int, pids_max: int) -> Cgroup:
     """A fresh cgroup with the memory (swap included) and pids limits set."""
-    version = cgroup_version()
+    version = _version()
     name = f"{GROUP}/{os.getpid()}-{secrets.token_hex(6)}"
     made: list[Path] = []
     try:
@@ -154,26 +189,25 @@ def create(memory_bytes: int, pids_max: int) -> Cgroup:
             made.append(mem)
             pids.mkdir(parents=True)
             made.append(pids)
-            (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
-            memsw = mem / "memory.memsw.limit_in_bytes"
-            if memsw.exists():
-                memsw.write_text(str(memory_bytes))
-            if (mem / "memory.swappiness").exists():
-                (mem / "memory.swappiness").write_text("0")
-            (pids / "pids.max").write_text(str(pids_max))
+            _write(mem / "memory.limit_in_bytes", str(memory_bytes))
+            with contextlib.suppress(FileNotFoundError):  # a kernel without swap accounting
+                _write(mem / "memory.memsw.limit_in_bytes", str(memory_bytes))
+            with contextlib.suppress(FileNotFoundError):
+                _write(mem / "memory.swappiness", "0")
+            _write(pids / "pids.max", str(pids_max))
             return Cgroup(version=1, dirs=[mem, pids], memory_dir=mem, pids_dir=pids)
         if version == 2:
             parent = ROOT / _own_path("").lstrip("/") / GROUP
             parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(OSError):
-                (parent / "cgroup.subtree_control").write_text("+memory +pids")
+                _write(parent / "cgroup.subtree_control", "+memory +pids")
             d = parent / name.split("/", 1)[1]
             d.mkdir()
             made.append(d)
-            (d / "memory.max").write_text(str(memory_bytes))
-            if (d / "memory.swap.max").exists():
-                (d / "memory.swap.max").write_text("0")
-            (d / "pids.max").write_text(str(pids_max))
+            _write(d / "memory.max", str(memory_bytes))
+            with contextlib.suppress(FileNotFoundError):  # a kernel without swap accounting
+                _write(d / "memory.swap.max", "0")
+            _write(d / "pids.max", str(pids_max))
             return Cgroup(version=2, dirs=[d], memory_dir=d, pids_dir=d)
     except OSError as exc:
         for d in reversed(made):  # nothing half-made is left behind
