@@ -305,6 +305,7 @@ class ContainerBackend:
         self.filter = seccomp.program(self.arch)
         self.watch_filter = seccomp.watch_program(self.arch)
         self.stub_code = _compile_stub(python, harness_source())
+        self.root_binds = _root_binds()  # the host's top directories, looked at once
         real = Path(python).resolve()
         self.extra_binds: list[str] = []
         if not str(real).startswith("/usr/"):
@@ -356,7 +357,7 @@ class ContainerBackend:
             "--as-pid-1",
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
             "--seccomp", str(filter_fd),
-            *_root_binds(), *self.extra_binds,
+            *self.root_binds, *self.extra_binds,
             # no /proc: a procfs shows the host's mount sources, memory, kernel and CPUs, and answers
             # os.stat/os.readlink (no audit event) and any child process (no audit hook) unlabelled
             # a /dev of the three devices a program may read (READ_ROOTS) and /dev/shm, read-only
