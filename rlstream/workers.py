@@ -439,6 +439,8 @@ def faust_app(
         return {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
 
     partitions = TopicWidths(widths)
+    datadir = settings.home / "faust"
+    datadir.mkdir(parents=True, exist_ok=True)  # Faust makes only the last folder of its app's path
     app = App(
         app_id,
         **app_settings(
@@ -449,6 +451,7 @@ def faust_app(
             replication_factor=settings.kafka.replication_factor,
             partitions=settings.kafka.partitions,
             instance=instance,
+            datadir=datadir,
         ),
     )
     hosted = [

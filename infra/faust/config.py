@@ -8,6 +8,7 @@ the shared :class:`~infra.kafka.config.KafkaConfig`: credentials (TLS, SASL) bel
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -60,9 +61,12 @@ def app_settings(
     replication_factor: int | None,
     partitions: int,
     instance: str | None = None,
+    datadir: Path | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``faust.App`` for ``app_id``: where the cluster is and how its clients
-    behave (credentials go here too, from ``kafka``).
+    behave (credentials go here too, from ``kafka``). ``datadir`` is the folder Faust keeps its app
+    folder in (its own default is the working directory, which a worker started from anywhere would
+    litter with ``<app id>-data`` folders).
 
     An ``instance`` (the worker's replica, distinct per replica of one processor) makes the worker a
     static member of its group: restarted after a crash, it takes its own place back at once, with its
@@ -90,6 +94,8 @@ def app_settings(
         "web_port": faust.web_port or 6066,
         "web_in_thread": False,
     }
+    if datadir is not None:
+        settings["datadir"] = str(datadir / "{conf.name}-data")
     if instance is not None:
         settings["consumer_group_instance_id"] = f"{app_id}.{instance}"
     if replication_factor is not None:
