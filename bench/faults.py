@@ -31,7 +31,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 
 from bench import recovery
-from bench.load import load_tasks
+from bench.load import load_tasks, tiny_run_env
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.consumer import decode_message
@@ -80,30 +80,10 @@ PER_SAMPLE = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name, VERDICTS.name)
 
 
 def worker_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra: str) -> dict[str, str]:
-    """Every worker of a run: one-token samples from the tiny model, a training learner, small bounds
-    (two groups in flight) so a fault always lands while work is in flight."""
-    return {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "RLSTREAM_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-        "RLSTREAM_HOME": str(home),
-        "RLSTREAM_RUN_ID": run_id,
-        "RLSTREAM_GENERATOR__MODEL": "tiny",
-        "RLSTREAM_GENERATOR__MODELS_DIR": str(CACHE / "models"),
-        "RLSTREAM_SANDBOX__CACHE_DIR": str(CACHE / "cache" / "sandbox"),
-        "RLSTREAM_SANDBOX__WORKERS": "1",
-        "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
-        "RLSTREAM_LEARNER__LR": "0.005",
-        "RLSTREAM_LEARNER__TOKEN_BUDGET": "4096",
-        "RLSTREAM_PIPELINE__BATCH_SIZE": "4",
-        "RLSTREAM_PIPELINE__SCHEDULER__ONLY_OWN_RUN": "true",
-        "RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE": str(group_size),
-        "RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT": "2",
-        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS": "1",
-        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TEMPERATURE": "1.0",
-        "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TOP_P": "1.0",
-        **extra,
-    }
+    """Every worker of a faulted run: small bounds (two groups in flight, batches of 4) so a fault always
+    lands while work is in flight."""
+    bounds = {"RLSTREAM_PIPELINE__BATCH_SIZE": "4", "RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT": "2"}
+    return tiny_run_env(bootstrap, home, run_id, group_size, **{**bounds, **extra})
 
 
 @dataclass

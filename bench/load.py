@@ -173,7 +173,9 @@ class Fleet:
                 proc.wait(10)
 
 
-def worker_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra: str) -> dict[str, str]:
+def tiny_run_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra: str) -> dict[str, str]:
+    """The environment of a bench run's workers: one-token samples from the tiny model, a training learner
+    on the CPU, one sandbox worker, the shared model and sandbox caches; ``extra`` adds or replaces."""
     return {
         **os.environ,
         "OMP_NUM_THREADS": "1",
@@ -184,7 +186,6 @@ def worker_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra
         "RLSTREAM_GENERATOR__MODELS_DIR": str(CACHE / "models"),
         "RLSTREAM_SANDBOX__CACHE_DIR": str(CACHE / "cache" / "sandbox"),
         "RLSTREAM_SANDBOX__WORKERS": "1",
-        "RLSTREAM_SANDBOX__BACKEND": "wasm",
         "RLSTREAM_LEARNER__ACCELERATOR": "cpu",
         "RLSTREAM_LEARNER__LR": "0.005",
         "RLSTREAM_LEARNER__TOKEN_BUDGET": "4096",
@@ -195,6 +196,10 @@ def worker_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra
         "RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__TOP_P": "1.0",
         **extra,
     }
+
+
+def worker_env(bootstrap: str, home: Path, run_id: str, group_size: int, **extra: str) -> dict[str, str]:
+    return tiny_run_env(bootstrap, home, run_id, group_size, **{"RLSTREAM_SANDBOX__BACKEND": "wasm", **extra})
 
 
 # ---- the run's events, as they are committed -------------------------------------------------------
