@@ -29,12 +29,12 @@ from bench.bus import broker
 from consumers.projections.config import ProjectionConfig
 from consumers.projections.projector import Projector
 from consumers.projections.store import make_engine, migrate
+from harness.projections import run_stream
 from infra.kafka.admin import admin_client
 from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
 from schemas.errors import EventDecodeError
 from schemas.topics import EVENT_TOPICS, topic_for
-from tests.projections_support import run_stream
 
 
 def make_topics(bootstrap: str) -> dict[str, str]:
@@ -106,15 +106,14 @@ def measure(bootstrap: str, *, tasks: int = 40, epochs: int = 8, pg_url: str | N
     try:
         n_sqlite, sqlite_s = project(bootstrap, f"sqlite:///{tmp / 'bench.sqlite'}", topics)
         if pg_url is None:
-            from tests.integration.postgres import start_cluster
+            from harness.postgres import start_cluster
 
             cluster = start_cluster()
             pg_url = cluster.new_database("bench")
         n_pg, pg_s = project(bootstrap, pg_url, topics)
     finally:
         if cluster is not None:
-            cluster.stop()
-            shutil.rmtree(cluster.root, ignore_errors=True)
+            cluster.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return {
         "events": total,

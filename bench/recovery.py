@@ -1,5 +1,5 @@
 """Recovery from faults, measured: ``python -m bench.recovery`` injects the fault suite's faults
-(``bench.faults``: SIGKILL of a worker while work is in flight, the broker killed and started again on
+(``harness.faults``: SIGKILL of a worker while work is in flight, the broker killed and started again on
 its data, one broker of three lost) into a whole training run on a cluster of its own, prints each
 fault's recovery figures as it goes (``RECOVERY {...}`` lines) and one table at the end, checks the run's
 account (nothing lost, nothing doubled), and writes everything as JSON::
@@ -15,85 +15,25 @@ data: after the worker faults, on the same run) and ``broker-1of3`` (a run of it
 the leader of most partitions killed and left down). The default takes a few minutes on 2 cores.
 
 Seconds are from the fault (broker time of the first committed event after it; log time for a worker's
-start-up). Throughput back (:func:`throughput_back`): the committed output per second of the stage a fault hit
-(the pipeline's events; for the learner, the samples it trained) in the ``before_s`` before the fault
-is the baseline; the figure is the start of the first ``window_s`` after the fault in which at least
-``share`` of that rate was committed again (0 when nothing slowed down; a stop of ``d`` seconds at full
-speed after it reads about ``d``). The fault suite (``tests/reliability/test_faults.py``) prints the
-same table for the faults it injects."""
+start-up). Throughput back (``harness.recovery.throughput_back``): the committed output per second of the
+stage a fault hit (the pipeline's events; for the learner, the samples it trained) in the ``before_s``
+before the fault is the baseline; the figure is the start of the first ``window_s`` after the fault in
+which at least ``share`` of that rate was committed again (0 when nothing slowed down; a stop of ``d``
+seconds at full speed after it reads about ``d``). The fault suite (``tests/reliability/test_faults.py``)
+prints the same table for the faults it injects."""
 
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-#: the baseline's span before a fault, the span the rate is measured over after it, and the share of the
-#: baseline that counts as "back"
-BEFORE_S = 30.0
-WINDOW_S = 10.0
-SHARE = 0.9
-
-
-def throughput_back(
-    times: Iterable[float],
-    t0: float,
-    now: float,
-    *,
-    before_s: float = BEFORE_S,
-    window_s: float = WINDOW_S,
-    share: float = SHARE,
-) -> float | None:
-    """Seconds from the fault at ``t0`` until the output (commit ``times``, seconds) runs at ``share``
-    of its rate in the ``before_s`` before it (from the first output, if that came later), measured
-    over ``window_s``: the start of the first such window that lies after ``t0`` and ends by ``now``.
-    None when there was no output before the fault or the rate has not come back by ``now``."""
-    ordered = sorted(times)
-    first = next((t for t in ordered if t < t0), None)
-    if first is None:
-        return None
-    since = max(first, t0 - before_s)
-    span = t0 - since
-    if span < window_s:  # too little history for a baseline
-        return None
-    before = bisect.bisect_left(ordered, t0) - bisect.bisect_left(ordered, since)
-    need = share * before / span * window_s
-    # the count in [s, s + window) only rises when s moves onto an output: try t0 and each output after
-    for start in [t0, *ordered[bisect.bisect_right(ordered, t0) :]]:
-        if start + window_s > now:
-            return None
-        inside = bisect.bisect_left(ordered, start + window_s) - bisect.bisect_left(ordered, start)
-        if inside >= need:
-            return round(start - t0, 2)
-    return None
-
-
-def table(entries: Sequence[dict[str, Any]]) -> list[str]:
-    """One row per fault, one column per measured figure (seconds from the fault; ``-``: not seen)."""
-    columns: list[str] = []
-    for entry in entries:
-        columns.extend(k for k in entry if k not in ("test", "fault") and k not in columns)
-    header = ["fault", *columns]
-    rows = [[str(e["fault"]), *(_cell(e.get(c)) for c in columns)] for e in entries]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in [header, *rows]]
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.1f}" if isinstance(value, float) else str(value)
-
-
-def write(entries: Sequence[dict[str, Any]], path: Path) -> None:
-    path.write_text(json.dumps(list(entries), indent=1) + "\n")
-
+from harness.recovery import cell, table
 
 # -- the bench ----------------------------------------------------------------------------------------
 #: every fault, in the order a run injects them (the broker's restart disturbs every stage: last)
@@ -161,7 +101,7 @@ def measure(
     import contextlib
     import tempfile
 
-    from bench import faults as f
+    from harness import faults as f
     from infra.kafka.config import BrokerConfig
     from infra.kafka.jars import require_jars
     from infra.kafka.local import LocalCluster, find_free_base_port
@@ -284,7 +224,7 @@ def main() -> int:
         print(line)
     for goal in result["goals"]:
         verdict = {True: "met", False: "NOT met", None: "not seen"}[goal["met"]]
-        seconds = _cell(goal["seconds"])
+        seconds = cell(goal["seconds"])
         print(f"goal: {goal['fault']}: {goal['figure']} {seconds} <= {goal['limit_s']:g} s: {verdict}")
     for account in result["runs"]:
         print(f"account ({account['brokers']} broker(s)): {json.dumps(account['counts'])}")

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from bench import recovery as recovery_figures
+from harness import recovery as recovery_figures
 from infra.kafka.admin import admin_client, ensure_topics
 from infra.kafka.config import BrokerConfig, KafkaConfig
 from infra.kafka.jars import SETUP_HINT, jars_present, lib_dir

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # needed by: tests (scripts/setup.sh test; the main job does without it)
 # PostgreSQL server binaries (initdb, pg_ctl, postgres) for the projection tests, which start a
-# throwaway cluster of their own (tests/integration/postgres.py); nothing is started or enabled here.
+# throwaway cluster of their own (harness/postgres.py); nothing is started or enabled here.
 # Idempotent: installs Debian's `postgresql` package only if no initdb is found.
 set -euo pipefail
 log() { printf '[setup:postgres] %s\n' "$*" >&2; }

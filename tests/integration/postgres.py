@@ -1,159 +1,27 @@
-"""A throwaway PostgreSQL cluster for the tests: initdb + pg_ctl on a free loopback port in a temporary
-directory, stopped and removed at the end of the session.
-
-PostgreSQL refuses to run as root, so under root the cluster runs as the ``postgres`` system user the
-Debian package creates (else ``nobody``). Missing binaries FAIL the tests that need them, naming the
-set-up step that installs them (scripts/setup.d/40-postgres.sh); they are never skipped.
+"""The tests' PostgreSQL cluster (:mod:`harness.postgres`), one for the session: a test that needs it
+FAILS when it cannot start, naming the set-up step (never skipped).
 
 Use it from a test module with ``from tests.integration.postgres import postgres_cluster  # noqa: F401``
-and request ``postgres_cluster`` (a :class:`PostgresCluster`); ``new_database()`` gives a fresh URL.
+and request ``postgres_cluster`` (a :class:`harness.postgres.PostgresCluster`).
 """
 
 from __future__ import annotations
 
-import glob
-import os
-import pwd
-import shutil
-import socket
-import subprocess
-import tempfile
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-SETUP_HINT = "install it with `bash scripts/setup.d/40-postgres.sh` (Debian package postgresql)"
-
-
-def find_bin(name: str) -> str | None:
-    """A PostgreSQL server binary: on PATH, else the newest Debian versioned folder."""
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=_version_key)
-    return candidates[-1] if candidates else None
-
-
-def _version_key(path: str) -> int:
-    part = Path(path).parts[-3]
-    return int(part) if part.isdigit() else 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class PostgresCluster:
-    root: Path
-    port: int
-    user: str | None
-    pg_ctl: str
-    superuser: str = "rlstream"
-
-    @property
-    def data(self) -> Path:
-        return self.root / "data"
-
-    def url(self, database: str = "postgres") -> str:
-        return f"postgresql+psycopg://{self.superuser}@127.0.0.1:{self.port}/{database}"
-
-    def new_database(self, prefix: str = "proj") -> str:
-        """Create an empty database and return its SQLAlchemy URL."""
-        import psycopg
-
-        name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-        with psycopg.connect(
-            host="127.0.0.1", port=self.port, user=self.superuser, dbname="postgres", autocommit=True
-        ) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-        return self.url(name)
-
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return _run_as(self.user, [self.pg_ctl, *args], cwd=self.root, check=check)
-
-    def stop(self) -> None:
-        self.run("-D", str(self.data), "-m", "fast", "-w", "stop", check=False)
-
-
-def _run_as(
-    user: str | None, cmd: list[str], *, cwd: Path, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    kwargs: dict[str, Any] = {}
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        kwargs.update(user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "HOME": str(cwd)}
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, **kwargs)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def _service_user() -> str | None:
-    if os.geteuid() != 0:
-        return None
-    for name in ("postgres", "nobody"):
-        try:
-            pwd.getpwnam(name)
-            return name
-        except KeyError:
-            continue
-    pytest.fail(
-        "PostgreSQL cannot run as root and neither a postgres nor a nobody user exists", pytrace=False
-    )
-
-
-def start_cluster() -> PostgresCluster:
-    initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        pytest.fail(f"the PostgreSQL tests need initdb and pg_ctl: {SETUP_HINT}", pytrace=False)
-    user = _service_user()
-    root = Path(tempfile.mkdtemp(prefix="rlstream-test-pg-"))
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        os.chown(root, entry.pw_uid, entry.pw_gid)
-    root.chmod(0o700)
-    cluster = PostgresCluster(root=root, port=_free_port(), user=user, pg_ctl=pg_ctl)
-    _run_as(
-        user,
-        [
-            initdb,
-            "-D",
-            str(cluster.data),
-            "-U",
-            cluster.superuser,
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--locale=C",
-        ],
-        cwd=root,
-    )
-    options = (
-        f"-p {cluster.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=50"
-    )
-    try:
-        cluster.run("-D", str(cluster.data), "-o", options, "-l", str(root / "server.log"), "-w", "start")
-    except RuntimeError as exc:
-        log = (root / "server.log").read_text(errors="replace") if (root / "server.log").exists() else ""
-        shutil.rmtree(root, ignore_errors=True)
-        pytest.fail(f"PostgreSQL did not start: {exc}\n{log[-2000:]}", pytrace=False)
-    return cluster
+from harness.postgres import PostgresCluster, start_cluster
+from schemas.errors import RlstreamError
 
 
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
-    cluster = start_cluster()
+    try:
+        cluster = start_cluster()
+    except RlstreamError as exc:
+        pytest.fail(f"the PostgreSQL tests need a cluster: {exc}", pytrace=False)
     try:
         yield cluster
     finally:
-        cluster.stop()
-        shutil.rmtree(cluster.root, ignore_errors=True)
+        cluster.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.episode_learning import blind_second, measure
+from harness.episode_learning import blind_second, measure
 from producers.ingest.synthetic import FEEDBACK_OFFSETS
 
 torch.set_num_threads(1)

@@ -25,11 +25,12 @@ from consumers.projections.diff import compare
 from consumers.projections.models import AppliedOffset, Reward, Sample, SkippedRecord
 from consumers.projections.projector import Projector
 from consumers.projections.store import make_engine, open_session, stored_offsets
+from harness.postgres import PostgresCluster
+from harness.projections import Planned, run_stream
 from infra.kafka.producer import EventProducer
 from schemas.topics import EVENT_TOPICS, topic_for
 from streams.reward.passk import pass_at_k
-from tests.integration.postgres import PostgresCluster, postgres_cluster  # noqa: F401
-from tests.projections_support import Planned, run_stream
+from tests.integration.postgres import postgres_cluster  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,10 +16,11 @@ from consumers.report.data import RunReportData
 from consumers.report.fold import ReportFold
 from consumers.report.load import load_from_db
 from consumers.report.write import write_report
+from harness.postgres import PostgresCluster
+from harness.projections import run_stream
 from schemas.envelope import Envelope
 from schemas.errors import DependencyError, InputError
-from tests.integration.postgres import PostgresCluster, postgres_cluster  # noqa: F401
-from tests.projections_support import run_stream
+from tests.integration.postgres import postgres_cluster  # noqa: F401
 
 KS = (1, 2, 4, 8, 16)
 

@@ -1,7 +1,7 @@
 """The fault suite's recovery account: every fault a test injected, with the times it measured
-(``bench.faults.Run.record``), gathered from every pytest worker's reports, printed as one table at the
+(``harness.faults.Run.record``), gathered from every pytest worker's reports, printed as one table at the
 end of the session and written as JSON (``--recovery-json``, default ``<temp>/rlstream-recovery.json``;
-the table and its figures: ``bench.recovery``)."""
+the table and its figures: ``harness.recovery``)."""
 
 from __future__ import annotations
 

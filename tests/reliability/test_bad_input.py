@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from bench.faults import fact
+from harness.faults import fact
 from schemas.codec import encode
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope

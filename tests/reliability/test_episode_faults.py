@@ -20,7 +20,7 @@ import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from bench.faults import FLOW, Follower, Run, Supervised, cli, read_all, worker_env
+from harness.faults import FLOW, Follower, Run, Supervised, cli, read_all, worker_env
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.producer import EventProducer

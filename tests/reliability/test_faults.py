@@ -18,8 +18,8 @@ projection. Recovery times (fault -> next event downstream, fault ->
 the learner caught up, fault -> the pipeline's committed output back at 90 % of its rate before the fault)
 are printed as ``RECOVERY {...}`` lines, written to ``recovery.json`` in the
 test's temporary directory, and gathered at the end of the session into one table per fault (also as
-JSON: ``--recovery-json``; the figures: ``bench.recovery``, which injects the same faults
-(``bench.faults``) outside pytest); nothing asserts on them.
+JSON: ``--recovery-json``; the figures: ``harness.recovery``; ``python -m bench.recovery`` injects the same
+faults (``harness.faults``) outside pytest); nothing asserts on them.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
-from bench import faults
-from bench.faults import (
+from harness import faults
+from harness.faults import (
     FLOW,
     PIPELINE,
     STAGE_TIMEOUT_S,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import run_load, summary_table
+from harness.load import run_load, summary_table
 from infra.kafka.config import BrokerConfig
 from tests.conftest import private_dir, start_test_cluster
 

@@ -25,11 +25,11 @@ from consumers.projections.models import (
     Verdict,
     VerdictReason,
 )
+from harness.projections import run_stream
 from schemas import export
 from schemas.codec import decode
 from schemas.envelope import Envelope
 from schemas.registry import EVENT_CLASSES
-from tests.projections_support import run_stream
 
 GOLDEN = Path(export.__file__).parent / "golden"
 

@@ -21,12 +21,12 @@ from consumers.projections.store import (
     open_session,
     stored_offsets,
 )
+from harness.projections import Expected, Planned, run_stream
 from schemas.base import Event
 from schemas.envelope import Envelope
 from schemas.episode import Feedback, TurnEnded
 from schemas.rollout import CodeGenerated, RewardScored, SandboxExecuted
 from streams.reward.passk import pass_at_k
-from tests.projections_support import Expected, Planned, run_stream
 from tests.unit.test_projection_fold import golden_batch
 
 KS = (1, 2, 4, 8, 16)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.recovery import table, throughput_back
+from harness.recovery import table, throughput_back
 from tests.reliability.recovery import PROPERTY, gathered
 
 

@@ -30,8 +30,8 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 
-from bench import recovery
-from bench.load import load_tasks, tiny_run_env
+from harness import recovery
+from harness.load import load_tasks, tiny_run_env
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.consumer import decode_message
