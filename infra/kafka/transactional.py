@@ -197,6 +197,9 @@ class TransactionalProcessor:
                 # a killed instance's partitions move to a live one after this long
                 "session.timeout.ms": 10_000,
                 "heartbeat.interval.ms": 2_000,
+                # a fatal error (a static member fenced by another with its group.instance.id) reaches
+                # no poll: the consumer just stops delivering, so it is caught here and ends the worker
+                "error_cb": self._on_client_error,
                 **(consumer_config or {}),
             }
         )
@@ -222,6 +225,9 @@ class TransactionalProcessor:
         self._pending_restore: set[int] = set()
         #: set when the group took the partitions away (session timed out, e.g. the broker restarted)
         self._lost = False
+        #: a fatal error of the consumer: it will deliver nothing more, so the next step ends the worker
+        #: (whose supervisor starts a fresh one) rather than wait forever
+        self._fatal: KafkaError | None = None
 
     @property
     def stats(self) -> ProcessorStats:
@@ -359,10 +365,18 @@ class TransactionalProcessor:
         self._init_transactions()
         self._rewind(dict.fromkeys(self._assigned, 0))
 
+    def _on_client_error(self, err: KafkaError) -> None:
+        if err.fatal():
+            self._fatal = err
+        else:  # transient (a broker restarting): librdkafka retries by itself
+            log.info("%s: %s", self.name, err.str())
+
     def _step(self) -> int:
         # wait for the first record only, then take what is already buffered: a batch call with a
         # timeout would hold every partial batch for the whole timeout
         first = self._consumer.poll(self._poll_timeout)
+        if self._fatal is not None:
+            raise BrokerError(f"{self.name}: the consumer failed for good: {self._fatal.str()}")
         polled = time.monotonic()
         msgs = [] if first is None else [first, *self._consumer.consume(self._batch_size - 1, 0)]
         self._measure_lag()
