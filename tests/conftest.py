@@ -27,6 +27,7 @@ from infra.kafka.local import LocalCluster, check_java, find_free_base_port
 from rlstream.settings import get_settings
 from schemas.errors import DependencyError
 from schemas.topics import CATALOG
+from streams.sandbox import Sandbox, SandboxConfig
 from tests.reliability import recovery
 
 # one OpenMP/torch thread: the test machines are small and shared
@@ -206,3 +207,24 @@ def _lib_or_fail() -> Path:
             pytrace=False,
         )
     return lib_dir(root, version)
+
+
+#: the sandbox backends the tests that compare them run on
+SANDBOX_BACKENDS = ("wasm", "container")
+
+
+@pytest.fixture(scope="session")
+def ready_sandbox() -> Callable[[SandboxConfig], Sandbox]:
+    """A sandbox with both backends set up, or the test fails (never skips) naming the backend that is
+    not: a test that compares backends must never pass on one alone."""
+
+    def make(config: SandboxConfig) -> Sandbox:
+        box = Sandbox(config)
+        for backend in SANDBOX_BACKENDS:
+            try:
+                box.ensure(backend)
+            except DependencyError as exc:
+                pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
+        return box
+
+    return make

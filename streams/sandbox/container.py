@@ -148,9 +148,14 @@ class _Channel:
         try:
             while proc is not None or self.frames or self.outputs:
                 now = time.perf_counter()
-                if self.frames and now >= self.deadline:
+                # a request with a cap of its own (Session.cutoff) ends the run earlier
+                cutoff = self.session.cutoff()
+                due = self.deadline if cutoff is None else min(self.deadline, cutoff)
+                if self.frames and now >= due:
                     self._close_frames()
-                left = min(until, self.deadline) if self.frames else until
+                # past a capped request's cutoff the jail is ended as at its deadline
+                capped = proc is not None and due < self.deadline
+                left = min(until, due) if self.frames or capped else until
                 if left <= now:
                     return False
                 wait = max(1, math.ceil((left - now) * 1000))
@@ -505,6 +510,13 @@ class ContainerBackend:
                 labels.append("output_limit")
             if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
                 timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
+            if rc in (128 + signal.SIGSEGV, -signal.SIGSEGV) and not refusals and not memory_exceeded:
+                # A segmentation fault here is the interpreter's own: a signal the program sends itself
+                # is held and refused by the watch (labelled "signal"), and ctypes is refused by the
+                # hook, so what faults is the C stack running out (a recursion through C functions,
+                # lru_cache's wrapper, past what the stack rlimit holds): the stack limit, as WASM labels
+                # its own trap
+                labels.append("stack_overflow")
             if jailed is None or (
                 b"bwrap:" in bytes(err.data[:400]) and rc not in (0, 1) and session.facts.messages == 0
             ):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from schemas.task import TaskPublished
+from streams.probe.caller import keeps_arguments
 from streams.probe.plan import MAX_GENERATED, MIN_GENERATED, ProbePlan, plan_for
 from streams.sandbox.limits import Limits
 from streams.sandbox.result import Job
@@ -17,6 +18,13 @@ PROBE_TIMEOUT_FACTOR = 4.0
 #: input like the task's own that takes twenty times longer than all of them together is not answered
 PROBE_SPEED_FACTOR = 20.0
 PROBE_MIN_S = 1.0
+#: (p8/c8) each of a probe plan's extremes (``ProbePlan.ends``: thousands of elements, integers at the
+#: machine widths) must be answered within this many seconds (or as long as the program's whole first
+#: run took, where that is longer; a quarter of the run's deadline at most), or the run ends there as at
+#: its deadline:
+#: a program (or reference) whose cost grows with a magnitude loops on 2^31 until the deadline, and the
+#: input says nothing either way (past the range, neither a hang nor a refusal is held against a program)
+PROBE_END_CALL_S = 0.25
 
 
 def job_for(task: TaskPublished, code: str, limits: Limits) -> tuple[Job, frozenset[int]]:
@@ -75,5 +83,20 @@ def probe_job_for(
     scaled = replace(limits, timeout_s=timeout)
     if plan.check is not None:
         return check_job(task, code, plan.check, scaled), plan
-    job = Job(mode="cases", code=code, entry_point=task.entry_point, inputs=plan.inputs, limits=scaled)
+    # (p8/c8) the extremes at the end: each under a cap of its own, well under what is left of the deadline:
+    # as long as the program's whole first run took (at least PROBE_END_CALL_S; a loaded host slows both)
+    per_call = max(PROBE_END_CALL_S, first_run_s or 0.0)
+    cap = (len(plan.inputs) - plan.ends, min(per_call, timeout / 4)) if plan.ends else None
+    job = Job(
+        mode="cases",
+        code=code,
+        entry_point=task.entry_point,
+        inputs=plan.inputs,
+        limits=scaled,
+        # its calls are made as a caller makes them (the reference's probe runs are made alike): argument
+        # objects reused from call to call, the answer changed before the same question is asked again
+        caller=True,
+        keep_args=keeps_arguments(task),
+        call_cap=cap,
+    )
     return job, plan

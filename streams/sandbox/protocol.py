@@ -104,6 +104,8 @@ def encode_job(
     route: tuple[str, ...] = (),
     site: str = "",
     max_result_chars: int = MAX_RESULT_CHARS,
+    caller: bool = False,
+    keep_args: bool = False,
 ) -> bytes:
     """The job a guest receives as the answer to ``J``: what to load and what the audit hook refuses.
     Case inputs are not in it: they are handed out one request at a time."""
@@ -118,6 +120,8 @@ def encode_job(
         "site": site,
         "max_result_chars": max_result_chars,
     }
+    if caller:  # a probe run's calls are made as a caller makes them (the stub's `_as_caller`)
+        job["caller"], job["keep_args"] = True, keep_args
     return json.dumps(job).encode("utf-8")
 
 
@@ -221,6 +225,9 @@ class SessionFacts:
     """What the host observed of one guest (its stdout, exit and limits are the backend's)."""
 
     started_at: float = 0.0
+    #: when the backend's run of the guest returned (None: not stamped); a call still out then was out
+    #: until here, which is what a timed-out case's duration reports
+    ended_at: float | None = None
     job_sent: bool = False
     first_request_at: float | None = None
     last_result_at: float | None = None
@@ -266,8 +273,11 @@ class Session:
         caller: Callable[[str], tuple[str, str]] | None = None,
         clock: Callable[[], float] = time.perf_counter,
         max_bytes: int = 64 << 20,
+        call_cap: tuple[int, float] | None = None,
     ) -> None:
         self.job = job
+        #: (k, s): a request from the k-th on must be answered within s seconds (:meth:`cutoff`)
+        self.call_cap = call_cap
         self.role = role
         self.source = source if source is not None else CaseInputs(())
         self.caller = caller
@@ -283,6 +293,21 @@ class Session:
     def start(self) -> None:
         """The guest starts now (the load time counts from here)."""
         self.facts.started_at = self.clock()
+
+    def end(self) -> None:
+        """The backend's run of the guest returned now: a request still out was out until here (the
+        time the host gave it, read on the host's clock: the guest cannot change it)."""
+        self.facts.ended_at = self.clock()
+
+    def cutoff(self) -> float | None:
+        """The time by which the request out must be answered (None: none is out, or it has no cap
+        of its own and only the run's deadline bounds it). The backend ends the run there as at its
+        deadline: the request is ``timeout``, every later one ``missing``."""
+        if self.call_cap is None:
+            return None
+        rec = self.facts.outstanding
+        first, seconds = self.call_cap
+        return rec.handed_at + seconds if rec is not None and rec.index >= first else None
 
     # -- the state machine --------------------------------------------------------------------------
     def oversized(self, length: int) -> bytes | None:
@@ -511,7 +536,8 @@ def case_results(
     ended: str | None = None,
 ) -> tuple[CaseResult, ...]:
     """One result per case, in order. Answered ones as answered (their duration the host's); the one
-    out when time ran out is ``timeout``; after a load failure or a deviation every other case is an
+    out when time ran out is ``timeout`` (its duration: from its hand-out to the run's end, where the
+    backend stamped it: ``Session.end``); after a load failure or a deviation every other case is an
     error saying so; any other unanswered case is ``missing`` (never a pass)."""
     out: list[CaseResult] = []
     for i in range(n_cases):
@@ -531,7 +557,11 @@ def case_results(
         elif facts.load_error is not None:
             out.append(CaseResult(index=i, status="error", error=f"{LOAD_FAILED}{facts.load_error}"))
         elif rec is not None and timed_out:
-            out.append(CaseResult(index=i, status="timeout", error="wall-clock limit reached"))
+            # how long the host waited for it before the deadline stopped the guest (0: not stamped)
+            held = max(0.0, facts.ended_at - rec.handed_at) if facts.ended_at is not None else 0.0
+            out.append(
+                CaseResult(index=i, status="timeout", error="wall-clock limit reached", duration_s=held)
+            )
         elif rec is not None and ended:
             out.append(CaseResult(index=i, status="missing", error=ended))
         else:

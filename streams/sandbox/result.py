@@ -41,22 +41,34 @@ class Job:
     #: check mode: the task's prompt, run before the check in the check's own guest (its helpers)
     prelude: str = ""
     limits: Limits = field(default_factory=Limits)
+    #: cases mode (probe runs): each call is made as a caller would make it, reusing its argument
+    #: objects from call to call (see ``guest_harness.pysrc``)
+    caller: bool = False
+    #: with ``caller``: the task says its arguments must not change, so a call that changes one fails
+    keep_args: bool = False
+
+    #: case mode: (k, s): from input k on, each call must be answered within s seconds, or the run ends
+    #: there as at its deadline (a probe's extremes: an input the program, or the reference, is too slow
+    #: for says nothing, and waiting out the whole deadline for it costs a run's time for no evidence).
+    #: Host-side only, like the deadline: the guest never sees it
+    call_cap: tuple[int, float] | None = None
 
     def cache_key(self, backend: str, runtime_hash: str) -> str:
-        payload = json.dumps(
-            [
-                self.mode,
-                self.code,
-                self.entry_point,
-                list(self.inputs),
-                self.check,
-                self.prelude,
-                self.limits.key(),
-                backend,
-                runtime_hash,
-            ],
-            ensure_ascii=False,
-        )
+        fields: list[object] = [
+            self.mode,
+            self.code,
+            self.entry_point,
+            list(self.inputs),
+            self.check,
+            self.prelude,
+            self.limits.key(),
+            *([] if self.call_cap is None else [list(self.call_cap)]),
+            backend,
+            runtime_hash,
+        ]
+        if self.caller:  # only then: every other job keeps the key it always had
+            fields.append(["caller", self.keep_args])
+        payload = json.dumps(fields, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

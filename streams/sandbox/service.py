@@ -215,10 +215,13 @@ class Sandbox:
             read_roots=policy.read_roots,
             route=policy.route,
             site=policy.site,
+            caller=job.caller and job.mode == "cases",
+            keep_args=job.keep_args,
         )
         if job.mode != "check":
-            session = Session(candidate_job, source=CaseInputs(job.inputs))
+            session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)
             raw = impl.run(session, job.limits, deadline=deadline)
+            session.end()
             return Outcome(raw, session.facts)
         # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
         check_impl = self._check_backend(impl, job)

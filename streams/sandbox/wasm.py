@@ -138,10 +138,13 @@ class _Capped:
 class _Call:
     """State of the job running on this thread, found by the shared host functions."""
 
+    #: when the guest is stopped: the run's deadline, or the cap of the request out (Session.cutoff)
     deadline: float
     origin_ns: int
     session: Session
     deadline_hit: bool = False
+    #: the run's own deadline (``deadline`` returns to it once a capped request is answered)
+    run_deadline: float = 0.0
     #: the guest's memory and allocator (looked up once, not on every crossing)
     memory: Any = None
     alloc: Any = None
@@ -287,6 +290,22 @@ def _stop_now(caller: Any) -> None:
         _ffi.wasmtime_context_set_epoch_deadline(context, 0)
 
 
+def _follow_cutoff(caller: Any, call: _Call) -> None:
+    """The epoch deadline moved to the cap of the request just handed out (``Session.cutoff``), or back
+    to the run's own once it is answered: the guest is interrupted there, as at the run's deadline."""
+    from wasmtime import _ffi
+
+    cutoff = call.session.cutoff()
+    due = call.run_deadline if cutoff is None else min(call.run_deadline, cutoff)
+    context = getattr(caller, "_Caller__context", None)
+    if due == call.deadline or context is None:
+        return
+    call.deadline = due
+    _ffi.wasmtime_context_set_epoch_deadline(
+        context, max(1, math.ceil((due - time.perf_counter()) / TICK_S)) + 1
+    )
+
+
 def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int) -> int:
     """``host.call``: one message of the call interface in, the session's answer out."""
     call: _Call | None = getattr(_current, "call", None)
@@ -309,6 +328,8 @@ def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int
         if reply is None:
             _stop_now(caller)  # a deviation: the guest runs no further instruction
             reply = STOP
+        elif call.session.call_cap is not None:
+            _follow_cutoff(caller, call)
         p = _call_i32(caller, alloc, len(reply)) & MASK32
         # the allocation may have grown (and moved) the memory: its base is read again
         if not p or p + len(reply) > memory.data_len(caller):
@@ -558,7 +579,9 @@ class WasmBackend:
         if deadline is None:
             deadline = t0 + limits.timeout_s
         ticks = max(1, math.ceil((deadline - t0) / TICK_S)) + 1
-        call = _Call(deadline=deadline, origin_ns=time.perf_counter_ns(), session=session)
+        call = _Call(
+            deadline=deadline, origin_ns=time.perf_counter_ns(), session=session, run_deadline=deadline
+        )
         store.set_epoch_deadline(ticks)
         outcome: dict[str, Any] = {}
         # (the reactor's turn echoes a last expression's value, as the interactive interpreter does)

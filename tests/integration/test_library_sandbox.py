@@ -5,12 +5,12 @@ expected outputs are right where the pipeline judges them. No Kafka needed."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from producers.ingest.library import library_tasks
-from schemas.errors import DependencyError
 from streams.noise.config import NoiseConfig
 from streams.reward.evaluate import Backend, Evaluator
 from streams.reward.function import get_reward_function
@@ -20,16 +20,10 @@ BACKENDS: list[Backend] = ["wasm", "container"]
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
+def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # no result cache: each backend really runs every program
-    box = Sandbox(SandboxConfig(result_cache_entries=0))
-    for backend in BACKENDS:
-        try:
-            box.ensure(backend)
-        except DependencyError as exc:
-            pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
-    return box
+    return ready_sandbox(SandboxConfig(result_cache_entries=0))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

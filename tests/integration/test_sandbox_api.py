@@ -267,3 +267,41 @@ def test_cli_rejects_bad_usage(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 2 and "absent.py" in proc.stderr
+
+
+#: answers small n at once; loops (busy, or asleep) on any n past 100, as an O(n) program does on 2**31
+#: (a loop that calls nothing at all, ``while True: pass``, is stopped by WASM only at the run's deadline:
+#: its frame keeps the epoch deadline it read on entry)
+CAPPED = (
+    "import time\n"
+    "def f(n, how):\n"
+    "    k = 0\n"
+    "    while n > 100 and how == 'busy':\n"
+    "        k += n\n"
+    "    if n > 100:\n"
+    "        time.sleep(3)\n"
+    "    if n > 10:\n"
+    "        time.sleep(0.6)\n"
+    "    return n\n"
+)
+
+
+@pytest.mark.parametrize("backend", ["wasm", "container"])
+@pytest.mark.parametrize("how", ["busy", "asleep"])
+def test_a_call_past_its_own_cap_ends_the_run_as_its_deadline_would(
+    sandbox: Sandbox, backend: str, how: str
+) -> None:
+    # calls from the third on must each be answered within 0.3 s (a probe's extremes): the second, as
+    # slow as 0.6 s, is answered (no cap of its own), the fourth ends the run long before its deadline
+    limits = Limits(timeout_s=20.0, memory_mb=256)
+    inputs = tuple(f"({n}, {how!r})" for n in (1, 50, 2, 1000, 3))
+    job = Job(mode="cases", code=CAPPED, entry_point="f", inputs=inputs, limits=limits, call_cap=(2, 0.3))
+    r = sandbox.execute(job, backend=backend)
+    assert [c.status for c in r.cases] == ["ok", "ok", "ok", "timeout", "missing"]
+    assert r.timed_out and r.duration_s < limits.timeout_s
+    if how == "asleep":
+        # without the cap, the run answers the 3-second call within its deadline
+        uncapped = sandbox.execute(
+            Job(mode="cases", code=CAPPED, entry_point="f", inputs=inputs, limits=limits), backend=backend
+        )
+        assert [c.status for c in uncapped.cases] == ["ok"] * 5

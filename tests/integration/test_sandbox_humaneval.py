@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from producers.ingest.humaneval import humaneval_tasks, load_rows
-from schemas.errors import DependencyError
 from streams.sandbox import Job, Limits, Sandbox, SandboxConfig, SandboxPool
 
 BACKENDS = ["wasm", "container"]
@@ -20,14 +19,10 @@ LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 
 
 @pytest.fixture(scope="module")
-def pool() -> Iterator[SandboxPool]:
+def pool(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Iterator[SandboxPool]:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     config = SandboxConfig()
-    for backend in BACKENDS:
-        try:
-            Sandbox(config).ensure(backend)
-        except DependencyError as exc:
-            pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
+    ready_sandbox(config)
     with SandboxPool(config, workers=min(2, os.cpu_count() or 1)) as p:
         yield p
 

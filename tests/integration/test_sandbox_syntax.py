@@ -3,9 +3,10 @@ the same meaning it writes back, and run where a Python that has what they use r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from schemas.errors import DependencyError
 from streams.reward import static
 from streams.sandbox import Limits, Sandbox, SandboxConfig
 from streams.sandbox.syntax import GuestSyntax, GuestSyntaxError
@@ -14,14 +15,8 @@ LIMITS = Limits(timeout_s=30.0, memory_mb=512)
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    sb = Sandbox(SandboxConfig())
-    for backend in ("wasm", "container"):
-        try:
-            sb.ensure(backend)
-        except DependencyError as exc:
-            pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
-    return sb
+def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
+    return ready_sandbox(SandboxConfig())
 
 
 HIDING = """

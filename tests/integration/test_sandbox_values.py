@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
 
-from schemas.errors import DependencyError
 from schemas.literals import LargeInt
 from schemas.rollout import MAX_RESULT_CHARS
 from schemas.task import TaskPublished, TestCase
@@ -94,14 +94,8 @@ REFUSED = {
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    sb = Sandbox(SandboxConfig())
-    for backend in BACKENDS:
-        try:
-            sb.ensure(backend)
-        except DependencyError as exc:
-            pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
-    return sb
+def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
+    return ready_sandbox(SandboxConfig())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

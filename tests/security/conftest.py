@@ -4,20 +4,14 @@ the set-up command when a backend's prerequisites are missing."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 
-from schemas.errors import DependencyError
 from streams.sandbox import Sandbox, SandboxConfig
 
 
 @pytest.fixture(scope="session")
-def sandbox() -> Sandbox:
+def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    sb = Sandbox(SandboxConfig())
-    for backend in ("wasm", "container"):
-        try:
-            sb.ensure(backend)
-        except DependencyError as exc:
-            pytest.fail(f"sandbox backend {backend} is not set up: {exc}", pytrace=False)
-    return sb
+    return ready_sandbox(SandboxConfig())

@@ -238,7 +238,7 @@ def test_every_refusal_reaches_the_noise_filter(sandbox: Sandbox, backend: str) 
         "import os, socket, gc\n"
         "def add(a, b):\n"
         "    for attempt in (lambda: socket.socket().connect(('127.0.0.1', 9)),\n"
-        "                    lambda: open('/etc/shadow'),\n"
+        "                    lambda: open('/etc/shadow', 'w'),\n"
         "                    lambda: gc.get_referrers(add)):\n"
         "        try:\n"
         "            attempt()\n"

@@ -132,6 +132,21 @@ def test_refusal_records_are_append_only_bounded_and_keep_every_kind() -> None:
     assert s.facts.records_dropped > 0
 
 
+def test_a_timed_out_call_reports_how_long_the_host_waited_for_it() -> None:
+    clock = Clock()
+    s = session(clock=clock)
+    s.handle(b"J")
+    assert s.handle(b"N") == b"C(1,)"
+    clock.now += 0.25
+    assert s.handle(b"Ro1") == b"C(2,)"  # the second request handed out, then never answered
+    assert case_results(s.facts, 2, timed_out=True)[1].duration_s == 0.0  # the run's end not stamped
+    clock.now += 1.5
+    s.end()  # the backend's run returned: the deadline stopped the guest
+    first, second = case_results(s.facts, 2, timed_out=True)
+    assert (first.status, first.duration_s) == ("ok", 0.25)
+    assert (second.status, second.duration_s) == ("timeout", 1.5)
+
+
 def test_timeouts_missing_and_load_failures_are_never_passes() -> None:
     s = session(("(1,)", "(2,)", "(3,)"))
     for m in (b"J", b"N", b"Ro1"):
@@ -252,6 +267,7 @@ def test_the_seccomp_program_checks_the_architecture_first_and_resolves_every_ju
         ("import os\nos.fork()\n", "os.fork"),
         ("from os import system\n", "os.system"),
         ("from concurrent.futures import ThreadPoolExecutor\n", "concurrent"),
+        ("import asyncio\n", "socket pair"),  # WASI has none for an event loop's wake-up channel
     ],
 )
 def test_static_precheck_routes_process_and_thread_users(code: str, expected: str) -> None:
@@ -295,6 +311,12 @@ def test_failure_signatures_fall_back_but_wrong_answers_and_timeouts_do_not() ->
         error="program failed: RecursionError: Stack overflow (used 112 kB) during compilation",
     )
     assert failure_reason(_result(cases=(overflow,))) is not None
+    # ...and a recursion through a C function (lru_cache) that any other interpreter takes deeper
+    deep = CaseResult(index=1, status="error", error="RecursionError: Stack overflow (used 112 kB)")
+    assert failure_reason(_result(cases=(deep,))) is not None
+    # the recursion limit itself is the program's own result, the same on every backend
+    limit = CaseResult(index=1, status="error", error="RecursionError: maximum recursion depth exceeded")
+    assert failure_reason(_result(cases=(limit,))) is None
 
 
 def test_cache_key_covers_everything_that_changes_a_result() -> None:

@@ -1,0 +1,97 @@
+"""A probe run's calls are made as a caller makes them (``Job.caller``), on both backends: argument
+objects are reused from call to call (refilled with each call's input). A pure function answers as with
+fresh objects; a cache keyed by an argument object's identity shows; an answer object shared by every
+caller (a memo cache) is left alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from streams.sandbox import Limits, Sandbox, SandboxConfig
+from streams.sandbox.result import Job
+
+BACKENDS = ["wasm", "container"]
+LIMITS = Limits(timeout_s=30.0, memory_mb=512)
+INPUTS = ("([3, 1, 2],)", "([5, 9, 4],)", "([3, 1, 2],)", "([],)")
+
+PURE = "def f(xs):\n    return sorted(xs)\n"
+IN_PLACE = "def f(xs):\n    xs.sort()\n    return xs\n"
+IN_PLACE_MAX = "def f(xs):\n    xs.sort()\n    return xs[-1] if xs else None\n"
+IDENTITY_CACHE = """
+_memo = {}
+
+
+def f(xs):
+    hit = _memo.get(id(xs))
+    if hit is not None and hit[0] is xs:
+        return hit[1]
+    _memo[id(xs)] = (xs, max(xs, default=None))
+    return _memo[id(xs)][1]
+"""
+SHARED_RESULT = """
+_made = {}
+
+
+def f(xs):
+    key = tuple(xs)
+    if key not in _made:
+        _made[key] = {"sorted": sorted(xs)}
+    return _made[key]
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
+    return ready_sandbox(SandboxConfig())
+
+
+def _answers(
+    sandbox: Sandbox, code: str, backend: str, *, caller: bool = False, keep_args: bool = False
+) -> list[str | None]:
+    job = Job(
+        mode="cases",
+        code=code,
+        entry_point="f",
+        inputs=INPUTS,
+        limits=LIMITS,
+        caller=caller,
+        keep_args=keep_args,
+    )
+    r = sandbox.execute(job, backend)  # type: ignore[arg-type]
+    assert r.infra_error is None, r.infra_error
+    return [c.result_repr if c.status == "ok" else (c.error or "").split(":")[0] for c in r.cases]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_pure_function_answers_a_caller_as_with_fresh_arguments(sandbox: Sandbox, backend: str) -> None:
+    plain = _answers(sandbox, PURE, backend)
+    assert plain == ["[1, 2, 3]", "[4, 5, 9]", "[1, 2, 3]", "[]"]
+    assert _answers(sandbox, PURE, backend, caller=True) == plain
+    # changing an argument in place is no failure unless the task forbids it
+    assert _answers(sandbox, IN_PLACE, backend, caller=True) == plain
+    assert _answers(sandbox, IN_PLACE_MAX, backend, caller=True) == ["3", "9", "3", "None"]
+    assert _answers(sandbox, IN_PLACE, backend, caller=True, keep_args=True) == [
+        "CallerStateError",
+        "CallerStateError",
+        "CallerStateError",
+        "[]",
+    ]
+    assert _answers(sandbox, PURE, backend, caller=True, keep_args=True) == plain
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_identity_cache_shows_and_a_shared_answer_does_not(sandbox: Sandbox, backend: str) -> None:
+    # fresh objects on every call hide the identity cache
+    assert _answers(sandbox, IDENTITY_CACHE, backend) == ["3", "9", "3", "None"]
+    assert _answers(sandbox, SHARED_RESULT, backend)[:3] == [
+        "{'sorted': [1, 2, 3]}",
+        "{'sorted': [4, 5, 9]}",
+        "{'sorted': [1, 2, 3]}",
+    ]
+    # the caller's list object, refilled with the next input, gets the first input's answer
+    assert _answers(sandbox, IDENTITY_CACHE, backend, caller=True) == ["3"] * 4
+    # one answer object handed to every caller with the same question (a memo cache of lists, common in
+    # correct code) answers as with fresh objects: the caller never changes the answer it got
+    assert _answers(sandbox, SHARED_RESULT, backend, caller=True) == _answers(sandbox, SHARED_RESULT, backend)
