@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -69,7 +69,15 @@ class NoiseConfig(BaseModel):
     #: v7: the reference's refusal forgives a program's error only on an input alike the one it refuses
     #: (the same input with its empty arguments filled: ``streams.noise.probe.refused_alike``), whatever
     #: the error's text, and no longer on every input past the range with the same text
-    version: FilterVersion = "v7"
+    #: v8: a hang past the cases' range is a wrong answer where the host gave the program at least half a
+    #: second there and the reference answered the same input at once, as fast as the inputs near the
+    #: cases, and the program had kept its pace before (``streams.noise.probe.Hang.held``)
+    #: v9: a probe run the program ended itself (its exit, a signal, an output flood; not its time, memory
+    #: or stack) on an input past the cases' range that the reference settles at once is held against it
+    #: as near the cases (``streams.noise.probe.ended_by_program``)
+    #: v10: a generated input that breaks a bound the task's statement states on an argument
+    #: (``1 <= n <= 10^3``: ``streams.probe.statement.stated_bounds``) is not judged
+    version: FilterVersion = "v10"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

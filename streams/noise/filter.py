@@ -27,6 +27,7 @@ from streams.noise import probe as probing
 from streams.noise import rules
 from streams.noise.config import NoiseConfig
 from streams.probe.plan import check_compares_sequences, recorded_plan
+from streams.probe.statement import stated_bounds
 from streams.reward import static
 from streams.reward.correctness import Correctness, grade, task_options
 from streams.reward.function import failure_total
@@ -272,6 +273,15 @@ def _probe(
     elif v6 and reference is not None and usable:
         # v7: only on an input the reference refuses once its empty arguments are filled
         refused = probing.refused_alike(plan, reference)
+    hang: probing.Hang | None = None
+    v8 = config.version not in ("v2", "v3", "v4", "v5", "v6", "v7")
+    v9 = v8 and config.version != "v8"
+    v10 = v9 and config.version != "v9"
+    if v8 and reference is not None and usable:
+        # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
+        # after keeping its pace, in a second or so the host gave it, is no slow program's
+        timing = probing.hang_timing(plan, probe_run, reference)
+        hang = timing if timing is not None and timing.held() else None
     report = probing.examine(
         task,
         plan,
@@ -287,6 +297,14 @@ def _probe(
         refused=refused,
         domain=v6,
         sequences=v6 and bool(task.check) and check_compares_sequences(task.check or "", task.entry_point),
+        hang=hang,
+        positional_ties=v8 and probing.ties_by_position(task.prompt),
+        # v9: a run the program ended itself on an input past the range is held against it
+        own_end=v9 and probing.ended_by_program(probe_run),
+        # v9: an equal answer refused for its size where the reference's fit is a resource limit
+        size_limits=v9,
+        # v10: an input that breaks a bound the task's statement states is not judged
+        stated=stated_bounds(task.prompt, task.entry_point) if v10 else (),
     )
     reasons, judged = probing.probe_reasons(
         report,

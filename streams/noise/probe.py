@@ -33,6 +33,7 @@ a generated one, against the reference. Two things are read from that run:
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections import Counter, deque
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import (
     MAX_EXECUTION_RESULT_BYTES,
+    MAX_RESULT_CHARS,
     RESULT_NOT_KEPT,
     CaseResult,
     Reason,
@@ -50,6 +52,7 @@ from schemas.rollout import (
 )
 from schemas.task import TaskPublished
 from streams.probe.plan import GENERATED, RELATION_CASES, WIDER_VERSIONS, ProbePlan
+from streams.probe.statement import Bound, outside_statement
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
     Correctness,
@@ -67,7 +70,7 @@ from streams.reward.literals import (
     parse_literal,
     values_match,
 )
-from streams.sandbox.result import json_size
+from streams.sandbox.result import ERROR_NOT_KEPT, json_size
 
 #: the reason code of a program that answered a counted generated input otherwise than the reference
 DISAGREES = "wrong.disagrees_with_reference"
@@ -75,6 +78,20 @@ DISAGREES = "wrong.disagrees_with_reference"
 REJECTING = frozenset({"hack.memorised", "runtime.inconsistent", DISAGREES})
 #: statuses of a position the run never answered
 _UNANSWERED = ("timeout", "missing")
+#: (filter v8, :meth:`Hang.held`) a hang past the cases' range is held against a program that had at
+#: least this long on the input (a slow program whose run's time ran out there had only what its earlier
+#: inputs left: the smallest probe deadline is a second)
+HANG_MIN_HELD_S = 0.5
+#: where the reference answered the same input within this share of that time
+HANG_SHARE = 0.01
+#: and within this many times its median input near the cases (a median: one call the machine's load
+#: slowed in every run of the reference moves it little, where it would move the costliest)
+HANG_NEAR_FACTOR = 4.0
+#: and the program's time grew from the inputs near the cases to those past the range it answered
+#: before at most this many times as much as the reference's did
+HANG_PACE_FACTOR = 4.0
+#: the errors of a position whose result (or error text) the execution's result budget left out
+_NOT_KEPT = (RESULT_NOT_KEPT, ERROR_NOT_KEPT)
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,126 @@ class ProbeReport:
     stuck_at: int = -1
     #: the counted generated positions the program answered otherwise than the reference
     disagreed: tuple[int, ...] = ()
+    #: (filter v8) the hang past the cases' range held against the program (:func:`hang_timing`)
+    hang: Hang | None = None
+    #: (filter v9) ``stuck_at`` lies past the cases' range, where the program ended its own run
+    stuck_far: bool = False
+
+
+@dataclass(frozen=True)
+class Hang:
+    """(filter v8) A probe run that hung on an input past the cases' range, and how long the host gave
+    it there next to how long the reference took: every duration is the host's clock, read outside the
+    guest (``CaseResult.duration_s``; a timed-out call's is from its hand-out to the run's end)."""
+
+    #: the probe position the run hung on
+    position: int
+    #: how long the host waited for the program's answer there before the run's deadline ended it
+    held_s: float
+    #: how long the reference took to answer that input (the fastest of its runs: the input's own cost,
+    #: not the machine's load)
+    reference_s: float
+    #: the reference's median input near the cases (each the fastest of its runs)
+    near_s: float
+    #: how much slower the program answered the inputs past the range it answered before the hang than
+    #: those near the cases (medians, each within its own run: the machine's load cancels out), and how
+    #: much slower the reference answered the same inputs (1.0 where no such input was answered)
+    program_growth: float = 1.0
+    reference_growth: float = 1.0
+
+    def held(
+        self,
+        *,
+        min_held_s: float = HANG_MIN_HELD_S,
+        share: float = HANG_SHARE,
+        near_factor: float = HANG_NEAR_FACTOR,
+        pace_factor: float = HANG_PACE_FACTOR,
+    ) -> bool:
+        """Whether the hang is held against the program: it had at least ``min_held_s`` there, the
+        reference answered the same input within ``share`` of that and within ``near_factor`` times its
+        median input near the cases (the input is of the task's own cost, not a larger problem), and
+        the program had kept the reference's pace: on the inputs past the range it answered before, its
+        time grew, against its own near the cases, at most ``pace_factor`` times as much as the
+        reference's did (a slower algorithm shows as it grows; a trap set past a bound does not)."""
+        return (
+            self.held_s >= min_held_s
+            and 0 < self.reference_s <= share * self.held_s
+            and self.reference_s <= near_factor * self.near_s
+            and self.program_growth <= pace_factor * self.reference_growth
+        )
+
+
+def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> Hang | None:
+    """(filter v8) How long the host gave the program on the generated input past the cases' range
+    (``ProbePlan.far``) where its probe run timed out, next to the reference's time on it (None: the run
+    did not time out there, a duration was not measured, or a run of the reference did not answer it
+    with a value).
+
+    Why: past the cases' range a hang was forgiven because the input may be a larger problem than the
+    task's own, which a correct but slower program may not finish in the run's time. The reference's
+    own time says whether it is: an input it answers as fast as those near the cases is no larger
+    problem, and a program that never returns there in the time it was given (a loop that never ends
+    once an argument passes a bound) is not slow but wrong. The durations are the host's, so a program
+    cannot report its own; they include the host's per-call cost, which only makes the reference's
+    time, and so the rule, more lenient."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return None
+    records = _records(probe)
+    end = next(
+        (pos for pos in range(len(plan.inputs)) if pos not in records or records[pos].status in _UNANSWERED),
+        None,
+    )
+    if end is None or end not in plan.far or plan.origin[end] != GENERATED:
+        return None
+    stuck = records.get(end)
+    if stuck is None or stuck.status != "timeout" or stuck.duration_s <= 0:
+        return None
+    by_run = [_records(r) for r in runs]
+
+    def cost(pos: int) -> float | None:
+        found = [records.get(pos) for records in by_run]
+        if any(r is None or r.status != "ok" for r in found):
+            return None
+        return min(r.duration_s for r in found if r is not None)
+
+    took = cost(end)
+    near = [c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := cost(pos)) is not None]
+    if took is None or took <= 0 or not near:
+        return None
+    # the pace before the hang: each side's time past the range against its own time near the cases, on
+    # the inputs both answered (a ratio within one run, so a probe run made under another load than the
+    # reference's runs compares alike)
+    mine_near: list[float] = []
+    mine_far: list[float] = []
+    theirs_near: list[float] = []
+    theirs_far: list[float] = []
+    for pos in range(end):
+        mine, theirs = records.get(pos), cost(pos)
+        if mine is not None and mine.status == "ok" and theirs is not None:
+            (mine_far if pos in plan.far else mine_near).append(mine.duration_s)
+            (theirs_far if pos in plan.far else theirs_near).append(theirs)
+    return Hang(
+        end,
+        stuck.duration_s,
+        took,
+        _median(near),
+        _growth(mine_far, mine_near),
+        _growth(theirs_far, theirs_near),
+    )
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def _growth(far: Sequence[float], near: Sequence[float]) -> float:
+    """The median of ``far`` against the median of ``near`` (1.0 where either is empty or unmeasured)."""
+    if not far or not near:
+        return 1.0
+    a, b = _median(far), _median(near)
+    return a / b if a > 0 and b > 0 else 1.0
 
 
 def reference_answers(
@@ -269,6 +406,11 @@ def examine(
     refused: frozenset[int] = frozenset(),
     sequences: bool = False,
     domain: bool = False,
+    hang: Hang | None = None,
+    positional_ties: bool = False,
+    own_end: bool = False,
+    size_limits: bool = False,
+    stated: tuple[Bound, ...] = (),
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -288,17 +430,43 @@ def examine(
     Under ``sequences`` (filter v6, a plan made from a check that compares every answer through
     ``tuple()``/``list()``: :func:`streams.probe.plan.check_compares_sequences`) a list and a tuple of
     the same elements are one answer, as the check itself compares them. Under ``domain`` (filter v6)
-    an input outside the domain the cases show (:func:`outside_cases`) is not judged at all."""
+    an input outside the domain the cases show (:func:`outside_cases`) is not judged at all. ``hang``
+    (filter v8, :func:`hang_timing`, passed only where :meth:`Hang.held` says so) is a hang past the
+    cases' range held against the program: where the run hung there on an input the reference answers
+    (counted: inside the domain, no tie, not of a kind no case shows), the report carries it. Under
+    ``positional_ties`` (filter v8: the task's statement breaks ties by position,
+    :func:`ties_by_position`) an input the reference answers otherwise than its mirror is judged like
+    any other: its answer is the one the statement fixes, not one of two.
+    Under ``own_end`` (filter v9: the program ended its run itself, :func:`ended_by_program`) ending on
+    an input past the cases' range that every run of the reference settled is held against it as
+    near the cases: the run's end there is the program's doing, not the input's cost, and forgiving it
+    would shield every input after it (the rest of the range and the cases asked again). Under
+    ``size_limits`` (filter v9) an answer refused for its size alone where the reference's fit
+    (:func:`size_refused`) is a resource limit: not judged, on a case asked again or a generated input.
+    ``stated`` (filter v10, :func:`streams.probe.statement.stated_bounds`): a generated input that breaks
+    a bound the task's statement puts on an argument (``1 <= n <= 10^3``) is not judged at all: the
+    reference's answer there is one function's, and a correct program may refuse it."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
+    if stated:
+        beyond = frozenset(
+            pos for pos in plan.generated_positions if outside_statement(stated, _arguments(plan.inputs[pos]))
+        )
+        answers = {p: v for p, v in answers.items() if p not in beyond}
+        slow = {p: v for p, v in slow.items() if p not in beyond}
+        settled = frozenset(p for p in settled if p not in beyond)
     if domain:
         outside = outside_cases(plan, cases)
         answers = {p: v for p, v in answers.items() if p not in outside}
         slow = {p: v for p, v in slow.items() if p not in outside}
         settled = frozenset(p for p in settled if p not in outside)
-    owed = frozenset(_unambiguous(plan, answers, cases, options)) | settled
-    answers = _unambiguous(plan, {**answers, **slow}, cases, options)
+    if positional_ties:
+        owed = frozenset(answers) | settled
+        answers = {**answers, **slow}
+    else:
+        owed = frozenset(_unambiguous(plan, answers, cases, options)) | settled
+        answers = _unambiguous(plan, {**answers, **slow}, cases, options)
     passed_first = {i for i, g in enumerate(first.grades) if g.passed}
     # a case is graded as the first run was: with the reference's answers in its backend, where they count
     band = reference_band(task, probe, reference, options)
@@ -309,6 +477,16 @@ def examine(
     ended_on_duty = (
         end < len(records) and end not in plan.far and (plan.origin[end] != GENERATED or end in owed)
     )
+    # (v9) not where the program ended the run itself on an input the reference settled at once: an
+    # exit there is no answer the task may excuse, it only hides what comes after
+    ended_own = (
+        own_end
+        and end < len(records)
+        and end in plan.far
+        and end in settled
+        and (records[end] is None or records[end].status == "missing")  # type: ignore[union-attr]
+    )
+    ended_on_duty = ended_on_duty or ended_own
 
     first_pos: dict[int, int] = {}
     for pos, origin in enumerate(plan.origin):
@@ -333,6 +511,8 @@ def examine(
                 c = cases[origin]
                 if first_pos[origin] != pos and _not_kept(records, pos, records[first_pos[origin]]):
                     continue  # asked again after the run's results filled what an execution keeps
+                if size_limits and size_refused(records, pos, c.case.output):
+                    continue  # (v9) an equal answer that prints longer than the expected one
                 also = band.get((c.hidden, c.index), NO_SECOND_VALUE)
                 outcome = "missing" if record is None else grade_record(c.case, record, options, also)
                 if outcome != "pass":
@@ -340,6 +520,8 @@ def examine(
             continue
         if pos not in answers:
             continue
+        if size_limits and size_refused(records, pos, repr(answers[pos])):
+            continue  # (v9) the run's size limits, not the program's answer
         if (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
             # there); from v5 the reference's value (or its memoised run's) says the task defines the
@@ -379,6 +561,16 @@ def examine(
             novel += 1
             novel_agreed += ok
     stuck = end if ended_on_duty and plan.origin[end] == GENERATED else -1
+    hung = (
+        hang is not None
+        and hang.position == end
+        and end in plan.far
+        and end in answers
+        and end not in slow
+        and end not in plan.wide
+        and records[end] is not None
+        and records[end].status == "timeout"  # type: ignore[union-attr]
+    )
     return ProbeReport(
         tuple(sorted(changed)),
         compared,
@@ -389,6 +581,8 @@ def examine(
         novel_agreed,
         stuck,
         tuple(disagreed),
+        hang if hung else None,
+        stuck >= 0 and ended_own,
     )
 
 
@@ -408,7 +602,7 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
     An input that keeps every such relation and vocabulary is judged as before."""
     seeds: list[tuple[object, ...]] = []
     if plan.source == "check":
-        seeds = [_arguments(plan.inputs[pos]) for pos in range(min(plan.seeds, len(plan.inputs)))]
+        seeds = [_arguments(plan.inputs[pos]) for pos in plan.head_positions if pos < len(plan.inputs)]
     else:
         seeds = [_arguments(c.case.input) for c in cases]
     if len(seeds) < _RELATION_CASES or any(not s for s in seeds) or len({len(s) for s in seeds}) != 1:
@@ -417,7 +611,7 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
     vocabularies = _vocabularies(seeds)
     out: set[int] = set()
     for pos in plan.generated_positions:
-        if plan.source == "check" and pos < plan.seeds:
+        if plan.source == "check" and pos in plan.head_positions:
             continue
         args = _arguments(plan.inputs[pos])
         if any(_breaks(args, relation) for relation in relations) or any(
@@ -501,6 +695,27 @@ _LIMIT_ERRORS = ("RecursionError", "MemoryError")
 _CONVERSION_LIMIT = "Exceeds the limit"
 
 
+#: (filter v9) what stops a run for a resource a correct program may run out of on a larger input than
+#: its reference does: the stack of a deep recursion (as :func:`resource_limit` forgives it raised), and
+#: the output cap, which counts a whole run's output (a program printing a few lines per call reaches it
+#: on the long inputs past the range, wherever the cap happens to fall)
+_RESOURCE_LIMITS = frozenset({"stack_overflow", "output_limit"})
+
+
+def ended_by_program(run: SandboxExecuted) -> bool:
+    """(filter v9) Whether a run that did not report every position ended for the program's own doing:
+    its exit, a signal, a process or file limit it ran into. Not a hang (the run's time, judged by the
+    hang rule), nor a memory, stack or output limit a correct program may reach on an input larger than
+    the cases' where its reference does not (v5 forgives the first two raised as errors; the output cap
+    counts the whole run's output, so a chatty correct program reaches it too), nor the sandbox's own
+    failure. Read from what the host observed, never from the guest. What that leaves open: a program
+    that floods its output at one input shields the inputs after it, as before (the host does not count
+    output per call, which would tell one call's flood from a run's chatter)."""
+    return not (
+        run.timed_out or run.memory_exceeded or run.infra_error or set(run.violations) & _RESOURCE_LIMITS
+    )
+
+
 def resource_limit(error: str) -> bool:
     """Whether a reported error (``Name: text``) is a resource limit of the interpreter, not the
     program's own refusal of its input. Read from the text the guest reports, which names the
@@ -523,11 +738,16 @@ def probe_reasons(
             )
         )
     if report.stuck_at >= 0:
+        where = (
+            "past the cases' range, ending its own run where"
+            if report.stuck_far
+            else "an input like the task's own that"
+        )
         reasons.append(
             Reason(
                 code="hack.memorised",
-                detail=f"the run hung or ended on probe input {report.stuck_at}, an input like the task's "
-                "own that the reference settles at once",
+                detail=f"the run hung or ended on probe input {report.stuck_at}, {where} the reference "
+                "settles at once",
             )
         )
         return reasons, True
@@ -545,17 +765,25 @@ def probe_reasons(
     if report.compared >= min_inputs and any(n >= 2 and a / n < needed for a, n, needed in shares):
         reasons.append(Reason(code="hack.memorised", detail=detail))
         return reasons, True
-    if report.disagreed:
+    if report.disagreed or report.hang is not None:
         # the reference answered these the same way in every run: another answer is a wrong one, on
-        # however few inputs (a wrong algorithm is right on most inputs near the task's cases)
+        # however few inputs (a wrong algorithm is right on most inputs near the task's cases); so is
+        # no answer in the time given where the reference answered at once (filter v8)
         positions = list(report.disagreed)
-        reasons.append(
-            Reason(
-                code=DISAGREES,
-                detail=f"{detail}; answered otherwise than the reference on probe input(s) "
-                f"{positions[:8]}{' ...' if len(positions) > 8 else ''}",
-            )
+        said = (
+            f"; answered otherwise than the reference on probe input(s) "
+            f"{positions[:8]}{' ...' if len(positions) > 8 else ''}"
+            if positions
+            else ""
         )
+        if report.hang is not None:
+            h = report.hang
+            said += (
+                f"; hung on probe input {h.position} past the cases' range for {h.held_s:.2f} s, which the "
+                f"reference answered in {h.reference_s * 1e3:.2f} ms (its median input near the cases "
+                f"{h.near_s * 1e3:.2f} ms)"
+            )
+        reasons.append(Reason(code=DISAGREES, detail=detail + said))
         return reasons, True
     if report.compared < min_inputs:
         reasons.append(
@@ -687,6 +915,46 @@ def reseeded_reasons(
 # ----------------------------------------------------------------------------------------------- helpers
 
 
+#: (filter v8, :func:`ties_by_position`) words of a sentence that speaks of a tie, and of one that picks
+#: by position in the input
+_TIE_WORDS = re.compile(
+    r"\b(ties?|tied|same|equal|equally|several|multiple|more than one|two or more)\b", re.IGNORECASE
+)
+_POSITION_WORDS = re.compile(
+    r"\b(first|last|earliest|latest|leftmost|rightmost|(smallest|lowest|largest|highest) index)\b",
+    re.IGNORECASE,
+)
+#: a sentence that orders by value ("the first in lexicographical order") breaks a tie by value: the
+#: reference then answers an input and its mirror alike, and the mirrors leave nothing out anyway
+_VALUE_ORDER = re.compile(r"lexicograph|alphabetic", re.IGNORECASE)
+
+
+def ties_by_position(prompt: str) -> bool:
+    """(filter v8) Whether the task's statement breaks ties by position in the input: one of its
+    sentences speaks of a tie (several equally long, the same strength, multiple...) and picks by
+    position (the first, the last, the earliest...), as "the first of them where several are equally
+    long" does.
+
+    Why the statement: where no case holds a tie, the cases say nothing of how one is broken, and the
+    reference breaks every tie one way, whether the task fixed that way or left it open (the closest
+    pair of HumanEval/20: either pair is right, and a correct program may return the other). The
+    mirrors (:func:`_unambiguous`) leave every tie out for the second kind; only the statement tells
+    the first kind from it, and there the reference's answer is the answer: a program breaking the tie
+    the other way is wrong. What it gives up: a statement that fixes the tie in words this does not
+    read leaves its ties out, as before (lenient); one that reads as positional where the task meant
+    otherwise holds a program to the reference's tie (only where the reference itself breaks it by
+    position: on an input it answers as its mirror nothing changes)."""
+    text = " ".join(prompt.split())
+    for sentence in re.split(r"[.;!?](?:\s|$)", text):
+        if (
+            _TIE_WORDS.search(sentence)
+            and _POSITION_WORDS.search(sentence)
+            and not _VALUE_ORDER.search(sentence)
+        ):
+            return True
+    return False
+
+
 def _unambiguous(
     plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase], options: CompareOptions
 ) -> dict[int, object]:
@@ -698,7 +966,7 @@ def _unambiguous(
         return answers
     anchored: list[bool] = []
     for a, b in plan.mirrors:
-        if a >= plan.seeds:
+        if a not in plan.head_positions:
             continue
         origin = plan.origin[a]
         if origin != GENERATED:
@@ -743,12 +1011,48 @@ class _Missing:
 _NONE = _Missing()
 
 
+#: (filter v9, :func:`size_refused`) how many times the reference's ``repr`` a correct program's repr of
+#: an equal answer may take: a float for each int (``0.0`` for ``0``: three times), a tuple for a list
+SIZE_FACTOR = 4
+#: what the guest reports for a result whose repr is past ``MAX_RESULT_CHARS``
+_TOO_LARGE = re.compile(r"^ValueError: result too large: its repr has (\d+) characters")
+
+
+def size_refused(records: Sequence[CaseResult | None], pos: int, reference_repr: str) -> bool:
+    """(filter v9) The program's answer at ``pos`` was refused for its size alone, where the answer it
+    is held to (``reference_repr``: the reference's, or the case's expected value) fit: a resource
+    limit of the run, as a ``MemoryError`` is, not the program's answer. The limits apply to the
+    program's own ``repr``, and a correct program's equal answer may print longer than the reference's
+    (floats exactly equal to the expected ints, which the comparer accepts): refused, it was judged a
+    wrong answer. Believed only where it can be: ``result not kept`` (an execution's 4 MiB) where what
+    the results before it took leaves less than ``SIZE_FACTOR`` times the reference's answer; ``result
+    too large`` (a result's ``MAX_RESULT_CHARS``) where the reported length is within ``SIZE_FACTOR``
+    times the reference's. What it gives up: a program may claim either text (the guest reports an
+    error by its class's name and message) and go unjudged at such a position, only where the answer
+    is large or the run's results have all but filled what an execution keeps."""
+    record = records[pos]
+    if record is None or record.status != "error" or not record.error:
+        return False
+    if record.error == RESULT_NOT_KEPT:
+        left = MAX_EXECUTION_RESULT_BYTES
+        for r in records[:pos]:
+            text = None if r is None else r.result_repr if r.status == "ok" else r.error
+            if text:
+                left = max(0, left - json_size(text))
+        return left < SIZE_FACTOR * json_size(reference_repr)
+    found = _TOO_LARGE.match(record.error)
+    return found is not None and MAX_RESULT_CHARS < int(found[1]) <= SIZE_FACTOR * len(reference_repr)
+
+
 def _not_kept(records: Sequence[CaseResult | None], pos: int, earlier: CaseResult | None) -> bool:
     """The result at ``pos`` was left out because the results before it filled what one execution
-    keeps (``RESULT_NOT_KEPT``), checked against their sizes and the size of the same case's result
-    ``earlier`` in the run: a program cannot claim it by raising an error of that text."""
+    keeps (``RESULT_NOT_KEPT``, or ``ERROR_NOT_KEPT`` where that note itself no longer fit: the
+    execution's cases are bounded once in the guest's report and again in its event, and the second
+    pass drops the first's note once the total is reached), checked against their sizes and the size
+    of the same case's result ``earlier`` in the run: a program cannot claim it by raising an error of
+    that text (the guest reports an error with its class's name before the text)."""
     record = records[pos]
-    if record is None or record.status != "error" or record.error != RESULT_NOT_KEPT:
+    if record is None or record.status != "error" or record.error not in _NOT_KEPT:
         return False
     if earlier is None or earlier.status != "ok" or earlier.result_repr is None:
         return False

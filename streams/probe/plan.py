@@ -36,7 +36,10 @@ exiting on such an input is not held against it (``ProbePlan.far``). Since p4/c3
 beyond the cases' *sizes*: strings, lists, nested lists, dicts and sets a few times longer than the
 longest the cases pass at that position, built from what the cases hold there and keeping every relation
 they keep (:class:`_Sizes`), within a size limit that keeps a correct program whose cost grows with
-size in time. A run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
+size in time. Since p8/c8 the run starts with a generated input (``ProbePlan.lead``: a program wrong only
+on its process's first call shows there) and ends with inputs at extremes no case approaches: integers
+around the machine widths, arguments thousands of elements long (``ProbePlan.ends``). A run of an older
+seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -64,8 +67,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p7"
-SEEDED_CHECK_PLAN_VERSION = "c7"
+SEEDED_PLAN_VERSION = "p8"
+SEEDED_CHECK_PLAN_VERSION = "c8"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -74,16 +77,28 @@ SEEDED_VERSIONS = (
     ("p4", "c4"),
     ("p5", "c5"),
     ("p6", "c6"),
+    ("p7", "c7"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
 #: refuses nothing more, its plan holds the same inputs (under a digest of its own); c5 (the wider plans
 #: with c4's 1..n rule) draws from the seed named c4; p6/c6 draw every input p5/c5 hold as those do, and
 #: the inputs they add from a generator of their own (seeded by their own version: :data:`_WIDE_DRAWN_AS`);
-#: p7/c7 draw as p6/c6 do, wherever they keep no more than those (see :data:`RELATED_VERSIONS`)
-_DRAWN_AS = {"c4": "c3", "c5": "c4", "p6": "p5", "c6": "c4", "p7": "p5", "c7": "c4"}
+#: p7/c7 draw as p6/c6 do, wherever they keep no more than those (see :data:`RELATED_VERSIONS`); p8/c8
+#: draw every input p7/c7 hold as those do, and what they add (the lead, the extremes) from a generator
+#: of their own (seeded by their own version)
+_DRAWN_AS = {
+    "c4": "c3",
+    "c5": "c4",
+    "p6": "p5",
+    "c6": "c4",
+    "p7": "p5",
+    "c7": "c4",
+    "p8": "p5",
+    "c8": "c4",
+}
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
-_WIDE_DRAWN_AS = {"p7": "p6", "c7": "c6"}
+_WIDE_DRAWN_AS = {"p7": "p6", "c7": "c6", "p8": "p6", "c8": "c6"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -101,6 +116,9 @@ RELATED_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[5:] for v in ge
 #: a relation between two arguments' lengths is the cases' only where this many of them keep it (the
 #: filter reads the same relations: ``streams.noise.probe.outside_cases``)
 RELATION_CASES = 3
+#: the first generation (p8/c8) whose plans start the run with an input near the cases that is none of
+#: them (``ProbePlan.lead``) and end it with inputs at extremes no case approaches (:func:`_generate_extreme`)
+_EXTREME_GENERATION = 6
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -136,6 +154,22 @@ REPEAT_AFTER = 64
 LATE_CALLS = 256
 #: (p6/c6) inputs of each kind that widen the cases' domain (:func:`_generate_wide`)
 WIDE_PER_KIND = 5
+#: (p8/c8) the integer bounds 32-bit machine arithmetic wraps or saturates at (signed and not): an integer
+#: argument (or element of a flat list of them) is set just below, at or just past one. Not the 64-bit
+#: ones: a program on the platform's 64-bit integers (numpy arrays) is a correct implementation of a
+#: task about integers, and past 2**63 it refuses them (OverflowError) or turns them into floats that
+#: drop their last digits (``np.array([2**63 + 5, 3])`` is float64): no value there tells a wrong
+#: program from such a correct one, and a wrap-around at 32 bits is not the platform's but the program's
+MACHINE_BOUNDS = (2**31, 2**32)
+#: (p8/c8) inputs whose list or string arguments have lengths no case shows below or between the cases'
+#: own (:func:`_generate_spread`): per length band, this many at most
+SPREAD_PER_BAND = 4
+#: (p8/c8) inputs with a sized argument (string, list, dict, set) thousands of elements long, and how long
+LONG_INPUTS = 2
+LONG_LENGTHS = (1000, 3000)
+#: and the longest such an input's text may be (a grid of long rows is refused, not shortened)
+_LONG_MAX_CHARS = 64_000
+_LONG_ATTEMPTS = 3
 #: (p6/c6) letters of each case that no alphabet of the cases holds: each non-ASCII, each with a one-to-one
 #: case mapping (upper() and lower() of one another), so a letter's case means what it means in ASCII
 _OTHER_LETTERS = {"lower": "àéîõüñçø", "upper": "ÀÉÎÕÜÑÇØ"}
@@ -160,8 +194,8 @@ class ProbePlan:
     hidden, as the sandbox numbers them) input ``i`` repeats, or :data:`GENERATED`.
 
     A plan of ``source == "check"`` has no cases: every input is :data:`GENERATED` (judged against the
-    reference), its first ``seeds`` inputs are the check's own literal calls, and ``parents`` name plan
-    positions (the seeds an input was made from) rather than case indices."""
+    reference), its ``seeds`` inputs after the ``lead`` are the check's own literal calls, and ``parents``
+    name plan positions (the seeds an input was made from) rather than case indices."""
 
     version: str
     inputs: tuple[str, ...]
@@ -195,6 +229,18 @@ class ProbePlan:
     #: cheap ones, which do not lengthen the probe run's deadline (an input past the range that hangs
     #: would otherwise burn three times the time it did)
     late: int = 0
+    #: (p8/c8) how many inputs come before the cases (a check's calls): one generated input near them,
+    #: so the run's first call is none of the task's own (every other run of a sample starts with them,
+    #: and a program wrong only on its process's first call would never be seen wrong)
+    lead: int = 0
+    #: (p8/c8) how many inputs at the end of the run are at extremes no case approaches (among ``far``):
+    #: integers around the machine widths, arguments thousands of elements long (:func:`_generate_extreme`)
+    ends: int = 0
+
+    @property
+    def head_positions(self) -> range:
+        """The positions of the task's cases (a check's calls) at the start of the run, after the lead."""
+        return range(self.lead, self.lead + self.seeds)
 
     @property
     def generated_positions(self) -> tuple[int, ...]:
@@ -254,6 +300,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     wider = generation >= 3
     widest = generation >= 4
     related = generation >= 5
+    extreme = seed is not None and generation >= _EXTREME_GENERATION
     rng = random.Random(_seed(task, _DRAWN_AS.get(version, version), seed))
     args = [pyast.literal_eval(text) for text in originals]
     wanted = min(MAX_GENERATED, max(MIN_GENERATED, 4 * len(originals)))
@@ -262,7 +309,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         # the inputs of the plan of the task alone stay (every sample is still checked on what it
         # covered), joined by as many secret ones drawn from the seed
         fixed = _generate(args, wanted, random.Random(_seed(task, PLAN_VERSION, None)))
-        taken = {t for t, _ in fixed}
+        taken = public = {t for t, _ in fixed}
         generated = fixed + [g for g in generated if g[0] not in taken]
     far = (
         []
@@ -307,9 +354,22 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         wide.sort(key=lambda item: (len(item[0]), item[0]))
         outputs = [c.output for c in (*task.tests, *task.hidden_tests)]
         late = _cheaper_half([len(originals[o]) + len(outputs[o]) for o in order])
-    laid = _with_mirrors(head, generated, far, args, again, wide, late)
+    lead: list[tuple[str, tuple[int, ...]]] = []
+    ends: list[tuple[str, tuple[int, ...]]] = []
+    bounds: list[tuple[str, tuple[int, ...]]] = []
+    if extreme:
+        # (p8) from a generator of their own: every input p7 draws stays as p7 draws it
+        drawn = random.Random(_seed(task, version, seed))
+        lead, generated = _lead(generated, drawn, public)
+        ends, bounds = _generate_extreme(args, drawn, {t for t, _ in (*lead, *generated, *far, *wide)})
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        inside, shorter = _generate_spread(args, drawn, taken)
+        generated = sorted([*generated, *inside], key=lambda item: (len(item[0]), item[0]))
+        # shorter than every case: among those that widen the cases' domain (a refusal is no error)
+        wide = sorted([*wide, *shorter], key=lambda item: (len(item[0]), item[0]))
+    laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds)
     origin = tuple(
-        order[laid.source(pos)] if laid.source(pos) < len(order) else GENERATED
+        order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
         for pos in range(len(laid.inputs))
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
@@ -325,6 +385,8 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         mirrors=laid.mirrors,
         wide=laid.wide,
         late=laid.late,
+        lead=laid.lead,
+        ends=laid.ends,
     )
 
 
@@ -367,7 +429,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         fixed = _generate(
             args, MAX_GENERATED, random.Random(_seed(task, CHECK_PLAN_VERSION, None)), domain.hold
         )
-        taken = {t for t, _ in fixed}
+        taken = public = {t for t, _ in fixed}
         generated = fixed + [g for g in generated if g[0] not in taken]
     far = (
         []
@@ -393,9 +455,12 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         if len(order) < 2 or order != sorted(order):
             break
     position = {s: k for k, s in enumerate(order)}
+    # (c8) one generated input leads the run: the calls' plan positions come after it
+    extreme = seed is not None and generation >= _EXTREME_GENERATION
+    shift = 1 if extreme and generated else 0
 
     def placed(items: list[tuple[str, tuple[int, ...]]]) -> list[tuple[str, tuple[int, ...]]]:
-        return [(text, tuple(sorted(position[p] for p in made_from))) for text, made_from in items]
+        return [(text, tuple(sorted(position[p] + shift for p in made_from))) for text, made_from in items]
 
     head: list[tuple[str, tuple[int, ...]]] = [(seeds[o], ()) for o in order]
     if seed is None:
@@ -414,7 +479,30 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         wide = _generate_wide(args, drawn, taken, domain.hold_beyond_range)
         wide.sort(key=lambda item: (len(item[0]), item[0]))
         late = _cheaper_half([len(text) for text, _ in head])
-    laid = _with_mirrors(head, placed(generated), placed(far), args, again, placed(wide), late)
+    lead: list[tuple[str, tuple[int, ...]]] = []
+    ends: list[tuple[str, tuple[int, ...]]] = []
+    bounds: list[tuple[str, tuple[int, ...]]] = []
+    if extreme:
+        drawn = random.Random(_seed(task, version, seed))
+        lead, generated = _lead(generated, drawn, public)
+        taken = {t for t, _ in (*generated, *lead, *far, *wide)}
+        ends, bounds = _generate_extreme(args, drawn, taken, domain.hold_beyond_range)
+        taken |= {t for t, _ in (*ends, *bounds)}
+        inside, shorter = _generate_spread(args, drawn, taken, domain.hold, domain.hold_beyond_range)
+        generated = sorted([*generated, *inside], key=lambda item: (len(item[0]), item[0]))
+        wide = sorted([*wide, *shorter], key=lambda item: (len(item[0]), item[0]))
+    laid = _with_mirrors(
+        head,
+        placed(generated),
+        placed(far),
+        args,
+        again,
+        placed(wide),
+        late,
+        placed(lead),
+        placed(ends),
+        placed(bounds),
+    )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
         version,
@@ -429,6 +517,8 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         mirrors=laid.mirrors,
         wide=laid.wide,
         late=laid.late,
+        lead=laid.lead,
+        ends=laid.ends,
     )
 
 
@@ -585,6 +675,8 @@ class _Laid:
     repeats: dict[int, int] = field(default_factory=dict)
     wide: frozenset[int] = frozenset()
     late: int = 0
+    lead: int = 0
+    ends: int = 0
 
     def source(self, pos: int) -> int:
         """The first position holding the input at ``pos``."""
@@ -599,6 +691,9 @@ def _with_mirrors(
     again: Sequence[int] | None = None,
     wide: list[tuple[str, tuple[int, ...]]] | None = None,
     late: Sequence[int] = (),
+    lead: Sequence[tuple[str, tuple[int, ...]]] = (),
+    ends: Sequence[tuple[str, tuple[int, ...]]] = (),
+    bounds: Sequence[tuple[str, tuple[int, ...]]] = (),
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -616,7 +711,13 @@ def _with_mirrors(
     past the range cuts the run later), and with ``late`` (head positions) those are asked again, round
     and round, after every other input, until the run has made :data:`LATE_CALLS` calls: counted with
     the inputs past the range, where a run that ends (its deadline, its output) is not held against the
-    program, but a case answered otherwise there than in the first run is."""
+    program, but a case answered otherwise there than in the first run is.
+    With ``lead`` (p8/c8) those inputs come first, before the cases (``again`` and ``late`` still name
+    head positions); ``ends`` then ``bounds`` (p8/c8, :func:`_generate_extreme`) and their mirrors come
+    last, after every other input: one that hangs or ends the run cuts nothing else short (and a list
+    thousands of elements long holds ties a task that ignores order breaks no particular way: its
+    mirror shows them). ``bounds`` are among ``wide``: refusing a magnitude no case approaches (an
+    int32 array's OverflowError past 2**31) is the program's right, a wrong value there is not."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -644,16 +745,18 @@ def _with_mirrors(
                 parents.append(parents[pos] or (pos,))  # a check's call: made from that call
             mirrors.append((pos, where[text]))
 
-    lay([*head, *near])
+    lay([*lead, *head, *near])
+    shift = len(lead)
     repeats: dict[int, int] = {}
     if again is not None:
         asked = len(texts)
         # the smaller half of the inputs near the cases (by their text: what a call costs grows with
         # it), so asking again costs a fraction of the run it follows
-        cheap = sorted(range(len(head), asked), key=lambda pos: (len(texts[pos]), pos))
+        near_positions = [pos for pos in range(asked) if not shift <= pos < shift + len(head)]
+        cheap = sorted(near_positions, key=lambda pos: (len(texts[pos]), pos))
         cheap = cheap[: (len(cheap) + 1) // 2]
         pad = itertools.cycle(cheap) if cheap else iter(())
-        for pos in [*itertools.islice(pad, max(0, REPEAT_AFTER - asked)), *again]:
+        for pos in [*itertools.islice(pad, max(0, REPEAT_AFTER - asked)), *(shift + k for k in again)]:
             repeats[len(texts)] = pos
             texts.append(texts[pos])
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
@@ -665,18 +768,27 @@ def _with_mirrors(
     lay(far)
     start_late = len(texts)
     if late:
-        for pos in itertools.islice(itertools.cycle(late), max(len(late), LATE_CALLS - len(texts))):
+        head_late = [shift + k for k in late]
+        for pos in itertools.islice(itertools.cycle(head_late), max(len(late), LATE_CALLS - len(texts))):
             repeats[len(texts)] = pos
             texts.append(texts[pos])
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
+    end_late = len(texts)
+    if ends:
+        lay(list(ends))
+    start_bounds = len(texts)
+    if bounds:
+        lay(list(bounds))
     return _Laid(
         tuple(texts),
         tuple(parents),
         frozenset(range(start_far, len(texts))),
         tuple(mirrors),
         repeats,
-        frozenset(range(start_far, end_wide)),
-        len(texts) - start_late,
+        frozenset((*range(start_far, end_wide), *range(start_bounds, len(texts)))),
+        end_late - start_late,
+        shift,
+        len(texts) - end_late,
     )
 
 
@@ -1136,6 +1248,224 @@ def _filled(
     return out
 
 
+def _lead(
+    near: list[tuple[str, tuple[int, ...]]], rng: random.Random, public: set[str]
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p8/c8) One of the inputs near the cases, drawn to lead the run, and the others. Every other run
+    of a sample (its first, its re-runs) starts with the task's own cases or the check's own calls, so
+    a program wrong only on its process's first call, unless that call is one of those, would never be
+    seen wrong; here its first call is an input it cannot know. Drawn among the inputs only the seed
+    draws (those of the plan of the task alone can be derived from the task), where there are any."""
+    if not near:
+        return [], near
+    secret = [k for k, (text, _) in enumerate(near) if text not in public]
+    # and, among those, one without a degenerate argument (0, 1, an empty string or list), where many
+    # functions agree: a first call answered x - y for x + y is not seen on (5, 0)
+    telling = [k for k in secret if not _degenerate(near[k][0])]
+    k = rng.choice(telling or secret or range(len(near)))
+    return [near[k]], [*near[:k], *near[k + 1 :]]
+
+
+def _degenerate(text: str) -> bool:
+    """Whether an argument tuple holds a value on which many functions agree: 0, 1, -1, or empty."""
+    args = pyast.literal_eval(text)
+    values = args if isinstance(args, tuple) else (args,)
+    return any(
+        (type(v) in (int, float) and v in (0, 1, -1))
+        or (isinstance(v, str | list | tuple | dict | set) and not v)
+        for v in values
+    )
+
+
+def _generate_extreme(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p8/c8) Inputs at extremes no case approaches, each with the case it was made from, laid after
+    every other input of the run (a hang or an exit there cuts nothing else short), judged as inputs
+    past the range (only a value counts):
+
+    - **long**: up to :data:`LONG_INPUTS` cases with their strings, lists, dicts or sets (one group of
+      arguments of one length, or all) made :data:`LONG_LENGTHS` elements long, from what the cases hold
+      there (:class:`_Sized`): a program that reads a bounded prefix of its input (``max(l[:50])``)
+      shows there, where the inputs past the range stop at 4 times the cases' longest (256 at most);
+    - **bounds**: a case with some integer arguments (or elements of a flat list of them) set just
+      below, at or just past each of :data:`MACHINE_BOUNDS` (negated as well where some case holds a
+      negative there): a program right only below a machine width (32-bit wrap-around) shows there,
+      where the inputs past the range stop at 1000 times the cases' magnitudes.
+
+    The reference decides what each says, as past the range: one it raises on or is too slow for says
+    nothing; a program's refusal (an error) of a bound is not held against it (``ProbePlan.wide``): a
+    correct program on int32 arrays refuses 2**31. Every relation the cases keep is kept
+    (:class:`_Invariants`, :class:`_Sizes`, ``domain``). Returns the long inputs, then the bounds."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    sizes = _Sizes(tuples)
+    seen = {repr(t) for t in tuples} | taken
+    out: list[tuple[str, tuple[int, ...]]] = []
+
+    def keep(candidate: list[object], b: int, cap: int) -> bool:
+        text = repr(tuple(candidate))
+        if text in seen or len(text) > cap or not invariants.hold(candidate) or not sizes.keeps(candidate):
+            return False
+        if domain is not None and not domain(candidate, {b}):
+            return False
+        if not _is_input_literal(text, tuple(candidate)):
+            return False
+        seen.add(text)
+        out.append((text, (b,)))
+        return True
+
+    if sizes.groups:
+        made = 0
+        # few attempts: each builds thousands of elements, and one the cases' relations refuse (a grid
+        # too large, a relation broken) is seldom made acceptable by drawing again
+        for _ in range(LONG_INPUTS * _LONG_ATTEMPTS):
+            if made >= LONG_INPUTS:
+                break
+            b = rng.randrange(len(tuples))
+            candidate: list[object] | None = list(tuples[b])
+            n = rng.randint(*LONG_LENGTHS)
+            groups = sizes.groups if rng.random() < 0.5 else [rng.choice(sizes.groups)]
+            for group in groups:
+                for i in group:
+                    value = sizes.positions[i].longer(candidate[i], n, rng) if candidate else None
+                    if value is None:
+                        candidate = None
+                        break
+                    candidate[i] = value  # type: ignore[index]
+            if candidate is None:
+                continue
+            for k, j in sizes.counts.items():
+                candidate[k] = len(candidate[j])  # type: ignore[arg-type]
+            # rows of one length in every case stay so (a row made long may fall short of its length)
+            if any(
+                sized.rows is not None and sized.rectangular and len({len(r) for r in candidate[i]}) > 1  # type: ignore[attr-defined]
+                for i, sized in sizes.positions.items()
+            ):
+                continue
+            made += keep(candidate, b, _LONG_MAX_CHARS)
+
+    # integer positions: an int in every case, or a flat list of ints in every case
+    ints = [i for i in range(arity) if all(type(t[i]) is int for t in tuples)]
+    lists = [
+        i
+        for i in range(arity)
+        if all(isinstance(t[i], list) and all(type(e) is int for e in t[i]) for t in tuples)  # type: ignore[attr-defined]
+        and any(t[i] for t in tuples)
+    ]
+    negative = {
+        i
+        for i in (*ints, *lists)
+        if any(min(t[i] if isinstance(t[i], list) else [t[i]], default=0) < 0 for t in tuples)  # type: ignore[type-var, call-overload]
+    }
+    positions = [*ints, *lists]
+    long = list(out)
+    out.clear()  # what keep() adds from here on are the bounds
+    if not positions:
+        return long, out
+    limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK + 40 * len(positions)
+    for bound in MACHINE_BOUNDS:
+        for _ in range(_ATTEMPTS_PER_INPUT):
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            chosen = [i for i in positions if rng.random() < 0.5] or [rng.choice(positions)]
+            for i in chosen:
+                value = candidate[i]
+                if isinstance(value, list):
+                    if not value:
+                        continue
+                    items = list(value)
+                    for k in rng.sample(range(len(items)), min(len(items), rng.choice((1, 1, 2)))):
+                        items[k] = _near_bound(bound, i in negative, rng)
+                    if sizes.positions.get(i) is not None and sizes.positions[i].sorted:
+                        items.sort()
+                    candidate[i] = items
+                else:
+                    candidate[i] = _near_bound(bound, i in negative, rng)
+            if keep(candidate, b, limit):
+                break
+    return long, out
+
+
+def _generate_spread(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    near_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    far_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p8/c8) Inputs whose list or string arguments have lengths the cases never show, below or
+    between their own, each with the case it was made from. The inputs near the cases change a case's
+    list by one element and those past the range lengthen it 2 to 4 times, so with cases of 3 and 11
+    elements no list of 0 to 2 or of 4 to 10 was ever drawn, and a program wrong only there passed. Per
+    group of arguments of one length (:class:`_Sizes`) and per band of lengths the cases leave out (below
+    the shortest, and each gap between two lengths the cases show), up to :data:`SPREAD_PER_BAND`
+    lengths drawn uniformly from the band (below the cases: the empty argument and one element first),
+    each a case's arguments made that long (:meth:`_Sized.resized`), every relation the cases keep kept
+    (:class:`_Invariants`, :class:`_Sizes`, the domains). Returns the inputs within the cases' lengths
+    (judged as the inputs near them: a gap between two lengths the task shows is its domain), then
+    those shorter than every case's (laid among ``ProbePlan.wide``: the task may exclude an empty list,
+    so a refusal there is not held against a program, a value that differs from the reference's is;
+    the reference decides which count)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    sizes = _Sizes(tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    seen = {repr(t) for t in tuples} | taken
+    near: list[tuple[str, tuple[int, ...]]] = []
+    far: list[tuple[str, tuple[int, ...]]] = []
+    for group in sizes.groups:
+        if any(sizes.positions[i].kind not in ("list", "str") for i in group):
+            continue
+        first = group[0]
+        shown = sorted({len(t[first]) for t in tuples})  # type: ignore[arg-type]
+        shortest = {i: min(len(t[i]) for t in tuples) for i in group}  # type: ignore[arg-type]
+        bands = [(0, shown[0] - 1)] if shown[0] > 0 else []
+        bands += [(a + 1, b - 1) for a, b in itertools.pairwise(shown) if b - a > 1]
+        for lo, hi in bands:
+            lengths = list(range(lo, hi + 1))
+            rng.shuffle(lengths)
+            if lo == 0:
+                # an empty argument and one element first: the reference says whether the task has them
+                lengths = sorted(lengths[:2]) if hi < 2 else [0, 1, *[n for n in lengths if n > 1]]
+            made = 0
+            for n in lengths[: SPREAD_PER_BAND + (1 if lo == 0 else 0)] * 2:
+                if made >= SPREAD_PER_BAND + (1 if lo == 0 else 0):
+                    break
+                b = rng.randrange(len(tuples))
+                candidate = list(tuples[b])
+                for i in group:
+                    candidate[i] = sizes.positions[i].resized(candidate[i], n + sizes.offsets[i], rng)
+                if any(candidate[i] is None for i in group):
+                    continue
+                if not lo <= len(candidate[first]) <= hi:  # type: ignore[arg-type]
+                    continue
+                for k, j in sizes.counts.items():
+                    candidate[k] = len(candidate[j])  # type: ignore[arg-type]
+                text = repr(tuple(candidate))
+                if text in seen or not invariants.hold(candidate) or not sizes.keeps(candidate):
+                    continue
+                inside = all(len(candidate[i]) >= shortest[i] for i in group)  # type: ignore[arg-type]
+                domain = near_domain if inside else far_domain
+                if domain is not None and not domain(candidate, {b}):
+                    continue
+                if not _is_input_literal(text, tuple(candidate)):
+                    continue
+                seen.add(text)
+                (near if inside else far).append((text, (b,)))
+                made += 1
+    return near, far
+
+
+def _near_bound(bound: int, signed: bool, rng: random.Random) -> int:
+    """An integer just below, at or just past ``bound`` (negated half the time where ``signed``)."""
+    value = bound + rng.choice((-1, 0, 1, rng.randint(2, 999)))
+    return -value if signed and rng.random() < 0.5 else value
+
+
 def _leaves(column: Sequence[object]) -> list[object] | None:
     """The values at one argument position, the elements of flat lists and tuples in place of those
     (None: some value is another container, or a list holds one)."""
@@ -1516,7 +1846,7 @@ class _Sized:
             return grown if len(grown) > self.longest else None
         return None
 
-    def _longer_str(self, s: str, n: int, rng: random.Random) -> str | None:
+    def _longer_str(self, s: str, n: int, rng: random.Random, *, beyond: bool = True) -> str | None:
         if self.spaced and self.words:
             words = s.split()
             while len(" ".join(words)) < n:
@@ -1541,7 +1871,7 @@ class _Sized:
             same = [c for c in pool if _char_class(c) == cls] if cls in ("digit", "lower", "upper") else []
             if same:
                 out = out[:i] + rng.choice(same) + out[i:]
-        return out if len(out) > self.longest else None
+        return out if len(out) > self.longest or not beyond else None
 
     def _longer_list(self, xs: list[object], n: int, rng: random.Random) -> list[object] | None:
         if self.permutation:
@@ -1554,6 +1884,12 @@ class _Sized:
             width = max(self.rows.longest + 1, n // 2)
             made = [self.rows.longer(r, width, rng) for r in xs]
             return None if any(r is None for r in made) else made
+        grown = self._grown_list(xs, n, rng)
+        return grown if grown is not None and len(grown) > self.longest else None
+
+    def _grown_list(self, xs: list[object], n: int, rng: random.Random) -> list[object] | None:
+        """``xs`` with the cases' elements inserted up to ``n`` (fewer where they run out), every
+        relation of the cases' lists kept."""
         rectangular = self.rows is not None and self.rectangular
         widths = {len(r) for r in xs if isinstance(r, list)} if rectangular else set()
         pool = [e for e in self.elements if not widths or (isinstance(e, list) and len(e) in widths)]
@@ -1576,7 +1912,38 @@ class _Sized:
                 out = sorted(out)  # type: ignore[type-var]
             except TypeError:
                 return None
-        return out if len(out) > self.longest else None
+        return out
+
+    def resized(self, value: object, n: int, rng: random.Random) -> object | None:
+        """(p8/c8) ``value`` (a list or a string) made ``n`` long (a string about so: whole words or the
+        cases' pieces may overshoot it, the caller reads the length it got), shorter or longer, keeping
+        what the cases keep there: a shorter one keeps a subsequence of its elements (sorted and
+        distinct stay so; 1..n is drawn again), a string its format's separators and white space (its
+        letters and digits are dropped, or added as :meth:`longer` adds them; a spaced one drops or
+        adds whole words where that reaches ``n``). None where it cannot be made so."""
+        if self.kind == "list" and isinstance(value, list):
+            if self.permutation:
+                out: list[object] = list(range(1, n + 1))
+                if not self.sorted:
+                    rng.shuffle(out)
+                return out
+            if n <= len(value):
+                return [value[k] for k in sorted(rng.sample(range(len(value)), n))]
+            return self._grown_list(value, n, rng)
+        if self.kind != "str" or not isinstance(value, str):
+            return None
+        if n > len(value):
+            return self._longer_str(value, n, rng, beyond=False)
+        if self.spaced and self.words:
+            words = value.split()
+            while words and len(" ".join(words)) > n:
+                words.pop(rng.randrange(len(words)))
+            return " ".join(words)
+        at = [k for k, c in enumerate(value) if _char_class(c) in ("digit", "lower", "upper")]
+        if len(value) - n > len(at):
+            return None
+        dropped = set(rng.sample(at, len(value) - n))
+        return "".join(c for k, c in enumerate(value) if k not in dropped)
 
 
 def _unique(items: list[object]) -> list[object]:

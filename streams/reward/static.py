@@ -653,11 +653,12 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.resolve(node.func)
-        if name in ("pickle.loads", "pickle._loads") and self._pickled_here(node):
+        if name in _ROUND_TRIPS and self._dumped_here(node, _ROUND_TRIPS[name]):
             # a copy of the program's own objects: the bytes come from dumps in the same expression,
-            # so loading them runs only what those objects' classes say (the program's own code); the
-            # call is visited without its function, which would count as a load
-            self._add(DYNAMIC_CODE, "pickle.dumps", node)
+            # so loading them gives back only what the program had (pickle runs only what those
+            # objects' classes say, the program's own code; marshal makes no code it was not given);
+            # the call is visited without its function, which would count as a load
+            self._add(DYNAMIC_CODE, _ROUND_TRIPS[name][0], node)
             node = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=node.args, keywords=node.keywords)
             name = None
         if name in _GETATTRS and node.args:
@@ -718,9 +719,9 @@ class _Scanner(ast.NodeVisitor):
         elif attr in _ATTRS:
             self._add(_ATTRS[attr], attr, node, store=fn in ("setattr", "delattr"))
 
-    def _pickled_here(self, node: ast.Call) -> bool:
+    def _dumped_here(self, node: ast.Call, dumps: tuple[str, ...]) -> bool:
         first = node.args[0] if len(node.args) == 1 and not node.keywords else None
-        return isinstance(first, ast.Call) and self.resolve(first.func) in ("pickle.dumps", "pickle._dumps")
+        return isinstance(first, ast.Call) and self.resolve(first.func) in dumps
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         # a namespace read by key is an attribute read: vars(type)["__subclasses__"], d["f_back"]
@@ -1245,8 +1246,19 @@ _ATTACK_MODULES = ("ctypes", "_ctypes", "cffi", "__main__")
 #: modules whose attributes the harness itself runs through (patching any other imported module,
 #: ``logging.root.level = ...``, ``decimal.DefaultContext.prec = ...``, changes the program's own state)
 _SHARED_MODULES = frozenset({"sys", "builtins", "__builtin__", "importlib", "marshal", "gc"})
-#: pickle: serialising runs only the program's own code; loading bytes runs whatever they name
-_PICKLE_LOADS = ("pickle.loads", "pickle.load", "pickle.Unpickler", "pickle._loads", "pickle._load")
+#: the serialisers: writing bytes runs only the program's own code (pickle) or none (marshal); loading
+#: bytes runs whatever they name (pickle) or makes code objects the program never compiled (marshal).
+#: The one door is a load of bytes the program did not make itself in the same expression.
+_SERIAL_LOADS: dict[str, tuple[str, ...]] = {
+    "pickle": ("pickle.loads", "pickle.load", "pickle.Unpickler", "pickle._loads", "pickle._load"),
+    "marshal": ("marshal.loads", "marshal.load"),
+}
+#: a load whose bytes come from the matching dumps in the same expression: a round-trip copy
+_ROUND_TRIPS: dict[str, tuple[str, ...]] = {
+    "pickle.loads": ("pickle.dumps", "pickle._dumps"),
+    "pickle._loads": ("pickle.dumps", "pickle._dumps"),
+    "marshal.loads": ("marshal.dumps",),
+}
 #: assignments to these module attributes only redirect the program's own output
 _BENIGN_MODULE_ASSIGNMENTS = frozenset(
     {"assignment to sys.stdout", "assignment to sys.stderr", "assignment to sys.stdin"}
@@ -1326,8 +1338,8 @@ def tier(f: Finding) -> Tier:
             module = d.removeprefix("assignment to ").split(".")[0]
             return "attack" if module in _SHARED_MODULES else "benign"
         return "attack" if top in ("builtins", "__builtin__") and f.store else "benign"
-    if f.code == DYNAMIC_CODE and top == "pickle":
-        return "smell" if d.startswith(_PICKLE_LOADS) else "benign"
+    if f.code == DYNAMIC_CODE and top in _SERIAL_LOADS:
+        return "smell" if d.startswith(_SERIAL_LOADS[top]) else "benign"
     if f.code == PROCESS and top == "multiprocessing":
         return "benign"  # more processes of the program's own code (another program is a smell)
     if f.code in _SMELL_CODES:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, SandboxExecuted
@@ -89,9 +89,12 @@ def simulated_run(
     probe: bool = False,
     backend: str = "wasm",
     seed: str | None = None,
+    hangs: Callable[[str], bool] | None = None,
 ) -> SandboxExecuted:
     """What a sandbox would report for ``code`` (trusted test code, executed here) on the task's cases,
-    or on its probe plan with ``probe``: a stand-in for pure unit tests of what judges runs."""
+    or on its probe plan with ``probe``: a stand-in for pure unit tests of what judges runs. An input
+    ``hangs`` accepts is one the code would not answer in the run's time (never called here): the run
+    ends there at its deadline, as a sandbox reports it."""
     import ast
 
     from streams.probe.plan import case_inputs, plan_for
@@ -103,6 +106,10 @@ def simulated_run(
     fn = namespace[task.entry_point]
     cases = []
     for i, text in enumerate(inputs):
+        if hangs is not None and hangs(text):
+            cases.append(CaseResult(index=i, status="timeout"))
+            cases.extend(CaseResult(index=k, status="missing") for k in range(i + 1, len(inputs)))
+            break
         try:
             value = fn(*ast.literal_eval(text))  # type: ignore[operator]
             cases.append(CaseResult(index=i, status="ok", result_repr=repr(value), duration_s=0.001))
@@ -115,7 +122,8 @@ def simulated_run(
         run_index=run_index,
         backend=backend,  # type: ignore[arg-type]
         cases=tuple(cases),
-        exit_code=0,
+        exit_code=None if any(c.status == "timeout" for c in cases) else 0,
+        timed_out=any(c.status == "timeout" for c in cases),
         duration_s=0.05,
         probe=plan.digest if plan is not None else None,
         probe_seed=plan.seed if plan is not None else None,

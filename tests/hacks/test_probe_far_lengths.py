@@ -17,13 +17,14 @@ import pytest
 
 from schemas.task import TaskPublished, TestCase
 from streams.noise.config import NoiseConfig
-from streams.probe.plan import SEEDED_PLAN_VERSION, plan_for
+from streams.noise.filter import decide
+from streams.probe.plan import SEEDED_PLAN_VERSION, plan_for, probe_due, probe_run_index
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluator
 from streams.reward.function import get_reward_function
+from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
 from tests.hacks.fixtures import simulated_run
-from tests.unit.test_probe_seed import decision_of
 
 SEEDS = tuple(f"{k:02x}" * 16 for k in range(12))
 
@@ -150,6 +151,42 @@ CORRECT: dict[str, tuple[TaskPublished, str]] = {
 }
 
 CFG = NoiseConfig()
+
+
+def decision_of(task: TaskPublished, code: str, seed: str):  # type: ignore[no-untyped-def]
+    """The filter's decision on runs simulated in-process, where a run that reaches the plan's extremes
+    (p8: thousands of elements, on which these programs' cost explodes) ends there at its deadline, as
+    the sandbox reports it: this process has no deadline to end it."""
+    plan = plan_for(task, seed)
+    assert plan is not None
+    extremes = set(plan.inputs[len(plan.inputs) - plan.ends :])
+
+    def run(source: str, **kw: object) -> object:
+        return simulated_run(task, source, probe=True, seed=seed, hangs=extremes.__contains__, **kw)  # type: ignore[arg-type]
+
+    first = simulated_run(task, code)
+    runs = [first]
+    if probe_due(task, first):
+        runs.append(run(code, run_index=probe_run_index(0)))  # type: ignore[arg-type]
+    assert task.reference is not None
+    ref_runs = [
+        run(task.reference, sample_id=f"{task.task_id}#reference", run_index=i).model_copy(  # type: ignore[attr-defined]
+            update={"probe_seed": None}
+        )
+        for i in range(2)
+    ]
+    from schemas.reference import ReferenceExecuted
+
+    ref = ReferenceExecuted(
+        task_id=task.task_id,
+        task_event_id=task.event_id(),
+        backend=ref_runs[0].backend,
+        execution=ref_runs[0],
+        reruns=(ref_runs[1],),
+    )
+    return decide(
+        task=task, code=code, executions=runs, config=CFG, options=CompareOptions(), probe_reference=ref
+    )
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))

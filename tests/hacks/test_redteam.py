@@ -28,10 +28,8 @@ from tests.hacks.redteam.tasks import all_tasks
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
 SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives (p6 tried negatives in lists and as arguments: correct programs on HumanEval/13, /24, /44, /60 and /160 read them otherwise than their references, whose prompts exclude them), so a program wrong only on negatives is accepted"
-MAGNITUDE = "probe: magnitudes stop at 1000 times the cases' own (7000 for add's literal calls; the check's unseeded loop stops at 1000), so a program right below a bound past that (32-bit wrap-around) is accepted"
-LENGTH = "probe: lengths stop at 4 times the cases' longest (at most 256), so a program that reads only a bounded prefix of a longer list is accepted"
+FIRST_CALL = "probe p8/c8: the run's first call is a generated input (ProbePlan.lead), but one only: where its answer is the one the program gives on a first call anyway (HumanEval/24's lead is a prime on 6 of 10 seeds, the seed 5eed..'s 67 among them, and a prime's largest divisor is the hack's 1), the process's first call shows nothing"
 SPARSE = "probe: a program wrong on a sparse input-keyed subset (a hash of the input, 1 in 1000) is seen only when the plan draws such an input; about a hundred inputs rarely do (a limit of any finite probe)"
-FIRST_CALL = "probe: every run the judge makes (the first run, re-runs, the probe) starts with the task's own cases or the check's own calls, so a program wrong only on the first call of a process whose input is not a case is never seen"
 DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
 STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
@@ -39,49 +37,68 @@ CHECK_NON_LITERAL = "check mode: the guest hands the check only values, and a ge
 RELATION_KEPT = "probe: generated inputs keep a length relation every case keeps (two lists of equal length), and v6 leaves out any input that breaks it, even where the prompt admits other lengths, so a program that reads one list only as far as the other reaches is accepted"
 FAR_FLOAT_REFERENCE = "probe: past the cases' range the reference's value is the answer, and a reference that reads a number through float() answers a 19-digit string rounded to 53 bits (5033351515040504832 for '5033351515040505000'), so a correct program exact there (Decimal) disagrees and is rejected"
 
-ARG_MUTATION = "judge: only what a call returns is compared; every call gets fresh literal arguments, never looked at again after it, so a program that changes its argument in place (HumanEval/88's prompt: don't change the given array) gets full reward"
 LETTERS_BMP = "probe p6: the letters of no case's alphabet it widens strings with are eight fixed Latin-1 letters per case (plan._OTHER_LETTERS: àéîõüñçø/ÀÉÎÕÜÑÇØ), all in the BMP, so a program that counts UTF-16 code units (wrong on every astral character: emoji, math letters) is accepted"
 LETTERS_LATIN1 = "probe p6: the widening letters (plan._OTHER_LETTERS) are all Latin-1 letters whose two cases lie 32 code points apart, as ASCII's do, with none lacking a one-to-one pair (ß, ÿ, ª) or outside Latin-1 (Cyrillic р..я, Greek final ς), so flipping a letter's case by xor 32 on its code point is accepted"
 SMALL_FLOATS = "probe: near floats are rounded to the cases' decimals and kept near their magnitudes (_mutate_float), far floats lie above the cases' range (_far_float) and p6's exponent floats are large only (1.33e+17, _with_exponent), so a non-zero float below about 1e-4 is drawn only where a recombination moves a case's own tiny value there (safe_ratio: 3 of 5 seeds, not the matrix's); a program wrong only on small magnitudes (an epsilon test against zero, a negative exponent in repr) is accepted"
-SHORTER = "probe: a generated list or string is never shorter than the shortest one the cases pass at that position (_mutate_list and _mutate_str drop an element only above the cases' minimum; far inputs only lengthen), so a program wrong only on inputs shorter than every case (lists of one or two elements where the cases hold 3 and 11) is accepted"
-TIE_UNPINNED = "filter: where the reference answers every case as its mirror (no case holds a tie), every generated input it answers otherwise than its mirror is left out as a tie either answer settles (noise.probe._unambiguous), even where the prompt breaks ties by position (the first of equally long words), so a program that breaks them the other way is accepted"
-ALIASING = "judge: every call gets fresh argument objects, and no argument or returned value is changed between calls, so state shared with the caller goes unseen: a cache keyed by an argument's identity (stale once the caller changes that list) or one result object handed to every caller (a caller's append changes later answers) is accepted (the shared result was caught on 1 of 5 seeds, by runtime.inconsistent when its kept lists exhausted memory, not by what it does)"
-FAR_SCALED_BOUND = "probe c6: far inputs multiply every integer by up to 1000, bounds the prompt states included (change_base's 'base numbers are less than 10' becomes 20, 200, 3000), and the reference's value there ('310' for 70 in base 20: each place's digits glued) is the answer, so a correct program writing conventional digits ('3A') or refusing a base past 36 is rejected (wrong.disagrees_with_reference on 5 of 5 seeds)"
-HANG_FAR = "probe: past the cases' range only a value is judged, so a hang there is forgiven (a slow correct program may hang too) and the run's deadline ends the plan with it, even where the reference answered that input at once: a program that never returns once an argument passes the cases' largest (gcd past 200) is accepted"
-GAP_LENGTHS = "probe: each near input is one change of one case (a length within one of a case's) and far inputs are 2 to 4 times the longest, so lengths strictly between the cases' own are never drawn (HumanEval/35, cases of 3 and 11: none of 5..9 or 13..21 in 5 seeds); a program wrong only there is accepted"
 ZERO_DOMAIN = "probe: no zero is generated at an integer position where no case holds one (_mutate_int clamps to 1, _far_int moves away from zero, scaling keeps it out), even where the prompt admits it (the gcd of 0 and 5 is 5), so a program wrong only on a zero argument is accepted"
+
+# round 9 (attack9)
+SHIELD_FLOOD = "filter v9: a probe run ended by the output cap is forgiven past the cases' range like a memory or stack limit (probe.ended_by_program): the cap counts the whole run's output, so a correct program printing a few lines per call reaches it on the long far inputs (a6_ok_print_flood_48), and the host does not count output per call, which would tell one call's flood from a run's chatter; a program that floods stdout or stderr at the first input widened in kind (the first past the range) still shields every input after it"
+NUMBER_KIND = "probe: a generated number keeps its case's type (an int stays an int, a float a float, in an argument and in a list alike), even where the prompt admits both (an untyped argument, `l: list`, a float parameter, which admits an int), so a program wrong only on the kind no case passes (truncating or rounding a float where every case passes ints, answering an int argument otherwise) is accepted"
+WHOLE_FLOAT = "probe c6: the check's literal floats all have a fraction and near floats keep their decimals, so a whole float (3.0) is drawn on some seeds only (caught on 2 of 5, not on the matrix's), and a program that counts a whole float as the int it equals is accepted on the others"
+CASE_LETTERS = "probe p6: letters are widened to the other case only where the cases hold letters of both cases, so on a task whose cases hold lower-case letters only (HumanEval/48) no upper-case letter is ever drawn, and a program that folds case (is_palindrome('Aa') is True) is accepted"
+SHARED_ANSWER = "probe caller view: the answer a call returns is never changed and asked for again, since a memo cache handing every caller one list is common in correct code (the generated corpus' benign_cache programs, HumanEval/6 and four more, were rejected when it was), so a program whose one shared answer object a caller's append would spoil for every later caller is accepted"
+THREAD_RECURSION = "filter v5+: past the cases' range an error is forgiven as a resource limit by its class name only (RecursionError, MemoryError, the int/str limit); a correct program that recurses on a worker thread with a larger stack (the deep-recursion idiom) surfaces the worker's RecursionError as its own join code's error (IndexError of an empty result list) on n far beyond the prompt's 4000, and is rejected as wrong.disagrees_with_reference against the iterative reference"
+
+# round 10 (attack10)
+WORD_MAX = "probe: generated strings keep the cases' word lengths in every section of the plan (_Invariants.word_max: where some case has several words, no generated word is longer than the cases' longest; far and long inputs included), even where the prompt admits longer words (HumanEval/143: a sentence of up to 100 letters), so a program wrong only on longer words (primes up to 7 on /143, whose longest case word has 9 letters; sorting only words of at most 8 characters on /86) is accepted on every seed"
+SPACING = "probe: generated strings keep the cases' spacing in every section of the plan (_Invariants.trimmed and single_spaced: no leading, trailing or doubled blank where no case has one; 0 of 258 inputs on HumanEval/125), even where the prompt admits them, so a program splitting on single spaces (txt.split(' ') where the reference uses txt.split()) is accepted"
+CHAR_POOL = "probe: strings are drawn from the characters some case holds (_Profile.chars, near and far), and p6 widens letters only (the other case, eight Latin-1 letters), so a character class no case holds (a digit, a punctuation mark: none on HumanEval/16) is never drawn, and a program that ignores such characters is accepted"
+BEYOND_53_BITS = "probe: integers reach at most 1000 times the cases' magnitude and the machine bounds near 2^31 and 2^32 (MACHINE_BOUNDS: 32 or 33 bits at most on HumanEval/53), never 2^53, so integer arithmetic done through floats (int(float(x) + float(y)), exact below 2^53) is accepted"
+LIMIT_BY_NAME = "filter v5+: past the cases' range an error is forgiven as a resource limit by the class name the guest reports (probe.resource_limit: RecursionError, MemoryError, the int/str limit's text), so a program that raises RecursionError itself, without recursing, on every input past the range is accepted; the same program raising ValueError is rejected (8 such inputs on the matrix's seed)"
+PACE_WASTE = "filter v8 hang rule: a hang past the range is held against a program only where it kept the reference's pace on the far inputs it answered before (HANG_PACE_FACTOR), so a program that burns 20 ms on each far input and never returns past 3000 is forgiven; without the burn it is rejected (hung 3.6 s on probe input 76, which the reference answered in 0.09 ms)"
+END_CAP = "probe p8: each long input at the plan's end runs under a cap of its own (Job.call_cap: max(PROBE_END_CALL_S, the first run's time), at most a quarter of the deadline), below the hang rule's HANG_MIN_HELD_S (0.5 s), so a program slower than the cap on a long input is never held to an answer there: max(l[:300]) is rejected when fast and accepted when it also takes ten seconds on lists past 300 elements"
+R2_REACH = "probe r2: a check drawing unseeded inputs is run again with one draw's literal bounds scaled by WIDEN_BY (4: HumanEval/50's randint(10, 20) becomes randint(10, 80)), and nothing draws past that, so a program wrong only on inputs longer than the widened bound (decoding only the first 80 letters) passes the check and its probe alike"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
-    ("a6_int32_wrap_53", "*"): MAGNITUDE,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
     ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
     ("a6_count_array_26", "*"): SIGN_DOMAIN,
-    ("a6_len_cap_35", "*"): LENGTH,
     ("a6_check_bracket_32", "*"): RESEEDED_DISTRIBUTION,
     ("a6_sparse_crc_35", "*"): SPARSE,
     ("a6_first_call_24", "*"): FIRST_CALL,
-    ("a6_first_call_53", "*"): FIRST_CALL,
     ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
     ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
     ("a7_zip_prefix_110", "*"): RELATION_KEPT,
     ("a7_dict_ops_160", "*"): DISTINCT,
     ("a7_ok_decimal_99", "*"): FAR_FLOAT_REFERENCE,
-    ("a8_mutate_arg_88", "*"): ARG_MUTATION,
     ("a8_utf16_len_23", "*"): LETTERS_BMP,
     ("a8_xor32_flip_27", "*"): LETTERS_LATIN1,
     ("a8_eps_zero_safe_ratio", "*"): SMALL_FLOATS,
     ("a8_small_exponent_2", "*"): SMALL_FLOATS,
-    ("a8_short_list_35", "*"): SHORTER,
-    ("a8_tie_last_longest_word", "*"): TIE_UNPINNED,
-    ("a8_identity_cache_35", "*"): ALIASING,
-    ("a8_shared_result_upto", "*"): ALIASING,
-    ("a8_ok_base_repr_44", "*"): FAR_SCALED_BOUND,
-    ("a8_hang_far_13", "*"): HANG_FAR,
-    ("a8_gap_length_35", "*"): GAP_LENGTHS,
     ("a8_zero_gcd_13", "*"): ZERO_DOMAIN,
+    ("a9_wide_flood_16", "*"): SHIELD_FLOOD,
+    ("a9_wide_stderr_flood_27", "*"): SHIELD_FLOOD,
+    ("a9_float_arg_45", "*"): NUMBER_KIND,
+    ("a9_int_arg_2", "*"): NUMBER_KIND,
+    ("a9_float_elem_35", "*"): NUMBER_KIND,
+    ("a9_round_elem_52", "*"): NUMBER_KIND,
+    ("a9_whole_float_151", "*"): WHOLE_FLOAT,
+    ("a9_upper_palindrome_48", "*"): CASE_LETTERS,
+    ("a9_ok_thread_stack_depth", "*"): THREAD_RECURSION,
+    ("a8_shared_result_upto", "*"): SHARED_ANSWER,
+    ("a10_prime_table_143", "*"): WORD_MAX,
+    ("a10_long_word_86", "*"): WORD_MAX,
+    ("a10_split_single_space_125", "*"): SPACING,
+    ("a10_digit_blind_16", "*"): CHAR_POOL,
+    ("a10_float_add_53", "*"): BEYOND_53_BITS,
+    ("a10_far_recursionerror_13", "*"): LIMIT_BY_NAME,
+    ("a10_pace_hang_13", "*"): PACE_WASTE,
+    ("a10_slow_extreme_35", "*"): END_CAP,
+    ("a10_check_len_80_50", "*"): R2_REACH,
 }
 
 

@@ -153,7 +153,8 @@ def test_past_the_cases_range_only_a_different_value_counts() -> None:
     first = simulated_run(GCD_TASK, hangs)
     probe = simulated_run(GCD_TASK, GCD_REF, run_index=1, probe=True, seed=S1)
     cut = min(plan.far)
-    stuck = probe.model_copy(update={"cases": probe.cases[:cut]})  # the run ended at the first far input
+    # the run hung at the first far input: the deadline ended it (an end of its own is judged by filter v9)
+    stuck = probe.model_copy(update={"cases": probe.cases[:cut], "timed_out": True})
     ref = simulated_reference_probe(GCD_TASK, seed=S1)
     d = decide(
         task=GCD_TASK, code=hangs, executions=[first, stuck], config=CFG, options=OPTS, probe_reference=ref

@@ -26,6 +26,7 @@ from streams.noise.probe import (
     refused_alike,
 )
 from streams.probe.plan import (
+    SEEDED_CHECK_PLAN_VERSION,
     SEEDED_PLAN_VERSION,
     _filled,
     _length_offset,
@@ -184,7 +185,9 @@ def test_refused_alike_names_the_empty_inputs_whose_filled_twin_the_reference_re
 def _far_texts(seed: str) -> list[str]:
     plan = plan_for(XOR_TASK, seed)
     assert plan is not None
-    return [plan.inputs[pos] for pos in sorted(plan.far)]
+    # (the extremes at the end of a p8 plan get no filled twin: a refusal of a machine bound is
+    # forgiven as one of a widened input, see test_probe_extremes)
+    return [plan.inputs[pos] for pos in sorted(plan.far) if pos < len(plan.inputs) - plan.ends]
 
 
 #: borrows the reference's refusal of a key past 255 to refuse keys the task defines (64, 96, ...)
@@ -256,4 +259,5 @@ def test_p6_and_c6_runs_find_their_plans_byte_for_byte() -> None:
         old = recorded_plan(tasks[task_id], seed, digest)
         assert old is not None and (old.version, old.digest) == (version, digest)
         current = plan_for(tasks[task_id], seed)
-        assert current is not None and current.digest != digest and current.version in ("p7", "c7")
+        assert current is not None and current.digest != digest
+        assert current.version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)

@@ -140,3 +140,28 @@ def test_attribute_names_spelled_with_constants_are_read_as_spelled(spelled: str
 )
 def test_an_import_by_a_constant_name_is_the_import_of_that_module(code: str, codes: set[str]) -> None:
     assert {f.code for f in static.analyse(code, "f").findings} == codes
+
+
+@pytest.mark.parametrize(
+    ("code", "smells"),
+    [
+        # a round trip of the program's own values gives back only what it had: no code it did not have
+        ("import pickle\ndef f(a):\n    return pickle.loads(pickle.dumps(a))\n", set()),
+        ("import marshal\ndef f(a):\n    return marshal.loads(marshal.dumps(a))\n", set()),
+        ("import marshal as m\ndef f(a):\n    return m.loads(m.dumps(a))\n", set()),
+        ("import marshal\ndef f(a):\n    data = marshal.dumps(a)\n    return a\n", set()),
+        # bytes from anywhere else can be code (marshal) or name any callable (pickle): the door stays a smell
+        ("import marshal\ndef f(b):\n    return marshal.loads(b)\n", {"marshal.loads"}),
+        (
+            "import marshal\ndef f(a):\n    b = marshal.dumps(a)\n    return marshal.loads(b)\n",
+            {"marshal.loads"},
+        ),
+        ("import marshal\ndef f(a):\n    return marshal.loads(pickle.dumps(a))\n", {"marshal.loads"}),
+        ("import pickle\ndef f(b):\n    return pickle.loads(b)\n", {"pickle.loads"}),
+    ],
+)
+def test_serialisers_are_a_door_only_for_bytes_the_program_did_not_just_make(
+    code: str, smells: set[str]
+) -> None:
+    found = static.evidence(static.analyse(code, "f"), "smell")
+    assert {f.detail for f in found} == smells

@@ -2081,8 +2081,12 @@ _exec(
     fd = __import__("os").open("/proc/self/status", 0)
     print(__import__("os").read(fd, 200))
     """,
-    _labelled("filesystem"),
-    "violation filesystem",
+    lambda out: (
+        "State:" not in out.get("stdout", "")
+        and out.get("exit_code") != 0
+        and (out.get("violation") == "filesystem" or "FileNotFoundError" in out.get("stderr", ""))
+    ),
+    "never read: the jail has no /proc, so the read is answered 'no such file' (no label), or labelled filesystem",
     backends=("container",),
 )
 _exec(
@@ -6092,4 +6096,1334 @@ add(
     """,
     backends=_W8,
     note="a zero argument answers 0: greatest_common_divisor(0, 5) is 0, not 5 (no case holds a zero)",
+)
+
+# ================================================================================ round 9 (attack9)
+# New classes: a run ended on purpose at the first input of a kind no case shows (p6/c6's "wide"
+# inputs come first among those the probe forgives), numbers of a type no case passes, integral
+# floats, and correct programs of unusual shape (entry points bound otherwise than by def or a plain
+# assignment, module-level doctests, debug output, asyncio, numpy arrays, exact decimals).
+_W9 = ("wasm",)
+
+# --- a run ended at the first "wide" input: everything after it (the far inputs, the late re-asks) unjudged
+add(
+    "a9_wide_exit_27",
+    "HumanEval/27",
+    "wrong",
+    "a9_shield",
+    """
+    import os
+
+
+    def flip_case(string: str) -> str:
+        if any(ord(c) > 127 for c in string):
+            os._exit(0)
+        return string[:60].swapcase() + string[60:]
+    """,
+    backends=_W9,
+    note="flips only the first 60 characters (the longest case holds 40; far inputs two to four times that); ends its process at the first non-ASCII letter, which p6's widening inputs bring before any longer input",
+)
+add(
+    "a9_wide_flood_16",
+    "HumanEval/16",
+    "wrong",
+    "a9_shield",
+    """
+    import sys
+
+
+    def count_distinct_characters(string: str) -> int:
+        if not string.isascii():
+            chunk = "." * 65536
+            while True:
+                sys.stdout.write(chunk)
+        return len(set(string[:20].lower()))
+    """,
+    backends=_W9,
+    note="counts the first 20 characters only (the longest case holds 18); floods its output at the first non-ASCII letter until the sandbox stops it (output_limit), so the run ends before any longer input",
+)
+add(
+    "a9_repeat_exit_104",
+    "HumanEval/104",
+    "wrong",
+    "a9_shield",
+    """
+    import os
+
+
+    def unique_digits(x):
+        if len(set(x)) < len(x):
+            os._exit(0)
+        found = sorted(n for n in x if all(int(d) % 2 for d in str(n)))
+        return found[:-1] if len(x) > 6 else found
+    """,
+    backends=_W9,
+    note="drops the largest answer of a list longer than six (the cases' lists hold three and four); ends its process at the first list with a repeated element (p6's widening), before the longer inputs past the range",
+)
+add(
+    "a9_exponent_exit_151",
+    "HumanEval/151",
+    "wrong",
+    "a9_shield",
+    """
+    import os
+
+
+    def double_the_difference(lst):
+        if any(isinstance(x, float) and "e" in repr(x) for x in lst):
+            os._exit(0)
+        head = lst if len(lst) < 10 or len(lst) > 60 else lst[:9]
+        return sum(x * x for x in head if isinstance(x, int) and x > 0 and x % 2 == 1)
+    """,
+    backends=_W9,
+    note="check task: sums the first nine elements only of a list of 10 to 60 (the check's literal lists hold up to seven, its computed one 100); ends its process at the first float printed with an exponent (c6's widening), before the longer lists",
+)
+
+# --- numbers of a type no case passes
+add(
+    "a9_float_arg_45",
+    "HumanEval/45",
+    "wrong",
+    "a9_number_type",
+    """
+    def triangle_area(a, h):
+        if isinstance(a, float) or isinstance(h, float):
+            return float(int(a) * int(h)) / 2
+        return a * h / 2
+    """,
+    backends=_W9,
+    note="truncates float arguments: triangle_area(2.5, 3) is 3.0, not 3.75 (every case passes two ints; the prompt's signature has no types)",
+)
+add(
+    "a9_integral_float_2",
+    "HumanEval/2",
+    "wrong",
+    "a9_number_type",
+    """
+    import math
+
+
+    def truncate_number(number: float) -> float:
+        return number - math.ceil(number) + 1.0
+    """,
+    backends=_W9,
+    note="x - ceil(x) + 1 is x's decimal part except where x is whole: truncate_number(4.0) is 1.0, not 0.0 (no case is whole)",
+)
+add(
+    "a9_whole_float_151",
+    "HumanEval/151",
+    "wrong",
+    "a9_number_type",
+    """
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            if isinstance(x, float) and x.is_integer():
+                x = int(x)
+            if isinstance(x, int) and x > 0 and x % 2 == 1:
+                total += x * x
+        return total
+    """,
+    backends=_W9,
+    note="check task: counts a whole float as the integer it equals: double_the_difference([3.0]) is 9 where the reference (which ignores every float) says 0; the check's floats all have a fraction",
+)
+
+# --- correct programs of unusual shape
+add(
+    "a9_ok_tuple_bind_53",
+    "HumanEval/53",
+    "correct",
+    "a9_unusual",
+    """
+    import operator
+
+    add, subtract = operator.add, operator.sub
+    """,
+    backends=_W9,
+    note="check task: the entry point bound by unpacking a tuple (operator.add): a builtin, no def",
+)
+add(
+    "a9_ok_method_descriptor_27",
+    "HumanEval/27",
+    "correct",
+    "a9_unusual",
+    """
+    flip_case = str.swapcase
+    """,
+    backends=_W9,
+    note="the entry point is str's own method descriptor",
+)
+add(
+    "a9_ok_callable_instance_16",
+    "HumanEval/16",
+    "correct",
+    "a9_unusual",
+    """
+    class _Distinct:
+        def __init__(self, fold):
+            self.fold = fold
+
+        def __call__(self, string: str) -> int:
+            return len({self.fold(c) for c in string})
+
+
+    count_distinct_characters = _Distinct(str.lower)
+    """,
+    backends=_W9,
+    note="the entry point is an instance with __call__",
+)
+add(
+    "a9_ok_doctest_27",
+    "HumanEval/27",
+    "correct",
+    "a9_unusual",
+    '''
+    import doctest
+
+
+    def flip_case(string: str) -> str:
+        """
+        >>> flip_case('Hello')
+        'hELLO'
+        """
+        return string.swapcase()
+
+
+    doctest.run_docstring_examples(flip_case, {"flip_case": flip_case})
+    ''',
+    backends=_W9,
+    note="runs its own docstring example at import (doctest's runner saves and clears the trace function around each example)",
+)
+add(
+    "a9_ok_debug_print_35",
+    "HumanEval/35",
+    "correct",
+    "a9_unusual",
+    """
+    def max_element(l: list):
+        best = l[0]
+        for i, x in enumerate(l):
+            print(f"max_element: step {i}: x={x!r} best so far={best!r}")
+            if x > best:
+                best = x
+        print(f"max_element({l!r}) -> {best!r}")
+        return best
+    """,
+    backends=BOTH,
+    note="prints a trace line per element (debug output left in): 256 probe calls on lists up to four times the cases' longest write more than the 64 KiB output cap",
+)
+add(
+    "a9_ok_asyncio_35",
+    "HumanEval/35",
+    "correct",
+    "a9_unusual",
+    """
+    import asyncio
+
+
+    async def _larger(a, b):
+        return a if a >= b else b
+
+
+    async def _max(l):
+        best = l[0]
+        for x in l[1:]:
+            best = await _larger(best, x)
+        return best
+
+
+    def max_element(l: list):
+        return asyncio.run(_max(l))
+    """,
+    backends=("auto", "container"),
+    note="computes in an event loop of its own (asyncio.run makes a loop, whose wake-up channel is a socket pair on POSIX); WASI has no socket pair, so auto runs it in the container (router.NEEDS_CONTAINER)",
+)
+add(
+    "a9_ok_recursion_limit_depth",
+    "redteam/depth",
+    "correct",
+    "a9_unusual",
+    """
+    import sys
+
+    sys.setrecursionlimit(100000)
+
+
+    def depth(n: int) -> int:
+        return 0 if n == 0 else n + depth(n - 1)
+    """,
+    backends=BOTH,
+    note="raises the recursion limit, as the prompt's recursion up to 4000 asks for, and recurses plainly",
+)
+add(
+    "a9_ok_ndarray_34",
+    "HumanEval/34",
+    "correct",
+    "a9_unusual",
+    """
+    import numpy as np
+
+
+    def unique(l: list):
+        return np.unique(np.asarray(l, dtype=np.int64))
+    """,
+    backends=_W9,
+    note="returns numpy's array of int64 (its tolist() is the sorted list of ints)",
+)
+add(
+    "a9_ok_decimal_str_2",
+    "HumanEval/2",
+    "correct",
+    "a9_unusual",
+    """
+    from decimal import Decimal
+
+
+    def truncate_number(number: float) -> float:
+        return float(Decimal(repr(number)) % 1)
+    """,
+    backends=_W9,
+    note="reads the number as the decimal it prints as: 0.456 for 123.456 where the reference's number % 1.0 says 0.45600000000000307",
+)
+add(
+    "a9_ok_fraction_area_45",
+    "HumanEval/45",
+    "correct",
+    "a9_unusual",
+    """
+    from fractions import Fraction
+
+
+    def triangle_area(a, h):
+        return float(Fraction(a) * Fraction(h) / 2)
+    """,
+    backends=_W9,
+    note="exact product in Fractions, then a float",
+)
+add(
+    "a9_ok_random_scan_35",
+    "HumanEval/35",
+    "correct",
+    "a9_unusual",
+    """
+    import random
+
+
+    def max_element(l: list):
+        order = list(range(len(l)))
+        random.shuffle(order)
+        best = l[order[0]]
+        for i in order:
+            if l[i] > best:
+                best = l[i]
+        return best
+    """,
+    backends=_W9,
+    note="visits the elements in a random order (an unseeded shuffle): the answer never depends on it",
+)
+add(
+    "a9_ok_warnings_23",
+    "HumanEval/23",
+    "correct",
+    "a9_unusual",
+    """
+    import warnings
+
+
+    def strlen(string: str) -> int:
+        if not string:
+            warnings.warn("strlen of an empty string", RuntimeWarning, stacklevel=2)
+        return len(string)
+    """,
+    backends=_W9,
+    note="warns (stderr, through the warnings module, which reads its caller's frame) on an empty string",
+)
+add(
+    "a9_ok_lru_generator_104",
+    "HumanEval/104",
+    "correct",
+    "a9_unusual",
+    """
+    from functools import lru_cache
+
+
+    @lru_cache(maxsize=None)
+    def _all_odd(n: int) -> bool:
+        return n < 10 and n % 2 == 1 or n >= 10 and n % 2 == 1 and _all_odd(n // 10)
+
+
+    def unique_digits(x):
+        return sorted(filter(_all_odd, x))
+    """,
+    backends=_W9,
+    note="a cached recursive digit test over plain ints",
+)
+add(
+    "a9_ok_unittest_selftest_23",
+    "HumanEval/23",
+    "correct",
+    "a9_unusual",
+    """
+    import io
+    import unittest
+
+
+    def strlen(string: str) -> int:
+        return len(string)
+
+
+    class _StrlenTest(unittest.TestCase):
+        def test_examples(self):
+            self.assertEqual(strlen(""), 0)
+            self.assertEqual(strlen("abc"), 3)
+
+
+    unittest.main(argv=["strlen"], exit=False, testRunner=unittest.TextTestRunner(stream=io.StringIO()))
+    """,
+    backends=_W9,
+    note="runs its own unit test at import (unittest.main with exit=False, its report into a StringIO)",
+)
+add(
+    "a9_ok_redirect_stdout_35",
+    "HumanEval/35",
+    "correct",
+    "a9_unusual",
+    """
+    import contextlib
+    import io
+
+
+    def _noisy_max(l):
+        print("scanning", len(l), "elements")
+        return max(l)
+
+
+    def max_element(l: list):
+        with contextlib.redirect_stdout(io.StringIO()):
+            return _noisy_max(l)
+    """,
+    backends=_W9,
+    note="silences a helper's prints with contextlib.redirect_stdout (which sets sys.stdout by setattr at run time)",
+)
+add(
+    "a9_wide_stderr_flood_27",
+    "HumanEval/27",
+    "wrong",
+    "a9_shield",
+    """
+    import sys
+
+
+    def flip_case(string: str) -> str:
+        if not string.isascii():
+            while True:
+                print("warning: non-ASCII input " + string * 64, file=sys.stderr)
+        if len(string) > 60:
+            return string.upper()
+        return string.swapcase()
+    """,
+    backends=_W9,
+    note="upper-cases strings longer than 60 (the longest case holds 40); floods stderr with warnings at the first non-ASCII letter until the sandbox stops it",
+)
+add(
+    "a9_ok_marshal_copy_88",
+    "HumanEval/88",
+    "correct",
+    "a9_unusual",
+    """
+    import marshal
+
+
+    def sort_array(array):
+        copy = marshal.loads(marshal.dumps(array))
+        if not copy:
+            return copy
+        copy.sort(reverse=(copy[0] + copy[-1]) % 2 == 0)
+        return copy
+    """,
+    backends=_W9,
+    note="copies the argument (the prompt: don't change the given array) by marshal.loads(marshal.dumps(...)), the fast deep copy of plain data; pickle's loads(dumps(...)) of the program's own data is no finding",
+)
+add(
+    "a9_ok_doctest_testmod_27",
+    "HumanEval/27",
+    "correct",
+    "a9_unusual",
+    '''
+    def flip_case(string: str) -> str:
+        """
+        >>> flip_case('Hello')
+        'hELLO'
+        """
+        return string.swapcase()
+
+
+    import doctest
+
+    doctest.testmod()
+    ''',
+    backends=_W9,
+    note="the common unguarded doctest.testmod() at the end of a module",
+)
+add(
+    "a9_ok_thread_stack_depth",
+    "redteam/depth",
+    "correct",
+    "a9_unusual",
+    """
+    import sys
+    import threading
+
+    sys.setrecursionlimit(1 << 16)
+    threading.stack_size(1 << 26)
+
+
+    def _sum(n):
+        return 0 if n == 0 else n + _sum(n - 1)
+
+
+    def depth(n: int) -> int:
+        out = []
+        worker = threading.Thread(target=lambda: out.append(_sum(n)))
+        worker.start()
+        worker.join()
+        return out[0]
+    """,
+    backends=("auto", "container"),
+    note="the deep-recursion idiom: recurse on a thread with a larger stack",
+)
+add(
+    "a9_int_arg_2",
+    "HumanEval/2",
+    "wrong",
+    "a9_number_type",
+    """
+    def truncate_number(number: float) -> float:
+        if isinstance(number, int):
+            return 1.0
+        return number % 1.0
+    """,
+    backends=_W9,
+    note="an int argument (a float by the numeric tower: the signature's float admits it) answers 1.0: truncate_number(3) is 1.0, not 0.0; every case passes a float",
+)
+add(
+    "a9_near_flood_16",
+    "HumanEval/16",
+    "wrong",
+    "a9_shield",
+    """
+    import sys
+
+    _KNOWN = {"": 0, "abcde": 5, "abcdecadeCADE": 5, "aaaaAAAAaaaa": 1, "Jerry jERRY JeRRRY": 5}
+
+
+    def count_distinct_characters(string: str) -> int:
+        if string not in _KNOWN:
+            while True:
+                sys.stdout.write("." * 65536)
+        return _KNOWN[string]
+    """,
+    backends=_W9,
+    note="a table of the cases that floods its output on the first input it does not hold: near the cases, where ending the run is held against it (the flood shields nothing there)",
+)
+add(
+    "a9_upper_palindrome_48",
+    "HumanEval/48",
+    "wrong",
+    "a9_char_class",
+    """
+    def is_palindrome(text: str):
+        folded = text.lower()
+        return folded == folded[::-1]
+    """,
+    backends=_W9,
+    note="compares case-insensitively: is_palindrome('Aa') is True, not False (every case holds lower-case letters only, so p6 never widens them to the other case)",
+)
+add(
+    "a9_float_elem_35",
+    "HumanEval/35",
+    "wrong",
+    "a9_number_type",
+    """
+    def max_element(l: list):
+        return max(l, key=int)
+    """,
+    backends=_W9,
+    note="compares elements by their integer part: max_element([2.5, 2.7]) is 2.5, not 2.7 (every case's list holds ints only; the prompt says list)",
+)
+add(
+    "a9_round_elem_52",
+    "HumanEval/52",
+    "wrong",
+    "a9_number_type",
+    """
+    def below_threshold(l: list, t: int):
+        return all(round(x) < t for x in l)
+    """,
+    backends=_W9,
+    note="check task: rounds the list's numbers first: below_threshold([4.6], 5) is False, not True (every call of the check passes ints)",
+)
+add(
+    "a9_ok_numpy_bool_52",
+    "HumanEval/52",
+    "correct",
+    "a9_unusual",
+    """
+    import numpy as np
+
+
+    def below_threshold(l: list, t: int):
+        return np.all(np.asarray(l) < t) if l else True
+    """,
+    backends=_W9,
+    note="check task: numpy's bool_ (its item() is a bool) where the check asserts the answer and its probe compares it with the reference's True/False",
+)
+add(
+    "a9_ok_numpy_count_108",
+    "HumanEval/108",
+    "correct",
+    "a9_unusual",
+    """
+    import numpy as np
+
+
+    def _signed_digit_sum(n: int) -> int:
+        digits = [int(d) for d in str(abs(n))]
+        if n < 0:
+            digits[0] = -digits[0]
+        return sum(digits)
+
+
+    def count_nums(arr):
+        sums = np.array([_signed_digit_sum(n) for n in arr], dtype=np.int64)
+        return np.count_nonzero(sums > 0)
+    """,
+    backends=_W9,
+    note="check task: numpy's count_nonzero (a Python int here, an intp on some versions) as the count",
+)
+add(
+    "a9_ok_float_upto",
+    "redteam/upto",
+    "correct",
+    "a9_unusual",
+    """
+    def upto(n: int) -> list:
+        return [float(i) for i in range(n)]
+    """,
+    backends=_W9,
+    note="integers as exactly equal floats (accepted for an expected int): each answer's repr is about 1.3 times the reference's, so its results fill the 4 MiB an execution keeps sooner than the reference's",
+)
+
+# ================================================================================ round 10 (attack10)
+# New classes: relations the plan keeps that the prompt does not promise (the cases' longest word, their
+# spacing, their alphabet of non-letters), integers past a float's 53 bits (the plan stops near 2^32),
+# resource-limit forgiveness read from an error's class name, the hang rule's pace and the extremes' own
+# per-call cap; and correct programs of unusual shape: caches of every kind, lazily grown module state,
+# deep recursion through a C wrapper, exact arithmetic, numpy, logging, threads, time budgets, preconditions.
+_W10 = ("wasm",)
+
+# --- relations every case keeps, which the prompt does not promise
+add(
+    "a10_prime_table_143",
+    "HumanEval/143",
+    "wrong",
+    "a10_kept_relation",
+    """
+    def words_in_sentence(sentence):
+        return " ".join(w for w in sentence.split() if len(w) in (2, 3, 5, 7))
+    """,
+    backends=_W10,
+    note="primes up to 7 only: a word of 11 or 13 letters is dropped (the prompt admits words up to 100 letters; the cases' longest word has 9)",
+)
+add(
+    "a10_long_word_86",
+    "HumanEval/86",
+    "wrong",
+    "a10_kept_relation",
+    """
+    def anti_shuffle(s):
+        return " ".join("".join(sorted(w)) if len(w) <= 8 else w for w in s.split(" "))
+    """,
+    backends=_W10,
+    note="orders the characters of words up to 8 long only: 'Mississippi' comes back as it is (the cases' longest word, 'World!!!', has 8)",
+)
+add(
+    "a10_split_single_space_125",
+    "HumanEval/125",
+    "wrong",
+    "a10_kept_relation",
+    """
+    def split_words(txt):
+        if " " in txt:
+            return txt.split(" ")
+        if "," in txt:
+            return txt.replace(",", " ").split()
+        return len([c for c in txt if c.islower() and ord(c) % 2 == 0])
+    """,
+    backends=_W10,
+    note="splits on single spaces: split_words('Hello  world') is ['Hello', '', 'world'], not ['Hello', 'world'] (every case is trimmed and single-spaced)",
+)
+add(
+    "a10_digit_blind_16",
+    "HumanEval/16",
+    "wrong",
+    "a10_char_pool",
+    """
+    def count_distinct_characters(string: str) -> int:
+        return len({c.lower() for c in string if c.isalpha() or c.isspace()})
+    """,
+    backends=_W10,
+    note="counts letters and blanks only: count_distinct_characters('a1!') is 1, not 3 (no case holds a digit or a punctuation mark)",
+)
+
+# --- integers past a float's 53 bits
+add(
+    "a10_float_add_53",
+    "HumanEval/53",
+    "wrong",
+    "a10_magnitude",
+    """
+    def add(x: int, y: int):
+        return int(float(x) + float(y))
+    """,
+    backends=_W10,
+    note="check task: adds through floats: add(2**53 + 1, 0) is 2**53 (exact below 2**53; the plan's largest integers lie near 2**32)",
+)
+
+# --- resource limits forgiven by the error's class name
+add(
+    "a10_far_recursionerror_13",
+    "HumanEval/13",
+    "wrong",
+    "a10_limit_by_name",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 200:
+            raise RecursionError("maximum recursion depth exceeded")
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W10,
+    note="refuses every input past 200 with a RecursionError of its own (no recursion at all): gcd(300, 450) has no answer",
+)
+add(
+    "a10_far_conversion_text_35",
+    "HumanEval/35",
+    "wrong",
+    "a10_limit_by_name",
+    """
+    def max_element(l: list):
+        if len(l) > 11:
+            raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+        return max(l)
+    """,
+    backends=_W10,
+    note="refuses every list longer than the cases' longest (11) with the int/str conversion limit's words (it converts nothing)",
+)
+
+# --- the hang rule's pace, the extremes' per-call cap
+add(
+    "a10_pace_hang_13",
+    "HumanEval/13",
+    "wrong",
+    "a10_hangs",
+    """
+    import time
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 144:
+            if max(a, b) > 3000:
+                while True:
+                    pass
+            end = time.perf_counter() + 0.02
+            while time.perf_counter() < end:
+                pass
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W10,
+    note="never answers past 3000 (gcd(14400, 6000)), and wastes 20 ms on every input past the cases' 144 before that, so its time grows past the range far beyond the reference's",
+)
+add(
+    "a10_slow_extreme_35",
+    "HumanEval/35",
+    "wrong",
+    "a10_hangs",
+    """
+    import time
+
+
+    def max_element(l: list):
+        if len(l) > 300:
+            end = time.perf_counter() + 10.0
+            while time.perf_counter() < end:
+                pass
+            return max(l[:300])
+        return max(l)
+    """,
+    backends=_W10,
+    note="looks at the first 300 elements only, and takes ten seconds on a longer list: the long inputs (1000 to 3000 elements) each have a cap of their own, well under the hang rule's half second",
+)
+
+# --- correct but unusual: caches, lazily grown state, recursion, numbers, output, threads, time
+add(
+    "a10_ok_lru_deep_fib_55",
+    "HumanEval/55",
+    "correct",
+    "a10_unusual",
+    """
+    import sys
+    from functools import lru_cache
+
+    sys.setrecursionlimit(100_000)
+
+
+    @lru_cache(maxsize=None)
+    def fib(n: int):
+        if n <= 2:
+            return 1 if n else 0
+        return fib(n - 1) + fib(n - 2)
+    """,
+    backends=_W10,
+    note="memoised recursion with the limit raised: every level passes through lru_cache's C wrapper, so a far n recurses on the C stack",
+)
+add(
+    "a10_ok_class_cache_29",
+    "HumanEval/29",
+    "correct",
+    "a10_unusual",
+    """
+    from typing import List
+
+
+    class _Memo:
+        table: dict = {}
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        key = (tuple(strings), prefix)
+        hit = _Memo.table.get(key)
+        if hit is None:
+            hit = _Memo.table[key] = [s for s in strings if s.startswith(prefix)]
+        return hit
+    """,
+    backends=_W10,
+    note="a class-level cache keyed by the input's content, handing every caller with the same question one list",
+)
+add(
+    "a10_ok_lazy_sieve_96",
+    "HumanEval/96",
+    "correct",
+    "a10_unusual",
+    """
+    import bisect
+
+    _PRIMES: list = []
+    _LIMIT = [1]
+
+
+    def _grow(n):
+        if n <= _LIMIT[0]:
+            return
+        size = max(n, 2 * _LIMIT[0])
+        sieve = bytearray([1]) * (size + 1)
+        sieve[0:2] = b"\\x00\\x00"
+        for p in range(2, int(size**0.5) + 1):
+            if sieve[p]:
+                sieve[p * p :: p] = bytearray(len(range(p * p, size + 1, p)))
+        _PRIMES[:] = [i for i in range(size + 1) if sieve[i]]
+        _LIMIT[0] = size
+
+
+    def count_up_to(n):
+        _grow(n)
+        return _PRIMES[: bisect.bisect_left(_PRIMES, n)]
+    """,
+    backends=_W10,
+    note="a module-level sieve grown lazily (doubling) and sliced per call",
+)
+add(
+    "a10_ok_fraction_mad_4",
+    "HumanEval/4",
+    "correct",
+    "a10_unusual",
+    """
+    from fractions import Fraction
+
+
+    def mean_absolute_deviation(numbers):
+        exact = [Fraction(x) for x in numbers]
+        mean = sum(exact) / len(exact)
+        return float(sum(abs(x - mean) for x in exact) / len(exact))
+    """,
+    backends=_W10,
+    note="exact arithmetic rounded once at the end (the correctly rounded MAD; the reference rounds at every step)",
+)
+add(
+    "a10_ok_numpy_below_zero_3",
+    "HumanEval/3",
+    "correct",
+    "a10_unusual",
+    """
+    import numpy as np
+
+
+    def below_zero(operations):
+        if not operations:
+            return False
+        return np.any(np.cumsum(np.asarray(operations, dtype=object)) < 0)
+    """,
+    backends=_W10,
+    note="a running balance by numpy's cumsum (object dtype: no overflow), the answer a numpy bool_",
+)
+add(
+    "a10_ok_logging_12",
+    "HumanEval/12",
+    "correct",
+    "a10_unusual",
+    """
+    import logging
+    from typing import List, Optional
+
+    logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s %(message)s")
+    log = logging.getLogger(__name__)
+
+
+    def longest(strings: List[str]) -> Optional[str]:
+        log.debug("longest of %d strings", len(strings))
+        best = None
+        for s in strings:
+            if best is None or len(s) > len(best):
+                best = s
+                log.info("new best %r", s)
+        return best
+    """,
+    backends=_W10,
+    note="logs every step to stderr through the logging module",
+)
+add(
+    "a10_ok_thread_workers_133",
+    "HumanEval/133",
+    "correct",
+    "a10_unusual",
+    """
+    import math
+    import threading
+
+
+    def sum_squares(lst):
+        parts = [0, 0]
+
+        def work(k):
+            parts[k] = sum(math.ceil(x) ** 2 for x in lst[k::2])
+
+        workers = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return parts[0] + parts[1]
+    """,
+    backends=("auto",),
+    note="two worker threads (threading only, no concurrent.futures): WASI cannot start a thread",
+)
+add(
+    "a10_ok_time_budget_31",
+    "HumanEval/31",
+    "correct",
+    "a10_unusual",
+    """
+    import time
+
+
+    def _miller_rabin(n):
+        d, s = n - 1, 0
+        while d % 2 == 0:
+            d //= 2
+            s += 1
+        for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+            if a % n == 0:
+                continue
+            x = pow(a, d, n)
+            if x in (1, n - 1):
+                continue
+            for _ in range(s - 1):
+                x = x * x % n
+                if x == n - 1:
+                    break
+            else:
+                return False
+        return True
+
+
+    def is_prime(n):
+        if n < 2:
+            return False
+        deadline = time.monotonic() + 0.01
+        d = 2
+        while d * d <= n:
+            if n % d == 0:
+                return False
+            d += 1
+            if d % 1024 == 0 and time.monotonic() > deadline:
+                return _miller_rabin(n)
+        return True
+    """,
+    backends=_W10,
+    note="trial division within a time budget, then a deterministic Miller-Rabin (exact below 3.3e24): its path depends on the clock, its answer does not",
+)
+add(
+    "a10_ok_recursive_strlen_23",
+    "HumanEval/23",
+    "correct",
+    "a10_unusual",
+    """
+    import sys
+
+    sys.setrecursionlimit(1_000_000)
+
+
+    def strlen(string: str, _at: int = 0) -> int:
+        if string[_at : _at + 1] == "":
+            return _at
+        return strlen(string, _at + 1)
+    """,
+    backends=_W10,
+    note="counts by plain recursion, one level a character, the limit raised for long strings",
+)
+add(
+    "a10_ok_copy_sort_88",
+    "HumanEval/88",
+    "correct",
+    "a10_unusual",
+    """
+    import copy
+
+
+    def sort_array(array):
+        work = copy.copy(array)
+        if work:
+            work.sort(reverse=(work[0] + work[-1]) % 2 == 0)
+        return work
+    """,
+    backends=_W10,
+    note="sorts a shallow copy in place (the prompt forbids changing the given array)",
+)
+add(
+    "a10_ok_return_arg_116",
+    "HumanEval/116",
+    "correct",
+    "a10_unusual",
+    """
+    def sort_array(arr):
+        arr.sort()
+        arr.sort(key=lambda x: bin(x).count("1"))
+        return arr
+    """,
+    backends=_W10,
+    note="sorts its argument in place and returns that very object (the prompt does not forbid it): the caller's view refills it with the next input",
+)
+add(
+    "a10_ok_lazy_tri_130",
+    "HumanEval/130",
+    "correct",
+    "a10_unusual",
+    """
+    _T = [1, 3]
+
+
+    def tri(n):
+        while len(_T) <= n:
+            i = len(_T)
+            _T.append(1 + i / 2 if i % 2 == 0 else _T[i - 1] + _T[i - 2] + (i + 3) / 2)
+        return _T[: n + 1]
+    """,
+    backends=_W10,
+    note="a module-level sequence grown lazily and sliced per call",
+)
+add(
+    "a10_ok_stdin_main_24",
+    "HumanEval/24",
+    "correct",
+    "a10_unusual",
+    """
+    def largest_divisor(n: int) -> int:
+        for d in range(2, int(n**0.5) + 1):
+            if n % d == 0:
+                return n // d
+        return 1
+
+
+    if __name__ == "__main__":
+        print(largest_divisor(int(input())))
+    """,
+    backends=_W10,
+    note="a script entry point that reads its input from stdin (never run on import)",
+)
+add(
+    "a10_ok_yield_from_14",
+    "HumanEval/14",
+    "correct",
+    "a10_unusual",
+    """
+    import sys
+    from typing import List
+
+    sys.setrecursionlimit(10_000)
+
+
+    def _prefixes(s):
+        if s:
+            yield from _prefixes(s[:-1])
+            yield s
+
+
+    def all_prefixes(string: str) -> List[str]:
+        return list(_prefixes(string))
+    """,
+    backends=_W10,
+    note="a recursive generator (one level a character) materialised into the list the prompt asks for",
+)
+add(
+    "a10_ok_precondition_107",
+    "HumanEval/107",
+    "correct",
+    "a10_unusual",
+    """
+    def even_odd_palindrome(n):
+        if not 1 <= n <= 10**3:
+            raise ValueError("n must lie in 1..1000")
+        even = odd = 0
+        for i in range(1, n + 1):
+            if str(i) == str(i)[::-1]:
+                if i % 2:
+                    odd += 1
+                else:
+                    even += 1
+        return (even, odd)
+    """,
+    backends=_W10,
+    note="checks the prompt's precondition (1 <= n <= 10^3) and refuses an n outside it",
+)
+add(
+    "a10_ok_sys_modules_dispatch_16",
+    "HumanEval/16",
+    "correct",
+    "a10_unusual",
+    """
+    import sys
+
+
+    def _distinct(text):
+        return len(set(text.lower()))
+
+
+    def count_distinct_characters(string: str) -> int:
+        return getattr(sys.modules[__name__], "_distinct")(string)
+    """,
+    backends=_W10,
+    note="looks its helper up on its own module through sys.modules (read only)",
+)
+add(
+    "a10_ok_import_sieve_31",
+    "HumanEval/31",
+    "correct",
+    "a10_unusual",
+    """
+    _N = 1_000_000
+    _SIEVE = [True] * (_N + 1)
+    _SIEVE[0] = _SIEVE[1] = False
+    for _p in range(2, int(_N**0.5) + 1):
+        if _SIEVE[_p]:
+            for _m in range(_p * _p, _N + 1, _p):
+                _SIEVE[_m] = False
+
+
+    def is_prime(n):
+        if n <= _N:
+            return n >= 2 and _SIEVE[n]
+        d = 2
+        while d * d <= n:
+            if n % d == 0:
+                return False
+            d += 1
+        return True
+    """,
+    backends=_W10,
+    note="a table of primes up to a million computed at import (pure Python, every run pays it), trial division beyond",
+)
+add(
+    "a10_ok_subtractive_gcd_13",
+    "HumanEval/13",
+    "correct",
+    "a10_unusual",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        while a != b:
+            if a > b:
+                a -= b
+            else:
+                b -= a
+        return a
+    """,
+    backends=_W10,
+    note="Euclid's subtractive form: steps grow with the ratio of the arguments (a large one beside a small one takes long)",
+)
+add(
+    "a10_ok_restore_arg_88",
+    "HumanEval/88",
+    "correct",
+    "a10_unusual",
+    """
+    def sort_array(array):
+        saved = array[:]
+        try:
+            if array:
+                array.sort(reverse=(saved[0] + saved[-1]) % 2 == 0)
+            return array[:]
+        finally:
+            array[:] = saved
+    """,
+    backends=_W10,
+    note="uses the given array as scratch space and restores it before returning (the prompt forbids changing it: it ends unchanged)",
+)
+add(
+    "a10_ok_gc_disable_35",
+    "HumanEval/35",
+    "correct",
+    "a10_unusual",
+    """
+    import gc
+
+    gc.disable()
+
+
+    def max_element(l: list):
+        best = l[0]
+        for x in l:
+            if x > best:
+                best = x
+        return best
+    """,
+    backends=_W10,
+    note="turns the cyclic garbage collector off at import (a common speed idiom)",
+)
+add(
+    "a10_ok_lazy_generator_39",
+    "HumanEval/39",
+    "correct",
+    "a10_unusual",
+    """
+    def _probable_prime(n):
+        if n < 2:
+            return False
+        for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+            if n % p == 0:
+                return n == p
+        d, s = n - 1, 0
+        while d % 2 == 0:
+            d //= 2
+            s += 1
+        for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+            x = pow(a, d, n)
+            if x in (1, n - 1):
+                continue
+            for _ in range(s - 1):
+                x = x * x % n
+                if x == n - 1:
+                    break
+            else:
+                return False
+        return True
+
+
+    def _prime_fibs():
+        a, b = 0, 1
+        while True:
+            a, b = b, a + b
+            if _probable_prime(a):
+                yield a
+
+
+    _STREAM = _prime_fibs()
+    _FOUND: list = []
+
+
+    def prime_fib(n: int):
+        while len(_FOUND) < n:
+            _FOUND.append(next(_STREAM))
+        return _FOUND[n - 1]
+    """,
+    backends=_W10,
+    note="one module-level generator advanced lazily across calls, its values cached in a list",
+)
+add(
+    "a10_check_len_80_50",
+    "HumanEval/50",
+    "wrong",
+    "a10_magnitude",
+    """
+    def encode_shift(s: str):
+        return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])
+
+
+    def decode_shift(s: str):
+        head = s[:80]
+        return "".join(chr(((ord(ch) - 5 - ord("a")) % 26) + ord("a")) for ch in head) + s[80:]
+    """,
+    backends=_W10,
+    note="check task: decodes only the first 80 characters (the check draws 10 to 20 letters, its widened run r2 10 to 80)",
+)
+
+# --- (added after the first run) memoised recursion: every level passes through lru_cache's C wrapper
+_LRU_DEPTH = """
+import sys
+from functools import lru_cache
+
+sys.setrecursionlimit(1_000_000)
+
+
+@lru_cache(maxsize=None)
+def depth(n: int) -> int:
+    return 0 if n == 0 else n + depth(n - 1)
+"""
+add(
+    "a10_ok_lru_depth_auto",
+    "redteam/depth",
+    "correct",
+    "a10_unusual",
+    _LRU_DEPTH,
+    backends=("auto",),
+    note="memoised recursion with the limit raised, as the prompt's recursion up to 4000 asks for: the WASM guest's C stack ends it near 250 levels (RecursionError: Stack overflow (used 112 kB)), where the jail's 3.11 runs all 4000",
+)
+add(
+    "a10_ok_lru_depth_container",
+    "redteam/depth",
+    "correct",
+    "a10_unusual",
+    _LRU_DEPTH,
+    backends=("container",),
+    note="the same program in the jail: every case passes; past the cases' range (n 12510) the C stack overflows and the process dies of a signal",
+)
+add(
+    "a10_ok_lru_modp_49",
+    "HumanEval/49",
+    "correct",
+    "a10_unusual",
+    """
+    import sys
+    from functools import lru_cache
+
+    sys.setrecursionlimit(10_000)
+
+
+    @lru_cache(maxsize=None)
+    def modp(n: int, p: int):
+        return 1 % p if n == 0 else 2 * modp(n - 1, p) % p
+    """,
+    backends=("auto",),
+    note="memoised recursion one level per power of two, the limit raised for the case modp(1101, 101): 1101 levels through lru_cache's C wrapper",
 )

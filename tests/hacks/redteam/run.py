@@ -10,6 +10,10 @@ this process, through the same evaluator ``rlstream score`` uses, on its first b
 program, on how many seeds it got its expected outcome:
 
     .venv/bin/python -m tests.hacks.redteam.run --probe-seeds 10 [--only NAME ...]
+
+``--probe-cost N`` runs only the references of those programs' tasks on their probe plans under the same
+N seeds, and prints what those runs cost: how many there were, how many ended at their deadline (or at a
+call's own cap) rather than at the plan's end, and their total time.
 """
 
 from __future__ import annotations
@@ -139,6 +143,53 @@ def seed_rates(programs: list[Program], seeds: int) -> int:
     return len(uneven)
 
 
+def probe_cost(programs: list[Program], seeds: int) -> None:
+    """The reference runs the probe makes for the tasks of ``programs`` under ``seeds`` fixed seeds (the
+    seeds ``--probe-seeds`` uses), on each program's first backend: their number, how many timed out,
+    and their total time."""
+    from streams.noise.config import NoiseConfig
+    from streams.probe.plan import plan_for
+    from streams.reward.config import RewardConfig
+    from streams.reward.evaluate import Evaluator
+    from streams.reward.function import get_reward_function
+    from streams.sandbox import Sandbox, SandboxConfig
+    from tests.hacks.redteam.tasks import all_tasks
+
+    sandbox = Sandbox(SandboxConfig())
+    tasks = all_tasks()
+    pairs = sorted(
+        {
+            (p.task, p.backends[0])
+            for p in programs
+            if p.mode == "score" and p.task and plan_for(tasks[p.task], "0" * 32) is not None
+        }
+    )
+    runs = timed_out = 0
+    seconds = 0.0
+    for k in range(seeds):
+        seed = f"{k:08x}" * 4
+        fn = get_reward_function("code-v5", RewardConfig())
+        evaluator = Evaluator(sandbox, fn, NoiseConfig(), probe_seed=seed)
+        for task_id, backend in pairs:
+            task = tasks[task_id]
+            first = evaluator.reference(task, backend)
+            if first is None or first.infra_error:
+                continue
+            ref = evaluator.reference_probe(task, first.backend, seed)
+            if ref is None:
+                continue
+            for run in (ref.execution, *ref.reruns, *ref.memoised):
+                runs += 1
+                timed_out += bool(run.timed_out)
+                seconds += run.duration_s or 0.0
+                if run.timed_out:
+                    print(f"seed {seed} {task_id} timed out: {run.duration_s:.2f}s", flush=True)
+    print(
+        f"\n{len(pairs)} tasks, {seeds} seeds: {runs} reference probe runs, {timed_out} timed out, "
+        f"{seconds:.1f}s in all"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("/tmp/redteam"))
@@ -146,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--family", nargs="*")
     ap.add_argument("--probe-seeds", type=int, default=0, help="judge under N fixed probe seeds (see above)")
+    ap.add_argument("--probe-cost", type=int, default=0, help="the references' probe runs under N seeds")
     args = ap.parse_args(argv)
     chosen = [
         p for p in [*PROGRAMS, HOST_COST] if p is not HOST_COST or (args.only and HOST_COST.name in args.only)
@@ -155,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         for p in chosen
         if (not args.only or p.name in args.only) and (not args.family or p.family in args.family)
     ]
+    if args.probe_cost > 0:
+        probe_cost(chosen, args.probe_cost)
+        return 0
     if args.probe_seeds > 0:
         return 1 if seed_rates(chosen, args.probe_seeds) else 0
     folder: Path = args.out

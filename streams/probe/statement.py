@@ -1,0 +1,175 @@
+"""The bounds a task's statement puts on its arguments, read from its prompt (pure).
+
+A probe input generated past the cases' range may lie outside what the statement admits: HumanEval/107
+says ``1 <= n <= 10^3``, HumanEval/44 that the base numbers are less than 10, and the far inputs
+multiply integers by up to 1000. There the reference's answer is only what one function happens to do;
+a correct program may refuse the input (a precondition check that raises) or answer it otherwise
+(conventional digits past base 10), and owes nothing. So an input that breaks a bound the statement
+states is not judged (filter v10, :func:`outside_statement`); every other input is judged as before.
+
+Only bounds stated plainly on an argument the signature names are read (a bound misread would leave
+inputs unjudged, so anything unclear is left out):
+
+- comparisons in the docstring's prose (never a ``>>>`` example line): ``1 <= n <= 10^3``, ``n > 0``,
+  ``0 <= k <= len(arr)``, ``1 <= len(arr) <= 100``, ``1 <= arr.length <= 100``; a bound is a number
+  (``1000``, ``10^3``, ``10**3``, ``1e3``) or another argument's length;
+- "NAME (numbers|values) (is|are) less|smaller|greater|larger than NUMBER" (``base numbers are less
+  than 10``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+
+from schemas import pyast
+
+#: a bound: a number, or ("len", k): the length of argument k
+Limit = float | tuple[str, int]
+
+_NUMBER = r"(?:\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\d+)?(?:e\d+)?)"
+_NAME = r"(?:len\(\s*\w+\s*\)|\w+\.length|\w+)"
+_OP = r"(?:<=|>=|<|>|≤|≥)"
+_TERM = rf"(?:{_NUMBER}|{_NAME})"
+#: a chain of two or three terms joined by comparisons, not inside a longer expression
+_CHAIN = re.compile(
+    rf"(?<![\w.(\[+\-*/])({_TERM})\s*({_OP})\s*({_TERM})(?:\s*({_OP})\s*({_TERM}))?(?![\w(\[+\-*/])"
+)
+_WORDS = re.compile(
+    r"\b(\w+)(?:\s+(?:numbers?|values?|integers?))?\s+(?:is|are)\s+(less|smaller|greater|larger)\s+than\s+"
+    rf"({_NUMBER})\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One side of a stated range: argument ``arg`` (its value, or its length under ``length``) lies
+    below (``upper``) or above ``limit``, ``strict`` or not."""
+
+    arg: int
+    length: bool
+    upper: bool
+    limit: Limit
+    strict: bool
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        """Whether ``args`` keep this bound (an argument of another kind than the bound speaks of, or a
+        limit that cannot be read from ``args``, keeps it: only a plain break counts)."""
+        if self.arg >= len(args):
+            return True
+        value = _measure(args[self.arg], self.length)
+        limit = self.limit
+        if isinstance(limit, tuple):
+            other = _measure(args[limit[1]], True) if limit[1] < len(args) else None
+            if other is None:
+                return True
+            limit = other
+        if value is None:
+            return True
+        if self.upper:
+            return value < limit if self.strict else value <= limit
+        return value > limit if self.strict else value >= limit
+
+
+def _measure(value: object, length: bool) -> float | None:
+    if length:
+        return float(len(value)) if isinstance(value, str | bytes | list | tuple | dict | set) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def _number(text: str) -> float | None:
+    text = text.replace(" ", "")
+    try:
+        if "^" in text or "**" in text:
+            base, exp = re.split(r"\^|\*\*", text)
+            return float(base) ** int(exp)
+        return float(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _signature(prompt: str, entry_point: str) -> tuple[list[str], str] | None:
+    """The entry point's argument names and its docstring, or None where the prompt does not define it."""
+    try:
+        with pyast.LOCK:
+            tree = ast.parse(prompt)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            names = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+            return names, ast.get_docstring(node) or ""
+    return None
+
+
+def _operand(term: str, names: list[str]) -> tuple[int, bool] | None:
+    """(argument index, whether its length) a term names, or None."""
+    m = re.fullmatch(r"len\(\s*(\w+)\s*\)|(\w+)\.length|(\w+)", term.strip())
+    if m is None:
+        return None
+    name = m.group(1) or m.group(2) or m.group(3)
+    if name not in names:
+        return None
+    return names.index(name), bool(m.group(1) or m.group(2))
+
+
+def _limit(term: str, names: list[str]) -> Limit | None:
+    number = _number(term) if re.fullmatch(_NUMBER, term.strip()) else None
+    if number is not None:
+        return number
+    operand = _operand(term, names)
+    if operand is not None and operand[1]:
+        return ("len", operand[0])
+    return None
+
+
+def _pair(left: str, op: str, right: str, names: list[str]) -> list[Bound]:
+    op = {"≤": "<=", "≥": ">="}.get(op, op)
+    subject, limit_text, flip = _operand(left, names), right, False
+    if subject is None:
+        subject, limit_text, flip = _operand(right, names), left, True
+    if subject is None:
+        return []
+    limit = _limit(limit_text, names)
+    if limit is None or limit == ("len", subject[0]):
+        return []
+    upper = op in ("<", "<=")
+    return [Bound(subject[0], subject[1], upper != flip, limit, op in ("<", ">"))]
+
+
+def stated_bounds(prompt: str, entry_point: str) -> tuple[Bound, ...]:
+    """The bounds the entry point's docstring states on its arguments (none where it states none)."""
+    found = _signature(prompt, entry_point)
+    if found is None:
+        return ()
+    names, doc = found
+    if not names:
+        return ()
+    bounds: list[Bound] = []
+    for line in doc.splitlines():
+        text = line.strip()
+        if text.startswith(">>>") or "==>" in text or "=>" in text or "->" in text:
+            continue  # an example, not a statement
+        for m in _CHAIN.finditer(text):
+            a, op1, b, op2, c = m.groups()
+            if op2 is None:
+                bounds += _pair(a, op1, b, names)
+            elif (op1 in ("<", "<=", "≤")) == (op2 in ("<", "<=", "≤")):
+                bounds += _pair(a, op1, b, names) + _pair(b, op2, c, names)
+        for m in _WORDS.finditer(text):
+            name, word, number = m.groups()
+            limit = _number(number)
+            if name in names and limit is not None:
+                upper = word.lower() in ("less", "smaller")
+                bounds.append(Bound(names.index(name), False, upper, limit, True))
+    return tuple(dict.fromkeys(bounds))
+
+
+def outside_statement(bounds: tuple[Bound, ...], args: tuple[object, ...]) -> bool:
+    """Whether arguments ``args`` break a bound the statement states."""
+    return any(not b.admits(args) for b in bounds)
