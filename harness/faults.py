@@ -121,6 +121,14 @@ class Supervised:
         self.start(name)
         return at
 
+    def pause(self, name: str) -> None:
+        """SIGSTOP the worker: it holds what it has and takes nothing more until :meth:`resume` (or a
+        kill). Its consumer's session runs out after ``session.timeout.ms`` (10 s) of this."""
+        self.procs[name].send_signal(signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        self.procs[name].send_signal(signal.SIGCONT)
+
     def holding(self, lease: Path) -> str:
         """The name of the process that holds ``lease`` (the learner's, or a generator instance's)."""
         pid = lease_holder(lease)

@@ -20,6 +20,8 @@ import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import pytest
+
 from harness.faults import FLOW, Follower, Run, Supervised, cli, read_all, worker_env
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
@@ -32,7 +34,10 @@ from schemas.topics import CATALOG, EXECUTIONS, EXPERIENCES, GENERATIONS, TASKS,
 G = 2
 EPOCHS = 3
 MAX_TURNS = 3
-STAGE_TIMEOUT_S = 900
+#: each stage's wait, well inside the test's own timeout so that a stuck stage fails with the workers' logs
+STAGE_TIMEOUT_S = 300
+#: how long the generator is held for an episode to reach mid-way before it runs on for more episodes
+HOLD_S = 30.0
 WORKERS = ("scheduler", "generator", "sandbox", "episode", "reward", "filter", "experience", "learner")
 
 
@@ -45,6 +50,28 @@ def _mid_episode(run: Run) -> bool:
     )
 
 
+def _hold_mid_episode(run: Run, what: str) -> None:
+    """Stop the generator (SIGSTOP) until an episode is mid-way, and leave it stopped.
+
+    Unheld, an episode is mid-way only between its feedback's transaction and the generator's next one,
+    often a few milliseconds: the follower, polling the log every 0.2 s on a loaded machine, can see
+    both at once for a whole run and wait for ever. Held, the feedback of the episodes in flight lands
+    and their next turns cannot. Should every episode in flight end at its first turn, the generator
+    runs on until it has generated more and is held again."""
+    deadline = time.monotonic() + STAGE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        run.workers.pause("generator")
+        until = time.monotonic() + HOLD_S
+        run.wait(lambda: _mid_episode(run) or time.monotonic() > until, STAGE_TIMEOUT_S, what)  # noqa: B023
+        if _mid_episode(run):
+            return
+        run.workers.resume("generator")
+        more = run.follower.count(GENERATIONS.name) + 1
+        run.wait(lambda: run.follower.count(GENERATIONS.name) >= more, STAGE_TIMEOUT_S, "more turns")  # noqa: B023
+    raise AssertionError(f"no episode reached mid-way in {STAGE_TIMEOUT_S}s\n{run.workers.tails()}")
+
+
+@pytest.mark.timeout(STAGE_TIMEOUT_S * 5)
 def test_episodes_complete_once_with_every_turn_through_kill_9_of_generator_and_episode_step(
     kafka_catalog: str, tmp_path: Path
 ) -> None:
@@ -77,12 +104,14 @@ def test_episodes_complete_once_with_every_turn_through_kill_9_of_generator_and_
                 producer.publish(task, topic=TASKS.name)
         groups = len(run.tasks) * EPOCHS
 
-        run.wait(lambda: _mid_episode(run), STAGE_TIMEOUT_S, "an episode mid-way")
-        workers.kill9("generator")
+        run.wait(lambda: follower.count(GENERATIONS.name) > 0, STAGE_TIMEOUT_S, "a first generation")
+        _hold_mid_episode(run, "an episode mid-way")
+        workers.kill9("generator")  # a stopped process dies of SIGKILL as a running one does
         before = follower.count(GENERATIONS.name)
         run.wait(lambda: follower.count(GENERATIONS.name) > before, STAGE_TIMEOUT_S, "the generator back")
-        run.wait(lambda: _mid_episode(run), STAGE_TIMEOUT_S, "another episode mid-way")
+        _hold_mid_episode(run, "another episode mid-way")
         workers.kill9("episode")
+        workers.resume("generator")
         before = follower.count(TURNS.name)
         run.wait(lambda: follower.count(TURNS.name) > before, STAGE_TIMEOUT_S, "the episode step back")
 
