@@ -59,6 +59,7 @@ from typing import Literal
 from schemas import pyast
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
+from streams.probe.statement import Admits, stated_admits
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p2"
@@ -67,8 +68,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p8"
-SEEDED_CHECK_PLAN_VERSION = "c8"
+SEEDED_PLAN_VERSION = "p9"
+SEEDED_CHECK_PLAN_VERSION = "c9"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -78,6 +79,7 @@ SEEDED_VERSIONS = (
     ("p5", "c5"),
     ("p6", "c6"),
     ("p7", "c7"),
+    ("p8", "c8"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -86,7 +88,9 @@ SEEDED_VERSIONS = (
 #: the inputs they add from a generator of their own (seeded by their own version: :data:`_WIDE_DRAWN_AS`);
 #: p7/c7 draw as p6/c6 do, wherever they keep no more than those (see :data:`RELATED_VERSIONS`); p8/c8
 #: draw every input p7/c7 hold as those do, and what they add (the lead, the extremes) from a generator
-#: of their own (seeded by their own version)
+#: of their own (seeded by their own version); p9/c9 draw every input p8/c8 hold as those do (the lead,
+#: the extremes and the spread lengths from p8/c8's own generator: :data:`_EXTREME_DRAWN_AS`), and the
+#: inputs the task's statement admits from a generator of their own (:func:`_generate_admitted`)
 _DRAWN_AS = {
     "c4": "c3",
     "c5": "c4",
@@ -96,9 +100,13 @@ _DRAWN_AS = {
     "c7": "c4",
     "p8": "p5",
     "c8": "c4",
+    "p9": "p5",
+    "c9": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
-_WIDE_DRAWN_AS = {"p7": "p6", "c7": "c6", "p8": "p6", "c8": "c6"}
+_WIDE_DRAWN_AS = {"p7": "p6", "c7": "c6", "p8": "p6", "c8": "c6", "p9": "p6", "c9": "c6"}
+#: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
+_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -119,6 +127,9 @@ RELATION_CASES = 3
 #: the first generation (p8/c8) whose plans start the run with an input near the cases that is none of
 #: them (``ProbePlan.lead``) and end it with inputs at extremes no case approaches (:func:`_generate_extreme`)
 _EXTREME_GENERATION = 6
+#: the first generation (p9/c9) whose plans widen the cases' domain to what the task's statement admits
+#: (:func:`_generate_admitted`)
+_ADMITTED_GENERATION = 7
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -154,6 +165,9 @@ REPEAT_AFTER = 64
 LATE_CALLS = 256
 #: (p6/c6) inputs of each kind that widen the cases' domain (:func:`_generate_wide`)
 WIDE_PER_KIND = 5
+#: (p9/c9) inputs of each kind the task's statement admits beyond its cases (:func:`_generate_admitted`):
+#: as cheap as the inputs near the cases, and what each shows depends on where its value falls
+ADMITTED_PER_KIND = 8
 #: (p8/c8) the integer bounds 32-bit machine arithmetic wraps or saturates at (signed and not): an integer
 #: argument (or element of a flat list of them) is set just below, at or just past one. Not the 64-bit
 #: ones: a program on the platform's 64-bit integers (numpy arrays) is a correct implementation of a
@@ -359,7 +373,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     bounds: list[tuple[str, tuple[int, ...]]] = []
     if extreme:
         # (p8) from a generator of their own: every input p7 draws stays as p7 draws it
-        drawn = random.Random(_seed(task, version, seed))
+        drawn = random.Random(_seed(task, _EXTREME_DRAWN_AS.get(version, version), seed))
         lead, generated = _lead(generated, drawn, public)
         ends, bounds = _generate_extreme(args, drawn, {t for t, _ in (*lead, *generated, *far, *wide)})
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
@@ -367,6 +381,12 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         generated = sorted([*generated, *inside], key=lambda item: (len(item[0]), item[0]))
         # shorter than every case: among those that widen the cases' domain (a refusal is no error)
         wide = sorted([*wide, *shorter], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _ADMITTED_GENERATION:
+        # (p9) from a generator of their own: every input p8 draws stays as p8 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        admits = stated_admits(task.prompt, task.entry_point)
+        admitted = _generate_admitted(args, admits, random.Random(_seed(task, version, seed)), taken)
+        wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds)
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
@@ -483,7 +503,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     ends: list[tuple[str, tuple[int, ...]]] = []
     bounds: list[tuple[str, tuple[int, ...]]] = []
     if extreme:
-        drawn = random.Random(_seed(task, version, seed))
+        drawn = random.Random(_seed(task, _EXTREME_DRAWN_AS.get(version, version), seed))
         lead, generated = _lead(generated, drawn, public)
         taken = {t for t, _ in (*generated, *lead, *far, *wide)}
         ends, bounds = _generate_extreme(args, drawn, taken, domain.hold_beyond_range)
@@ -491,6 +511,13 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         inside, shorter = _generate_spread(args, drawn, taken, domain.hold, domain.hold_beyond_range)
         generated = sorted([*generated, *inside], key=lambda item: (len(item[0]), item[0]))
         wide = sorted([*wide, *shorter], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _ADMITTED_GENERATION:
+        # (c9) from a generator of their own: every input c8 draws stays as c8 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        admits = stated_admits(task.prompt, task.entry_point)
+        drawn = random.Random(_seed(task, version, seed))
+        admitted = _generate_admitted(args, admits, drawn, taken, domain.hold_admitted)
+        wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -1631,6 +1658,210 @@ _WIDENINGS: tuple[
 )
 
 
+#: (p9/c9) how far a float made from an int lies from it (a fraction a decimal or two print exactly)
+_FRACTIONS = (0.5, 0.25, 0.75, 0.4, 0.6, 0.1, 0.9)
+#: (p9/c9) the decimal exponents of the tiny floats drawn: below 1e-4 (where repr turns to an exponent)
+#: down to where a test against an epsilon of any usual size (1e-6, 1e-9, 1e-12) shows
+_TINY_EXPONENTS = (5, 20)
+
+
+def _number_column(column: Sequence[object]) -> list[int | float] | None:
+    """The numbers at one argument position (flat lists' elements in place of those), None where some
+    leaf is no number (or no case holds one)."""
+    leaves = _leaves(column)
+    if not leaves or any(isinstance(v, bool) or not isinstance(v, int | float) for v in leaves):
+        return None
+    return leaves  # type: ignore[return-value]
+
+
+def _as_float(x: int, negative: bool, rng: random.Random) -> float:
+    """A float that is no whole number, a fraction from ``x`` (never below zero from zero unless the
+    cases hold negatives: an int past zero is at least 1 away from it)."""
+    f = rng.choice(_FRACTIONS)
+    down = rng.random() < 0.5 if x != 0 or negative else False
+    return round(x - f if down else x + f, 2)
+
+
+def _as_int(v: float, zero: bool, rng: random.Random) -> int:
+    """An int next to ``v`` (not zero unless ``zero``, never of the other sign)."""
+    n = math.floor(v) if rng.random() < 0.5 else math.ceil(v)
+    if n == 0 and not zero:
+        n = -1 if v < 0 else 1
+    return n
+
+
+def _as_whole(v: int | float, zero: bool, rng: random.Random) -> float:
+    """A whole float: an int as a float, or a float moved to the whole number next to it."""
+    if isinstance(v, int):
+        return float(v)
+    return float(_as_int(v, zero, rng))
+
+
+def _tiny(v: int | float, rng: random.Random) -> float:
+    """A non-zero float below 1e-4 of ``v``'s sign, whose repr holds a '.' besides its exponent (a
+    reference that tests ``str(x)`` for one reads ``1e-06`` as a whole number; ``1.5e-06`` as no such)."""
+    mantissa = rng.choice([m for m in range(11, 100) if m % 10])
+    value = float(f"{mantissa / 10}e-{rng.randint(*_TINY_EXPONENTS)}")
+    return -value if v < 0 else value
+
+
+def _one_case(column: Sequence[object]) -> bool:
+    """Strings whose letters are all of one case (where both show, p6/c6 widen them already)."""
+    chars = _column_chars(column) or ""
+    cased = [c for c in chars if c.swapcase() != c and len(c.swapcase()) == 1]
+    return bool(cased) and (all(c.islower() for c in cased) or all(c.isupper() for c in cased))
+
+
+def _admissions(
+    column: Sequence[object], admits: Admits
+) -> list[tuple[str, Callable[[object], bool], Callable[[object, random.Random], object]]]:
+    """(p9/c9) The kinds of widening one argument position takes (a name, which leaves, how to change
+    one), from what the statement admits there and what the cases pass there."""
+    out: list[tuple[str, Callable[[object], bool], Callable[[object, random.Random], object]]] = []
+    numbers = _number_column(column)
+    if numbers is not None:
+        negative = any(v < 0 for v in numbers)
+        zero = admits.zero or any(v == 0 for v in numbers)
+        # a list's elements admit floats by what the statement calls them, a lone number by its own
+        floats = admits.float_items if any(isinstance(v, list | tuple) for v in column) else admits.floats
+
+        def is_int(v: object) -> bool:
+            return type(v) is int
+
+        def is_float(v: object) -> bool:
+            return type(v) is float and math.isfinite(v)
+
+        def as_number(v: object) -> bool:
+            return is_float(v) or (floats and is_int(v))
+
+        if floats and any(is_int(v) for v in numbers):
+            out.append(("float", is_int, lambda v, r: _as_float(v, negative, r)))  # type: ignore[arg-type]
+        if admits.ints and any(is_float(v) for v in numbers):
+            out.append(("int", is_float, lambda v, r: _as_int(v, zero, r)))  # type: ignore[arg-type]
+        if any(as_number(v) for v in numbers):
+            out.append(("whole", as_number, lambda v, r: _as_whole(v, zero, r)))  # type: ignore[arg-type]
+            out.append(("tiny", as_number, _tiny))  # type: ignore[arg-type]
+        if admits.zero and all(is_int(v) for v in numbers) and not any(v == 0 for v in numbers):
+            out.append(("zero", is_int, lambda v, r: 0))
+    elif admits.case and _one_case(column):
+
+        def cased(s: object) -> bool:
+            return isinstance(s, str) and any(_flips(c) for c in s)
+
+        out.append(("case", cased, _mixed_case))  # type: ignore[arg-type]
+    return out
+
+
+def _flips(c: str) -> bool:
+    """Whether a character has one other case that maps back to it (``'ß'`` has none: 'SS')."""
+    return c.swapcase() != c and len(c.swapcase()) == 1 and c.swapcase().swapcase() == c
+
+
+def _mixed_case(s: str, rng: random.Random) -> str:
+    """``s`` with letters in the other case: mostly one of them (a letter beside others of its own
+    case shows what a program that folds case confuses), else some at random, else one word."""
+    at = [k for k, c in enumerate(s) if _flips(c)]
+    roll = rng.random()
+    if roll < 0.5:
+        chosen = {rng.choice(at)}
+    elif roll < 0.75:
+        chosen = {k for k in at if rng.random() < 0.5} or {rng.choice(at)}
+    else:
+        k = rng.choice(at)
+        lo, hi = k, k
+        while lo > 0 and s[lo - 1].isalpha():
+            lo -= 1
+        while hi < len(s) and s[hi].isalpha():
+            hi += 1
+        chosen = {j for j in at if lo <= j < hi}
+    return "".join(c.swapcase() if k in chosen else c for k, c in enumerate(s))
+
+
+def _generate_admitted(
+    cases: Sequence[object],
+    admits: tuple[Admits, ...],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p9/c9) Inputs the task's statement admits though no case shows them, each with the case it was
+    made from: every earlier plan drew its numbers and letters of the kinds the cases pass at each
+    position, so a program wrong only on another was accepted. Per argument position, from what the
+    statement admits there (:func:`streams.probe.statement.stated_admits`: the entry point's annotation
+    and its docstring, never a program), up to :data:`ADMITTED_PER_KIND` inputs of each kind:
+
+    - ``float``: an int made a float that is no whole number (``2`` -> ``2.5``) where the position
+      admits floats (``float``; untyped where no integer is named; a list's elements where the statement
+      calls them numbers: :class:`streams.probe.statement.Admits`);
+    - ``int``: a float made the int next to it where ints are admitted (``float`` is: the numeric tower);
+    - ``whole``: a whole float (``3.0``) from an int or a float where floats are admitted;
+    - ``tiny``: a non-zero float below 1e-4 (``3.5e-06``), of its value's sign, where floats are;
+    - ``zero``: zero where ints are admitted, no case holds zero there and nothing in the statement
+      says the argument is positive (a word, or a bound it states);
+    - ``case``: letters in the other case where the cases hold letters of one case only and the
+      statement says nothing of case (where they hold both, :func:`_generate_wide` does it).
+
+    Signs stay those the cases show (no negative where none is), and every relation the cases keep is
+    kept (:class:`_Invariants`, :class:`_Sizes`, ``domain``); an integer equal to another argument's
+    length is never changed. Judged as the inputs that widen the cases' domain (``ProbePlan.wide``): the
+    reference decides what each says (one it refuses says nothing, filter v10 leaves out one that
+    breaks a stated bound), a program may refuse one, and a value that differs from the reference's is
+    wrong."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(min(len(t) for t in tuples), len(admits))
+    columns = [[t[i] for t in tuples] for i in range(arity)]
+    longest = max(len(repr(t)) for t in tuples)
+    limit = _SIZE_FACTOR * longest + _SIZE_SLACK
+    sizes = _Sizes(tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    seen = {repr(t) for t in tuples} | taken
+    ordered = {
+        i
+        for i in range(arity)
+        if all(isinstance(t[i], list) and _sorted(t[i]) for t in tuples)  # type: ignore[arg-type]
+        and any(len(t[i]) > 1 for t in tuples)  # type: ignore[arg-type]
+    }
+    kinds: dict[
+        str, list[tuple[int, Callable[[object], bool], Callable[[object, random.Random], object]]]
+    ] = {}
+    for i in range(arity):
+        if i in sizes.counts:
+            continue
+        for name, pick, change in _admissions(columns[i], admits[i]):
+            kinds.setdefault(name, []).append((i, pick, change))
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for name in ("float", "int", "whole", "tiny", "zero", "case"):
+        positions = kinds.get(name, [])
+        if not positions:
+            continue
+        made = 0
+        for _ in range(ADMITTED_PER_KIND * _ATTEMPTS_PER_INPUT):
+            if made >= ADMITTED_PER_KIND:
+                break
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            chosen = [p for p in positions if rng.random() < 0.5] or [rng.choice(positions)]
+            changed = False
+            for i, pick, change in chosen:
+                value = _widen_leaves(candidate[i], pick, change, rng)
+                if value is None:
+                    continue
+                if i in ordered and isinstance(value, list):
+                    value = sorted(value)  # type: ignore[type-var]
+                candidate[i], changed = value, True
+            text = repr(tuple(candidate))
+            if not changed or text in seen or len(text) > limit or not invariants.hold(candidate):
+                continue
+            if not sizes.keeps(candidate) or (domain is not None and not domain(candidate, {b})):
+                continue
+            if not _is_input_literal(text, tuple(candidate)):
+                continue
+            seen.add(text)
+            out.append((text, (b,)))
+            made += 1
+    return out
+
+
 class _Sizes:
     """What the cases show about the sizes of their arguments, for inputs longer than all of them: per
     argument position every case passes a string, list, dict or set at, the longest it shows
@@ -2205,11 +2436,18 @@ class _CheckDomain:
         """The relations alone, for an input meant to leave the calls' range (see :func:`_generate_far`)."""
         return self._hold(candidate, parents, within_range=False)
 
-    def _hold(self, candidate: Sequence[object], parents: set[int], *, within_range: bool) -> bool:
+    def hold_admitted(self, candidate: Sequence[object], parents: set[int]) -> bool:
+        """(c9) The relations alone, read on numbers of either kind: an input whose ints were made floats
+        (or zero) keeps its numbers distinct, or 1..n, as the calls it was made from show them."""
+        return self._hold(candidate, parents, within_range=False, numbers=True)
+
+    def _hold(
+        self, candidate: Sequence[object], parents: set[int], *, within_range: bool, numbers: bool = False
+    ) -> bool:
         for i, value in enumerate(candidate):
             shown = [self.shown[p][i] for p in parents if i in self.shown[p]]
             needed = (set.intersection(*shown) if shown else set()) | self.common.get(i, set())
-            if needed and not needed <= _relations(value):
+            if needed and not needed <= _relations(value, numbers=numbers):
                 return False
             if within_range and i in self.ranges:
                 lo, hi = self.ranges[i]
@@ -2218,11 +2456,12 @@ class _CheckDomain:
         return True
 
 
-def _relations(value: object) -> set[str]:
-    """Which of the relations :class:`_CheckDomain` keeps one argument shows."""
+def _relations(value: object, *, numbers: bool = False) -> set[str]:
+    """Which of the relations :class:`_CheckDomain` keeps one argument shows (``numbers``: read on ints
+    and floats alike, where only ints count otherwise)."""
     out: set[str] = set()
     if isinstance(value, list | tuple):
-        leaves = _int_leaves(value)
+        leaves = _number_leaves(value) if numbers else _int_leaves(value)
         if leaves is not None and len(set(leaves)) == len(leaves):
             out.add("distinct")
             if sorted(leaves) == list(range(1, len(leaves) + 1)):
@@ -2233,6 +2472,23 @@ def _relations(value: object) -> set[str]:
             if rows == len(value):
                 out.add("square")
     return out
+
+
+def _number_leaves(value: object) -> list[int | float] | None:
+    """The numbers (ints and floats) inside nested lists and tuples, or None where a leaf is anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return [value]
+    if isinstance(value, list | tuple):
+        out: list[int | float] = []
+        for v in value:
+            leaves = _number_leaves(v)
+            if leaves is None:
+                return None
+            out.extend(leaves)
+        return out
+    return None
 
 
 def _int_leaves(value: object) -> list[int] | None:

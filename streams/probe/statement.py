@@ -173,3 +173,147 @@ def stated_bounds(prompt: str, entry_point: str) -> tuple[Bound, ...]:
 def outside_statement(bounds: tuple[Bound, ...], args: tuple[object, ...]) -> bool:
     """Whether arguments ``args`` break a bound the statement states."""
     return any(not b.admits(args) for b in bounds)
+
+
+# ------------------------------------------------------------------------- (p9/c9) the domain stated
+#: words by which a statement makes its numbers whole (named so, or given a property only integers have:
+#: parity, primality, digits, divisors): an argument it speaks of so gets no float where its cases pass
+#: ints, whatever its annotation (none) admits
+_INTEGER_WORDS = re.compile(
+    r"\bint(?:eger)?s?\b|\bwhole\b|\bnatural\b|\bdigits?\b|\bindex|\beven\b|\bodd\b|prime|divis|"
+    r"\bmultiples?\b|factor|fibonacci|modul|remainder",
+    re.IGNORECASE,
+)
+#: words by which a statement calls the elements of a list numbers: a bare ``list`` says nothing of its
+#: elements, and one spoken of only as elements holds what its cases show (a correct program may read
+#: them as ints: ``np.array(l, dtype=np.int64)`` on HumanEval/34's "sorted unique elements")
+_NUMBER_WORDS = re.compile(r"\bnumbers?\b|numeric|\breal\b|\bfloat|decimal", re.IGNORECASE)
+#: the word by which a statement says its argument is an integer of any sign, zero among them (a
+#: "number n" of a task about divisors or digits is a count more often than not: HumanEval/24's
+#: reference answers None for 0, /44's '' where a correct program answers '0')
+_ZERO_WORDS = re.compile(r"\bintegers?\b", re.IGNORECASE)
+#: words by which a statement says its numbers are not zero (a bound on the argument aside)
+_POSITIVE_WORDS = re.compile(
+    r"positive|natural|non-?zero|greater than (?:0|zero)|at least 1\b", re.IGNORECASE
+)
+#: words by which a statement speaks of letter case: the other case of a letter is then not admitted
+#: unless a case shows it (a task about case says what case it takes)
+_CASE_WORDS = re.compile(r"case|upper|lower|capital|small letter", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Admits:
+    """What a task states one argument (or the elements of a flat list there) admits beyond what its
+    cases show, read from the entry point's annotation and its docstring, never from a program:
+
+    - ``floats``: a float where the cases pass ints (annotated ``float``, or not annotated at all and
+      no integer named in the statement);
+    - ``float_items``: the same for the elements of a flat list (``List[float]``, or a bare or untyped
+      list whose elements the statement calls numbers and no integer);
+    - ``ints``: an int where the cases pass floats (``float`` admits an int by the numeric tower);
+    - ``zero``: zero where the cases pass other ints (an int admitted, the statement speaking of
+      integers, and nothing stating them positive: no such word, no bound above zero);
+    - ``case``: a letter in the other case (a string admitted, and the statement silent on case)."""
+
+    floats: bool = False
+    float_items: bool = False
+    ints: bool = False
+    zero: bool = False
+    case: bool = False
+
+
+#: the annotations whose leaves (the value itself, or a flat list's elements) are known: None, untyped
+_SCALARS = {"int": frozenset({"int"}), "float": frozenset({"int", "float"}), "str": frozenset({"str"})}
+_LISTS = frozenset({"list", "List", "Sequence", "Iterable"})
+
+
+def _leaf_kinds(node: ast.expr | None) -> frozenset[str] | None:
+    """The kinds of leaf an annotation admits (None: any, where none is written or a list's elements
+    are untyped; empty: unknown, which admits nothing more than the cases show)."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _leaf_kinds(ast.parse(node.value, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return frozenset()
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    if name in _SCALARS:
+        return _SCALARS[name]
+    if name in _LISTS:
+        return None  # a list of anything
+    if isinstance(node, ast.Subscript):
+        outer = node.value
+        outer_name = (
+            outer.id
+            if isinstance(outer, ast.Name)
+            else outer.attr
+            if isinstance(outer, ast.Attribute)
+            else None
+        )
+        if outer_name in _LISTS:
+            inner = _leaf_kinds(node.slice)
+            # a list of lists is no flat list: its leaves are left as the cases show them
+            return inner if inner is None or inner <= {"int", "float", "str"} else frozenset()
+        if outer_name in ("Union", "Optional"):
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            kinds = [_leaf_kinds(p) for p in parts if not (isinstance(p, ast.Constant) and p.value is None)]
+            if any(k is None for k in kinds):
+                return frozenset()
+            return frozenset().union(*kinds)  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = _leaf_kinds(node.left), _leaf_kinds(node.right)
+        return frozenset() if left is None or right is None else left | right
+    return frozenset()
+
+
+def stated_admits(prompt: str, entry_point: str) -> tuple[Admits, ...]:
+    """Per positional argument of the entry point, what its statement admits beyond its cases (none
+    where the prompt does not define the entry point)."""
+    try:
+        with pyast.LOCK:
+            tree = ast.parse(prompt)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    node = next(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry_point
+        ),
+        None,
+    )
+    if node is None:
+        return ()
+    doc = ast.get_docstring(node) or ""
+    # the statement's prose only: an example's values are cases, not words
+    prose = "\n".join(line for line in doc.splitlines() if not line.strip().startswith(">>>"))
+    integers = bool(_INTEGER_WORDS.search(prose))
+    numbers_named = bool(_NUMBER_WORDS.search(prose))
+    signed = bool(_ZERO_WORDS.search(prose)) and not _POSITIVE_WORDS.search(prose)
+    cased = bool(_CASE_WORDS.search(prose))
+    params = [*node.args.posonlyargs, *node.args.args]
+    names = [a.arg for a in params]
+    above_zero = {
+        b.arg
+        for b in stated_bounds(prompt, entry_point)
+        if not b.length
+        and isinstance(b.limit, float)
+        and ((not b.upper and (b.limit > 0 or (b.limit == 0 and b.strict))) or (b.upper and b.limit <= 0))
+    }
+    out: list[Admits] = []
+    for k, param in enumerate(params):
+        kinds = _leaf_kinds(param.annotation)
+        untyped = kinds is None
+        numbers = untyped or bool(kinds and kinds & {"int", "float"})
+        typed_float = kinds is not None and "float" in kinds
+        out.append(
+            Admits(
+                floats=(untyped and not integers) or typed_float,
+                float_items=(untyped and numbers_named and not integers) or typed_float,
+                ints=untyped or (kinds is not None and "int" in kinds),
+                zero=numbers and signed and k not in above_zero and names[k] not in ("self", "cls"),
+                case=(untyped or (kinds is not None and "str" in kinds)) and not cased,
+            )
+        )
+    return tuple(out)
