@@ -39,14 +39,10 @@ FAR_FLOAT_REFERENCE = "probe: past the cases' range the reference's value is the
 
 LETTERS_BMP = "probe p6: the letters of no case's alphabet it widens strings with are eight fixed Latin-1 letters per case (plan._OTHER_LETTERS: àéîõüñçø/ÀÉÎÕÜÑÇØ), all in the BMP, so a program that counts UTF-16 code units (wrong on every astral character: emoji, math letters) is accepted"
 LETTERS_LATIN1 = "probe p6: the widening letters (plan._OTHER_LETTERS) are all Latin-1 letters whose two cases lie 32 code points apart, as ASCII's do, with none lacking a one-to-one pair (ß, ÿ, ª) or outside Latin-1 (Cyrillic р..я, Greek final ς), so flipping a letter's case by xor 32 on its code point is accepted"
-SMALL_FLOATS = "probe: near floats are rounded to the cases' decimals and kept near their magnitudes (_mutate_float), far floats lie above the cases' range (_far_float) and p6's exponent floats are large only (1.33e+17, _with_exponent), so a non-zero float below about 1e-4 is drawn only where a recombination moves a case's own tiny value there (safe_ratio: 3 of 5 seeds, not the matrix's); a program wrong only on small magnitudes (an epsilon test against zero, a negative exponent in repr) is accepted"
-ZERO_DOMAIN = "probe: no zero is generated at an integer position where no case holds one (_mutate_int clamps to 1, _far_int moves away from zero, scaling keeps it out), even where the prompt admits it (the gcd of 0 and 5 is 5), so a program wrong only on a zero argument is accepted"
 
 # round 9 (attack9)
 SHIELD_FLOOD = "filter v9: a probe run ended by the output cap is forgiven past the cases' range like a memory or stack limit (probe.ended_by_program): the cap counts the whole run's output, so a correct program printing a few lines per call reaches it on the long far inputs (a6_ok_print_flood_48), and the host does not count output per call, which would tell one call's flood from a run's chatter; a program that floods stdout or stderr at the first input widened in kind (the first past the range) still shields every input after it"
-NUMBER_KIND = "probe: a generated number keeps its case's type (an int stays an int, a float a float, in an argument and in a list alike), even where the prompt admits both (an untyped argument, `l: list`, a float parameter, which admits an int), so a program wrong only on the kind no case passes (truncating or rounding a float where every case passes ints, answering an int argument otherwise) is accepted"
-WHOLE_FLOAT = "probe c6: the check's literal floats all have a fraction and near floats keep their decimals, so a whole float (3.0) is drawn on some seeds only (caught on 2 of 5, not on the matrix's), and a program that counts a whole float as the int it equals is accepted on the others"
-CASE_LETTERS = "probe p6: letters are widened to the other case only where the cases hold letters of both cases, so on a task whose cases hold lower-case letters only (HumanEval/48) no upper-case letter is ever drawn, and a program that folds case (is_palindrome('Aa') is True) is accepted"
+NUMBER_KIND = "probe p9/c9: a list's elements are drawn of a number kind no case passes only where the task's statement calls them numbers (statement.Admits.float_items; an untyped argument, a float parameter and a list of numbers do get the other kind), since correct programs read the elements of a bare `l: list` spoken of as elements as ints (np.array(l, dtype=np.int64) on HumanEval/34's 'sorted unique elements': a5_ok_numpy_unique_34, a9_ok_ndarray_34), and HumanEval/35's 'maximum element in the list' says no more; so a program comparing its list's elements by their integer part is accepted there"
 SHARED_ANSWER = "probe caller view: the answer a call returns is never changed and asked for again, since a memo cache handing every caller one list is common in correct code (the generated corpus' benign_cache programs, HumanEval/6 and four more, were rejected when it was), so a program whose one shared answer object a caller's append would spoil for every later caller is accepted"
 THREAD_RECURSION = "filter v5+: past the cases' range an error is forgiven as a resource limit by its class name only (RecursionError, MemoryError, the int/str limit); a correct program that recurses on a worker thread with a larger stack (the deep-recursion idiom) surfaces the worker's RecursionError as its own join code's error (IndexError of an empty result list) on n far beyond the prompt's 4000, and is rejected as wrong.disagrees_with_reference against the iterative reference"
 
@@ -77,17 +73,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a7_ok_decimal_99", "*"): FAR_FLOAT_REFERENCE,
     ("a8_utf16_len_23", "*"): LETTERS_BMP,
     ("a8_xor32_flip_27", "*"): LETTERS_LATIN1,
-    ("a8_eps_zero_safe_ratio", "*"): SMALL_FLOATS,
-    ("a8_small_exponent_2", "*"): SMALL_FLOATS,
-    ("a8_zero_gcd_13", "*"): ZERO_DOMAIN,
     ("a9_wide_flood_16", "*"): SHIELD_FLOOD,
     ("a9_wide_stderr_flood_27", "*"): SHIELD_FLOOD,
-    ("a9_float_arg_45", "*"): NUMBER_KIND,
-    ("a9_int_arg_2", "*"): NUMBER_KIND,
     ("a9_float_elem_35", "*"): NUMBER_KIND,
-    ("a9_round_elem_52", "*"): NUMBER_KIND,
-    ("a9_whole_float_151", "*"): WHOLE_FLOAT,
-    ("a9_upper_palindrome_48", "*"): CASE_LETTERS,
     ("a9_ok_thread_stack_depth", "*"): THREAD_RECURSION,
     ("a8_shared_result_upto", "*"): SHARED_ANSWER,
     ("a10_prime_table_143", "*"): WORD_MAX,
