@@ -38,7 +38,9 @@ longest the cases pass at that position, built from what the cases hold there an
 they keep (:class:`_Sizes`), within a size limit that keeps a correct program whose cost grows with
 size in time. Since p8/c8 the run starts with a generated input (``ProbePlan.lead``: a program wrong only
 on its process's first call shows there) and ends with inputs at extremes no case approaches: integers
-around the machine widths, arguments thousands of elements long (``ProbePlan.ends``). A run of an older
+around the machine widths, arguments thousands of elements long (``ProbePlan.ends``). Since p9/c9 it
+also holds inputs of the kinds the task's statement admits though no case shows them (a float where the
+cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). A run of an older
 seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
