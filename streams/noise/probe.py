@@ -119,6 +119,9 @@ class ProbeReport:
     hang: Hang | None = None
     #: (filter v9) ``stuck_at`` lies past the cases' range, where the program ended its own run
     stuck_far: bool = False
+    #: (filter v11) the counted generated position whose call flooded its output (-1: none), among
+    #: ``disagreed``
+    flooded: int = -1
 
 
 @dataclass(frozen=True)
@@ -411,6 +414,8 @@ def examine(
     own_end: bool = False,
     size_limits: bool = False,
     stated: tuple[Bound, ...] = (),
+    flooded: int | None = None,
+    thread_limits: frozenset[int] = frozenset(),
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -445,7 +450,14 @@ def examine(
     (:func:`size_refused`) is a resource limit: not judged, on a case asked again or a generated input.
     ``stated`` (filter v10, :func:`streams.probe.statement.stated_bounds`): a generated input that breaks
     a bound the task's statement puts on an argument (``1 <= n <= 10^3``) is not judged at all: the
-    reference's answer there is one function's, and a correct program may refuse it."""
+    reference's answer there is one function's, and a correct program may refuse it.
+    ``flooded`` (filter v11, ``SandboxExecuted.output_flood``): the position whose call the host
+    stopped for its own output; where the run ended there, that call is judged as a wrong answer
+    wherever the reference answered it, past the range too (the flood is the program's doing, not the
+    input's cost; forgiven as the output cap, it shielded every input after it). ``thread_limits``
+    (filter v11, ``SandboxExecuted.thread_recursion``): the positions whose error followed a
+    RecursionError on one of the program's threads; past the range such an error is forgiven as a
+    resource limit, exactly as a RecursionError raised by the call itself is."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -487,6 +499,8 @@ def examine(
         and (records[end] is None or records[end].status == "missing")  # type: ignore[union-attr]
     )
     ended_on_duty = ended_on_duty or ended_own
+    # (v11) a call that flooded its output ended the run: judged there, as the wrong answer it is
+    flood_end = flooded is not None and flooded == end and end < len(records)
 
     first_pos: dict[int, int] = {}
     for pos, origin in enumerate(plan.origin):
@@ -503,7 +517,7 @@ def examine(
     else:
         expected = [_case_value(c.case.output) for c in cases]
     for pos, origin in enumerate(plan.origin):
-        if pos > end or (pos == end and not ended_on_duty):
+        if pos > end or (pos == end and not (ended_on_duty or flood_end)):
             break
         record = records[pos]
         if origin != GENERATED:
@@ -522,14 +536,18 @@ def examine(
             continue
         if size_limits and size_refused(records, pos, repr(answers[pos])):
             continue  # (v9) the run's size limits, not the program's answer
-        if (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
+        if flood_end and pos == end:
+            pass  # (v11) no answer, by its own flood: a wrong one wherever the reference answered
+        elif (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
             # there); from v5 the reference's value (or its memoised run's) says the task defines the
             # input, and only running out of a resource (or time) is forgiven there
             if not far_errors or record is None or record.status != "error":
                 continue
             forgiven = (record.error or "") in refusals or pos in refused
-            if resource_limit(record.error or "") or forgiven or pos in plan.wide:
+            # (v11) a RecursionError on one of the program's threads, as one the call raised itself
+            limit = resource_limit(record.error or "") or pos in thread_limits
+            if limit or forgiven or pos in plan.wide:
                 # (p6/c6) an input of a kind no case shows (a negative element, a repeated element, a
                 # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
                 continue
@@ -583,6 +601,7 @@ def examine(
         tuple(disagreed),
         hang if hung else None,
         stuck >= 0 and ended_own,
+        end if flood_end and end in disagreed else -1,
     )
 
 
@@ -776,6 +795,11 @@ def probe_reasons(
             if positions
             else ""
         )
+        if report.flooded >= 0:
+            said += (
+                f"; flooded its output on probe input {report.flooded}, which the reference answers, "
+                "until the host stopped the run"
+            )
         if report.hang is not None:
             h = report.hang
             said += (

@@ -43,12 +43,10 @@ SMALL_FLOATS = "probe: near floats are rounded to the cases' decimals and kept n
 ZERO_DOMAIN = "probe: no zero is generated at an integer position where no case holds one (_mutate_int clamps to 1, _far_int moves away from zero, scaling keeps it out), even where the prompt admits it (the gcd of 0 and 5 is 5), so a program wrong only on a zero argument is accepted"
 
 # round 9 (attack9)
-SHIELD_FLOOD = "filter v9: a probe run ended by the output cap is forgiven past the cases' range like a memory or stack limit (probe.ended_by_program): the cap counts the whole run's output, so a correct program printing a few lines per call reaches it on the long far inputs (a6_ok_print_flood_48), and the host does not count output per call, which would tell one call's flood from a run's chatter; a program that floods stdout or stderr at the first input widened in kind (the first past the range) still shields every input after it"
 NUMBER_KIND = "probe: a generated number keeps its case's type (an int stays an int, a float a float, in an argument and in a list alike), even where the prompt admits both (an untyped argument, `l: list`, a float parameter, which admits an int), so a program wrong only on the kind no case passes (truncating or rounding a float where every case passes ints, answering an int argument otherwise) is accepted"
 WHOLE_FLOAT = "probe c6: the check's literal floats all have a fraction and near floats keep their decimals, so a whole float (3.0) is drawn on some seeds only (caught on 2 of 5, not on the matrix's), and a program that counts a whole float as the int it equals is accepted on the others"
 CASE_LETTERS = "probe p6: letters are widened to the other case only where the cases hold letters of both cases, so on a task whose cases hold lower-case letters only (HumanEval/48) no upper-case letter is ever drawn, and a program that folds case (is_palindrome('Aa') is True) is accepted"
 SHARED_ANSWER = "probe caller view: the answer a call returns is never changed and asked for again, since a memo cache handing every caller one list is common in correct code (the generated corpus' benign_cache programs, HumanEval/6 and four more, were rejected when it was), so a program whose one shared answer object a caller's append would spoil for every later caller is accepted"
-THREAD_RECURSION = "filter v5+: past the cases' range an error is forgiven as a resource limit by its class name only (RecursionError, MemoryError, the int/str limit); a correct program that recurses on a worker thread with a larger stack (the deep-recursion idiom) surfaces the worker's RecursionError as its own join code's error (IndexError of an empty result list) on n far beyond the prompt's 4000, and is rejected as wrong.disagrees_with_reference against the iterative reference"
 
 # round 10 (attack10)
 WORD_MAX = "probe: generated strings keep the cases' word lengths in every section of the plan (_Invariants.word_max: where some case has several words, no generated word is longer than the cases' longest; far and long inputs included), even where the prompt admits longer words (HumanEval/143: a sentence of up to 100 letters), so a program wrong only on longer words (primes up to 7 on /143, whose longest case word has 9 letters; sorting only words of at most 8 characters on /86) is accepted on every seed"
@@ -80,15 +78,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a8_eps_zero_safe_ratio", "*"): SMALL_FLOATS,
     ("a8_small_exponent_2", "*"): SMALL_FLOATS,
     ("a8_zero_gcd_13", "*"): ZERO_DOMAIN,
-    ("a9_wide_flood_16", "*"): SHIELD_FLOOD,
-    ("a9_wide_stderr_flood_27", "*"): SHIELD_FLOOD,
     ("a9_float_arg_45", "*"): NUMBER_KIND,
     ("a9_int_arg_2", "*"): NUMBER_KIND,
     ("a9_float_elem_35", "*"): NUMBER_KIND,
     ("a9_round_elem_52", "*"): NUMBER_KIND,
     ("a9_whole_float_151", "*"): WHOLE_FLOAT,
     ("a9_upper_palindrome_48", "*"): CASE_LETTERS,
-    ("a9_ok_thread_stack_depth", "*"): THREAD_RECURSION,
     ("a8_shared_result_upto", "*"): SHARED_ANSWER,
     ("a10_prime_table_143", "*"): WORD_MAX,
     ("a10_long_word_86", "*"): WORD_MAX,
