@@ -80,7 +80,10 @@ class NoiseConfig(BaseModel):
     #: v11: a probe call the host stopped for its own output (``SandboxExecuted.output_flood``: one call
     #: past the flood bound, not a run's chatter) is a wrong answer where the reference answered, past
     #: the range too; an error that followed a RecursionError on one of the program's threads
-    #: (``SandboxExecuted.thread_recursion``) is forgiven past the range as a RecursionError is
+    #: (``SandboxExecuted.thread_recursion``) is forgiven past the range as a RecursionError is; a hang
+    #: past the range is forgiven only where the run was starved there by inputs the reference found
+    #: expensive too (the time the program burned before counts as given; its growth excuses nothing:
+    #: ``streams.noise.probe.Hang.held_v11``)
     version: FilterVersion = "v11"
 
     def label(self) -> str:

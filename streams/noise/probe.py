@@ -90,6 +90,13 @@ HANG_NEAR_FACTOR = 4.0
 #: and the program's time grew from the inputs near the cases to those past the range it answered
 #: before at most this many times as much as the reference's did
 HANG_PACE_FACTOR = 4.0
+#: (filter v11, :meth:`Hang.held_v11`) a call that took more than this many times what the reference
+#: took on the same input, at the program's own pace against the reference near the cases (its load and
+#: per-call cost), and more than ``WASTE_SLACK_S`` beyond that (a collection or a memory growth of the
+#: guest, a moment the machine's load took), spent the rest on its own: that time counts as the
+#: program's, not the input's
+WASTE_FACTOR = 4.0
+WASTE_SLACK_S = 0.005
 #: the errors of a position whose result (or error text) the execution's result budget left out
 _NOT_KEPT = (RESULT_NOT_KEPT, ERROR_NOT_KEPT)
 
@@ -144,6 +151,36 @@ class Hang:
     #: much slower the reference answered the same inputs (1.0 where no such input was answered)
     program_growth: float = 1.0
     reference_growth: float = 1.0
+    #: (filter v11) the program's pace against the reference near the cases: the median, over the inputs
+    #: near the cases both answered, of its time over the reference's (the machine's load on the probe
+    #: run and the program's own per-call cost; 1.0 where none was measured)
+    pace: float = 1.0
+    #: (filter v11) what the program spent before the hang beyond ``WASTE_FACTOR`` times the
+    #: reference's time at that pace, input by input: time it burned itself, not the inputs' cost
+    waste_s: float = 0.0
+
+    def held_v11(
+        self,
+        *,
+        min_held_s: float = HANG_MIN_HELD_S,
+        share: float = HANG_SHARE,
+        near_factor: float = HANG_NEAR_FACTOR,
+    ) -> bool:
+        """(filter v11) Whether the hang is held against the program: forgiven only where the run was
+        starved of its time there, or the input is a larger problem for the reference too. As
+        :meth:`held`, but the time the program had there counts with what it burned before
+        (``waste_s``: time beyond what the reference's own times on the same inputs explain, at the
+        program's own pace near the cases), so wasting the run's time first starves nothing; and the
+        program's growth before (:meth:`held`'s pace, which a program burning time on purpose fakes:
+        20 ms on every input past the range) excuses nothing. What it gives up: a correct program
+        whose cost grows much faster than the reference's and that then hangs on an input the
+        reference answers as fast as the cases is held to it."""
+        given = self.held_s + self.waste_s
+        return (
+            given >= min_held_s
+            and 0 < self.reference_s <= share * given
+            and self.reference_s <= near_factor * self.near_s
+        )
 
     def held(
         self,
@@ -217,6 +254,24 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         if mine is not None and mine.status == "ok" and theirs is not None:
             (mine_far if pos in plan.far else mine_near).append(mine.duration_s)
             (theirs_far if pos in plan.far else theirs_near).append(theirs)
+    # (v11) the program's pace against the reference near the cases, and the time it spent beyond
+    # what the reference's own times explain at that pace
+    ratios = [
+        mine.duration_s / theirs
+        for pos in range(end)
+        if pos not in plan.far
+        and (mine := records.get(pos)) is not None
+        and mine.status in ("ok", "error")
+        and mine.duration_s > 0
+        and (theirs := cost(pos)) is not None
+        and theirs > 0
+    ]
+    pace = max(1.0, _median(ratios)) if ratios else 1.0
+    waste = 0.0
+    for pos in range(end):
+        mine, theirs = records.get(pos), cost(pos)
+        if mine is not None and mine.status in ("ok", "error") and theirs is not None:
+            waste += max(0.0, mine.duration_s - WASTE_FACTOR * pace * theirs - WASTE_SLACK_S)
     return Hang(
         end,
         stuck.duration_s,
@@ -224,6 +279,8 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         _median(near),
         _growth(mine_far, mine_near),
         _growth(theirs_far, theirs_near),
+        pace,
+        waste,
     )
 
 
@@ -728,8 +785,8 @@ def ended_by_program(run: SandboxExecuted) -> bool:
     the cases' where its reference does not (v5 forgives the first two raised as errors; the output cap
     counts the whole run's output, so a chatty correct program reaches it too), nor the sandbox's own
     failure. Read from what the host observed, never from the guest. What that leaves open: a program
-    that floods its output at one input shields the inputs after it, as before (the host does not count
-    output per call, which would tell one call's flood from a run's chatter)."""
+    that floods its output at one input shields the inputs after it, as before (from filter v11 the host
+    counts output per call and names a call that floods by itself: ``examine``'s ``flooded``)."""
     return not (
         run.timed_out or run.memory_exceeded or run.infra_error or set(run.violations) & _RESOURCE_LIMITS
     )

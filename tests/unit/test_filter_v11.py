@@ -25,8 +25,8 @@ from schemas import codec, export
 from schemas.rollout import CaseResult, SandboxExecuted, SandboxExecutedV5
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.filter import decide
-from streams.noise.probe import DISAGREES
-from streams.probe.plan import plan_for, probe_due, probe_run_index
+from streams.noise.probe import DISAGREES, hang_timing
+from streams.probe.plan import GENERATED, plan_for, probe_due, probe_run_index
 from streams.sandbox import Job, to_event
 from streams.sandbox.limits import RawRun
 from streams.sandbox.protocol import CaseInputs, Session
@@ -220,3 +220,53 @@ def test_a_recursion_error_on_a_thread_near_the_cases_is_judged_as_one_raised_th
 def test_v11_is_the_default_and_every_older_version_is_kept() -> None:
     assert NoiseConfig().version == "v11" and VERSIONS[-1] == "v11"
     assert VERSIONS[:-1] == ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10")
+
+
+# ------------------------------------------------------------------------- the hang rule, v11 (pace)
+
+
+def test_a_hang_is_forgiven_only_where_the_run_was_starved_not_where_the_program_burned_time() -> None:
+    from tests.unit.test_probe_v8 import _hang
+
+    # the program's time grew past the range far more than the reference's: v8 reads it as a slower
+    # algorithm; a program burning 20 ms on each input past the range fakes exactly that
+    paced = _hang(program_growth=300.0, reference_growth=1.0)
+    assert not paced.held() and paced.held_v11()
+    # the run's time ran out there after the program burned it on inputs the reference answered at once
+    burned = _hang(held_s=0.2, waste_s=0.6, program_growth=300.0)
+    assert not burned.held() and burned.held_v11()
+    # starved by what the inputs cost (no waste): nothing to say, as before
+    assert not _hang(held_s=0.2).held_v11()
+    # the input is a larger problem for the reference too, or the reference needed a share of the time
+    assert not _hang(reference_s=0.005, near_s=0.001).held_v11()
+    assert not _hang(reference_s=0.02, near_s=0.02).held_v11()
+    assert not _hang(reference_s=0.0).held_v11()
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_v11_holds_a_hang_after_burned_time_and_keeps_a_starved_run_forgiven(seed: str) -> None:
+    from tests.unit.test_probe_v8 import GCD_TASK, _decide, _first_far_past, _hung, _probe, _reference
+
+    plan, run = _probe(GCD_TASK, seed)
+    last = max(pos for pos in plan.far if pos not in plan.wide and plan.origin[pos] == GENERATED)
+    ref = _reference(GCD_TASK, seed)  # 0.1 ms a call
+    # 20 ms burned on every input past the range before the trap: v8 to v10 read it as a slower algorithm
+    burning = _hung(plan, run, last, held_s=1.0, far_s=0.02)
+    assert hang_timing(plan, burning, ref) is not None
+    assert _decide(GCD_TASK, burning, ref, "v10").verdict == "accept"
+    d = _decide(GCD_TASK, burning, ref, "v11")
+    assert d.verdict == "reject" and DISAGREES in {r.code for r in d.reasons}
+    # so much burned that the deadline left 0.2 s at the trap: the burned time counts as its own
+    starving = _hung(plan, run, last, held_s=0.2, far_s=0.2)
+    timing = hang_timing(plan, starving, ref)
+    assert timing is not None and timing.waste_s > 0.5
+    assert _decide(GCD_TASK, starving, ref, "v11").verdict == "reject"
+    # a run slower throughout (another load than the reference's runs had) wasted nothing: starved
+    at = _first_far_past(plan, 200)
+    loaded = _hung(plan, run, at, held_s=0.2, before_s=0.004, far_s=0.004)
+    timing = hang_timing(plan, loaded, ref)
+    assert timing is not None and timing.pace >= 39 and timing.waste_s == 0.0
+    assert _decide(GCD_TASK, loaded, ref, "v11").verdict == "accept"
+    # an input the reference finds expensive too stays forgiven, however the time went before
+    slow_ref = _reference(GCD_TASK, seed, slow={last: 0.005})
+    assert _decide(GCD_TASK, burning, slow_ref, "v11").verdict == "accept"
