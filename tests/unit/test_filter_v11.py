@@ -121,6 +121,17 @@ def test_a_v5_execution_reads_as_no_flood_and_no_recursing_thread() -> None:
     assert type(event.as_written()) is SandboxExecutedV5
 
 
+def test_a_references_runs_are_kept_without_the_per_call_notes() -> None:
+    from schemas.reference import ReferenceExecuted
+
+    run = simulated_run(FLIP_TASK, FLIP_REF).model_copy(update={"output_flood": 1, "thread_recursion": (2,)})
+    ref = ReferenceExecuted(task_id="t", task_event_id="e", backend="wasm", execution=run, reruns=(run,))
+    # written as v3, as every reference run is (a v6 run there would not decode as one)
+    assert ref.execution.schema_version == 3 and ref.reruns[0].schema_version == 3
+    body = json.dumps(ref.model_dump(mode="json")).encode()
+    assert codec.decode_body(ReferenceExecuted.ce_type(), body) == ref
+
+
 # ---------------------------------------------------------------------------------------- the filter
 
 
