@@ -15,7 +15,17 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from schemas.base import Event, content_hash, make_event_id
-from schemas.rollout import SandboxExecutedV1, SandboxExecutedV2, SandboxExecutedV3
+from schemas.rollout import SandboxExecuted, SandboxExecutedV1, SandboxExecutedV2, SandboxExecutedV3
+
+
+def _written(value: Any) -> Any:
+    """A run as a reference's run is kept: in the version it is written in, without what the host
+    notes of single calls for a sample's judgement (``SandboxExecuted`` v6's ``output_flood`` and
+    ``thread_recursion``: a reference's runs are written as v3, which has neither, and the filter reads
+    only the answers and times of a reference's calls)."""
+    if isinstance(value, SandboxExecuted):
+        value = value.model_copy(update={"output_flood": None, "thread_recursion": ()})
+    return value.as_written() if isinstance(value, SandboxExecutedV1) else value
 
 
 class ReferenceExecutedV1(Event):
@@ -89,13 +99,13 @@ class ReferenceExecutedV3(ReferenceExecutedV2):
     @classmethod
     def _as_written(cls, value: Any) -> Any:
         # a run read as the newest version is kept in the version it is written in
-        return value.as_written() if isinstance(value, SandboxExecutedV1) else value
+        return _written(value)
 
     @field_validator("reruns", mode="before")
     @classmethod
     def _each_as_written(cls, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
-            return tuple(v.as_written() if isinstance(v, SandboxExecutedV1) else v for v in value)
+            return tuple(_written(v) for v in value)
         return value
 
     def _as_v2(self) -> ReferenceExecutedV2 | None:
@@ -142,7 +152,7 @@ class ReferenceExecuted(ReferenceExecutedV3):
     @classmethod
     def _memoised_as_written(cls, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
-            return tuple(v.as_written() if isinstance(v, SandboxExecutedV1) else v for v in value)
+            return tuple(_written(v) for v in value)
         return value
 
     def _as_v3(self) -> ReferenceExecutedV3 | None:

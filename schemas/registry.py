@@ -50,6 +50,7 @@ from schemas.rollout import (
     SandboxExecutedV2,
     SandboxExecutedV3,
     SandboxExecutedV4,
+    SandboxExecutedV5,
 )
 from schemas.sft import SftExample
 from schemas.task import (
@@ -81,6 +82,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     SandboxExecutedV2,
     SandboxExecutedV3,
     SandboxExecutedV4,
+    SandboxExecutedV5,
     SandboxExecuted,
     TurnEnded,
     ReferenceExecutedV1,
@@ -235,6 +237,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (NoiseVerdict.event_type, 2): _adding(3, turn=0),
     (SandboxExecuted.event_type, 3): _adding(4, turn=0, max_turns=1),
     (SandboxExecuted.event_type, 4): _adding(5, probe_seed=None),
+    # a v5 run said nothing of single calls: no call flooded, no thread recursed
+    (SandboxExecuted.event_type, 5): _adding(6, output_flood=None, thread_recursion=[]),
     (ExperienceReady.event_type, 2): _experience_v2_to_v3,
 }
 

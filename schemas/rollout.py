@@ -312,7 +312,7 @@ class SandboxExecutedV4(SandboxExecutedV3):
         return self._as_version(SandboxExecutedV3, {"turn": 0, "max_turns": 1})
 
 
-class SandboxExecuted(SandboxExecutedV4):
+class SandboxExecutedV5(SandboxExecutedV4):
     """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV4`).
 
     Version 5 adds ``probe_seed``: the secret seed a probe run's plan was drawn with (drawn by the
@@ -332,13 +332,40 @@ class SandboxExecuted(SandboxExecutedV4):
     )
 
     @model_validator(mode="after")
-    def _seed_names_a_plan(self) -> SandboxExecuted:
+    def _seed_names_a_plan(self) -> SandboxExecutedV5:
         if self.probe_seed is not None and self.probe is None:
             raise ValueError("probe_seed is set on a run that names no probe plan (probe is None)")
         return self
 
     def previous_version(self) -> SandboxExecutedV4 | None:
         return self._as_version(SandboxExecutedV4, {"probe_seed": None})
+
+
+class SandboxExecuted(SandboxExecutedV5):
+    """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV5`).
+
+    Version 6 adds what the host saw of single calls: ``output_flood``, the case whose call was out
+    when the host stopped the run for its output and had itself written most of it (a call that
+    floods, not a run's chatter reaching the cap), and ``thread_recursion``, the cases whose error
+    followed a RecursionError on one of the program's threads during the call. A run with neither is
+    written as v5 (or older), so every other run keeps its bytes and id."""
+
+    version: ClassVar[int] = 6
+
+    schema_version: Literal[6] = 6  # type: ignore[assignment]
+    output_flood: int | None = Field(
+        default=None,
+        ge=0,
+        description="the case whose own output made the host stop the run (None: no call flooded)",
+    )
+    thread_recursion: tuple[int, ...] = Field(
+        default=(),
+        description="the cases whose error followed a RecursionError raised on one of the program's "
+        "threads during the call",
+    )
+
+    def previous_version(self) -> SandboxExecutedV5 | None:
+        return self._as_version(SandboxExecutedV5, {"output_flood": None, "thread_recursion": ()})
 
 
 class RewardScoredV1(Event):

@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -77,7 +77,14 @@ class NoiseConfig(BaseModel):
     #: as near the cases (``streams.noise.probe.ended_by_program``)
     #: v10: a generated input that breaks a bound the task's statement states on an argument
     #: (``1 <= n <= 10^3``: ``streams.probe.statement.stated_bounds``) is not judged
-    version: FilterVersion = "v10"
+    #: v11: a probe call the host stopped for its own output (``SandboxExecuted.output_flood``: one call
+    #: past the flood bound, not a run's chatter) is a wrong answer where the reference answered, past
+    #: the range too; an error that followed a RecursionError on one of the program's threads
+    #: (``SandboxExecuted.thread_recursion``) is forgiven past the range as a RecursionError is; a hang
+    #: past the range is forgiven only where the run was starved there by inputs the reference found
+    #: expensive too (the time the program burned before counts as given; its growth excuses nothing:
+    #: ``streams.noise.probe.Hang.held_v11``)
+    version: FilterVersion = "v11"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -277,11 +277,14 @@ def _probe(
     v8 = config.version not in ("v2", "v3", "v4", "v5", "v6", "v7")
     v9 = v8 and config.version != "v8"
     v10 = v9 and config.version != "v9"
+    v11 = v10 and config.version != "v10"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
         timing = probing.hang_timing(plan, probe_run, reference)
-        hang = timing if timing is not None and timing.held() else None
+        # v11: forgiven only where the run was starved there by inputs the reference found expensive
+        held = timing is not None and (timing.held_v11() if v11 else timing.held())
+        hang = timing if held else None
     report = probing.examine(
         task,
         plan,
@@ -305,6 +308,10 @@ def _probe(
         size_limits=v9,
         # v10: an input that breaks a bound the task's statement states is not judged
         stated=stated_bounds(task.prompt, task.entry_point) if v10 else (),
+        # v11: a call that flooded its output is that call's failure; a RecursionError on one of the
+        # program's threads is a resource limit as one raised by the call is
+        flooded=probe_run.output_flood if v11 else None,
+        thread_limits=frozenset(probe_run.thread_recursion) if v11 else frozenset(),
     )
     reasons, judged = probing.probe_reasons(
         report,

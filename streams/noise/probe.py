@@ -90,6 +90,13 @@ HANG_NEAR_FACTOR = 4.0
 #: and the program's time grew from the inputs near the cases to those past the range it answered
 #: before at most this many times as much as the reference's did
 HANG_PACE_FACTOR = 4.0
+#: (filter v11, :meth:`Hang.held_v11`) a call that took more than this many times what the reference
+#: took on the same input, at the program's own pace against the reference near the cases (its load and
+#: per-call cost), and more than ``WASTE_SLACK_S`` beyond that (a collection or a memory growth of the
+#: guest, a moment the machine's load took), spent the rest on its own: that time counts as the
+#: program's, not the input's
+WASTE_FACTOR = 4.0
+WASTE_SLACK_S = 0.005
 #: the errors of a position whose result (or error text) the execution's result budget left out
 _NOT_KEPT = (RESULT_NOT_KEPT, ERROR_NOT_KEPT)
 
@@ -119,6 +126,9 @@ class ProbeReport:
     hang: Hang | None = None
     #: (filter v9) ``stuck_at`` lies past the cases' range, where the program ended its own run
     stuck_far: bool = False
+    #: (filter v11) the counted generated position whose call flooded its output (-1: none), among
+    #: ``disagreed``
+    flooded: int = -1
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,36 @@ class Hang:
     #: much slower the reference answered the same inputs (1.0 where no such input was answered)
     program_growth: float = 1.0
     reference_growth: float = 1.0
+    #: (filter v11) the program's pace against the reference near the cases: the median, over the inputs
+    #: near the cases both answered, of its time over the reference's (the machine's load on the probe
+    #: run and the program's own per-call cost; 1.0 where none was measured)
+    pace: float = 1.0
+    #: (filter v11) what the program spent before the hang beyond ``WASTE_FACTOR`` times the
+    #: reference's time at that pace, input by input: time it burned itself, not the inputs' cost
+    waste_s: float = 0.0
+
+    def held_v11(
+        self,
+        *,
+        min_held_s: float = HANG_MIN_HELD_S,
+        share: float = HANG_SHARE,
+        near_factor: float = HANG_NEAR_FACTOR,
+    ) -> bool:
+        """(filter v11) Whether the hang is held against the program: forgiven only where the run was
+        starved of its time there, or the input is a larger problem for the reference too. As
+        :meth:`held`, but the time the program had there counts with what it burned before
+        (``waste_s``: time beyond what the reference's own times on the same inputs explain, at the
+        program's own pace near the cases), so wasting the run's time first starves nothing; and the
+        program's growth before (:meth:`held`'s pace, which a program burning time on purpose fakes:
+        20 ms on every input past the range) excuses nothing. What it gives up: a correct program
+        whose cost grows much faster than the reference's and that then hangs on an input the
+        reference answers as fast as the cases is held to it."""
+        given = self.held_s + self.waste_s
+        return (
+            given >= min_held_s
+            and 0 < self.reference_s <= share * given
+            and self.reference_s <= near_factor * self.near_s
+        )
 
     def held(
         self,
@@ -214,6 +254,24 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         if mine is not None and mine.status == "ok" and theirs is not None:
             (mine_far if pos in plan.far else mine_near).append(mine.duration_s)
             (theirs_far if pos in plan.far else theirs_near).append(theirs)
+    # (v11) the program's pace against the reference near the cases, and the time it spent beyond
+    # what the reference's own times explain at that pace
+    ratios = [
+        mine.duration_s / theirs
+        for pos in range(end)
+        if pos not in plan.far
+        and (mine := records.get(pos)) is not None
+        and mine.status in ("ok", "error")
+        and mine.duration_s > 0
+        and (theirs := cost(pos)) is not None
+        and theirs > 0
+    ]
+    pace = max(1.0, _median(ratios)) if ratios else 1.0
+    waste = 0.0
+    for pos in range(end):
+        mine, theirs = records.get(pos), cost(pos)
+        if mine is not None and mine.status in ("ok", "error") and theirs is not None:
+            waste += max(0.0, mine.duration_s - WASTE_FACTOR * pace * theirs - WASTE_SLACK_S)
     return Hang(
         end,
         stuck.duration_s,
@@ -221,6 +279,8 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         _median(near),
         _growth(mine_far, mine_near),
         _growth(theirs_far, theirs_near),
+        pace,
+        waste,
     )
 
 
@@ -411,6 +471,8 @@ def examine(
     own_end: bool = False,
     size_limits: bool = False,
     stated: tuple[Bound, ...] = (),
+    flooded: int | None = None,
+    thread_limits: frozenset[int] = frozenset(),
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -445,7 +507,14 @@ def examine(
     (:func:`size_refused`) is a resource limit: not judged, on a case asked again or a generated input.
     ``stated`` (filter v10, :func:`streams.probe.statement.stated_bounds`): a generated input that breaks
     a bound the task's statement puts on an argument (``1 <= n <= 10^3``) is not judged at all: the
-    reference's answer there is one function's, and a correct program may refuse it."""
+    reference's answer there is one function's, and a correct program may refuse it.
+    ``flooded`` (filter v11, ``SandboxExecuted.output_flood``): the position whose call the host
+    stopped for its own output; where the run ended there, that call is judged as a wrong answer
+    wherever the reference answered it, past the range too (the flood is the program's doing, not the
+    input's cost; forgiven as the output cap, it shielded every input after it). ``thread_limits``
+    (filter v11, ``SandboxExecuted.thread_recursion``): the positions whose error followed a
+    RecursionError on one of the program's threads; past the range such an error is forgiven as a
+    resource limit, exactly as a RecursionError raised by the call itself is."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -487,6 +556,8 @@ def examine(
         and (records[end] is None or records[end].status == "missing")  # type: ignore[union-attr]
     )
     ended_on_duty = ended_on_duty or ended_own
+    # (v11) a call that flooded its output ended the run: judged there, as the wrong answer it is
+    flood_end = flooded is not None and flooded == end and end < len(records)
 
     first_pos: dict[int, int] = {}
     for pos, origin in enumerate(plan.origin):
@@ -503,7 +574,7 @@ def examine(
     else:
         expected = [_case_value(c.case.output) for c in cases]
     for pos, origin in enumerate(plan.origin):
-        if pos > end or (pos == end and not ended_on_duty):
+        if pos > end or (pos == end and not (ended_on_duty or flood_end)):
             break
         record = records[pos]
         if origin != GENERATED:
@@ -522,14 +593,18 @@ def examine(
             continue
         if size_limits and size_refused(records, pos, repr(answers[pos])):
             continue  # (v9) the run's size limits, not the program's answer
-        if (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
+        if flood_end and pos == end:
+            pass  # (v11) no answer, by its own flood: a wrong one wherever the reference answered
+        elif (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
             # there); from v5 the reference's value (or its memoised run's) says the task defines the
             # input, and only running out of a resource (or time) is forgiven there
             if not far_errors or record is None or record.status != "error":
                 continue
             forgiven = (record.error or "") in refusals or pos in refused
-            if resource_limit(record.error or "") or forgiven or pos in plan.wide:
+            # (v11) a RecursionError on one of the program's threads, as one the call raised itself
+            limit = resource_limit(record.error or "") or pos in thread_limits
+            if limit or forgiven or pos in plan.wide:
                 # (p6/c6) an input of a kind no case shows (a negative element, a repeated element, a
                 # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
                 continue
@@ -583,6 +658,7 @@ def examine(
         tuple(disagreed),
         hang if hung else None,
         stuck >= 0 and ended_own,
+        end if flood_end and end in disagreed else -1,
     )
 
 
@@ -709,8 +785,8 @@ def ended_by_program(run: SandboxExecuted) -> bool:
     the cases' where its reference does not (v5 forgives the first two raised as errors; the output cap
     counts the whole run's output, so a chatty correct program reaches it too), nor the sandbox's own
     failure. Read from what the host observed, never from the guest. What that leaves open: a program
-    that floods its output at one input shields the inputs after it, as before (the host does not count
-    output per call, which would tell one call's flood from a run's chatter)."""
+    that floods its output at one input shields the inputs after it, as before (from filter v11 the host
+    counts output per call and names a call that floods by itself: ``examine``'s ``flooded``)."""
     return not (
         run.timed_out or run.memory_exceeded or run.infra_error or set(run.violations) & _RESOURCE_LIMITS
     )
@@ -776,6 +852,11 @@ def probe_reasons(
             if positions
             else ""
         )
+        if report.flooded >= 0:
+            said += (
+                f"; flooded its output on probe input {report.flooded}, which the reference answers, "
+                "until the host stopped the run"
+            )
         if report.hang is not None:
             h = report.hang
             said += (

@@ -117,8 +117,9 @@ class _Channel:
     """The host side of one jail's pipes, served from the calling thread with one ``poll`` (no thread
     per pipe): length-prefixed messages and refusal records (bounded), the answers written as the
     jail drains them (never blocking), stdout and stderr read through caps, and the jail leader's
-    exit. A deviation stops the jail; past ``16 × cap`` bytes of output (a program flooding at GB/s
-    must not cost the host its memory or CPU) too. Messages are read until ``deadline``."""
+    exit. A deviation stops the jail; so does one call writing past ``16 × cap`` bytes of output (a
+    program flooding at GB/s must not cost the host its memory or CPU), or the guest doing so while no
+    call is out (``Session.output``). Messages are read until ``deadline``."""
 
     def __init__(
         self,
@@ -216,7 +217,10 @@ class _Channel:
             self._drop(fd)
             return
         self.outputs[fd].feed(chunk)
-        if self.outputs[fd].total > self.flood_after and not self.flooded:
+        # counted against the request out as read (a pipe's bytes may be read just after the call's
+        # result: a few lines of chatter move to the next call, a flood stays with its own); a call
+        # flooding past 16 × cap is stopped (Session.output)
+        if self.session.output(len(chunk), self.flood_after) and not self.flooded:
             self.flooded = True
             self.stop()
 

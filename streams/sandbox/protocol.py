@@ -11,6 +11,8 @@ guest   meaning                             host answer
 ``J``   the job, please                     the job as JSON (:func:`encode_job`)
 ``N``   the first request, please           ``C`` + the argument tuple's literal, or ``E`` (end)
 ``R``   ``o`` + repr | ``e`` + error text   the result of the request out; answered like ``N``
+        | ``t`` + error text                (``t``: an error, and a RecursionError was raised on
+                                            one of the program's threads during the call)
 ``L``   error text                          ``k``: the program failed while loading
 ``V``   kind ``\\n`` detail                  ``k``: the audit hook refused something (append-only)
 ``U``   module name                         ``k``: the program imports what another backend runs
@@ -218,6 +220,11 @@ class CaseRecord:
     answered_at: float | None = None
     ok: bool = False
     text: str = ""
+    #: what the program wrote to stdout and stderr while this request was out (the host's count of
+    #: its own pipes or WASI streams: the guest cannot change it)
+    output_bytes: int = 0
+    #: the stub saw a RecursionError end one of the program's threads during this request (``Rt``)
+    thread_recursion: bool = False
 
 
 @dataclass
@@ -245,6 +252,11 @@ class SessionFacts:
     check_ok: bool = False
     check_error: str | None = None
     check_calls: int = 0
+    #: the run was stopped for its output (:meth:`Session.output`): the request whose own output
+    #: flooded (-1: none was out) and what it had written
+    output_stop: tuple[int, int] | None = None
+    #: what the guest wrote while no request was out
+    output_outside: int = 0
 
     @property
     def outstanding(self) -> CaseRecord | None:
@@ -308,6 +320,32 @@ class Session:
         rec = self.facts.outstanding
         first, seconds = self.call_cap
         return rec.handed_at + seconds if rec is not None and rec.index >= first else None
+
+    def output(self, n: int, flood: int) -> bool:
+        """The guest wrote ``n`` more bytes to stdout or stderr (the backends call this from what they
+        read of the guest's streams, never from a guest message); whether the backend stops it now.
+
+        The bytes count against the request out. A call whose own output passes ``flood`` floods: the
+        run stops there, and ``output_stop`` names it (its end is its own doing). A run's chatter
+        reaching the cap over many calls stops nothing (each call is bounded by ``flood`` already, the
+        cap keeps what is stored, and stopping the run at whichever call was out when the total
+        passed a bound would let a program's earlier chatter end the run where it likes); only output
+        while no request is out (loading, after the last) is bounded as a whole, and stops the run
+        with no call named."""
+        with self._lock:
+            f = self.facts
+            if f.output_stop is not None:
+                return True
+            rec = f.outstanding
+            if rec is not None:
+                rec.output_bytes += n
+                if rec.output_bytes > flood:
+                    f.output_stop = (rec.index, rec.output_bytes)
+            else:
+                f.output_outside += n
+                if f.output_outside > flood:
+                    f.output_stop = (-1, f.output_outside)
+            return f.output_stop is not None
 
     # -- the state machine --------------------------------------------------------------------------
     def oversized(self, length: int) -> bytes | None:
@@ -400,16 +438,18 @@ class Session:
             if case is None:
                 return self._deviate("a result nobody asked for")
             status, body = payload[:1], payload[1:]
-            if status not in (b"o", b"e"):
+            if status not in (b"o", b"e", b"t"):
                 return self._deviate("a result of unknown status")
             text = _decode(body)
             if text is None:
                 return self._deviate("a result that is not UTF-8")
             if status == b"o" and len(text) > MAX_RESULT_CHARS:
                 return self._deviate("a result over the size limit")
-            if status == b"e" and len(text) > MAX_ERROR_CHARS:
+            if status != b"o" and len(text) > MAX_ERROR_CHARS:
                 text = text[:MAX_ERROR_CHARS] + "…"
             case.answered_at, case.ok, case.text = now, status == b"o", text
+            # an error either way: the note only says which resource it may have been
+            case.thread_recursion = status == b"t"
             f.last_result_at = now
             self.source.deliver(case.ok, case.text)
             return self._next_request()

@@ -105,6 +105,12 @@ class ExecutionResult:
     route_hints: tuple[str, ...] = ()
     #: what the audit hook refused, (kind, detail), the first few
     refusals: tuple[tuple[str, str], ...] = ()
+    #: cases mode: the case whose call the host stopped for its own output (``Session.output``: one
+    #: call past the flood bound, not a run's chatter reaching the cap)
+    output_flood: int | None = None
+    #: cases mode: the cases whose error followed a RecursionError on one of the program's threads
+    #: during the call (the stub's ``Rt``)
+    thread_recursion: tuple[int, ...] = ()
 
     def cli_json(self) -> dict[str, Any]:
         """Exactly the fields of the ``rlstream sandbox exec --json`` contract."""
@@ -265,7 +271,22 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
         deviation=facts.deviation,
         route_hints=tuple(facts.hints),
         refusals=tuple([*raw.wall_refusals, *facts.records][:16]),
+        output_flood=_flooding_call(facts) if job.mode == "cases" else None,
+        thread_recursion=tuple(
+            c.index for c in facts.cases if c.thread_recursion and c.answered_at is not None
+        )
+        if job.mode == "cases"
+        else (),
     )
+
+
+def _flooding_call(facts: SessionFacts) -> int | None:
+    """The request the run was stopped at for its own output, where it is still unanswered (a call
+    answered before the stop took effect did not end there)."""
+    stop = facts.output_stop
+    if stop is None or not 0 <= stop[0] < len(facts.cases):
+        return None
+    return stop[0] if facts.cases[stop[0]].answered_at is None else None
 
 
 def to_event(
@@ -305,4 +326,6 @@ def to_event(
         cache_key=result.cache_key,
         cache_hit=result.cache_hit,
         infra_error=result.infra_error,
+        output_flood=result.output_flood,
+        thread_recursion=result.thread_recursion,
     )

@@ -44,7 +44,8 @@ REALTIME, MONOTONIC = 0, 1
 ABSTIME = 1
 MAX_SUBSCRIPTIONS = 4096
 MAX_FRAMES = 100_000
-#: a guest that writes this many times its output cap is stopped (labelled output_limit)
+#: a call (or a guest with no call out) that writes this many times its output cap is stopped
+#: (labelled output_limit; ``Session.output``)
 FLOOD_FACTOR = 16
 _STACK_LOCK = threading.Lock()
 #: What each guest runs, as the reactor's ``turn`` in the warm interpreter: reseed ``random`` (the
@@ -117,10 +118,9 @@ class _Capped:
     """A guest stream kept up to a cap; the rest is dropped but reported as written, so the guest
     never retries (and never learns it was cut)."""
 
-    def __init__(self, cap: int, on_flood: Callable[[], None] | None = None) -> None:
+    def __init__(self, cap: int) -> None:
         self.cap, self.data, self.dropped = cap, bytearray(), False
         self.total = 0
-        self.on_flood = on_flood
 
     def write(self, data: bytes) -> int:
         room = max(0, self.cap - len(self.data))
@@ -128,10 +128,23 @@ class _Capped:
             self.dropped = True
         self.data.extend(data[:room])
         self.total += len(data)
-        if self.on_flood is not None and self.total > FLOOD_FACTOR * self.cap:
-            flood, self.on_flood = self.on_flood, None
-            flood()  # a program writing at GB/s need not be watched until its deadline
         return len(data)
+
+
+def _counted(
+    stream: _Capped, session: Session, flood: int, stop: Callable[[], None]
+) -> Callable[[bytes], int]:
+    """``stream``'s writer, each write counted by the session against the request out; ``stop`` is
+    called once the session says the guest floods."""
+    stopped: list[bool] = []
+
+    def write(data: bytes) -> int:
+        if session.output(len(data), flood) and not stopped:
+            stopped.append(True)
+            stop()  # a program writing at GB/s need not be watched until its deadline
+        return stream.write(data)
+
+    return write
 
 
 @dataclass
@@ -561,12 +574,15 @@ class WasmBackend:
 
                 _ffi.wasmtime_context_set_epoch_deadline(store_ref[0]._context(), 0)
 
-        out, err = _Capped(limits.output_bytes, stop_flood), _Capped(limits.output_bytes, stop_flood)
+        out, err = _Capped(limits.output_bytes), _Capped(limits.output_bytes)
         wasi = wt.WasiConfig()
         wasi.argv = ["python"]
         wasi.env = list(GUEST_ENV)
-        wasi.stdout_custom = out.write
-        wasi.stderr_custom = err.write
+        # counted per call by the host as it is written (the guest's stream, not its word): a call
+        # flooding past FLOOD_FACTOR times the cap is stopped (Session.output)
+        flood = FLOOD_FACTOR * limits.output_bytes
+        wasi.stdout_custom = _counted(out, session, flood, stop_flood)
+        wasi.stderr_custom = _counted(err, session, flood, stop_flood)
         # The stdlib folder is read-only for the guest (wasmtime's default would let it write there).
         wasi.preopen_dir(str(self.runtime.stdlib_dir), STDLIB_GUEST_DIR, False)
         if source is None:

@@ -1,0 +1,74 @@
+"""What the host notes of single calls, on the real backends (noise filter v11 reads both): a call that
+floods its output by itself is stopped and named, a run's chatter is not stopped at all, and a
+RecursionError that ends one of the program's threads during a call is noted on that call (the jail:
+threads run there only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.sandbox import Limits, Sandbox
+
+LIMITS = Limits(timeout_s=5.0, memory_mb=256, output_bytes=4096)
+
+FLOODS_AT_3 = """
+import sys
+
+def f(x):
+    if x == 3:
+        while True:
+            sys.stderr.write("." * 1000)
+    print("call", x, "x" * 1000)
+    return x
+"""
+
+THREAD_RECURSION = """
+import sys
+import threading
+
+sys.setrecursionlimit(1 << 14)
+
+def _down(n):
+    return 0 if n == 0 else 1 + _down(n - 1)
+
+def f(n):
+    out = []
+    worker = threading.Thread(target=lambda: out.append(_down(n)))
+    worker.start()
+    worker.join()
+    return out[0]
+"""
+
+
+@pytest.mark.parametrize("backend", ["wasm", "container"])
+def test_a_call_that_floods_by_itself_is_stopped_and_named(sandbox: Sandbox, backend: str) -> None:
+    # each call before it prints about 1 KB: 3 KB in all, under the 64 KB bound of one call; the run's
+    # total passes the 4 KB cap with no call stopped for it
+    r = sandbox.run_cases(FLOODS_AT_3, "f", [f"({i},)" for i in range(6)], limits=LIMITS, backend=backend)
+    assert r.infra_error is None, r.infra_error
+    assert [c.status for c in r.cases[:3]] == ["ok", "ok", "ok"]
+    assert r.cases[3].status != "ok" and r.output_flood == 3
+    assert "output_limit" in r.violations and not r.timed_out
+
+
+@pytest.mark.parametrize("backend", ["wasm", "container"])
+def test_a_runs_chatter_past_the_cap_stops_nothing(sandbox: Sandbox, backend: str) -> None:
+    chatty = "def f(x):\n    print('x' * 3000)\n    return x\n"
+    r = sandbox.run_cases(chatty, "f", [f"({i},)" for i in range(40)], limits=LIMITS, backend=backend)
+    assert r.infra_error is None, r.infra_error
+    assert all(c.status == "ok" for c in r.cases) and r.output_flood is None
+    assert "output_limit" in r.violations  # what is kept is still capped
+
+
+def test_a_recursion_error_on_a_thread_is_noted_on_its_call(sandbox: Sandbox) -> None:
+    r = sandbox.run_cases(
+        THREAD_RECURSION, "f", ["(10,)", "(100000,)", "(20,)"], limits=LIMITS, backend="container"
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.status for c in r.cases] == ["ok", "error", "ok"]
+    assert (r.cases[1].error or "").startswith("IndexError")  # the join code's error, as before
+    assert r.thread_recursion == (1,)
+    # a RecursionError raised by the call itself is its own error, named as such: no note
+    own = "def f(n):\n    raise RecursionError('maximum recursion depth exceeded')\n"
+    r = sandbox.run_cases(own, "f", ["(1,)"], limits=LIMITS, backend="container")
+    assert r.thread_recursion == () and (r.cases[0].error or "").startswith("RecursionError")
