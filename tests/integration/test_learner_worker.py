@@ -280,7 +280,13 @@ def test_the_last_groups_dropped_as_stale_are_committed_and_not_read_again(
         stale_ids = {s.sample_id for e in stale for s in e.samples}
 
         def stale_committed() -> bool:
-            return stale_ids <= set(training_account(read_training_log(train_log))[1])
+            # the decision is logged before its offsets are committed (a restart reads on from the log):
+            # the kill waits for the commit too, which the assertions below read from the broker
+            logged = entries("decided")
+            if not logged or not stale_ids <= set(training_account(read_training_log(train_log))[1]):
+                return False
+            committed = _committed(kafka_catalog)
+            return all(committed.get(c["partition"]) == c["offset"] for c in logged[-1]["consumed"])
 
         _wait_for(stale_committed, 120, first, worker_log, "the stale groups decided and committed")
         first.send_signal(signal.SIGKILL)
