@@ -1164,6 +1164,37 @@ def _generate_far(
     return out
 
 
+class _Made:
+    """The inputs a widening generator (:func:`_generate_wide`, :func:`_generate_admitted`) has made from
+    the cases, each with the case it was made from. A candidate is taken where it is new, no longer than
+    the cases allow (:data:`_SIZE_FACTOR`, :data:`_SIZE_SLACK`), keeps every relation the cases keep
+    (``invariants``, :class:`_Sizes`, ``domain``) and prints as a literal."""
+
+    def __init__(
+        self,
+        tuples: Sequence[tuple[object, ...]],
+        taken: set[str],
+        domain: Callable[[Sequence[object], set[int]], bool] | None,
+    ) -> None:
+        self.limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+        self.sizes = _Sizes(tuples)
+        self.domain = domain
+        self.seen = {repr(t) for t in tuples} | taken
+        self.out: list[tuple[str, tuple[int, ...]]] = []
+
+    def take(self, candidate: list[object], b: int, invariants: _Invariants) -> bool:
+        text = repr(tuple(candidate))
+        if text in self.seen or len(text) > self.limit or not invariants.hold(candidate):
+            return False
+        if not self.sizes.keeps(candidate) or (self.domain is not None and not self.domain(candidate, {b})):
+            return False
+        if not _is_input_literal(text, tuple(candidate)):
+            return False
+        self.seen.add(text)
+        self.out.append((text, (b,)))
+        return True
+
+
 def _generate_wide(
     cases: Sequence[object],
     rng: random.Random,
@@ -1189,11 +1220,7 @@ def _generate_wide(
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = min(len(t) for t in tuples)
     columns = [[t[i] for t in tuples] for i in range(arity)]
-    longest = max(len(repr(t)) for t in tuples)
-    limit = _SIZE_FACTOR * longest + _SIZE_SLACK
-    sizes = _Sizes(tuples)
-    seen = {repr(t) for t in tuples} | taken
-    out: list[tuple[str, tuple[int, ...]]] = []
+    inputs = _Made(tuples, taken, domain)
     for name, admits, widen in _WIDENINGS:
         positions = [i for i, column in enumerate(columns) if admits(column)]
         if not positions:
@@ -1212,17 +1239,9 @@ def _generate_wide(
                 value = widen(candidate[i], columns[i], rng)
                 if value is not None:
                     candidate[i], changed = value, True
-            text = repr(tuple(candidate))
-            if not changed or text in seen or len(text) > limit or not invariants.hold(candidate):
-                continue
-            if not sizes.keeps(candidate) or (domain is not None and not domain(candidate, {b})):
-                continue
-            if not _is_input_literal(text, tuple(candidate)):
-                continue
-            seen.add(text)
-            out.append((text, (b,)))
-            made += 1
-    return out
+            if changed and inputs.take(candidate, b, invariants):
+                made += 1
+    return inputs.out
 
 
 #: the kinds of argument an empty value of which :func:`_filled` fills
@@ -1812,11 +1831,8 @@ def _generate_admitted(
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = min(min(len(t) for t in tuples), len(admits))
     columns = [[t[i] for t in tuples] for i in range(arity)]
-    longest = max(len(repr(t)) for t in tuples)
-    limit = _SIZE_FACTOR * longest + _SIZE_SLACK
-    sizes = _Sizes(tuples)
+    inputs = _Made(tuples, taken, domain)
     invariants = _Invariants(tuples, seeded=True)
-    seen = {repr(t) for t in tuples} | taken
     ordered = {
         i
         for i in range(arity)
@@ -1827,11 +1843,10 @@ def _generate_admitted(
         str, list[tuple[int, Callable[[object], bool], Callable[[object, random.Random], object]]]
     ] = {}
     for i in range(arity):
-        if i in sizes.counts:
+        if i in inputs.sizes.counts:
             continue
         for name, pick, change in _admissions(columns[i], admits[i]):
             kinds.setdefault(name, []).append((i, pick, change))
-    out: list[tuple[str, tuple[int, ...]]] = []
     for name in ("float", "int", "whole", "tiny", "zero", "case"):
         positions = kinds.get(name, [])
         if not positions:
@@ -1851,17 +1866,9 @@ def _generate_admitted(
                 if i in ordered and isinstance(value, list):
                     value = sorted(value)  # type: ignore[type-var]
                 candidate[i], changed = value, True
-            text = repr(tuple(candidate))
-            if not changed or text in seen or len(text) > limit or not invariants.hold(candidate):
-                continue
-            if not sizes.keeps(candidate) or (domain is not None and not domain(candidate, {b})):
-                continue
-            if not _is_input_literal(text, tuple(candidate)):
-                continue
-            seen.add(text)
-            out.append((text, (b,)))
-            made += 1
-    return out
+            if changed and inputs.take(candidate, b, invariants):
+                made += 1
+    return inputs.out
 
 
 class _Sizes:
