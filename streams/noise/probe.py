@@ -97,6 +97,11 @@ HANG_PACE_FACTOR = 4.0
 #: program's, not the input's
 WASTE_FACTOR = 4.0
 WASTE_SLACK_S = 0.005
+#: and only where an input at least as large in every argument (and larger in one) took the program at
+#: most this many times as long: time a larger input does not cost more is not the input's cost (a
+#: correct program whose cost explodes with size takes twice as long or more for each element more;
+#: a program burning a fixed time takes the same on every input, give or take the machine's noise)
+DOMINATED_TOLERANCE = 1.5
 #: the errors of a position whose result (or error text) the execution's result budget left out
 _NOT_KEPT = (RESULT_NOT_KEPT, ERROR_NOT_KEPT)
 
@@ -156,7 +161,8 @@ class Hang:
     #: run and the program's own per-call cost; 1.0 where none was measured)
     pace: float = 1.0
     #: (filter v11) what the program spent before the hang beyond ``WASTE_FACTOR`` times the
-    #: reference's time at that pace, input by input: time it burned itself, not the inputs' cost
+    #: reference's time at that pace, on the inputs a larger input cost it no more than: time it burned
+    #: itself, not the inputs' cost
     waste_s: float = 0.0
 
     def held_v11(
@@ -172,9 +178,12 @@ class Hang:
         (``waste_s``: time beyond what the reference's own times on the same inputs explain, at the
         program's own pace near the cases), so wasting the run's time first starves nothing; and the
         program's growth before (:meth:`held`'s pace, which a program burning time on purpose fakes:
-        20 ms on every input past the range) excuses nothing. What it gives up: a correct program
-        whose cost grows much faster than the reference's and that then hangs on an input the
-        reference answers as fast as the cases is held to it."""
+        20 ms on every input past the range) excuses nothing. Time counts as burned only on an input a
+        larger one cost the program no more than (``DOMINATED_TOLERANCE``): a correct program whose cost
+        explodes with size (every subset of a list summed), starved by its own algorithm on a loaded
+        machine, burned nothing and is forgiven as before. What it gives up: a program burning time in
+        proportion to its input's size (twice as long for each element more) before a trap reads as
+        such a slow algorithm."""
         given = self.held_s + self.waste_s
         return (
             given >= min_held_s
@@ -267,11 +276,27 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         and theirs > 0
     ]
     pace = max(1.0, _median(ratios)) if ratios else 1.0
+    # the time beyond the reference's at that pace is the program's own where a larger input cost it no
+    # more (time it burns whatever the input); where every larger input cost it more, that time is the
+    # input's cost to its algorithm (a correct program slower than the reference by far, whose run ran
+    # out there under the machine's load), not waste
+    answered = {
+        pos: mine.duration_s
+        for pos in range(end)
+        if (mine := records.get(pos)) is not None and mine.status in ("ok", "error")
+    }
+    sizes = {pos: _sizes(plan.inputs[pos]) for pos in answered}
     waste = 0.0
-    for pos in range(end):
-        mine, theirs = records.get(pos), cost(pos)
-        if mine is not None and mine.status in ("ok", "error") and theirs is not None:
-            waste += max(0.0, mine.duration_s - WASTE_FACTOR * pace * theirs - WASTE_SLACK_S)
+    for pos, took_here in answered.items():
+        theirs = cost(pos)
+        if theirs is None:
+            continue
+        excess = took_here - WASTE_FACTOR * pace * theirs - WASTE_SLACK_S
+        if excess > 0 and any(
+            answered[other] <= DOMINATED_TOLERANCE * took_here and _dominates(sizes[other], sizes[pos])
+            for other in answered
+        ):
+            waste += excess
     return Hang(
         end,
         stuck.duration_s,
@@ -281,6 +306,37 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         _growth(theirs_far, theirs_near),
         pace,
         waste,
+    )
+
+
+def _sizes(text: str) -> tuple[float, ...] | None:
+    """Each argument's size, for :func:`_dominates`: a string's or a container's number of elements
+    (nested containers counted through, a string element as its characters), a number's magnitude,
+    0 for anything else (None: not a literal)."""
+    args = _arguments(text)
+    return tuple(_size(a, top=True) for a in args) if args else None
+
+
+def _size(value: object, *, top: bool = False) -> float:
+    if isinstance(value, (str, bytes)):
+        return float(len(value))
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return float(sum(_size(v) if isinstance(v, _SIZED) else 1 for v in value))
+    if top and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(abs(value))
+    return 0.0
+
+
+def _dominates(larger: tuple[float, ...] | None, smaller: tuple[float, ...] | None) -> bool:
+    """Whether one input is at least as large as another in every argument and larger in one."""
+    return (
+        larger is not None
+        and smaller is not None
+        and len(larger) == len(smaller)
+        and all(a >= b for a, b in zip(larger, smaller, strict=True))
+        and any(a > b for a, b in zip(larger, smaller, strict=True))
     )
 
 

@@ -15,7 +15,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +283,48 @@ def test_v11_holds_a_hang_after_burned_time_and_keeps_a_starved_run_forgiven(see
     # an input the reference finds expensive too stays forgiven, however the time went before
     slow_ref = _reference(GCD_TASK, seed, slow={last: 0.005})
     assert _decide(GCD_TASK, burning, slow_ref, "v11").verdict == "accept"
+
+
+SUM_REF = "def solve(xs):\n    return sum(xs)\n"
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_time_an_input_costs_the_program_more_the_larger_it_is_is_not_burned(seed: str) -> None:
+    """A correct program whose cost explodes with the list's length (every subset summed) may run out of
+    the probe run's time on the longest inputs when the machine is loaded: what it spent before is what
+    those inputs cost its algorithm (each longer one cost it more), not time it burned; a program taking
+    the same time whatever the input's size did burn it."""
+    from tests.unit.test_noise_probe import cases_of, task_of
+    from tests.unit.test_probe_v8 import _decide, _probe, _reference
+
+    task = task_of(SUM_REF, cases_of(SUM_REF, ["([1, 2, 3],)", "([5],)", "([4, 9, 2, 7],)", "([],)"]))
+    plan, run = _probe(task, seed)
+    length = {pos: len(ast.literal_eval(plan.inputs[pos])[0]) for pos in range(len(plan.inputs))}
+    # the longest input past the range before the extremes (thousands of elements, under a cap of their own)
+    far = [
+        pos
+        for pos in sorted(plan.far)
+        if plan.origin[pos] == GENERATED and pos < len(plan.inputs) - plan.ends
+    ]
+    longest = max(length[pos] for pos in far)
+    at = next(pos for pos in far if length[pos] == longest)
+    ref = _reference(task, seed)  # 0.1 ms a call
+
+    def hung(took: Callable[[int], float]) -> SandboxExecuted:
+        cases = [c.model_copy(update={"duration_s": took(c.index)}) for c in run.cases if c.index < at]
+        cases.append(
+            CaseResult(index=at, status="timeout", error="wall-clock limit reached", duration_s=0.13)
+        )
+        cases += [CaseResult(index=c.index, status="missing") for c in run.cases if c.index > at]
+        return run.model_copy(update={"cases": tuple(cases), "timed_out": True})
+
+    exploding = hung(lambda pos: 0.00001 * 2 ** length[pos] * max(1, length[pos]))
+    timing = hang_timing(plan, exploding, ref)
+    assert timing is not None and timing.waste_s < 0.05, timing
+    assert _decide(task, exploding, ref, "v11").verdict == "accept"
+    # the same total spent at a fixed 60 ms on every input past the range: burned, held
+    flat = hung(lambda pos: 0.06 if pos in plan.far else 0.0001)
+    timing = hang_timing(plan, flat, ref)
+    assert timing is not None and timing.waste_s > 0.5, timing
+    d = _decide(task, flat, ref, "v11")
+    assert d.verdict == "reject" and DISAGREES in {r.code for r in d.reasons}
