@@ -302,8 +302,18 @@ def _probe(
         sequences=v6 and bool(task.check) and check_compares_sequences(task.check or "", task.entry_point),
         hang=hang,
         positional_ties=v8 and probing.ties_by_position(task.prompt),
-        # v9: a run the program ended itself on an input past the range is held against it
-        own_end=v9 and probing.ended_by_program(probe_run),
+        # v9: a run the program ended itself on an input past the range is held against it; v11: so is
+        # a memory stop on an input the reference answers as cheaply as the cases
+        own_end=v9
+        and (
+            probing.ended_by_program(probe_run)
+            or (
+                v11
+                and reference is not None
+                and usable
+                and probing.memory_stop_held(plan, probe_run, reference)
+            )
+        ),
         # v9: an equal answer refused for its size where the reference's fit is a resource limit
         size_limits=v9,
         # v10: an input that breaks a bound the task's statement states is not judged

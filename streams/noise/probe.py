@@ -242,10 +242,7 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
     by_run = [_records(r) for r in runs]
 
     def cost(pos: int) -> float | None:
-        found = [records.get(pos) for records in by_run]
-        if any(r is None or r.status != "ok" for r in found):
-            return None
-        return min(r.duration_s for r in found if r is not None)
+        return _reference_cost(by_run, pos)
 
     took = cost(end)
     near = [c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := cost(pos)) is not None]
@@ -307,6 +304,44 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
         pace,
         waste,
     )
+
+
+def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> bool:
+    """(filter v11) Whether a probe run the host stopped for its memory ended on a generated input past
+    the cases' range that every run of the reference answered with a value within ``HANG_NEAR_FACTOR``
+    times its median input near the cases: the input is no larger problem than the task's own (a
+    reference cannot fill hundreds of megabytes in the time it takes on the cases), so the stop is the
+    program's doing, as its own exit is (:func:`ended_by_program`), and forgiving it would shield every
+    input after it. A memory stop on an input the reference finds costly (the extremes of thousands of
+    elements) stays forgiven. What it gives up, as the hang rule does: a correct program whose memory
+    explodes with the input's size (every permutation of a list kept) where the reference's does not."""
+    if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
+        return False
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return False
+    records = _records(probe)
+    end = next(
+        (pos for pos in range(len(plan.inputs)) if pos not in records or records[pos].status in _UNANSWERED),
+        None,
+    )
+    if end is None or end not in plan.far or plan.origin[end] != GENERATED:
+        return False
+    by_run = [_records(r) for r in runs]
+    near = [
+        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
+    ]
+    took = _reference_cost(by_run, end)
+    return bool(took and near) and took <= HANG_NEAR_FACTOR * _median(near)  # type: ignore[operator]
+
+
+def _reference_cost(by_run: Sequence[dict[int, CaseResult]], pos: int) -> float | None:
+    """The reference's time on a position: the fastest of its runs (None: a run did not answer it with
+    a value; 0: no duration was measured)."""
+    found = [records.get(pos) for records in by_run]
+    if any(r is None or r.status != "ok" for r in found):
+        return None
+    return min(r.duration_s for r in found if r is not None)
 
 
 def _sizes(text: str) -> tuple[float, ...] | None:

@@ -328,3 +328,27 @@ def test_time_an_input_costs_the_program_more_the_larger_it_is_is_not_burned(see
     assert timing is not None and timing.waste_s > 0.5, timing
     d = _decide(task, flat, ref, "v11")
     assert d.verdict == "reject" and DISAGREES in {r.code for r in d.reasons}
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_a_memory_stop_on_an_input_the_reference_answers_as_cheaply_as_the_cases_is_the_programs(
+    seed: str,
+) -> None:
+    """A program that fills the guest's memory on the first input past the cases' range, where the host
+    stops the run, shielded every input after it; where the reference answers that input as fast as the
+    cases, the stop is held against the program (v11), and where the input costs the reference more, it
+    stays forgiven."""
+    from tests.unit.test_probe_v8 import GCD_TASK, _decide, _probe, _reference
+
+    plan, run = _probe(GCD_TASK, seed)
+    at = min(pos for pos in plan.far if plan.origin[pos] == GENERATED)
+    cases = [c for c in run.cases if c.index < at]
+    cases += [CaseResult(index=c.index, status="missing") for c in run.cases if c.index >= at]
+    stopped = run.model_copy(update={"cases": tuple(cases), "memory_exceeded": True})
+    ref = _reference(GCD_TASK, seed)
+    assert _decide(GCD_TASK, stopped, ref, "v10").verdict == "accept"
+    d = _decide(GCD_TASK, stopped, ref, "v11")
+    assert d.verdict == "reject" and {r.code for r in d.reasons} & {DISAGREES, "hack.memorised"}
+    # an input that costs the reference forty times its inputs near the cases is a larger problem
+    costly = _reference(GCD_TASK, seed, slow={at: 0.004})
+    assert _decide(GCD_TASK, stopped, costly, "v11").verdict == "accept"
