@@ -7690,43 +7690,79 @@ add(
     note="judges monotony on the first seven elements only",
 )
 
+# --- (added after the first run) normalised answers, case folding, a bounded search, a float logarithm
+add(
+    "a11_trim_zeros_62",
+    "HumanEval/62",
+    "wrong",
+    "a11_boundary",
+    """
+    def derivative(xs: list):
+        out = [i * x for i, x in enumerate(xs)][1:]
+        while out and out[-1] == 0:
+            out.pop()
+        return out
+    """,
+    backends=_W11,
+    note="normalises the derivative by dropping trailing zero coefficients: derivative([1, 2, 0]) is [2], not [2, 0]",
+)
+add(
+    "a11_palindrome_casefold_48",
+    "HumanEval/48",
+    "wrong",
+    "a11_boundary",
+    """
+    def is_palindrome(text: str):
+        t = text.casefold()
+        return t == t[::-1]
+    """,
+    backends=_W11,
+    note="compares case-insensitively: 'Aba' is a palindrome here",
+)
+add(
+    "a11_trial_cap_25",
+    "HumanEval/25",
+    "wrong",
+    "a11_boundary",
+    """
+    from typing import List
+
+
+    def factorize(n: int) -> List[int]:
+        out, d = [], 2
+        while d <= 100 and d * d <= n:
+            while n % d == 0:
+                out.append(d)
+                n //= d
+            d += 1
+        if n > 1:
+            out.append(n)
+        return out
+    """,
+    backends=_W11,
+    note="trial division stops at 100: a remainder of two primes above 100 (101 * 103) is answered as one factor",
+)
+add(
+    "a11_float_log_76",
+    "HumanEval/76",
+    "wrong",
+    "a11_width",
+    """
+    import math
+
+
+    def is_simple_power(x, n):
+        if n == 1 or x == 1:
+            return x == 1
+        if x < 1 or n < 2:
+            return False
+        return n ** int(math.log(x, n)) == x
+    """,
+    backends=_W11,
+    note="the exponent from a float logarithm truncated: math.log(1000, 10) is 2.9999999999999996, so 1000 is no power of 10 here",
+)
+
 # --- precision and integer width
-add(
-    "a11_int64_prod_8",
-    "HumanEval/8",
-    "wrong",
-    "a11_width",
-    """
-    from typing import List, Tuple
-
-    import numpy as np
-
-
-    def sum_product(numbers: List[int]) -> Tuple[int, int]:
-        a = np.asarray(numbers, dtype=np.int64)
-        return int(a.sum()), int(a.prod())
-    """,
-    backends=_W11,
-    note="the product in int64: wraps silently past 2^63",
-)
-add(
-    "a11_int64_fib_55",
-    "HumanEval/55",
-    "wrong",
-    "a11_width",
-    """
-    import numpy as np
-
-
-    def fib(n: int):
-        a, b = np.int64(0), np.int64(1)
-        for _ in range(n):
-            a, b = b, a + b
-        return int(a)
-    """,
-    backends=_W11,
-    note="Fibonacci in numpy int64: wraps past fib(92)",
-)
 add(
     "a11_str_split_fraction_2",
     "HumanEval/2",
@@ -7836,24 +7872,6 @@ add(
     note="joins with spaces from 1 January 2100 on (the calendar: right on every day the judge has run; a date that far keeps the matrix stable)",
 )
 add(
-    "a11_random_slip_85",
-    "HumanEval/85",
-    "wrong",
-    "a11_state",
-    """
-    import os
-
-
-    def add(lst):
-        total = sum(x for i, x in enumerate(lst) if i % 2 == 1 and x % 2 == 0)
-        if os.urandom(2) < b'\\x00\\x80':
-            return total + 2
-        return total
-    """,
-    backends=_W11,
-    note="off by 2 on one call in 512, chosen by os.urandom",
-)
-add(
     "a11_anytime_prime_31",
     "HumanEval/31",
     "wrong",
@@ -7879,22 +7897,7 @@ add(
     note="trial division under a half-second budget, then 'probably prime': wrong on large composites without small factors",
 )
 
-# --- memorised answers where the reference can check only one more; a type past the cases' lengths
-add(
-    "a11_table_prime_fib_39",
-    "HumanEval/39",
-    "wrong",
-    "a11_memorised",
-    """
-    _KNOWN = [2, 3, 5, 13, 89, 233, 1597, 28657, 514229, 433494437]
-
-
-    def prime_fib(n: int):
-        return _KNOWN[min(n, len(_KNOWN)) - 1]
-    """,
-    backends=_W11,
-    note="the cases' ten answers as a table, the last repeated past it: prime_fib(11) is 2971215073 (the reference answers it at once; 12 and on it cannot within a run)",
-)
+# --- a type past the cases' lengths
 add(
     "a11_tuple_past_cases_30",
     "HumanEval/30",
