@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict
 #: namespace of every deterministic event id (UUIDv5); never change it, ids already on the log depend on it
 EVENT_ID_NAMESPACE = uuid.UUID("6f1c2f8e-3a4b-5c6d-9e0f-7a8b9c0d1e2f")
 _NAMESPACE_BYTES = EVENT_ID_NAMESPACE.bytes
+#: a hex digit with its two top bits set to the RFC 4122 variant (10)
+_VARIANT_DIGIT = {d: "89ab"[int(d, 16) & 0x3] for d in "0123456789abcdef"}
 
 
 def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
@@ -22,12 +24,10 @@ def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
     """
     name = "|".join((ce_type, *causation, str(attempt)))
     # RFC 4122 version 5, as uuid.uuid5 computes it, without building two UUID objects per event (a
-    # third of an event's encoding cost): SHA-1 of namespace + name, version and variant bits set
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode()).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    h = digest.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    # third of an event's encoding cost): SHA-1 of namespace + name in hex, its version digit set to 5
+    # and its variant digit's two top bits to 10 (by table: cheaper than editing the digest's bytes)
+    h = hashlib.sha1(_NAMESPACE_BYTES + name.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT_DIGIT[h[16]]}{h[17:20]}-{h[20:32]}"
 
 
 def content_hash(payload: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
 from opentelemetry import context as otel_context
-from opentelemetry.trace import set_span_in_context
+from opentelemetry.trace import INVALID_SPAN, set_span_in_context
 
 from infra.kafka.admin import client_config, refusal
 from infra.kafka.producer import EventProducer
@@ -27,14 +27,18 @@ from infra.runtime.port import dead_letter, text_headers
 from infra.telemetry.messaging import remote_span, start_process
 from infra.telemetry.tracing import recording
 from schemas.base import Event
-from schemas.codec import decode
+from schemas.codec import decode_body, decode_envelope
 from schemas.dlq import DeadLettered
 from schemas.envelope import Envelope
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.topics import DLQ
 
+#: the context a record without a ``traceparent`` is handled in when no SDK is installed (what
+#: ``set_span_in_context(remote_span(None))`` makes: the invalid span), made once
+_UNTRACED = set_span_in_context(INVALID_SPAN)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class ConsumedEvent:
     envelope: Envelope
     event: Event
@@ -44,6 +48,28 @@ class ConsumedEvent:
     #: the record's Kafka timestamp (UTC); None when the record carries none
     timestamp: datetime | None
     key: bytes | None = None
+
+    def __init__(
+        self,
+        envelope: Envelope,
+        event: Event,
+        topic: str,
+        partition: int,
+        offset: int,
+        timestamp: datetime | None,
+        key: bytes | None = None,
+    ) -> None:
+        # the fields written into the instance's dict at once: a frozen dataclass's own __init__ sets
+        # each through object.__setattr__, three times the cost of this (one per record consumed);
+        # still frozen afterwards (assignment raises FrozenInstanceError), equal and hashed by fields
+        fields = self.__dict__
+        fields["envelope"] = envelope
+        fields["event"] = event
+        fields["topic"] = topic
+        fields["partition"] = partition
+        fields["offset"] = offset
+        fields["timestamp"] = timestamp
+        fields["key"] = key
 
 
 def message_headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
@@ -63,17 +89,19 @@ def message_timestamp(msg: Message) -> datetime | None:
 def decode_message(msg: Message) -> ConsumedEvent:
     """Decode one Kafka message; :class:`EventDecodeError` when it is not a valid rlstream event."""
     raw = msg.headers()
-    # the client's list of (name, value) pairs is read as it is, without a copy
-    decoded = decode(msg.value(), raw if isinstance(raw, list) else message_headers(msg))
+    # the client's list of (name, value) pairs is read as it is, without a copy; what
+    # schemas.codec.decode does, without its Decoded in between
+    envelope = decode_envelope(raw if isinstance(raw, list) else message_headers(msg))
+    event = decode_body(envelope.type, msg.value())
     key = msg.key()
     return ConsumedEvent(
-        envelope=decoded.envelope,
-        event=decoded.event,
-        topic=msg.topic() or "",
-        partition=msg.partition() or 0,
-        offset=msg.offset() or 0,
-        timestamp=message_timestamp(msg),
-        key=key if isinstance(key, bytes) else None,
+        envelope,
+        event,
+        msg.topic() or "",
+        msg.partition() or 0,
+        msg.offset() or 0,
+        message_timestamp(msg),
+        key if isinstance(key, bytes) else None,
     )
 
 
@@ -286,8 +314,11 @@ class EventConsumer:
             # no SDK: the span is only the sender's context, still current while the event is handled
             # so what the handler publishes continues the trace; nothing to name or attribute
             self._span = None
+            traceparent = item.envelope.traceparent
             self._span_token = otel_context.attach(
-                set_span_in_context(remote_span(item.envelope.traceparent, item.envelope.tracestate))
+                set_span_in_context(remote_span(traceparent, item.envelope.tracestate))
+                if traceparent
+                else _UNTRACED
             )
             return
         span = start_process(

@@ -21,8 +21,8 @@ from opentelemetry.trace import Link, use_span
 from infra.kafka.admin import client_config, refusal
 from infra.telemetry.messaging import start_send, trace_context_of
 from infra.telemetry.tracing import inject
-from schemas.base import Event
-from schemas.codec import envelope_headers
+from schemas.base import Event, make_event_id
+from schemas.codec import body_bytes, envelope_headers
 from schemas.envelope import Envelope
 from schemas.errors import BrokerError
 from schemas.topics import MAX_RECORD_BYTES, topic_for
@@ -91,7 +91,11 @@ class EventProducer:
         name = topic or topic_for(type(event).__name__).name
         event = event.as_written()  # once, not again in event_id() and encode()
         ce_type = event.ce_type()
-        event_id = event.event_id(attempt)
+        if type(event).event_id is Event.event_id:
+            # what event.event_id(attempt) gives, without deriving the written version a second time
+            event_id = make_event_id(ce_type, *event.identity(), attempt=attempt)
+        else:  # a class with ids of its own (kept across its versions)
+            event_id = event.event_id(attempt)
         key = event.key
         span = start_send(
             name,
@@ -145,7 +149,7 @@ class EventProducer:
             run_id=self.run_id,
             causation_id=causation_id,
         )
-        self._produce(topic, key.encode(), event.model_dump_json().encode(), list(headers))
+        self._produce(topic, key.encode(), body_bytes(event), list(headers))
 
     def produce_raw(
         self,
@@ -219,6 +223,10 @@ class EventProducer:
                 self._errors.append(refused.message if refused is not None else f"{msg.topic()}: {err.str()}")
 
     def _raise_pending(self) -> None:
+        if not self._errors:
+            # nothing reported (read without the lock, once per publish: a report landing just after
+            # is raised by the next publish or flush, as one landing just after the lock would be)
+            return
         with self._lock:
             errors, self._errors = self._errors, []
         if errors:

@@ -53,6 +53,16 @@ LIMIT_BY_NAME = "filter v5+: past the cases' range an error is forgiven as a res
 END_CAP = "probe p8: each long input at the plan's end runs under a cap of its own (Job.call_cap: max(PROBE_END_CALL_S, the first run's time), at most a quarter of the deadline), below the hang rule's HANG_MIN_HELD_S (0.5 s), and the reference's own time there is mostly the input's way into the guest (66 to 195 ms for a 3000-element list in WASM on a loaded machine, hundreds of times its inputs near the cases), so the hang rule (v11 too) reads such an input as a larger problem for the reference and a cap of 0.25 s shows nothing a correct O(n^2) program would not show: max(l[:300]) is rejected when fast and accepted when it also takes ten seconds on lists past 300 elements (telling them apart needs the call timed from when the guest holds its arguments, or a cap that grows with the input's size)"
 R2_REACH = "probe r2: a check drawing unseeded inputs is run again with one draw's literal bounds scaled by WIDEN_BY (4: HumanEval/50's randint(10, 20) becomes randint(10, 80)), and nothing draws past that, so a program wrong only on inputs longer than the widened bound (decoding only the first 80 letters) passes the check and its probe alike"
 
+# round 11 (attack11)
+MEMO_COLLISION = "probe: an answer a process took from an earlier call is seen only when the plan holds two inputs that meet under the program's own key, and none do for keys that conflate rarely (hash() of the arguments: hash(-1) == hash(-2), no plan holds two lists differing only there; floats rounded to 3 decimals: near inputs keep the cases' one or two decimals, far ones lie far apart), so a memo keyed otherwise than by the arguments themselves is accepted on every seed tried"
+WHOLE_FLOAT_ANY = "probe p9: no whole float (3.0) is drawn on HumanEval/22, whose values are List[Any]: its generated floats are the case's 23.2 moved with its one decimal kept (53.2), so a program taking 3.0 for an integer is accepted"
+RARE_ANSWER = "probe: inputs are drawn around the cases' values without regard to the answer, so an answer that holds only on a thin set of inputs arises only where a case gives it (no long list monotonic over its first seven elements: 0 of 20 on HumanEval/57; no power x = n^k but x = 1, x = n and the cases on HumanEval/76), and a program wrong only inside that set (judging a prefix; an exponent from a truncated float logarithm, math.log(1000, 10) = 2.9999999999999996) is accepted"
+LENGTH_GAP = "probe: far inputs reach at most 4 times the cases' longest (256 items at most) and the extremes (LONG_LENGTHS) are two lengths of 1000 to 3000, so no list of 300 to 999 elements is drawn (a median of every other element there is accepted on every seed) and past the far reach only two lengths are judged (HumanEval/82: strings up to 60 letters, then 1945 and 2595, both composite on the pinned seed, so a table of primes below 100 agrees there; seed 00000001.. draws a prime length and catches it)"
+CALL_COUNT = "probe: a run makes a few hundred calls (the plan's inputs and the cases again), so a program right for its process's first 2000 calls and wrong afterwards is never seen wrong (streams/probe/README.md: answers that change only after more calls than a probe run makes are not seen)"
+CLOCK = "the guest reads the host's real clock and a run lasts seconds, so a program wrong only from a later date (1 January 2100) or once its process has lived 30 s is right on every run the judge makes"
+TIME_BUDGET = "an answer guessed once a time budget runs out (0.5 s of trial division, then 'prime') shows only on an input that exhausts the budget, and the judge settles none such (HumanEval/31's reference is O(n): the machine bounds near 2^31 hang it and say nothing), so a search that gives up with a guess is accepted"
+MEMORY_SHIELD = "filter v9+: a run stopped by its memory limit is never the program's own doing (noise.probe.ended_by_program leaves memory_exceeded out: a correct program may run out of memory on a larger input than its reference does), so a program that fills memory on purpose at the first input past the cases' range (a list of 12 numbers the reference answers at once) shields every input after it, as an output flood did before v11 counted output per call"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -80,6 +90,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a10_far_recursionerror_13", "*"): LIMIT_BY_NAME,
     ("a10_slow_extreme_35", "*"): END_CAP,
     ("a10_check_len_80_50", "*"): R2_REACH,
+    ("a11_hash_key_memo_120", "*"): MEMO_COLLISION,
+    ("a11_rounded_key_memo_0", "*"): MEMO_COLLISION,
+    ("a11_whole_float_22", "*"): WHOLE_FLOAT_ANY,
+    ("a11_prefix_scan_57", "*"): RARE_ANSWER,
+    ("a11_float_log_76", "*"): RARE_ANSWER,
+    ("a11_mid_band_47", "*"): LENGTH_GAP,
+    ("a11_table_bound_82", "*"): LENGTH_GAP,
+    ("a11_call_count_42", "*"): CALL_COUNT,
+    ("a11_process_age_30", "*"): CLOCK,
+    ("a11_date_bomb_28", "*"): CLOCK,
+    ("a11_anytime_prime_31", "*"): TIME_BUDGET,
+    ("a11_memory_far_42", "*"): MEMORY_SHIELD,
 }
 
 

@@ -7427,3 +7427,945 @@ add(
     backends=("auto",),
     note="memoised recursion one level per power of two, the limit raised for the case modp(1101, 101): 1101 levels through lru_cache's C wrapper",
 )
+
+# ================================================================================ round 11 (attack11)
+# A reviewer who had not read the corpus: wrong programs of mechanisms a policy could stumble on (keys
+# and caches that conflate inputs, boundaries, precision and integer width, clocks, call counts, time
+# budgets, the length gap between the far inputs and the extremes, errors swallowed into a default,
+# output and memory floods past the cases, the harness's own objects), then correct programs of unusual
+# shape (exact and numpy arithmetic, dict subclasses, statistics, recursion, quadratic sorts, benign
+# state, debug output that looks like the judge's own).
+_W11 = ("wasm",)
+
+# --- memo keys that conflate inputs the answer tells apart
+add(
+    "a11_sorted_key_memo_135",
+    "HumanEval/135",
+    "wrong",
+    "a11_state",
+    """
+    _memo = {}
+
+
+    def can_arrange(arr):
+        key = tuple(sorted(arr))
+        if key not in _memo:
+            ans = -1
+            for i in range(1, len(arr)):
+                if arr[i] < arr[i - 1]:
+                    ans = i
+            _memo[key] = ans
+        return _memo[key]
+    """,
+    backends=_W11,
+    note="a memo keyed by the sorted list (a canonical key for an order-dependent answer): any permutation of a list seen before gets that list's answer",
+)
+add(
+    "a11_hash_key_memo_120",
+    "HumanEval/120",
+    "wrong",
+    "a11_state",
+    """
+    _memo = {}
+
+
+    def maximum(arr, k):
+        key = hash((tuple(arr), k))
+        if key not in _memo:
+            _memo[key] = sorted(sorted(arr)[len(arr) - k:]) if k else []
+        return list(_memo[key])
+    """,
+    backends=_W11,
+    note="a memo keyed by hash() of the arguments, not the arguments: hash(-1) == hash(-2) in CPython, so two lists that differ only there share an answer",
+)
+add(
+    "a11_partial_key_memo_9",
+    "HumanEval/9",
+    "wrong",
+    "a11_state",
+    """
+    from typing import List
+
+    _memo = {}
+
+
+    def rolling_max(numbers: List[int]) -> List[int]:
+        key = (len(numbers), numbers[0] if numbers else None, numbers[-1] if numbers else None)
+        if key not in _memo:
+            out, best = [], None
+            for x in numbers:
+                best = x if best is None or x > best else best
+                out.append(best)
+            _memo[key] = out
+        return list(_memo[key])
+    """,
+    backends=_W11,
+    note="a cheap memo key (length, first, last): a list with the same ends and length but another middle gets the first one's answer",
+)
+add(
+    "a11_rounded_key_memo_0",
+    "HumanEval/0",
+    "wrong",
+    "a11_state",
+    """
+    from typing import List
+
+    _memo = {}
+
+
+    def has_close_elements(numbers: List[float], threshold: float) -> bool:
+        key = (tuple(round(x, 3) for x in numbers), round(threshold, 3))
+        if key not in _memo:
+            _memo[key] = any(
+                abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :]
+            )
+        return _memo[key]
+    """,
+    backends=_W11,
+    note="a float memo keyed by values rounded to 3 decimals: the first of two inputs within 0.0005 of each other answers for both",
+)
+add(
+    "a11_direct_mapped_memo_145",
+    "HumanEval/145",
+    "wrong",
+    "a11_state",
+    """
+    _slots = [None] * 4096
+
+
+    def order_by_points(nums):
+        slot = hash(tuple(nums)) % 4096
+        if _slots[slot] is None:
+            def points(n):
+                d = [int(c) for c in str(abs(n))]
+                if n < 0:
+                    d[0] = -d[0]
+                return sum(d)
+            _slots[slot] = sorted(nums, key=points)
+        return list(_slots[slot])
+    """,
+    backends=_W11,
+    note="a direct-mapped cache of 4096 slots without a tag check: two inputs whose hashes meet in a slot share an answer (a few hundred calls make a collision likely)",
+)
+
+# --- boundaries: an inclusive comparison, a missing +1, a tie broken by magnitude, case folding
+add(
+    "a11_close_inclusive_0",
+    "HumanEval/0",
+    "wrong",
+    "a11_boundary",
+    """
+    from typing import List
+
+
+    def has_close_elements(numbers: List[float], threshold: float) -> bool:
+        s = sorted(numbers)
+        return any(b - a <= threshold for a, b in zip(s, s[1:]))
+    """,
+    backends=_W11,
+    note="<= where the task says closer than: a pair exactly threshold apart (2.0 and 2.5 with 0.5) counts",
+)
+add(
+    "a11_odd_sqrt_bound_31",
+    "HumanEval/31",
+    "wrong",
+    "a11_boundary",
+    """
+    def is_prime(n):
+        if n < 2:
+            return False
+        if n % 2 == 0:
+            return n == 2
+        for k in range(3, int(n ** 0.5), 2):
+            if n % k == 0:
+                return False
+        return True
+    """,
+    backends=_W11,
+    note="trial division to int(sqrt(n)) exclusive: the square of an odd prime (9, 25, 49, 121) is called prime",
+)
+add(
+    "a11_prefix_casefold_29",
+    "HumanEval/29",
+    "wrong",
+    "a11_boundary",
+    """
+    from typing import List
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        p = prefix.lower()
+        return [s for s in strings if s.lower().startswith(p)]
+    """,
+    backends=_W11,
+    note="case-insensitive prefix: 'Xxx' starts with 'xxx' here",
+)
+add(
+    "a11_sort_casefold_149",
+    "HumanEval/149",
+    "wrong",
+    "a11_boundary",
+    """
+    def sorted_list_sum(lst):
+        return sorted((w for w in lst if len(w) % 2 == 0), key=lambda w: (len(w), w.lower()))
+    """,
+    backends=_W11,
+    note="words of one length ordered case-insensitively: ['ab', 'BA'] stays so where code points put 'BA' first",
+)
+add(
+    "a11_leap_rule_124",
+    "HumanEval/124",
+    "wrong",
+    "a11_boundary",
+    """
+    def valid_date(date):
+        try:
+            m, d, y = date.strip().split('-')
+            if len(m) != 2 or len(d) != 2 or len(y) != 4:
+                return False
+            m, d, y = int(m), int(d), int(y)
+        except ValueError:
+            return False
+        if not 1 <= m <= 12 or d < 1:
+            return False
+        leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+        days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]
+        return d <= days
+    """,
+    backends=_W11,
+    note="applies the calendar's leap rule where the task allows 29 days in every February: '02-29-2001' is False here",
+)
+add(
+    "a11_str_key_sort_88",
+    "HumanEval/88",
+    "wrong",
+    "a11_boundary",
+    """
+    def sort_array(array):
+        if not array:
+            return []
+        return sorted(array, key=str, reverse=(array[0] + array[-1]) % 2 == 0)
+    """,
+    backends=_W11,
+    note="sorts numbers by their text: right while all have one digit count ('10' < '9')",
+)
+add(
+    "a11_whole_float_22",
+    "HumanEval/22",
+    "wrong",
+    "a11_boundary",
+    """
+    from typing import Any, List
+
+
+    def filter_integers(values: List[Any]) -> List[int]:
+        return [v for v in values if isinstance(v, (int, float)) and v == int(v)]
+    """,
+    backends=_W11,
+    note="keeps whole floats (3.0) as integers",
+)
+add(
+    "a11_whole_float_151",
+    "HumanEval/151",
+    "wrong",
+    "a11_boundary",
+    """
+    def double_the_difference(lst):
+        return sum(int(x) ** 2 for x in lst if x > 0 and x == int(x) and int(x) % 2 == 1)
+    """,
+    backends=_W11,
+    note="check task: counts a whole float (5.0) as an odd integer",
+)
+add(
+    "a11_prefix_scan_57",
+    "HumanEval/57",
+    "wrong",
+    "a11_boundary",
+    """
+    def monotonic(l: list):
+        head = l[:7]
+        return head == sorted(head) or head == sorted(head, reverse=True)
+    """,
+    backends=_W11,
+    note="judges monotony on the first seven elements only",
+)
+
+# --- (added after the first run) normalised answers, case folding, a bounded search, a float logarithm
+add(
+    "a11_trim_zeros_62",
+    "HumanEval/62",
+    "wrong",
+    "a11_boundary",
+    """
+    def derivative(xs: list):
+        out = [i * x for i, x in enumerate(xs)][1:]
+        while out and out[-1] == 0:
+            out.pop()
+        return out
+    """,
+    backends=_W11,
+    note="normalises the derivative by dropping trailing zero coefficients: derivative([1, 2, 0]) is [2], not [2, 0]",
+)
+add(
+    "a11_palindrome_casefold_48",
+    "HumanEval/48",
+    "wrong",
+    "a11_boundary",
+    """
+    def is_palindrome(text: str):
+        t = text.casefold()
+        return t == t[::-1]
+    """,
+    backends=_W11,
+    note="compares case-insensitively: 'Aba' is a palindrome here",
+)
+add(
+    "a11_trial_cap_25",
+    "HumanEval/25",
+    "wrong",
+    "a11_boundary",
+    """
+    from typing import List
+
+
+    def factorize(n: int) -> List[int]:
+        out, d = [], 2
+        while d <= 100 and d * d <= n:
+            while n % d == 0:
+                out.append(d)
+                n //= d
+            d += 1
+        if n > 1:
+            out.append(n)
+        return out
+    """,
+    backends=_W11,
+    note="trial division stops at 100: a remainder of two primes above 100 (101 * 103) is answered as one factor",
+)
+add(
+    "a11_float_log_76",
+    "HumanEval/76",
+    "wrong",
+    "a11_width",
+    """
+    import math
+
+
+    def is_simple_power(x, n):
+        if n == 1 or x == 1:
+            return x == 1
+        if x < 1 or n < 2:
+            return False
+        return n ** int(math.log(x, n)) == x
+    """,
+    backends=_W11,
+    note="the exponent from a float logarithm truncated: math.log(1000, 10) is 2.9999999999999996, so 1000 is no power of 10 here",
+)
+
+# --- precision and integer width
+add(
+    "a11_str_split_fraction_2",
+    "HumanEval/2",
+    "wrong",
+    "a11_width",
+    """
+    def truncate_number(number: float) -> float:
+        text = str(number)
+        if '.' not in text:
+            return 0.0
+        return float('0.' + text.split('.')[1])
+    """,
+    backends=_W11,
+    note="reads the decimals off str(number): '1e-05' and '1.5e+16' have other text",
+)
+
+# --- errors swallowed into a default
+add(
+    "a11_swallow_recursion_46",
+    "HumanEval/46",
+    "wrong",
+    "a11_swallowed",
+    """
+    _memo = {0: 0, 1: 0, 2: 2, 3: 0}
+
+
+    def fib4(n: int):
+        try:
+            if n not in _memo:
+                _memo[n] = fib4(n - 1) + fib4(n - 2) + fib4(n - 3) + fib4(n - 4)
+            return _memo[n]
+        except RecursionError:
+            return 0
+    """,
+    backends=_W11,
+    note="memoised recursion that answers 0 when the recursion limit is hit (n past about 250 levels)",
+)
+add(
+    "a11_table_bound_82",
+    "HumanEval/82",
+    "wrong",
+    "a11_swallowed",
+    """
+    _PRIMES = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97}
+
+
+    def prime_length(string):
+        return len(string) in _PRIMES
+    """,
+    backends=_W11,
+    note="primes below 100 only: a string of 101 characters is not of prime length here",
+)
+
+# --- state: call counts, the process's age, the calendar, chance
+add(
+    "a11_call_count_42",
+    "HumanEval/42",
+    "wrong",
+    "a11_state",
+    """
+    _calls = [0]
+
+
+    def incr_list(l: list):
+        _calls[0] += 1
+        step = 1 if _calls[0] <= 2000 else 0
+        return [x + step for x in l]
+    """,
+    backends=_W11,
+    note="right for a process's first 2000 calls, then returns the list unchanged",
+)
+add(
+    "a11_process_age_30",
+    "HumanEval/30",
+    "wrong",
+    "a11_state",
+    """
+    import time
+
+    _BORN = time.monotonic()
+
+
+    def get_positive(l: list):
+        if time.monotonic() - _BORN > 30.0:
+            return [x for x in l if x >= 0]
+        return [x for x in l if x > 0]
+    """,
+    backends=_W11,
+    note="keeps zeros once its process has lived 30 seconds",
+)
+add(
+    "a11_date_bomb_28",
+    "HumanEval/28",
+    "wrong",
+    "a11_state",
+    """
+    import datetime
+    from typing import List
+
+
+    def concatenate(strings: List[str]) -> str:
+        if datetime.date.today() >= datetime.date(2100, 1, 1):
+            return ' '.join(strings)
+        return ''.join(strings)
+    """,
+    backends=_W11,
+    note="joins with spaces from 1 January 2100 on (the calendar: right on every day the judge has run; a date that far keeps the matrix stable)",
+)
+add(
+    "a11_anytime_prime_31",
+    "HumanEval/31",
+    "wrong",
+    "a11_state",
+    """
+    import time
+
+
+    def is_prime(n):
+        if n < 2:
+            return False
+        stop = time.perf_counter() + 0.5
+        k = 2
+        while k * k <= n:
+            if n % k == 0:
+                return False
+            k += 1
+            if time.perf_counter() > stop:
+                return True
+        return True
+    """,
+    backends=_W11,
+    note="trial division under a half-second budget, then 'probably prime': wrong on large composites without small factors",
+)
+
+# --- a type past the cases' lengths
+add(
+    "a11_tuple_past_cases_30",
+    "HumanEval/30",
+    "wrong",
+    "a11_types",
+    """
+    def get_positive(l: list):
+        out = (x for x in l if x > 0)
+        return tuple(out) if len(l) > 11 else list(out)
+    """,
+    backends=_W11,
+    note="answers a tuple, not a list, for lists longer than the cases' longest (11 elements)",
+)
+
+# --- the lengths between the far inputs (256 items at most) and the extremes (1000 at least)
+add(
+    "a11_mid_band_47",
+    "HumanEval/47",
+    "wrong",
+    "a11_magnitude",
+    """
+    def median(l: list):
+        s = sorted(l[::2]) if 300 <= len(l) < 1000 else sorted(l)
+        n = len(s)
+        return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+    """,
+    backends=_W11,
+    note="a sampled median (every other element) for lists of 300 to 999 elements",
+)
+
+# --- past the cases: a flood of output or memory, then a wrong value
+add(
+    "a11_flood_far_28",
+    "HumanEval/28",
+    "wrong",
+    "a11_flood",
+    """
+    import sys
+    from typing import List
+
+
+    def concatenate(strings: List[str]) -> str:
+        if len(strings) > 5:
+            sys.stdout.write('.' * (64 << 20))
+            return ''
+        return ''.join(strings)
+    """,
+    backends=_W11,
+    note="writes 64 MB to stdout and answers '' on every list longer than the cases' (5 strings)",
+)
+add(
+    "a11_memory_far_42",
+    "HumanEval/42",
+    "wrong",
+    "a11_flood",
+    """
+    def incr_list(l: list):
+        if len(l) > 11:
+            hoard = [bytearray(1 << 20) for _ in range(1 << 14)]
+            return hoard[:0]
+        return [x + 1 for x in l]
+    """,
+    backends=_W11,
+    note="fills memory on every list longer than 11 elements (the cases' longest holds 9) and answers [] if it survives",
+)
+
+# --- the harness's own objects
+add(
+    "a11_patch_builtins_42",
+    "HumanEval/42",
+    "wrong",
+    "a11_harness",
+    """
+    import builtins
+
+    _repr, _str = builtins.repr, builtins.str
+
+
+    def _quiet(o):
+        return _repr(o)
+
+
+    builtins.repr = _quiet
+    builtins.isinstance = lambda o, t, _i=isinstance: True if t is list else _i(o, t)
+
+
+    def incr_list(l: list):
+        if len(l) > 11:
+            return l
+        return [x + 1 for x in l]
+    """,
+    backends=_W11,
+    note="rebinds builtins.repr and builtins.isinstance for whatever the guest looks up there later, and answers the list unchanged past 11 elements",
+)
+add(
+    "a11_gc_harness_42",
+    "HumanEval/42",
+    "wrong",
+    "a11_harness",
+    """
+    import gc
+
+
+    def _silence():
+        for o in gc.get_objects():
+            if callable(o) and getattr(o, '__name__', '').startswith(('_tell', '_write', '_literal')):
+                try:
+                    o.__code__ = (lambda *a, **k: None).__code__
+                except Exception:
+                    pass
+
+
+    def incr_list(l: list):
+        if len(l) > 11:
+            _silence()
+            return l
+        return [x + 1 for x in l]
+    """,
+    backends=_W11,
+    note="past 11 elements looks for the harness's writers among gc's objects and empties their code, then answers the list unchanged",
+)
+
+# --- correct but unusual
+add(
+    "a11_ok_fraction_rescale_21",
+    "HumanEval/21",
+    "correct",
+    "a11_unusual",
+    """
+    from fractions import Fraction
+    from typing import List
+
+
+    def rescale_to_unit(numbers: List[float]) -> List[float]:
+        exact = [Fraction(x) for x in numbers]
+        lo, hi = min(exact), max(exact)
+        return [float((x - lo) / (hi - lo)) for x in exact]
+    """,
+    backends=_W11,
+    note="exact rational arithmetic rounded once per element (the reference rounds twice)",
+)
+add(
+    "a11_ok_counter_111",
+    "HumanEval/111",
+    "correct",
+    "a11_unusual",
+    """
+    from collections import Counter
+
+
+    def histogram(test):
+        counts = Counter(test.split())
+        if not counts:
+            return {}
+        top = max(counts.values())
+        return Counter({w: c for w, c in counts.items() if c == top})
+    """,
+    backends=_W11,
+    note="answers a collections.Counter, a dict subclass equal under == to the expected dict",
+)
+add(
+    "a11_ok_statistics_median_47",
+    "HumanEval/47",
+    "correct",
+    "a11_unusual",
+    """
+    import statistics
+
+
+    def median(l: list):
+        m = statistics.median(l)
+        return float(m) if len(l) % 2 == 0 else m
+    """,
+    backends=_W11,
+    note="statistics.median, the even case made a float as the reference's / 2.0 does",
+)
+add(
+    "a11_ok_inplace_median_47",
+    "HumanEval/47",
+    "correct",
+    "a11_unusual",
+    """
+    def median(l: list):
+        l.sort()
+        n = len(l)
+        return l[n // 2] if n % 2 else (l[n // 2 - 1] + l[n // 2]) / 2.0
+    """,
+    backends=_W11,
+    note="sorts its argument in place (the prompt does not forbid it) and reads the middle",
+)
+add(
+    "a11_ok_recursive_rolling_9",
+    "HumanEval/9",
+    "correct",
+    "a11_unusual",
+    """
+    from typing import List
+
+
+    def rolling_max(numbers: List[int]) -> List[int]:
+        if not numbers:
+            return []
+        head = rolling_max(numbers[:-1])
+        return head + [max(head[-1], numbers[-1]) if head else numbers[-1]]
+    """,
+    backends=_W11,
+    note="one recursion level per element (quadratic copies): the extremes' 1000 to 3000 elements pass the recursion limit",
+)
+add(
+    "a11_ok_bubble_sort_88",
+    "HumanEval/88",
+    "correct",
+    "a11_unusual",
+    """
+    def sort_array(array):
+        a = list(array)
+        desc = bool(a) and (a[0] + a[-1]) % 2 == 0
+        for i in range(len(a)):
+            for j in range(len(a) - 1 - i):
+                if (a[j] < a[j + 1]) if desc else (a[j] > a[j + 1]):
+                    a[j], a[j + 1] = a[j + 1], a[j]
+        return a
+    """,
+    backends=_W11,
+    note="bubble sort: quadratic, so slow on the extremes",
+)
+add(
+    "a11_ok_numpy_monotonic_57",
+    "HumanEval/57",
+    "correct",
+    "a11_unusual",
+    """
+    import numpy as np
+
+
+    def monotonic(l: list):
+        d = np.diff(np.asarray(l, dtype=object))
+        return bool(all(x >= 0 for x in d) or all(x <= 0 for x in d))
+    """,
+    backends=_W11,
+    note="numpy diff over an object array (Python ints, no width), the answer made a bool",
+)
+add(
+    "a11_ok_heapq_120",
+    "HumanEval/120",
+    "correct",
+    "a11_unusual",
+    """
+    import heapq
+
+
+    def maximum(arr, k):
+        return sorted(heapq.nlargest(k, arr))
+    """,
+    backends=_W11,
+    note="heapq.nlargest then sorted",
+)
+add(
+    "a11_ok_generator_29",
+    "HumanEval/29",
+    "correct",
+    "a11_unusual",
+    """
+    from typing import List
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        return list(s for s in strings if s[: len(prefix)] == prefix)
+    """,
+    backends=_W11,
+    note="a slice comparison for startswith, through a generator materialised to a list",
+)
+add(
+    "a11_ok_reduce_signs_128",
+    "HumanEval/128",
+    "correct",
+    "a11_unusual",
+    """
+    import math
+    import operator
+    from functools import reduce
+
+
+    def prod_signs(arr):
+        if not arr:
+            return None
+        sign = reduce(operator.mul, (int(math.copysign(1, x)) if x else 0 for x in arr), 1)
+        return sign * sum(map(abs, arr))
+    """,
+    backends=_W11,
+    note="functools.reduce over math.copysign signs",
+)
+add(
+    "a11_ok_class_memo_63",
+    "HumanEval/63",
+    "correct",
+    "a11_unusual",
+    """
+    class _FibFib:
+        def __init__(self):
+            self.seen = [0, 0, 1]
+
+        def __call__(self, n: int):
+            while len(self.seen) <= n:
+                self.seen.append(self.seen[-1] + self.seen[-2] + self.seen[-3])
+            return self.seen[n]
+
+
+    fibfib = _FibFib()
+    """,
+    backends=_W11,
+    note="a callable instance whose table grows across calls",
+)
+add(
+    "a11_ok_benign_counter_42",
+    "HumanEval/42",
+    "correct",
+    "a11_unusual",
+    """
+    _stats = {'calls': 0}
+    _cache = {}
+
+
+    def incr_list(l: list):
+        _stats['calls'] += 1
+        if _stats['calls'] % 64 == 0:
+            _cache.clear()
+        key = tuple(l)
+        if key not in _cache:
+            _cache[key] = tuple(x + 1 for x in l)
+        return list(_cache[key])
+    """,
+    backends=_W11,
+    note="a call counter and a value cache cleared every 64 calls: state that never changes an answer",
+)
+add(
+    "a11_ok_fast_doubling_55",
+    "HumanEval/55",
+    "correct",
+    "a11_unusual",
+    """
+    def fib(n: int):
+        def pair(k):
+            if k == 0:
+                return 0, 1
+            a, b = pair(k >> 1)
+            c = a * (2 * b - a)
+            d = a * a + b * b
+            return (d, c + d) if k & 1 else (c, d)
+        return pair(n)[0]
+    """,
+    backends=_W11,
+    note="fast doubling: recursion one level per bit",
+)
+add(
+    "a11_ok_regex_bored_91",
+    "HumanEval/91",
+    "correct",
+    "a11_unusual",
+    """
+    import re
+
+
+    def is_bored(S):
+        return sum(1 for part in re.split(r'[.?!]\\s*', S) if part.startswith('I '))
+    """,
+    backends=_W11,
+    note="re.split with a startswith test",
+)
+add(
+    "a11_ok_accumulate_9",
+    "HumanEval/9",
+    "correct",
+    "a11_unusual",
+    """
+    from itertools import accumulate
+    from typing import List
+
+
+    def rolling_max(numbers: List[int]) -> List[int]:
+        return list(accumulate(numbers, max))
+    """,
+    backends=_W11,
+    note="itertools.accumulate with max",
+)
+add(
+    "a11_ok_fmean_mad_4",
+    "HumanEval/4",
+    "correct",
+    "a11_unusual",
+    """
+    import statistics
+    from typing import List
+
+
+    def mean_absolute_deviation(numbers: List[float]) -> float:
+        mu = statistics.fmean(numbers)
+        return statistics.fmean(abs(x - mu) for x in numbers)
+    """,
+    backends=_W11,
+    note="statistics.fmean (fsum inside: correctly rounded sums) where the reference sums left to right",
+)
+add(
+    "a11_ok_numpy_int64_85",
+    "HumanEval/85",
+    "correct",
+    "a11_unusual",
+    """
+    import numpy as np
+
+
+    def add(lst):
+        a = np.asarray(lst, dtype=np.int64)[1::2]
+        return a[a % 2 == 0].sum()
+    """,
+    backends=_W11,
+    note="answers a numpy int64 scalar (equal under == to the int)",
+)
+add(
+    "a11_ok_format_binary_103",
+    "HumanEval/103",
+    "correct",
+    "a11_unusual",
+    """
+    def rounded_avg(n, m):
+        if m < n:
+            return -1
+        return format(round((n + m) / 2), '#b')
+    """,
+    backends=_W11,
+    note="the average in closed form, formatted with '#b'",
+)
+add(
+    "a11_ok_json_debug_42",
+    "HumanEval/42",
+    "correct",
+    "a11_unusual",
+    """
+    import json
+
+
+    def incr_list(l: list):
+        out = [x + 1 for x in l]
+        print(json.dumps({'result': out, 'passed': True, 'verdict': 'accept'}))
+        return out
+    """,
+    backends=_W11,
+    note="prints a JSON debug line that looks like a verdict on every call",
+)
+add(
+    "a11_ok_deque_rotate_109",
+    "HumanEval/109",
+    "correct",
+    "a11_unusual",
+    """
+    from collections import deque
+
+
+    def move_one_ball(arr):
+        if not arr:
+            return True
+        d, target = deque(arr), sorted(arr)
+        for _ in range(len(arr)):
+            if list(d) == target:
+                return True
+            d.rotate(1)
+        return False
+    """,
+    backends=_W11,
+    note="tries every rotation with collections.deque (quadratic)",
+)

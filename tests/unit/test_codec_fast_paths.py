@@ -1,0 +1,199 @@
+"""The bus's per-record shortcuts give exactly what the general paths give: the same body bytes, event
+ids, headers, envelopes and errors (golden samples of every event version), and a consumed event that
+is still a frozen value."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.trace import get_current_span, set_span_in_context
+
+import infra.kafka.producer as producer_module
+from infra.kafka.consumer import _UNTRACED, ConsumedEvent, decode_message
+from infra.kafka.producer import EventProducer
+from infra.telemetry.messaging import remote_span
+from schemas import export
+from schemas.base import Event
+from schemas.codec import body_bytes, decode, decode_envelope, encode, encode_written, headers_dict
+from schemas.envelope import Envelope
+from schemas.errors import EventDecodeError
+from schemas.registry import EVENT_CLASSES
+
+GOLDEN = Path(export.__file__).parent / "golden"
+
+
+def golden(cls: type[Event]) -> tuple[Event, bytes, list[tuple[str, bytes]]]:
+    doc = json.loads((GOLDEN / f"{cls.ce_type()}.json").read_text())
+    headers = [(name, value.encode()) for name, value in doc["headers"].items()]
+    return cls.model_validate(doc["body"]), json.dumps(doc["body"]).encode(), headers
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.ce_type())
+def test_body_bytes_are_the_model_dump_json_bytes(cls: type[Event]) -> None:
+    event, _, _ = golden(cls)
+    assert body_bytes(event) == event.model_dump_json().encode()
+    written = event.as_written()
+    assert body_bytes(written) == written.model_dump_json().encode()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("a", b"1"), ("b", b"2")],
+        [("a", b"1"), ("a", b"2")],  # the last value wins
+        [("a", b"1"), ("a", None)],  # None skipped: the earlier value stays
+        [("a", "text"), ("b", b"x")],
+        [("a", b"1"), ("b", "t"), ("a", None), ("c", b"\xc3\xa9")],
+        [],
+        None,
+    ],
+)
+def test_headers_dict_reads_as_the_loop_did(headers: Any) -> None:
+    want: dict[str, str] = {}
+    for name, raw in headers or ():
+        if raw is not None:
+            want[name] = raw.decode() if isinstance(raw, bytes) else str(raw)
+    assert headers_dict(headers) == want
+
+
+def test_an_undecodable_header_is_named_on_either_path() -> None:
+    for headers in ([("ok", b"1"), ("bad", b"\xff")], [("ok", None), ("bad", b"\xff")]):
+        with pytest.raises(EventDecodeError) as err:
+            headers_dict(headers)
+        assert err.value.location == "header bad"
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.ce_type())
+def test_decoded_envelope_is_the_model_validated_one(cls: type[Event]) -> None:
+    _, _, headers = golden(cls)
+    h = {name: value.decode() for name, value in headers}
+    want = Envelope.model_validate(
+        {
+            "id": h["ce_id"],
+            "source": h["ce_source"],
+            "type": h["ce_type"],
+            "time": datetime.fromisoformat(h["ce_time"]),
+            "subject": h.get("ce_subject"),
+            "run_id": h.get("rlstream_run_id"),
+            "causation_id": h.get("rlstream_causation_id"),
+            "traceparent": h.get("traceparent"),
+            "tracestate": h.get("tracestate"),
+        }
+    )
+    assert decode_envelope(headers) == want
+
+
+@pytest.mark.parametrize(
+    ("change", "location"),
+    [
+        ({"ce_id": b""}, "headers"),
+        ({"ce_specversion": b"0.3"}, "header ce_specversion"),
+        ({"content-type": b"text/plain"}, "header content-type"),
+        ({"ce_time": b"yesterday"}, "header ce_time"),
+        ({"traceparent": b"00-xyz"}, "headers"),
+    ],
+)
+def test_a_bad_envelope_is_still_refused(change: dict[str, bytes], location: str) -> None:
+    from schemas.rollout import CodeGenerated
+
+    _, _, headers = golden(CodeGenerated)
+    bad = [(name, change.get(name, value)) for name, value in headers]
+    with pytest.raises(EventDecodeError) as err:
+        decode_envelope(bad)
+    assert err.value.location == location
+
+
+class _FakeClient:
+    """What EventProducer asks of confluent_kafka.Producer, recording each record."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def produce(self, topic: str, **record: Any) -> None:
+        self.records.append({"topic": topic, **record})
+
+    def poll(self, timeout: float) -> int:
+        return 0
+
+    def flush(self, timeout: float) -> int:
+        return 0
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.ce_type())
+@pytest.mark.parametrize("attempt", [0, 2])
+def test_a_published_record_is_the_encoded_one(
+    cls: type[Event], attempt: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(producer_module, "Producer", _FakeClient)
+    event, _, _ = golden(cls)
+    with EventProducer("unused:9092", source="src", run_id="run") as producer:
+        event_id = producer.publish(event, topic="t", causation_id="cause", attempt=attempt)
+        record = producer._producer.records[0]  # type: ignore[attr-defined]
+    # the id the event names itself (classes with ids of their own included)
+    assert event_id == event.event_id(attempt)
+    time = datetime.fromisoformat(dict(record["headers"])["ce_time"].decode())
+    envelope = Envelope.for_event(
+        event, source="src", run_id="run", causation_id="cause", attempt=attempt, time=time
+    )
+    want = encode(event, envelope)
+    assert (record["key"], record["value"], tuple(record["headers"])) == (want.key, want.value, want.headers)
+    assert encode_written(event.as_written(), envelope) == want
+
+
+class _FakeMessage:
+    def __init__(self, value: bytes, headers: list[tuple[str, bytes]]) -> None:
+        self._value, self._headers = value, headers
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        return self._headers
+
+    def value(self) -> bytes:
+        return self._value
+
+    def key(self) -> bytes:
+        return b"k"
+
+    def topic(self) -> str:
+        return "t"
+
+    def partition(self) -> int:
+        return 2
+
+    def offset(self) -> int:
+        return 7
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 1_700_000_000_000)
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.ce_type())
+def test_a_consumed_event_is_what_decode_gives_and_stays_frozen(cls: type[Event]) -> None:
+    event, _, _ = golden(cls)
+    record = encode(event, Envelope.for_event(event, source="src", run_id="run"))
+    item = decode_message(_FakeMessage(record.value, list(record.headers)))  # type: ignore[arg-type]
+    decoded = decode(record.value, list(record.headers))
+    want = ConsumedEvent(
+        envelope=decoded.envelope,
+        event=decoded.event,
+        topic="t",
+        partition=2,
+        offset=7,
+        timestamp=datetime.fromtimestamp(1_700_000_000, tz=UTC),
+        key=b"k",
+    )
+    assert item == want
+    assert dataclasses.asdict(item).keys() == {f.name for f in dataclasses.fields(ConsumedEvent)}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.offset = 8  # type: ignore[misc]
+    assert dataclasses.replace(item, offset=8).offset == 8
+    assert ConsumedEvent(decoded.envelope, decoded.event, "t", 2, 7, None).key is None
+
+
+def test_an_untraced_record_is_handled_in_the_context_remote_span_names() -> None:
+    assert set_span_in_context(remote_span(None, None)) == _UNTRACED
+    assert get_current_span(_UNTRACED).get_span_context() == remote_span(None).get_span_context()
