@@ -7871,31 +7871,6 @@ add(
     backends=_W11,
     note="joins with spaces from 1 January 2100 on (the calendar: right on every day the judge has run; a date that far keeps the matrix stable)",
 )
-add(
-    "a11_anytime_prime_31",
-    "HumanEval/31",
-    "wrong",
-    "a11_state",
-    """
-    import time
-
-
-    def is_prime(n):
-        if n < 2:
-            return False
-        stop = time.perf_counter() + 0.5
-        k = 2
-        while k * k <= n:
-            if n % k == 0:
-                return False
-            k += 1
-            if time.perf_counter() > stop:
-                return True
-        return True
-    """,
-    backends=_W11,
-    note="trial division under a half-second budget, then 'probably prime': wrong on large composites without small factors",
-)
 
 # --- a type past the cases' lengths
 add(
@@ -7947,21 +7922,6 @@ add(
     """,
     backends=_W11,
     note="writes 64 MB to stdout and answers '' on every list longer than the cases' (5 strings)",
-)
-add(
-    "a11_memory_far_42",
-    "HumanEval/42",
-    "wrong",
-    "a11_flood",
-    """
-    def incr_list(l: list):
-        if len(l) > 11:
-            hoard = [bytearray(1 << 20) for _ in range(1 << 14)]
-            return hoard[:0]
-        return [x + 1 for x in l]
-    """,
-    backends=_W11,
-    note="fills memory on every list longer than 11 elements (the cases' longest holds 9) and answers [] if it survives",
 )
 
 # --- the harness's own objects
