@@ -145,14 +145,16 @@ def envelope_headers(
 
 def headers_dict(headers: Iterable[tuple[str, bytes | str | None]] | None) -> dict[str, str]:
     """Kafka headers as text; the last value wins for a repeated name. Undecodable bytes are an error."""
+    # read twice where the fast path gives up: an iterator is taken into a list first
+    pairs = headers if isinstance(headers, (list, tuple)) else list(headers or ())
     try:
         # the common case, every value UTF-8 bytes (what the client returns): one comprehension;
         # anything else (None, text, bad bytes) raises and is read by the loop below, which says why
-        return {name: raw.decode() for name, raw in headers or ()}  # type: ignore[union-attr]
+        return {name: raw.decode() for name, raw in pairs}  # type: ignore[union-attr]
     except (AttributeError, UnicodeDecodeError):
         pass
     out: dict[str, str] = {}
-    for name, raw in headers or ():
+    for name, raw in pairs:
         if raw is None:
             continue
         try:

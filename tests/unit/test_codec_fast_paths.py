@@ -197,3 +197,19 @@ def test_a_consumed_event_is_what_decode_gives_and_stays_frozen(cls: type[Event]
 def test_an_untraced_record_is_handled_in_the_context_remote_span_names() -> None:
     assert set_span_in_context(remote_span(None, None)) == _UNTRACED
     assert get_current_span(_UNTRACED).get_span_context() == remote_span(None).get_span_context()
+
+
+def test_headers_given_as_an_iterator_are_read_whole_when_the_fast_path_gives_up() -> None:
+    from schemas.codec import headers_dict
+
+    pairs: list[tuple[str, bytes | str | None]] = [
+        ("ce_id", b"1"),
+        ("ce_source", "text"),
+        ("ce_empty", None),
+        ("ce_type", b"t"),
+    ]
+    assert (
+        headers_dict(iter(pairs))
+        == headers_dict(pairs)
+        == {"ce_id": "1", "ce_source": "text", "ce_type": "t"}
+    )
