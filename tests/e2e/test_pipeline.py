@@ -185,13 +185,16 @@ def test_processors_sharing_one_process_keep_exactly_once_through_its_kill_9(
     processor in a process of its own, every sample once on every topic, through a kill -9 of the
     shared process mid-run; its /metrics reports each processor under its own name."""
     run_id = f"shared-{uuid.uuid4().hex[:8]}"
-    n, g = 4, 2
+    # one group at a time, eight in turn: the kill lands while groups are still to come, so the restarted
+    # process runs every one of its processors (with two in flight, four groups had all gone through
+    # before the test read its first verdict, and the restarted process consumed nothing)
+    n, g = 8, 2
     shared = "sandbox,reward,filter,experience"
     w = workers(
         run_id,
         RLSTREAM_PIPELINE__SCHEDULER__GROUP_SIZE=str(g),
         RLSTREAM_PIPELINE__SCHEDULER__SAMPLING__MAX_TOKENS="24",
-        RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="2",
+        RLSTREAM_PIPELINE__SCHEDULER__MAX_GROUPS_IN_FLIGHT="1",
         RLSTREAM_PIPELINE__BATCH_SIZE="2",
     )
     # the tasks first: a producer of the test starting beside the workers' transactional ones waited out
@@ -211,21 +214,13 @@ def test_processors_sharing_one_process_keep_exactly_once_through_its_kill_9(
     time.sleep(3)  # anything a restarted processor might still write twice would land now
     _each_sample_once(kafka_catalog, run_id, n, g)
 
-    # each processor under its own name (the restarted process's counters start at 0, and a processor
-    # whose input was all committed before the kill consumes nothing after it: its series says 0)
     got = scrape(w.metrics_url(shared))
-    reported = {
-        dict(labels)["processor"]
-        for (name, labels), _ in got.items()
-        if name == "rlstream_transactions_total"
-    }
-    assert reported == {"sandbox", "reward", "filter", "experience"}, reported
     consumed = {
         dict(labels)["processor"]
         for (name, labels), value in got.items()
         if name == "rlstream_events_consumed_total" and value > 0
     }
-    assert consumed and consumed <= reported, consumed
+    assert consumed == {"sandbox", "reward", "filter", "experience"}, consumed
     assert w.alive(shared)
 
 
