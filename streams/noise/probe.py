@@ -226,20 +226,13 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
     once an argument passes a bound) is not slow but wrong. The durations are the host's, so a program
     cannot report its own; they include the host's per-call cost, which only makes the reference's
     time, and so the rule, more lenient."""
-    runs = [reference.execution, *reference.reruns]
-    if any(r.infra_error or r.probe != plan.digest for r in runs):
+    found = _ended_far(plan, probe, reference)
+    if found is None:
         return None
-    records = _records(probe)
-    end = next(
-        (pos for pos in range(len(plan.inputs)) if pos not in records or records[pos].status in _UNANSWERED),
-        None,
-    )
-    if end is None or end not in plan.far or plan.origin[end] != GENERATED:
-        return None
+    end, records, by_run = found
     stuck = records.get(end)
     if stuck is None or stuck.status != "timeout" or stuck.duration_s <= 0:
         return None
-    by_run = [_records(r) for r in runs]
 
     def cost(pos: int) -> float | None:
         return _reference_cost(by_run, pos)
@@ -317,22 +310,34 @@ def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: Referen
     explodes with the input's size (every permutation of a list kept) where the reference's does not."""
     if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
         return False
+    found = _ended_far(plan, probe, reference)
+    if found is None:
+        return False
+    end, _, by_run = found
+    near = [
+        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
+    ]
+    took = _reference_cost(by_run, end)
+    return bool(took and near) and took <= HANG_NEAR_FACTOR * _median(near)  # type: ignore[operator]
+
+
+def _ended_far(
+    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted
+) -> tuple[int, dict[int, CaseResult], list[dict[int, CaseResult]]] | None:
+    """Where a probe run ended before answering every position, when that is a generated input past the
+    cases' range and every run of the reference ran the same plan: that position, the run's records and
+    each reference run's (None otherwise)."""
     runs = [reference.execution, *reference.reruns]
     if any(r.infra_error or r.probe != plan.digest for r in runs):
-        return False
+        return None
     records = _records(probe)
     end = next(
         (pos for pos in range(len(plan.inputs)) if pos not in records or records[pos].status in _UNANSWERED),
         None,
     )
     if end is None or end not in plan.far or plan.origin[end] != GENERATED:
-        return False
-    by_run = [_records(r) for r in runs]
-    near = [
-        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
-    ]
-    took = _reference_cost(by_run, end)
-    return bool(took and near) and took <= HANG_NEAR_FACTOR * _median(near)  # type: ignore[operator]
+        return None
+    return end, records, [_records(r) for r in runs]
 
 
 def _reference_cost(by_run: Sequence[dict[int, CaseResult]], pos: int) -> float | None:
