@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import context as otel_context
 from opentelemetry.trace import get_current_span, set_span_in_context
 
 import infra.kafka.producer as producer_module
 from infra.kafka.consumer import _UNTRACED, ConsumedEvent, decode_message
 from infra.kafka.producer import EventProducer
 from infra.telemetry.messaging import remote_span
+from infra.telemetry.tracing import recording
 from schemas import export
 from schemas.base import Event
 from schemas.codec import body_bytes, decode, decode_envelope, encode, encode_written, headers_dict
@@ -124,21 +126,45 @@ class _FakeClient:
         return 0
 
 
+PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
 @pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.ce_type())
 @pytest.mark.parametrize("attempt", [0, 2])
+@pytest.mark.parametrize("parent", [None, PARENT], ids=["untraced", "traced"])
 def test_a_published_record_is_the_encoded_one(
-    cls: type[Event], attempt: int, monkeypatch: pytest.MonkeyPatch
+    cls: type[Event], attempt: int, parent: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(producer_module, "Producer", _FakeClient)
     event, _, _ = golden(cls)
-    with EventProducer("unused:9092", source="src", run_id="run") as producer:
-        event_id = producer.publish(event, topic="t", causation_id="cause", attempt=attempt)
-        record = producer._producer.records[0]  # type: ignore[attr-defined]
+    # the publish runs in a context of its own: untraced, or continuing a trace (as a processor handling
+    # a traced record does), whatever an earlier test in this process left current
+    context = set_span_in_context(remote_span(parent)) if parent else otel_context.Context()
+    token = otel_context.attach(context)
+    try:
+        with EventProducer("unused:9092", source="src", run_id="run") as producer:
+            event_id = producer.publish(event, topic="t", causation_id="cause", attempt=attempt)
+            record = producer._producer.records[0]  # type: ignore[attr-defined]
+    finally:
+        otel_context.detach(token)
     # the id the event names itself (classes with ids of their own included)
     assert event_id == event.event_id(attempt)
-    time = datetime.fromisoformat(dict(record["headers"])["ce_time"].decode())
+    written = {name: value.decode() for name, value in record["headers"]}
+    traceparent = written.get("traceparent")
+    if parent is None:
+        assert traceparent is None or not recording()
+    else:
+        # the parent itself without a tracing SDK, its send span's child with one: the same trace
+        assert traceparent is not None and traceparent.split("-")[1] == parent.split("-")[1]
     envelope = Envelope.for_event(
-        event, source="src", run_id="run", causation_id="cause", attempt=attempt, time=time
+        event,
+        source="src",
+        run_id="run",
+        causation_id="cause",
+        attempt=attempt,
+        time=datetime.fromisoformat(written["ce_time"]),
+        traceparent=traceparent,
+        tracestate=written.get("tracestate"),
     )
     want = encode(event, envelope)
     assert (record["key"], record["value"], tuple(record["headers"])) == (want.key, want.value, want.headers)
