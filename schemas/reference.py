@@ -21,10 +21,12 @@ from schemas.rollout import SandboxExecuted, SandboxExecutedV1, SandboxExecutedV
 def _written(value: Any) -> Any:
     """A run as a reference's run is kept: in the version it is written in, without what the host
     notes of single calls for a sample's judgement (``SandboxExecuted`` v6's ``output_flood`` and
-    ``thread_recursion``: a reference's runs are written as v3, which has neither, and the filter reads
-    only the answers and times of a reference's calls)."""
+    ``thread_recursion``, v7's ``deep_recursion``: a reference's runs are written as v3, which has none
+    of them, and the filter reads only the answers and times of a reference's calls)."""
     if isinstance(value, SandboxExecuted):
-        value = value.model_copy(update={"output_flood": None, "thread_recursion": ()})
+        value = value.model_copy(
+            update={"output_flood": None, "thread_recursion": (), "deep_recursion": None}
+        )
     return value.as_written() if isinstance(value, SandboxExecutedV1) else value
 
 

@@ -51,6 +51,7 @@ from schemas.rollout import (
     SandboxExecutedV3,
     SandboxExecutedV4,
     SandboxExecutedV5,
+    SandboxExecutedV6,
 )
 from schemas.sft import SftExample
 from schemas.task import (
@@ -83,6 +84,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     SandboxExecutedV3,
     SandboxExecutedV4,
     SandboxExecutedV5,
+    SandboxExecutedV6,
     SandboxExecuted,
     TurnEnded,
     ReferenceExecutedV1,
@@ -239,6 +241,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     (SandboxExecuted.event_type, 4): _adding(5, probe_seed=None),
     # a v5 run said nothing of single calls: no call flooded, no thread recursed
     (SandboxExecuted.event_type, 5): _adding(6, output_flood=None, thread_recursion=[]),
+    # a v6 run did not tell a deep RecursionError from one a program raised itself: not recorded
+    (SandboxExecuted.event_type, 6): _adding(7, deep_recursion=None),
     (ExperienceReady.event_type, 2): _experience_v2_to_v3,
 }
 

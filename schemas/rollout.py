@@ -341,7 +341,7 @@ class SandboxExecutedV5(SandboxExecutedV4):
         return self._as_version(SandboxExecutedV4, {"probe_seed": None})
 
 
-class SandboxExecuted(SandboxExecutedV5):
+class SandboxExecutedV6(SandboxExecutedV5):
     """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV5`).
 
     Version 6 adds what the host saw of single calls: ``output_flood``, the case whose call was out
@@ -366,6 +366,28 @@ class SandboxExecuted(SandboxExecutedV5):
 
     def previous_version(self) -> SandboxExecutedV5 | None:
         return self._as_version(SandboxExecutedV5, {"output_flood": None, "thread_recursion": ()})
+
+
+class SandboxExecuted(SandboxExecutedV6):
+    """What the sandbox observed running one turn's code of one episode (see :class:`SandboxExecutedV6`).
+
+    Version 7 adds ``deep_recursion``: the cases whose call raised a RecursionError on a deep stack of
+    calls (the stub read the traceback as a chain of calls as deep as a recursion that ran out of
+    stack; a RecursionError a program raises itself on a shallow stack is not among them). None: not
+    recorded (a run before v7, or one in which no call raised: nothing to forgive); such a run is
+    written as v6 (or older), so it keeps its bytes and id."""
+
+    version: ClassVar[int] = 7
+
+    schema_version: Literal[7] = 7  # type: ignore[assignment]
+    deep_recursion: tuple[int, ...] | None = Field(
+        default=None,
+        description="the cases whose call raised a RecursionError on a deep stack of calls (None: not "
+        "recorded)",
+    )
+
+    def previous_version(self) -> SandboxExecutedV6 | None:
+        return self._as_version(SandboxExecutedV6, {"deep_recursion": None})
 
 
 class RewardScoredV1(Event):

@@ -12,7 +12,8 @@ guest   meaning                             host answer
 ``N``   the first request, please           ``C`` + the argument tuple's literal, or ``E`` (end)
 ``R``   ``o`` + repr | ``e`` + error text   the result of the request out; answered like ``N``
         | ``t`` + error text                (``t``: an error, and a RecursionError was raised on
-                                            one of the program's threads during the call)
+        | ``d`` + error text                one of the program's threads during the call; ``d``:
+                                            a RecursionError raised on a deep stack of calls)
 ``L``   error text                          ``k``: the program failed while loading
 ``V``   kind ``\\n`` detail                  ``k``: the audit hook refused something (append-only)
 ``U``   module name                         ``k``: the program imports what another backend runs
@@ -225,6 +226,9 @@ class CaseRecord:
     output_bytes: int = 0
     #: the stub saw a RecursionError end one of the program's threads during this request (``Rt``)
     thread_recursion: bool = False
+    #: the call raised a RecursionError whose traceback is a chain of calls as deep as a recursion
+    #: that ran out of stack (``Rd``; not on a shallow stack, where a program raises it itself)
+    deep_recursion: bool = False
 
 
 @dataclass
@@ -438,7 +442,7 @@ class Session:
             if case is None:
                 return self._deviate("a result nobody asked for")
             status, body = payload[:1], payload[1:]
-            if status not in (b"o", b"e", b"t"):
+            if status not in (b"o", b"e", b"t", b"d"):
                 return self._deviate("a result of unknown status")
             text = _decode(body)
             if text is None:
@@ -450,6 +454,7 @@ class Session:
             case.answered_at, case.ok, case.text = now, status == b"o", text
             # an error either way: the note only says which resource it may have been
             case.thread_recursion = status == b"t"
+            case.deep_recursion = status == b"d"
             f.last_result_at = now
             self.source.deliver(case.ok, case.text)
             return self._next_request()

@@ -111,6 +111,9 @@ class ExecutionResult:
     #: cases mode: the cases whose error followed a RecursionError on one of the program's threads
     #: during the call (the stub's ``Rt``)
     thread_recursion: tuple[int, ...] = ()
+    #: cases mode: the cases whose call raised a RecursionError on a deep stack of calls (the stub's
+    #: ``Rd``); None: not recorded (no call of the run raised, or not cases mode)
+    deep_recursion: tuple[int, ...] | None = None
 
     def cli_json(self) -> dict[str, Any]:
         """Exactly the fields of the ``rlstream sandbox exec --json`` contract."""
@@ -277,7 +280,17 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
         )
         if job.mode == "cases"
         else (),
+        deep_recursion=_deep_calls(facts) if job.mode == "cases" else None,
     )
+
+
+def _deep_calls(facts: SessionFacts) -> tuple[int, ...] | None:
+    """The answered calls whose RecursionError the stub found deep, recorded where some call raised
+    (a run in which none did is written as before: there is nothing to forgive in it)."""
+    answered = [c for c in facts.cases if c.answered_at is not None]
+    if all(c.ok for c in answered):
+        return None
+    return tuple(c.index for c in answered if c.deep_recursion)
 
 
 def _flooding_call(facts: SessionFacts) -> int | None:
@@ -328,4 +341,5 @@ def to_event(
         infra_error=result.infra_error,
         output_flood=result.output_flood,
         thread_recursion=result.thread_recursion,
+        deep_recursion=result.deep_recursion,
     )

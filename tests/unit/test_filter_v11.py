@@ -101,9 +101,11 @@ def test_the_result_and_its_event_name_the_flooding_call_and_the_recursing_threa
     assert [c.status for c in result.cases] == ["error", "missing", "missing"]
     event = to_event(result, sample_id="s", group_id="g", task_id="t")
     assert event.output_flood == 1 and event.thread_recursion == (0,)
-    assert type(event.as_written()) is SandboxExecuted  # written as v6: it says what v5 cannot
-    # a run with neither is written as before (its bytes and id unchanged)
-    plain = event.model_copy(update={"output_flood": None, "thread_recursion": ()})
+    # written as the newest: it says what v5 cannot (and, a call having raised, v7 records which
+    # RecursionErrors were deep: none)
+    assert type(event.as_written()) is SandboxExecuted and event.deep_recursion == ()
+    # a run with none of them is written as before (its bytes and id unchanged)
+    plain = event.model_copy(update={"output_flood": None, "thread_recursion": (), "deep_recursion": None})
     assert type(plain.as_written()) is not SandboxExecuted
     assert plain.event_id() == event.event_id()
 
