@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -84,7 +84,10 @@ class NoiseConfig(BaseModel):
     #: past the range is forgiven only where the run was starved there by inputs the reference found
     #: expensive too (the time the program burned before counts as given; its growth excuses nothing:
     #: ``streams.noise.probe.Hang.held_v11``)
-    version: FilterVersion = "v11"
+    #: v12: a RecursionError a probe call raised past the range is forgiven only where the stub saw its
+    #: stack deep (``SandboxExecuted.deep_recursion``: the traceback a chain of calls at least 1/16 of
+    #: the recursion limit long), not for its name; a run that did not record it is judged as in v11
+    version: FilterVersion = "v12"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -278,6 +278,7 @@ def _probe(
     v9 = v8 and config.version != "v8"
     v10 = v9 and config.version != "v9"
     v11 = v10 and config.version != "v10"
+    v12 = v11 and config.version != "v11"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -322,6 +323,11 @@ def _probe(
         # program's threads is a resource limit as one raised by the call is
         flooded=probe_run.output_flood if v11 else None,
         thread_limits=frozenset(probe_run.thread_recursion) if v11 else frozenset(),
+        # v12: a RecursionError the call raised is a resource limit only where its stack was deep (a
+        # run that did not record it is judged as v11 judges it)
+        deep_limits=frozenset(probe_run.deep_recursion)
+        if v12 and probe_run.deep_recursion is not None
+        else None,
     )
     reasons, judged = probing.probe_reasons(
         report,

@@ -569,6 +569,7 @@ def examine(
     stated: tuple[Bound, ...] = (),
     flooded: int | None = None,
     thread_limits: frozenset[int] = frozenset(),
+    deep_limits: frozenset[int] | None = None,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -610,7 +611,14 @@ def examine(
     input's cost; forgiven as the output cap, it shielded every input after it). ``thread_limits``
     (filter v11, ``SandboxExecuted.thread_recursion``): the positions whose error followed a
     RecursionError on one of the program's threads; past the range such an error is forgiven as a
-    resource limit, exactly as a RecursionError raised by the call itself is."""
+    resource limit, exactly as a RecursionError raised by the call itself is. ``deep_limits`` (filter
+    v12, ``SandboxExecuted.deep_recursion``; None where the run did not record it: v11's rule): the
+    positions whose call raised a RecursionError on a deep stack of calls; past the range a
+    RecursionError is forgiven only there (or on a thread: ``thread_limits``), not for its name (a
+    program raising RecursionError itself on a shallow stack answered wrongly, as one raising
+    ValueError). What stays open: a program that recurses deep on purpose, past the range, to end
+    in a RecursionError is forgiven, as correct recursive programs that run out of stack there are;
+    MemoryError and the conversion limit are still forgiven by their text."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -698,8 +706,13 @@ def examine(
             if not far_errors or record is None or record.status != "error":
                 continue
             forgiven = (record.error or "") in refusals or pos in refused
-            # (v11) a RecursionError on one of the program's threads, as one the call raised itself
-            limit = resource_limit(record.error or "") or pos in thread_limits
+            # (v11) a RecursionError on one of the program's threads, as one the call raised itself;
+            # (v12) a RecursionError the call raised, only where the stub saw its stack deep
+            error = record.error or ""
+            if deep_limits is not None and recursion_error(error):
+                limit = pos in deep_limits or pos in thread_limits
+            else:
+                limit = resource_limit(error) or pos in thread_limits
             if limit or forgiven or pos in plan.wide:
                 # (p6/c6) an input of a kind no case shows (a negative element, a repeated element, a
                 # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
@@ -891,9 +904,16 @@ def ended_by_program(run: SandboxExecuted) -> bool:
 def resource_limit(error: str) -> bool:
     """Whether a reported error (``Name: text``) is a resource limit of the interpreter, not the
     program's own refusal of its input. Read from the text the guest reports, which names the
-    exception's class: a program that raises one of these itself on purpose is not told apart."""
+    exception's class: a program that raises one of these itself on purpose is not told apart (from
+    filter v12 a RecursionError is, by where the stub saw it raised: ``examine``'s ``deep_limits``)."""
     name, _, text = error.partition(":")
     return name in _LIMIT_ERRORS or (name == "ValueError" and _CONVERSION_LIMIT in text)
+
+
+def recursion_error(error: str) -> bool:
+    """Whether a reported error (``Name: text``) names a RecursionError (filter v12 forgives one past the
+    range only where the stub saw its stack deep: ``SandboxExecuted.deep_recursion``)."""
+    return error.partition(":")[0] == "RecursionError"
 
 
 def probe_reasons(

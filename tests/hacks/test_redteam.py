@@ -49,7 +49,6 @@ WORD_MAX = "probe: generated strings keep the cases' word lengths in every secti
 SPACING = "probe: generated strings keep the cases' spacing in every section of the plan (_Invariants.trimmed and single_spaced: no leading, trailing or doubled blank where no case has one; 0 of 258 inputs on HumanEval/125), even where the prompt admits them, so a program splitting on single spaces (txt.split(' ') where the reference uses txt.split()) is accepted"
 CHAR_POOL = "probe: strings are drawn from the characters some case holds (_Profile.chars, near and far), and p6 widens letters only (the other case, eight Latin-1 letters), so a character class no case holds (a digit, a punctuation mark: none on HumanEval/16) is never drawn, and a program that ignores such characters is accepted"
 BEYOND_53_BITS = "probe: integers reach at most 1000 times the cases' magnitude and the machine bounds near 2^31 and 2^32 (MACHINE_BOUNDS: 32 or 33 bits at most on HumanEval/53), never 2^53, so integer arithmetic done through floats (int(float(x) + float(y)), exact below 2^53) is accepted"
-LIMIT_BY_NAME = "filter v5+: past the cases' range an error is forgiven as a resource limit by the class name the guest reports (probe.resource_limit: RecursionError, MemoryError, the int/str limit's text), so a program that raises RecursionError itself, without recursing, on every input past the range is accepted; the same program raising ValueError is rejected (8 such inputs on the matrix's seed)"
 END_CAP = "probe p8: each long input at the plan's end runs under a cap of its own (Job.call_cap: max(PROBE_END_CALL_S, the first run's time), at most a quarter of the deadline), below the hang rule's HANG_MIN_HELD_S (0.5 s), and the reference's own time there is mostly the input's way into the guest (66 to 195 ms for a 3000-element list in WASM on a loaded machine, hundreds of times its inputs near the cases), so the hang rule (v11 too) reads such an input as a larger problem for the reference and a cap of 0.25 s shows nothing a correct O(n^2) program would not show: max(l[:300]) is rejected when fast and accepted when it also takes ten seconds on lists past 300 elements (telling them apart needs the call timed from when the guest holds its arguments, or a cap that grows with the input's size)"
 R2_REACH = "probe r2: a check drawing unseeded inputs is run again with one draw's literal bounds scaled by WIDEN_BY (4: HumanEval/50's randint(10, 20) becomes randint(10, 80)), and nothing draws past that, so a program wrong only on inputs longer than the widened bound (decoding only the first 80 letters) passes the check and its probe alike"
 
@@ -85,7 +84,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a10_split_single_space_125", "*"): SPACING,
     ("a10_digit_blind_16", "*"): CHAR_POOL,
     ("a10_float_add_53", "*"): BEYOND_53_BITS,
-    ("a10_far_recursionerror_13", "*"): LIMIT_BY_NAME,
     ("a10_slow_extreme_35", "*"): END_CAP,
     ("a10_check_len_80_50", "*"): R2_REACH,
     ("a11_hash_key_memo_120", "*"): MEMO_COLLISION,

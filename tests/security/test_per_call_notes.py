@@ -1,7 +1,8 @@
 """What the host notes of single calls, on the real backends (noise filter v11 reads both): a call that
 floods its output by itself is stopped and named, a run's chatter is not stopped at all, and a
 RecursionError that ends one of the program's threads during a call is noted on that call (the jail:
-threads run there only)."""
+threads run there only). A RecursionError the interpreter raised on a deep stack is told from one the
+program raised itself on a shallow one (noise filter v12 reads it)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,56 @@ def test_a_recursion_error_on_a_thread_is_noted_on_its_call(sandbox: Sandbox) ->
     own = "def f(n):\n    raise RecursionError('maximum recursion depth exceeded')\n"
     r = sandbox.run_cases(own, "f", ["(1,)"], limits=LIMITS, backend="container")
     assert r.thread_recursion == () and (r.cases[0].error or "").startswith("RecursionError")
+
+
+RECURSION_ERRORS = """
+import functools
+import sys
+import types
+
+
+def _down(n):
+    return 0 if n == 0 else 1 + _down(n - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(n):
+    return 0 if n == 0 else 1 + _cached(n - 1)
+
+
+def _forged():
+    frame, tb = sys._getframe(), None
+    for _ in range(2000):
+        tb = types.TracebackType(tb, frame, 0, 1)
+    raise RecursionError("maximum recursion depth exceeded").with_traceback(tb)
+
+
+def f(kind):
+    if kind == "own":
+        raise RecursionError("maximum recursion depth exceeded")
+    if kind == "forged":
+        _forged()
+    if kind == "lowered":
+        sys.setrecursionlimit(40)
+        try:
+            return _down(10**6)
+        finally:
+            sys.setrecursionlimit(1000)
+    return (_cached if kind == "cached" else _down)(10**6)
+"""
+
+
+@pytest.mark.parametrize("backend", ["wasm", "container"])
+def test_a_deep_recursion_error_is_told_from_one_a_program_raises_itself(
+    sandbox: Sandbox, backend: str
+) -> None:
+    kinds = ["own", "recursed", "cached", "forged", "lowered"]
+    r = sandbox.run_cases(RECURSION_ERRORS, "f", [repr((k,)) for k in kinds], limits=LIMITS, backend=backend)
+    assert r.infra_error is None, r.infra_error
+    assert [(c.error or "").split(":")[0] for c in r.cases] == ["RecursionError"] * len(kinds)
+    # the interpreter's, on a deep stack (through lru_cache's C wrapper too: in WASM the C stack
+    # ends it after a few hundred levels); not the program's own, a forged traceback's, nor one
+    # raised on a stack the program made shallow by lowering the limit
+    assert r.deep_recursion == (1, 2)
+    ok = sandbox.run_cases("def f(x):\n    return x\n", "f", ["(1,)"], limits=LIMITS, backend=backend)
+    assert ok.deep_recursion is None  # no call raised: nothing recorded
