@@ -86,7 +86,9 @@ class NoiseConfig(BaseModel):
     #: ``streams.noise.probe.Hang.held_v11``)
     #: v12: a RecursionError a probe call raised past the range is forgiven only where the stub saw its
     #: stack deep (``SandboxExecuted.deep_recursion``: the traceback a chain of calls at least 1/16 of
-    #: the recursion limit long), not for its name; a run that did not record it is judged as in v11
+    #: the recursion limit long), not for its name; a run that did not record it is judged as in v11;
+    #: a MemoryError a call raised past the range only on an input the reference found costly too
+    #: (``streams.noise.probe.cheap_far``)
     version: FilterVersion = "v12"
 
     def label(self) -> str:

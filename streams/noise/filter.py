@@ -328,6 +328,8 @@ def _probe(
         deep_limits=frozenset(probe_run.deep_recursion)
         if v12 and probe_run.deep_recursion is not None
         else None,
+        # v12: a MemoryError the call raised, only on an input the reference found costly too
+        cheap=probing.cheap_far(plan, reference) if v12 and reference is not None and usable else None,
     )
     reasons, judged = probing.probe_reasons(
         report,

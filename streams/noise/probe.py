@@ -321,6 +321,29 @@ def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: Referen
     return bool(took and near) and took <= HANG_NEAR_FACTOR * _median(near)  # type: ignore[operator]
 
 
+def cheap_far(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int] | None:
+    """(filter v12) The generated positions past the cases' range that every run of the reference
+    answered with a value within ``HANG_NEAR_FACTOR`` times its median input near the cases, as
+    :func:`memory_stop_held` reads the run's end: no larger problem than the task's own, so a
+    ``MemoryError`` the call raised there is the program's doing, not the input's cost (None: the
+    reference's runs are not of this plan, or it timed nothing near the cases)."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return None
+    by_run = [_records(r) for r in runs]
+    near = [
+        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
+    ]
+    if not near:
+        return None
+    bound = HANG_NEAR_FACTOR * _median(near)
+    return frozenset(
+        pos
+        for pos in plan.far
+        if plan.origin[pos] == GENERATED and (took := _reference_cost(by_run, pos)) and took <= bound
+    )
+
+
 def _ended_far(
     plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted
 ) -> tuple[int, dict[int, CaseResult], list[dict[int, CaseResult]]] | None:
@@ -570,6 +593,7 @@ def examine(
     flooded: int | None = None,
     thread_limits: frozenset[int] = frozenset(),
     deep_limits: frozenset[int] | None = None,
+    cheap: frozenset[int] | None = None,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -617,8 +641,13 @@ def examine(
     RecursionError is forgiven only there (or on a thread: ``thread_limits``), not for its name (a
     program raising RecursionError itself on a shallow stack answered wrongly, as one raising
     ValueError). What stays open: a program that recurses deep on purpose, past the range, to end
-    in a RecursionError is forgiven, as correct recursive programs that run out of stack there are;
-    MemoryError and the conversion limit are still forgiven by their text."""
+    in a RecursionError is forgiven, as correct recursive programs that run out of stack there are.
+    ``cheap`` (filter v12, :func:`cheap_far`; None: v11's rule): the positions past the range the
+    reference answered as cheaply as the cases; a MemoryError the call raised there is a wrong answer
+    (the input is no larger problem: the program filled the memory itself), elsewhere past the range
+    it is forgiven. What it gives up, as :func:`memory_stop_held` does: a correct program whose memory
+    explodes with the input's size where the reference's does not. The conversion limit is still
+    forgiven by its text."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -711,6 +740,9 @@ def examine(
             error = record.error or ""
             if deep_limits is not None and recursion_error(error):
                 limit = pos in deep_limits or pos in thread_limits
+            elif cheap is not None and error.partition(":")[0] == "MemoryError":
+                # (v12) only on an input the reference found costly too
+                limit = pos not in cheap or pos in thread_limits
             else:
                 limit = resource_limit(error) or pos in thread_limits
             if limit or forgiven or pos in plan.wide:

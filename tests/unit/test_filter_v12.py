@@ -8,7 +8,9 @@ name.
   on every input past the range was accepted (the same program raising ValueError was not).
 - v12 forgives a RecursionError past the range only at a recorded deep position (or after a thread's
   RecursionError, as v11); a run that did not record (an upcast v6 run) is judged as v11 judges it.
-  MemoryError and the int/str conversion limit are forgiven by their text, as in v11.
+  A MemoryError the call raised past the range is forgiven only where the reference found that input
+  costly too (``probe.cheap_far``: the reference-cost test of v11's memory stop); the int/str
+  conversion limit is forgiven by its text, as in v11.
 - Open: a program that recurses deep on purpose past the range to end in a RecursionError is forgiven,
   as a correct recursive program that runs out of stack there is.
 
@@ -25,8 +27,8 @@ import pytest
 from schemas import codec, export
 from schemas.rollout import SandboxExecuted, SandboxExecutedV6
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.probe import DISAGREES, recursion_error, resource_limit
-from streams.probe.plan import plan_for
+from streams.noise.probe import DISAGREES, cheap_far, recursion_error, resource_limit
+from streams.probe.plan import GENERATED, plan_for
 from streams.sandbox import to_event
 from tests.hacks.fixtures import simulated_run
 from tests.unit.test_filter_v11 import _interpreted, _probe, _session, _verdict
@@ -148,13 +150,49 @@ def test_a_run_that_did_not_record_is_judged_as_v11_judges_it(seed: str) -> None
 
 
 @pytest.mark.parametrize("seed", SEEDS[:2])
-def test_a_threads_recursion_and_the_other_limits_are_forgiven_as_in_v11(seed: str) -> None:
+def test_a_threads_recursion_and_the_conversion_limit_are_forgiven_as_in_v11(seed: str) -> None:
     run, positions = _far_errors(seed, "IndexError: list index out of range")
     noted = run.model_copy(update={"thread_recursion": positions, "deep_recursion": ()})
     assert _verdict(seed, "v12", noted)[0] == "accept"
-    for error in ("MemoryError", "ValueError: Exceeds the limit (4300 digits) for integer string conversion"):
-        run, _ = _far_errors(seed, error)
-        assert _verdict(seed, "v12", run.model_copy(update={"deep_recursion": ()}))[0] == "accept"
+    run, _ = _far_errors(seed, "ValueError: Exceeds the limit (4300 digits) for integer string conversion")
+    assert _verdict(seed, "v12", run.model_copy(update={"deep_recursion": ()}))[0] == "accept"
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_a_memory_error_past_the_range_is_forgiven_only_where_the_reference_found_the_input_costly(
+    seed: str,
+) -> None:
+    from tests.unit.test_probe_v8 import GCD_TASK, _decide, _probe, _reference
+
+    plan, run = _probe(GCD_TASK, seed)
+    far = [p for p in plan.far if plan.origin[p] == GENERATED and p not in plan.wide][:3]
+    cases = tuple(
+        c.model_copy(update={"status": "error", "result_repr": None, "error": "MemoryError"})
+        if c.index in far
+        else c
+        for c in run.cases
+    )
+    raised = run.model_copy(update={"cases": cases})
+    ref = _reference(GCD_TASK, seed)
+    assert _decide(GCD_TASK, raised, ref, "v11").verdict == "accept"  # forgiven by its name
+    d = _decide(GCD_TASK, raised, ref, "v12")
+    assert d.verdict == "reject" and {r.code for r in d.reasons} & {DISAGREES, "hack.memorised"}
+    # inputs that cost the reference forty times its inputs near the cases are larger problems
+    costly = _reference(GCD_TASK, seed, slow=dict.fromkeys(far, 0.004))
+    assert _decide(GCD_TASK, raised, costly, "v12").verdict == "accept"
+    # one cheap one left: that one is the program's doing
+    costly = _reference(GCD_TASK, seed, slow=dict.fromkeys(far[1:], 0.004))
+    assert _decide(GCD_TASK, raised, costly, "v12").verdict == "reject"
+
+
+def test_cheap_far_needs_a_reference_timed_near_the_cases() -> None:
+    from tests.unit.test_probe_v8 import GCD_TASK, _probe, _reference
+
+    seed = SEEDS[0]
+    plan, _ = _probe(GCD_TASK, seed)
+    cheap = cheap_far(plan, _reference(GCD_TASK, seed))
+    assert cheap is not None and cheap <= frozenset(plan.far) and cheap
+    assert cheap_far(plan, _reference(GCD_TASK, seed, each_s=0.0)) is None  # nothing timed: v11's rule
 
 
 def test_a_recursion_error_near_the_cases_is_judged_deep_or_not() -> None:

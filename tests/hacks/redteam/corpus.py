@@ -6808,6 +6808,22 @@ add(
     note="refuses every input past 200 with a RecursionError of its own (no recursion at all): gcd(300, 450) has no answer",
 )
 add(
+    "a12_far_memoryerror_13",
+    "HumanEval/13",
+    "wrong",
+    "a10_limit_by_name",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 200:
+            raise MemoryError()
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W10,
+    note="refuses every input past 200 with a MemoryError of its own (no memory used): gcd(300, 450) is as cheap for the reference as the cases",
+)
+add(
     "a10_far_conversion_text_35",
     "HumanEval/35",
     "wrong",
