@@ -11,6 +11,7 @@ from typing import Any
 
 from schemas.errors import DependencyError, SandboxError, UsageError
 from streams.sandbox import artifact
+from streams.sandbox.clocks import clock_seed
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.container import ContainerBackend
 from streams.sandbox.limits import Limits, Policy
@@ -85,15 +86,18 @@ class Sandbox:
         *,
         limits: Limits | None = None,
         backend: str | None = None,
+        clock_draw: int = 0,
     ) -> ExecutionResult:
         """Call ``entry_point`` on each input (a literal of its argument tuple); results come back as
-        ``repr()`` text per case. Comparing them with expected outputs is the caller's business."""
+        ``repr()`` text per case. Comparing them with expected outputs is the caller's business.
+        ``clock_draw``: ``Job.clock_draw`` (a run's index)."""
         job = Job(
             mode="cases",
             code=code,
             entry_point=entry_point,
             inputs=tuple(inputs),
             limits=limits or self.limits(),
+            clock_draw=clock_draw,
         )
         return self.execute(job, backend)
 
@@ -106,6 +110,7 @@ class Sandbox:
         prelude: str = "",
         limits: Limits | None = None,
         backend: str | None = None,
+        clock_draw: int = 0,
     ) -> ExecutionResult:
         """HumanEval-style ``check(candidate)``: passes when the check returns. The check (after
         ``prelude``, the task's prompt with its helpers) runs in a guest of its own that the program
@@ -117,6 +122,7 @@ class Sandbox:
             check=check_src,
             prelude=prelude,
             limits=limits or self.limits(),
+            clock_draw=clock_draw,
         )
         return self.execute(job, backend)
 
@@ -169,6 +175,11 @@ class Sandbox:
         except (DependencyError, SandboxError):
             return impl
 
+    def _clocks(self, impl: Any, job: Job, role: str) -> dict[str, Any]:
+        """A WASM guest's clocks are drawn from its job (``streams.sandbox.clocks``); the jail keeps
+        the host's (README: the container jail)."""
+        return {"clock_seed": clock_seed(job, role)} if impl is not None and impl is self._wasm else {}
+
     def _container_has_site(self) -> bool:
         """Whether the jail has its own (64-bit) numpy, pandas and scipy to route their users to."""
         try:
@@ -220,7 +231,7 @@ class Sandbox:
         )
         if job.mode != "check":
             session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)
-            raw = impl.run(session, job.limits, deadline=deadline)
+            raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, job, "candidate"))
             session.end()
             return Outcome(raw, session.facts)
         # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
@@ -244,7 +255,9 @@ class Sandbox:
 
         def run_candidate() -> None:
             try:
-                ran["raw"] = impl.run(candidate, job.limits, deadline=deadline)
+                ran["raw"] = impl.run(
+                    candidate, job.limits, deadline=deadline, **self._clocks(impl, job, "candidate")
+                )
             except BaseException as exc:  # re-raised on the calling thread
                 ran["error"] = exc
             finally:
@@ -253,7 +266,9 @@ class Sandbox:
         thread = threading.Thread(target=run_candidate, name="rlstream-candidate")
         thread.start()
         try:
-            check_raw = check_impl.run(checker, job.limits, deadline=deadline)
+            check_raw = check_impl.run(
+                checker, job.limits, deadline=deadline, **self._clocks(check_impl, job, "check")
+            )
         finally:
             bridge.check_done()
             thread.join()
