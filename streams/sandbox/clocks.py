@@ -26,9 +26,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import math
-import random
-
-from streams.sandbox.result import Job
 
 NS = 1_000_000_000
 #: the realtime clock's start is drawn in [REALTIME_FROM, REALTIME_TO). Not later: CPython keeps time as
@@ -40,26 +37,31 @@ REALTIME_TO = datetime.datetime(2250, 1, 1, tzinfo=datetime.UTC)
 MONOTONIC_MAX_S = 30 * 24 * 3600
 #: one jump, drawn log-uniformly between these (a minute to half a day)
 JUMP_MIN_S, JUMP_MAX_S = 60, 12 * 3600
+_REALTIME_LOW, _REALTIME_HIGH = (int(t.timestamp()) * NS for t in (REALTIME_FROM, REALTIME_TO))
 #: WASI clock ids
 REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME = 0, 1, 2, 3
 
 
-def clock_seed(job: Job, role: str = "candidate") -> bytes:
-    """What a guest's clocks are drawn from: the job's content (its cache key, which names the run's
-    ``clock_draw`` when it is not 0) and the guest's role (check mode's check guest draws other ones)."""
-    return hashlib.sha256(f"clocks\0{role}\0{job.cache_key('', '')}".encode()).digest()
+def clock_seed(job_key: str, role: str = "candidate") -> bytes:
+    """What a guest's clocks are drawn from: its job's cache key (``Job.cache_key``: the job's content,
+    and the run's ``clock_draw`` when it is not 0) and the guest's role (a check guest draws others)."""
+    return hashlib.sha256(f"clocks\0{role}\0{job_key}".encode()).digest()
+
+
+def _draw(seed: bytes, what: str, n: int) -> int:
+    """A number in [0, n) drawn from ``seed`` for ``what`` (a hash, not a generator: seeding one cost
+    more than the rest of a guest's clocks)."""
+    return int.from_bytes(hashlib.sha256(seed + what.encode()).digest(), "little") % n
 
 
 class GuestClocks:
     """One guest's clocks, from ``seed``, started at the host's ``perf_counter_ns`` ``start_ns``."""
 
     def __init__(self, seed: bytes, start_ns: int) -> None:
-        rng = random.Random(seed)
-        low, high = (int(t.timestamp()) * NS for t in (REALTIME_FROM, REALTIME_TO))
-        self._rng = rng
+        self._seed = seed
         self._start = start_ns
-        self._realtime = rng.randrange(low, high)
-        self._monotonic = rng.randrange(MONOTONIC_MAX_S * NS)
+        self._realtime = _REALTIME_LOW + _draw(seed, "realtime", _REALTIME_HIGH - _REALTIME_LOW)
+        self._monotonic = _draw(seed, "monotonic", MONOTONIC_MAX_S * NS)
         self._skew = 0
         self._reads = 0
         self._span = 1  # the jump due is in reads (span, 2 * span]
@@ -74,7 +76,7 @@ class GuestClocks:
         while self._reads >= self._next:
             self._skew += self._jump()
             self._span *= 2
-            self._next = self._rng.randint(self._span + 1, 2 * self._span)
+            self._next = self._span + 1 + _draw(self._seed, f"at {self._span}", self._span)
         return self.peek(clock, now_ns)
 
     def peek(self, clock: int, now_ns: int) -> int | None:
@@ -89,4 +91,6 @@ class GuestClocks:
         return None
 
     def _jump(self) -> int:
-        return int(math.exp(self._rng.uniform(math.log(JUMP_MIN_S), math.log(JUMP_MAX_S))) * NS)
+        """The next jump, log-uniform in [JUMP_MIN_S, JUMP_MAX_S]."""
+        u = _draw(self._seed, f"jump {self._span}", 1 << 53) / (1 << 53)
+        return int(JUMP_MIN_S * math.exp(u * math.log(JUMP_MAX_S / JUMP_MIN_S)) * NS)

@@ -175,10 +175,10 @@ class Sandbox:
         except (DependencyError, SandboxError):
             return impl
 
-    def _clocks(self, impl: Any, job: Job, role: str) -> dict[str, Any]:
-        """A WASM guest's clocks are drawn from its job (``streams.sandbox.clocks``); the jail keeps
-        the host's (README: the container jail)."""
-        return {"clock_seed": clock_seed(job, role)} if impl is not None and impl is self._wasm else {}
+    def _clocks(self, impl: Any, key: str, role: str) -> dict[str, Any]:
+        """A WASM guest's clocks are drawn from its job's cache key (``streams.sandbox.clocks``); the
+        jail keeps the host's (README: the container jail)."""
+        return {"clock_seed": clock_seed(key, role)} if impl is not None and impl is self._wasm else {}
 
     def _container_has_site(self) -> bool:
         """Whether the jail has its own (64-bit) numpy, pandas and scipy to route their users to."""
@@ -194,7 +194,8 @@ class Sandbox:
             runtime_hash = (
                 self.runtime_hash() if name == "wasm" else f"container:{self.config.container_python}"
             )
-            outcome = self._outcome(impl, job)
+            key = job.cache_key(name, runtime_hash)
+            outcome = self._outcome(impl, job, key)
         except DependencyError as exc:
             return ExecutionResult(
                 backend=name,
@@ -212,9 +213,10 @@ class Sandbox:
                 duration_s=time.perf_counter() - t0,
             )
         result = interpret(job, outcome, runtime_hash=runtime_hash, reason=reason)
-        return replace(result, cache_key=job.cache_key(name, runtime_hash))
+        return replace(result, cache_key=key)
 
-    def _outcome(self, impl: Any, job: Job) -> Outcome:
+    def _outcome(self, impl: Any, job: Job, key: str) -> Outcome:
+        """``impl`` runs ``job``; its guests' clocks are drawn from ``key``, the job's cache key."""
         policy: Policy = impl.policy()
         deadline = time.perf_counter() + job.limits.timeout_s
         candidate_job = encode_job(
@@ -231,7 +233,7 @@ class Sandbox:
         )
         if job.mode != "check":
             session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)
-            raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, job, "candidate"))
+            raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate"))
             session.end()
             return Outcome(raw, session.facts)
         # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
@@ -256,7 +258,7 @@ class Sandbox:
         def run_candidate() -> None:
             try:
                 ran["raw"] = impl.run(
-                    candidate, job.limits, deadline=deadline, **self._clocks(impl, job, "candidate")
+                    candidate, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate")
                 )
             except BaseException as exc:  # re-raised on the calling thread
                 ran["error"] = exc
@@ -267,7 +269,7 @@ class Sandbox:
         thread.start()
         try:
             check_raw = check_impl.run(
-                checker, job.limits, deadline=deadline, **self._clocks(check_impl, job, "check")
+                checker, job.limits, deadline=deadline, **self._clocks(check_impl, key, "check")
             )
         finally:
             bridge.check_done()
