@@ -85,7 +85,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a10_digit_blind_16", "*"): CHAR_POOL,
     ("a10_float_add_53", "*"): BEYOND_53_BITS,
     ("a10_far_recursionerror_13", "*"): LIMIT_BY_NAME,
-    ("a10_slow_extreme_35", "*"): END_CAP,
     ("a10_check_len_80_50", "*"): R2_REACH,
     ("a11_hash_key_memo_120", "*"): MEMO_COLLISION,
     ("a11_rounded_key_memo_0", "*"): MEMO_COLLISION,
