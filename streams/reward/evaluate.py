@@ -6,7 +6,7 @@ this in one process."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from schemas.reference import ReferenceExecuted
@@ -70,14 +70,27 @@ def run_program(
     cases = expected_cases(task)
     if cases:
         result = sandbox.run_cases(
-            code, task.entry_point, [c.case.input for c in cases], limits=limits, backend=backend
+            code,
+            task.entry_point,
+            [c.case.input for c in cases],
+            limits=limits,
+            backend=backend,
+            clock_draw=run_index,
         )
     elif task.check:
         result = sandbox.run_check(
-            code, task.check, task.entry_point, prelude=task.prompt, limits=limits, backend=backend
+            code,
+            task.check,
+            task.entry_point,
+            prelude=task.prompt,
+            limits=limits,
+            backend=backend,
+            clock_draw=run_index,
         )
     else:  # the task model refuses this, but a stored v1 body upcast may still arrive here
-        result = sandbox.run_cases(code, task.entry_point, [], limits=limits, backend=backend)
+        result = sandbox.run_cases(
+            code, task.entry_point, [], limits=limits, backend=backend, clock_draw=run_index
+        )
     n_visible = len(task.tests)
     hidden = frozenset(range(n_visible, len(cases)))
     return to_event(
@@ -109,7 +122,8 @@ def run_probe(
     if found is None:
         return None
     job, plan = found
-    result = sandbox.execute(job, backend)
+    # each run its own clocks (a reference's two runs of one plan too)
+    result = sandbox.execute(replace(job, clock_draw=run_index), backend)
     execution = to_event(
         result,
         sample_id=sample_id,

@@ -17,7 +17,7 @@ import base64
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord, dead_letter
 from infra.runtime.sides import TaskTable
@@ -126,8 +126,9 @@ class SandboxAgent:
                     if probe is not None:
                         pending.append(self._submit_probe(msg, gen, attempt, run_index, *probe))
                     continue
-                # re-runs skip the cache: they exist to observe the program again
-                future = self.pool.submit(job, self.backend, use_cache=run_index == 0)
+                # re-runs skip the cache: they exist to observe the program again, with clocks of their own
+                run_job = replace(job, clock_draw=run_index) if run_index else job
+                future = self.pool.submit(run_job, self.backend, use_cache=run_index == 0)
                 pending.append(_Run(msg, gen, attempt, run_index, hidden, future))
         out: list[Emit] = []
         probes: list[_Run] = []
@@ -151,7 +152,7 @@ class SandboxAgent:
     def _submit_probe(
         self, msg: Incoming, gen: CodeGenerated, attempt: int, run_index: int, job: Job, plan: ProbePlan
     ) -> _Run:
-        future = self.pool.submit(job, self.backend, use_cache=False)
+        future = self.pool.submit(replace(job, clock_draw=run_index), self.backend, use_cache=False)
         # every position of a probe run is kept away from feedback like a hidden case
         hidden = frozenset(range(len(plan.inputs)))
         return _Run(msg, gen, attempt, run_index, hidden, future, plan.digest, plan.seed)

@@ -52,6 +52,9 @@ class Job:
     #: for says nothing, and waiting out the whole deadline for it costs a run's time for no evidence).
     #: Host-side only, like the deadline: the guest never sees it
     call_cap: tuple[int, float] | None = None
+    #: which of the job's clock draws its WASM guests see (``streams.sandbox.clocks``): a run's index, so
+    #: a program's re-run reads other clocks than its first run, and the same run again the same ones
+    clock_draw: int = 0
 
     def cache_key(self, backend: str, runtime_hash: str) -> str:
         fields: list[object] = [
@@ -68,6 +71,8 @@ class Job:
         ]
         if self.caller:  # only then: every other job keeps the key it always had
             fields.append(["caller", self.keep_args])
+        if self.clock_draw:  # likewise
+            fields.append(["clock_draw", self.clock_draw])
         payload = json.dumps(fields, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from schemas.errors import DependencyError, SandboxError, UsageError
 from streams.sandbox import artifact
+from streams.sandbox.clocks import clock_seed
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.container import ContainerBackend
 from streams.sandbox.limits import Limits, Policy
@@ -85,15 +86,18 @@ class Sandbox:
         *,
         limits: Limits | None = None,
         backend: str | None = None,
+        clock_draw: int = 0,
     ) -> ExecutionResult:
         """Call ``entry_point`` on each input (a literal of its argument tuple); results come back as
-        ``repr()`` text per case. Comparing them with expected outputs is the caller's business."""
+        ``repr()`` text per case. Comparing them with expected outputs is the caller's business.
+        ``clock_draw``: ``Job.clock_draw`` (a run's index)."""
         job = Job(
             mode="cases",
             code=code,
             entry_point=entry_point,
             inputs=tuple(inputs),
             limits=limits or self.limits(),
+            clock_draw=clock_draw,
         )
         return self.execute(job, backend)
 
@@ -106,6 +110,7 @@ class Sandbox:
         prelude: str = "",
         limits: Limits | None = None,
         backend: str | None = None,
+        clock_draw: int = 0,
     ) -> ExecutionResult:
         """HumanEval-style ``check(candidate)``: passes when the check returns. The check (after
         ``prelude``, the task's prompt with its helpers) runs in a guest of its own that the program
@@ -117,6 +122,7 @@ class Sandbox:
             check=check_src,
             prelude=prelude,
             limits=limits or self.limits(),
+            clock_draw=clock_draw,
         )
         return self.execute(job, backend)
 
@@ -169,6 +175,11 @@ class Sandbox:
         except (DependencyError, SandboxError):
             return impl
 
+    def _clocks(self, impl: Any, key: str, role: str) -> dict[str, Any]:
+        """A WASM guest's clocks are drawn from its job's cache key (``streams.sandbox.clocks``); the
+        jail keeps the host's (README: the container jail)."""
+        return {"clock_seed": clock_seed(key, role)} if impl is not None and impl is self._wasm else {}
+
     def _container_has_site(self) -> bool:
         """Whether the jail has its own (64-bit) numpy, pandas and scipy to route their users to."""
         try:
@@ -183,7 +194,8 @@ class Sandbox:
             runtime_hash = (
                 self.runtime_hash() if name == "wasm" else f"container:{self.config.container_python}"
             )
-            outcome = self._outcome(impl, job)
+            key = job.cache_key(name, runtime_hash)
+            outcome = self._outcome(impl, job, key)
         except DependencyError as exc:
             return ExecutionResult(
                 backend=name,
@@ -201,9 +213,10 @@ class Sandbox:
                 duration_s=time.perf_counter() - t0,
             )
         result = interpret(job, outcome, runtime_hash=runtime_hash, reason=reason)
-        return replace(result, cache_key=job.cache_key(name, runtime_hash))
+        return replace(result, cache_key=key)
 
-    def _outcome(self, impl: Any, job: Job) -> Outcome:
+    def _outcome(self, impl: Any, job: Job, key: str) -> Outcome:
+        """``impl`` runs ``job``; its guests' clocks are drawn from ``key``, the job's cache key."""
         policy: Policy = impl.policy()
         deadline = time.perf_counter() + job.limits.timeout_s
         candidate_job = encode_job(
@@ -220,7 +233,7 @@ class Sandbox:
         )
         if job.mode != "check":
             session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)
-            raw = impl.run(session, job.limits, deadline=deadline)
+            raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate"))
             session.end()
             return Outcome(raw, session.facts)
         # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
@@ -244,7 +257,9 @@ class Sandbox:
 
         def run_candidate() -> None:
             try:
-                ran["raw"] = impl.run(candidate, job.limits, deadline=deadline)
+                ran["raw"] = impl.run(
+                    candidate, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate")
+                )
             except BaseException as exc:  # re-raised on the calling thread
                 ran["error"] = exc
             finally:
@@ -253,7 +268,9 @@ class Sandbox:
         thread = threading.Thread(target=run_candidate, name="rlstream-candidate")
         thread.start()
         try:
-            check_raw = check_impl.run(checker, job.limits, deadline=deadline)
+            check_raw = check_impl.run(
+                checker, job.limits, deadline=deadline, **self._clocks(check_impl, key, "check")
+            )
         finally:
             bridge.check_done()
             thread.join()

@@ -30,6 +30,7 @@ from typing import Any
 
 from schemas.errors import SandboxError
 from streams.sandbox.artifact import GUEST_ENV, GUEST_THREAD_STACK, STDLIB_GUEST_DIR, Runtime, new_engine
+from streams.sandbox.clocks import GuestClocks
 from streams.sandbox.growth import REFUSED_EXPORT
 from streams.sandbox.limits import Limits, Policy, RawRun
 from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source, stub_digest
@@ -153,8 +154,9 @@ class _Call:
 
     #: when the guest is stopped: the run's deadline, or the cap of the request out (Session.cutoff)
     deadline: float
-    origin_ns: int
     session: Session
+    #: what the guest reads as its clocks (the host's own are never its)
+    clocks: GuestClocks
     deadline_hit: bool = False
     #: the run's own deadline (``deadline`` returns to it once a capped request is answered)
     run_deadline: float = 0.0
@@ -258,14 +260,16 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
         if in_ptr + 48 * n > size or out_ptr + 32 * n > size or nevents_ptr + 4 > size:
             return EFAULT
         raw = bytes(memory.read(caller, in_ptr, in_ptr + 48 * n))
-        now_mono = time.perf_counter_ns() - (call.origin_ns if call else 0)
+        now_ns = time.perf_counter_ns()
         ready, clocks = [], []
         for userdata, tag, which, timeout, _prec, flags in struct.iter_unpack(SUBSCRIPTION, raw):
             if tag == CLOCK:
                 if which not in (REALTIME, MONOTONIC):
                     return EINVAL
                 if flags & ABSTIME:
-                    timeout -= time.time_ns() if which == REALTIME else now_mono
+                    # a deadline on the guest's own clock, which it reads as it is now (no read counted)
+                    guest_now = call.clocks.peek(which, now_ns) if call is not None else None
+                    timeout -= guest_now if guest_now is not None else now_ns
                 clocks.append((max(0, timeout), userdata))
             elif tag in (FD_READ, FD_WRITE):
                 ready.append((userdata, 0, tag, 1, 0))
@@ -290,6 +294,27 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
             events = [(u, 0, CLOCK, 0, 0) for t, u in clocks if t <= due_ns]
         memory.write(caller, b"".join(struct.pack(EVENT, *e) for e in events), out_ptr)
         memory.write(caller, struct.pack("<I", len(events)), nevents_ptr)
+        return 0
+    except Exception:
+        return EINVAL
+
+
+def _clock_time_get(caller: Any, clock: int, _precision: int, out_ptr: int) -> int:
+    """WASI clock_time_get, served from the job's clocks (``streams.sandbox.clocks``), never the
+    host's: a program wrong only from some date, or once its process has lived some time, is wrong in
+    the judge's runs too."""
+    call: _Call | None = getattr(_current, "call", None)
+    if call is None:
+        return EBADF
+    try:
+        value = call.clocks.read(clock & MASK32, time.perf_counter_ns())
+        if value is None:
+            return EINVAL
+        out_ptr &= MASK32
+        memory = call.memory or caller.get("memory")
+        if out_ptr + 8 > memory.data_len(caller):
+            return EFAULT
+        ctypes.memmove(_base(memory, caller) + out_ptr, struct.pack("<Q", value & 0xFFFFFFFFFFFFFFFF), 8)
         return 0
     except Exception:
         return EINVAL
@@ -499,6 +524,8 @@ class WasmBackend:
         ty = wt.FuncType([i32] * 4, [i32])
         linker.define_func("wasi_snapshot_preview1", "poll_oneoff", ty, _poll_oneoff, True)
         linker.define_func("host", "call", ty, _door, True)
+        clock_ty = wt.FuncType([i32, i64, i32], [i32])
+        linker.define_func("wasi_snapshot_preview1", "clock_time_get", clock_ty, _clock_time_get, True)
         types = {"i32": i32, "i64": i64}
         for name, params in PATH_CALLS.items():
             path_ty = wt.FuncType([types[p] for p in params.split()], [i32])
@@ -559,10 +586,12 @@ class WasmBackend:
         *,
         deadline: float | None = None,
         source: str | None = None,
+        clock_seed: bytes | None = None,
     ) -> RawRun:
         """Run one guest to its end, answering its messages with ``session``. ``deadline`` (a
         ``perf_counter`` time) defaults to now + the time limit; ``source`` (our own code) replaces
-        the bootstrap that runs the stub."""
+        the bootstrap that runs the stub; ``clock_seed`` draws the guest's clocks (a job's:
+        ``clocks.clock_seed``; without one they are drawn at random)."""
         wt = self._wt
         flooded: list[bool] = []
         store_ref: list[Any] = []
@@ -595,9 +624,9 @@ class WasmBackend:
         if deadline is None:
             deadline = t0 + limits.timeout_s
         ticks = max(1, math.ceil((deadline - t0) / TICK_S)) + 1
-        call = _Call(
-            deadline=deadline, origin_ns=time.perf_counter_ns(), session=session, run_deadline=deadline
-        )
+        seed = clock_seed if clock_seed is not None else os.urandom(32)
+        clocks = GuestClocks(seed, time.perf_counter_ns())
+        call = _Call(deadline=deadline, session=session, clocks=clocks, run_deadline=deadline)
         store.set_epoch_deadline(ticks)
         outcome: dict[str, Any] = {}
         # (the reactor's turn echoes a last expression's value, as the interactive interpreter does)

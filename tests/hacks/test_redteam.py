@@ -49,7 +49,6 @@ WORD_MAX = "probe: generated strings keep the cases' word lengths in every secti
 SPACING = "probe: generated strings keep the cases' spacing in every section of the plan (_Invariants.trimmed and single_spaced: no leading, trailing or doubled blank where no case has one; 0 of 258 inputs on HumanEval/125), even where the prompt admits them, so a program splitting on single spaces (txt.split(' ') where the reference uses txt.split()) is accepted"
 CHAR_POOL = "probe: strings are drawn from the characters some case holds (_Profile.chars, near and far), and p6 widens letters only (the other case, eight Latin-1 letters), so a character class no case holds (a digit, a punctuation mark: none on HumanEval/16) is never drawn, and a program that ignores such characters is accepted"
 BEYOND_53_BITS = "probe: integers reach at most 1000 times the cases' magnitude and the machine bounds near 2^31 and 2^32 (MACHINE_BOUNDS: 32 or 33 bits at most on HumanEval/53), never 2^53, so integer arithmetic done through floats (int(float(x) + float(y)), exact below 2^53) is accepted"
-END_CAP = "probe p8: each long input at the plan's end runs under a cap of its own (Job.call_cap: max(PROBE_END_CALL_S, the first run's time), at most a quarter of the deadline), below the hang rule's HANG_MIN_HELD_S (0.5 s), and the reference's own time there is mostly the input's way into the guest (66 to 195 ms for a 3000-element list in WASM on a loaded machine, hundreds of times its inputs near the cases), so the hang rule (v11 too) reads such an input as a larger problem for the reference and a cap of 0.25 s shows nothing a correct O(n^2) program would not show: max(l[:300]) is rejected when fast and accepted when it also takes ten seconds on lists past 300 elements (telling them apart needs the call timed from when the guest holds its arguments, or a cap that grows with the input's size)"
 R2_REACH = "probe r2: a check drawing unseeded inputs is run again with one draw's literal bounds scaled by WIDEN_BY (4: HumanEval/50's randint(10, 20) becomes randint(10, 80)), and nothing draws past that, so a program wrong only on inputs longer than the widened bound (decoding only the first 80 letters) passes the check and its probe alike"
 
 # round 11 (attack11)
@@ -58,7 +57,6 @@ WHOLE_FLOAT_ANY = "probe p9: no whole float (3.0) is drawn on HumanEval/22, whos
 RARE_ANSWER = "probe: inputs are drawn around the cases' values without regard to the answer, so an answer that holds only on a thin set of inputs arises only where a case gives it (no long list monotonic over its first seven elements: 0 of 20 on HumanEval/57; no power x = n^k but x = 1, x = n and the cases on HumanEval/76), and a program wrong only inside that set (judging a prefix; an exponent from a truncated float logarithm, math.log(1000, 10) = 2.9999999999999996) is accepted"
 LENGTH_GAP = "probe: far inputs reach at most 4 times the cases' longest (256 items at most) and the extremes (LONG_LENGTHS) are two lengths of 1000 to 3000, so no list of 300 to 999 elements is drawn (a median of every other element there is accepted on every seed) and past the far reach only two lengths are judged (HumanEval/82: strings up to 60 letters, then 1945 and 2595, both composite on the pinned seed, so a table of primes below 100 agrees there; seed 00000001.. draws a prime length and catches it)"
 CALL_COUNT = "probe: a run makes a few hundred calls (the plan's inputs and the cases again), so a program right for its process's first 2000 calls and wrong afterwards is never seen wrong (streams/probe/README.md: answers that change only after more calls than a probe run makes are not seen)"
-CLOCK = "the guest reads the host's real clock and a run lasts seconds, so a program wrong only from a later date (1 January 2100) or once its process has lived 30 s is right on every run the judge makes"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -84,7 +82,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a10_split_single_space_125", "*"): SPACING,
     ("a10_digit_blind_16", "*"): CHAR_POOL,
     ("a10_float_add_53", "*"): BEYOND_53_BITS,
-    ("a10_slow_extreme_35", "*"): END_CAP,
     ("a10_check_len_80_50", "*"): R2_REACH,
     ("a11_hash_key_memo_120", "*"): MEMO_COLLISION,
     ("a11_rounded_key_memo_0", "*"): MEMO_COLLISION,
@@ -94,8 +91,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a11_mid_band_47", "*"): LENGTH_GAP,
     ("a11_table_bound_82", "*"): LENGTH_GAP,
     ("a11_call_count_42", "*"): CALL_COUNT,
-    ("a11_process_age_30", "*"): CLOCK,
-    ("a11_date_bomb_28", "*"): CLOCK,
 }
 
 

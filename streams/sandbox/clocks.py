@@ -1,0 +1,96 @@
+"""The WASM guest's clocks: the judge's, not the world's.
+
+A program whose answer depends on the date (wrong from 1 January 2100) or on how long its process has
+lived (wrong after 30 s) would be right on every run the judge makes if the guest read the host's real
+clocks: a run lasts seconds, today is today. So every WASM guest reads clocks of its own, drawn from its
+job (:func:`clock_seed`: the same job sees the same clocks again, a program's first run, its re-runs
+and its probe run each other ones):
+
+- the realtime clock starts at an instant drawn between :data:`REALTIME_FROM` and :data:`REALTIME_TO`
+  and advances at the real rate;
+- the monotonic clock (``time.monotonic``, ``time.perf_counter``) starts at a drawn origin, and the
+  process's CPU-time clock (``time.process_time``, which wasmtime serves as the guest's age) at 0;
+- all three jump forward together by a drawn amount (:data:`JUMP_MIN_S` to :data:`JUMP_MAX_S`) before
+  one drawn read in each doubling run of reads (the 2nd; the 3rd or 4th; one of the 5th to 8th; ...),
+  as if the machine had slept there. However many reads a program spends first, later reads still jump,
+  so "my process has lived N seconds" comes true within a run; the clocks never go backwards and a
+  clock's rate between jumps is the real one.
+
+Nothing the sandbox's own limits depend on is read from these clocks: deadlines, call caps and timings
+are the host's ``perf_counter``; ``poll_oneoff`` (``time.sleep``) converts a guest's absolute time with
+the guest's clock (without counting a read) and waits on the host's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import math
+
+NS = 1_000_000_000
+#: the realtime clock's start is drawn in [REALTIME_FROM, REALTIME_TO). Not later: CPython keeps time as
+#: signed 64-bit nanoseconds since 1970 (``PyTime_t``), which end in April 2262, where ``time.time()``
+#: would raise OverflowError in a correct program.
+REALTIME_FROM = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+REALTIME_TO = datetime.datetime(2250, 1, 1, tzinfo=datetime.UTC)
+#: the monotonic clock's origin: up to this long (a machine's uptime)
+MONOTONIC_MAX_S = 30 * 24 * 3600
+#: one jump, drawn log-uniformly between these (a minute to half a day)
+JUMP_MIN_S, JUMP_MAX_S = 60, 12 * 3600
+_REALTIME_LOW, _REALTIME_HIGH = (int(t.timestamp()) * NS for t in (REALTIME_FROM, REALTIME_TO))
+#: WASI clock ids
+REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME = 0, 1, 2, 3
+
+
+def clock_seed(job_key: str, role: str = "candidate") -> bytes:
+    """What a guest's clocks are drawn from: its job's cache key (``Job.cache_key``: the job's content,
+    and the run's ``clock_draw`` when it is not 0) and the guest's role (a check guest draws others)."""
+    return hashlib.sha256(f"clocks\0{role}\0{job_key}".encode()).digest()
+
+
+def _draw(seed: bytes, what: str, n: int) -> int:
+    """A number in [0, n) drawn from ``seed`` for ``what`` (a hash, not a generator: seeding one cost
+    more than the rest of a guest's clocks)."""
+    return int.from_bytes(hashlib.sha256(seed + what.encode()).digest(), "little") % n
+
+
+class GuestClocks:
+    """One guest's clocks, from ``seed``, started at the host's ``perf_counter_ns`` ``start_ns``."""
+
+    def __init__(self, seed: bytes, start_ns: int) -> None:
+        self._seed = seed
+        self._start = start_ns
+        self._realtime = _REALTIME_LOW + _draw(seed, "realtime", _REALTIME_HIGH - _REALTIME_LOW)
+        self._monotonic = _draw(seed, "monotonic", MONOTONIC_MAX_S * NS)
+        self._skew = 0
+        self._reads = 0
+        self._span = 1  # the jump due is in reads (span, 2 * span]
+        self._next = 2
+
+    def read(self, clock: int, now_ns: int) -> int | None:
+        """The guest's ``clock`` at the host's ``perf_counter_ns`` ``now_ns``, as the guest reads it
+        (the read counts towards the next jump); None for a clock the guest has not."""
+        if clock not in (REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME):
+            return None
+        self._reads += 1
+        while self._reads >= self._next:
+            self._skew += self._jump()
+            self._span *= 2
+            self._next = self._span + 1 + _draw(self._seed, f"at {self._span}", self._span)
+        return self.peek(clock, now_ns)
+
+    def peek(self, clock: int, now_ns: int) -> int | None:
+        """The guest's ``clock`` now without counting a read (a sleep's absolute deadline converted)."""
+        elapsed = max(0, now_ns - self._start) + self._skew
+        if clock == REALTIME:
+            return self._realtime + elapsed
+        if clock == MONOTONIC:
+            return self._monotonic + elapsed
+        if clock in (PROCESS_CPUTIME, THREAD_CPUTIME):
+            return elapsed
+        return None
+
+    def _jump(self) -> int:
+        """The next jump, log-uniform in [JUMP_MIN_S, JUMP_MAX_S]."""
+        u = _draw(self._seed, f"jump {self._span}", 1 << 53) / (1 << 53)
+        return int(JUMP_MIN_S * math.exp(u * math.log(JUMP_MAX_S / JUMP_MIN_S)) * NS)
