@@ -527,6 +527,10 @@ class ContainerBackend:
                 raise SandboxError(
                     f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}"
                 )
+            if watch is not None and not watch.installed.is_set() and watch.is_alive():
+                # stopped, the watch still takes a listener the jail sent: give a thread the load kept
+                # from running the time to look (a watch not installed fails the execution below)
+                watch.join(timeout=30)
             if watch is not None and not watch.installed.is_set() and not timed_out and not killed.is_set():
                 raise SandboxError(
                     "the jail's signal watch was not installed: "

@@ -87,11 +87,16 @@ class SignalWatch(threading.Thread):
             with self.sock:
                 poller = select.poll()
                 poller.register(self.sock, select.POLLIN)
-                while not self._done.is_set():
+                while True:
+                    # stopped or past the deadline, the socket is still looked at once: on a loaded
+                    # machine this thread may first run after the jail has sent its listener and ended,
+                    # and a listener sent is a watch installed
+                    done = self._done.is_set()
                     left = self.deadline - time.perf_counter()
-                    if left <= 0:
-                        return None
-                    if not poller.poll(max(1, min(20, int(left * 1000)))):
+                    wait = 0 if done or left <= 0 else max(1, min(20, int(left * 1000)))
+                    if not poller.poll(wait):
+                        if done or left <= 0:
+                            return None
                         continue
                     _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
                     if not fds:
@@ -101,7 +106,6 @@ class SignalWatch(threading.Thread):
                     return fds[0]
         except OSError:
             return None
-        return None
 
     def _answer(self, listener: int) -> None:
         buf = bytearray(_NOTIF.size)  # the kernel wants it zeroed

@@ -83,3 +83,33 @@ def test_a_pidfd_of_one_thread_of_the_program_is_the_program(watch: SignalWatch,
         assert _pidfd_target(os.getpid(), fd) in watch._init_host_threads()
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("late", ["stopped", "past_deadline"])
+def test_a_listener_sent_before_the_watch_ran_is_still_taken(late: str) -> None:
+    """On a loaded machine the watch's thread may first run after the jail sent its listener and ended
+    (and the host stopped the watch): the listener waits in the socket, and the watch is installed."""
+    host, jail = socket.socketpair()
+    listener = os.open(os.devnull, os.O_RDONLY)
+    socket.send_fds(jail, [b"w"], [listener])
+    os.close(listener)
+    jail.close()
+    deadline = time.perf_counter() + (5 if late == "stopped" else -1)
+    w = SignalWatch(host, os.getpid(), host_arch(), deadline)
+    if late == "stopped":
+        w.stop()
+    w.start()
+    assert w.installed.wait(timeout=10)
+    w.stop()
+    w.join(timeout=10)
+    assert not w.is_alive()
+
+
+def test_a_watch_stopped_with_nothing_sent_ends_uninstalled() -> None:
+    host, jail = socket.socketpair()
+    w = SignalWatch(host, os.getpid(), host_arch(), time.perf_counter() + 5)
+    w.stop()
+    w.start()
+    w.join(timeout=10)
+    jail.close()
+    assert not w.is_alive() and not w.installed.is_set()
