@@ -8345,3 +8345,365 @@ add(
     backends=_W11,
     note="tries every rotation with collections.deque (quadratic)",
 )
+
+# ================================================================================ round 12 (attack12)
+# Filter v12's resource-limit rule (a RecursionError forgiven past the range only at a deep stack, a
+# MemoryError only where the reference found the input costly) and the WASM guest's drawn clocks.
+_W12 = ("wasm",)
+
+# --- a deep-looking RecursionError, cheaply
+add(
+    "a12_cheap_deep_raise_13",
+    "HumanEval/13",
+    "wrong",
+    "a12_limits",
+    """
+    def _down(k):
+        if k == 0:
+            raise RecursionError("maximum recursion depth exceeded")
+        return _down(k - 1)
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 200:
+            return _down(80)
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W12,
+    note="past 200 recurses 80 levels (microseconds) and raises RecursionError itself at the bottom: a real chain of calls",
+)
+add(
+    "a12_saved_recursion_13",
+    "HumanEval/13",
+    "wrong",
+    "a12_limits",
+    """
+    def _deep(k):
+        return _deep(k + 1)
+
+
+    try:
+        _deep(0)
+    except RecursionError as exc:
+        _SAVED = exc
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 200:
+            raise _SAVED
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W12,
+    note="provokes one genuine RecursionError at import and re-raises that object (its deep traceback attached) past 200",
+)
+add(
+    "a12_lowered_limit_13",
+    "HumanEval/13",
+    "wrong",
+    "a12_limits",
+    """
+    import sys
+
+
+    def _down(k):
+        if k == 0:
+            sys.setrecursionlimit(20)
+        return _down(k - 1)
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(a, b) > 200:
+            old = sys.getrecursionlimit()
+            try:
+                return _down(70)
+            finally:
+                sys.setrecursionlimit(old)
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    backends=_W12,
+    note="past 200 recurses 70 levels, then lowers the limit below its depth so the interpreter itself raises RecursionError there",
+)
+
+# --- a MemoryError where the reference is costly too
+add(
+    "a12_memoryerror_odd_far_24",
+    "HumanEval/24",
+    "wrong",
+    "a12_limits",
+    """
+    def largest_divisor(n: int) -> int:
+        if n > 100 and n % 2 and n % 3:
+            raise MemoryError()
+        for i in range(2, n):
+            if n % i == 0:
+                return n // i
+        return 1
+    """,
+    backends=_W12,
+    note="refuses every n past 100 with no factor 2 or 3 with a MemoryError of its own: the inputs the reference's downward scan finds costliest",
+)
+add(
+    "a12_memoryerror_costly_46",
+    "HumanEval/46",
+    "wrong",
+    "a12_limits",
+    """
+    def fib4(n: int):
+        if n > 500:
+            raise MemoryError()
+        a, b, c, d = 0, 0, 2, 0
+        for _ in range(n):
+            a, b, c, d = b, c, d, a + b + c + d
+        return a
+    """,
+    backends=_W12,
+    note="refuses every n past 500 with a MemoryError of its own (it allocates nothing): the reference's O(n) loop there costs more than 4 times its cases'",
+)
+
+# --- the drawn clocks
+add(
+    "a12_leap_day_bomb_28",
+    "HumanEval/28",
+    "wrong",
+    "a12_clocks",
+    """
+    import datetime
+    from typing import List
+
+
+    def concatenate(strings: List[str]) -> str:
+        today = datetime.date.today()
+        if today.month == 2 and today.day == 29:
+            return ' '.join(strings)
+        return ''.join(strings)
+    """,
+    backends=_W12,
+    note="wrong on 29 February only (a leap-day bug): the drawn calendar lands there about once in 1,461 days",
+)
+add(
+    "a12_jump_filtered_age_30",
+    "HumanEval/30",
+    "wrong",
+    "a12_clocks",
+    """
+    import time
+
+    _STATE = [time.monotonic(), 0.0]
+
+
+    def _age():
+        now = time.monotonic()
+        step = now - _STATE[0]
+        _STATE[0] = now
+        if 0 <= step < 5.0:
+            _STATE[1] += step
+        return _STATE[1]
+
+
+    def get_positive(l: list):
+        if _age() > 30.0:
+            return [x for x in l if x >= 0]
+        return [x for x in l if x > 0]
+    """,
+    backends=_W12,
+    note="keeps zeros once its process has lived 30 s, its age summed from clock steps under 5 s (a jump of a minute or more is dropped)",
+)
+add(
+    "a12_judge_by_jump_30",
+    "HumanEval/30",
+    "wrong",
+    "a12_clocks",
+    """
+    import time
+
+    _A = time.monotonic()
+    _B = time.monotonic()
+    _JUDGED = _B - _A > 30.0
+
+
+    def get_positive(l: list):
+        if _JUDGED:
+            return [x for x in l if x > 0]
+        return [x for x in l if x >= 0]
+    """,
+    backends=_W12,
+    note="right only where two back-to-back clock reads differ by more than 30 s (the guest's second read always jumps): wrong on every real clock",
+)
+add(
+    "a12_judge_by_file_time_28",
+    "HumanEval/28",
+    "wrong",
+    "a12_clocks",
+    """
+    import os
+    import sys
+    import time
+    from typing import List
+
+
+    def _judged():
+        try:
+            made = max(os.stat(p).st_mtime for p in sys.path if p and os.path.exists(p))
+        except Exception:
+            return True
+        return abs(time.time() - made) > 400 * 86400
+
+
+    _JUDGED = _judged()
+
+
+    def concatenate(strings: List[str]) -> str:
+        if _JUDGED:
+            return ''.join(strings)
+        return ' '.join(strings)
+    """,
+    backends=_W12,
+    note="right only where the clock is more than 400 days from the runtime's file times (the drawn year is 2000-2250): wrong where the clock is real",
+)
+
+# --- correct programs these mechanisms might penalise
+add(
+    "a12_ok_missing_memo_46",
+    "HumanEval/46",
+    "correct",
+    "a12_unusual",
+    """
+    class _Fib4(dict):
+        def __missing__(self, n):
+            value = self[n - 1] + self[n - 2] + self[n - 3] + self[n - 4]
+            self[n] = value
+            return value
+
+
+    _TABLE = _Fib4({0: 0, 1: 0, 2: 2, 3: 0})
+
+
+    def fib4(n: int):
+        return _TABLE[n]
+    """,
+    backends=_W12,
+    note="memoised recursion through dict.__getitem__ -> __missing__ (a C call between Python frames): runs out of stack past the range",
+)
+add(
+    "a12_ok_map_recursion_55",
+    "HumanEval/55",
+    "correct",
+    "a12_unusual",
+    """
+    _MEMO = {0: 0, 1: 1}
+
+
+    def fib(n: int):
+        if n not in _MEMO:
+            _MEMO[n] = sum(map(fib, (n - 1, n - 2)))
+        return _MEMO[n]
+    """,
+    backends=_W12,
+    note="memoised recursion through sum(map(...)): two C calls per level between Python frames",
+)
+add(
+    "a12_ok_generator_strlen_23",
+    "HumanEval/23",
+    "correct",
+    "a12_unusual",
+    """
+    def _ones(s):
+        if s:
+            yield 1
+            yield from _ones(s[1:])
+
+
+    def strlen(string: str) -> int:
+        return sum(_ones(string))
+    """,
+    backends=_W12,
+    note="counts through a recursive yield-from chain, one generator per character: runs out of stack on long strings",
+)
+add(
+    "a12_ok_ttl_cache_55",
+    "HumanEval/55",
+    "correct",
+    "a12_unusual",
+    """
+    import time
+
+    _CACHE = {}
+
+
+    def fib(n: int):
+        hit = _CACHE.get(n)
+        if hit is not None and time.monotonic() - hit[1] < 1.0:
+            return hit[0]
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        _CACHE[n] = (a, time.monotonic())
+        return a
+    """,
+    backends=_W12,
+    note="a cache whose entries expire after a second of the clock (the jumps expire them at once): recomputes, same answer",
+)
+add(
+    "a12_ok_sleep_timed_13",
+    "HumanEval/13",
+    "correct",
+    "a12_unusual",
+    """
+    import datetime
+    import time
+
+    _LOG = []
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        start = time.perf_counter()
+        time.sleep(0.001)
+        while b:
+            a, b = b, a % b
+        _LOG.append((datetime.datetime.now().isoformat(), time.strftime('%Y-%m-%d'), time.perf_counter() - start))
+        return a
+    """,
+    backends=_W12,
+    note="sleeps a millisecond per call and logs its date and duration: the clocks' draw and jumps change nothing it returns",
+)
+add(
+    "a12_ok_budget_search_39",
+    "HumanEval/39",
+    "correct",
+    "a12_unusual",
+    """
+    import time
+
+
+    def _prime(k):
+        if k < 2:
+            return False
+        d = 2
+        while d * d <= k:
+            if k % d == 0:
+                return False
+            d += 1
+        return True
+
+
+    def prime_fib(n: int):
+        deadline = time.time() + 0.05
+        found, a, b, budgeted = 0, 0, 1, True
+        while True:
+            a, b = b, a + b
+            if budgeted and time.time() > deadline:
+                budgeted = False
+            if _prime(a):
+                found += 1
+                if found == n:
+                    return a
+    """,
+    backends=_W12,
+    note="a search that watches a wall-clock budget (its flag flips at the first jump) yet always finishes exactly",
+)
