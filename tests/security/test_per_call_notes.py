@@ -97,7 +97,17 @@ def _forged():
     raise RecursionError("maximum recursion depth exceeded").with_traceback(tb)
 
 
+def _count(n):
+    # one generator per level, finished (and so without a caller) by the time the error is read
+    if n == 0:
+        return 0
+    yield 1
+    yield from _count(n - 1)
+
+
 def f(kind):
+    if kind == "generators":
+        return sum(_count(10**6))
     if kind == "own":
         raise RecursionError("maximum recursion depth exceeded")
     if kind == "forged":
@@ -116,13 +126,14 @@ def f(kind):
 def test_a_deep_recursion_error_is_told_from_one_a_program_raises_itself(
     sandbox: Sandbox, backend: str
 ) -> None:
-    kinds = ["own", "recursed", "cached", "forged", "lowered"]
+    kinds = ["own", "recursed", "cached", "forged", "lowered", "generators"]
     r = sandbox.run_cases(RECURSION_ERRORS, "f", [repr((k,)) for k in kinds], limits=LIMITS, backend=backend)
     assert r.infra_error is None, r.infra_error
     assert [(c.error or "").split(":")[0] for c in r.cases] == ["RecursionError"] * len(kinds)
     # the interpreter's, on a deep stack (through lru_cache's C wrapper too: in WASM the C stack
     # ends it after a few hundred levels); not the program's own, a forged traceback's, nor one
-    # raised on a stack the program made shallow by lowering the limit
-    assert r.deep_recursion == (1, 2)
+    # raised on a stack the program made shallow by lowering the limit; recursion through `yield from`
+    # is recursion too
+    assert r.deep_recursion == (1, 2, 5)
     ok = sandbox.run_cases("def f(x):\n    return x\n", "f", ["(1,)"], limits=LIMITS, backend=backend)
     assert ok.deep_recursion is None  # no call raised: nothing recorded
