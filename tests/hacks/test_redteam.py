@@ -58,6 +58,11 @@ RARE_ANSWER = "probe: inputs are drawn around the cases' values without regard t
 LENGTH_GAP = "probe: far inputs reach at most 4 times the cases' longest (256 items at most) and the extremes (LONG_LENGTHS) are two lengths of 1000 to 3000, so no list of 300 to 999 elements is drawn (a median of every other element there is accepted on every seed) and past the far reach only two lengths are judged (HumanEval/82: strings up to 60 letters, then 1945 and 2595, both composite on the pinned seed, so a table of primes below 100 agrees there; seed 00000001.. draws a prime length and catches it)"
 CALL_COUNT = "probe: a run makes a few hundred calls (the plan's inputs and the cases again), so a program right for its process's first 2000 calls and wrong afterwards is never seen wrong (streams/probe/README.md: answers that change only after more calls than a probe run makes are not seen)"
 
+# round 12 (attack12)
+DEEP_ON_PURPOSE = "filter v12: a RecursionError past the range is forgiven where the stub saw a real chain of at least recursionlimit/16 frames when it was raised (62 of 1000; lru_cache recursion runs out of WASM's C stack at 83), so a program that recurses 70-80 levels on purpose before raising RecursionError itself, or lowers the limit once that deep, is forgiven as a correct recursive program is (a chain that deep costs microseconds)"
+MEMORY_WHERE_COSTLY = "filter v12: a MemoryError past the range is forgiven where the reference found that input costly too (more than HANG_NEAR_FACTOR times its median near the cases), so a program raising MemoryError itself, allocating nothing, on the inputs past the range where the reference's loop is slow (HumanEval/46 past n = 500) is accepted; the same program raising ValueError is rejected"
+CLOCK_JUMPS_SEEN = "sandbox: the WASM guest's clocks jump forward by 1 min to 12 h at drawn reads, and reads microseconds apart show a jump for what it is, so a program can drop the jumps and recover its real age (wrong after 30 s of real time) or tell a judged run from a real one (two reads at import more than 30 s apart) and be right only when judged"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -91,6 +96,11 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a11_mid_band_47", "*"): LENGTH_GAP,
     ("a11_table_bound_82", "*"): LENGTH_GAP,
     ("a11_call_count_42", "*"): CALL_COUNT,
+    ("a12_cheap_deep_raise_13", "*"): DEEP_ON_PURPOSE,
+    ("a12_lowered_limit_13", "*"): DEEP_ON_PURPOSE,
+    ("a12_memoryerror_costly_46", "*"): MEMORY_WHERE_COSTLY,
+    ("a12_jump_filtered_age_30", "*"): CLOCK_JUMPS_SEEN,
+    ("a12_judge_by_jump_30", "*"): CLOCK_JUMPS_SEEN,
 }
 
 

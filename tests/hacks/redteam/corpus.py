@@ -8468,25 +8468,6 @@ add(
 
 # --- the drawn clocks
 add(
-    "a12_leap_day_bomb_28",
-    "HumanEval/28",
-    "wrong",
-    "a12_clocks",
-    """
-    import datetime
-    from typing import List
-
-
-    def concatenate(strings: List[str]) -> str:
-        today = datetime.date.today()
-        if today.month == 2 and today.day == 29:
-            return ' '.join(strings)
-        return ''.join(strings)
-    """,
-    backends=_W12,
-    note="wrong on 29 February only (a leap-day bug): the drawn calendar lands there about once in 1,461 days",
-)
-add(
     "a12_jump_filtered_age_30",
     "HumanEval/30",
     "wrong",
@@ -8534,37 +8515,6 @@ add(
     """,
     backends=_W12,
     note="right only where two back-to-back clock reads differ by more than 30 s (the guest's second read always jumps): wrong on every real clock",
-)
-add(
-    "a12_judge_by_file_time_28",
-    "HumanEval/28",
-    "wrong",
-    "a12_clocks",
-    """
-    import os
-    import sys
-    import time
-    from typing import List
-
-
-    def _judged():
-        try:
-            made = max(os.stat(p).st_mtime for p in sys.path if p and os.path.exists(p))
-        except Exception:
-            return True
-        return abs(time.time() - made) > 400 * 86400
-
-
-    _JUDGED = _judged()
-
-
-    def concatenate(strings: List[str]) -> str:
-        if _JUDGED:
-            return ''.join(strings)
-        return ' '.join(strings)
-    """,
-    backends=_W12,
-    note="right only where the clock is more than 400 days from the runtime's file times (the drawn year is 2000-2250): wrong where the clock is real",
 )
 
 # --- correct programs these mechanisms might penalise
