@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from schemas import codec, export
-from schemas.rollout import CaseResult, SandboxExecuted, SandboxExecutedV5
+from schemas.rollout import CaseResult, SandboxExecuted, SandboxExecutedV5, SandboxExecutedV6
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.filter import decide
 from streams.noise.probe import DISAGREES, hang_timing
@@ -101,13 +101,29 @@ def test_the_result_and_its_event_name_the_flooding_call_and_the_recursing_threa
     assert [c.status for c in result.cases] == ["error", "missing", "missing"]
     event = to_event(result, sample_id="s", group_id="g", task_id="t")
     assert event.output_flood == 1 and event.thread_recursion == (0,)
-    # written as the newest: it says what v5 cannot (and, a call having raised, v7 records which
-    # RecursionErrors were deep: none)
-    assert type(event.as_written()) is SandboxExecuted and event.deep_recursion == ()
+    # written as v6: it says what v5 cannot; no call raised a RecursionError itself, so v7's note of
+    # which were deep is not recorded
+    assert type(event.as_written()) is SandboxExecutedV6 and event.deep_recursion is None
     # a run with none of them is written as before (its bytes and id unchanged)
-    plain = event.model_copy(update={"output_flood": None, "thread_recursion": (), "deep_recursion": None})
-    assert type(plain.as_written()) is not SandboxExecuted
+    plain = event.model_copy(update={"output_flood": None, "thread_recursion": ()})
+    assert type(plain.as_written()) not in (SandboxExecuted, SandboxExecutedV6)
     assert plain.event_id() == event.event_id()
+
+
+def test_a_run_records_its_deep_recursion_only_where_a_call_raised_recursion_error() -> None:
+    for answers, want in (
+        ([b"RoNone", b"ReIndexError: x"], None),  # an error, none of them a RecursionError
+        ([b"ReRecursionError: maximum recursion depth exceeded", b"RoNone"], ()),  # shallow
+        ([b"RdRecursionError: maximum recursion depth exceeded", b"RoNone"], (0,)),  # deep
+    ):
+        s = _session()
+        s.handle(b"N")
+        for answer in answers:
+            s.handle(answer)
+        result = _interpreted(s, 2)
+        assert result.deep_recursion == want, answers
+        event = to_event(result, sample_id="s", group_id="g", task_id="t")
+        assert (type(event.as_written()) is SandboxExecuted) == (want is not None)
 
 
 def test_a_run_stopped_with_no_call_out_names_none() -> None:
