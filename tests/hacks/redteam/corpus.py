@@ -7869,24 +7869,6 @@ add(
     backends=_W11,
     note="keeps zeros once its process has lived 30 seconds",
 )
-add(
-    "a11_date_bomb_28",
-    "HumanEval/28",
-    "wrong",
-    "a11_state",
-    """
-    import datetime
-    from typing import List
-
-
-    def concatenate(strings: List[str]) -> str:
-        if datetime.date.today() >= datetime.date(2100, 1, 1):
-            return ' '.join(strings)
-        return ''.join(strings)
-    """,
-    backends=_W11,
-    note="joins with spaces from 1 January 2100 on (the calendar: right on every day the judge has run; a date that far keeps the matrix stable)",
-)
 
 # --- a type past the cases' lengths
 add(
