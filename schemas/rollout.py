@@ -374,8 +374,8 @@ class SandboxExecuted(SandboxExecutedV6):
     Version 7 adds ``deep_recursion``: the cases whose call raised a RecursionError on a deep stack of
     calls (the stub read the traceback as a chain of calls as deep as a recursion that ran out of
     stack; a RecursionError a program raises itself on a shallow stack is not among them). None: not
-    recorded (a run before v7, or one in which no call raised: nothing to forgive); such a run is
-    written as v6 (or older), so it keeps its bytes and id."""
+    recorded (a run before v7, or one in which no call raised a RecursionError: nothing to forgive);
+    such a run is written as v6 (or older), so it keeps its bytes and id."""
 
     version: ClassVar[int] = 7
 
