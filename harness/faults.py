@@ -31,7 +31,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 
 from harness import recovery
-from harness.load import load_tasks, tiny_run_env
+from harness.load import load_tasks, stop_all, tiny_run_env
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.consumer import decode_message
@@ -145,15 +145,7 @@ class Supervised:
                 self.start(name)
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        stop_all(self.procs.values())
 
     def tails(self, lines: int = 25) -> str:
         out = []
