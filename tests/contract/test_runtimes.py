@@ -74,8 +74,9 @@ class Harness(Protocol):
 
     def publish_garbage(self) -> None: ...
 
-    def run_until_idle(self, *, delay_s: float = 0.0) -> list[str]:
-        """Host the processor until its input is drained; returns the task ids its state handled."""
+    def run_until_idle(self, *, delay_s: float = 0.0, expect: int = 0) -> list[str]:
+        """Host the processor until its input is drained (with ``expect``: and its state names that many
+        tasks, or it stalls); returns the task ids its state handled."""
 
     def crash_mid_run(self, *, delay_s: float) -> None:
         """Host the processor and kill it while it is under way."""
@@ -101,7 +102,7 @@ class MemoryHarness:
     def publish_garbage(self) -> None:
         self.log.append(self.topic_in, b"k", b"\x00 not an event", [("ce_type", b"x")])
 
-    def run_until_idle(self, *, delay_s: float = 0.0) -> list[str]:
+    def run_until_idle(self, *, delay_s: float = 0.0, expect: int = 0) -> list[str]:
         self.rt.run(advance_s=0.05)
         return handled(self.rt.state("relay"))
 
@@ -137,7 +138,7 @@ class KafkaHarness:
         with EventProducer(self.bootstrap, source="test") as producer:
             producer.produce_raw(self.topic_in, b"\x00 not an event", key=b"k", headers=[("ce_type", b"x")])
 
-    def _start(self, delay_s: float, idle_s: float) -> subprocess.Popen[str]:
+    def _start(self, delay_s: float, idle_s: float, expect: int = 0) -> subprocess.Popen[str]:
         self.runs += 1
         log = self.logs / f"{self.name}-{self.runs}.log"
         return subprocess.Popen(
@@ -152,6 +153,7 @@ class KafkaHarness:
                 self.name,
                 str(delay_s),
                 str(idle_s),
+                str(expect),
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -160,8 +162,8 @@ class KafkaHarness:
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
 
-    def run_until_idle(self, *, delay_s: float = 0.0) -> list[str]:
-        worker = self._start(delay_s, idle_s=6.0)
+    def run_until_idle(self, *, delay_s: float = 0.0, expect: int = 0) -> list[str]:
+        worker = self._start(delay_s, idle_s=6.0, expect=expect)
         out, _ = worker.communicate(timeout=300)
         assert worker.returncode == 0, self._tail()
         # (Faust's worker writes terminal control codes to stdout: the line may not start with it)
@@ -253,7 +255,7 @@ def test_a_crash_mid_run_loses_nothing_and_the_state_is_restored(harness: Harnes
     tasks = [task(f"t{i:03d}") for i in range(150)]
     harness.publish(tasks)
     harness.crash_mid_run(delay_s=0.02)
-    state = harness.run_until_idle()
+    state = harness.run_until_idle(expect=len(tasks))
     _account(harness, {t.task_id for t in tasks})
     # the restarted worker's state, restored from the changelog and carried on, names every task
     assert state == sorted(t.task_id for t in tasks)
