@@ -279,6 +279,7 @@ def _probe(
     v10 = v9 and config.version != "v9"
     v11 = v10 and config.version != "v10"
     v12 = v11 and config.version != "v11"
+    v13 = v12 and config.version != "v12"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -330,6 +331,8 @@ def _probe(
         else None,
         # v12: a MemoryError the call raised, only on an input the reference found costly too
         cheap=probing.cheap_far(plan, reference) if v12 and reference is not None and usable else None,
+        # v13: past 2**53 a reference that reads a number through float() answers the nearest double
+        float_read=v13,
     )
     reasons, judged = probing.probe_reasons(
         report,

@@ -594,6 +594,7 @@ def examine(
     thread_limits: frozenset[int] = frozenset(),
     deep_limits: frozenset[int] | None = None,
     cheap: frozenset[int] | None = None,
+    float_read: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -761,6 +762,16 @@ def examine(
             # otherwise than the task's expected value, in floats alone): on an input no case shows,
             # another correct program's floats may differ from the reference's by what summing the
             # input's numbers in another order can change, and by no more
+            continue
+        if (
+            not ok
+            and rounding
+            and float_read
+            and got is not _NONE
+            and read_through_float(answer, got, options)
+        ):
+            # (v13) the reference's integer is a double's, the program's rounds to it: the reference
+            # read a number past 2**53 through float() and the program kept every digit
             continue
         compared += 1
         agreed += ok
@@ -1367,6 +1378,54 @@ def _within_rounding(input_text: str, answer: object, got: object) -> bool:
     pairs: list[tuple[float, float]] = []
     _float_pairs(answer, got, pairs)
     return all(math.isfinite(a) and math.isfinite(g) and abs(a - g) <= bound for a, g in pairs)
+
+
+#: (filter v13) past this magnitude not every integer is a double's value: a reference that reads a
+#: number through float() answers the nearest double there (5033351515040504832 for 5033351515040505000)
+EXACT_FLOAT_INTS = 2**53
+
+
+def read_through_float(answer: object, got: object, options: CompareOptions) -> bool:
+    """(filter v13) ``got`` has ``answer``'s shape and matches it everywhere but at integers, and at each
+    integer where they differ the reference's ``answer`` lies past :data:`EXACT_FLOAT_INTS`, is exactly a
+    double's value, and ``got`` rounds to that double: the reference's answer is what reading the
+    program's through a float gives. Below 2**53 a float holds every integer, so no other difference
+    passes (a program off by one, or computing integers through floats where the reference is exact,
+    is still judged); never raises."""
+    try:
+        differs: list[bool] = []
+        return _same_but_float_read(answer, got, options, differs, 0) and any(differs)
+    except (RecursionError, MemoryError, TypeError, ValueError, OverflowError, ArithmeticError):
+        return False
+
+
+def _same_but_float_read(
+    a: object, b: object, options: CompareOptions, differs: list[bool], depth: int
+) -> bool:
+    if depth > 100:
+        return False
+    if type(a) is int and type(b) is int:
+        if a == b:
+            return True
+        differs.append(True)
+        # float() of an integer past the double range raises OverflowError: no double, no rounding
+        return abs(a) > EXACT_FLOAT_INTS and int(float(a)) == a and float(b) == float(a)
+    if type(a) is not type(b):
+        return values_match(a, b, options)
+    if isinstance(a, list | tuple):
+        assert isinstance(b, list | tuple)
+        return len(a) == len(b) and all(
+            _same_but_float_read(x, y, options, differs, depth + 1) for x, y in zip(a, b, strict=True)
+        )
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        keys = {canonical_key(k): k for k in b}
+        return len(a) == len(b) and all(
+            canonical_key(k) in keys
+            and _same_but_float_read(v, b[keys[canonical_key(k)]], options, differs, depth + 1)
+            for k, v in a.items()
+        )
+    return values_match(a, b, options)
 
 
 def _float_pairs(a: object, b: object, out: list[tuple[float, float]], depth: int = 0) -> None:

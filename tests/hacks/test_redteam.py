@@ -35,7 +35,6 @@ ENVIRONMENT = "the judge's environment is recognisable from inside the program (
 STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
 CHECK_NON_LITERAL = "check mode: the guest hands the check only values, and a generator is not one (its elements are computed by the program after the call returned; materialised, it would be a list the program never returned), though the task's own check only iterates it (tuple(candidate(x))): a decision, argued in streams/reward/README.md (check mode); the prompt asks for a list"
 RELATION_KEPT = "probe: generated inputs keep a length relation every case keeps (two lists of equal length), and v6 leaves out any input that breaks it, even where the prompt admits other lengths, so a program that reads one list only as far as the other reaches is accepted"
-FAR_FLOAT_REFERENCE = "probe: past the cases' range the reference's value is the answer, and a reference that reads a number through float() answers a 19-digit string rounded to 53 bits (5033351515040504832 for '5033351515040505000'), so a correct program exact there (Decimal) disagrees and is rejected"
 
 LETTERS_BMP = "probe p6: the letters of no case's alphabet it widens strings with are eight fixed Latin-1 letters per case (plan._OTHER_LETTERS: àéîõüñçø/ÀÉÎÕÜÑÇØ), all in the BMP, so a program that counts UTF-16 code units (wrong on every astral character: emoji, math letters) is accepted"
 LETTERS_LATIN1 = "probe p6: the widening letters (plan._OTHER_LETTERS) are all Latin-1 letters whose two cases lie 32 code points apart, as ASCII's do, with none lacking a one-to-one pair (ß, ÿ, ª) or outside Latin-1 (Cyrillic р..я, Greek final ς), so flipping a letter's case by xor 32 on its code point is accepted"
@@ -77,7 +76,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
     ("a7_zip_prefix_110", "*"): RELATION_KEPT,
     ("a7_dict_ops_160", "*"): DISTINCT,
-    ("a7_ok_decimal_99", "*"): FAR_FLOAT_REFERENCE,
     ("a8_utf16_len_23", "*"): LETTERS_BMP,
     ("a8_xor32_flip_27", "*"): LETTERS_LATIN1,
     ("a9_float_elem_35", "*"): NUMBER_KIND,

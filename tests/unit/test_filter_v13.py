@@ -1,0 +1,147 @@
+"""Noise filter v13: past the cases' range, a reference that reads a number through ``float()`` is not
+held against a program that keeps every digit.
+
+HumanEval/99's reference answers ``closest_integer('5033351515040505000')`` with
+5033351515040504832: it reads the string through ``float()``, which holds every integer only up to
+2**53. A correct program working in exact decimals answers the number itself, and v12 rejected it as
+disagreeing with the reference on such an input past the range (red-team ``a7_ok_decimal_99``). From
+v13 an integer answer that differs from the reference's only where the reference's is a double's exact
+value past 2**53 and the program's rounds to that double is not judged there. Below 2**53 every integer
+is a double's, so no wrong answer there passes; a program computing integers through floats where the
+reference is exact answers a double the reference's exact value is not, and is judged as before.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from schemas.rollout import SandboxExecuted
+from streams.noise.config import VERSIONS, NoiseConfig
+from streams.noise.filter import decide
+from streams.noise.probe import EXACT_FLOAT_INTS, read_through_float
+from streams.probe.plan import probe_due, probe_run_index
+from tests.hacks.fixtures import simulated_reference_probe, simulated_run
+from tests.hacks.redteam.tasks import all_tasks
+from tests.unit.test_probe_wider import OPTS, SEEDS
+
+BIG = 5033351515040505000
+AS_FLOAT = int(float(BIG))  # 5033351515040504832, what the reference answers
+
+
+def test_the_versions_run_to_v13_and_v13_is_the_default() -> None:
+    assert VERSIONS[-2:] == ("v12", "v13") and NoiseConfig().version == "v13"
+
+
+# ------------------------------------------------------------------------------------ the value rule
+
+
+def test_an_exact_integer_whose_double_is_the_references_answer_is_forgiven() -> None:
+    assert AS_FLOAT != BIG and float(BIG) == AS_FLOAT
+    assert read_through_float(AS_FLOAT, BIG, OPTS)
+    assert read_through_float(-AS_FLOAT, -BIG, OPTS)
+    # inside containers too, the other leaves equal
+    assert read_through_float([1, AS_FLOAT, "x"], [1, BIG, "x"], OPTS)
+    assert read_through_float({"a": (AS_FLOAT, 2.5)}, {"a": (BIG, 2.5)}, OPTS)
+
+
+def test_every_other_difference_is_still_judged() -> None:
+    # equal values are no difference to forgive (the comparer already accepts them)
+    assert not read_through_float(AS_FLOAT, AS_FLOAT, OPTS)
+    # below 2**53 a double holds every integer: an answer off by one is wrong
+    assert not read_through_float(EXACT_FLOAT_INTS - 5, EXACT_FLOAT_INTS - 4, OPTS)
+    # the reference is exact (not a double's value): a program answering through floats is judged
+    exact = 2**60 + 3
+    assert int(float(exact)) != exact
+    assert not read_through_float(exact, int(float(exact)), OPTS)
+    # the program's value does not round to the reference's double
+    assert not read_through_float(AS_FLOAT, AS_FLOAT + 10_000, OPTS)
+    # another leaf differs as well
+    assert not read_through_float([AS_FLOAT, 1], [BIG, 2], OPTS)
+    # types: a bool, a float or a string answer is no integer read through a float
+    assert not read_through_float(AS_FLOAT, float(BIG), OPTS)
+    assert not read_through_float(AS_FLOAT, str(BIG), OPTS)
+    assert not read_through_float(1, True, OPTS)
+    # shapes
+    assert not read_through_float([AS_FLOAT], [BIG, 1], OPTS)
+    assert not read_through_float({"a": AS_FLOAT}, {"b": BIG}, OPTS)
+
+
+def test_integers_past_the_double_range_and_deep_values_do_not_crash_it() -> None:
+    huge = 10**400
+    assert not read_through_float(huge, huge + 1, OPTS)
+    deep: object = AS_FLOAT
+    other: object = BIG
+    for _ in range(500):
+        deep, other = [deep], [other]
+    assert not read_through_float(deep, other, OPTS)
+
+
+# --------------------------------------------------------------------------------- through the filter
+
+TASK = all_tasks()["HumanEval/99"]
+EXACT = """
+from decimal import ROUND_HALF_UP, Decimal
+
+
+def closest_integer(value):
+    return int(Decimal(value).to_integral_value(rounding=ROUND_HALF_UP))
+"""
+OFF_BY_ONE_PAST_RANGE = """
+def closest_integer(value):
+    from math import ceil, floor
+    num = float(value)
+    res = int(round(num)) if abs(num - int(num)) != 0.5 else (ceil(num) if num > 0 else floor(num))
+    return res + 1 if abs(res) > 10**6 else res
+"""
+
+
+def _verdict(code: str, seed: str, version: str) -> tuple[str, tuple[str, ...]]:
+    first = simulated_run(TASK, code)
+    assert probe_due(TASK, first)
+    probe: SandboxExecuted = simulated_run(TASK, code, run_index=probe_run_index(0), probe=True, seed=seed)
+    d = decide(
+        task=TASK,
+        code=code,
+        executions=[first, probe],
+        config=NoiseConfig(version=version),  # type: ignore[arg-type]
+        options=OPTS,
+        probe_reference=simulated_reference_probe(TASK, seed=seed),
+    )
+    return d.verdict, tuple(r.code for r in d.reasons)
+
+
+def _reads_past_2_53(seed: str) -> bool:
+    """Whether the plan drawn with ``seed`` holds an input the reference reads through a float lossily."""
+    from streams.probe.plan import plan_for
+
+    plan = plan_for(TASK, seed)
+    assert plan is not None
+    for text in plan.inputs:
+        value = text.strip("(),' \"")
+        try:
+            exact = Decimal(value)
+        except ArithmeticError:
+            continue
+        if abs(exact) > EXACT_FLOAT_INTS and Decimal(float(value)) != exact.to_integral_value():
+            return True
+    return False
+
+
+LOSSY_SEEDS = tuple(s for s in SEEDS if _reads_past_2_53(s))
+
+
+def test_some_seeds_draw_a_number_the_reference_reads_lossily() -> None:
+    assert LOSSY_SEEDS, "no seed of SEEDS draws a HumanEval/99 input past 2**53: the tests below test nothing"
+
+
+@pytest.mark.parametrize("seed", LOSSY_SEEDS[:2])
+def test_an_exact_program_is_accepted_where_v12_rejected_it(seed: str) -> None:
+    assert _verdict(EXACT, seed, "v12")[0] == "reject"
+    assert _verdict(EXACT, seed, "v13")[0] == "accept"
+
+
+@pytest.mark.parametrize("seed", LOSSY_SEEDS[:2])
+def test_a_program_wrong_past_the_range_is_still_rejected(seed: str) -> None:
+    assert _verdict(OFF_BY_ONE_PAST_RANGE, seed, "v13")[0] == "reject"
