@@ -29,6 +29,8 @@ class SandboxConfig(BaseModel):
     workers: int = Field(default=0, ge=0, le=512)
     #: results kept by the in-memory content-hash cache (0 disables it)
     result_cache_entries: int = Field(default=65536, ge=0)
+    #: and the memory they may take, MiB (a probe run's result holds hundreds of cases)
+    result_cache_mb: int = Field(default=256, ge=0)
     #: the interpreter the container backend runs inside the jail (bound read-only from the host)
     container_python: str = "/usr/bin/python3"
     #: the container's private /tmp, MiB (a tmpfs with a size; nothing else is writable)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from schemas.rollout import MAX_RESULT_CHARS, CaseResult, SandboxExecuted
 from streams.sandbox import ExecutionResult, Job, Limits, ResultCache, seccomp, to_event
 from streams.sandbox.limits import RawRun
+from streams.sandbox.pool import result_size
 from streams.sandbox.protocol import (
     MAX_MESSAGE_BYTES,
     MAX_RECORDS,
@@ -349,6 +350,39 @@ def test_result_cache_is_bounded_and_skips_infra_errors() -> None:
     cache.put("c", _result())
     cache.put("d", _result(infra_error="sandbox: boom"))
     assert cache.get("a") is None and cache.get("c") is not None and cache.get("d") is None
+
+
+def _cases(n: int, text: str = "[1, 2, 3]") -> ExecutionResult:
+    return _result(cases=tuple(CaseResult(index=i, status="ok", result_repr=text) for i in range(n)))
+
+
+def test_result_cache_is_bounded_by_the_memory_its_results_hold() -> None:
+    # a probe run's result holds hundreds of cases: bounded by count alone, a pipeline's sandbox worker
+    # grew by ~200 KiB a sample
+    big, small = _cases(300), _cases(1)
+    assert result_size(big) > 300 * 1000 > result_size(small)
+    cache = ResultCache(1000, max_bytes=3 * result_size(big))
+    for k in range(5):
+        cache.put(f"big{k}", big)
+    assert len(cache) == 3 and cache.bytes == 3 * result_size(big)
+    assert cache.get("big0") is None and cache.get("big4") is not None
+    # the least recently used go first: big2 was read, so big3 leaves
+    assert cache.get("big2") is not None
+    cache.put("small", small)
+    assert cache.get("big3") is None and cache.get("big2") is not None and cache.get("small") is not None
+    assert cache.bytes <= cache.max_bytes  # type: ignore[operator]
+    # the same key put again is counted once
+    cache.put("small", small)
+    assert cache.bytes == 2 * result_size(big) + result_size(small)
+    # a result larger than the whole budget is not kept (and evicts nothing)
+    cache.put("huge", _cases(1000))
+    assert cache.get("huge") is None and len(cache) == 3
+
+
+def test_a_results_size_counts_its_texts() -> None:
+    short, long = _cases(10), _cases(10, "x" * 10_000)
+    assert result_size(long) - result_size(short) == 10 * (10_000 - len("[1, 2, 3]"))
+    assert result_size(_result(stdout="y" * 5000)) - result_size(_result()) == 5000
 
 
 def _raw(**fields: object) -> RawRun:
