@@ -92,7 +92,9 @@ class NoiseConfig(BaseModel):
     #: v13: where floats are forgiven (past the range), an integer answer that differs from the
     #: reference's only where the reference's lies past 2**53 at a double's exact value and the
     #: program's rounds to that double is not judged: the reference read the number through a float
-    #: (``streams.noise.probe.read_through_float``)
+    #: (``streams.noise.probe.read_through_float``); an int/str conversion-limit ValueError a probe call
+    #: raised past the range is forgiven only where the reference found the input costly too or it holds
+    #: a number longer than the limit, not for its message
     version: FilterVersion = "v13"
 
     def label(self) -> str:

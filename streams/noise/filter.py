@@ -331,8 +331,10 @@ def _probe(
         else None,
         # v12: a MemoryError the call raised, only on an input the reference found costly too
         cheap=probing.cheap_far(plan, reference) if v12 and reference is not None and usable else None,
-        # v13: past 2**53 a reference that reads a number through float() answers the nearest double
+        # v13: past 2**53 a reference that reads a number through float() answers the nearest double;
+        # the int/str conversion limit is forgiven where the input is a larger problem, not for its text
         float_read=v13,
+        conversion_cost=v13,
     )
     reasons, judged = probing.probe_reasons(
         report,

@@ -595,6 +595,7 @@ def examine(
     deep_limits: frozenset[int] | None = None,
     cheap: frozenset[int] | None = None,
     float_read: bool = False,
+    conversion_cost: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -647,8 +648,16 @@ def examine(
     reference answered as cheaply as the cases; a MemoryError the call raised there is a wrong answer
     (the input is no larger problem: the program filled the memory itself), elsewhere past the range
     it is forgiven. What it gives up, as :func:`memory_stop_held` does: a correct program whose memory
-    explodes with the input's size where the reference's does not. The conversion limit is still
-    forgiven by its text."""
+    explodes with the input's size where the reference's does not. Through v12 the int/str conversion
+    limit is forgiven by its text. Under ``float_read`` (filter v13) an answer that differs from the
+    reference's where floats are forgiven only at integers past 2**53 that the reference holds at a
+    double's exact value and the program's rounds to (:func:`read_through_float`) is not judged: the
+    reference read the number through a float, and an exact program cannot agree with it there. Under
+    ``conversion_cost`` (filter v13, with ``cheap``) a ValueError of the int/str conversion limit the
+    call raised past the range is forgiven only on an input the reference found costly too, or one
+    holding a run of more digits than the limit (:data:`INT_MAX_STR_DIGITS`), not for its message:
+    through v12 a program raising it (or converting a 5000-digit number of its own) on every input past
+    the range was judged on none of them."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -744,6 +753,10 @@ def examine(
             elif cheap is not None and error.partition(":")[0] == "MemoryError":
                 # (v12) only on an input the reference found costly too
                 limit = pos not in cheap or pos in thread_limits
+            elif conversion_cost and cheap is not None and conversion_limit(error):
+                # (v13) the int/str conversion limit: only on an input the reference found costly too,
+                # or one that holds a number too long to convert (not for its message)
+                limit = pos not in cheap or pos in thread_limits or _long_digits(plan.inputs[pos])
             else:
                 limit = resource_limit(error) or pos in thread_limits
             if limit or forgiven or pos in plan.wide:
@@ -951,6 +964,24 @@ def resource_limit(error: str) -> bool:
     filter v12 a RecursionError is, by where the stub saw it raised: ``examine``'s ``deep_limits``)."""
     name, _, text = error.partition(":")
     return name in _LIMIT_ERRORS or (name == "ValueError" and _CONVERSION_LIMIT in text)
+
+
+def conversion_limit(error: str) -> bool:
+    """Whether a reported error (``Name: text``) names the int/str conversion limit (filter v13 forgives
+    it past the range only where the input is a larger problem: ``examine``'s ``conversion_cost``)."""
+    name, _, text = error.partition(":")
+    return name == "ValueError" and _CONVERSION_LIMIT in text
+
+
+#: (filter v13) the interpreter's default int/str conversion limit, in digits
+#: (``sys.get_int_max_str_digits()``): an input holding a longer run of digits may trip it in a correct
+#: program that converts it (``int(s)``) where its reference reads the digits one by one
+INT_MAX_STR_DIGITS = 4300
+_DIGIT_RUN = re.compile(rf"\d{{{INT_MAX_STR_DIGITS + 1}}}")
+
+
+def _long_digits(input_text: str) -> bool:
+    return _DIGIT_RUN.search(input_text) is not None
 
 
 def recursion_error(error: str) -> bool:

@@ -9,6 +9,13 @@ v13 an integer answer that differs from the reference's only where the reference
 value past 2**53 and the program's rounds to that double is not judged there. Below 2**53 every integer
 is a double's, so no wrong answer there passes; a program computing integers through floats where the
 reference is exact answers a double the reference's exact value is not, and is judged as before.
+
+And the int/str conversion limit's ValueError, which v5 to v12 forgave past the range by its text (a
+correct program reading digits off ``str(n)`` may trip it on a larger input than its reference's), is
+forgiven from v13 only where the reference found that input costly too (``probe.cheap_far``, as v12
+does for a MemoryError) or the input holds a run of more digits than the limit: a program raising it,
+or converting a 5000-digit number of its own, on inputs whose answers are small (red-team
+``a13_str_limit_far_13``, ``a13_str_limit_message_60``) is judged there.
 """
 
 from __future__ import annotations
@@ -20,7 +27,13 @@ import pytest
 from schemas.rollout import SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.filter import decide
-from streams.noise.probe import EXACT_FLOAT_INTS, read_through_float
+from streams.noise.probe import (
+    EXACT_FLOAT_INTS,
+    INT_MAX_STR_DIGITS,
+    _long_digits,
+    conversion_limit,
+    read_through_float,
+)
 from streams.probe.plan import probe_due, probe_run_index
 from tests.hacks.fixtures import simulated_reference_probe, simulated_run
 from tests.hacks.redteam.tasks import all_tasks
@@ -145,3 +158,55 @@ def test_an_exact_program_is_accepted_where_v12_rejected_it(seed: str) -> None:
 @pytest.mark.parametrize("seed", LOSSY_SEEDS[:2])
 def test_a_program_wrong_past_the_range_is_still_rejected(seed: str) -> None:
     assert _verdict(OFF_BY_ONE_PAST_RANGE, seed, "v13")[0] == "reject"
+
+
+# ------------------------------------------------------------------- the int/str conversion limit (v13)
+
+GCD = all_tasks()["HumanEval/13"]
+GCD_RAISING = """
+def greatest_common_divisor(a: int, b: int) -> int:
+    if max(abs(a), abs(b)) > 1000:
+        return int("7" * 5000)  # the interpreter's own conversion limit, on a small answer's input
+    while b:
+        a, b = b, a % b
+    return a
+"""
+GCD_MESSAGE = """
+def greatest_common_divisor(a: int, b: int) -> int:
+    if max(abs(a), abs(b)) > 1000:
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+    while b:
+        a, b = b, a % b
+    return a
+"""
+
+
+def _gcd_verdict(code: str, seed: str, version: str) -> str:
+    first = simulated_run(GCD, code)
+    probe = simulated_run(GCD, code, run_index=probe_run_index(0), probe=True, seed=seed)
+    return decide(
+        task=GCD,
+        code=code,
+        executions=[first, probe],
+        config=NoiseConfig(version=version),  # type: ignore[arg-type]
+        options=OPTS,
+        probe_reference=simulated_reference_probe(GCD, seed=seed),
+    ).verdict
+
+
+def test_the_conversion_limit_is_told_by_its_class_and_text_and_long_digits_by_the_input() -> None:
+    assert conversion_limit("ValueError: Exceeds the limit (4300 digits) for integer string conversion")
+    assert not conversion_limit("ValueError: invalid literal for int()")
+    assert not conversion_limit("TypeError: Exceeds the limit")
+    assert INT_MAX_STR_DIGITS == 4300
+    assert _long_digits("('" + "7" * 4301 + "',)") and not _long_digits("('" + "7" * 4300 + "',)")
+
+
+@pytest.mark.parametrize("code", [GCD_RAISING, GCD_MESSAGE], ids=["genuine", "message"])
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_the_conversion_limit_past_the_range_is_judged_where_the_reference_is_cheap(
+    code: str, seed: str
+) -> None:
+    # through v12 it was forgiven by its text on every input past the range: the program was judged on none
+    assert _gcd_verdict(code, seed, "v12") == "accept"
+    assert _gcd_verdict(code, seed, "v13") == "reject"
