@@ -9387,3 +9387,48 @@ add(
     """,
     note="a contest header: rebinds the module's own name input to sys.stdin.readline and star-imports math (-inf as the start)",
 )
+# --- numbers: numpy in check mode, float32 where a float is asked
+add(
+    "a13_ok_check_np_add_53",
+    "HumanEval/53",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def add(x: int, y: int):
+        return np.add(x, y)
+    """,
+    note="check mode: numpy.add of two Python ints, a numpy integer (values up to 2000: no width matters)",
+)
+add(
+    "a13_ok_check_ndarray_37",
+    "HumanEval/37",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def sort_even(l: list):
+        a = np.array(l, dtype=np.int64)
+        a[::2] = np.sort(a[::2])
+        return a
+    """,
+    note="check mode: returns the numpy array itself (the check only iterates it: tuple(candidate(l)))",
+)
+add(
+    "a13_float32_area_45",
+    "HumanEval/45",
+    "wrong",
+    "a13_wrong",
+    """
+    import numpy as np
+
+
+    def triangle_area(a, h):
+        return float(np.float32(a) * np.float32(h) / np.float32(2))
+    """,
+    note="computes in float32: exact on the cases' small sides, off past 24 bits of mantissa",
+)
