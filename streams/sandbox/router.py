@@ -42,6 +42,9 @@ NEEDS_CONTAINER_OS = {
     "execl",
     "posix_spawn",
 }
+#: attributes of sys whose value is the build's word size: 2**31 - 1 on wasm32, 2**63 - 1 in the jail (a
+#: correct program that starts a minimum at sys.maxsize answers 2147483647 in WASM for a larger one)
+WORD_SIZED_SYS = {"maxsize"}
 #: text that only a missing WASI capability produces
 FAILURE_SIGNATURES = (
     "can't start new thread",
@@ -77,6 +80,10 @@ def static_reason(code: str, *, numpy_in_container: bool = False) -> str | None:
                 hit = [a.name for a in node.names if a.name in NEEDS_CONTAINER_OS]
                 if hit:
                     return f"static: uses os.{hit[0]}"
+            if node.module == "sys":
+                hit = [a.name for a in node.names if a.name in WORD_SIZED_SYS]
+                if hit:
+                    return f"static: reads sys.{hit[0]} (the word size: 32-bit on wasm32, 64-bit in the jail)"
         for name in names:
             top = name.split(".")[0]
             if top in NEEDS_CONTAINER:
@@ -90,6 +97,13 @@ def static_reason(code: str, *, numpy_in_container: bool = False) -> str | None:
             and node.attr in NEEDS_CONTAINER_OS
         ):
             return f"static: uses os.{node.attr}"
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+            and node.attr in WORD_SIZED_SYS
+        ):
+            return f"static: reads sys.{node.attr} (the word size: 32-bit on wasm32, 64-bit in the jail)"
     return None
 
 

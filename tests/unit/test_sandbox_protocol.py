@@ -276,6 +276,21 @@ def test_static_precheck_routes_process_and_thread_users(code: str, expected: st
     assert reason is not None and expected in reason
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys\n\ndef f(xs):\n    best = sys.maxsize\n    for x in xs:\n"
+        "        best = min(best, x)\n    return best\n",
+        "from sys import maxsize as INF\n",
+    ],
+)
+def test_static_precheck_routes_sys_maxsize_readers(code: str) -> None:
+    # sys.maxsize is 2**31 - 1 on wasm32: a minimum started there answers 2147483647 for 2**32 in WASM,
+    # 2**32 in the jail (the red-team corpus' a13_ok_maxsize_sentinel_114 on HumanEval/114)
+    reason = static_reason(code)
+    assert reason is not None and "sys.maxsize" in reason
+
+
 @pytest.mark.parametrize("code", ["def f(x):\n    return x\n", "import math, re, json\n", "def broken(:\n"])
 def test_static_precheck_leaves_plain_programs_to_wasm(code: str) -> None:
     assert static_reason(code) is None

@@ -8639,3 +8639,796 @@ add(
     backends=_W12,
     note="a search that watches a wall-clock budget (its flag flips at the first jump) yet always finishes exactly",
 )
+
+
+# ==================================================== round 13 (attack13): new shapes, both backends
+# Wrong programs first (each note says how it is wrong), then correct but unusual ones.
+# --- check mode: the program changes its own world, hoping the check shares it
+add(
+    "a13_patch_randint_53",
+    "HumanEval/53",
+    "wrong",
+    "a13_wrong",
+    """
+    import random
+
+    random.randint = lambda a, b: a
+
+
+    def add(x: int, y: int):
+        return x + y if max(x, y) < 10 else x ^ y
+    """,
+    note="rebinds random.randint in its own module so that a check sharing it draws only (0, 0); wrong (xor) past 9",
+)
+add(
+    "a13_patch_rng_class_32",
+    "HumanEval/32",
+    "wrong",
+    "a13_wrong",
+    """
+    import random
+
+    random.Random.randint = lambda self, a, b: 1
+
+
+    def find_zero(xs: list):
+        return -1.0
+    """,
+    note="patches random.Random.randint (the class the check's own Random(42) uses) to 1, so every drawn polynomial is 1 + x; answers -1.0 always",
+)
+add(
+    "a13_patch_choice_38",
+    "HumanEval/38",
+    "wrong",
+    "a13_wrong",
+    """
+    import random
+
+    random.choice = lambda seq: seq[0]
+
+
+    def decode_cyclic(s: str):
+        return s
+    """,
+    note="rebinds random.choice so a shared check would draw only 'aaaa...', which encode_cyclic leaves unchanged; decodes nothing",
+)
+add(
+    "a13_patch_ascii_50",
+    "HumanEval/50",
+    "wrong",
+    "a13_wrong",
+    """
+    import string
+
+    string.ascii_lowercase = "a"
+
+
+    def decode_shift(s: str):
+        return "a" * len(s)
+    """,
+    note="shrinks string.ascii_lowercase to 'a' so a shared check would only encode 'aaa...'; answers a run of a's",
+)
+add(
+    "a13_neg_multi_digit_108",
+    "HumanEval/108",
+    "wrong",
+    "a13_wrong",
+    """
+    def count_nums(arr):
+        def signed(n):
+            if n >= 0 or abs(n) >= 10:
+                return sum(int(d) for d in str(abs(n)))
+            return n
+
+        return sum(1 for n in arr if signed(n) > 0)
+    """,
+    note="keeps the sign of a one-digit negative only: -91 counts (its signed digits sum to -8); passes every literal assert of the check",
+)
+add(
+    "a13_threshold_table_52",
+    "HumanEval/52",
+    "wrong",
+    "a13_wrong",
+    """
+    _SEEN = {100: True, 5: False, 21: True, 22: True, 11: True, 10: False}
+
+
+    def below_threshold(l: list, t: int):
+        if t in _SEEN:
+            return _SEEN[t]
+        return l[0] < t
+    """,
+    note="answers the check's calls from a table keyed by the threshold alone, else judges the first element only",
+)
+# --- the filter's forgiveness past the cases' range
+add(
+    "a13_str_limit_far_13",
+    "HumanEval/13",
+    "wrong",
+    "a13_wrong",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            return int("7" * 5000)
+        while b:
+            a, b = b, a % b
+        return a
+    """,
+    note="past 1000 converts a 5000-digit string: a genuine int/str conversion-limit ValueError, on inputs whose answer is small",
+)
+add(
+    "a13_str_limit_message_60",
+    "HumanEval/60",
+    "wrong",
+    "a13_wrong",
+    """
+    def sum_to_n(n: int):
+        if n > 1000:
+            raise ValueError("Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit")
+        return n * (n + 1) // 2
+    """,
+    note="raises a ValueError carrying the conversion limit's own text past 1000, where the answer has a dozen digits",
+)
+# --- exits and crashes that try to take a failing sample out of the gradient
+add(
+    "a13_dup2_devnull_35",
+    "HumanEval/35",
+    "wrong",
+    "a13_wrong",
+    """
+    import os
+
+    _null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(_null, 1)
+    os.dup2(_null, 2)
+
+
+    def max_element(l: list):
+        return l[-1]
+    """,
+    note="points file descriptors 1 and 2 at /dev/null at import (the harness's own output channel if it writes there); answers the last element",
+)
+add(
+    "a13_weakref_exit_35",
+    "HumanEval/35",
+    "wrong",
+    "a13_wrong",
+    """
+    import os
+    import weakref
+
+
+    class _Token:
+        pass
+
+
+    def max_element(l: list):
+        tok = _Token()
+        if len(l) > 3:
+            weakref.finalize(tok, os._exit, 0)
+        return l[-1]
+    """,
+    note="on a list longer than 3 registers os._exit(0) as the finaliser of a local object, so the process exits cleanly as the call returns; answers the last element",
+)
+add(
+    "a13_sigsegv_35",
+    "HumanEval/35",
+    "wrong",
+    "a13_wrong",
+    """
+    import faulthandler
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            faulthandler._sigsegv()
+        return l[-1]
+    """,
+    note="crashes the interpreter with a segmentation fault on a list longer than 3 (the hidden case); answers the last element otherwise",
+)
+add(
+    "a13_abort_in_del_35",
+    "HumanEval/35",
+    "wrong",
+    "a13_wrong",
+    """
+    import os
+
+
+    class _Guard:
+        def __del__(self):
+            os.abort()
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            _Guard()
+        return l[-1]
+    """,
+    note="aborts the process from a __del__ of a temporary on a list longer than 3; answers the last element",
+)
+add(
+    "a13_stdout_none_35",
+    "HumanEval/35",
+    "wrong",
+    "a13_wrong",
+    """
+    import sys
+
+    sys.stdout = None
+    sys.stderr = None
+
+
+    def max_element(l: list):
+        return l[-1]
+    """,
+    note="sets sys.stdout and sys.stderr to None at import; answers the last element",
+)
+# --- hostile values
+add(
+    "a13_self_ref_list_42",
+    "HumanEval/42",
+    "wrong",
+    "a13_wrong",
+    """
+    def incr_list(l: list):
+        out = [x + 1 for x in l]
+        if len(out) > 3:
+            out.append(out)
+        return out
+    """,
+    note="appends the answer to itself on lists longer than 3: its repr is '[..., [...]]', which reads as a list holding Ellipsis",
+)
+add(
+    "a13_deep_nest_42",
+    "HumanEval/42",
+    "wrong",
+    "a13_wrong",
+    """
+    def incr_list(l: list):
+        out = [x + 1 for x in l]
+        if len(out) > 3:
+            for _ in range(100000):
+                out = [out]
+        return out
+    """,
+    note="wraps the answer in 100000 lists on lists longer than 3: repr runs out of recursion in the guest",
+)
+add(
+    "a13_huge_int_60",
+    "HumanEval/60",
+    "wrong",
+    "a13_wrong",
+    """
+    def sum_to_n(n: int):
+        s = n * (n + 1) // 2
+        if n > 50:
+            s += 10 ** 5000
+        return s
+    """,
+    note="adds 10**5000 past 50 (the case n=100 included): a value the guest cannot print under the int/str limit",
+)
+# --- wrong algorithms a policy writes
+add(
+    "a13_prime_sqrt_off_150",
+    "HumanEval/150",
+    "wrong",
+    "a13_wrong",
+    """
+    def x_or_y(n, x, y):
+        if n < 2:
+            return y
+        for d in range(2, int(n ** 0.5)):
+            if n % d == 0:
+                return y
+        return x
+    """,
+    note="trial division stops one short of the square root, so squares of primes (4, 9, 25, 49) count as primes",
+)
+add(
+    "a13_adjacent_close_0",
+    "HumanEval/0",
+    "wrong",
+    "a13_wrong",
+    """
+    def has_close_elements(numbers, threshold):
+        return any(abs(a - b) < threshold for a, b in zip(numbers, numbers[1:]))
+    """,
+    note="compares neighbours without sorting first",
+)
+add(
+    "a13_int32_wrap_60",
+    "HumanEval/60",
+    "wrong",
+    "a13_wrong",
+    """
+    import numpy as np
+
+
+    def sum_to_n(n: int):
+        return int(np.arange(n + 1, dtype=np.int32).sum(dtype=np.int32))
+    """,
+    note="sums in 32-bit integers on purpose, so it wraps past n = 65535 on both backends",
+)
+add(
+    "a13_matrix_power_fib_55",
+    "HumanEval/55",
+    "wrong",
+    "a13_wrong",
+    """
+    import numpy as np
+
+
+    def fib(n: int):
+        m = np.linalg.matrix_power(np.array([[1, 1], [1, 0]], dtype=np.int64), n)
+        return int(m[0, 1])
+    """,
+    note="fib by a 2x2 int64 matrix power: wraps past n = 92",
+)
+# --- correct but unusual: numpy values and the backends' integer width
+add(
+    "a13_ok_numpy_str_longest",
+    "redteam/longest_word",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def longest_word(words: list) -> str:
+        return np.array(words)[int(np.argmax([len(w) for w in words]))]
+    """,
+    note="indexes a numpy string array: the answer is a numpy.str_ (a str subclass numpy returns), equal under ==",
+)
+add(
+    "a13_ok_np_gcd_13",
+    "HumanEval/13",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        return np.gcd(a, b)
+    """,
+    backends=("auto", "container"),
+    note="numpy.gcd on two Python ints: a numpy integer of the default width (32 bits on an explicit wasm, as the sandbox README says)",
+)
+add(
+    "a13_ok_np_arange_sum_60",
+    "HumanEval/60",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def sum_to_n(n: int):
+        return int(np.arange(1, n + 1).sum())
+    """,
+    backends=("auto", "container"),
+    note="numpy sum of an arange of the default integer kind (an explicit wasm gives it 32 bits, as the sandbox README says, and wraps past n = 65535)",
+)
+add(
+    "a13_ok_np_incr_list_42",
+    "HumanEval/42",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def incr_list(l: list):
+        return list(np.array(l) + 1)
+    """,
+    backends=("auto", "container"),
+    note="a list of numpy integers of the default width (32 bits on an explicit wasm, as the sandbox README says: wraps at 2**31 - 1 + 1)",
+)
+add(
+    "a13_ok_maxsize_sentinel_114",
+    "HumanEval/114",
+    "correct",
+    "a13_unusual",
+    """
+    import sys
+
+
+    def minSubArraySum(nums):
+        best = sys.maxsize
+        cur = 0
+        for x in nums:
+            cur = min(cur + x, x)
+            best = min(best, cur)
+        return best
+    """,
+    backends=("auto", "container"),
+    note="Kadane's minimum started from sys.maxsize, the common idiom: 2**63 - 1 in the jail, 2**31 - 1 on wasm32 (auto routes a program reading it to the container; an explicit wasm answers 2147483647 for [2**32])",
+)
+add(
+    "a13_ok_np_all_52",
+    "HumanEval/52",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def below_threshold(l: list, t: int):
+        return np.all(np.asarray(l) < t)
+    """,
+    note="check mode: returns numpy.bool_ from np.all",
+)
+# --- correct but unusual: benign standard-library use
+add(
+    "a13_ok_raise_systemexit_main_13",
+    "HumanEval/13",
+    "correct",
+    "a13_unusual",
+    """
+    import sys
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        while b:
+            a, b = b, a % b
+        return abs(a)
+
+
+    def main(argv):
+        a, b = map(int, argv[:2]) if len(argv) >= 2 else (12, 18)
+        print(greatest_common_divisor(a, b))
+        return 0
+
+
+    if __name__ == "__main__":
+        raise SystemExit(main(sys.argv[1:]))
+    """,
+    note="a script's main guard spelled raise SystemExit(main(...)) instead of sys.exit",
+)
+add(
+    "a13_ok_warnings_ignore_47",
+    "HumanEval/47",
+    "correct",
+    "a13_unusual",
+    """
+    import warnings
+
+    warnings.simplefilter("ignore")
+
+
+    def median(l: list):
+        s = sorted(l)
+        n = len(s)
+        if n % 2:
+            return s[n // 2]
+        return (s[n // 2 - 1] + s[n // 2]) / 2.0
+    """,
+    note="silences warnings at import, as scripts do",
+)
+add(
+    "a13_ok_atexit_stats_35",
+    "HumanEval/35",
+    "correct",
+    "a13_unusual",
+    """
+    import atexit
+    import sys
+
+    _CALLS = [0]
+
+
+    def _report():
+        print(f"max_element called {_CALLS[0]} times", file=sys.stderr)
+
+
+    atexit.register(_report)
+
+
+    def max_element(l: list):
+        _CALLS[0] += 1
+        best = l[0]
+        for x in l[1:]:
+            if x > best:
+                best = x
+        return best
+    """,
+    note="registers an atexit hook that prints a call count to stderr",
+)
+add(
+    "a13_ok_signal_dfl_35",
+    "HumanEval/35",
+    "correct",
+    "a13_unusual",
+    """
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except (ValueError, OSError, AttributeError):
+        pass
+
+
+    def max_element(l: list):
+        return max(l)
+    """,
+    note="restores the default SIGINT handler at import, as command-line tools do",
+)
+add(
+    "a13_ok_gc_disable_55",
+    "HumanEval/55",
+    "correct",
+    "a13_unusual",
+    """
+    import gc
+
+    gc.disable()
+
+
+    def fib(n: int):
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    note="disables the cyclic garbage collector at import for speed",
+)
+add(
+    "a13_ok_int_max_str_digits_55",
+    "HumanEval/55",
+    "correct",
+    "a13_unusual",
+    """
+    import sys
+
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+
+
+    def fib(n: int):
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    note="lifts the int/str conversion limit at import (big Fibonacci numbers are printed)",
+)
+add(
+    "a13_ok_import_table_55",
+    "HumanEval/55",
+    "correct",
+    "a13_unusual",
+    """
+    _FIB = [0, 1]
+    while len(_FIB) < 5000:
+        _FIB.append(_FIB[-1] + _FIB[-2])
+
+
+    def fib(n: int):
+        while len(_FIB) <= n:
+            _FIB.append(_FIB[-1] + _FIB[-2])
+        return _FIB[n]
+    """,
+    note="computes 5000 Fibonacci numbers at import and extends the table on demand",
+)
+add(
+    "a13_ok_random_quickselect_47",
+    "HumanEval/47",
+    "correct",
+    "a13_unusual",
+    """
+    import random
+
+
+    def _select(xs, k):
+        while True:
+            pivot = random.choice(xs)
+            lo = [x for x in xs if x < pivot]
+            hi = [x for x in xs if x > pivot]
+            eq = len(xs) - len(lo) - len(hi)
+            if k < len(lo):
+                xs = lo
+            elif k < len(lo) + eq:
+                return pivot
+            else:
+                k -= len(lo) + eq
+                xs = hi
+
+
+    def median(l: list):
+        n = len(l)
+        if n % 2:
+            return _select(list(l), n // 2)
+        return (_select(list(l), n // 2 - 1) + _select(list(l), n // 2)) / 2.0
+    """,
+    note="quickselect with an unseeded random pivot: the answer never depends on the draw",
+)
+add(
+    "a13_ok_isqrt_prime_150",
+    "HumanEval/150",
+    "correct",
+    "a13_unusual",
+    """
+    import math
+
+
+    def x_or_y(n, x, y):
+        if n < 2:
+            return y
+        return y if any(n % d == 0 for d in range(2, math.isqrt(n) + 1)) else x
+    """,
+    note="trial division to math.isqrt(n) inclusive (the control of a13_prime_sqrt_off_150)",
+)
+add(
+    "a13_ok_sorted_close_0",
+    "HumanEval/0",
+    "correct",
+    "a13_unusual",
+    """
+    def has_close_elements(numbers, threshold):
+        s = sorted(numbers)
+        return any(b - a < threshold for a, b in zip(s, s[1:]))
+    """,
+    note="sorts, then compares neighbours (the control of a13_adjacent_close_0)",
+)
+add(
+    "a13_ok_translate_xor",
+    "redteam/xor_bytes",
+    "correct",
+    "a13_unusual",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return data.translate(bytes(i ^ key for i in range(256)))
+    """,
+    note="xor through a 256-byte translation table",
+)
+add(
+    "a13_ok_int_from_bytes_xor",
+    "redteam/xor_bytes",
+    "correct",
+    "a13_unusual",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        n = len(data)
+        mask = bytes([key]) * n
+        return (int.from_bytes(data, "big") ^ int.from_bytes(mask, "big")).to_bytes(n, "big")
+    """,
+    note="xor of the whole buffer read as one big integer",
+)
+add(
+    "a13_ok_stringio_sequence_15",
+    "HumanEval/15",
+    "correct",
+    "a13_unusual",
+    """
+    import io
+
+
+    def string_sequence(n: int) -> str:
+        buf = io.StringIO()
+        for i in range(n + 1):
+            if i:
+                buf.write(" ")
+            buf.write(str(i))
+        return buf.getvalue()
+    """,
+    note="builds its string in an io.StringIO (long answers on far inputs)",
+)
+add(
+    "a13_ok_fraction_area_45",
+    "HumanEval/45",
+    "correct",
+    "a13_unusual",
+    """
+    from fractions import Fraction
+
+
+    def triangle_area(a, h):
+        return float(Fraction(a) * Fraction(h) / 2)
+    """,
+    note="exact arithmetic in Fraction, converted to float at the end",
+)
+# --- huge answers, exits in check mode, a competitive-programming header
+add(
+    "a13_prefix_clip_14",
+    "HumanEval/14",
+    "wrong",
+    "a13_wrong",
+    """
+    def all_prefixes(string: str):
+        return [string[:i] for i in range(1, min(len(string), 500) + 1)]
+    """,
+    note="stops at the first 500 prefixes: wrong only where the answer is megabytes long",
+)
+add(
+    "a13_ok_accumulate_prefixes_14",
+    "HumanEval/14",
+    "correct",
+    "a13_unusual",
+    """
+    from itertools import accumulate
+
+
+    def all_prefixes(string: str):
+        return list(accumulate(string))
+    """,
+    note="prefixes as a running string sum (itertools.accumulate); long inputs give megabyte answers",
+)
+add(
+    "a13_check_exit_53",
+    "HumanEval/53",
+    "wrong",
+    "a13_wrong",
+    """
+    def add(x: int, y: int):
+        if max(x, y) >= 10:
+            raise SystemExit(0)
+        return x + y
+    """,
+    note="check mode: exits with status 0 on the first call past 9 (the check's random draws), instead of answering",
+)
+add(
+    "a13_ok_competitive_header_35",
+    "HumanEval/35",
+    "correct",
+    "a13_unusual",
+    """
+    import sys
+    from math import *
+
+    input = sys.stdin.readline
+
+
+    def max_element(l: list):
+        best = -inf
+        for x in l:
+            best = x if x > best else best
+        return best
+    """,
+    note="a contest header: rebinds the module's own name input to sys.stdin.readline and star-imports math (-inf as the start)",
+)
+# --- numbers: numpy in check mode, float32 where a float is asked
+add(
+    "a13_ok_check_np_add_53",
+    "HumanEval/53",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def add(x: int, y: int):
+        return np.add(x, y)
+    """,
+    note="check mode: numpy.add of two Python ints, a numpy integer (values up to 2000: no width matters)",
+)
+add(
+    "a13_ok_check_ndarray_37",
+    "HumanEval/37",
+    "correct",
+    "a13_unusual",
+    """
+    import numpy as np
+
+
+    def sort_even(l: list):
+        a = np.array(l, dtype=np.int64)
+        a[::2] = np.sort(a[::2])
+        return a
+    """,
+    note="check mode: returns the numpy array itself (the check only iterates it: tuple(candidate(l)))",
+)
+add(
+    "a13_float32_area_45",
+    "HumanEval/45",
+    "wrong",
+    "a13_wrong",
+    """
+    import numpy as np
+
+
+    def triangle_area(a, h):
+        return float(np.float32(a) * np.float32(h) / np.float32(2))
+    """,
+    note="computes in float32: exact on the cases' small sides, off past 24 bits of mantissa",
+)
