@@ -40,8 +40,9 @@ size in time. Since p8/c8 the run starts with a generated input (``ProbePlan.lea
 on its process's first call shows there) and ends with inputs at extremes no case approaches: integers
 around the machine widths, arguments thousands of elements long (``ProbePlan.ends``). Since p9/c9 it
 also holds inputs of the kinds the task's statement admits though no case shows them (a float where the
-cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). A run of an older
-seeded version finds its plan by its digest (:func:`recorded_plan`).
+cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). Since p10/c10 most of
+its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`). A
+run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -140,6 +141,9 @@ WIDEST_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[4:] for v in gen
 #: argument, the same input with that argument filled from the cases (:func:`_filled`): what the
 #: reference does once it must read that argument tells whether it refuses the other arguments
 RELATED_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[5:] for v in generation)
+#: the versions (p10/c10 on) whose long inputs are drawn in bands (:data:`LONG_BANDED_INPUTS`): a hang on
+#: one is no evidence (``streams.noise.probe.long_input``)
+BANDED_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[8:] for v in generation)
 #: a relation between two arguments' lengths is the cases' only where this many of them keep it (the
 #: filter reads the same relations: ``streams.noise.probe.outside_cases``)
 RELATION_CASES = 3
@@ -201,6 +205,7 @@ MACHINE_BOUNDS = (2**31, 2**32)
 #: own (:func:`_generate_spread`): per length band, this many at most
 SPREAD_PER_BAND = 4
 #: (p8/c8) inputs with a sized argument (string, list, dict, set) thousands of elements long, and how long
+#: (p8/c8 and p9/c9; p10/c10 draw :data:`LONG_BANDED_INPUTS`)
 LONG_INPUTS = 2
 LONG_LENGTHS = (1000, 3000)
 #: and the longest such an input's text may be (a grid of long rows is refused, not shortened)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from schemas.task import TaskPublished
+from streams.noise.probe import long_input
 from streams.probe.plan import (
     LONG_BANDED_INPUTS,
     LONG_LENGTHS,
@@ -187,3 +188,19 @@ def test_a_correct_program_is_accepted_on_the_banded_lengths(name: str, task_id:
     task = _task(task_id)
     for seed in (MATRIX_SEED, *SEEDS[:2]):
         assert decision_of(task, CODE[name], seed).verdict == "accept", seed
+
+
+@pytest.mark.parametrize("task_id", [*SIZED, "HumanEval/52"])
+def test_the_filter_reads_only_the_banded_long_inputs_as_long(task_id: str) -> None:
+    # a hang there is no evidence: past the far reach a correct program's cost may explode with size
+    # (tests/hacks/test_probe_far_lengths.py: every subset summed, in the real sandbox); the machine
+    # bounds stay judged as before, and so does every position of a p9/c9 plan
+    for seed in SEEDS[:3]:
+        new, old = plan_for(_task(task_id), seed), _plan(_task(task_id), seed, 7)
+        assert new is not None and old is not None
+        added, _ = _long(task_id, seed) if new.version == "p10" else ([], [])
+        marked = [new.inputs[pos] for pos in range(len(new.inputs)) if long_input(new, pos)]
+        assert all(_length(t) > _reach(task_id) for t in marked) if new.version == "p10" else True
+        assert set(added) <= set(marked)
+        assert not any(pos in new.wide for pos in range(len(new.inputs)) if long_input(new, pos))
+        assert not any(long_input(old, pos) for pos in range(len(old.inputs)))
