@@ -51,7 +51,7 @@ from schemas.rollout import (
     SandboxExecutedV3,
 )
 from schemas.task import TaskPublished
-from streams.probe.plan import GENERATED, RELATION_CASES, WIDER_VERSIONS, ProbePlan
+from streams.probe.plan import BANDED_VERSIONS, GENERATED, RELATION_CASES, WIDER_VERSIONS, ProbePlan
 from streams.probe.statement import Bound, outside_statement
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
@@ -227,7 +227,7 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
     cannot report its own; they include the host's per-call cost, which only makes the reference's
     time, and so the rule, more lenient."""
     found = _ended_far(plan, probe, reference)
-    if found is None:
+    if found is None or long_input(plan, found[0]):
         return None
     end, records, by_run = found
     stuck = records.get(end)
@@ -311,7 +311,7 @@ def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: Referen
     if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
         return False
     found = _ended_far(plan, probe, reference)
-    if found is None:
+    if found is None or long_input(plan, found[0]):
         return False
     end, _, by_run = found
     near = [
@@ -340,8 +340,22 @@ def cheap_far(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int] |
     return frozenset(
         pos
         for pos in plan.far
-        if plan.origin[pos] == GENERATED and (took := _reference_cost(by_run, pos)) and took <= bound
+        if plan.origin[pos] == GENERATED
+        and not long_input(plan, pos)
+        and (took := _reference_cost(by_run, pos))
+        and took <= bound
     )
+
+
+def long_input(plan: ProbePlan, pos: int) -> bool:
+    """(p10/c10) Whether ``pos`` is one of the long inputs at the end of the run (the extremes that are
+    not machine bounds: ``ProbePlan.ends`` outside ``ProbePlan.wide``). Their sized arguments lie past
+    the far inputs' reach, the size limit within which a correct program whose cost grows with size
+    (every subset of a list summed) is held to finish; from p10/c10 on most are between that reach and
+    1000 elements, where the reference's time is still that of the task's own inputs: a hang, a memory
+    stop or a ``MemoryError`` there is forgiven, as such a run at the p8/p9 long inputs (1000 elements
+    on, which the reference finds costly) was. Only a value there counts."""
+    return plan.version in BANDED_VERSIONS and pos >= len(plan.inputs) - plan.ends and pos not in plan.wide
 
 
 def _ended_far(

@@ -40,8 +40,9 @@ size in time. Since p8/c8 the run starts with a generated input (``ProbePlan.lea
 on its process's first call shows there) and ends with inputs at extremes no case approaches: integers
 around the machine widths, arguments thousands of elements long (``ProbePlan.ends``). Since p9/c9 it
 also holds inputs of the kinds the task's statement admits though no case shows them (a float where the
-cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). A run of an older
-seeded version finds its plan by its digest (:func:`recorded_plan`).
+cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). Since p10/c10 most of
+its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`). A
+run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p9"
-SEEDED_CHECK_PLAN_VERSION = "c9"
+SEEDED_PLAN_VERSION = "p10"
+SEEDED_CHECK_PLAN_VERSION = "c10"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -82,6 +83,7 @@ SEEDED_VERSIONS = (
     ("p6", "c6"),
     ("p7", "c7"),
     ("p8", "c8"),
+    ("p9", "c9"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -92,7 +94,10 @@ SEEDED_VERSIONS = (
 #: draw every input p7/c7 hold as those do, and what they add (the lead, the extremes) from a generator
 #: of their own (seeded by their own version); p9/c9 draw every input p8/c8 hold as those do (the lead,
 #: the extremes and the spread lengths from p8/c8's own generator: :data:`_EXTREME_DRAWN_AS`), and the
-#: inputs the task's statement admits from a generator of their own (:func:`_generate_admitted`)
+#: inputs the task's statement admits from a generator of their own (:func:`_generate_admitted`); p10/c10
+#: draw every input p9/c9 hold as those do (the admitted ones from p9/c9's own generator:
+#: :data:`_ADMITTED_DRAWN_AS`) but the long inputs, which they draw from a generator of their own
+#: (:data:`LONG_BANDED_INPUTS`)
 _DRAWN_AS = {
     "c4": "c3",
     "c5": "c4",
@@ -104,11 +109,24 @@ _DRAWN_AS = {
     "c8": "c4",
     "p9": "p5",
     "c9": "c4",
+    "p10": "p5",
+    "c10": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
-_WIDE_DRAWN_AS = {"p7": "p6", "c7": "c6", "p8": "p6", "c8": "c6", "p9": "p6", "c9": "c6"}
+_WIDE_DRAWN_AS = {
+    "p7": "p6",
+    "c7": "c6",
+    "p8": "p6",
+    "c8": "c6",
+    "p9": "p6",
+    "c9": "c6",
+    "p10": "p6",
+    "c10": "c6",
+}
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
-_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8"}
+_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8", "p10": "p8", "c10": "c8"}
+#: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
+_ADMITTED_DRAWN_AS = {"p10": "p9", "c10": "c9"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -123,6 +141,9 @@ WIDEST_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[4:] for v in gen
 #: argument, the same input with that argument filled from the cases (:func:`_filled`): what the
 #: reference does once it must read that argument tells whether it refuses the other arguments
 RELATED_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[5:] for v in generation)
+#: the versions (p10/c10 on) whose long inputs are drawn in bands (:data:`LONG_BANDED_INPUTS`): a hang on
+#: one is no evidence (``streams.noise.probe.long_input``)
+BANDED_VERSIONS = frozenset(v for generation in SEEDED_VERSIONS[8:] for v in generation)
 #: a relation between two arguments' lengths is the cases' only where this many of them keep it (the
 #: filter reads the same relations: ``streams.noise.probe.outside_cases``)
 RELATION_CASES = 3
@@ -132,6 +153,9 @@ _EXTREME_GENERATION = 6
 #: the first generation (p9/c9) whose plans widen the cases' domain to what the task's statement admits
 #: (:func:`_generate_admitted`)
 _ADMITTED_GENERATION = 7
+#: the first generation (p10/c10) whose long inputs are drawn in bands, most of them between the far
+#: inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`)
+_BANDED_GENERATION = 8
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -181,11 +205,20 @@ MACHINE_BOUNDS = (2**31, 2**32)
 #: own (:func:`_generate_spread`): per length band, this many at most
 SPREAD_PER_BAND = 4
 #: (p8/c8) inputs with a sized argument (string, list, dict, set) thousands of elements long, and how long
+#: (p8/c8 and p9/c9; p10/c10 draw :data:`LONG_BANDED_INPUTS`)
 LONG_INPUTS = 2
 LONG_LENGTHS = (1000, 3000)
 #: and the longest such an input's text may be (a grid of long rows is refused, not shortened)
 _LONG_MAX_CHARS = 64_000
 _LONG_ATTEMPTS = 3
+#: (p10/c10) the long inputs instead: MID_BAND_INPUTS of them of a length drawn log-uniform from just past
+#: the longest a far input of the plan can be (:data:`FAR_REACH` times the cases' longest, 256 at most)
+#: up to MID_BAND_TOP, and the rest of :data:`LONG_LENGTHS`; laid shortest first. Before, no argument
+#: between 257 (often far less) and 999 elements was ever drawn, and past the far reach only two lengths
+#: were: a program wrong only on lengths in that band (a median, a table bound) was accepted
+LONG_BANDED_INPUTS = 3
+MID_BAND_INPUTS = 2
+MID_BAND_TOP = 999
 #: (p6/c6) letters of each case that no alphabet of the cases holds: each non-ASCII, each with a one-to-one
 #: case mapping (upper() and lower() of one another), so a letter's case means what it means in ASCII
 _OTHER_LETTERS = {"lower": "àéîõüñçø", "upper": "ÀÉÎÕÜÑÇØ"}
@@ -377,7 +410,12 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         # (p8) from a generator of their own: every input p7 draws stays as p7 draws it
         drawn = random.Random(_seed(task, _EXTREME_DRAWN_AS.get(version, version), seed))
         lead, generated = _lead(generated, drawn, public)
-        ends, bounds = _generate_extreme(args, drawn, {t for t, _ in (*lead, *generated, *far, *wide)})
+        ends, bounds = _generate_extreme(
+            args,
+            drawn,
+            {t for t, _ in (*lead, *generated, *far, *wide)},
+            banded=_banded(task, version, seed, generation),
+        )
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
         inside, shorter = _generate_spread(args, drawn, taken)
         generated = sorted([*generated, *inside], key=lambda item: (len(item[0]), item[0]))
@@ -387,7 +425,8 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         # (p9) from a generator of their own: every input p8 draws stays as p8 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
         admits = stated_admits(task.prompt, task.entry_point)
-        admitted = _generate_admitted(args, admits, random.Random(_seed(task, version, seed)), taken)
+        drawn = random.Random(_seed(task, _ADMITTED_DRAWN_AS.get(version, version), seed))
+        admitted = _generate_admitted(args, admits, drawn, taken)
         wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds)
     origin = tuple(
@@ -410,6 +449,13 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         lead=laid.lead,
         ends=laid.ends,
     )
+
+
+def _banded(task: TaskPublished, version: str, seed: str | None, generation: int) -> random.Random | None:
+    """(p10/c10) The generator of the plan's long inputs, drawn in bands (None: an older generation's)."""
+    if seed is None or generation < _BANDED_GENERATION:
+        return None
+    return random.Random(_seed(task, version, seed))
 
 
 def _cheaper_half(costs: Sequence[int]) -> list[int]:
@@ -508,7 +554,8 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         drawn = random.Random(_seed(task, _EXTREME_DRAWN_AS.get(version, version), seed))
         lead, generated = _lead(generated, drawn, public)
         taken = {t for t, _ in (*generated, *lead, *far, *wide)}
-        ends, bounds = _generate_extreme(args, drawn, taken, domain.hold_beyond_range)
+        banded = _banded(task, version, seed, generation)
+        ends, bounds = _generate_extreme(args, drawn, taken, domain.hold_beyond_range, banded=banded)
         taken |= {t for t, _ in (*ends, *bounds)}
         inside, shorter = _generate_spread(args, drawn, taken, domain.hold, domain.hold_beyond_range)
         generated = sorted([*generated, *inside], key=lambda item: (len(item[0]), item[0]))
@@ -517,7 +564,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         # (c9) from a generator of their own: every input c8 draws stays as c8 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
         admits = stated_admits(task.prompt, task.entry_point)
-        drawn = random.Random(_seed(task, version, seed))
+        drawn = random.Random(_seed(task, _ADMITTED_DRAWN_AS.get(version, version), seed))
         admitted = _generate_admitted(args, admits, drawn, taken, domain.hold_admitted)
         wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
@@ -1330,6 +1377,8 @@ def _generate_extreme(
     rng: random.Random,
     taken: set[str],
     domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    *,
+    banded: random.Random | None = None,
 ) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
     """(p8/c8) Inputs at extremes no case approaches, each with the case it was made from, laid after
     every other input of the run (a hang or an exit there cuts nothing else short), judged as inputs
@@ -1338,7 +1387,13 @@ def _generate_extreme(
     - **long**: up to :data:`LONG_INPUTS` cases with their strings, lists, dicts or sets (one group of
       arguments of one length, or all) made :data:`LONG_LENGTHS` elements long, from what the cases hold
       there (:class:`_Sized`): a program that reads a bounded prefix of its input (``max(l[:50])``)
-      shows there, where the inputs past the range stop at 4 times the cases' longest (256 at most);
+      shows there, where the inputs past the range stop at 4 times the cases' longest (256 at most).
+      With ``banded`` (p10/c10, a generator of their own) :data:`LONG_BANDED_INPUTS` instead, drawn
+      from it: :data:`MID_BAND_INPUTS` of a length log-uniform from just past the longest a far input
+      can be (:meth:`_Sizes.far_reach`) up to :data:`MID_BAND_TOP`, the rest of :data:`LONG_LENGTHS`
+      elements, shortest first (a deadline then cuts the longest); p8/c8's long inputs are still drawn
+      from ``rng`` and dropped, so every other input is the one p9/c9 draw. A program wrong only on
+      lengths between the far reach and 1000 (a median, a table bound) shows there;
     - **bounds**: a case with some integer arguments (or elements of a flat list of them) set just
       below, at or just past each of :data:`MACHINE_BOUNDS` (negated as well where some case holds a
       negative there): a program right only below a machine width (32-bit wrap-around) shows there,
@@ -1355,17 +1410,49 @@ def _generate_extreme(
     seen = {repr(t) for t in tuples} | taken
     out: list[tuple[str, tuple[int, ...]]] = []
 
-    def keep(candidate: list[object], b: int, cap: int) -> bool:
+    #: (p10/c10) what the long inputs p8/c8 draw would have made: drawn still (every other input stays
+    #: as p9/c9 draw it), never kept
+    dropped: set[str] = set()
+
+    def keep(candidate: list[object], b: int, cap: int, *, kept: bool = True) -> bool:
         text = repr(tuple(candidate))
-        if text in seen or len(text) > cap or not invariants.hold(candidate) or not sizes.keeps(candidate):
+        if text in seen or text in dropped or len(text) > cap:
+            return False
+        if not invariants.hold(candidate) or not sizes.keeps(candidate):
             return False
         if domain is not None and not domain(candidate, {b}):
             return False
         if not _is_input_literal(text, tuple(candidate)):
             return False
+        if not kept:
+            dropped.add(text)
+            return True
         seen.add(text)
         out.append((text, (b,)))
         return True
+
+    def lengthened(b: int, n: int, drawn: random.Random) -> list[object] | None:
+        """Case ``b`` with its sized arguments (one group of one length, or all, drawn with ``drawn``)
+        made ``n`` elements long (None: the case's relations refuse it)."""
+        candidate: list[object] | None = list(tuples[b])
+        groups = sizes.groups if drawn.random() < 0.5 else [drawn.choice(sizes.groups)]
+        for group in groups:
+            for i in group:
+                value = sizes.positions[i].longer(candidate[i], n, drawn) if candidate else None
+                if value is None:
+                    return None
+                candidate[i] = value  # type: ignore[index]
+        if candidate is None:
+            return None
+        for k, j in sizes.counts.items():
+            candidate[k] = len(candidate[j])  # type: ignore[arg-type]
+        # rows of one length in every case stay so (a row made long may fall short of its length)
+        if any(
+            sized.rows is not None and sized.rectangular and len({len(r) for r in candidate[i]}) > 1  # type: ignore[attr-defined]
+            for i, sized in sizes.positions.items()
+        ):
+            return None
+        return candidate
 
     if sizes.groups:
         made = 0
@@ -1375,27 +1462,27 @@ def _generate_extreme(
             if made >= LONG_INPUTS:
                 break
             b = rng.randrange(len(tuples))
-            candidate: list[object] | None = list(tuples[b])
-            n = rng.randint(*LONG_LENGTHS)
-            groups = sizes.groups if rng.random() < 0.5 else [rng.choice(sizes.groups)]
-            for group in groups:
-                for i in group:
-                    value = sizes.positions[i].longer(candidate[i], n, rng) if candidate else None
-                    if value is None:
-                        candidate = None
-                        break
-                    candidate[i] = value  # type: ignore[index]
-            if candidate is None:
-                continue
-            for k, j in sizes.counts.items():
-                candidate[k] = len(candidate[j])  # type: ignore[arg-type]
-            # rows of one length in every case stay so (a row made long may fall short of its length)
-            if any(
-                sized.rows is not None and sized.rectangular and len({len(r) for r in candidate[i]}) > 1  # type: ignore[attr-defined]
-                for i, sized in sizes.positions.items()
-            ):
-                continue
-            made += keep(candidate, b, _LONG_MAX_CHARS)
+            candidate = lengthened(b, rng.randint(*LONG_LENGTHS), rng)
+            if candidate is not None:
+                made += keep(candidate, b, _LONG_MAX_CHARS, kept=banded is None)
+
+    if sizes.groups and banded is not None:
+        # (p10/c10) from a generator of their own: MID_BAND_INPUTS lengths drawn log-uniform from just
+        # past the far inputs' reach up to MID_BAND_TOP, the rest from LONG_LENGTHS
+        low = min(MID_BAND_TOP, sizes.far_reach() + 1)
+        for band in range(LONG_BANDED_INPUTS):
+            for _ in range(_LONG_ATTEMPTS):
+                if band < MID_BAND_INPUTS:
+                    n = round(math.exp(banded.uniform(math.log(low), math.log(MID_BAND_TOP))))
+                    n = min(MID_BAND_TOP, max(low, n))
+                else:
+                    n = banded.randint(*LONG_LENGTHS)
+                b = banded.randrange(len(tuples))
+                candidate = lengthened(b, n, banded)
+                if candidate is not None and keep(candidate, b, _LONG_MAX_CHARS):
+                    break
+        # shortest first: a deadline that ends the run cuts the longest, not the others
+        out.sort(key=lambda item: (len(item[0]), item[0]))
 
     # integer positions: an int in every case, or a flat list of ints in every case
     ints = [i for i in range(arity) if all(type(t[i]) is int for t in tuples)]
@@ -1916,6 +2003,16 @@ class _Sizes:
             for j in self.positions
             if several and all(type(t[k]) is int and t[k] == len(t[j]) for t in tuples)  # type: ignore[arg-type]
         }
+
+    def far_reach(self) -> int:
+        """The most elements a far input's sized argument may have (:meth:`longer`), over the groups."""
+        return max(
+            min(
+                _FAR_MAX_LENGTH,
+                max(FAR_REACH * max(self.positions[i].longest - self.offsets[i] for i in g), _FAR_MIN_LENGTH),
+            )
+            for g in self.groups
+        )
 
     def keeps(self, candidate: Sequence[object]) -> bool:
         """Whether every list argument every case passes sorted is sorted, and every one each case
