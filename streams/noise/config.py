@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -93,7 +93,10 @@ class NoiseConfig(BaseModel):
     #: reference's only where the reference's lies past 2**53 at a double's exact value and the
     #: program's rounds to that double is not judged: the reference read the number through a float
     #: (``streams.noise.probe.read_through_float``)
-    version: FilterVersion = "v13"
+    #: v14: the task's statement is read for bounds in three more forms (``stated_bounds(wider=True)``:
+    #: a docstring after imports, "(a) is less then 100", "a list of two strings"), so a generated input
+    #: that breaks one is not judged, as v10 leaves out one that breaks ``1 <= n <= 10^3``
+    version: FilterVersion = "v14"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -397,7 +397,7 @@ def test_filter_sample_is_the_event_of_decide() -> None:
 
 
 def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
-    assert NoiseConfig().label() == "v13"
+    assert NoiseConfig().label() == "v14"
     assert NoiseConfig(version="v11").label() == "v11"
     assert NoiseConfig(version="v9").label() == "v9"
     assert NoiseConfig(version="v10").label() == "v10"
