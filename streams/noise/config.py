@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"]
+FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14"]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -95,7 +95,10 @@ class NoiseConfig(BaseModel):
     #: (``streams.noise.probe.read_through_float``); an int/str conversion-limit ValueError a probe call
     #: raised past the range is forgiven only where the reference found the input costly too or it holds
     #: a number longer than the limit, not for its message
-    version: FilterVersion = "v13"
+    #: v14: the task's statement is read for bounds in three more forms (``stated_bounds(wider=True)``:
+    #: a docstring after imports, "(a) is less then 100", "a list of two strings"), so a generated input
+    #: that breaks one is not judged, as v10 leaves out one that breaks ``1 <= n <= 10^3``
+    version: FilterVersion = "v14"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -280,6 +280,7 @@ def _probe(
     v11 = v10 and config.version != "v10"
     v12 = v11 and config.version != "v11"
     v13 = v12 and config.version != "v12"
+    v14 = v13 and config.version != "v13"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -319,7 +320,9 @@ def _probe(
         # v9: an equal answer refused for its size where the reference's fit is a resource limit
         size_limits=v9,
         # v10: an input that breaks a bound the task's statement states is not judged
-        stated=stated_bounds(task.prompt, task.entry_point) if v10 else (),
+        # v14: read in three more forms (a docstring after imports, "(a) is less then 100", "a list of
+        # two strings")
+        stated=stated_bounds(task.prompt, task.entry_point, wider=v14) if v10 else (),
         # v11: a call that flooded its output is that call's failure; a RecursionError on one of the
         # program's threads is a resource limit as one raised by the call is
         flooded=probe_run.output_flood if v11 else None,

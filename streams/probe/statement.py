@@ -15,11 +15,21 @@ inputs unjudged, so anything unclear is left out):
   (``1000``, ``10^3``, ``10**3``, ``1e3``) or another argument's length;
 - "NAME (numbers|values) (is|are) less|smaller|greater|larger than NUMBER" (``base numbers are less
   than 10``).
+
+From filter v14 (``wider=True``) three more forms are read, each seen on a task whose correct programs
+were rejected for answering inputs the statement excludes otherwise than the reference:
+
+- the docstring where the function's body opens with imports before it (HumanEval/115: ``import math``,
+  then a docstring stating ``1 <= capacity <= 10``; Python's docstring is only a body's first statement);
+- the name in parentheses and "then" for "than" (HumanEval/75: "Knowing that (a) is less then 100");
+- "a list|array|tuple of two|three|...|N WORD" of the one argument a function of one argument takes: its
+  length is that number (HumanEval/119: "a list of two strings").
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import math
 import re
 from dataclasses import dataclass
@@ -41,6 +51,17 @@ _WORDS = re.compile(
     r"\b(\w+)(?:\s+(?:numbers?|values?|integers?))?\s+(?:is|are)\s+(less|smaller|greater|larger)\s+than\s+"
     rf"({_NUMBER})\b",
     re.IGNORECASE,
+)
+#: (v14) the same, the name perhaps in parentheses and "then" for "than" ("(a) is less then 100")
+_WORDS_WIDER = re.compile(
+    r"(?:\((\w+)\)|\b(\w+))(?:\s+(?:numbers?|values?|integers?))?\s+(?:is|are)\s+"
+    rf"(less|smaller|greater|larger)\s+th[ae]n\s+({_NUMBER})\b",
+    re.IGNORECASE,
+)
+_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+#: (v14) "a list of two strings": the length of a function's one argument
+_LENGTH_WORDS = re.compile(
+    rf"\b(?:list|array|tuple)\s+of\s+(?:exactly\s+)?({'|'.join(_COUNTS)}|\d+)\s+\w+", re.IGNORECASE
 )
 
 
@@ -93,8 +114,9 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _signature(prompt: str, entry_point: str) -> tuple[list[str], str] | None:
-    """The entry point's argument names and its docstring, or None where the prompt does not define it."""
+def _signature(prompt: str, entry_point: str, wider: bool = False) -> tuple[list[str], str] | None:
+    """The entry point's argument names and its docstring, or None where the prompt does not define it
+    (``wider``: the first string statement of its body after imports, where no docstring opens it)."""
     try:
         with pyast.LOCK:
             tree = ast.parse(prompt)
@@ -103,7 +125,24 @@ def _signature(prompt: str, entry_point: str) -> tuple[list[str], str] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
             names = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-            return names, ast.get_docstring(node) or ""
+            doc = ast.get_docstring(node)
+            if doc is None and wider:
+                doc = _doc_after_imports(node.body)
+            return names, doc or ""
+    return None
+
+
+def _doc_after_imports(body: list[ast.stmt]) -> str | None:
+    for stmt in body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ):
+            return inspect.cleandoc(stmt.value.value)
+        return None
     return None
 
 
@@ -142,9 +181,10 @@ def _pair(left: str, op: str, right: str, names: list[str]) -> list[Bound]:
     return [Bound(subject[0], subject[1], upper != flip, limit, op in ("<", ">"))]
 
 
-def stated_bounds(prompt: str, entry_point: str) -> tuple[Bound, ...]:
-    """The bounds the entry point's docstring states on its arguments (none where it states none)."""
-    found = _signature(prompt, entry_point)
+def stated_bounds(prompt: str, entry_point: str, wider: bool = False) -> tuple[Bound, ...]:
+    """The bounds the entry point's docstring states on its arguments (none where it states none);
+    ``wider`` (filter v14): the forms the module docstring lists from v14 too."""
+    found = _signature(prompt, entry_point, wider)
     if found is None:
         return ()
     names, doc = found
@@ -167,6 +207,21 @@ def stated_bounds(prompt: str, entry_point: str) -> tuple[Bound, ...]:
             if name in names and limit is not None:
                 upper = word.lower() in ("less", "smaller")
                 bounds.append(Bound(names.index(name), False, upper, limit, True))
+        if not wider:
+            continue
+        for m in _WORDS_WIDER.finditer(text):
+            in_parens, bare, word, number = m.groups()
+            name, limit = in_parens or bare, _number(number)
+            if name in names and limit is not None:
+                upper = word.lower() in ("less", "smaller")
+                bounds.append(Bound(names.index(name), False, upper, limit, True))
+        if len(names) == 1:
+            for m in _LENGTH_WORDS.finditer(text):
+                count = _COUNTS.get(m.group(1).lower()) or int(m.group(1))
+                bounds += [
+                    Bound(0, True, True, float(count), False),
+                    Bound(0, True, False, float(count), False),
+                ]
     return tuple(dict.fromkeys(bounds))
 
 

@@ -65,7 +65,10 @@ CLOCK_JUMPS_SEEN = "sandbox: the WASM guest's clocks jump forward by 1 min to 12
 # round 13 (attack13)
 CONVERSION_LIMIT_TEXT = "filter v13: past the cases' range an int/str conversion-limit ValueError is forgiven where the reference found the input costly (probe.cheap_far, as a MemoryError) or the input holds a run of more than 4300 digits, not for its text; on HumanEval/60 the reference sums range(n + 1), so every n past the cases' range is a larger problem for it, and a program raising the limit's own message past n = 1000 is forgiven there (v13 catches the same program on HumanEval/13, whose reference is cheap everywhere: a13_str_limit_far_13)"
 HUGE_ANSWER_UNJUDGED = "probe: where the reference's answer is longer than a result may be (MAX_RESULT_CHARS, 1 M characters) the reference gives no value and the input is not judged, so on HumanEval/14 the only inputs past the far reach (24 letters) are the two long ones (2705 and 2902 letters on the pinned seed: 3.7 and 4.2 M characters of prefixes), both unjudged, and a program wrong only past 500 letters is accepted (one of three seeds tried draws a long input whose answer fits, and catches it)"
-REFERENCE_EDGE_ZERO = "probe: the reference's answer is the truth on every generated input, and HumanEval/150's reference answers x for n = 0 (its trial-division loop, range(2, 0), is empty), so a correct program answering y there (0 is no prime) is rejected wherever the plan draws n = 0 (the pinned seed does, as (0, 2, 1); streams/reward/README.md: a reference wrong on an edge counts against a correct program)"
+# round 13c (correct13)
+NAIVE_SUM_EXPECTED = "task redteam/mean: its hidden case [1e16, 1, -1e16, 3] expects 0.75, what a naive float sum gives (the container's Python 3.11 sum()); the true mean is 1.0, which WASM's Python 3.15 sum() gives too (compensated since 3.12), so an exact program (statistics.mean) passes that case on WASM and fails it on the container: the expected value records one interpreter's rounding, and the backends' references disagree on it"
+REFERENCE_TRAILING_BLANKS = "probe trusts the reference: HumanEval/140's reference ends a string's one or two trailing blanks with a single '_' (its end-of-string branch writes one underscore for a run of 1 or 2, where its loop writes one per blank inside the string), while the prompt replaces every blank; a program doing that ('1  Exa mple 2 2  ' -> '..._2__') is rejected as wrong.disagrees_with_reference wherever the plan draws a string ending in two blanks near the cases (the pinned seed does)"
+REFERENCE_ZERO_PRIME = "probe trusts the reference: HumanEval/150's reference answers x for n <= 0 (its loop over range(2, n) never runs), calling 0 and -1 prime; no case holds such an n and the prompt excludes none, so a program answering y for n < 2 (not prime) is rejected as wrong.disagrees_with_reference wherever the plan draws n = 0 or a negative n near the cases (x_or_y(0, 1, 2), x_or_y(-1, 7919, 12))"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -106,7 +109,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a12_judge_by_jump_30", "*"): CLOCK_JUMPS_SEEN,
     ("a13_str_limit_message_60", "*"): CONVERSION_LIMIT_TEXT,
     ("a13_prefix_clip_14", "*"): HUGE_ANSWER_UNJUDGED,
-    ("a13_ok_isqrt_prime_150", "*"): REFERENCE_EDGE_ZERO,
+    ("a13_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
+    ("a13c_ok_statistics_mean", "container"): NAIVE_SUM_EXPECTED,
+    ("a13c_ok_regex_spaces_140", "*"): REFERENCE_TRAILING_BLANKS,
+    ("a13c_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
 }
 
 
@@ -127,6 +133,7 @@ CONTAINER_SLICE = frozenset(
         "check_heap_class_129",
         "a6_ok_bytearray_xor",
         "a6_ok_userstring_27",
+        "a13c_ok_statistics_mean",
     }
 )
 

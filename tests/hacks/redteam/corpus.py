@@ -9432,3 +9432,1259 @@ add(
     """,
     note="computes in float32: exact on the cases' small sides, off past 24 bits of mantissa",
 )
+
+
+# ================================================================================ round 13c (correct13)
+# Correct programs written the way models and people write them, on tasks the corpus held few or no
+# correct programs for: other algorithms than the reference, other types equal under ==, classes and
+# closures, printing and logging, self-tests, validation of inputs the prompt excludes, exact arithmetic.
+_C13 = "a13c_correct"
+
+
+def _c13(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    add(name, task, "correct", _C13, code, note=note, **kw)
+
+
+_c13(
+    "a13c_ok_scan_groups_1",
+    "HumanEval/1",
+    """
+    def separate_paren_groups(paren_string: str) -> list:
+        s = "".join(ch for ch in paren_string if ch in "()")
+
+        def group_end(start):
+            depth = 0
+            for j in range(start, len(s)):
+                depth += 1 if s[j] == "(" else -1
+                if depth == 0:
+                    return j + 1
+            return None
+
+        groups, i = [], 0
+        while i < len(s) and (j := group_end(i)) is not None:
+            groups.append(s[i:j])
+            i = j
+        return groups
+    """,
+    "a nested helper that finds where each group closes, and a walrus loop",
+)
+_c13(
+    "a13c_ok_chain_5",
+    "HumanEval/5",
+    """
+    from itertools import chain, repeat
+    from typing import List
+
+
+    def intersperse(numbers: List[int], delimeter: int) -> List[int]:
+        return list(chain.from_iterable(zip(repeat(delimeter), numbers)))[1:]
+    """,
+    "itertools: interleave with a repeated delimiter, drop the first",
+)
+_c13(
+    "a13c_ok_accumulate_6",
+    "HumanEval/6",
+    """
+    from itertools import accumulate
+
+
+    def parse_nested_parens(paren_string: str):
+        return [
+            max(0, max(accumulate(1 if c == "(" else -1 for c in group)))
+            for group in paren_string.split(" ")
+            if group
+        ]
+    """,
+    "running depth by itertools.accumulate",
+)
+_c13(
+    "a13c_ok_kmp_10",
+    "HumanEval/10",
+    """
+    def is_palindrome(string: str) -> bool:
+        return string == string[::-1]
+
+
+    def _prefix_function(s):
+        pi = [0] * len(s)
+        for i in range(1, len(s)):
+            k = pi[i - 1]
+            while k and s[i] != s[k]:
+                k = pi[k - 1]
+            if s[i] == s[k]:
+                k += 1
+            pi[i] = k
+        return pi
+
+
+    def make_palindrome(string: str) -> str:
+        if not string:
+            return ""
+        longest = _prefix_function(string[::-1] + "\\0" + string)[-1]
+        return string + string[: len(string) - longest][::-1]
+    """,
+    "the longest palindromic suffix by the prefix function (linear), not by trying each suffix",
+)
+_c13(
+    "a13c_ok_match_notes_17",
+    "HumanEval/17",
+    """
+    from typing import List
+
+
+    def parse_music(music_string: str) -> List[int]:
+        beats = []
+        for token in music_string.split(" "):
+            match token:
+                case "o":
+                    beats.append(4)
+                case "o|":
+                    beats.append(2)
+                case ".|":
+                    beats.append(1)
+                case "":
+                    continue
+                case _:
+                    raise ValueError(f"unknown note {token!r}")
+        return beats
+    """,
+    "a match statement (3.10: both backends), raising ValueError on a note the legend lacks",
+)
+_c13(
+    "a13c_ok_intenum_19",
+    "HumanEval/19",
+    """
+    from enum import IntEnum
+
+
+    class Numeral(IntEnum):
+        ZERO = 0
+        ONE = 1
+        TWO = 2
+        THREE = 3
+        FOUR = 4
+        FIVE = 5
+        SIX = 6
+        SEVEN = 7
+        EIGHT = 8
+        NINE = 9
+
+
+    def sort_numbers(numbers: str) -> str:
+        words = [w for w in numbers.split(" ") if w]
+        return " ".join(sorted(words, key=lambda w: Numeral[w.upper()]))
+    """,
+    "an IntEnum as the value table",
+)
+_c13(
+    "a13c_ok_integral_22",
+    "HumanEval/22",
+    """
+    import numbers
+    from typing import Any, List
+
+
+    def filter_integers(values: List[Any]) -> List[int]:
+        return [v for v in values if isinstance(v, numbers.Integral)]
+    """,
+    "numbers.Integral instead of int",
+)
+_c13(
+    "a13c_ok_groupby_26",
+    "HumanEval/26",
+    """
+    from itertools import groupby
+    from typing import List
+
+
+    def remove_duplicates(numbers: List[int]) -> List[int]:
+        once = {k for k, run in groupby(sorted(numbers)) if len(list(run)) == 1}
+        return [n for n in numbers if n in once]
+    """,
+    "groupby over the sorted list, then a set",
+)
+_c13(
+    "a13c_ok_cached_count_36",
+    "HumanEval/36",
+    """
+    from functools import lru_cache
+
+
+    @lru_cache(maxsize=None)
+    def fizz_buzz(n: int):
+        return sum(str(i).count("7") for i in range(n) if i % 11 == 0 or i % 13 == 0)
+    """,
+    "str.count in a generator, the whole function behind a global lru_cache",
+)
+_c13(
+    "a13c_ok_seen_set_43",
+    "HumanEval/43",
+    """
+    def pairs_sum_to_zero(l):
+        seen = set()
+        for x in l:
+            if -x in seen:
+                return True
+            seen.add(x)
+        return False
+    """,
+    "one pass with a set (linear) where the reference tries all pairs",
+)
+_c13(
+    "a13c_ok_check_reduce_56",
+    "HumanEval/56",
+    """
+    from functools import reduce
+
+
+    def correct_bracketing(brackets: str):
+        def step(depth, ch):
+            if depth < 0:
+                return depth
+            return depth + (1 if ch == "<" else -1)
+
+        return reduce(step, brackets, 0) == 0
+    """,
+    "check mode: functools.reduce with a sticky negative depth",
+)
+_c13(
+    "a13c_ok_numpy_derivative_62",
+    "HumanEval/62",
+    """
+    import numpy as np
+
+
+    def derivative(xs: list):
+        coeffs = np.array(xs, dtype=object)
+        return (coeffs * np.arange(len(xs)))[1:].tolist()
+    """,
+    "numpy with an object array (exact integers on both backends), .tolist() of plain values",
+)
+_c13(
+    "a13c_ok_lower_count_64",
+    "HumanEval/64",
+    """
+    def vowels_count(s):
+        \"\"\"Vowels, and a final y.
+
+        >>> vowels_count("ACEDY")
+        3
+        \"\"\"
+        low = s.lower()
+        return sum(map(low.count, "aeiou")) + low.endswith("y")
+
+
+    if __name__ == "__main__":
+        import doctest
+
+        doctest.testmod()
+    """,
+    "str.count per vowel plus a bool, and a doctest run under __main__",
+)
+_c13(
+    "a13c_ok_deque_rotate_65",
+    "HumanEval/65",
+    """
+    from collections import deque
+
+
+    def circular_shift(x, shift):
+        if shift < 0:
+            raise ValueError("shift must not be negative")
+        digits = deque(str(x))
+        if shift > len(digits):
+            return "".join(reversed(digits))
+        digits.rotate(shift)
+        return "".join(digits)
+    """,
+    "deque.rotate; raises on a negative shift, which the prompt never asks for",
+)
+_c13(
+    "a13c_ok_filter_upper_66",
+    "HumanEval/66",
+    """
+    def digitSum(s):
+        return sum(map(ord, filter(str.isupper, s)))
+    """,
+    "map/filter over str.isupper",
+)
+_c13(
+    "a13c_ok_regex_fruit_67",
+    "HumanEval/67",
+    """
+    import re
+
+
+    def fruit_distribution(s, n):
+        apples, oranges = map(int, re.findall(r"\\d+", s))
+        return n - apples - oranges
+    """,
+    "two numbers found by a regex and unpacked",
+)
+_c13(
+    "a13c_ok_heap_pluck_68",
+    "HumanEval/68",
+    """
+    import heapq
+
+
+    def pluck(arr):
+        best = heapq.nsmallest(1, ((v, i) for i, v in enumerate(arr) if v % 2 == 0))
+        return list(best[0]) if best else []
+    """,
+    "heapq.nsmallest over (value, index) pairs",
+)
+_c13(
+    "a13c_ok_counter_search_69",
+    "HumanEval/69",
+    """
+    from collections import Counter
+
+
+    def search(lst):
+        freq = Counter(lst)
+        return max((k for k, f in freq.items() if 0 < k <= f), default=-1)
+    """,
+    "Counter and max(default=-1)",
+)
+_c13(
+    "a13c_ok_deque_ends_70",
+    "HumanEval/70",
+    """
+    from collections import deque
+
+
+    def strange_sort_list(lst):
+        d = deque(sorted(lst))
+        out = []
+        take_min = True
+        while d:
+            out.append(d.popleft() if take_min else d.pop())
+            take_min = not take_min
+        return out
+    """,
+    "sort once, take from both ends of a deque (the reference searches min/max each time)",
+)
+_c13(
+    "a13c_ok_heron_stable_71",
+    "HumanEval/71",
+    """
+    import math
+
+
+    def triangle_area(a, b, c):
+        if a + b <= c or a + c <= b or b + c <= a:
+            return -1
+        area = 0.25 * math.sqrt((a + b + c) * (-a + b + c) * (a - b + c) * (a + b - c))
+        return round(area, 2)
+    """,
+    "Heron's formula in its product form through math.sqrt",
+)
+_c13(
+    "a13c_ok_reversed_fly_72",
+    "HumanEval/72",
+    """
+    def will_it_fly(q, w):
+        print("checking", q, "against", w)
+        return list(reversed(q)) == q and sum(q) <= w
+    """,
+    "compares with the reversed list; prints a line per call",
+)
+_c13(
+    "a13c_ok_zip_change_73",
+    "HumanEval/73",
+    """
+    def smallest_change(arr):
+        return sum(a != b for a, b in zip(arr, reversed(arr))) // 2
+    """,
+    "counts mismatches over the whole zip and halves",
+)
+_c13(
+    "a13c_ok_factor_count_75",
+    "HumanEval/75",
+    """
+    def is_multiply_prime(a):
+        count, d, n = 0, 2, a
+        while d * d <= n:
+            while n % d == 0:
+                n //= d
+                count += 1
+            d += 1
+        if n > 1:
+            count += 1
+        return count == 3
+    """,
+    "counts prime factors with multiplicity by trial division (the reference tries all triples below 100)",
+)
+_c13(
+    "a13c_ok_exact_cuberoot_77",
+    "HumanEval/77",
+    """
+    def iscube(a):
+        n = abs(a)
+        lo, hi = 0, 1
+        while hi ** 3 < n:
+            hi *= 2
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if mid ** 3 < n:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo ** 3 == n
+    """,
+    "an exact integer cube root by bisection (the reference rounds a float root)",
+)
+_c13(
+    "a13c_ok_count_map_78",
+    "HumanEval/78",
+    """
+    def hex_key(num):
+        return sum(map(num.count, "2357BD"))
+    """,
+    "str.count per prime hex digit",
+)
+_c13(
+    "a13c_ok_format_79",
+    "HumanEval/79",
+    """
+    def decimal_to_binary(decimal):
+        return f"db{decimal:b}db"
+    """,
+    "an f-string format spec instead of bin()[2:]",
+)
+_c13(
+    "a13c_ok_window_80",
+    "HumanEval/80",
+    """
+    def is_happy(s):
+        return len(s) >= 3 and all(len(set(s[i : i + 3])) == 3 for i in range(len(s) - 2))
+    """,
+    "a set per window of three",
+)
+_c13(
+    "a13c_ok_bisect_grades_81",
+    "HumanEval/81",
+    """
+    from bisect import bisect_left
+
+    _CUTS = [0.0, 0.7, 1.0, 1.3, 1.7, 2.0, 2.3, 2.7, 3.0, 3.3, 3.7]
+    _LETTERS = ["E", "D-", "D", "D+", "C-", "C", "C+", "B-", "B", "B+", "A-", "A"]
+
+
+    def numerical_letter_grade(grades):
+        return ["A+" if g == 4.0 else _LETTERS[bisect_left(_CUTS, g)] for g in grades]
+    """,
+    "a bisect over the cut points instead of an if-chain",
+)
+_c13(
+    "a13c_ok_future_hints_84",
+    "HumanEval/84",
+    """
+    from __future__ import annotations
+
+
+    def solve(N: int) -> str:
+        total: int = sum(map(int, str(N)))
+        return format(total, "b")
+    """,
+    "from __future__ import annotations, format(x, 'b')",
+)
+_c13(
+    "a13c_ok_regex_sub_86",
+    "HumanEval/86",
+    """
+    import re
+
+
+    def anti_shuffle(s):
+        return re.sub(r"[^ ]+", lambda m: "".join(sorted(m.group())), s)
+    """,
+    "re.sub with a function over each run of non-blanks",
+)
+_c13(
+    "a13c_ok_one_sort_87",
+    "HumanEval/87",
+    """
+    def get_row(lst, x):
+        hits = ((i, j) for i, row in enumerate(lst) for j, v in enumerate(row) if v == x)
+        return sorted(hits, key=lambda p: (p[0], -p[1]))
+    """,
+    "one sort with a compound key (the reference sorts twice)",
+)
+_c13(
+    "a13c_ok_maketrans_89",
+    "HumanEval/89",
+    """
+    import string
+
+    _L = string.ascii_lowercase
+    _TABLE = str.maketrans(_L, _L[4:] + _L[:4])
+
+
+    def encrypt(s):
+        return s.translate(_TABLE)
+    """,
+    "a translation table built at import",
+)
+_c13(
+    "a13c_ok_permutations_92",
+    "HumanEval/92",
+    """
+    from itertools import permutations
+
+
+    def any_int(x, y, z):
+        if not all(isinstance(v, int) for v in (x, y, z)):
+            return False
+        return any(a + b == c for a, b, c in permutations((x, y, z)))
+    """,
+    "all orders by itertools.permutations",
+)
+_c13(
+    "a13c_ok_regex_split_101",
+    "HumanEval/101",
+    """
+    import re
+
+
+    def words_string(s):
+        return [w for w in re.split(r"[\\s,]+", s) if w]
+    """,
+    "re.split on commas and whitespace",
+)
+_c13(
+    "a13c_ok_scan_down_102",
+    "HumanEval/102",
+    """
+    def choose_num(x, y):
+        for v in range(y, x - 1, -1):
+            if v % 2 == 0:
+                return v
+        return -1
+    """,
+    "scans down from y (the reference reasons about parities)",
+)
+_c13(
+    "a13c_ok_names_dict_105",
+    "HumanEval/105",
+    """
+    _NAMES = dict(enumerate("One Two Three Four Five Six Seven Eight Nine".split(), start=1))
+
+
+    def by_length(arr):
+        return [_NAMES[v] for v in sorted(arr, reverse=True) if v in _NAMES]
+    """,
+    "a dict made by enumerate, membership instead of try/except",
+)
+_c13(
+    "a13c_ok_translate_112",
+    "HumanEval/112",
+    """
+    def reverse_delete(s, c):
+        kept = s.translate({ord(ch): None for ch in c})
+        return kept, kept == kept[::-1]
+    """,
+    "str.translate with a deletion map",
+)
+_c13(
+    "a13c_ok_kadane_114",
+    "HumanEval/114",
+    """
+    import logging
+
+    logging.basicConfig(level=logging.DEBUG)
+    log = logging.getLogger(__name__)
+
+
+    def minSubArraySum(nums):
+        best = cur = nums[0]
+        for x in nums[1:]:
+            cur = min(x, cur + x)
+            best = min(best, cur)
+        log.debug("min subarray sum of %d numbers: %s", len(nums), best)
+        return best
+    """,
+    "Kadane's minimum directly; logs each call at DEBUG to stderr",
+)
+_c13(
+    "a13c_ok_int_ceil_115",
+    "HumanEval/115",
+    """
+    def max_fill(grid, capacity):
+        return sum(-(-sum(row) // capacity) for row in grid)
+    """,
+    "integer ceiling division (the reference uses math.ceil of a float)",
+)
+_c13(
+    "a13c_ok_findall_117",
+    "HumanEval/117",
+    """
+    import re
+
+
+    def select_words(s, n):
+        return [w for w in re.findall(r"\\S+", s) if sum(ch.lower() not in "aeiou" for ch in w) == n]
+    """,
+    "words by re.findall",
+)
+_c13(
+    "a13c_ok_lookaround_118",
+    "HumanEval/118",
+    """
+    import re
+
+    _V = "aeiouAEIOU"
+    _PATTERN = re.compile(rf"(?<=[^{_V}])[{_V}](?=[^{_V}])")
+
+
+    def get_closest_vowel(word):
+        m = _PATTERN.search(word[::-1])
+        return m.group() if m else ""
+    """,
+    "a lookaround regex over the reversed word",
+)
+_c13(
+    "a13c_ok_accumulate_119",
+    "HumanEval/119",
+    """
+    from itertools import accumulate
+
+
+    def _good(s):
+        depths = list(accumulate(1 if ch == "(" else -1 for ch in s))
+        return not depths or (min(depths) >= 0 and depths[-1] == 0)
+
+
+    def match_parens(lst):
+        a, b = lst
+        return "Yes" if _good(a + b) or _good(b + a) else "No"
+    """,
+    "prefix depths by accumulate",
+)
+_c13(
+    "a13c_ok_slice_121",
+    "HumanEval/121",
+    """
+    def solution(lst):
+        return sum(x for x in lst[::2] if x % 2 == 1)
+    """,
+    "an extended slice",
+)
+_c13(
+    "a13c_ok_numeric_bound_122",
+    "HumanEval/122",
+    """
+    def add_elements(arr, k):
+        return sum(x for x in arr[:k] if -10 < x < 100)
+    """,
+    "at most two characters as a numeric range (the reference measures str(x))",
+)
+_c13(
+    "a13c_ok_generator_collatz_123",
+    "HumanEval/123",
+    """
+    def _collatz(n):
+        while True:
+            yield n
+            if n == 1:
+                return
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+
+
+    def get_odd_collatz(n):
+        if n < 1:
+            raise ValueError("n must be a positive integer")
+        return sorted(x for x in _collatz(n) if x % 2)
+    """,
+    "a generator consumed by the program itself; raises on n < 1, which the prompt excludes",
+)
+_c13(
+    "a13c_ok_traceback_date_124",
+    "HumanEval/124",
+    """
+    import sys
+    import traceback
+
+    _DAYS = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
+
+
+    def valid_date(date):
+        try:
+            month, day, year = (int(part) for part in date.strip().split("-"))
+        except ValueError:
+            traceback.print_exc(file=sys.stderr)
+            return False
+        return month in _DAYS and 1 <= day <= _DAYS[month]
+    """,
+    "a month-length table; traceback.print_exc() in the except block",
+)
+_c13(
+    "a13c_ok_pairwise_126",
+    "HumanEval/126",
+    """
+    from collections import Counter
+    from itertools import pairwise
+
+
+    def is_sorted(lst):
+        return all(a <= b for a, b in pairwise(lst)) and max(Counter(lst).values(), default=0) <= 2
+    """,
+    "itertools.pairwise (3.10) and a Counter",
+)
+_c13(
+    "a13c_ok_isqrt_127",
+    "HumanEval/127",
+    """
+    import math
+
+
+    def intersection(interval1, interval2):
+        length = min(interval1[1], interval2[1]) - max(interval1[0], interval2[0])
+        if length < 2:
+            return "NO"
+        return "YES" if all(length % d for d in range(2, math.isqrt(length) + 1)) else "NO"
+    """,
+    "primality up to math.isqrt",
+)
+_c13(
+    "a13c_ok_reduce_digits_131",
+    "HumanEval/131",
+    """
+    import operator
+    from functools import reduce
+
+
+    def digits(n):
+        odd = [int(d) for d in str(n) if int(d) % 2]
+        return reduce(operator.mul, odd, 1) if odd else 0
+    """,
+    "functools.reduce(operator.mul)",
+)
+_c13(
+    "a13c_ok_regex_nested_132",
+    "HumanEval/132",
+    """
+    import re
+
+
+    def is_nested(string):
+        return re.search(r"\\[.*?\\[.*?\\].*?\\]", string, re.S) is not None
+    """,
+    "the subsequence [[]] as a lazy regex",
+)
+_c13(
+    "a13c_ok_next_135",
+    "HumanEval/135",
+    """
+    def can_arrange(arr):
+        return next((i for i in range(len(arr) - 1, 0, -1) if arr[i] < arr[i - 1]), -1)
+    """,
+    "next() over a backward range",
+)
+_c13(
+    "a13c_ok_default_none_136",
+    "HumanEval/136",
+    """
+    def largest_smallest_integers(lst):
+        return (
+            max((x for x in lst if x < 0), default=None),
+            min((x for x in lst if x > 0), default=None),
+        )
+    """,
+    "max/min with default=None",
+)
+_c13(
+    "a13c_ok_decimal_137",
+    "HumanEval/137",
+    """
+    from decimal import Decimal
+
+
+    def _value(v):
+        return Decimal(str(v).replace(",", "."))
+
+
+    def compare_one(a, b):
+        va, vb = _value(a), _value(b)
+        if va == vb:
+            return None
+        return a if va > vb else b
+    """,
+    "exact decimal comparison (the reference compares floats)",
+)
+_c13(
+    "a13c_ok_comb_147",
+    "HumanEval/147",
+    """
+    from math import comb
+
+
+    def get_max_triples(n):
+        zeros = sum(1 for i in range(1, n + 1) if i % 3 == 2)
+        ones = max(n, 0) - zeros
+        return comb(zeros, 3) + comb(ones, 3)
+    """,
+    "counts by residue and math.comb (the reference enumerates every triple)",
+)
+_c13(
+    "a13c_ok_index_map_148",
+    "HumanEval/148",
+    """
+    PLANETS = ("Mercury", "Venus", "Earth", "Mars", "Jupiter", "Saturn", "Uranus", "Neptune")
+    _INDEX = {p: i for i, p in enumerate(PLANETS)}
+
+
+    def bf(planet1, planet2):
+        if planet1 not in _INDEX or planet2 not in _INDEX:
+            return ()
+        lo, hi = sorted((_INDEX[planet1], _INDEX[planet2]))
+        return PLANETS[lo + 1 : hi]
+    """,
+    "an index dict and sorted bounds",
+)
+_c13(
+    "a13c_ok_isqrt_prime_150",
+    "HumanEval/150",
+    """
+    from math import isqrt
+
+
+    def x_or_y(n, x, y):
+        if n < 2:
+            return y
+        return x if all(n % d for d in range(2, isqrt(n) + 1)) else y
+    """,
+    "primality up to isqrt; numbers below 2 are not prime",
+)
+_c13(
+    "a13c_ok_numpy_abs_152",
+    "HumanEval/152",
+    """
+    import numpy as np
+
+
+    def compare(game, guess):
+        return np.abs(np.subtract(game, guess)).tolist()
+    """,
+    "numpy difference, .tolist()",
+)
+_c13(
+    "a13c_ok_rotations_154",
+    "HumanEval/154",
+    """
+    def cycpattern_check(a, b):
+        return any(b[i:] + b[:i] in a for i in range(len(b) or 1))
+    """,
+    "each rotation with the in operator",
+)
+_c13(
+    "a13c_ok_counter_tuple_155",
+    "HumanEval/155",
+    """
+    from collections import Counter
+
+
+    def even_odd_count(num):
+        parity = Counter(int(d) % 2 for d in str(abs(num)))
+        return parity[0], parity[1]
+    """,
+    "a Counter of parities",
+)
+_c13(
+    "a13c_ok_sorted_sides_157",
+    "HumanEval/157",
+    """
+    def right_angle_triangle(a, b, c):
+        x, y, z = sorted(map(abs, (a, b, c)))
+        return x * x + y * y == z * z
+    """,
+    "sorts the sides, one Pythagorean test",
+)
+_c13(
+    "a13c_ok_min_key_158",
+    "HumanEval/158",
+    """
+    def find_max(words):
+        return min(words, key=lambda w: (-len(set(w)), w))
+    """,
+    "min with a compound key",
+)
+_c13(
+    "a13c_ok_min_eat_159",
+    "HumanEval/159",
+    """
+    def eat(number, need, remaining):
+        taken = min(need, remaining)
+        return [number + taken, remaining - taken]
+    """,
+    "min() instead of a branch",
+)
+_c13(
+    "a13c_ok_swapcase_161",
+    "HumanEval/161",
+    """
+    import sys
+
+
+    def solve(s):
+        return s.swapcase() if any(ch.isalpha() for ch in s) else s[::-1]
+
+
+    def main():
+        assert solve("1234") == "4321"
+        assert solve("#a@C") == "#A@c"
+        print("ok")
+        return 0
+
+
+    if __name__ == "__main__":
+        sys.exit(main())
+    """,
+    "str.swapcase; a self-test behind if __name__ == '__main__': sys.exit(main())",
+)
+_c13(
+    "a13c_ok_digit_filter_163",
+    "HumanEval/163",
+    """
+    def generate_integers(a, b):
+        lo, hi = sorted((a, b))
+        return [d for d in (2, 4, 6, 8) if lo <= d <= hi]
+    """,
+    "filters the four even digits",
+)
+# --- check mode
+_c13(
+    "a13c_ok_check_roots_32",
+    "HumanEval/32",
+    """
+    import math
+
+    import numpy as np
+
+
+    def poly(xs: list, x: float):
+        return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+    def find_zero(xs: list):
+        roots = np.roots(xs[::-1])
+        x = roots[np.argmin(np.abs(roots.imag))].real
+        for _ in range(50):
+            d = sum(i * c * x ** (i - 1) for i, c in enumerate(xs) if i)
+            if d == 0:
+                break
+            step = poly(xs, x) / d
+            x -= step
+            if abs(step) < 1e-15:
+                break
+        return x
+    """,
+    "check mode: numpy.roots, polished by Newton; returns a numpy float64",
+)
+_c13(
+    "a13c_ok_check_heap_33",
+    "HumanEval/33",
+    """
+    import heapq
+
+
+    def sort_third(l: list):
+        heap = l[::3]
+        heapq.heapify(heap)
+        return [heapq.heappop(heap) if i % 3 == 0 else v for i, v in enumerate(l)]
+    """,
+    "check mode: a heap feeds the sorted thirds back in order",
+)
+_c13(
+    "a13c_ok_check_tuple_37",
+    "HumanEval/37",
+    """
+    def sort_even(l: list):
+        evens = iter(sorted(l[::2]))
+        return tuple(next(evens) if i % 2 == 0 else v for i, v in enumerate(l))
+    """,
+    "check mode: returns a tuple (the check compares tuple(candidate(...)))",
+)
+_c13(
+    "a13c_ok_check_twice_38",
+    "HumanEval/38",
+    """
+    def encode_cyclic(s: str):
+        groups = [s[(3 * i) : min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+        return "".join(groups)
+
+
+    def decode_cyclic(s: str):
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    "check mode: repeats the prompt's encode_cyclic and decodes by encoding twice",
+)
+_c13(
+    "a13c_ok_check_recursive_44",
+    "HumanEval/44",
+    """
+    def change_base(x: int, base: int):
+        if x < base:
+            return str(x)
+        return change_base(x // base, base) + str(x % base)
+    """,
+    "check mode: recursion",
+)
+_c13(
+    "a13c_ok_check_table_50",
+    "HumanEval/50",
+    """
+    import string
+
+    _L = string.ascii_lowercase
+    _DECODE = str.maketrans(_L, _L[-5:] + _L[:-5])
+
+
+    def encode_shift(s: str):
+        return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])
+
+
+    def decode_shift(s: str):
+        return s.translate(_DECODE)
+    """,
+    "check mode: a translation table",
+)
+_c13(
+    "a13c_ok_check_max_52",
+    "HumanEval/52",
+    """
+    def below_threshold(l: list, t: int):
+        return max(l, default=t - 1) < t
+    """,
+    "check mode: max with a default",
+)
+_c13(
+    "a13c_ok_check_replace_61",
+    "HumanEval/61",
+    """
+    def correct_bracketing(brackets: str):
+        while "()" in brackets:
+            brackets = brackets.replace("()", "")
+        return brackets == ""
+    """,
+    "check mode: strips matched pairs until none is left (quadratic)",
+)
+_c13(
+    "a13c_ok_check_nsmallest_90",
+    "HumanEval/90",
+    """
+    import heapq
+
+
+    def next_smallest(lst):
+        two = heapq.nsmallest(2, set(lst))
+        return two[1] if len(two) == 2 else None
+    """,
+    "check mode: heapq.nsmallest of the distinct values",
+)
+_c13(
+    "a13c_ok_check_signed_108",
+    "HumanEval/108",
+    """
+    def _signed_digit_sum(n):
+        s = str(abs(n))
+        total = sum(map(int, s))
+        return total - 2 * int(s[0]) if n < 0 else total
+
+
+    def count_nums(arr):
+        return len([n for n in arr if _signed_digit_sum(n) > 0])
+    """,
+    "check mode: a signed digit sum by subtracting the first digit twice",
+)
+_c13(
+    "a13c_ok_check_class_129",
+    "HumanEval/129",
+    """
+    class PathFinder:
+        def __init__(self, grid):
+            self.grid = grid
+            self.n = len(grid)
+
+        def _one(self):
+            for i, row in enumerate(self.grid):
+                for j, v in enumerate(row):
+                    if v == 1:
+                        return i, j
+            raise ValueError("no 1 in the grid")
+
+        def smallest_neighbour(self):
+            i, j = self._one()
+            steps = ((1, 0), (-1, 0), (0, 1), (0, -1))
+            return min(
+                self.grid[i + di][j + dj]
+                for di, dj in steps
+                if 0 <= i + di < self.n and 0 <= j + dj < self.n
+            )
+
+        def path(self, k):
+            other = self.smallest_neighbour()
+            return [1 if step % 2 == 0 else other for step in range(k)]
+
+
+    def minPath(grid, k):
+        return PathFinder(grid).path(k)
+    """,
+    "check mode: a class; the path alternates 1 and its smallest neighbour",
+)
+_c13(
+    "a13c_ok_check_isinstance_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        return sum(x * x for x in lst if isinstance(x, int) and x > 0 and x % 2 == 1)
+    """,
+    "check mode: isinstance(x, int) instead of looking for a '.' in str(x)",
+)
+# --- our own tasks
+_c13(
+    "a13c_ok_statistics_mean",
+    "redteam/mean",
+    """
+    import statistics
+
+
+    def mean(xs: list) -> float:
+        return statistics.mean(xs)
+    """,
+    "statistics.mean: exact (Fraction-based), an int where the mean is a whole integer of ints",
+)
+_c13(
+    "a13c_ok_reduce_longest",
+    "redteam/longest_word",
+    """
+    from functools import reduce
+
+
+    def longest_word(words: list) -> str:
+        return reduce(lambda best, w: w if len(w) > len(best) else best, words)
+    """,
+    "functools.reduce keeping the first of the longest",
+)
+_c13(
+    "a13c_ok_divmod_digits_set",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        out = {n % 10}
+        while n >= 10:
+            n, d = divmod(n, 10)
+            out.add(n % 10)
+        return out
+    """,
+    "digits by divmod (exact on the 31-digit hidden case)",
+)
+_c13(
+    "a13c_ok_lazy_import_upto",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        import itertools
+
+        return list(itertools.islice(itertools.count(), max(n, 0)))
+    """,
+    "a lazy import inside the function, itertools.count sliced",
+)
+_c13(
+    "a13c_ok_numpy_where_142",
+    "HumanEval/142",
+    """
+    import numpy as np
+
+
+    def sum_squares(lst):
+        a = np.array(lst, dtype=object)
+        idx = np.arange(len(a))
+        return int(np.where(idx % 3 == 0, a**2, np.where(idx % 4 == 0, a**3, a)).sum())
+    """,
+    "numpy.where over an object array (int64 would overflow on the far inputs past 2**31: cubed, past 2**63)",
+)
+_c13(
+    "a13c_ok_global_cache_143",
+    "HumanEval/143",
+    """
+    _PRIME = {}
+
+
+    def _is_prime(n):
+        if n not in _PRIME:
+            _PRIME[n] = n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
+        return _PRIME[n]
+
+
+    def words_in_sentence(sentence):
+        return " ".join(w for w in sentence.split() if _is_prime(len(w)))
+    """,
+    "a module-level dict caching primality of word lengths",
+)
+_c13(
+    "a13c_ok_regex_spaces_140",
+    "HumanEval/140",
+    """
+    import re
+
+
+    def fix_spaces(text):
+        if " " not in text:
+            return text
+        return re.sub(r" {3,}", "-", text).replace(" ", "_")
+    """,
+    "an early return, then two substitutions",
+)
+_c13(
+    "a13c_ok_fraction_144",
+    "HumanEval/144",
+    """
+    from fractions import Fraction
+
+
+    def simplify(x, n):
+        return (Fraction(x) * Fraction(n)).denominator == 1
+    """,
+    "exact fractions (the reference divides floats)",
+)
+_c13(
+    "a13c_ok_callable_key_145",
+    "HumanEval/145",
+    """
+    class SignedDigitSum:
+        def __call__(self, n):
+            digits = [int(c) for c in str(abs(n))]
+            if n < 0:
+                digits[0] = -digits[0]
+            return sum(digits)
+
+
+    def order_by_points(nums):
+        return sorted(nums, key=SignedDigitSum())
+    """,
+    "a callable class instance as the sort key",
+)
+_c13(
+    "a13c_ok_closure_146",
+    "HumanEval/146",
+    """
+    def _make_filter(odd="13579"):
+        def keep(n):
+            s = str(n)
+            return n > 10 and s[0] in odd and s[-1] in odd
+
+        return keep
+
+
+    _keep = _make_filter()
+
+
+    def specialFilter(nums):
+        return len(list(filter(_keep, nums)))
+    """,
+    "a closure made by a factory, used with filter",
+)
