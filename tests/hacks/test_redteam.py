@@ -69,6 +69,7 @@ HUGE_ANSWER_UNJUDGED = "probe: where the reference's answer is longer than a res
 NAIVE_SUM_EXPECTED = "task redteam/mean: its hidden case [1e16, 1, -1e16, 3] expects 0.75, what a naive float sum gives (the container's Python 3.11 sum()); the true mean is 1.0, which WASM's Python 3.15 sum() gives too (compensated since 3.12), so an exact program (statistics.mean) passes that case on WASM and fails it on the container: the expected value records one interpreter's rounding, and the backends' references disagree on it"
 REFERENCE_TRAILING_BLANKS = "probe trusts the reference: HumanEval/140's reference ends a string's one or two trailing blanks with a single '_' (its end-of-string branch writes one underscore for a run of 1 or 2, where its loop writes one per blank inside the string), while the prompt replaces every blank; a program doing that ('1  Exa mple 2 2  ' -> '..._2__') is rejected as wrong.disagrees_with_reference wherever the plan draws a string ending in two blanks near the cases (the pinned seed does)"
 REFERENCE_ZERO_PRIME = "probe trusts the reference: HumanEval/150's reference answers x for n <= 0 (its loop over range(2, n) never runs), calling 0 and -1 prime; no case holds such an n and the prompt excludes none, so a program answering y for n < 2 (not prime) is rejected as wrong.disagrees_with_reference wherever the plan draws n = 0 or a negative n near the cases (x_or_y(0, 1, 2), x_or_y(-1, 7919, 12))"
+REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's reference tests whether x * n is whole through float division (numerator / denom == int(numerator / denom)), which past 2**53 rounds, so on the far inputs of p10's pinned plan (fractions of about 100 digits) its answer follows the rounded quotient, not the product; an exact program (fractions.Fraction) answers otherwise there and is rejected as wrong.disagrees_with_reference (filter v13's rounding rule covers integer answers, not a True/False one)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -113,6 +114,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a13c_ok_statistics_mean", "container"): NAIVE_SUM_EXPECTED,
     ("a13c_ok_regex_spaces_140", "*"): REFERENCE_TRAILING_BLANKS,
     ("a13c_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
+    ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
 }
 
 
