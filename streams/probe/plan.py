@@ -1434,16 +1434,14 @@ def _generate_extreme(
     def lengthened(b: int, n: int, drawn: random.Random) -> list[object] | None:
         """Case ``b`` with its sized arguments (one group of one length, or all, drawn with ``drawn``)
         made ``n`` elements long (None: the case's relations refuse it)."""
-        candidate: list[object] | None = list(tuples[b])
+        candidate = list(tuples[b])
         groups = sizes.groups if drawn.random() < 0.5 else [drawn.choice(sizes.groups)]
         for group in groups:
             for i in group:
-                value = sizes.positions[i].longer(candidate[i], n, drawn) if candidate else None
+                value = sizes.positions[i].longer(candidate[i], n, drawn)
                 if value is None:
                     return None
-                candidate[i] = value  # type: ignore[index]
-        if candidate is None:
-            return None
+                candidate[i] = value
         for k, j in sizes.counts.items():
             candidate[k] = len(candidate[j])  # type: ignore[arg-type]
         # rows of one length in every case stay so (a row made long may fall short of its length)
