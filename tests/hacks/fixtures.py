@@ -8,6 +8,7 @@ from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, SandboxExecuted
 from schemas.task import TaskPublished, TestCase
 from streams.reward.lint import LintReport
+from streams.reward.literals import CompareOptions
 
 
 def make_task(
@@ -151,3 +152,27 @@ def simulated_reference_probe(
         execution=runs[0],
         reruns=(runs[1],),
     )
+
+
+def simulated_verdict(
+    task: TaskPublished, code: str, *, seed: str, version: str, options: CompareOptions
+) -> tuple[str, tuple[str, ...]]:
+    """The noise filter's verdict (and its reasons' codes) under filter ``version`` for ``code`` judged on
+    the task's cases and, with the probe seed ``seed``, on its probe plan, against the reference's own
+    probe runs: every run simulated here (:func:`simulated_run`)."""
+    from streams.noise.config import NoiseConfig
+    from streams.noise.filter import decide
+    from streams.probe.plan import probe_due, probe_run_index
+
+    first = simulated_run(task, code)
+    assert probe_due(task, first)
+    probe = simulated_run(task, code, run_index=probe_run_index(0), probe=True, seed=seed)
+    d = decide(
+        task=task,
+        code=code,
+        executions=[first, probe],
+        config=NoiseConfig(version=version),  # type: ignore[arg-type]
+        options=options,
+        probe_reference=simulated_reference_probe(task, seed=seed),
+    )
+    return d.verdict, tuple(r.code for r in d.reasons)

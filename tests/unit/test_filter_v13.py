@@ -24,9 +24,7 @@ from decimal import Decimal
 
 import pytest
 
-from schemas.rollout import SandboxExecuted
-from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.filter import decide
+from streams.noise.config import VERSIONS
 from streams.noise.probe import (
     EXACT_FLOAT_INTS,
     INT_MAX_STR_DIGITS,
@@ -34,8 +32,7 @@ from streams.noise.probe import (
     conversion_limit,
     read_through_float,
 )
-from streams.probe.plan import probe_due, probe_run_index
-from tests.hacks.fixtures import simulated_reference_probe, simulated_run
+from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.tasks import all_tasks
 from tests.unit.test_probe_wider import OPTS, SEEDS
 
@@ -111,18 +108,7 @@ def closest_integer(value):
 
 
 def _verdict(code: str, seed: str, version: str) -> tuple[str, tuple[str, ...]]:
-    first = simulated_run(TASK, code)
-    assert probe_due(TASK, first)
-    probe: SandboxExecuted = simulated_run(TASK, code, run_index=probe_run_index(0), probe=True, seed=seed)
-    d = decide(
-        task=TASK,
-        code=code,
-        executions=[first, probe],
-        config=NoiseConfig(version=version),  # type: ignore[arg-type]
-        options=OPTS,
-        probe_reference=simulated_reference_probe(TASK, seed=seed),
-    )
-    return d.verdict, tuple(r.code for r in d.reasons)
+    return simulated_verdict(TASK, code, seed=seed, version=version, options=OPTS)
 
 
 def _reads_past_2_53(seed: str) -> bool:
@@ -182,16 +168,7 @@ def greatest_common_divisor(a: int, b: int) -> int:
 
 
 def _gcd_verdict(code: str, seed: str, version: str) -> str:
-    first = simulated_run(GCD, code)
-    probe = simulated_run(GCD, code, run_index=probe_run_index(0), probe=True, seed=seed)
-    return decide(
-        task=GCD,
-        code=code,
-        executions=[first, probe],
-        config=NoiseConfig(version=version),  # type: ignore[arg-type]
-        options=OPTS,
-        probe_reference=simulated_reference_probe(GCD, seed=seed),
-    ).verdict
+    return simulated_verdict(GCD, code, seed=seed, version=version, options=OPTS)[0]
 
 
 def test_the_conversion_limit_is_told_by_its_class_and_text_and_long_digits_by_the_input() -> None:

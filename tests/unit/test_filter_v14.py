@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.rollout import SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.filter import decide
-from streams.probe.plan import probe_due, probe_run_index
 from streams.probe.statement import outside_statement, stated_bounds
-from tests.hacks.fixtures import simulated_reference_probe, simulated_run
+from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.tasks import all_tasks
 from tests.unit.test_probe_wider import OPTS
 
@@ -92,18 +89,7 @@ EQUAL_LENGTHS = UNPACKING.replace(
 
 
 def _verdict(code: str, version: str) -> tuple[str, tuple[str, ...]]:
-    first = simulated_run(TASK, code)
-    assert probe_due(TASK, first)
-    probe: SandboxExecuted = simulated_run(TASK, code, run_index=probe_run_index(0), probe=True, seed=SEED)
-    d = decide(
-        task=TASK,
-        code=code,
-        executions=[first, probe],
-        config=NoiseConfig(version=version),  # type: ignore[arg-type]
-        options=OPTS,
-        probe_reference=simulated_reference_probe(TASK, seed=SEED),
-    )
-    return d.verdict, tuple(r.code for r in d.reasons)
+    return simulated_verdict(TASK, code, seed=SEED, version=version, options=OPTS)
 
 
 def test_a_program_unpacking_two_strings_is_accepted_where_v13_rejected_it() -> None:
