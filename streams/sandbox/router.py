@@ -30,21 +30,15 @@ NEEDS_CONTAINER = {
 }
 #: modules the container runs with 64-bit integers (when the set-up gave the jail its own numpy)
 NUMERIC = {"numpy", "pandas", "scipy"}
-#: os functions WASI does not have
-NEEDS_CONTAINER_OS = {
-    "fork",
-    "forkpty",
-    "system",
-    "popen",
-    "spawnl",
-    "spawnv",
-    "execv",
-    "execl",
-    "posix_spawn",
+_NO_WASI_OS = ("fork", "forkpty", "system", "popen", "spawnl", "spawnv", "execv", "execl", "posix_spawn")
+_WORD_SIZE = "the word size: 32-bit on wasm32, 64-bit in the jail"
+#: module attributes that send a program to the container, read as ``module.name`` or imported by name:
+#: os functions WASI does not have, and sys's word-sized values (2**31 - 1 on wasm32, 2**63 - 1 in the
+#: jail: a correct program that starts a minimum at sys.maxsize answers 2147483647 in WASM for a larger one)
+ROUTED_ATTRIBUTES: dict[str, dict[str, str]] = {
+    "os": {name: f"uses os.{name}" for name in _NO_WASI_OS},
+    "sys": {"maxsize": f"reads sys.maxsize ({_WORD_SIZE})"},
 }
-#: attributes of sys whose value is the build's word size: 2**31 - 1 on wasm32, 2**63 - 1 in the jail (a
-#: correct program that starts a minimum at sys.maxsize answers 2147483647 in WASM for a larger one)
-WORD_SIZED_SYS = {"maxsize"}
 #: text that only a missing WASI capability produces
 FAILURE_SIGNATURES = (
     "can't start new thread",
@@ -76,34 +70,20 @@ def static_reason(code: str, *, numpy_in_container: bool = False) -> str | None:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
-            if node.module == "os":
-                hit = [a.name for a in node.names if a.name in NEEDS_CONTAINER_OS]
-                if hit:
-                    return f"static: uses os.{hit[0]}"
-            if node.module == "sys":
-                hit = [a.name for a in node.names if a.name in WORD_SIZED_SYS]
-                if hit:
-                    return f"static: reads sys.{hit[0]} (the word size: 32-bit on wasm32, 64-bit in the jail)"
+            routed = ROUTED_ATTRIBUTES.get(node.module, {})
+            for alias in node.names:
+                if alias.name in routed:
+                    return f"static: {routed[alias.name]}"
         for name in names:
             top = name.split(".")[0]
             if top in NEEDS_CONTAINER:
                 return f"static: imports {name} ({NEEDS_CONTAINER[top]})"
             if top in NUMERIC and numpy_in_container:
                 return f"static: imports {name} (64-bit integers in the container)"
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "os"
-            and node.attr in NEEDS_CONTAINER_OS
-        ):
-            return f"static: uses os.{node.attr}"
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "sys"
-            and node.attr in WORD_SIZED_SYS
-        ):
-            return f"static: reads sys.{node.attr} (the word size: 32-bit on wasm32, 64-bit in the jail)"
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            routed = ROUTED_ATTRIBUTES.get(node.value.id, {})
+            if node.attr in routed:
+                return f"static: {routed[node.attr]}"
     return None
 
 
