@@ -99,6 +99,26 @@ def test_a_recursion_error_a_thread_raises_without_recursing_is_not_noted(sandbo
     assert r.thread_recursion == ()
 
 
+FORGED_THREAD_NOTE = """
+import threading
+
+def f(n):
+    for d in getattr(threading.excepthook, "__defaults__", None) or ():
+        if type(d) is list and len(d) == 2:
+            d[0] = RecursionError("maximum recursion depth exceeded") if n else True
+    raise IndexError("list index out of range")
+"""
+
+
+def test_what_a_program_writes_into_the_thread_hooks_state_is_no_note(sandbox: Sandbox) -> None:
+    # red-team a14_forge_thread_note_13: the wrapped hook's defaults are readable, and a flag set
+    # there by hand made the call's error read as a thread's stack run out
+    r = sandbox.run_cases(FORGED_THREAD_NOTE, "f", ["(0,)", "(1,)"], limits=LIMITS, backend="container")
+    assert r.infra_error is None, r.infra_error
+    assert [(c.error or "").split(":")[0] for c in r.cases] == ["IndexError", "IndexError"]
+    assert r.thread_recursion == ()
+
+
 RECURSION_ERRORS = """
 import functools
 import sys
