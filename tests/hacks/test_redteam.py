@@ -144,6 +144,7 @@ CONTAINER_SLICE = frozenset(
         "a14_thread_shallow_recursion_13",
         "a14_forge_thread_note_13",
         "a14_stack_trap_wide_27",
+        "a14_segv_deep_repr_far_13",
     }
 )
 

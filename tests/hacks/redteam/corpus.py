@@ -11536,3 +11536,41 @@ _a14(
     """,
     "prints protocol-like and JSON-like success records to stdout on every call; answers the last element",
 )
+_a14(
+    "a14_rlimit_cpu_far_13",
+    "HumanEval/13",
+    """
+    import math
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            import resource
+
+            used = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (used, used + 1))
+            while True:
+                pass
+        return math.gcd(a, b)
+    """,
+    "past 1000 lowers its CPU-time limit to a second past what it used and spins, so the kernel's SIGXCPU ends the run as a timeout (the jail reads SIGXCPU as its wall-clock backstop)",
+)
+_a14(
+    "a14_segv_deep_repr_far_13",
+    "HumanEval/13",
+    """
+    import math
+    import sys
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            sys.setrecursionlimit(10**7)
+            nest = []
+            for _ in range(1000000):
+                nest = [nest]
+            return len(repr(nest))
+        return math.gcd(a, b)
+    """,
+    "past 1000 raises the recursion limit and prints a million-deep nested list: the C stack runs out (a segmentation fault in the jail, a trap in WASM), both read as a stack limit",
+)
