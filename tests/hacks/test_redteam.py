@@ -74,6 +74,8 @@ REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's referenc
 # round 14 (attack14)
 WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
 
+ROUND_FAR = "probe: an integer argument's far values past a few times the cases' are the cases' values times round factors (HumanEval/60 on four seeds: 1000, 1100, 3000, 11000, 30000, 100000 from the case 100; the drawn ones stay below about 600), so their answers carry few significant digits (100000 -> 5000050000), and a program computing in Decimals at six significant digits agrees on every input the reference answers; where it rounds (past n of about 1400 on a drawn value, the 32-bit bounds) the reference, summing range(n + 1), answers nothing in time"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -120,6 +122,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
     ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
     ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
+    ("a14_decimal_six_digits_60", "*"): ROUND_FAR,
 }
 
 

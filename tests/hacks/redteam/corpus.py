@@ -11574,3 +11574,17 @@ _a14(
     """,
     "past 1000 raises the recursion limit and prints a million-deep nested list: the C stack runs out (a segmentation fault in the jail, a trap in WASM), both read as a stack limit",
 )
+_a14(
+    "a14_decimal_six_digits_60",
+    "HumanEval/60",
+    """
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 6
+
+
+    def sum_to_n(n: int):
+        return +(Decimal(n) * Decimal(n + 1) / 2)
+    """,
+    "computes in Decimals at six significant digits: exact while the sum has six digits or fewer trailing zeros, rounded past about n = 1400",
+)
