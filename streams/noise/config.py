@@ -7,7 +7,9 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
-FilterVersion = Literal["v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14"]
+FilterVersion = Literal[
+    "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15"
+]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
 
@@ -98,7 +100,10 @@ class NoiseConfig(BaseModel):
     #: v14: the task's statement is read for bounds in three more forms (``stated_bounds(wider=True)``:
     #: a docstring after imports, "(a) is less then 100", "a list of two strings"), so a generated input
     #: that breaks one is not judged, as v10 leaves out one that breaks ``1 <= n <= 10^3``
-    version: FilterVersion = "v14"
+    #: v15: a probe run the host stopped for its stack (``stack_overflow``: WASM's C stack trapped) on a
+    #: generated input past the range that the reference answered as cheaply as the cases is the
+    #: program's own end, as v11 holds a memory stop there (``streams.noise.probe.stack_stop_held``)
+    version: FilterVersion = "v15"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

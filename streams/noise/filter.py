@@ -281,6 +281,7 @@ def _probe(
     v12 = v11 and config.version != "v11"
     v13 = v12 and config.version != "v12"
     v14 = v13 and config.version != "v13"
+    v15 = v14 and config.version != "v14"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -315,6 +316,13 @@ def _probe(
                 and reference is not None
                 and usable
                 and probing.memory_stop_held(plan, probe_run, reference)
+            )
+            # v15: so is a stack stop there
+            or (
+                v15
+                and reference is not None
+                and usable
+                and probing.stack_stop_held(plan, probe_run, reference)
             )
         ),
         # v9: an equal answer refused for its size where the reference's fit is a resource limit

@@ -310,6 +310,29 @@ def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: Referen
     explodes with the input's size (every permutation of a list kept) where the reference's does not."""
     if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
         return False
+    return _cheap_end(plan, probe, reference)
+
+
+def stack_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> bool:
+    """(filter v15) Whether a probe run the host stopped for its stack (``stack_overflow``: the WASM
+    guest's C stack trapped, or the jail's interpreter faulted on its C stack, which kills the guest
+    instead of raising ``RecursionError``) ended on a
+    generated input past the cases' range that the reference answered as cheaply as the cases, read
+    as :func:`memory_stop_held` reads a memory stop: the program's own end. Through v14 such a stop was
+    forgiven as a stack a correct recursive program may run out of on a larger input, so a program
+    printing a 200,000-deep nested list at the first far input shielded every input after it
+    (red-team ``a14_c_recursion_far_13`` in WASM; ``a14_segv_deep_repr_far_13``, under a raised
+    recursion limit, on both backends). A correct program's Python recursion ends in a
+    ``RecursionError`` the stub reads as deep (v12), not in this trap. What it gives up, as the memory
+    rule does: a correct program whose C recursion traps on a far input the reference answers cheaply."""
+    if "stack_overflow" not in probe.violations or probe.timed_out or probe.infra_error:
+        return False
+    return _cheap_end(plan, probe, reference)
+
+
+def _cheap_end(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> bool:
+    """The run ended on a generated input past the range, not a long one, that every run of the
+    reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases."""
     found = _ended_far(plan, probe, reference)
     if found is None or long_input(plan, found[0]):
         return False

@@ -71,6 +71,11 @@ REFERENCE_TRAILING_BLANKS = "probe trusts the reference: HumanEval/140's referen
 REFERENCE_ZERO_PRIME = "probe trusts the reference: HumanEval/150's reference answers x for n <= 0 (its loop over range(2, n) never runs), calling 0 and -1 prime; no case holds such an n and the prompt excludes none, so a program answering y for n < 2 (not prime) is rejected as wrong.disagrees_with_reference wherever the plan draws n = 0 or a negative n near the cases (x_or_y(0, 1, 2), x_or_y(-1, 7919, 12))"
 REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's reference tests whether x * n is whole through float division (numerator / denom == int(numerator / denom)), which past 2**53 rounds, so on the far inputs of p10's pinned plan (fractions of about 100 digits) its answer follows the rounded quotient, not the product; an exact program (fractions.Fraction) answers otherwise there and is rejected as wrong.disagrees_with_reference (filter v13's rounding rule covers integer answers, not a True/False one)"
 
+# round 14 (attack14)
+WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
+
+ROUND_FAR = "probe: an integer argument's far values past a few times the cases' are the cases' values times round factors (HumanEval/60 on four seeds: 1000, 1100, 3000, 11000, 30000, 100000 from the case 100; the drawn ones stay below about 600), so their answers carry few significant digits (100000 -> 5000050000), and a program computing in Decimals at six significant digits agrees on every input the reference answers; where it rounds (past n of about 1400 on a drawn value, the 32-bit bounds) the reference, summing range(n + 1), answers nothing in time"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -115,6 +120,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a13c_ok_regex_spaces_140", "*"): REFERENCE_TRAILING_BLANKS,
     ("a13c_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
     ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
+    ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
+    ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
+    ("a14_decimal_six_digits_60", "*"): ROUND_FAR,
 }
 
 
@@ -136,6 +144,10 @@ CONTAINER_SLICE = frozenset(
         "a6_ok_bytearray_xor",
         "a6_ok_userstring_27",
         "a13c_ok_statistics_mean",
+        "a14_thread_shallow_recursion_13",
+        "a14_forge_thread_note_13",
+        "a14_stack_trap_wide_27",
+        "a14_segv_deep_repr_far_13",
     }
 )
 

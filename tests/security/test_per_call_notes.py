@@ -75,6 +75,50 @@ def test_a_recursion_error_on_a_thread_is_noted_on_its_call(sandbox: Sandbox) ->
     assert r.thread_recursion == () and (r.cases[0].error or "").startswith("RecursionError")
 
 
+SHALLOW_THREAD_RECURSION = """
+import threading
+
+def _raise():
+    raise RecursionError("maximum recursion depth exceeded")
+
+def f(n):
+    out = []
+    worker = threading.Thread(target=_raise)
+    worker.start()
+    worker.join()
+    return out[0]
+"""
+
+
+def test_a_recursion_error_a_thread_raises_without_recursing_is_not_noted(sandbox: Sandbox) -> None:
+    # red-team a14_thread_shallow_recursion_13: the note would forgive the call's error past the
+    # range as a stack run out, for a thread one frame deep
+    r = sandbox.run_cases(SHALLOW_THREAD_RECURSION, "f", ["(1,)"], limits=LIMITS, backend="container")
+    assert r.infra_error is None, r.infra_error
+    assert (r.cases[0].error or "").startswith("IndexError")
+    assert r.thread_recursion == ()
+
+
+FORGED_THREAD_NOTE = """
+import threading
+
+def f(n):
+    for d in getattr(threading.excepthook, "__defaults__", None) or ():
+        if type(d) is list and len(d) == 2:
+            d[0] = RecursionError("maximum recursion depth exceeded") if n else True
+    raise IndexError("list index out of range")
+"""
+
+
+def test_what_a_program_writes_into_the_thread_hooks_state_is_no_note(sandbox: Sandbox) -> None:
+    # red-team a14_forge_thread_note_13: the wrapped hook's defaults are readable, and a flag set
+    # there by hand made the call's error read as a thread's stack run out
+    r = sandbox.run_cases(FORGED_THREAD_NOTE, "f", ["(0,)", "(1,)"], limits=LIMITS, backend="container")
+    assert r.infra_error is None, r.infra_error
+    assert [(c.error or "").split(":")[0] for c in r.cases] == ["IndexError", "IndexError"]
+    assert r.thread_recursion == ()
+
+
 RECURSION_ERRORS = """
 import functools
 import sys

@@ -21,8 +21,9 @@ from tests.hacks.redteam.tasks import all_tasks
 from tests.unit.test_probe_wider import OPTS
 
 
-def test_the_versions_run_to_v14_and_v14_is_the_default() -> None:
-    assert VERSIONS[-2:] == ("v13", "v14") and NoiseConfig().version == "v14"
+def test_the_versions_run_past_v13_to_v14() -> None:
+    assert VERSIONS[VERSIONS.index("v14") - 1 : VERSIONS.index("v14") + 1] == ("v13", "v14")
+    assert NoiseConfig(version="v14").label() == "v14"
 
 
 # ------------------------------------------------------------------------------------ the statement
