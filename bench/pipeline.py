@@ -5,7 +5,11 @@ A trivial program (distinct per sample, so no result is served from a cache) is 
 CodeGenerated events; the sandbox, reward and filter processors turn each into an execution, a reward
 and a verdict, exactly once: as three processes (``split`` layout) or as one process hosting all three
 (``shared``, ``rlstream worker sandbox,reward,filter``). The baseline runs the same jobs through the
-sandbox worker pool directly. Each repetition measures the baseline and then every layout, so a change
+sandbox worker pool directly: each sample's run on the cases (``sandbox_only_per_s``, the historical
+baseline), and the whole sandbox work the pipeline does (``sandbox_same_work_per_s``: that run, the
+sample's probe run on its group's probe plan, and per group the reference's two runs of the plan, which
+the filter makes), so ``ratio_to_same_work`` is what the bus and the processors cost beyond the
+sandbox. Each repetition measures the baseline and then every layout, so a change
 of the machine's load falls on all of them alike; the ratios are the medians over repetitions.
 
 ``--trickle N`` measures generation -> verdict at low load as well: N samples published one at a time,
@@ -76,6 +80,37 @@ def sandbox_only(n: int, workers: int) -> float:
         jobs = [job_for(TASK, program(-1 - i), Limits())[0] for i in range(n)]
         t0 = time.perf_counter()
         results = pool.run_many(jobs, "wasm", use_cache=False)
+        elapsed = time.perf_counter() - t0
+    assert all(not r.infra_error for r in results)
+    return n / elapsed
+
+
+def sandbox_same_work(n: int, workers: int) -> float:
+    """Samples/s of the sandbox pool alone doing the sandbox work the pipeline does for ``n`` samples:
+    each sample's run on the cases, then its probe run on its group's probe plan (a fresh seed per group
+    of 4, as the sandbox processor draws one), and per group the reference's two runs of that plan (the
+    filter's). :func:`sandbox_only` runs the first of these alone."""
+    config = SandboxConfig(cache_dir=CACHE / "cache" / "sandbox", workers=workers, result_cache_entries=0)
+    limits = Sandbox(config).limits(timeout_s=TASK.limits.timeout_s, memory_mb=TASK.limits.memory_mb)
+    assert TASK.reference is not None
+    with SandboxPool(config) as pool:
+        pool.warm_up("wasm")
+        seeds = [new_probe_seed() for _ in range(0, n, 4)]
+        t0 = time.perf_counter()
+        results = pool.run_many(
+            [job_for(TASK, program(-1 - i), limits)[0] for i in range(n)], "wasm", use_cache=False
+        )
+        later = []
+        for i in range(n):
+            probe = probe_job_for(TASK, program(-1 - i), limits, seed=seeds[i // 4])
+            assert probe is not None
+            later.append(replace(probe[0], clock_draw=1))
+        for seed in seeds:
+            for k in range(2):
+                ref = probe_job_for(TASK, TASK.reference, limits, seed=seed)
+                assert ref is not None
+                later.append(replace(ref[0], clock_draw=k))
+        results += pool.run_many(later, "wasm", use_cache=False)
         elapsed = time.perf_counter() - t0
     assert all(not r.infra_error for r in results)
     return n / elapsed
@@ -357,6 +392,7 @@ def measure(
     ``pipeline_*`` figures are those of the layout ``rlstream run`` picks on this machine (when
     measured)."""
     bases: list[float] = []
+    same_work: list[float] = []
     runs: dict[str, list[dict[str, float]]] = {layout: [] for layout in layouts}
     alone: list[list[float]] = []
     trickles: dict[str, list[dict[str, Any]]] = {layout: [] for layout in layouts}
@@ -364,6 +400,7 @@ def measure(
         for _ in range(repeats):
             if samples:
                 bases.append(sandbox_only(samples, workers))
+                same_work.append(sandbox_same_work(samples, workers))
                 for layout in layouts:
                     runs[layout].append(pipeline(server, samples, workers, layout=layout))
             if trickle_samples:
@@ -379,12 +416,17 @@ def measure(
     chosen_layout = picked if picked in layouts else layouts[0]
     if samples:
         out["sandbox_only_per_s"] = round(median(bases), 1)
+        out["sandbox_same_work_per_s"] = round(median(same_work), 1)
         for name, got in runs.items():
             ratios = [r["samples_per_s"] / b for r, b in zip(got, bases, strict=True)]
+            fair = [r["samples_per_s"] / b for r, b in zip(got, same_work, strict=True)]
             out[name] = {
                 "samples_per_s": round(median([r["samples_per_s"] for r in got]), 1),
                 "ratio_to_sandbox": round(median(ratios), 3),
                 "ratios": [round(r, 3) for r in ratios],
+                # against the sandbox doing the pipeline's whole sandbox work (probe runs included)
+                "ratio_to_same_work": round(median(fair), 3),
+                "ratios_to_same_work": [round(r, 3) for r in fair],
                 "latency_p50_s": round(median([r["latency_p50_s"] for r in got]), 3),
                 "latency_p99_s": round(median([r["latency_p99_s"] for r in got]), 3),
             }
@@ -394,6 +436,7 @@ def measure(
                 "layout": chosen_layout,
                 "pipeline_samples_per_s": chosen["samples_per_s"],
                 "ratio_pipeline_to_sandbox": chosen["ratio_to_sandbox"],
+                "ratio_pipeline_to_same_work": chosen["ratio_to_same_work"],
                 "bus_share_of_time": round(1 - chosen["ratio_to_sandbox"], 3),
                 "latency_p50_s": chosen["latency_p50_s"],
                 "latency_p99_s": chosen["latency_p99_s"],

@@ -262,6 +262,16 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 r["ratio_pipeline_to_sandbox"],
             )
         )
+        if "ratio_pipeline_to_same_work" in r:
+            out.append(
+                Row(
+                    title,
+                    "samples/s, against the sandbox alone doing the same sandbox work (probe runs included)",
+                    _n(r["pipeline_samples_per_s"], "/s"),
+                    f"sandbox pool alone {_n(r['sandbox_same_work_per_s'], '/s')}",
+                    r["ratio_pipeline_to_same_work"],
+                )
+            )
         for layout in ("split", "shared"):
             if layout in r and layout != r.get("layout"):
                 out.append(
