@@ -286,6 +286,7 @@ def trickle(
                     event = decode_message(msg).event
                     if getattr(event, "sample_id", None) != sample.sample_id:
                         continue
+                    # a sample's executions are its run and then its probe run: the marks are the last's
                     stage = next(s for s, topic in STAGES if topic == msg.topic())
                     t[f"{stage}_written"] = msg.timestamp()[1] / 1000.0
                     t[f"{stage}_seen"] = seen
