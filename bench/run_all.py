@@ -108,7 +108,7 @@ def _sandbox(quick: bool, bootstrap: str) -> dict[str, Any]:
 def _pipeline(quick: bool, bootstrap: str) -> dict[str, Any]:
     from bench.pipeline import measure
 
-    return measure(samples=100 if quick else 200, bootstrap=bootstrap)
+    return measure(samples=100 if quick else 200, bootstrap=bootstrap, trickle_samples=30 if quick else 100)
 
 
 def _learner(quick: bool, bootstrap: str) -> dict[str, Any]:
@@ -208,6 +208,10 @@ def _n(x: float, unit: str) -> str:
     return f"{x:,.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
 
 
+def _p50_p99(d: dict[str, Any], key: str) -> str:
+    return f"{d[key + '_p50_s'] * 1000:.0f} ms / {d[key + '_p99_s'] * 1000:.0f} ms"
+
+
 def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
     title = BENCHES[name][0]
     out: list[Row] = []
@@ -258,6 +262,16 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 r["ratio_pipeline_to_sandbox"],
             )
         )
+        if "ratio_pipeline_to_same_work" in r:
+            out.append(
+                Row(
+                    title,
+                    "samples/s, against the sandbox alone doing the same sandbox work (probe runs included)",
+                    _n(r["pipeline_samples_per_s"], "/s"),
+                    f"sandbox pool alone {_n(r['sandbox_same_work_per_s'], '/s')}",
+                    r["ratio_pipeline_to_same_work"],
+                )
+            )
         for layout in ("split", "shared"):
             if layout in r and layout != r.get("layout"):
                 out.append(
@@ -278,6 +292,22 @@ def rows_for(name: str, r: dict[str, Any]) -> list[Row]:
                 None,
             )
         )
+        low = r.get("low_load")
+        if low:
+            got, goal = low[low["layout"]], low["goal"]
+
+            out.append(
+                Row(
+                    title,
+                    f"low load ({low['samples']} samples one at a time): generation -> verdict p50 / p99, "
+                    "p99 (cost)",
+                    _p50_p99(got, "latency"),
+                    f"sandbox alone {_p50_p99(low, 'sandbox')}",
+                    round(got["latency_p99_s"] / low["sandbox_p99_s"], 2),
+                )
+            )
+            verdict = f"{goal['got_s'] * 1000:.0f} ms ({'met' if goal['met'] else 'not met'})"
+            out.append(Row(title, f"goal: {goal['what']}", verdict, f"{goal['limit_s'] * 1000:.0f} ms", None))
     elif name == "learner":
         base = f"plain torch loop {_n(r['plain_torch_tokens_per_s'], 'tok/s')}"
         for label, e in r["engines"].items():

@@ -105,6 +105,8 @@ class RewardAgent:
 
     def handle(self, batch: Sequence[Incoming], state: State) -> list[Emit]:
         ready: list[tuple[Incoming, str, SandboxExecuted]] = []
+        #: single-turn programs stored to wait for their run
+        waiting: list[str] = []
         for msg in batch:
             event, p = msg.event, msg.partition
             if isinstance(event, TurnEnded) or (
@@ -125,6 +127,7 @@ class RewardAgent:
                     ready.append((msg, event.code, pending))
                 else:
                     state.put(p, CODE, sid, event.code)
+                    waiting.append(event.code)
             elif isinstance(event, SandboxExecuted) and event.run_index == 0:
                 sid = event.sample_id
                 if state.marked(p, SCORED, sid):
@@ -134,12 +137,15 @@ class RewardAgent:
                     ready.append((msg, code, event))
                 else:
                     state.put(p, EXEC, sid, event)
-        # one lint process for the whole batch instead of one per sample
+        # one lint process for the whole batch instead of one per sample; a program that waits for its
+        # run is linted now, while the sandbox runs it, so that its lint is no part of the time from
+        # its run to its reward (the findings are the same: the linter's cache answers later)
         for fn, episodes in ((self.reward_fn, False), (self.episode_fn, True)):
             codes = [code for _, code, x in ready if (x.max_turns > 1) == episodes]
+            early = [] if episodes else waiting
             warm = getattr(getattr(fn, "linter", None), "warm", None)
-            if callable(warm) and len(codes) > 1:
-                warm(codes)
+            if callable(warm) and (len(codes) > 1 or early):
+                warm(codes + early)
         out: list[Emit] = []
         for msg, code, execution in ready:
             task = self.tasks.get(execution.task_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from infra.runtime.port import Incoming
 from infra.runtime.state import State
@@ -14,7 +15,9 @@ from schemas.task import TaskPublished
 from streams.noise.agent import SAMPLE, FilterAgent
 from streams.noise.config import NoiseConfig
 from streams.reward.agent import CODE, EXEC, RewardAgent
+from streams.reward.config import RewardConfig
 from streams.reward.function import get_reward_function
+from streams.reward.lint import LintReport, RuffLinter
 from streams.reward.literals import CompareOptions
 from tests.hacks.fixtures import (
     FakeLinter,
@@ -83,6 +86,39 @@ def test_reward_needs_code_and_run_0_in_either_order_and_scores_once() -> None:
     assert agent.handle([incoming(x), incoming(generated(GOOD))], state) == []
     assert agent.handle([incoming(passing(task, run_index=1, sample_id="s-2"))], state) == []
     assert state.get(0, CODE, "s-1") is None and state.get(0, EXEC, "s-1") is None
+
+
+class RecordingRuff(RuffLinter):
+    """The real linter, noting each program it ran ruff on."""
+
+    def __init__(self) -> None:
+        super().__init__(RewardConfig().lint_select)
+        self.linted: list[str] = []
+
+    def _run(self, paths: list[str], stdin: str | None) -> dict[str, LintReport]:
+        self.linted += [stdin] if stdin is not None else [Path(p).read_text("utf-8") for p in paths]
+        return super()._run(paths, stdin)
+
+
+def test_a_program_waiting_for_its_run_is_linted_before_the_run_arrives() -> None:
+    # the lint runs while the sandbox runs the program, not between its run and its reward; the
+    # reward is the one scored when the run came first
+    task = make_task()
+    code = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+    rewards = []
+    for order in ("code first", "run first"):
+        linter = RecordingRuff()
+        fn = get_reward_function("code-v1", linter=linter)
+        agent, state = RewardAgent(fn, Tasks(task), lambda t, backend: passing(t, sample_id="ref")), owned()
+        events = [generated(code), passing(task)]
+        assert agent.handle([incoming(events[order == "run first"])], state) == []
+        if order == "code first":
+            assert linter.linted == [code]  # linted on arrival, its run still to come
+        out = [e.event for e in agent.handle([incoming(events[order == "code first"])], state)]
+        assert linter.linted.count(code) == 1
+        rewards += [e for e in out if isinstance(e, RewardScored)]
+    assert rewards[0].details["lint_findings"] == rewards[1].details["lint_findings"] == "F401"
+    assert rewards[0].model_dump_json() == rewards[1].model_dump_json()
 
 
 def test_hostile_results_are_scored_as_failed_cases_never_dead_lettered() -> None:
