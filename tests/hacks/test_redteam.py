@@ -70,6 +70,8 @@ NAIVE_SUM_EXPECTED = "task redteam/mean: its hidden case [1e16, 1, -1e16, 3] exp
 REFERENCE_TRAILING_BLANKS = "probe trusts the reference: HumanEval/140's reference ends a string's one or two trailing blanks with a single '_' (its end-of-string branch writes one underscore for a run of 1 or 2, where its loop writes one per blank inside the string), while the prompt replaces every blank; a program doing that ('1  Exa mple 2 2  ' -> '..._2__') is rejected as wrong.disagrees_with_reference wherever the plan draws a string ending in two blanks near the cases (the pinned seed does)"
 REFERENCE_ZERO_PRIME = "probe trusts the reference: HumanEval/150's reference answers x for n <= 0 (its loop over range(2, n) never runs), calling 0 and -1 prime; no case holds such an n and the prompt excludes none, so a program answering y for n < 2 (not prime) is rejected as wrong.disagrees_with_reference wherever the plan draws n = 0 or a negative n near the cases (x_or_y(0, 1, 2), x_or_y(-1, 7919, 12))"
 REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's reference tests whether x * n is whole through float division (numerator / denom == int(numerator / denom)), which past 2**53 rounds, so on the far inputs of p10's pinned plan (fractions of about 100 digits) its answer follows the rounded quotient, not the product; an exact program (fractions.Fraction) answers otherwise there and is rejected as wrong.disagrees_with_reference (filter v13's rounding rule covers integer answers, not a True/False one)"
+# round 14c (correct14)
+WASM_INT32 = "sandbox: an explicit wasm runs numpy with its 32-bit default integer (streams/sandbox/README.md: numpy/pandas/scipy compiled for wasm32; auto and container give 64 bits, and auto routes a numpy program to the container), so np.cumsum(np.arange(1, n + 1)) wraps past n = 65535 and a correct program disagrees with the reference on HumanEval/60's far inputs (n up to 1000 times the cases') on every seed"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -115,6 +117,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a13c_ok_regex_spaces_140", "*"): REFERENCE_TRAILING_BLANKS,
     ("a13c_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
     ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
+    ("a14c_ok_numpy_cumsum_60", "wasm"): WASM_INT32,
 }
 
 
@@ -136,6 +139,7 @@ CONTAINER_SLICE = frozenset(
         "a6_ok_bytearray_xor",
         "a6_ok_userstring_27",
         "a13c_ok_statistics_mean",
+        "a14c_ok_numpy_cumsum_60",
     }
 )
 
