@@ -12106,3 +12106,59 @@ _c14(
     """,
     "sorted with cmp_to_key (stable: ties keep their order)",
 )
+
+# --- (added after the third run) the synthetic threshold tasks (threshold 0, as their references say)
+_c14(
+    "a14c_ok_numpy_sign_under_ceiling",
+    "synthetic/under_ceiling",
+    """
+    import numpy as np
+
+
+    def under_ceiling(n: int) -> bool:
+        return bool(np.sign(n) < 0)
+    """,
+    "numpy.sign of a Python int (the probe's extremes reach the 32- and 64-bit machine bounds)",
+)
+_c14(
+    "a14c_ok_text_sign_below_bound",
+    "synthetic/below_bound",
+    """
+    def below_bound(count: int) -> bool:
+        return str(count).startswith("-")
+    """,
+    "the sign read from the decimal text",
+)
+_c14(
+    "a14c_ok_partial_is_small",
+    "synthetic/is_small",
+    """
+    import operator
+    from functools import partial
+
+    is_small = partial(operator.gt, 0)
+    """,
+    "the entry point is a functools.partial: 0 > x",
+)
+_c14(
+    "a14c_ok_max_exceeds_floor",
+    "synthetic/exceeds_floor",
+    """
+    FLOOR = 0
+
+
+    def exceeds_floor(n: int) -> bool:
+        return max(n, FLOOR) == n != FLOOR
+    """,
+    "a module constant and a chained comparison",
+)
+_c14(
+    "a14c_ok_not_at_most",
+    "synthetic/at_most",
+    """
+    def at_most(value: int) -> bool:
+        assert isinstance(value, int), "value must be an int"
+        return not value > 0
+    """,
+    "an assert on the argument's type, then a negated comparison",
+)
