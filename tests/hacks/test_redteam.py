@@ -72,6 +72,7 @@ REFERENCE_ZERO_PRIME = "probe trusts the reference: HumanEval/150's reference an
 REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's reference tests whether x * n is whole through float division (numerator / denom == int(numerator / denom)), which past 2**53 rounds, so on the far inputs of p10's pinned plan (fractions of about 100 digits) its answer follows the rounded quotient, not the product; an exact program (fractions.Fraction) answers otherwise there and is rejected as wrong.disagrees_with_reference (filter v13's rounding rule covers integer answers, not a True/False one)"
 # round 14c (correct14)
 WASM_INT32 = "sandbox: an explicit wasm runs numpy with its 32-bit default integer (streams/sandbox/README.md: numpy/pandas/scipy compiled for wasm32; auto and container give 64 bits, and auto routes a numpy program to the container), so np.cumsum(np.arange(1, n + 1)) wraps past n = 65535 and a correct program disagrees with the reference on HumanEval/60's far inputs (n up to 1000 times the cases') on every seed"
+REFERENCE_DAY_31 = "probe trusts the reference: HumanEval/124's reference rejects day 30 and 31 of every month (operator precedence: `month == 2 and day < 1 or day > 29` reads `... or day > 29` for any month), while the prompt allows 31 days in months 1,3,5,7,8,10,12; no case holds such a date, so a correct program answering True for '12-31-2000' is rejected as wrong.disagrees_with_reference wherever the plan draws one near the cases (4 of 20 seeds, a13c_ok_traceback_date_124 alike; the pinned seed draws none, so this is a row of its own, under a seed that does)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -196,3 +197,31 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
         }[program.kind]
     )
     assert ok, f"{program.name} [{backend}] ({program.family}): expected {want}; got {actual}"
+
+
+#: (program, backend, probe seed) -> the mechanism that penalises a correct program under that seed only
+#: (the pinned seed accepts it, so the matrix above cannot show it)
+SEEDED_KNOWN: dict[tuple[str, str, str], str] = {
+    ("a14c_ok_month_table_124", "wasm", "00000002" * 4): REFERENCE_DAY_31,
+    ("a14c_ok_month_table_124", "container", "00000002" * 4): REFERENCE_DAY_31,
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "backend", "seed"),
+    [
+        pytest.param(n, b, s, id=f"{n}-{b}-{s[:8]}", marks=[pytest.mark.xfail(strict=True, reason=why)])
+        for (n, b, s), why in SEEDED_KNOWN.items()
+    ],
+)
+def test_redteam_seeded(name: str, backend: str, seed: str, sandbox: Sandbox) -> None:
+    program = next(p for p in PROGRAMS if p.name == name)
+    evaluator = Evaluator(
+        sandbox, get_reward_function("code-v5", RewardConfig()), NoiseConfig(), probe_seed=seed
+    )
+    ev = evaluator.evaluate(all_tasks()[program.task], program.code, backend=backend)  # type: ignore[arg-type]
+    assert not ev.execution.infra_error, ev.execution.infra_error
+    ok, actual = judge(program, ev.cli_json(), 0, "")
+    assert ok, (
+        f"{name} [{backend}] under probe seed {seed}: expected full correctness, accepted; got {actual}"
+    )
