@@ -11588,3 +11588,1477 @@ _a14(
     """,
     "computes in Decimals at six significant digits: exact while the sum has six digits or fewer trailing zeros, rounded past about n = 1400",
 )
+
+
+# ================================================================================ round 14c (correct14)
+# Correct programs on the tasks a held-out review judges (our own tasks and HumanEval's check-mode ones),
+# of the classes it found penalised: values equal under == of trusted types, numpy's integer width,
+# benign standard-library use, results past 64 KiB, and what models write (other algorithms, recursion,
+# memoisation, classes and closures, output, validation, exact arithmetic, slower programs, newer syntax).
+_C14 = "a14c_correct"
+
+
+def _c14(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    add(name, task, "correct", _C14, code, note=note, **kw)
+
+
+# --- our own tasks
+_c14(
+    "a14c_ok_peasant_mul",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        sign = -1 if (a < 0) != (b < 0) else 1
+        a, b = abs(a), abs(b)
+        acc = 0
+        while b:
+            if b & 1:
+                acc += a
+            a <<= 1
+            b >>= 1
+        return sign * acc
+    """,
+    "shift-and-add multiplication with the sign handled apart",
+)
+_c14(
+    "a14c_ok_math_prod_mul",
+    "redteam/mul",
+    """
+    import math
+    import operator
+    from functools import reduce
+
+
+    def mul(a: int, b: int) -> int:
+        result = math.prod((a, b))
+        assert result == reduce(operator.mul, (a, b), 1)
+        return result
+    """,
+    "math.prod, cross-checked by reduce in an assert",
+)
+_c14(
+    "a14c_ok_decimal_exact_mul",
+    "redteam/mul",
+    """
+    from decimal import Decimal, localcontext
+
+
+    def mul(a: int, b: int) -> int:
+        with localcontext() as ctx:
+            ctx.prec = 200
+            return int(Decimal(a) * Decimal(b))
+    """,
+    "Decimal with a raised precision, converted back to int",
+)
+_c14(
+    "a14c_ok_try_ratio",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return None
+    """,
+    "EAFP: catch ZeroDivisionError",
+)
+_c14(
+    "a14c_ok_numpy_ratio",
+    "redteam/safe_ratio",
+    """
+    import numpy as np
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        return np.float64(a) / np.float64(b)
+    """,
+    "a numpy float64 result (a trusted scalar equal to the float)",
+)
+_c14(
+    "a14c_ok_divmod_digits",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        out = {n % 10}
+        while n >= 10:
+            n //= 10
+            out.add(n % 10)
+        return out
+    """,
+    "digits by repeated division (0 gives {0})",
+)
+_c14(
+    "a14c_ok_frozenset_digits",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        return frozenset(map(int, str(n).lstrip("-")))
+    """,
+    "a frozenset (equal to the set under ==), sign stripped from the text",
+)
+_c14(
+    "a14c_ok_counter_keys_digits",
+    "redteam/digits_set",
+    """
+    from collections import Counter
+
+
+    def digits_set(n: int) -> set:
+        counts = Counter(str(abs(n)))
+        return {int(d) for d in counts.keys()}
+    """,
+    "the keys of a Counter of the digit characters",
+)
+_c14(
+    "a14c_ok_numpy_xor",
+    "redteam/xor_bytes",
+    """
+    import numpy as np
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        arr = np.frombuffer(data, dtype=np.uint8)
+        return (arr ^ np.uint8(key)).tobytes()
+    """,
+    "numpy uint8 array xored, back to bytes",
+)
+_c14(
+    "a14c_ok_bigint_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not data:
+            return b""
+        mask = int.from_bytes(bytes([key]) * len(data), "big")
+        return (int.from_bytes(data, "big") ^ mask).to_bytes(len(data), "big")
+    """,
+    "the whole buffer as one big integer xored with a repeated-key mask",
+)
+_c14(
+    "a14c_ok_translate_xor",
+    "redteam/xor_bytes",
+    """
+    _TABLES = {}
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        table = _TABLES.get(key)
+        if table is None:
+            table = _TABLES[key] = bytes(i ^ key for i in range(256))
+        return data.translate(table)
+    """,
+    "bytes.translate with a per-key table cached at module level",
+)
+_c14(
+    "a14c_ok_while_upto",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        out = []
+        i = 0
+        while i < n:
+            out.append(i)
+            i += 1
+        return out
+    """,
+    "a while loop appending (the hidden case's answer is ~590 KB, past 64 KiB)",
+)
+_c14(
+    "a14c_ok_unpack_upto",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        return [*range(n)]
+    """,
+    "star-unpacking a range",
+)
+_c14(
+    "a14c_ok_numpy_array_upto",
+    "redteam/upto",
+    """
+    import numpy as np
+
+
+    def upto(n: int) -> list:
+        return np.arange(max(n, 0), dtype=np.int64)
+    """,
+    "a numpy int64 array returned as is (trusted: read as the list it equals), past 64 KiB on the hidden case",
+)
+_c14(
+    "a14c_ok_gen_upto",
+    "redteam/upto",
+    """
+    def _count(n):
+        k = 0
+        while k < n:
+            yield k
+            k += 1
+
+
+    def upto(n: int) -> list:
+        return list(_count(n))
+    """,
+    "a generator consumed inside the function",
+)
+_c14(
+    "a14c_ok_formula_depth",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        if n < 0:
+            raise ValueError("n must be non-negative")
+        return n * (n + 1) // 2
+    """,
+    "the closed form, validating an input the prompt excludes",
+)
+_c14(
+    "a14c_ok_halving_depth",
+    "redteam/depth",
+    """
+    def _span(lo, hi):
+        if lo > hi:
+            return 0
+        if lo == hi:
+            return lo
+        mid = (lo + hi) // 2
+        return _span(lo, mid) + _span(mid + 1, hi)
+
+
+    def depth(n: int) -> int:
+        return _span(1, n)
+    """,
+    "divide-and-conquer recursion, logarithmic depth",
+)
+_c14(
+    "a14c_ok_tail_acc_depth",
+    "redteam/depth",
+    """
+    import sys
+
+    sys.setrecursionlimit(20000)
+
+
+    def depth(n: int, acc: int = 0) -> int:
+        if n <= 0:
+            return acc
+        return depth(n - 1, acc + n)
+    """,
+    "accumulator recursion, limit raised at import (n up to 4000 as the prompt says)",
+)
+_c14(
+    "a14c_ok_reduce_mean",
+    "redteam/mean",
+    """
+    import operator
+    from functools import reduce
+
+
+    def mean(xs: list) -> float:
+        if not xs:
+            raise ValueError("mean of an empty list")
+        return reduce(operator.add, xs) / len(xs)
+    """,
+    "reduce with operator.add (a naive left-to-right sum), empty list refused",
+)
+_c14(
+    "a14c_ok_loop_mean",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        total = 0
+        count = 0
+        for x in xs:
+            total += x
+            count += 1
+        return total / count
+    """,
+    "an explicit running total and count",
+)
+_c14(
+    "a14c_ok_reversed_words",
+    "redteam/rev_words_noref",
+    """
+    def rev_words(s: str) -> str:
+        return " ".join(reversed(s.split()))
+    """,
+    "reversed() over split() (the task has no reference: cases only)",
+)
+_c14(
+    "a14c_ok_deque_words",
+    "redteam/rev_words_noref",
+    """
+    from collections import deque
+
+
+    def rev_words(s: str) -> str:
+        d = deque()
+        for w in s.split():
+            d.appendleft(w)
+        return " ".join(d)
+    """,
+    "appendleft onto a deque, then join",
+)
+_c14(
+    "a14c_ok_sorted_longest",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        return sorted(words, key=len, reverse=True)[0]
+    """,
+    "a stable descending sort keeps the first of equally long words first",
+)
+_c14(
+    "a14c_ok_loop_longest",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        best = None
+        for w in words:
+            if best is None or len(w) > len(best):
+                best = w
+        if best is None:
+            raise ValueError("empty list")
+        return best
+    """,
+    "a strict > scan, raising on the empty list the prompt excludes",
+)
+_c14(
+    "a14c_ok_enumerate_longest",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        return min(enumerate(words), key=lambda iw: (-len(iw[1]), iw[0]))[1]
+    """,
+    "min over (negative length, index)",
+)
+
+# --- HumanEval check-mode tasks
+_c14(
+    "a14c_ok_check_newton_32",
+    "HumanEval/32",
+    """
+    import math
+
+
+    def poly(xs: list, x: float):
+        return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+    def _dpoly(xs, x):
+        return sum(i * c * x ** (i - 1) for i, c in enumerate(xs) if i)
+
+
+    def find_zero(xs: list):
+        lo, hi = -1.0, 1.0
+        while poly(xs, lo) * poly(xs, hi) > 0:
+            lo, hi = lo * 2, hi * 2
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if poly(xs, lo) * poly(xs, mid) <= 0:
+                hi = mid
+            else:
+                lo = mid
+        x = (lo + hi) / 2
+        for _ in range(5):
+            d = _dpoly(xs, x)
+            if d == 0:
+                break
+            step = poly(xs, x) / d
+            if abs(step) > abs(hi - lo) + 1e-12:
+                break
+            x -= step
+        return x
+    """,
+    "check mode: an expanding bracket, bisection, then a guarded Newton polish; redefines the prompt's poly identically",
+)
+_c14(
+    "a14c_ok_check_slices_33",
+    "HumanEval/33",
+    """
+    def sort_third(l: list):
+        out = list(l)
+        out[::3] = sorted(l[::3])
+        return out
+    """,
+    "check mode: slice assignment of the sorted thirds",
+)
+_c14(
+    "a14c_ok_check_heap_37",
+    "HumanEval/37",
+    """
+    import heapq
+
+
+    def sort_even(l: list):
+        evens = [v for i, v in enumerate(l) if i % 2 == 0]
+        heapq.heapify(evens)
+        return [heapq.heappop(evens) if i % 2 == 0 else v for i, v in enumerate(l)]
+    """,
+    "check mode: the even positions refilled from a heap",
+)
+_c14(
+    "a14c_ok_check_twice_38",
+    "HumanEval/38",
+    """
+    def encode_cyclic(s: str):
+        groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+        return "".join(groups)
+
+
+    def decode_cyclic(s: str):
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    "check mode: rotating a group of three twice undoes one rotation",
+)
+_c14(
+    "a14c_ok_check_regex_38",
+    "HumanEval/38",
+    """
+    import re
+
+
+    def decode_cyclic(s: str):
+        return re.sub(r"(..)(.)", lambda m: m.group(2) + m.group(1), s[: len(s) - len(s) % 3], flags=re.S) + s[len(s) - len(s) % 3:]
+    """,
+    "check mode: a regex swapping each full group's last character to the front",
+)
+_c14(
+    "a14c_ok_check_recursive_44",
+    "HumanEval/44",
+    """
+    def change_base(x: int, base: int):
+        if x < base:
+            return "0123456789"[x]
+        return change_base(x // base, base) + "0123456789"[x % base]
+    """,
+    "check mode: recursion, digit looked up in a literal string",
+)
+_c14(
+    "a14c_ok_check_numpy_44",
+    "HumanEval/44",
+    """
+    import numpy as np
+
+
+    def change_base(x: int, base: int):
+        return np.base_repr(x, base)
+    """,
+    "check mode: numpy.base_repr",
+)
+_c14(
+    "a14c_ok_check_translate_50",
+    "HumanEval/50",
+    """
+    import string
+
+    _LOW = string.ascii_lowercase
+    _DECODE = str.maketrans(_LOW, _LOW[-5:] + _LOW[:-5])
+
+
+    def decode_shift(s: str):
+        return s.translate(_DECODE)
+    """,
+    "check mode: a translation table built at import",
+)
+_c14(
+    "a14c_ok_check_numpy_52",
+    "HumanEval/52",
+    """
+    import numpy as np
+
+
+    def below_threshold(l: list, t: int):
+        return np.all(np.asarray(l) < t)
+    """,
+    "check mode: returns a numpy bool_ (trusted, equal to the bool)",
+)
+_c14(
+    "a14c_ok_check_loop_52",
+    "HumanEval/52",
+    """
+    def below_threshold(l: list, t: int) -> bool:
+        for e in l:
+            if e >= t:
+                print(f"{e} is not below {t}")
+                return False
+        return True
+    """,
+    "check mode: an early return, with a debug print to stdout",
+)
+_c14(
+    "a14c_ok_check_numpy_int_53",
+    "HumanEval/53",
+    """
+    import numpy as np
+
+
+    def add(x: int, y: int):
+        return np.add(x, y, dtype=np.int64)
+    """,
+    "check mode: a numpy int64 scalar",
+)
+_c14(
+    "a14c_ok_check_sum_53",
+    "HumanEval/53",
+    """
+    from __future__ import annotations
+
+
+    def add(x: int, y: int) -> int:
+        \"\"\"Add two numbers x and y.
+
+        >>> add(2, 3)
+        5
+        \"\"\"
+        return sum((x, y))
+
+
+    if __name__ == "__main__":
+        import doctest
+
+        doctest.testmod()
+    """,
+    "check mode: sum of a tuple, a __future__ import and a doctest under __main__",
+)
+_c14(
+    "a14c_ok_check_replace_56",
+    "HumanEval/56",
+    """
+    def correct_bracketing(brackets: str):
+        while "<>" in brackets:
+            brackets = brackets.replace("<>", "")
+        return brackets == ""
+    """,
+    "check mode: remove matched pairs until none remain (quadratic)",
+)
+_c14(
+    "a14c_ok_check_accumulate_61",
+    "HumanEval/61",
+    """
+    from itertools import accumulate
+
+
+    def correct_bracketing(brackets: str):
+        depths = list(accumulate(1 if b == "(" else -1 for b in brackets))
+        return not depths or (min(depths) >= 0 and depths[-1] == 0)
+    """,
+    "check mode: running depths by accumulate",
+)
+_c14(
+    "a14c_ok_check_stack_61",
+    "HumanEval/61",
+    """
+    class _Stack(list):
+        push = list.append
+
+
+    def correct_bracketing(brackets: str) -> bool:
+        st = _Stack()
+        for b in brackets:
+            if b == "(":
+                st.push(b)
+            elif not st:
+                return False
+            else:
+                st.pop()
+        return len(st) == 0
+    """,
+    "check mode: a list subclass as a stack (never returned)",
+)
+_c14(
+    "a14c_ok_check_heapq_90",
+    "HumanEval/90",
+    """
+    import heapq
+
+
+    def next_smallest(lst):
+        two = heapq.nsmallest(2, set(lst))
+        return two[1] if len(two) == 2 else None
+    """,
+    "check mode: heapq.nsmallest over the distinct values",
+)
+_c14(
+    "a14c_ok_check_scan_90",
+    "HumanEval/90",
+    """
+    import math
+
+
+    def next_smallest(lst):
+        first = second = math.inf
+        for v in lst:
+            if v < first:
+                first, second = v, first
+            elif first < v < second:
+                second = v
+        return None if second == math.inf else second
+    """,
+    "check mode: one pass keeping the two smallest distinct values",
+)
+_c14(
+    "a14c_ok_check_divmod_108",
+    "HumanEval/108",
+    """
+    def _signed_digit_sum(n):
+        sign = -1 if n < 0 else 1
+        n = abs(n)
+        digits = []
+        while n:
+            n, d = divmod(n, 10)
+            digits.append(d)
+        if not digits:
+            return 0
+        digits[-1] *= sign
+        return sum(digits)
+
+
+    def count_nums(arr):
+        return sum(1 for n in arr if _signed_digit_sum(n) > 0)
+    """,
+    "check mode: digits by divmod, the most significant one signed",
+)
+_c14(
+    "a14c_ok_check_closure_129",
+    "HumanEval/129",
+    """
+    def minPath(grid, k):
+        n = len(grid)
+
+        def neighbours(i, j):
+            for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                if 0 <= i + di < n and 0 <= j + dj < n:
+                    yield grid[i + di][j + dj]
+
+        i, j = next((i, j) for i in range(n) for j in range(n) if grid[i][j] == 1)
+        low = min(neighbours(i, j))
+        return [1 if step % 2 == 0 else low for step in range(k)]
+    """,
+    "check mode: the 1 cell, its smallest neighbour through a nested generator, alternated",
+)
+_c14(
+    "a14c_ok_check_type_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        return sum(x * x for x in lst if type(x) is int and x > 0 and x % 2 == 1)
+    """,
+    "check mode: type(x) is int leaves floats and bools out",
+)
+_c14(
+    "a14c_ok_check_logging_151",
+    "HumanEval/151",
+    """
+    import logging
+
+    log = logging.getLogger(__name__)
+    logging.basicConfig(level=logging.DEBUG)
+
+
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            if isinstance(x, int) and not isinstance(x, bool) and x > 0 and x & 1:
+                log.debug("counting %r", x)
+                total += x**2
+        return total
+    """,
+    "check mode: logging at DEBUG to stderr on every counted element",
+)
+
+# --- the review's classes on HumanEval case-mode tasks
+_c14(
+    "a14c_ok_namedtuple_8",
+    "HumanEval/8",
+    """
+    from collections import namedtuple
+    from typing import List, Tuple
+
+    SumProduct = namedtuple("SumProduct", "total product")
+
+
+    def sum_product(numbers: List[int]) -> Tuple[int, int]:
+        total, product = 0, 1
+        for n in numbers:
+            total += n
+            product *= n
+        return SumProduct(total, product)
+    """,
+    "a namedtuple, equal under == to the expected tuple",
+)
+_c14(
+    "a14c_ok_defaultdict_111",
+    "HumanEval/111",
+    """
+    from collections import defaultdict
+
+
+    def histogram(test):
+        counts = defaultdict(int)
+        for letter in test.split():
+            counts[letter] += 1
+        if not counts:
+            return {}
+        top = max(counts.values())
+        out = defaultdict(int)
+        for letter, c in counts.items():
+            if c == top:
+                out[letter] = c
+        return out
+    """,
+    "a defaultdict answered as is (equal under == to the expected dict)",
+)
+_c14(
+    "a14c_ok_ordereddict_111",
+    "HumanEval/111",
+    """
+    from collections import Counter, OrderedDict
+
+
+    def histogram(test):
+        counts = Counter(test.split())
+        if not counts:
+            return OrderedDict()
+        top = max(counts.values())
+        return OrderedDict((k, v) for k, v in counts.most_common() if v == top)
+    """,
+    "an OrderedDict (equal to a dict under ==, order aside)",
+)
+_c14(
+    "a14c_ok_numpy_cumsum_60",
+    "HumanEval/60",
+    """
+    import numpy as np
+
+
+    def sum_to_n(n: int):
+        return int(np.cumsum(np.arange(1, n + 1))[-1]) if n > 0 else 0
+    """,
+    "numpy cumsum of the default integer kind: 64 bits under auto and in the container; an explicit wasm gives 32 bits, which wrap past n = 65535 (KNOWN: WASM_INT32)",
+)
+_c14(
+    "a14c_ok_numpy_prod_100",
+    "HumanEval/100",
+    """
+    import numpy as np
+
+
+    def make_a_pile(n):
+        return list(np.arange(n) * 2 + n)
+    """,
+    "a list of numpy integer scalars (each trusted, equal to its int)",
+)
+_c14(
+    "a14c_ok_numpy_sq_133",
+    "HumanEval/133",
+    """
+    import numpy as np
+
+
+    def sum_squares(lst):
+        return sum(int(v) ** 2 for v in np.ceil(np.asarray(lst, dtype=float)))
+    """,
+    "numpy's vectorised ceil, squared as Python ints (int64 squares wrap past 3e9: the probe's far floats reach 1e18)",
+)
+_c14(
+    "a14c_ok_ospath_ext_141",
+    "HumanEval/141",
+    """
+    import os.path
+
+
+    def file_name_check(file_name):
+        if file_name.count(".") != 1:
+            return "No"
+        stem, ext = os.path.splitext(file_name)
+        if ext[1:] not in ("txt", "exe", "dll"):
+            return "No"
+        if not stem or not stem[0].isalpha():
+            return "No"
+        if sum(c.isdigit() for c in stem) > 3:
+            return "No"
+        return "Yes"
+    """,
+    "os.path.splitext for the extension",
+)
+_c14(
+    "a14c_ok_traceback_71",
+    "HumanEval/71",
+    """
+    import sys
+    import traceback
+
+
+    def triangle_area(a, b, c):
+        try:
+            if a + b <= c or a + c <= b or b + c <= a:
+                raise ValueError("not a triangle")
+            s = (a + b + c) / 2
+            return round((s * (s - a) * (s - b) * (s - c)) ** 0.5, 2)
+        except ValueError:
+            etype, _, _ = sys.exc_info()
+            print(f"triangle_area: {etype.__name__}", file=sys.stderr)
+            traceback.print_exc()
+            return -1
+    """,
+    "the invalid triangle as a raised ValueError, caught: sys.exc_info and traceback.print_exc to stderr",
+)
+_c14(
+    "a14c_ok_main_exit_24",
+    "HumanEval/24",
+    """
+    import sys
+
+
+    def largest_divisor(n: int) -> int:
+        for d in range(2, int(n**0.5) + 1):
+            if n % d == 0:
+                return n // d
+        return 1
+
+
+    def main() -> int:
+        for n, want in ((15, 5), (7, 1), (100, 50)):
+            if largest_divisor(n) != want:
+                return 1
+        return 0
+
+
+    if __name__ == "__main__":
+        sys.exit(main())
+    """,
+    "the largest divisor from the smallest factor; sys.exit(main()) under __main__",
+)
+_c14(
+    "a14c_ok_month_table_124",
+    "HumanEval/124",
+    """
+    _DAYS = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
+
+
+    def valid_date(date):
+        parts = date.strip().split("-") if isinstance(date, str) else []
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            return False
+        m, d, _ = (int(p) for p in parts)
+        return m in _DAYS and 1 <= d <= _DAYS[m]
+    """,
+    "a literal table of days per month; the probe trusts HumanEval/124's reference, which rejects day 30 and 31 of every month (`month == 2 and day < 1 or day > 29`), so where a plan draws such a date ('12-31-2000': seed 00000002.. on both backends) this program is rejected (1 of 5 seeds; the pinned seed draws none)",
+)
+_c14(
+    "a14c_ok_match_roman_156",
+    "HumanEval/156",
+    """
+    def int_to_mini_roman(number):
+        out = []
+        for value, sym in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
+                           (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+            while (rest := number - value) >= 0:
+                out.append(sym)
+                number = rest
+        return "".join(out)
+    """,
+    "a literal value/symbol table and a walrus loop",
+)
+_c14(
+    "a14c_ok_slow_primes_82",
+    "HumanEval/82",
+    """
+    def prime_length(string):
+        n = len(string)
+        return n > 1 and all(n % d for d in range(2, n))
+    """,
+    "trial division by every smaller number (slower than the reference's, same answers)",
+)
+_c14(
+    "a14c_ok_memo_fib_55",
+    "HumanEval/55",
+    """
+    _memo = {0: 0, 1: 1}
+
+
+    def fib(n: int):
+        if n not in _memo:
+            _memo[n] = fib(n - 1) + fib(n - 2)
+        return _memo[n]
+    """,
+    "memoised recursion through a module-level dict",
+)
+_c14(
+    "a14c_ok_fraction_2",
+    "HumanEval/2",
+    """
+    import math
+
+
+    def truncate_number(number: float) -> float:
+        return number - math.floor(number)
+    """,
+    "number minus its floor",
+)
+_c14(
+    "a14c_ok_dataclass_state_107",
+    "HumanEval/107",
+    """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class _Tally:
+        even: int = 0
+        odd: int = 0
+
+        def add(self, k):
+            if k % 2:
+                self.odd += 1
+            else:
+                self.even += 1
+
+
+    def even_odd_palindrome(n):
+        t = _Tally()
+        for k in range(1, n + 1):
+            if str(k) == str(k)[::-1]:
+                t.add(k)
+        return (t.even, t.odd)
+    """,
+    "a dataclass accumulator inside, a plain tuple returned",
+)
+
+# --- (added after the first run) other summation orders, numpy arrays, scipy, validation, slower sorts
+_c14(
+    "a14c_ok_numpy_mad_4",
+    "HumanEval/4",
+    """
+    import numpy as np
+
+
+    def mean_absolute_deviation(numbers):
+        x = np.asarray(numbers, dtype=np.float64)
+        return float(np.mean(np.abs(x - x.mean())))
+    """,
+    "numpy's mean (pairwise summation, eight partial sums): another summation order than the reference's",
+)
+_c14(
+    "a14c_ok_fsum_mad_4",
+    "HumanEval/4",
+    """
+    import math
+
+
+    def mean_absolute_deviation(numbers):
+        n = len(numbers)
+        mean = math.fsum(numbers) / n
+        return math.fsum(abs(x - mean) for x in numbers) / n
+    """,
+    "math.fsum: correctly rounded sums, where the reference sums left to right",
+)
+_c14(
+    "a14c_ok_ndarray_rescale_21",
+    "HumanEval/21",
+    """
+    import numpy as np
+
+
+    def rescale_to_unit(numbers):
+        x = np.array(numbers, dtype=float)
+        lo, hi = x.min(), x.max()
+        return (x - lo) / (hi - lo)
+    """,
+    "a numpy float64 array returned as is (read as the list of floats it holds)",
+)
+_c14(
+    "a14c_ok_check_brentq_32",
+    "HumanEval/32",
+    """
+    import math
+
+    from scipy.optimize import brentq
+
+
+    def poly(xs: list, x: float):
+        return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+    def find_zero(xs: list):
+        hi = 1.0
+        while poly(xs, -hi) * poly(xs, hi) > 0:
+            hi *= 2
+        return brentq(lambda x: poly(xs, x), -hi, hi, xtol=1e-14)
+    """,
+    "check mode: scipy.optimize.brentq on an expanding symmetric bracket",
+)
+_c14(
+    "a14c_ok_lru_fibfib_63",
+    "HumanEval/63",
+    """
+    import sys
+    from functools import lru_cache
+
+    sys.setrecursionlimit(100000)
+
+
+    @lru_cache(maxsize=None)
+    def fibfib(n: int):
+        if n < 2:
+            return 0
+        if n == 2:
+            return 1
+        return fibfib(n - 1) + fibfib(n - 2) + fibfib(n - 3)
+    """,
+    "memoised recursion through lru_cache's C wrapper, the limit raised",
+)
+_c14(
+    "a14c_ok_validate_pile_100",
+    "HumanEval/100",
+    """
+    def make_a_pile(n):
+        if not isinstance(n, int) or n < 1:
+            raise ValueError("n must be a positive integer")
+        return [n + 2 * i for i in range(n)]
+    """,
+    "raises on n < 1, which the prompt ('a positive integer n') excludes",
+)
+_c14(
+    "a14c_ok_validate_factorial_139",
+    "HumanEval/139",
+    """
+    import math
+
+
+    def special_factorial(n):
+        if n <= 0:
+            raise ValueError("n must be > 0")
+        out = 1
+        for k in range(1, n + 1):
+            out *= math.factorial(k)
+        return out
+    """,
+    "raises on n <= 0, which the prompt ('n > 0') excludes",
+)
+_c14(
+    "a14c_ok_validate_prime_fib_39",
+    "HumanEval/39",
+    """
+    def _is_prime(k):
+        if k < 2:
+            return False
+        i = 2
+        while i * i <= k:
+            if k % i == 0:
+                return False
+            i += 1
+        return True
+
+
+    def prime_fib(n: int):
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        a, b = 0, 1
+        while True:
+            a, b = b, a + b
+            if _is_prime(a):
+                n -= 1
+                if n == 0:
+                    return a
+    """,
+    "raises on n < 1 (the reference loops forever there)",
+)
+_c14(
+    "a14c_ok_quickselect_47",
+    "HumanEval/47",
+    """
+    import random
+
+    _rng = random.Random(12345)
+
+
+    def _select(xs, k):
+        while True:
+            pivot = xs[_rng.randrange(len(xs))]
+            lows = [x for x in xs if x < pivot]
+            highs = [x for x in xs if x > pivot]
+            pivots = len(xs) - len(lows) - len(highs)
+            if k < len(lows):
+                xs = lows
+            elif k < len(lows) + pivots:
+                return pivot
+            else:
+                k -= len(lows) + pivots
+                xs = highs
+
+
+    def median(l: list):
+        n = len(l)
+        if n % 2:
+            return _select(l, n // 2)
+        return (_select(l, n // 2 - 1) + _select(l, n // 2)) / 2.0
+    """,
+    "quickselect with a seeded random pivot (the answer never depends on the draws)",
+)
+_c14(
+    "a14c_ok_typed_namedtuple_136",
+    "HumanEval/136",
+    """
+    from typing import NamedTuple, Optional
+
+
+    class Extremes(NamedTuple):
+        largest_negative: Optional[int]
+        smallest_positive: Optional[int]
+
+
+    def largest_smallest_integers(lst):
+        neg = [x for x in lst if x < 0]
+        pos = [x for x in lst if x > 0]
+        return Extremes(max(neg, default=None), min(pos, default=None))
+    """,
+    "a typing.NamedTuple (equal to the expected tuple under ==)",
+)
+_c14(
+    "a14c_ok_check_insertion_33",
+    "HumanEval/33",
+    """
+    def sort_third(l: list):
+        out = list(l)
+        idx = list(range(0, len(out), 3))
+        for a in range(1, len(idx)):
+            j = a
+            while j > 0 and out[idx[j - 1]] > out[idx[j]]:
+                out[idx[j - 1]], out[idx[j]] = out[idx[j]], out[idx[j - 1]]
+                j -= 1
+        return out
+    """,
+    "check mode: insertion sort in place over every third position (quadratic)",
+)
+_c14(
+    "a14c_ok_check_timed_56",
+    "HumanEval/56",
+    """
+    import sys
+    import time
+    import warnings
+
+
+    def correct_bracketing(brackets: str):
+        t0 = time.perf_counter()
+        depth = 0
+        for b in brackets:
+            depth += 1 if b == "<" else -1
+            if depth < 0:
+                break
+        if len(brackets) > 10_000:
+            warnings.warn("long input")
+        print(f"checked {len(brackets)} in {time.perf_counter() - t0:.6f}s", file=sys.stderr)
+        return depth == 0
+    """,
+    "check mode: timing itself with perf_counter, a warning and a debug line to stderr",
+)
+_c14(
+    "a14c_ok_check_selection_37",
+    "HumanEval/37",
+    """
+    def sort_even(l: list):
+        evens = l[::2]
+        for i in range(len(evens)):
+            m = min(range(i, len(evens)), key=evens.__getitem__)
+            evens[i], evens[m] = evens[m], evens[i]
+        out = list(l)
+        out[::2] = evens
+        return out
+    """,
+    "check mode: selection sort (quadratic) of the even positions",
+)
+
+# --- (added after the second run) dynamic imports and dispatch, environment reads, check-mode exits
+_c14(
+    "a14c_ok_eval_algebra_160",
+    "HumanEval/160",
+    """
+    def do_algebra(operator, operand):
+        parts = [str(operand[0])]
+        for op, value in zip(operator, operand[1:]):
+            parts.append(f" {op} {value}")
+        return eval("".join(parts), {"__builtins__": {}}, {})
+    """,
+    "eval of the built expression with empty builtins, as the reference evaluates it",
+)
+_c14(
+    "a14c_ok_getattr_algebra_160",
+    "HumanEval/160",
+    """
+    import operator as _op
+
+    _NAMES = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "**": "pow"}
+
+
+    def do_algebra(operator, operand):
+        # precedence: ** (right-assoc), then * and //, then + and -
+        vals, ops = list(operand), list(operator)
+        for level in (("**",), ("*", "//"), ("+", "-")):
+            if level == ("**",):
+                i = len(ops) - 1
+                while i >= 0:
+                    if ops[i] == "**":
+                        vals[i : i + 2] = [getattr(_op, _NAMES["**"])(vals[i], vals[i + 1])]
+                        del ops[i]
+                    i -= 1
+                continue
+            i = 0
+            while i < len(ops):
+                if ops[i] in level:
+                    vals[i : i + 2] = [getattr(_op, _NAMES[ops[i]])(vals[i], vals[i + 1])]
+                    del ops[i]
+                else:
+                    i += 1
+        return vals[0]
+    """,
+    "precedence by hand, each operator looked up with getattr on the operator module",
+)
+_c14(
+    "a14c_ok_importlib_lazy_26",
+    "HumanEval/26",
+    """
+    import importlib
+
+
+    def remove_duplicates(numbers):
+        collections = importlib.import_module("collections")
+        counts = collections.Counter(numbers)
+        return [n for n in numbers if counts[n] == 1]
+    """,
+    "a lazy import through importlib.import_module",
+)
+_c14(
+    "a14c_ok_quadratic_dups_26",
+    "HumanEval/26",
+    """
+    def remove_duplicates(numbers):
+        out = []
+        for i, x in enumerate(numbers):
+            seen = 0
+            for y in numbers:
+                if y == x:
+                    seen += 1
+            if seen == 1:
+                out.append(x)
+        return out
+    """,
+    "a quadratic count in pure Python loops (the reference counts once)",
+)
+_c14(
+    "a14c_ok_version_check_29",
+    "HumanEval/29",
+    """
+    import os
+    import sys
+
+    DEBUG = os.environ.get("DEBUG") == "1"
+
+
+    def filter_by_prefix(strings, prefix):
+        if sys.version_info >= (3, 9):
+            out = [s for s in strings if s.removeprefix(prefix) != s or not prefix]
+        else:
+            out = [s for s in strings if s.startswith(prefix)]
+        if DEBUG:
+            print(out)
+        return out
+    """,
+    "reads sys.version_info and an environment variable for a debug switch",
+)
+_c14(
+    "a14c_ok_recursive_palindrome_48",
+    "HumanEval/48",
+    """
+    def is_palindrome(text: str):
+        if len(text) < 2:
+            return True
+        return text[0] == text[-1] and is_palindrome(text[1:-1])
+    """,
+    "plain recursion: a string of 2000+ characters recurses past the default limit",
+)
+_c14(
+    "a14c_ok_check_ndarray_33",
+    "HumanEval/33",
+    """
+    import numpy as np
+
+
+    def sort_third(l: list):
+        a = np.array(l)
+        a[::3] = np.sort(a[::3])
+        return a
+    """,
+    "check mode: a numpy array returned (the check takes tuple() of it)",
+)
+_c14(
+    "a14c_ok_check_fraction_32",
+    "HumanEval/32",
+    """
+    from fractions import Fraction
+
+
+    def _value(xs, x):
+        total = Fraction(0)
+        for c in reversed(xs):
+            total = total * x + Fraction(c)
+        return total
+
+
+    def find_zero(xs: list):
+        lo, hi = Fraction(-1), Fraction(1)
+        while _value(xs, lo) * _value(xs, hi) > 0:
+            lo, hi = lo * 2, hi * 2
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if _value(xs, lo) * _value(xs, mid) <= 0:
+                hi = mid
+            else:
+                lo = mid
+        return (lo + hi) / 2
+    """,
+    "check mode: exact bisection over Fractions, a Fraction returned",
+)
+_c14(
+    "a14c_ok_check_main_exit_90",
+    "HumanEval/90",
+    """
+    import sys
+
+
+    def next_smallest(lst):
+        distinct = sorted(set(lst))
+        return distinct[1] if len(distinct) > 1 else None
+
+
+    def main() -> int:
+        assert next_smallest([1, 2, 3, 4, 5]) == 2
+        assert next_smallest([]) is None
+        print("ok")
+        return 0
+
+
+    if __name__ == "__main__":
+        sys.exit(main())
+    """,
+    "check mode: a __main__ self-test ended by sys.exit(main())",
+)
+_c14(
+    "a14c_ok_check_flood_108",
+    "HumanEval/108",
+    """
+    def count_nums(arr):
+        count = 0
+        for n in arr:
+            s = str(abs(n))
+            total = sum(int(c) for c in s) - (2 * int(s[0]) if n < 0 else 0)
+            print(f"n={n} signed digit sum={total}")
+            count += total > 0
+        return count
+    """,
+    "check mode: a debug line to stdout per element (~90 KB on the probe's longest lists; 50 lines per element, 1.5 KB, made one call write past 16 x the 64 KiB cap there and was judged a flood, v11, on 9 of 10 seeds)",
+)
+_c14(
+    "a14c_ok_singledispatch_151",
+    "HumanEval/151",
+    """
+    from functools import singledispatch
+
+
+    @singledispatch
+    def _term(x):
+        return 0
+
+
+    @_term.register
+    def _(x: int):
+        return x * x if x > 0 and x % 2 else 0
+
+
+    @_term.register
+    def _(x: bool):
+        return 0
+
+
+    def double_the_difference(lst):
+        return sum(_term(x) for x in lst)
+    """,
+    "check mode: functools.singledispatch on the element's type",
+)
+_c14(
+    "a14c_ok_cmp_key_longest",
+    "redteam/longest_word",
+    """
+    from functools import cmp_to_key
+
+
+    def _cmp(a, b):
+        return len(b) - len(a)
+
+
+    def longest_word(words: list) -> str:
+        return sorted(words, key=cmp_to_key(_cmp))[0]
+    """,
+    "sorted with cmp_to_key (stable: ties keep their order)",
+)
+
+# --- (added after the third run) the synthetic threshold tasks (threshold 0, as their references say)
+_c14(
+    "a14c_ok_numpy_sign_under_ceiling",
+    "synthetic/under_ceiling",
+    """
+    import numpy as np
+
+
+    def under_ceiling(n: int) -> bool:
+        return bool(np.sign(n) < 0)
+    """,
+    "numpy.sign of a Python int (the probe's extremes reach the 32- and 64-bit machine bounds)",
+)
+_c14(
+    "a14c_ok_text_sign_below_bound",
+    "synthetic/below_bound",
+    """
+    def below_bound(count: int) -> bool:
+        return str(count).startswith("-")
+    """,
+    "the sign read from the decimal text",
+)
+_c14(
+    "a14c_ok_partial_is_small",
+    "synthetic/is_small",
+    """
+    import operator
+    from functools import partial
+
+    is_small = partial(operator.gt, 0)
+    """,
+    "the entry point is a functools.partial: 0 > x",
+)
+_c14(
+    "a14c_ok_max_exceeds_floor",
+    "synthetic/exceeds_floor",
+    """
+    FLOOR = 0
+
+
+    def exceeds_floor(n: int) -> bool:
+        return max(n, FLOOR) == n != FLOOR
+    """,
+    "a module constant and a chained comparison",
+)
+_c14(
+    "a14c_ok_not_at_most",
+    "synthetic/at_most",
+    """
+    def at_most(value: int) -> bool:
+        assert isinstance(value, int), "value must be an int"
+        return not value > 0
+    """,
+    "an assert on the argument's type, then a negated comparison",
+)
