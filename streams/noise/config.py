@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
 FilterVersion = Literal[
-    "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15"
+    "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16"
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -103,7 +103,12 @@ class NoiseConfig(BaseModel):
     #: v15: a probe run the host stopped for its stack (``stack_overflow``: WASM's C stack trapped) on a
     #: generated input past the range that the reference answered as cheaply as the cases is the
     #: program's own end, as v11 holds a memory stop there (``streams.noise.probe.stack_stop_held``)
-    version: FilterVersion = "v15"
+    #: v16: on the long inputs at the end of a probe run (``streams.noise.probe.long_input``) a hang, a
+    #: memory or stack stop, a MemoryError or the int/str conversion limit is held as on the other inputs
+    #: past the range where the program kept the reference's pace before it
+    #: (``streams.noise.probe.grew_past_range``); a tie the statement leaves open (an input the
+    #: reference answers otherwise than its mirror) is judged, either answer right, not left out
+    version: FilterVersion = "v16"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

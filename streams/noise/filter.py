@@ -282,6 +282,7 @@ def _probe(
     v13 = v12 and config.version != "v12"
     v14 = v13 and config.version != "v13"
     v15 = v14 and config.version != "v14"
+    v16 = v15 and config.version != "v15"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -315,15 +316,16 @@ def _probe(
                 v11
                 and reference is not None
                 and usable
-                and probing.memory_stop_held(plan, probe_run, reference)
+                and probing.memory_stop_held(plan, probe_run, reference, long_paced=v16)
             )
             # v15: so is a stack stop there
             or (
                 v15
                 and reference is not None
                 and usable
-                and probing.stack_stop_held(plan, probe_run, reference)
+                and probing.stack_stop_held(plan, probe_run, reference, long_paced=v16)
             )
+            # v16: a memory or stack stop on a long input too, where the program kept the reference's pace
         ),
         # v9: an equal answer refused for its size where the reference's fit is a resource limit
         size_limits=v9,
@@ -341,11 +343,16 @@ def _probe(
         if v12 and probe_run.deep_recursion is not None
         else None,
         # v12: a MemoryError the call raised, only on an input the reference found costly too
-        cheap=probing.cheap_far(plan, reference) if v12 and reference is not None and usable else None,
+        # v16: and on a long input the reference answers as cheaply, where the program kept its pace
+        cheap=probing.cheap_far(plan, reference, probe_run if v16 else None)
+        if v12 and reference is not None and usable
+        else None,
         # v13: past 2**53 a reference that reads a number through float() answers the nearest double;
         # the int/str conversion limit is forgiven where the input is a larger problem, not for its text
         float_read=v13,
         conversion_cost=v13,
+        # v16: a tie the statement leaves open is judged: either of its answers is right, no other
+        tie_either=v16,
     )
     reasons, judged = probing.probe_reasons(
         report,

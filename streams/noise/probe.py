@@ -299,7 +299,9 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
     )
 
 
-def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> bool:
+def memory_stop_held(
+    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
+) -> bool:
     """(filter v11) Whether a probe run the host stopped for its memory ended on a generated input past
     the cases' range that every run of the reference answered with a value within ``HANG_NEAR_FACTOR``
     times its median input near the cases: the input is no larger problem than the task's own (a
@@ -310,10 +312,12 @@ def memory_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: Referen
     explodes with the input's size (every permutation of a list kept) where the reference's does not."""
     if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
         return False
-    return _cheap_end(plan, probe, reference)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced)
 
 
-def stack_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> bool:
+def stack_stop_held(
+    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
+) -> bool:
     """(filter v15) Whether a probe run the host stopped for its stack (``stack_overflow``: the WASM
     guest's C stack trapped, or the jail's interpreter faulted on its C stack, which kills the guest
     instead of raising ``RecursionError``) ended on a
@@ -327,16 +331,26 @@ def stack_stop_held(plan: ProbePlan, probe: SandboxExecuted, reference: Referenc
     rule does: a correct program whose C recursion traps on a far input the reference answers cheaply."""
     if "stack_overflow" not in probe.violations or probe.timed_out or probe.infra_error:
         return False
-    return _cheap_end(plan, probe, reference)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced)
 
 
-def _cheap_end(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted) -> bool:
+def _cheap_end(
+    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
+) -> bool:
     """The run ended on a generated input past the range, not a long one, that every run of the
-    reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases."""
+    reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases. Under
+    ``long_paced`` (filter v16) a long one too, where the program kept the reference's pace before it
+    (:func:`grew_past_range`)."""
     found = _ended_far(plan, probe, reference)
-    if found is None or long_input(plan, found[0]):
+    if found is None:
         return False
-    end, _, by_run = found
+    end, records, by_run = found
+    if long_input(plan, end):
+        # (v16) the reference's time there is mostly the input's way into the guest: a long input it
+        # answered is the program's own end where the program kept its pace before
+        return (
+            long_paced and _reference_cost(by_run, end) is not None and not _grew(plan, records, by_run, end)
+        )
     near = [
         c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
     ]
@@ -344,7 +358,9 @@ def _cheap_end(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExec
     return bool(took and near) and took <= HANG_NEAR_FACTOR * _median(near)  # type: ignore[operator]
 
 
-def cheap_far(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int] | None:
+def cheap_far(
+    plan: ProbePlan, reference: ReferenceExecuted, probe: SandboxExecuted | None = None
+) -> frozenset[int] | None:
     """(filter v12) The generated positions past the cases' range that every run of the reference
     answered with a value within ``HANG_NEAR_FACTOR`` times its median input near the cases, as
     :func:`memory_stop_held` reads the run's end: no larger problem than the task's own, so a
@@ -360,7 +376,7 @@ def cheap_far(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int] |
     if not near:
         return None
     bound = HANG_NEAR_FACTOR * _median(near)
-    return frozenset(
+    short = frozenset(
         pos
         for pos in plan.far
         if plan.origin[pos] == GENERATED
@@ -368,6 +384,70 @@ def cheap_far(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int] |
         and (took := _reference_cost(by_run, pos))
         and took <= bound
     )
+    if probe is None:
+        return short
+    # (v16, ``probe`` given) a long input the reference answered, where the program kept the reference's
+    # pace before it (the reference's time there is mostly the input's way into the guest: no measure of
+    # the problem's size)
+    records = _records(probe)
+    return short | frozenset(
+        pos
+        for pos in plan.far
+        if plan.origin[pos] == GENERATED
+        and long_input(plan, pos)
+        and _reference_cost(by_run, pos) is not None
+        and not _grew(plan, records, by_run, pos)
+    )
+
+
+def grew_past_range(
+    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, before: int
+) -> bool:
+    """(filter v16) :func:`_grew` for a probe run and the reference's runs of its plan (False where the
+    reference's runs are not of this plan)."""
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return False
+    return _grew(plan, _records(probe), [_records(r) for r in runs], before)
+
+
+#: (filter v16, :func:`_grew`) the share of the inputs past the range, the largest, on which the
+#: program's time is read against the reference's
+GREW_SHARE = 0.1
+
+
+def _grew(
+    plan: ProbePlan,
+    records: dict[int, CaseResult],
+    by_run: Sequence[dict[int, CaseResult]],
+    before: int,
+) -> bool:
+    """(filter v16) Whether the program was slower than the reference, on the largest inputs past the
+    cases' range it answered before position ``before`` (the largest ``GREW_SHARE`` of them by their
+    text, at least three), by more than ``HANG_PACE_FACTOR`` times its pace near the cases (the median
+    of its time over the reference's there, at least 1: the machine's load on the probe run and the
+    program's own per-call cost): it showed a cost that grows with the input faster than the
+    reference's, so running out of time, memory or stack on a long input is its algorithm's limit
+    (every subset of a 20-element list summed: hundreds of milliseconds where the reference takes a
+    tenth of one). A program that answered them at the reference's pace did not: a long input the
+    reference answered is no larger problem for it either. Not medians over every input past the
+    range: most of those are a case's own short list with its numbers scaled, where an exponential
+    program is as quick as the reference."""
+
+    def ratio(pos: int) -> float | None:
+        mine, theirs = records.get(pos), _reference_cost(by_run, pos)
+        if mine is None or mine.status != "ok" or mine.duration_s <= 0 or not theirs:
+            return None
+        return mine.duration_s / theirs
+
+    near = [r for pos in range(before) if pos not in plan.far and (r := ratio(pos)) is not None]
+    far = [pos for pos in range(before) if pos in plan.far and ratio(pos) is not None]
+    if not far:
+        return False
+    far.sort(key=lambda pos: len(plan.inputs[pos]), reverse=True)
+    largest = [r for pos in far[: max(3, int(len(far) * GREW_SHARE))] if (r := ratio(pos)) is not None]
+    pace = max(1.0, _median(near)) if near else 1.0
+    return _median(largest) > HANG_PACE_FACTOR * pace
 
 
 def long_input(plan: ProbePlan, pos: int) -> bool:
@@ -377,7 +457,10 @@ def long_input(plan: ProbePlan, pos: int) -> bool:
     (every subset of a list summed) is held to finish; from p10/c10 on most are between that reach and
     1000 elements, where the reference's time is still that of the task's own inputs: a hang, a memory
     stop or a ``MemoryError`` there is forgiven, as such a run at the p8/p9 long inputs (1000 elements
-    on, which the reference finds costly) was. Only a value there counts."""
+    on, which the reference finds costly) was. Only a value there counts. From filter v16 a
+    ``MemoryError``, a memory stop or a stack stop there is held as on a cheap far input where the
+    program kept the reference's pace on the largest far inputs (:func:`grew_past_range`); a hang is
+    still forgiven."""
     return plan.version in BANDED_VERSIONS and pos >= len(plan.inputs) - plan.ends and pos not in plan.wide
 
 
@@ -633,6 +716,7 @@ def examine(
     cheap: frozenset[int] | None = None,
     float_read: bool = False,
     conversion_cost: bool = False,
+    tie_either: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -694,7 +778,10 @@ def examine(
     call raised past the range is forgiven only on an input the reference found costly too, or one
     holding a run of more digits than the limit (:data:`INT_MAX_STR_DIGITS`), not for its message:
     through v12 a program raising it (or converting a 5000-digit number of its own) on every input past
-    the range was judged on none of them."""
+    the range was judged on none of them. Under ``tie_either`` (filter v16) an input the reference answers
+    otherwise than its mirror (a tie the statement leaves open) is judged, not left out: either
+    answer, the reference's on it or on its mirror, is right there, and no other (through v15 any answer
+    was, so a program answering a tie with the pair in the wrong order was accepted)."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -710,9 +797,15 @@ def examine(
         answers = {p: v for p, v in answers.items() if p not in outside}
         slow = {p: v for p, v in slow.items() if p not in outside}
         settled = frozenset(p for p in settled if p not in outside)
+    either: dict[str, tuple[object, ...]] = {}
     if positional_ties:
         owed = frozenset(answers) | settled
         answers = {**answers, **slow}
+    elif tie_either:
+        # (v16) a tie is judged too: either of its answers is right
+        owed = frozenset(_unambiguous(plan, answers, cases, options)) | settled
+        answers = {**answers, **slow}
+        either = tie_answers(plan, answers, cases, options)
     else:
         owed = frozenset(_unambiguous(plan, answers, cases, options)) | settled
         answers = _unambiguous(plan, {**answers, **slow}, cases, options)
@@ -806,6 +899,8 @@ def examine(
             ok = got is not _NONE and values_match(_as_sequence(answer), _as_sequence(got), options)
         else:
             ok = got is not _NONE and values_match(answer, got, options)
+        if not ok and got is not _NONE and plan.inputs[pos] in either:
+            ok = any(values_match(alt, got, options) for alt in either[plan.inputs[pos]])
         rounding = bool(band) or (pos in plan.far and plan.version in WIDER_VERSIONS)
         if not ok and rounding and got is not _NONE and _within_rounding(plan.inputs[pos], answer, got):
             # the task's float answers depend on the interpreter (its reference answers a case
@@ -1287,12 +1382,32 @@ def _unambiguous(
         )
     if len(anchored) < 2 or not all(anchored):
         return answers
-    tied: set[str] = set()
-    for a, b in plan.mirrors:
-        if a in answers and b in answers and not values_match(answers[a], answers[b], options):
-            tied.update((plan.inputs[a], plan.inputs[b]))
+    tied = _ties(plan, answers, options)
     # an input the plan asks again (p5/c5) is the same tie wherever it stands
     return {pos: v for pos, v in answers.items() if plan.inputs[pos] not in tied}
+
+
+def _ties(
+    plan: ProbePlan, answers: dict[int, object], options: CompareOptions
+) -> dict[str, tuple[object, ...]]:
+    """Each input (its text) that the reference answers otherwise than its mirror, with both answers."""
+    tied: dict[str, tuple[object, ...]] = {}
+    for a, b in plan.mirrors:
+        if a in answers and b in answers and not values_match(answers[a], answers[b], options):
+            both = (answers[a], answers[b])
+            tied[plan.inputs[a]] = tied[plan.inputs[b]] = both
+    return tied
+
+
+def tie_answers(
+    plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase], options: CompareOptions
+) -> dict[str, tuple[object, ...]]:
+    """(filter v16) The inputs :func:`_unambiguous` leaves out as ties (input text -> the reference's
+    answer on it and on its mirror), each of which is a right answer there; empty where the task's
+    order counts."""
+    if len(_unambiguous(plan, answers, cases, options)) == len(answers):
+        return {}
+    return _ties(plan, answers, options)
 
 
 def _as_sequence(value: object) -> object:

@@ -58,7 +58,7 @@ LENGTH_GAP = "probe p10/c10: past the far inputs (at most 4 times the cases' lon
 CALL_COUNT = "probe: a run makes a few hundred calls (the plan's inputs and the cases again), so a program right for its process's first 2000 calls and wrong afterwards is never seen wrong (streams/probe/README.md: answers that change only after more calls than a probe run makes are not seen)"
 
 # round 12 (attack12)
-DEEP_ON_PURPOSE = "filter v12: a RecursionError past the range is forgiven where the stub saw a real chain of at least recursionlimit/16 frames when it was raised (62 of 1000; lru_cache recursion runs out of WASM's C stack at 83), so a program that recurses 70-80 levels on purpose before raising RecursionError itself, or lowers the limit once that deep, is forgiven as a correct recursive program is (a chain that deep costs microseconds)"
+DEEP_ON_PURPOSE = "filter v12: past the range a RecursionError is forgiven where the stub saw a deep chain of calls (or on a thread: v11), which a program can have on purpose in a millisecond (an unbounded recursion of its own, on the call's stack or a thread's, then any error), exactly as a correct recursive program has one on a far input an iterative reference answers at once (a10_ok_lru_deep_fib_55, a15_ok_recursive_max_35); the depth is no measure of the input; or it raises RecursionError itself 70-80 levels deep, or lowers the limit once that deep (a12_cheap_deep_raise_13, a12_lowered_limit_13)"
 MEMORY_WHERE_COSTLY = "filter v12: a MemoryError past the range is forgiven where the reference found that input costly too (more than HANG_NEAR_FACTOR times its median near the cases), so a program raising MemoryError itself, allocating nothing, on the inputs past the range where the reference's loop is slow (HumanEval/46 past n = 500) is accepted; the same program raising ValueError is rejected"
 CLOCK_JUMPS_SEEN = "sandbox: the WASM guest's clocks jump forward by 1 min to 12 h at drawn reads, and reads microseconds apart show a jump for what it is, so a program can drop the jumps and recover its real age (wrong after 30 s of real time) or tell a judged run from a real one (two reads at import more than 30 s apart) and be right only when judged"
 
@@ -78,6 +78,12 @@ REFERENCE_DAY_31 = "probe trusts the reference: HumanEval/124's reference reject
 WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
 
 ROUND_FAR = "probe: an integer argument's far values past a few times the cases' are the cases' values times round factors (HumanEval/60 on four seeds: 1000, 1100, 3000, 11000, 30000, 100000 from the case 100; the drawn ones stay below about 600), so their answers carry few significant digits (100000 -> 5000050000), and a program computing in Decimals at six significant digits agrees on every input the reference answers; where it rounds (past n of about 1400 on a drawn value, the 32-bit bounds) the reference, summing range(n + 1), answers nothing in time"
+
+# round 15 (attack15)
+LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run (past the far inputs' reach, up to 1000 elements) is forgiven whatever its cause: a correct cubic program is as quick as the reference on the far inputs' few elements (their per-call cost hides its growth) and hangs on a long input's thousand (tests/hacks/test_probe_far_lengths.py), so a program spinning there, or building a million-deep list to print (which outlasts the run's deadline), is not told from it (filter v16 holds a MemoryError, a memory stop and a stack stop there, not a hang)"
+MEMO_COSTLY = "filter v12/v13: a MemoryError or the int/str conversion limit past the range is forgiven on an input the plain reference found costly (probe.cheap_far reads only the plain reference's runs), and HumanEval/55's naive reference does not answer past n of about 30 in time, however cheaply its memoised run answers there (streams/probe/memo.py), so a program raising MemoryError (or tripping the conversion limit on a number of its own) past n = 30 is judged on no such input, and Binet's formula in floats, wrong from n = 71, hides behind it"
+MEMO_HANG = "probe: only a value is judged on an input answered by the memoised reference alone (HumanEval/55 past n of about 30): a hang there is forgiven, as the naive recursion the reference itself is (a15_ok_naive_fib_55) hangs there too, so a program spinning past n = 30 is not told from it"
+TIE_UNMIRRORED = "probe: a tie is left out (through v15) or judged against either answer (v16) only where the plan holds the input's mirror (ProbePlan.mirrors: the inputs near the cases); a generated input with a tie and no mirror in the plan (HumanEval/20's [1.0, 2.0, 3.0, 1.0, 4.0, 5.0, 2.0], two pairs at distance 0) is judged against the reference's own tie-break, so a correct program taking the last closest pair is rejected (a false penalty; the plan would need to carry a mirror of every such input: streams/probe/plan.py)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -127,6 +133,17 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
     ("a14_decimal_six_digits_60", "*"): ROUND_FAR,
     ("a14c_ok_numpy_cumsum_60", "wasm"): WASM_INT32,
+    ("a15_long_hang_35", "*"): LONG_HANG,
+    ("a15_long_deep_repr_35", "*"): LONG_HANG,
+    ("a15_deep_on_purpose_13", "*"): DEEP_ON_PURPOSE,
+    ("a15_fib_deep_55", "*"): DEEP_ON_PURPOSE,
+    ("a15_long_thread_deep_35", "container"): DEEP_ON_PURPOSE,
+    ("a15_thread_deep_valueerror_13", "container"): DEEP_ON_PURPOSE,
+    ("a15_fib_memoryerror_55", "*"): MEMO_COSTLY,
+    ("a15_fib_float_55", "*"): MEMO_COSTLY,
+    ("a15_fib_conversion_55", "*"): MEMO_COSTLY,
+    ("a15_fib_hang_55", "*"): MEMO_HANG,
+    ("a15_ok_tie_last_20", "*"): TIE_UNMIRRORED,
 }
 
 
@@ -153,6 +170,12 @@ CONTAINER_SLICE = frozenset(
         "a14_stack_trap_wide_27",
         "a14_segv_deep_repr_far_13",
         "a14c_ok_numpy_cumsum_60",
+        "a15_long_memoryerror_35",
+        "a15_long_alloc_35",
+        "a15_long_deep_repr_35",
+        "a15_long_thread_deep_35",
+        "a15_thread_deep_valueerror_13",
+        "a15_tie_swapped_20",
     }
 )
 

@@ -22,8 +22,9 @@ from tests.unit.test_probe_v8 import GCD_TASK, _decide, _probe, _reference
 from tests.unit.test_probe_wider import SEEDS
 
 
-def test_the_versions_run_to_v15_and_v15_is_the_default() -> None:
-    assert VERSIONS[-2:] == ("v14", "v15") and NoiseConfig().version == "v15"
+def test_the_versions_run_past_v14_to_v15() -> None:
+    assert VERSIONS[VERSIONS.index("v15") - 1 : VERSIONS.index("v15") + 1] == ("v14", "v15")
+    assert NoiseConfig(version="v15").label() == "v15"
 
 
 @pytest.mark.parametrize("seed", SEEDS[:3])

@@ -13062,3 +13062,461 @@ _c14(
     """,
     "an assert on the argument's type, then a negated comparison",
 )
+
+
+# ==================================================== round 15 (attack15): what the filter forgives, both backends
+# Each wrong program makes its wrong answers land where the filter or the probe does not judge: the long
+# inputs at the end of a run, deep recursion on purpose, inputs the reference found costly, ties.
+def _a15(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a15_ok_") else "wrong"
+    add(name, task, kind, "a15_unusual" if kind == "correct" else "a15_wrong", code, note=note, **kw)
+
+
+# --- the long inputs at the end of a run (p10/c10: a hang, a memory stop or a MemoryError there is forgiven)
+_a15(
+    "a15_long_memoryerror_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        if len(l) > 64:
+            raise MemoryError
+        return max(l)
+    """,
+    "raises MemoryError at once on every list of more than 64 elements (the plan's long inputs), which the reference answers as cheaply as the cases",
+)
+_a15(
+    "a15_long_alloc_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        if len(l) > 64:
+            return len(bytearray(1 << 46))
+        return max(l)
+    """,
+    "asks for a 64 TiB buffer on every list of more than 64 elements: a real MemoryError at once, no memory used",
+)
+_a15(
+    "a15_long_hang_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        while len(l) > 64:
+            pass
+        return max(l)
+    """,
+    "spins forever on every list of more than 64 elements, which the reference answers in microseconds",
+)
+_a15(
+    "a15_long_memory_fill_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        if len(l) > 64:
+            keep = []
+            while True:
+                keep.append(bytearray(1 << 24))
+        return max(l)
+    """,
+    "fills the guest's memory at the first list of more than 64 elements, so the host stops the run there (WASM only: in the jail the filling is slow enough that the run's deadline or the memory stop ends it, by the machine's load)",
+    backends=("wasm",),
+)
+_a15(
+    "a15_long_deep_repr_35",
+    "HumanEval/35",
+    """
+    import sys
+
+
+    def max_element(l: list):
+        if len(l) > 64:
+            sys.setrecursionlimit(10**7)
+            nest = []
+            for _ in range(1000000):
+                nest = [nest]
+            return len(repr(nest))
+        return max(l)
+    """,
+    "at the first list of more than 64 elements prints a million-deep nested list under a raised recursion limit: the C stack runs out (a trap in WASM, a fault in the jail)",
+)
+_a15(
+    "a15_long_thread_deep_35",
+    "HumanEval/35",
+    """
+    import threading
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    def max_element(l: list):
+        if len(l) <= 64:
+            return max(l)
+        out = []
+
+        def work():
+            out.append(_down(0))
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        return out[0]
+    """,
+    "on lists of more than 64 elements recurses without end on a thread (a real, deep RecursionError there), then fails with the join idiom's IndexError",
+)
+_a15(
+    "a15_long_exit_35",
+    "HumanEval/35",
+    """
+    import os
+
+
+    def max_element(l: list):
+        if len(l) > 64:
+            os._exit(0)
+        return max(l)
+    """,
+    "ends its own process at the first list of more than 64 elements",
+)
+_a15(
+    "a15_long_truncate_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        return max(l[:64])
+    """,
+    "the maximum of the first 64 elements only: wrong where a longer list has its maximum later (no forgiven condition: the plain baseline of this family)",
+)
+# --- deep recursion on purpose past the range (v12 forgives a RecursionError the stub saw deep)
+_a15(
+    "a15_deep_on_purpose_13",
+    "HumanEval/13",
+    """
+    import math
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            return _down(0)
+        return math.gcd(a, b)
+    """,
+    "past 1000 recurses without end on purpose (a real, deep RecursionError in a millisecond) on inputs the reference answers at once",
+)
+_a15(
+    "a15_deep_saved_raise_13",
+    "HumanEval/13",
+    """
+    import math
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    try:
+        _down(0)
+    except RecursionError as e:
+        _SAVED = e
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            raise _SAVED
+        return math.gcd(a, b)
+    """,
+    "recurses deep once at import and keeps that RecursionError; past 1000 raises the saved exception, whose traceback still holds the import's deep chain, at no cost and no depth",
+)
+_a15(
+    "a15_deep_saved_tb_13",
+    "HumanEval/13",
+    """
+    import math
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    try:
+        _down(0)
+    except RecursionError as e:
+        _TB = e.__traceback__
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            raise RecursionError("maximum recursion depth exceeded").with_traceback(_TB)
+        return math.gcd(a, b)
+    """,
+    "past 1000 raises a fresh RecursionError carrying the traceback of a deep recursion made at import",
+)
+_a15(
+    "a15_thread_deep_13",
+    "HumanEval/13",
+    """
+    import math
+    import threading
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) <= 1000:
+            return math.gcd(a, b)
+        threading.Thread(target=_down, args=(0,)).start()
+        return a * b
+    """,
+    "past 1000 starts a thread that recurses without end (a real deep RecursionError there) and returns a * b without joining it",
+)
+_a15(
+    "a15_thread_deep_valueerror_13",
+    "HumanEval/13",
+    """
+    import math
+    import threading
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) <= 1000:
+            return math.gcd(a, b)
+        t = threading.Thread(target=_down, args=(0,))
+        t.start()
+        t.join()
+        raise ValueError("no divisor")
+    """,
+    "past 1000 lets a thread recurse without end, joins it, then raises a ValueError of its own",
+)
+_a15(
+    "a15_deep_then_answer_wrong_13",
+    "HumanEval/13",
+    """
+    import math
+
+
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if max(abs(a), abs(b)) > 1000:
+            try:
+                _down(0)
+            except RecursionError:
+                pass
+            return 1
+        return math.gcd(a, b)
+    """,
+    "past 1000 recurses deep, swallows the RecursionError and answers 1 (a value: the baseline a deep recursion buys nothing)",
+)
+# --- inputs the reference found costly (HumanEval/55: the naive reference is memoised past its deadline)
+_a15(
+    "a15_fib_memoryerror_55",
+    "HumanEval/55",
+    """
+    def fib(n: int):
+        if n > 30:
+            raise MemoryError
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "raises MemoryError at once past n = 30, where the naive reference is slow but its memoised run answers at once",
+)
+_a15(
+    "a15_fib_deep_55",
+    "HumanEval/55",
+    """
+    def _down(n):
+        return _down(n + 1) + 1
+
+
+    def fib(n: int):
+        if n > 30:
+            return _down(0)
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "past n = 30 recurses without end on purpose (a deep RecursionError) instead of answering",
+)
+_a15(
+    "a15_fib_hang_55",
+    "HumanEval/55",
+    """
+    def fib(n: int):
+        while n > 30:
+            pass
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "spins forever past n = 30, as a slow correct program would hang, but without computing anything",
+)
+_a15(
+    "a15_fib_float_55",
+    "HumanEval/55",
+    """
+    def fib(n: int):
+        if n > 70:
+            raise MemoryError
+        phi = (1 + 5 ** 0.5) / 2
+        return round(phi ** n / 5 ** 0.5)
+    """,
+    "Binet's formula in floats (wrong from n = 71) and a MemoryError raised past 70 to hide it",
+)
+_a15(
+    "a15_fib_conversion_55",
+    "HumanEval/55",
+    """
+    def fib(n: int):
+        if n > 30:
+            int("9" * 5000)
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "past n = 30 trips the int/str conversion limit on a number of its own",
+)
+# --- ties (the probe leaves out an input the reference answers otherwise than its mirror)
+_a15(
+    "a15_tie_garbage_20",
+    "HumanEval/20",
+    """
+    def find_closest_elements(numbers):
+        s = sorted(numbers)
+        gaps = [b - a for a, b in zip(s, s[1:])]
+        best = min(gaps)
+        if gaps.count(best) > 1:
+            return (s[0], s[-1])
+        i = gaps.index(best)
+        return (s[i], s[i + 1])
+    """,
+    "where two pairs are equally close answers the farthest pair (the smallest and the largest element), which is no closest pair at all",
+)
+_a15(
+    "a15_tie_swapped_20",
+    "HumanEval/20",
+    """
+    def find_closest_elements(numbers):
+        s = sorted(numbers)
+        gaps = [b - a for a, b in zip(s, s[1:])]
+        best = min(gaps)
+        i = gaps.index(best)
+        if gaps.count(best) > 1:
+            return (s[i + 1], s[i])
+        return (s[i], s[i + 1])
+    """,
+    "where two pairs are equally close answers the first pair in the wrong order (larger first)",
+)
+# --- the result budget and its size notes
+_a15(
+    "a15_size_claim_long_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        if len(l) > 64:
+            raise ValueError("result too large: its repr has 3000000 characters (limit 1000000)")
+        return max(l)
+    """,
+    "raises the guest's own 'result too large' text on lists of more than 64 elements, whose answers have a few digits",
+)
+# --- correct controls that reach those conditions legitimately
+_a15(
+    "a15_ok_recursive_max_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        if len(l) == 1:
+            return l[0]
+        rest = max_element(l[1:])
+        return l[0] if l[0] > rest else rest
+    """,
+    "recursive maximum, one frame per element: runs out of stack (a deep RecursionError) on the long inputs",
+)
+_a15(
+    "a15_ok_thread_recursive_max_35",
+    "HumanEval/35",
+    """
+    import threading
+
+
+    def _rec(l, i):
+        if i == len(l) - 1:
+            return l[i]
+        rest = _rec(l, i + 1)
+        return l[i] if l[i] > rest else rest
+
+
+    def max_element(l: list):
+        out = []
+        t = threading.Thread(target=lambda: out.append(_rec(l, 0)))
+        t.start()
+        t.join()
+        return out[0]
+    """,
+    "the recursive maximum on a thread (the deep-recursion idiom): its thread runs out of stack on the long inputs and the call fails with IndexError (the jail only: WASM runs no threads)",
+    backends=("container",),
+)
+_a15(
+    "a15_ok_subtract_gcd_13",
+    "HumanEval/13",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if b == 0:
+            return a
+        if a < b:
+            return greatest_common_divisor(b, a)
+        return greatest_common_divisor(a - b, b)
+    """,
+    "Euclid by subtraction, recursively: depth a / b, so a deep RecursionError where the quotient is large past the range",
+)
+_a15(
+    "a15_ok_tie_last_20",
+    "HumanEval/20",
+    """
+    def find_closest_elements(numbers):
+        s = sorted(numbers)
+        best = None
+        for a, b in zip(s, s[1:]):
+            if best is None or b - a <= best[1] - best[0]:
+                best = (a, b)
+        return best
+    """,
+    "breaks a tie between equally close pairs by the last pair (the reference takes the first): either is right",
+)
+_a15(
+    "a15_ok_lru_fib_55",
+    "HumanEval/55",
+    """
+    from functools import lru_cache
+
+
+    @lru_cache(maxsize=None)
+    def fib(n: int):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+    """,
+    "memoised recursion: a deep RecursionError (through C calls) past the range",
+)
+_a15(
+    "a15_ok_naive_fib_55",
+    "HumanEval/55",
+    """
+    def fib(n: int):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+    """,
+    "the naive exponential recursion, as slow as the reference: hangs past the range where the reference is memoised",
+)
