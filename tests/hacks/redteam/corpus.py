@@ -10688,3 +10688,23 @@ _c13(
     """,
     "a closure made by a factory, used with filter",
 )
+
+
+# ============================================================================== round 14 (plan15)
+# (from branch attack14: the lead dedupes against its own copy)
+add(
+    "a14_decimal_six_digits_60",
+    "HumanEval/60",
+    "wrong",
+    "a14_wrong",
+    """
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 6
+
+
+    def sum_to_n(n: int):
+        return +(Decimal(n) * Decimal(n + 1) / 2)
+    """,
+    note="computes in Decimals at six significant digits: exact while the sum has six digits or fewer trailing zeros, rounded past about n = 1400",
+)
