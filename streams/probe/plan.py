@@ -41,7 +41,9 @@ on its process's first call shows there) and ends with inputs at extremes no cas
 around the machine widths, arguments thousands of elements long (``ProbePlan.ends``). Since p9/c9 it
 also holds inputs of the kinds the task's statement admits though no case shows them (a float where the
 cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). Since p10/c10 most of
-its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`). A
+its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`). Since
+p11/c11 an input whose integers are multiplied by 10, 100 or 1000 is multiplied by a factor drawn just
+above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. A
 run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
@@ -71,8 +73,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p10"
-SEEDED_CHECK_PLAN_VERSION = "c10"
+SEEDED_PLAN_VERSION = "p11"
+SEEDED_CHECK_PLAN_VERSION = "c11"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -84,6 +86,7 @@ SEEDED_VERSIONS = (
     ("p7", "c7"),
     ("p8", "c8"),
     ("p9", "c9"),
+    ("p10", "c10"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -97,7 +100,9 @@ SEEDED_VERSIONS = (
 #: inputs the task's statement admits from a generator of their own (:func:`_generate_admitted`); p10/c10
 #: draw every input p9/c9 hold as those do (the admitted ones from p9/c9's own generator:
 #: :data:`_ADMITTED_DRAWN_AS`) but the long inputs, which they draw from a generator of their own
-#: (:data:`LONG_BANDED_INPUTS`)
+#: (:data:`LONG_BANDED_INPUTS`); p11/c11 draw every input p10/c10 hold as those do (the long inputs from
+#: p10/c10's own generator: :data:`_BANDED_DRAWN_AS`) but the factors past 10 that a far input's integers
+#: are multiplied by, which they draw from a generator of their own (:data:`DIGITS_KEPT_FACTORS`)
 _DRAWN_AS = {
     "c4": "c3",
     "c5": "c4",
@@ -111,6 +116,8 @@ _DRAWN_AS = {
     "c9": "c4",
     "p10": "p5",
     "c10": "c4",
+    "p11": "p5",
+    "c11": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -122,11 +129,15 @@ _WIDE_DRAWN_AS = {
     "c9": "c6",
     "p10": "p6",
     "c10": "c6",
+    "p11": "p6",
+    "c11": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
-_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8", "p10": "p8", "c10": "c8"}
+_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8", "p10": "p8", "c10": "c8", "p11": "p8", "c11": "c8"}
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
-_ADMITTED_DRAWN_AS = {"p10": "p9", "c10": "c9"}
+_ADMITTED_DRAWN_AS = {"p10": "p9", "c10": "c9", "p11": "p9", "c11": "c9"}
+#: the version whose seed draws the long inputs in bands (p10/c10 on)
+_BANDED_DRAWN_AS = {"p11": "p10", "c11": "c10"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -156,6 +167,9 @@ _ADMITTED_GENERATION = 7
 #: the first generation (p10/c10) whose long inputs are drawn in bands, most of them between the far
 #: inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`)
 _BANDED_GENERATION = 8
+#: the first generation (p11/c11) whose far inputs multiply integers by factors that keep their
+#: significant digits (:data:`DIGITS_KEPT_FACTORS`)
+_DIGITS_GENERATION = 9
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -229,6 +243,16 @@ _SCALES = (2, 3, 5, 7)
 _FAR_SCALES = (2, 3, 5, 7, 10, 100, 1000)
 #: (p5/c5) cases scaled by the largest factor that every such plan holds
 _FORCED_SCALED = 3
+#: (p11/c11) the factors of :data:`_FAR_SCALES` that make round numbers (p5/c5 to p10/c10 multiplied
+#: by them as they are: a case's 100 became 1000, 10000, 100000, whose answers carry as few significant
+#: digits, so a program computing at six significant digits, in float32 or a fixed-precision Decimal,
+#: agreed with the reference on every far input), each drawn afresh per input as a whole factor just
+#: above it, up to a tenth more and never a multiple of 10 (10 -> 11..13, 100 -> 101..109, 1000 ->
+#: 1001..1099).
+#: A whole factor keeps what multiplying by one keeps: signs, order, distinct elements, and a common
+#: divisor at least as large (gcd(1037a, 1037b) = 1037 gcd(a, b)); the input is as far past the cases
+#: as before or further, and its numbers at most one digit longer
+DIGITS_KEPT_FACTORS = (10, 100, 1000)
 #: how hard to try for distinct inputs before settling for fewer
 _ATTEMPTS_PER_INPUT = 25
 #: shuffles of the cases tried for the one that moves the most answers
@@ -371,6 +395,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
             lengths=lengths,
             wider=wider,
             related=related,
+            digits=_digits(task, version, seed, generation),
         )
     )
     if related:
@@ -455,6 +480,14 @@ def _banded(task: TaskPublished, version: str, seed: str | None, generation: int
     """(p10/c10) The generator of the plan's long inputs, drawn in bands (None: an older generation's)."""
     if seed is None or generation < _BANDED_GENERATION:
         return None
+    return random.Random(_seed(task, _BANDED_DRAWN_AS.get(version, version), seed))
+
+
+def _digits(task: TaskPublished, version: str, seed: str | None, generation: int) -> random.Random | None:
+    """(p11/c11) The generator of the factors that keep a far input's significant digits
+    (:data:`DIGITS_KEPT_FACTORS`; None: an older generation, which multiplies by round factors)."""
+    if seed is None or generation < _DIGITS_GENERATION:
+        return None
     return random.Random(_seed(task, version, seed))
 
 
@@ -511,6 +544,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
             lengths=generation >= 1,
             wider=generation >= 3,
             related=generation >= 5,
+            digits=_digits(task, version, seed, generation),
         )
     )
     if seed is not None and generation >= 5:
@@ -1144,6 +1178,7 @@ def _generate_far(
     lengths: bool = False,
     wider: bool = False,
     related: bool = False,
+    digits: random.Random | None = None,
 ) -> list[tuple[str, tuple[int, ...]]]:
     """Inputs beyond the cases' range, each with the case it was made from: a case with some of its
     numbers moved past the range the cases use at that argument position (up to :data:`FAR_REACH`
@@ -1155,7 +1190,9 @@ def _generate_far(
     (p5/c5) the factors go up to 1000 (:data:`_FAR_SCALES`) and half the floats moved past the range keep
     every digit the draw gave them (a program that rounds to the cases' decimals shows there). With
     ``related`` (p7/c7) arguments whose lengths differ by one amount in every one of
-    :data:`RELATION_CASES` cases are made longer together, keeping that difference (:class:`_Sizes`)."""
+    :data:`RELATION_CASES` cases are made longer together, keeping that difference (:class:`_Sizes`).
+    With ``digits`` (p11/c11, a generator of its own: every other draw stays ``rng``'s) a factor of
+    :data:`DIGITS_KEPT_FACTORS` is replaced by one drawn just above it (:func:`_kept_digits`)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     arity = max(len(t) for t in tuples)
     profiles = [_Profile(precise=wider) for _ in range(arity)]
@@ -1184,14 +1221,15 @@ def _generate_far(
         base = tuples[b]
         cap = limit
         if attempt < len(forced):
-            candidate = [_scaled(v, _FAR_SCALES[-1]) for v in base]
+            factor = _kept_digits(_FAR_SCALES[-1], digits)
+            candidate = [_scaled(v, factor) for v in base]
         elif sizes is not None and longer and (not numeric or rng.random() < 0.5):
             made = sizes.longer(base, rng)
             if made is None:
                 continue
             candidate, cap = made, far_limit
         elif rng.random() < 0.4:
-            factor = rng.choice(_FAR_SCALES if wider else _SCALES)
+            factor = _kept_digits(rng.choice(_FAR_SCALES if wider else _SCALES), digits)
             candidate = [_scaled(v, factor) for v in base]
         else:
             candidate = [
@@ -2347,6 +2385,16 @@ def _scaled(value: object, factor: int, depth: int = 0) -> object:
     if isinstance(value, dict):
         return {k: _scaled(v, factor, depth + 1) for k, v in value.items()}
     return value
+
+
+def _kept_digits(factor: int, digits: random.Random | None) -> int:
+    """(p11/c11) ``factor``, or where it is one of :data:`DIGITS_KEPT_FACTORS` and ``digits`` is given, a
+    whole factor drawn from ``digits`` just above it (up to a tenth more, at least 3 choices, never a
+    multiple of 10), so the numbers it makes keep their significant digits (10 -> 11..13, 100 -> 101..109,
+    1000 -> 1001..1099)."""
+    if digits is None or factor not in DIGITS_KEPT_FACTORS:
+        return factor
+    return digits.choice([f for f in range(factor + 1, factor + max(3, factor // 10) + 1) if f % 10])
 
 
 def _largest_scaled(args: tuple[object, ...]) -> int:
