@@ -77,8 +77,6 @@ REFERENCE_DAY_31 = "probe trusts the reference: HumanEval/124's reference reject
 # round 14 (attack14)
 WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
 
-ROUND_FAR = "probe: an integer argument's far values past a few times the cases' are the cases' values times round factors (HumanEval/60 on four seeds: 1000, 1100, 3000, 11000, 30000, 100000 from the case 100; the drawn ones stay below about 600), so their answers carry few significant digits (100000 -> 5000050000), and a program computing in Decimals at six significant digits agrees on every input the reference answers; where it rounds (past n of about 1400 on a drawn value, the 32-bit bounds) the reference, summing range(n + 1), answers nothing in time"
-
 # round 15 (attack15)
 LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run (past the far inputs' reach, up to 1000 elements) is forgiven whatever its cause: a correct cubic program is as quick as the reference on the far inputs' few elements (their per-call cost hides its growth) and hangs on a long input's thousand (tests/hacks/test_probe_far_lengths.py), so a program spinning there, or building a million-deep list to print (which outlasts the run's deadline), is not told from it (filter v16 holds a MemoryError, a memory stop and a stack stop there, not a hang)"
 MEMO_COSTLY = "filter v12/v13: a MemoryError or the int/str conversion limit past the range is forgiven on an input the plain reference found costly (probe.cheap_far reads only the plain reference's runs), and HumanEval/55's naive reference does not answer past n of about 30 in time, however cheaply its memoised run answers there (streams/probe/memo.py), so a program raising MemoryError (or tripping the conversion limit on a number of its own) past n = 30 is judged on no such input, and Binet's formula in floats, wrong from n = 71, hides behind it"
@@ -131,7 +129,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
     ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
     ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
-    ("a14_decimal_six_digits_60", "*"): ROUND_FAR,
     ("a14c_ok_numpy_cumsum_60", "wasm"): WASM_INT32,
     ("a15_long_hang_35", "*"): LONG_HANG,
     ("a15_long_deep_repr_35", "*"): LONG_HANG,
