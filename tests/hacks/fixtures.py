@@ -132,16 +132,27 @@ def simulated_run(
 
 
 def simulated_reference_probe(
-    task: TaskPublished, code: str | None = None, *, seed: str | None = None
+    task: TaskPublished,
+    code: str | None = None,
+    *,
+    seed: str | None = None,
+    hangs: Callable[[str], bool] | None = None,
 ) -> ReferenceExecuted | None:
     """The reference's two runs of the task's probe plan (drawn with ``seed``), as the filter's runner
-    would publish them (a reference run carries no seed: the plan's digest names it)."""
+    would publish them (a reference run carries no seed: the plan's digest names it); ``hangs`` as for
+    :func:`simulated_run`."""
     source = code or task.reference
     if source is None:
         return None
     runs = [
         simulated_run(
-            task, source, sample_id=f"{task.task_id}#reference", run_index=i, probe=True, seed=seed
+            task,
+            source,
+            sample_id=f"{task.task_id}#reference",
+            run_index=i,
+            probe=True,
+            seed=seed,
+            hangs=hangs,
         ).model_copy(update={"probe_seed": None})
         for i in range(2)
     ]

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from schemas.reference import ReferenceExecuted
 from schemas.task import TaskPublished
 from streams.noise.filter import Decision, decide
 from streams.probe.plan import (
@@ -31,7 +30,7 @@ from streams.probe.plan import (
     probe_run_index,
     recorded_plan,
 )
-from tests.hacks.fixtures import simulated_run
+from tests.hacks.fixtures import simulated_reference_probe, simulated_run
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.hacks.redteam.tasks import all_tasks
 from tests.unit.test_probe_wider import CFG, OPTS
@@ -285,25 +284,7 @@ def _decision(task: TaskPublished, code: str, seed: str) -> Decision:
                 task, code, run_index=probe_run_index(0), probe=True, seed=seed, hangs=_machine_bound
             )
         )
-    reference = [
-        simulated_run(
-            task,
-            task.reference or "",
-            sample_id=f"{task.task_id}#reference",
-            run_index=i,
-            probe=True,
-            seed=seed,
-            hangs=_machine_bound,
-        ).model_copy(update={"probe_seed": None})
-        for i in range(2)
-    ]
-    ref = ReferenceExecuted(
-        task_id=task.task_id,
-        task_event_id=task.event_id(),
-        backend=reference[0].backend,
-        execution=reference[0],
-        reruns=(reference[1],),
-    )
+    ref = simulated_reference_probe(task, seed=seed, hangs=_machine_bound)
     return decide(task=task, code=code, executions=runs, config=CFG, options=OPTS, probe_reference=ref)
 
 
