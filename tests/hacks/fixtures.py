@@ -97,25 +97,30 @@ def simulated_run(
     ``hangs`` accepts is one the code would not answer in the run's time (never called here): the run
     ends there at its deadline, as a sandbox reports it."""
     import ast
+    import decimal
 
     from streams.probe.plan import case_inputs, plan_for
 
     plan = plan_for(task, seed) if probe else None
     inputs = plan.inputs if plan is not None else case_inputs(task)
     namespace: dict[str, object] = {}
-    exec(compile(code, "<solution>", "exec"), namespace)
-    fn = namespace[task.entry_point]
     cases = []
-    for i, text in enumerate(inputs):
-        if hangs is not None and hangs(text):
-            cases.append(CaseResult(index=i, status="timeout"))
-            cases.extend(CaseResult(index=k, status="missing") for k in range(i + 1, len(inputs)))
-            break
-        try:
-            value = fn(*ast.literal_eval(text))  # type: ignore[operator]
-            cases.append(CaseResult(index=i, status="ok", result_repr=repr(value), duration_s=0.001))
-        except Exception as exc:
-            cases.append(CaseResult(index=i, status="error", error=f"{type(exc).__name__}: {exc}"))
+    # the code runs in this process: what it sets in the decimal module's context (a program at six
+    # significant digits sets getcontext().prec) must end with it, as its sandbox would, not reach the
+    # next test's programs
+    with decimal.localcontext():
+        exec(compile(code, "<solution>", "exec"), namespace)
+        fn = namespace[task.entry_point]
+        for i, text in enumerate(inputs):
+            if hangs is not None and hangs(text):
+                cases.append(CaseResult(index=i, status="timeout"))
+                cases.extend(CaseResult(index=k, status="missing") for k in range(i + 1, len(inputs)))
+                break
+            try:
+                value = fn(*ast.literal_eval(text))  # type: ignore[operator]
+                cases.append(CaseResult(index=i, status="ok", result_repr=repr(value), duration_s=0.001))
+            except Exception as exc:
+                cases.append(CaseResult(index=i, status="error", error=f"{type(exc).__name__}: {exc}"))
     return SandboxExecuted(
         sample_id=sample_id,
         group_id="g-1",
