@@ -171,18 +171,26 @@ def simulated_reference_probe(
 
 
 def simulated_verdict(
-    task: TaskPublished, code: str, *, seed: str, version: str, options: CompareOptions
+    task: TaskPublished,
+    code: str,
+    *,
+    seed: str,
+    version: str,
+    options: CompareOptions,
+    probe: SandboxExecuted | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The noise filter's verdict (and its reasons' codes) under filter ``version`` for ``code`` judged on
     the task's cases and, with the probe seed ``seed``, on its probe plan, against the reference's own
-    probe runs: every run simulated here (:func:`simulated_run`)."""
+    probe runs: every run simulated here (:func:`simulated_run`), but ``probe`` where given (a probe
+    run a test has shaped: stopped, flooded, noted)."""
     from streams.noise.config import NoiseConfig
     from streams.noise.filter import decide
     from streams.probe.plan import probe_due, probe_run_index
 
     first = simulated_run(task, code)
     assert probe_due(task, first)
-    probe = simulated_run(task, code, run_index=probe_run_index(0), probe=True, seed=seed)
+    if probe is None:
+        probe = simulated_run(task, code, run_index=probe_run_index(0), probe=True, seed=seed)
     d = decide(
         task=task,
         code=code,

@@ -25,15 +25,14 @@ import pytest
 
 from schemas import codec, export
 from schemas.rollout import CaseResult, SandboxExecuted, SandboxExecutedV5, SandboxExecutedV6
-from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.filter import decide
+from streams.noise.config import VERSIONS
 from streams.noise.probe import DISAGREES, hang_timing
-from streams.probe.plan import GENERATED, plan_for, probe_due, probe_run_index
+from streams.probe.plan import GENERATED, plan_for, probe_run_index
 from streams.sandbox import Job, to_event
 from streams.sandbox.limits import RawRun
 from streams.sandbox.protocol import CaseInputs, Session
 from streams.sandbox.result import Outcome, interpret
-from tests.hacks.fixtures import simulated_reference_probe, simulated_run
+from tests.hacks.fixtures import simulated_run, simulated_verdict
 from tests.unit.test_probe_own_end import FLIP_REF, FLIP_TASK, _first_end
 from tests.unit.test_probe_wider import OPTS, SEEDS
 
@@ -160,17 +159,7 @@ def _probe(seed: str) -> SandboxExecuted:
 
 
 def _verdict(seed: str, version: str, probe: SandboxExecuted) -> tuple[str, tuple[str, ...]]:
-    first = simulated_run(FLIP_TASK, FLIP_REF)
-    assert probe_due(FLIP_TASK, first)
-    d = decide(
-        task=FLIP_TASK,
-        code=FLIP_REF,
-        executions=[first, probe],
-        config=NoiseConfig(version=version),  # type: ignore[arg-type]
-        options=OPTS,
-        probe_reference=simulated_reference_probe(FLIP_TASK, seed=seed),
-    )
-    return d.verdict, tuple(r.code for r in d.reasons)
+    return simulated_verdict(FLIP_TASK, FLIP_REF, seed=seed, version=version, options=OPTS, probe=probe)
 
 
 def _stopped(run: SandboxExecuted, at: int, **update: Any) -> SandboxExecuted:
@@ -355,13 +344,11 @@ def test_a_memory_stop_on_an_input_the_reference_answers_as_cheaply_as_the_cases
     stops the run, shielded every input after it; where the reference answers that input as fast as the
     cases, the stop is held against the program (v11), and where the input costs the reference more, it
     stays forgiven."""
-    from tests.unit.test_probe_v8 import GCD_TASK, _decide, _probe, _reference
+    from tests.unit.test_probe_v8 import GCD_TASK, _decide, _ended_at, _probe, _reference
 
     plan, run = _probe(GCD_TASK, seed)
     at = min(pos for pos in plan.far if plan.origin[pos] == GENERATED)
-    cases = [c for c in run.cases if c.index < at]
-    cases += [CaseResult(index=c.index, status="missing") for c in run.cases if c.index >= at]
-    stopped = run.model_copy(update={"cases": tuple(cases), "memory_exceeded": True})
+    stopped = _ended_at(run, at, memory_exceeded=True)
     ref = _reference(GCD_TASK, seed)
     assert _decide(GCD_TASK, stopped, ref, "v10").verdict == "accept"
     d = _decide(GCD_TASK, stopped, ref, "v11")

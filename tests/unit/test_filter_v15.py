@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.rollout import CaseResult
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.probe import DISAGREES
 from streams.probe.plan import GENERATED
-from tests.unit.test_probe_v8 import GCD_TASK, _decide, _probe, _reference
+from tests.unit.test_probe_v8 import GCD_TASK, _decide, _ended_at, _probe, _reference
 from tests.unit.test_probe_wider import SEEDS
 
 
@@ -33,9 +32,7 @@ def test_a_stack_stop_on_an_input_the_reference_answers_as_cheaply_as_the_cases_
 ) -> None:
     plan, run = _probe(GCD_TASK, seed)
     at = min(pos for pos in plan.far if plan.origin[pos] == GENERATED)
-    cases = [c for c in run.cases if c.index < at]
-    cases += [CaseResult(index=c.index, status="missing") for c in run.cases if c.index >= at]
-    stopped = run.model_copy(update={"cases": tuple(cases), "violations": ("stack_overflow",)})
+    stopped = _ended_at(run, at, violations=("stack_overflow",))
     ref = _reference(GCD_TASK, seed)
     assert _decide(GCD_TASK, stopped, ref, "v14").verdict == "accept"
     d = _decide(GCD_TASK, stopped, ref, "v15")

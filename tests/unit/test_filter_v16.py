@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.rollout import CaseResult, SandboxExecuted
+from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.probe import DISAGREES, long_input
@@ -29,6 +29,7 @@ from tests.unit.test_probe_v8 import (
     LAST,
     OPEN,
     _decide,
+    _ended_at,
     _has_tie,
     _hung,
     _longest,
@@ -92,14 +93,15 @@ def test_a_memory_or_stack_stop_on_a_long_input_at_the_references_pace_is_the_pr
     # inputs' few elements and hangs on a long input's thousand: tests/hacks/test_probe_far_lengths.py)
     assert _decide(MAX_TASK, _hung(plan, run, at, held_s=0.25), ref, "v16").verdict == "accept"
     # the host stopped it for its memory there
-    cases = [c.model_copy(update={"duration_s": 0.0001}) for c in run.cases if c.index < at]
-    cases += [CaseResult(index=c.index, status="missing") for c in run.cases if c.index >= at]
-    stopped = run.model_copy(update={"cases": tuple(cases), "memory_exceeded": True})
+    quick = run.model_copy(
+        update={"cases": tuple(c.model_copy(update={"duration_s": 0.0001}) for c in run.cases)}
+    )
+    stopped = _ended_at(quick, at, memory_exceeded=True)
     assert _decide(MAX_TASK, stopped, ref, "v15").verdict == "accept"
     d = _decide(MAX_TASK, stopped, ref, "v16")
     assert d.verdict == "reject" and {r.code for r in d.reasons} & {DISAGREES, "hack.memorised"}, d.reasons
     # where the program was slower than the reference on the largest far inputs, its algorithm's limit
-    grown = [c.model_copy(update={"duration_s": 0.002}) if c.index in plan.far else c for c in cases]
+    grown = [c.model_copy(update={"duration_s": 0.002}) if c.index in plan.far else c for c in stopped.cases]
     slower = stopped.model_copy(update={"cases": tuple(grown)})
     assert _decide(MAX_TASK, slower, ref, "v16").verdict == "accept"
     # and for its stack

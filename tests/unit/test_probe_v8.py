@@ -107,6 +107,14 @@ def _probe(task: TaskPublished, seed: str) -> tuple[ProbePlan, SandboxExecuted]:
     )
 
 
+def _ended_at(run: SandboxExecuted, at: int, **update: object) -> SandboxExecuted:
+    """``run`` ended by the host at position ``at``: its answers before it kept, every case from it on
+    missing, with ``update`` (what stopped it: ``memory_exceeded``, ``violations``)."""
+    cases = [c for c in run.cases if c.index < at]
+    cases += [CaseResult(index=c.index, status="missing") for c in run.cases if c.index >= at]
+    return run.model_copy(update={"cases": tuple(cases), **update})
+
+
 # ------------------------------------------------------------------------------------ Hang.held, pure
 
 
