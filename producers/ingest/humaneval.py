@@ -5,7 +5,9 @@ A task's ``check(candidate)`` becomes input/output cases when every statement of
 tolerance the task carries);
 otherwise the task keeps its ``check`` source, run in the sandbox's weaker check mode. Cases whose
 call is written out verbatim in the prompt's docstring are visible; the rest are hidden, so the prompt
-never shows a held-out case.
+never shows a held-out case. Four canonical solutions that contradict their own prompts are corrected
+on the way in (``errata.py``): the reference judges generated inputs, where its bugs would be charged to
+correct programs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from producers.ingest.errata import corrected_solution
 from producers.ingest.tolerance import stated_tolerance
 from schemas.errors import DependencyError
 from schemas.task import TaskPublished, TestCase
@@ -207,7 +210,8 @@ def to_task(row: HumanEvalRow) -> TaskPublished:
         tests=visible,
         hidden_tests=hidden,
         check=check,
-        reference=row.prompt + row.canonical_solution,
+        # a canonical solution that contradicts its prompt is corrected (producers/ingest/errata.py)
+        reference=row.prompt + corrected_solution(row.task_id, row.canonical_solution),
         source=SOURCE,
         # the tolerance the check states compares the float answers, its cases' or its own
         tolerance=stated_tolerance(row.test),

@@ -67,12 +67,8 @@ CONVERSION_LIMIT_TEXT = "filter v13: past the cases' range an int/str conversion
 HUGE_ANSWER_UNJUDGED = "probe: where the reference's answer is longer than a result may be (MAX_RESULT_CHARS, 1 M characters) the reference gives no value and the input is not judged, so on HumanEval/14 the only inputs past the far reach (24 letters) are the two long ones (2705 and 2902 letters on the pinned seed: 3.7 and 4.2 M characters of prefixes), both unjudged, and a program wrong only past 500 letters is accepted (one of three seeds tried draws a long input whose answer fits, and catches it)"
 # round 13c (correct13)
 NAIVE_SUM_EXPECTED = "task redteam/mean: its hidden case [1e16, 1, -1e16, 3] expects 0.75, what a naive float sum gives (the container's Python 3.11 sum()); the true mean is 1.0, which WASM's Python 3.15 sum() gives too (compensated since 3.12), so an exact program (statistics.mean) passes that case on WASM and fails it on the container: the expected value records one interpreter's rounding, and the backends' references disagree on it"
-REFERENCE_TRAILING_BLANKS = "probe trusts the reference: HumanEval/140's reference ends a string's one or two trailing blanks with a single '_' (its end-of-string branch writes one underscore for a run of 1 or 2, where its loop writes one per blank inside the string), while the prompt replaces every blank; a program doing that ('1  Exa mple 2 2  ' -> '..._2__') is rejected as wrong.disagrees_with_reference wherever the plan draws a string ending in two blanks near the cases (the pinned seed does)"
-REFERENCE_ZERO_PRIME = "probe trusts the reference: HumanEval/150's reference answers x for n <= 0 (its loop over range(2, n) never runs), calling 0 and -1 prime; no case holds such an n and the prompt excludes none, so a program answering y for n < 2 (not prime) is rejected as wrong.disagrees_with_reference wherever the plan draws n = 0 or a negative n near the cases (x_or_y(0, 1, 2), x_or_y(-1, 7919, 12))"
-REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's reference tests whether x * n is whole through float division (numerator / denom == int(numerator / denom)), which past 2**53 rounds, so on the far inputs of p10's pinned plan (fractions of about 100 digits) its answer follows the rounded quotient, not the product; an exact program (fractions.Fraction) answers otherwise there and is rejected as wrong.disagrees_with_reference (filter v13's rounding rule covers integer answers, not a True/False one)"
 # round 14c (correct14)
 WASM_INT32 = "sandbox: an explicit wasm runs numpy with its 32-bit default integer (streams/sandbox/README.md: numpy/pandas/scipy compiled for wasm32; auto and container give 64 bits, and auto routes a numpy program to the container), so np.cumsum(np.arange(1, n + 1)) wraps past n = 65535 and a correct program disagrees with the reference on HumanEval/60's far inputs (n up to 1000 times the cases') on every seed"
-REFERENCE_DAY_31 = "probe trusts the reference: HumanEval/124's reference rejects day 30 and 31 of every month (operator precedence: `month == 2 and day < 1 or day > 29` reads `... or day > 29` for any month), while the prompt allows 31 days in months 1,3,5,7,8,10,12; no case holds such a date, so a correct program answering True for '12-31-2000' is rejected as wrong.disagrees_with_reference wherever the plan draws one near the cases (4 of 20 seeds, a13c_ok_traceback_date_124 alike; the pinned seed draws none, so this is a row of its own, under a seed that does)"
 
 # round 14 (attack14)
 WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
@@ -122,11 +118,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a12_judge_by_jump_30", "*"): CLOCK_JUMPS_SEEN,
     ("a13_str_limit_message_60", "*"): CONVERSION_LIMIT_TEXT,
     ("a13_prefix_clip_14", "*"): HUGE_ANSWER_UNJUDGED,
-    ("a13_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
     ("a13c_ok_statistics_mean", "container"): NAIVE_SUM_EXPECTED,
-    ("a13c_ok_regex_spaces_140", "*"): REFERENCE_TRAILING_BLANKS,
-    ("a13c_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
-    ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
     ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
     ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
     ("a14c_ok_numpy_cumsum_60", "wasm"): WASM_INT32,
@@ -231,19 +223,26 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
     assert ok, f"{program.name} [{backend}] ({program.family}): expected {want}; got {actual}"
 
 
-#: (program, backend, probe seed) -> the mechanism that penalises a correct program under that seed only
-#: (the pinned seed accepts it, so the matrix above cannot show it)
-SEEDED_KNOWN: dict[tuple[str, str, str], str] = {
-    ("a14c_ok_month_table_124", "wasm", "00000002" * 4): REFERENCE_DAY_31,
-    ("a14c_ok_month_table_124", "container", "00000002" * 4): REFERENCE_DAY_31,
+#: (program, backend, probe seed) -> None where a correct program must be accepted under a seed the pinned
+#: one does not show (a14c_ok_month_table_124 under 0000...0002 draws a 30th or 31st day, which HumanEval/124's
+#: published reference rejects: producers/ingest/errata.py), or the mechanism that still penalises it there
+SEEDED: dict[tuple[str, str, str], str | None] = {
+    ("a14c_ok_month_table_124", "wasm", "00000002" * 4): None,
+    ("a14c_ok_month_table_124", "container", "00000002" * 4): None,
 }
 
 
 @pytest.mark.parametrize(
     ("name", "backend", "seed"),
     [
-        pytest.param(n, b, s, id=f"{n}-{b}-{s[:8]}", marks=[pytest.mark.xfail(strict=True, reason=why)])
-        for (n, b, s), why in SEEDED_KNOWN.items()
+        pytest.param(
+            n,
+            b,
+            s,
+            id=f"{n}-{b}-{s[:8]}",
+            marks=[] if why is None else [pytest.mark.xfail(strict=True, reason=why)],
+        )
+        for (n, b, s), why in SEEDED.items()
     ],
 )
 def test_redteam_seeded(name: str, backend: str, seed: str, sandbox: Sandbox) -> None:
