@@ -758,7 +758,10 @@ def restart_broker(run: Run, cluster: LocalCluster) -> None:
     _wait_gone(node.pid, 30)
     cluster.up()
     back = time.time()
-    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
+    try:
+        run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
+    except AssertionError as stalled:
+        raise AssertionError(f"{stalled}\n{_broker_view(run.bootstrap, cluster)}") from None
     done = time.time()
     caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
     run.record(
@@ -770,6 +773,39 @@ def restart_broker(run: Run, cluster: LocalCluster) -> None:
         learner_caught_up_s=round(caught_up - t0, 2),
         worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
     )
+
+
+#: what a broker's log says about its coordinators and its own troubles
+_BROKER_LOG_MARKS = ("ERROR", "WARN", "oordinator", "__consumer_offsets", "__transaction_state")
+
+
+def _broker_view(bootstrap: str, cluster: LocalCluster, lines: int = 60) -> str:
+    """What the broker says when a stage stalls after its restart: the state of every consumer group as
+    its group coordinator answers (or the error it answers with: a coordinator still loading its
+    partitions of __consumer_offsets says so), and its own log's lines on coordinators and errors."""
+    out = ["--- the broker's consumer groups"]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        listed = admin.list_consumer_groups(request_timeout=10).result()
+        ids = sorted(g.group_id for g in listed.valid)
+        for gid, fut in admin.describe_consumer_groups(ids, request_timeout=10).items():
+            try:
+                g = fut.result()
+                out.append(f"{gid}: {g.state} ({len(g.members)} member(s))")
+            except Exception as exc:  # the error is the finding
+                out.append(f"{gid}: {exc}")
+        out += [f"(listing) {e}" for e in listed.errors]
+    except Exception as exc:  # the error is the finding
+        out.append(f"(not answered) {exc}")
+    for node in cluster.status(probe=False).nodes:
+        out.append(f"--- broker {node.node_id}'s log ({node.log_file})")
+        try:
+            text = node.log_file.read_text(errors="replace").splitlines()
+        except OSError as exc:
+            out.append(f"(unreadable: {exc})")
+            continue
+        out += [ln[:300] for ln in text if any(m in ln for m in _BROKER_LOG_MARKS)][-lines:]
+    return "\n".join(out)
 
 
 def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:
