@@ -788,7 +788,9 @@ def _broker_view(bootstrap: str, cluster: LocalCluster, lines: int = 60) -> str:
     try:
         listed = admin.list_consumer_groups(request_timeout=10).result()
         ids = sorted(g.group_id for g in listed.valid)
-        for gid, fut in admin.describe_consumer_groups(ids, request_timeout=10).items():
+        described = admin.describe_consumer_groups(ids, request_timeout=10) if ids else {}
+        out += [] if ids else ["(no group listed)"]
+        for gid, fut in described.items():
             try:
                 g = fut.result()
                 out.append(f"{gid}: {g.state} ({len(g.members)} member(s))")
@@ -797,6 +799,8 @@ def _broker_view(bootstrap: str, cluster: LocalCluster, lines: int = 60) -> str:
         out += [f"(listing) {e}" for e in listed.errors]
     except Exception as exc:  # the error is the finding
         out.append(f"(not answered) {exc}")
+    out.append("--- the run's topics where an open transaction holds read_committed readers back")
+    out += _held_back(bootstrap) or ["(none)"]
     for node in cluster.status(probe=False).nodes:
         out.append(f"--- broker {node.node_id}'s log ({node.log_file})")
         try:
@@ -806,6 +810,47 @@ def _broker_view(bootstrap: str, cluster: LocalCluster, lines: int = 60) -> str:
             continue
         out += [ln[:300] for ln in text if any(m in ln for m in _BROKER_LOG_MARKS)][-lines:]
     return "\n".join(out)
+
+
+def _held_back(bootstrap: str) -> list[str]:
+    """Each partition of the run's topics and the processors' changelogs whose last stable offset (what a
+    read_committed reader may read up to) lies below its end: a transaction open there holds back every
+    reader of it."""
+    found = []
+    stable = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "rlstream.faults.view",
+            "isolation.level": "read_committed",
+        }
+    )
+    ends = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "rlstream.faults.view",
+            "isolation.level": "read_uncommitted",
+        }
+    )
+    try:
+        md = ends.list_topics(timeout=10)
+        changelogs = sorted(t for t in md.topics if t.startswith("rlstream.state."))
+        for topic in (*FLOW, *changelogs):
+            meta = md.topics.get(topic)
+            for p in sorted(meta.partitions) if meta is not None else ():
+                try:
+                    _, lso = stable.get_watermark_offsets(TopicPartition(topic, p), 10)
+                    _, end = ends.get_watermark_offsets(TopicPartition(topic, p), 10)
+                except Exception as exc:  # the error is the finding
+                    found.append(f"{topic}[{p}]: {exc}")
+                    continue
+                if lso < end:
+                    found.append(f"{topic}[{p}]: stable offset {lso} < end {end}")
+    except Exception as exc:  # the error is the finding
+        found.append(f"(not answered) {exc}")
+    finally:
+        stable.close()
+        ends.close()
+    return found
 
 
 def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:
