@@ -758,7 +758,10 @@ def restart_broker(run: Run, cluster: LocalCluster) -> None:
     _wait_gone(node.pid, 30)
     cluster.up()
     back = time.time()
-    run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
+    try:
+        run.wait(run.wave_done(wave), STAGE_TIMEOUT_S, "the wave after the broker's restart")
+    except AssertionError as stalled:
+        raise AssertionError(f"{stalled}\n{_broker_view(run.bootstrap, cluster)}") from None
     done = time.time()
     caught_up = run.wait(run.learner_covers_all, STAGE_TIMEOUT_S, "the learner caught up")
     run.record(
@@ -770,6 +773,84 @@ def restart_broker(run: Run, cluster: LocalCluster) -> None:
         learner_caught_up_s=round(caught_up - t0, 2),
         worker_exits_restarted=sum(run.workers.restarts.values()) - restarts_before,
     )
+
+
+#: what a broker's log says about its coordinators and its own troubles
+_BROKER_LOG_MARKS = ("ERROR", "WARN", "oordinator", "__consumer_offsets", "__transaction_state")
+
+
+def _broker_view(bootstrap: str, cluster: LocalCluster, lines: int = 60) -> str:
+    """What the broker says when a stage stalls after its restart: the state of every consumer group as
+    its group coordinator answers (or the error it answers with: a coordinator still loading its
+    partitions of __consumer_offsets says so), and its own log's lines on coordinators and errors."""
+    out = ["--- the broker's consumer groups"]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        listed = admin.list_consumer_groups(request_timeout=10).result()
+        ids = sorted(g.group_id for g in listed.valid)
+        described = admin.describe_consumer_groups(ids, request_timeout=10) if ids else {}
+        out += [] if ids else ["(no group listed)"]
+        for gid, fut in described.items():
+            try:
+                g = fut.result()
+                out.append(f"{gid}: {g.state} ({len(g.members)} member(s))")
+            except Exception as exc:  # the error is the finding
+                out.append(f"{gid}: {exc}")
+        out += [f"(listing) {e}" for e in listed.errors]
+    except Exception as exc:  # the error is the finding
+        out.append(f"(not answered) {exc}")
+    out.append("--- the run's topics where an open transaction holds read_committed readers back")
+    out += _held_back(bootstrap) or ["(none)"]
+    for node in cluster.status(probe=False).nodes:
+        out.append(f"--- broker {node.node_id}'s log ({node.log_file})")
+        try:
+            text = node.log_file.read_text(errors="replace").splitlines()
+        except OSError as exc:
+            out.append(f"(unreadable: {exc})")
+            continue
+        out += [ln[:300] for ln in text if any(m in ln for m in _BROKER_LOG_MARKS)][-lines:]
+    return "\n".join(out)
+
+
+def _held_back(bootstrap: str) -> list[str]:
+    """Each partition of the run's topics and the processors' changelogs whose last stable offset (what a
+    read_committed reader may read up to) lies below its end: a transaction open there holds back every
+    reader of it."""
+    found = []
+    stable = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "rlstream.faults.view",
+            "isolation.level": "read_committed",
+        }
+    )
+    ends = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "rlstream.faults.view",
+            "isolation.level": "read_uncommitted",
+        }
+    )
+    try:
+        md = ends.list_topics(timeout=10)
+        changelogs = sorted(t for t in md.topics if t.startswith("rlstream.state."))
+        for topic in (*FLOW, *changelogs):
+            meta = md.topics.get(topic)
+            for p in sorted(meta.partitions) if meta is not None else ():
+                try:
+                    _, lso = stable.get_watermark_offsets(TopicPartition(topic, p), 10)
+                    _, end = ends.get_watermark_offsets(TopicPartition(topic, p), 10)
+                except Exception as exc:  # the error is the finding
+                    found.append(f"{topic}[{p}]: {exc}")
+                    continue
+                if lso < end:
+                    found.append(f"{topic}[{p}]: stable offset {lso} < end {end}")
+    except Exception as exc:  # the error is the finding
+        found.append(f"(not answered) {exc}")
+    finally:
+        stable.close()
+        ends.close()
+    return found
 
 
 def _leaders(bootstrap: str, topics: list[str]) -> Counter[int]:

@@ -41,6 +41,7 @@ from consumers.projections.fold import Batch, Position, fold, skip
 from consumers.projections.store import StaleBatch, apply, migrate, stored_offsets
 from infra.kafka.admin import admin_client, client_config
 from infra.kafka.consumer import decode_message
+from infra.kafka.membership import RejoinWatch
 from infra.runtime.port import ProcessorStats
 from schemas.errors import BrokerError, EventDecodeError
 from schemas.topics import EVENT_TOPICS
@@ -88,6 +89,8 @@ class Projector:
         #: instances share partitions only when they write the same projection into the same database
         where = engine.url.render_as_string(hide_password=True)
         self.group_id = f"rlstream.projector.{self.name}.{hashlib.sha256(where.encode()).hexdigest()[:12]}"
+        #: out of its group since the group took its partitions away, until it hands partitions again
+        self._rejoin = RejoinWatch(f"{self.name}[{instance}]", self.group_id)
 
     # ---- lifecycle -------------------------------------------------------------------------------
 
@@ -120,7 +123,9 @@ class Projector:
             )
         )
         if grouped:
-            self._consumer.subscribe(self.topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
+            self._consumer.subscribe(
+                self.topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            )
         else:
             self._assign_new()
 
@@ -182,6 +187,8 @@ class Projector:
         """Poll one batch and apply it with its offsets in one SQL transaction; records consumed."""
         assert self._consumer is not None
         msgs = self._consumer.consume(self.config.batch_size, timeout_s)
+        if self._grouped:
+            self._rejoin.check(time.monotonic())
         if not msgs:
             return 0
         batch = Batch()
@@ -267,6 +274,7 @@ class Projector:
             for tp in partitions
         ]
         consumer.incremental_assign(parts)
+        self._rejoin.back()
         self._assigned.update((tp.topic, tp.partition) for tp in partitions)
         if parts:
             log.info("%s[%s]: took %d partition(s)", self.name, self.instance, len(parts))
@@ -276,6 +284,12 @@ class Projector:
         self._assigned.difference_update((tp.topic, tp.partition) for tp in partitions)
         if partitions:
             log.info("%s[%s]: handed over %d partition(s)", self.name, self.instance, len(partitions))
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """The group took the partitions away (the session timed out): as a revocation, and the member
+        must be back in its group within the rejoin limit."""
+        self._rejoin.lost(time.monotonic())
+        self._on_revoke(consumer, partitions)
 
     def _read_on_from_stored(self, stale: StaleBatch) -> None:
         """After a refused batch: every partition still held goes back to its stored offset (what was

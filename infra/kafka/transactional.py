@@ -28,6 +28,7 @@ from confluent_kafka.cimpl import NewTopic
 from infra.kafka.admin import client_config as base_config
 from infra.kafka.admin import raise_message_limits, refusal
 from infra.kafka.lag import assigned_lag
+from infra.kafka.membership import RejoinWatch
 from infra.runtime.host import Host, Raw, Write
 from infra.runtime.port import Defer, Emit, Incoming, Processor, ProcessorStats
 from infra.runtime.state import DEFAULT_GRACE_S, State, raw_key
@@ -77,6 +78,7 @@ MAX_ABANDONED_PRODUCERS = 8
 STUCK_TRANSACTION_S = 60.0
 #: seconds between two measurements of a worker's consumer lag (its metric)
 LAG_EVERY_S = 2.0
+
 
 T = TypeVar("T")
 
@@ -225,6 +227,8 @@ class TransactionalProcessor:
         self._pending_restore: set[int] = set()
         #: set when the group took the partitions away (session timed out, e.g. the broker restarted)
         self._lost = False
+        #: out of its group since the group took the partitions away, until it hands partitions again
+        self._rejoin = RejoinWatch(name, self.group_id)
         #: a fatal error of the consumer: it will deliver nothing more, so the next step ends the worker
         #: (whose supervisor starts a fresh one) rather than wait forever
         self._fatal: KafkaError | None = None
@@ -361,6 +365,7 @@ class TransactionalProcessor:
         restored. The group may have handed partitions back within the same poll: what was polled for
         them is dropped too, so they are sought back rather than left past records never handled."""
         self._lost = False
+        self._rejoin.lost(time.monotonic())
         self._abandon_producer("the group took this worker's partitions away")
         self._init_transactions()
         self._rewind(dict.fromkeys(self._assigned, 0))
@@ -375,10 +380,17 @@ class TransactionalProcessor:
         # wait for the first record only, then take what is already buffered: a batch call with a
         # timeout would hold every partial batch for the whole timeout
         first = self._consumer.poll(self._poll_timeout)
-        if self._fatal is not None:
-            raise BrokerError(f"{self.name}: the consumer failed for good: {self._fatal.str()}")
         polled = time.monotonic()
         msgs = [] if first is None else [first, *self._consumer.consume(self._batch_size - 1, 0)]
+        # a fatal error comes through the error callback or as a polled record's error, once: it must
+        # end the worker even when the same poll also lost the partitions (whose records are dropped)
+        for msg in msgs:
+            err = msg.error()
+            if err is not None and err.fatal():
+                self._fatal = err
+        if self._fatal is not None:
+            raise BrokerError(f"{self.name}: the consumer failed for good: {self._fatal.str()}")
+        self._rejoin.check(polled)
         self._measure_lag()
         if self._lost:
             # what was polled is read again from the committed offsets once partitions are reassigned
@@ -521,6 +533,7 @@ class TransactionalProcessor:
 
     # -- partition ownership and state restore ---------------------------------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._rejoin.back()
         for tp in partitions:
             self._assigned.add((tp.topic, tp.partition))
             self._pending_restore.add(tp.partition)
