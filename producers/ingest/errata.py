@@ -1,13 +1,13 @@
 """Corrections to HumanEval reference solutions that contradict their own prompts.
 
 The reference is the probe's judge on generated inputs (streams/probe): where it is wrong, a correct
-program that disagrees with it is rejected as ``wrong.disagrees_with_reference``. Six errata below were
-found by a correct program the probe rejected (/91, /97, /124, /140, /144, /150); the others by reading
-every canonical solution against its prompt, on edges the plans do not draw today (zero, a modulus of 1,
-integers past a float's precision, letters and digits outside ASCII). Each is a bug in the published
-canonical solution, not a matter of reading; each fix is the smallest that answers what the prompt asks
-(the rest of the solution's behaviour kept), and each corrected solution passes every case of the task's
-own check (``tests/unit/test_errata.py``).
+program that disagrees with it is rejected as ``wrong.disagrees_with_reference``. Seven errata below
+were found by a correct program the probe rejected (/91, /95, /97, /124, /140, /144, /150); the others
+by reading every canonical solution against its prompt, on edges the plans do not draw today (zero, a
+modulus of 1, integers past a float's precision, letters and digits outside ASCII). Each is a bug in the
+published canonical solution, not a matter of reading; each fix is the smallest that answers what the
+prompt asks (the rest of the solution's behaviour kept), and each corrected solution passes every case
+of the task's own check (``tests/unit/test_errata.py``).
 
 An erratum applies only to the exact canonical text it was written against (its SHA-256): a data set
 that has changed keeps its own reference, and the ingest says so in its log, rather than having a fix
@@ -98,6 +98,40 @@ ERRATA: tuple[Erratum, ...] = (
     import re
     sentences = re.split(r'[.?!]\\s*', S)
     return sum(sentence == 'I' or sentence[0:2] == 'I ' for sentence in sentences)
+""",
+    ),
+    Erratum(
+        task_id="HumanEval/95",
+        original_sha256="39e442a9786a0f228c64552dead363dee83de8ea31cebc9adf17d5fe8b43b934",
+        why=(
+            "the loop breaks at the first key that agrees with the case of the first (its last `else:"
+            " break`), so only the first two keys are ever compared: {'a': 1, 'b': 2, 'C': 3} and"
+            " {'a': 1, 'b': 2, 5: 3} are called all lower case, while the prompt asks whether all keys"
+            " are strings in lower case (or all in upper case)"
+        ),
+        solution="""\
+    if len(dict.keys()) == 0:
+        return False
+    else:
+        state = "start"
+        for key in dict.keys():
+
+            if isinstance(key, str) == False:
+                state = "mixed"
+                break
+            if state == "start":
+                if key.isupper():
+                    state = "upper"
+                elif key.islower():
+                    state = "lower"
+                else:
+                    break
+            elif (state == "upper" and not key.isupper()) or (state == "lower" and not key.islower()):
+                    state = "mixed"
+                    break
+            else:
+                continue
+        return state == "upper" or state == "lower"
 """,
     ),
     Erratum(
