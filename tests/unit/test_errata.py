@@ -12,8 +12,19 @@ from producers.ingest.humaneval import HumanEvalRow, load_rows, to_task
 
 #: per erratum, a call its prompt decides and the published solution answers wrongly
 WITNESSES: dict[str, tuple[tuple[Any, ...], Any]] = {
+    "HumanEval/44": ((0, 2), "0"),
+    "HumanEval/49": ((0, 1), 0),
+    "HumanEval/77": (((10**15 + 1) ** 3,), True),
+    "HumanEval/91": (("love It ! I",), 1),
+    "HumanEval/95": (({"a": 1, "b": 2, "C": 3},), False),
+    "HumanEval/97": ((76, -1), 6),
+    "HumanEval/99": (("12345678901234567890",), 12345678901234567890),
+    "HumanEval/103": ((2**53 + 1, 2**53 + 1), bin(2**53 + 1)),
+    "HumanEval/122": (([-10, 5], 2), -5),
     "HumanEval/124": (("01-31-2000",), True),
+    "HumanEval/137": ((2**53, 2**53 + 1), 2**53 + 1),
     "HumanEval/140": (("Example  ",), "Example__"),
+    "HumanEval/141": (("\u00e9.txt",), "No"),
     "HumanEval/144": (("1/1", f"{2**53 + 1}/2"), False),
     "HumanEval/150": ((0, 1, 2), 2),
 }

@@ -295,7 +295,7 @@ def count_up_to(n):
 """,
     "HumanEval/97": """
 def multiply(a, b):
-    return divmod(a, 10)[1] * divmod(b, 10)[1]
+    return divmod(abs(a), 10)[1] * divmod(abs(b), 10)[1]
 """,
     "HumanEval/98": """
 def count_upper(s):

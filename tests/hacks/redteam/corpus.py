@@ -8213,7 +8213,7 @@ add(
 add(
     "a11_ok_regex_bored_91",
     "HumanEval/91",
-    "correct",
+    "wrong",
     "a11_unusual",
     """
     import re
@@ -8223,7 +8223,7 @@ add(
         return sum(1 for part in re.split(r'[.?!]\\s*', S) if part.startswith('I '))
     """,
     backends=_W11,
-    note="re.split with a startswith test",
+    note="re.split with a startswith test; written as correct, it is the published reference's test, which misses a sentence that is 'I' alone ('love It ! I'): wrong since the erratum on HumanEval/91 (producers/ingest/errata.py; round 16e's a16e_i_blank_91), the name kept",
 )
 add(
     "a11_ok_accumulate_9",
@@ -13519,4 +13519,216 @@ _a15(
         return n if n < 2 else fib(n - 1) + fib(n - 2)
     """,
     "the naive exponential recursion, as slow as the reference: hangs past the range where the reference is memoised",
+)
+
+
+# ================================================================================ round 16e (errata16)
+# Correct programs the probe rejected because the task's published reference contradicts its prompt on
+# inputs the plan draws (producers/ingest/errata.py corrects those references at ingest), and per
+# erratum a wrong program the corrected reference still catches.
+def _a16e(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a16e_ok_") else "wrong"
+    add(name, task, kind, "a16e_erratum" if kind == "correct" else "a16e_wrong", code, note=note, **kw)
+
+
+# --- HumanEval/97: the unit digit of a negative number (the published reference takes a % 10: -1 -> 9)
+_a16e(
+    "a16e_ok_abs_unit_97",
+    "HumanEval/97",
+    """
+    def multiply(a, b):
+        return (abs(a) % 10) * (abs(b) % 10)
+    """,
+    "the unit digits of |a| and |b|: multiply(76, -1) is 6, where the published reference says 54 (abs(-1 % 10) is 9); rejected on every seed tried before the erratum (the plan draws negatives: a case holds -15)",
+)
+_a16e(
+    "a16e_ok_last_char_97",
+    "HumanEval/97",
+    """
+    def multiply(a, b):
+        return int(str(a)[-1]) * int(str(b)[-1])
+    """,
+    "the unit digits read off the numbers' text: multiply(14, -13) is 12, where the published reference says 28",
+)
+_a16e(
+    "a16e_signed_mod_97",
+    "HumanEval/97",
+    """
+    def multiply(a, b):
+        return abs(a % 10) * abs(b % 10)
+    """,
+    "the published reference's own answer: takes -1's unit digit for 9 (Python's a % 10 is never negative), right on every case (the hidden (14, -15) only because -15 % 10 is 5)",
+)
+# --- HumanEval/91: a sentence that is the word "I" alone (the published reference wants "I " at its start)
+_a16e(
+    "a16e_ok_first_word_91",
+    "HumanEval/91",
+    """
+    import re
+
+
+    def is_bored(S):
+        return sum(1 for s in re.split(r'[.?!]', S) if s.split()[:1] == ['I'])
+    """,
+    "a sentence whose first word is 'I': 'love It ! I' holds one, where the published reference counts none (its test is sentence[0:2] == 'I '); rejected on every seed tried before the erratum (the plan shuffles the cases' words)",
+)
+_a16e(
+    "a16e_ok_strip_91",
+    "HumanEval/91",
+    """
+    def is_bored(S):
+        for mark in '?!':
+            S = S.replace(mark, '.')
+        count = 0
+        for sentence in S.split('.'):
+            words = sentence.strip().split(' ')
+            if words[0] == 'I':
+                count += 1
+        return count
+    """,
+    "one delimiter for all three, each sentence stripped and split on blanks, its first word compared with 'I'",
+)
+_a16e(
+    "a16e_i_blank_91",
+    "HumanEval/91",
+    """
+    import re
+
+
+    def is_bored(S):
+        sentences = re.split(r'[.?!]\\s*', S)
+        return sum(s.startswith('I ') for s in sentences)
+    """,
+    "the published reference's test: misses a last sentence that is 'I' alone, which the plan draws on every seed tried",
+)
+# --- HumanEval/95: every key's case (the published reference compares the first two keys only)
+_a16e(
+    "a16e_ok_all_keys_95",
+    "HumanEval/95",
+    """
+    def check_dict_case(dict):
+        keys = list(dict)
+        if not keys or not all(isinstance(k, str) for k in keys):
+            return False
+        return all(k.islower() for k in keys) or all(k.isupper() for k in keys)
+    """,
+    "every key a string, all lower case or all upper case: {'fruit': 'Orange', 'taste': 'Sweet', 'B': 'John', ...} is False, where the published reference says True (its loop breaks at the second key); rejected on every seed tried before the erratum (the plan joins the cases' dictionaries)",
+)
+_a16e(
+    "a16e_ok_case_set_95",
+    "HumanEval/95",
+    """
+    def check_dict_case(d):
+        cases = set()
+        for key in d:
+            if not isinstance(key, str):
+                return False
+            cases.add("lower" if key.islower() else "upper" if key.isupper() else "mixed")
+        return cases in ({"lower"}, {"upper"})
+    """,
+    "the set of the keys' cases must be exactly one of lower or upper",
+)
+_a16e(
+    "a16e_first_keys_95",
+    "HumanEval/95",
+    """
+    def check_dict_case(d):
+        keys = list(d)[:2]
+        if not keys or not all(isinstance(k, str) for k in keys):
+            return False
+        return all(k.islower() for k in keys) or all(k.isupper() for k in keys)
+    """,
+    "the published reference's answer: judges the first two keys only, so a third key of the other case (or no string) is not seen; right on every case (none has a third key that differs)",
+)
+# --- the other errata: a wrong program near each (the probe never drew the published references' bad inputs)
+_a16e(
+    "a16e_leading_digit_dropped_44",
+    "HumanEval/44",
+    """
+    def change_base(x: int, base: int):
+        if x == 0:
+            return '0'
+        ret = ''
+        while x >= base:
+            ret = str(x % base) + ret
+            x //= base
+        return ret
+    """,
+    "answers 0 with '0' as the corrected reference does, but its loop stops one digit early and drops the leading digit",
+)
+_a16e(
+    "a16e_float_pow_49",
+    "HumanEval/49",
+    """
+    def modp(n: int, p: int):
+        return int(2.0 ** n) % p
+    """,
+    "2^n through a float: inexact past 2**53 and an OverflowError past 2**1023 (the case modp(1101, 101))",
+)
+_a16e(
+    "a16e_truncated_root_77",
+    "HumanEval/77",
+    """
+    def iscube(a):
+        r = int(abs(a) ** (1 / 3))
+        return r ** 3 == abs(a)
+    """,
+    "a float cube root truncated, not rounded: 64 ** (1 / 3) is 3.9999999999999996, so 64 is no cube",
+)
+_a16e(
+    "a16e_bankers_99",
+    "HumanEval/99",
+    """
+    def closest_integer(value):
+        return round(float(value))
+    """,
+    "Python's round, which breaks a tie to even ('14.5' -> 14) where the prompt rounds away from zero",
+)
+_a16e(
+    "a16e_floor_avg_103",
+    "HumanEval/103",
+    """
+    def rounded_avg(n, m):
+        if m < n:
+            return -1
+        return bin((n + m) // 2)
+    """,
+    "the average floored, exact but not rounded: 560..851 averages 705.5, which the check rounds to 706",
+)
+_a16e(
+    "a16e_nonneg_only_122",
+    "HumanEval/122",
+    """
+    def add_elements(arr, k):
+        return sum(x for x in arr[:k] if 0 <= x < 100)
+    """,
+    "leaves out every negative element, where the corrected reference counts -99..-1 as at most two digits",
+)
+_a16e(
+    "a16e_converted_137",
+    "HumanEval/137",
+    """
+    def compare_one(a, b):
+        x = float(str(a).replace(',', '.'))
+        y = float(str(b).replace(',', '.'))
+        if x == y:
+            return None
+        return max(x, y)
+    """,
+    "returns the larger value as a float, not in its given type ('2,3' comes back as 2.3)",
+)
+_a16e(
+    "a16e_isalnum_141",
+    "HumanEval/141",
+    """
+    def file_name_check(file_name):
+        parts = file_name.split('.')
+        if len(parts) != 2 or parts[1] not in ('txt', 'exe', 'dll'):
+            return 'No'
+        name = parts[0]
+        if not name or not name[0].isalnum():
+            return 'No'
+        return 'Yes' if sum(c.isdigit() for c in name) <= 3 else 'No'
+    """,
+    "lets a name start with a digit (str.isalnum), where the prompt wants a Latin letter first",
 )
