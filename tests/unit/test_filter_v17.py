@@ -210,6 +210,32 @@ def test_a_hang_where_the_memoised_reference_answers_at_once_is_held_at_the_memo
     assert _decide(SPINS, starved, ref, "v17").verdict == "accept"
 
 
+#: correct: the naive recursion below a table of the first ten Fibonacci numbers, exponential still but
+#: 76 times quicker than the reference (its calls for n are the reference's for n - 9)
+TABLED = (
+    "_T = [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]\n\n\n"
+    "def fib(n):\n    return _T[n] if n < 10 else fib(n - 1) + fib(n - 2)\n"
+)
+
+
+def tabled_s(n: int) -> float:
+    return 5e-5 + 1e-7 * _naive_calls(max(0, min(n, 60) - 9))
+
+
+def test_a_hang_after_a_costly_answer_stays_forgiven() -> None:
+    # the tabled recursion keeps the memoised pace on the first inputs where the plain one is slow
+    # (n = 22: 0.14 ms), answers n = 33 in 15 ms, and runs out of its second at n = 43: its pace is read
+    # on the input before the hang the plain reference found costliest (n = 34, which it did not answer)
+    seed = SEEDS[0]
+    plan, ref = _reference(seed)
+    run = _probe(TABLED, plan, seed, tabled_s, hangs=lambda text: tabled_s(_n(text)) > 1.0, held_s=HELD_S)
+    at = next(c.index for c in run.cases if c.status == "timeout")
+    assert at in _memo_only(plan, ref) and _n(plan.inputs[at]) > 40
+    timing = memo_hang_timing(plan, run, ref, OPTS)
+    assert timing is not None and timing.memo_ratio > 100 and not timing.held_memoised()
+    assert _decide(TABLED, run, ref, "v17").verdict == "accept"
+
+
 def test_a_hang_where_the_plain_reference_answered_slowly_is_read_against_the_memoised_run() -> None:
     # a faster machine (the jail): the naive recursion answers n = 33 and 34 in a second or so each
     seed = SEEDS[0]
