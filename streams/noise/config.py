@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
 FilterVersion = Literal[
-    "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16"
+    "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17"
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -108,7 +108,13 @@ class NoiseConfig(BaseModel):
     #: past the range where the program kept the reference's pace before it
     #: (``streams.noise.probe.grew_past_range``); a tie the statement leaves open (an input the
     #: reference answers otherwise than its mirror) is judged, either answer right, not left out
-    version: FilterVersion = "v16"
+    #: v17: on an input past the range only the memoised reference answered (the plain one's recursion
+    #: too slow there: ``streams/probe/memo.py``) a MemoryError or the int/str conversion limit is held
+    #: as on a cheap input where the program kept the plain reference's pace before it
+    #: (``streams.noise.probe.cheap_far``), and a hang on an input the memoised reference answered at
+    #: once where the program kept the memoised pace on the inputs the plain recursion was slow on
+    #: (``streams.noise.probe.Hang.held_memoised``)
+    version: FilterVersion = "v17"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -283,6 +283,7 @@ def _probe(
     v14 = v13 and config.version != "v13"
     v15 = v14 and config.version != "v14"
     v16 = v15 and config.version != "v15"
+    v17 = v16 and config.version != "v16"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -290,6 +291,11 @@ def _probe(
         # v11: forgiven only where the run was starved there by inputs the reference found expensive
         held = timing is not None and (timing.held_v11() if v11 else timing.held())
         hang = timing if held else None
+        if hang is None and v17:
+            # v17: so is a hang on an input the memoised reference answers at once, where the program
+            # kept the memoised pace on the inputs the plain reference's recursion was slow on
+            memo_timing = probing.memo_hang_timing(plan, probe_run, reference, options)
+            hang = memo_timing if memo_timing is not None and memo_timing.held_memoised() else None
     report = probing.examine(
         task,
         plan,
@@ -344,7 +350,10 @@ def _probe(
         else None,
         # v12: a MemoryError the call raised, only on an input the reference found costly too
         # v16: and on a long input the reference answers as cheaply, where the program kept its pace
-        cheap=probing.cheap_far(plan, reference, probe_run if v16 else None)
+        # v17: and on an input only the memoised reference answered, where the program kept its pace
+        cheap=probing.cheap_far(
+            plan, reference, probe_run if v16 else None, frozenset(memoised) if v17 else frozenset()
+        )
         if v12 and reference is not None and usable
         else None,
         # v13: past 2**53 a reference that reads a number through float() answers the nearest double;

@@ -97,6 +97,10 @@ HANG_PACE_FACTOR = 4.0
 #: program's, not the input's
 WASTE_FACTOR = 4.0
 WASTE_SLACK_S = 0.005
+#: (filter v17, :func:`memo_hang_timing`) an input on which the plain reference took more than this many
+#: times what its memoised run took is one where the two part: a program at the plain reference's pace
+#: there is ``HANG_PACE_FACTOR`` times past the memoised one's pace by a margin as wide again
+MEMO_PART_FACTOR = HANG_PACE_FACTOR**2
 #: and only where an input at least as large in every argument (and larger in one) took the program at
 #: most this many times as long: time a larger input does not cost more is not the input's cost (a
 #: correct program whose cost explodes with size takes twice as long or more for each element more;
@@ -164,6 +168,49 @@ class Hang:
     #: reference's time at that pace, on the inputs a larger input cost it no more than: time it burned
     #: itself, not the inputs' cost
     waste_s: float = 0.0
+    #: (filter v17, :func:`memo_hang_timing`) the input is one the memoised reference answered:
+    #: ``reference_s`` and ``near_s`` are its memoised run's times, ``pace`` the program's pace against
+    #: that run near the cases
+    memoised: bool = False
+    #: (filter v17) of the generated inputs past the range the program answered before the hang where
+    #: the plain reference took more than ``MEMO_PART_FACTOR`` times what its memoised run took (or
+    #: answered nothing in time), on the costliest for the plain reference, the program's time over the
+    #: memoised run's (0.0: no such input, no evidence of the program's pace there). The costliest, not
+    #: a median: a correct program exponential with a smaller base (the naive recursion below a table
+    #: of the first Fibonacci numbers) keeps the memoised pace on the first of those inputs and shows
+    #: its cost only on the last; and one input, not every one, so that one call the machine's load
+    #: slowed does not decide
+    memo_ratio: float = 0.0
+
+    def held_memoised(
+        self,
+        *,
+        min_held_s: float = HANG_MIN_HELD_S,
+        share: float = HANG_SHARE,
+        pace_factor: float = HANG_PACE_FACTOR,
+    ) -> bool:
+        """(filter v17) Whether a hang on an input the memoised reference answered is held against the
+        program: it had at least ``min_held_s`` there, the memoised run answered the input within
+        ``share`` of that, and on the inputs before it where the plain reference's time parts from its
+        memoised run's the program kept the memoised pace on the costliest (``memo_ratio`` within
+        ``pace_factor`` times its pace near the cases). A program as slow as the plain reference there
+        (the naive recursion the reference is) shows the plain reference's cost and may hang where it
+        hangs; one that answered those inputs at the memoised pace has no such cost, and its hang on an
+        input the memoised run answers within a hundredth of the time it had is its own. Where the program
+        answered no input on which the two part, nothing tells it from the naive recursion: forgiven.
+        Not v8's bound on the input's time against the median near the cases: a memoised run's single
+        call on a new n is a few levels of recursion the cases' do not need, and takes a millisecond
+        where the cases take 50 us on one run in a few (its own allocation, the machine's load). What it
+        gives up: a correct program as quick as the memoised one on every such input before the hang
+        whose cost explodes only beyond them (the naive recursion below a table of the first
+        Fibonacci numbers, where the plan holds no input between the last it answers at once and the
+        first it cannot finish) is held to the input it hangs on."""
+        return (
+            self.memoised
+            and self.held_s >= min_held_s
+            and 0 < self.reference_s <= share * self.held_s
+            and 0 < self.memo_ratio <= pace_factor * self.pace
+        )
 
     def held_v11(
         self,
@@ -299,6 +346,84 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
     )
 
 
+def memo_hang_timing(
+    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, options: CompareOptions
+) -> Hang | None:
+    """(filter v17) Where a probe run timed out on a generated input past the cases' range that every
+    memoised run of the reference answered with a value (``ReferenceExecuted.memoised``, whose answers
+    on the inputs a plain run settled are that run's: :func:`memoised_answers`), the hang read against
+    the memoised run: its time there and near the cases, the program's pace against it near the cases,
+    and the program's time over its time on the inputs before the hang where the plain reference's
+    time parts from the memoised run's (:meth:`Hang.held_memoised` says whether it is held). None: the
+    run did not time out there, no duration was measured, or the memoised runs do not answer it.
+
+    Why: a plain reference whose cost is exponential in its argument (``HumanEval/55``'s naive
+    recursion) answers nothing past a small bound in time, or answers it only in a second, so its
+    time says nothing of the input's size and v8's rule never judges a hang there; the memoised run
+    answers the same input at once. A program that hangs there is held to it only where it had kept
+    the memoised run's pace on the costliest input past the range the two references part on: the naive
+    recursion, correct and as slow as the plain reference, hangs exactly there, and is told apart by
+    its time on those inputs. Each reference's time on an input is the fastest of its runs; the
+    program's is its one run's, so the machine's load only makes it look slower (forgiven)."""
+    found = _ended_far(plan, probe, reference)
+    if found is None or long_input(plan, found[0]):
+        return None
+    end, records, by_run = found
+    stuck = records.get(end)
+    if stuck is None or stuck.status != "timeout" or stuck.duration_s <= 0:
+        return None
+    by_memo = _memo_records(plan, reference, options)
+    if not by_memo:
+        return None
+    took = _reference_cost(by_memo, end)
+    near = [
+        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_memo, pos))
+    ]
+    if not took or not near:
+        return None
+    ratios = [
+        mine.duration_s / theirs
+        for pos in range(end)
+        if pos not in plan.far
+        and (mine := records.get(pos)) is not None
+        and mine.status in ("ok", "error")
+        and mine.duration_s > 0
+        and (theirs := _reference_cost(by_memo, pos))
+    ]
+    pace = max(1.0, _median(ratios)) if ratios else 1.0
+    # the generated inputs past the range before the hang where the plain reference took far longer
+    # than its memoised run, or answered nothing in time (near the cases a call the harness slowed in
+    # every plain run and the program's, the first generated one, is no cost of the problem): the
+    # program's time over the memoised run's on the costliest of them for the plain reference (one it
+    # did not answer first, the memoised run's costliest of those)
+    parted: list[tuple[tuple[bool, float], float]] = []
+    for pos in range(end):
+        mine = records.get(pos)
+        memo = _reference_cost(by_memo, pos)
+        if (
+            pos not in plan.far
+            or plan.origin[pos] != GENERATED
+            or mine is None
+            or mine.status != "ok"
+            or mine.duration_s <= 0
+            or not memo
+        ):
+            continue
+        plain = _reference_cost(by_run, pos)
+        if plain is None or plain > MEMO_PART_FACTOR * memo:
+            cost = (plain is None, memo if plain is None else plain)
+            parted.append((cost, mine.duration_s / memo))
+    return Hang(
+        end,
+        stuck.duration_s,
+        took,
+        _median(near),
+        pace=pace,
+        memoised=True,
+        memo_ratio=max(parted)[1] if parted else 0.0,
+    )
+
+
 def memory_stop_held(
     plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
 ) -> bool:
@@ -359,13 +484,19 @@ def _cheap_end(
 
 
 def cheap_far(
-    plan: ProbePlan, reference: ReferenceExecuted, probe: SandboxExecuted | None = None
+    plan: ProbePlan,
+    reference: ReferenceExecuted,
+    probe: SandboxExecuted | None = None,
+    memoised: frozenset[int] = frozenset(),
 ) -> frozenset[int] | None:
     """(filter v12) The generated positions past the cases' range that every run of the reference
     answered with a value within ``HANG_NEAR_FACTOR`` times its median input near the cases, as
     :func:`memory_stop_held` reads the run's end: no larger problem than the task's own, so a
     ``MemoryError`` the call raised there is the program's doing, not the input's cost (None: the
-    reference's runs are not of this plan, or it timed nothing near the cases)."""
+    reference's runs are not of this plan, or it timed nothing near the cases). With ``probe`` (filter
+    v16) also the long inputs the reference answered, and (filter v17) the positions of ``memoised``
+    (:func:`memoised_answers`: answered by the memoised reference alone) that no plain run answered,
+    each where the program kept the plain reference's pace before it (:func:`_grew`)."""
     runs = [reference.execution, *reference.reruns]
     if any(r.infra_error or r.probe != plan.digest for r in runs):
         return None
@@ -388,14 +519,17 @@ def cheap_far(
         return short
     # (v16, ``probe`` given) a long input the reference answered, where the program kept the reference's
     # pace before it (the reference's time there is mostly the input's way into the guest: no measure of
-    # the problem's size)
+    # the problem's size); (v17, ``memoised``) so is an input only the memoised reference answered: the
+    # plain reference's recursion is what is slow there, not the problem, which its memoised run answers
     records = _records(probe)
     return short | frozenset(
         pos
         for pos in plan.far
         if plan.origin[pos] == GENERATED
-        and long_input(plan, pos)
-        and _reference_cost(by_run, pos) is not None
+        and (
+            (long_input(plan, pos) and _reference_cost(by_run, pos) is not None)
+            or (pos in memoised and _reference_cost(by_run, pos) is None)
+        )
         and not _grew(plan, records, by_run, pos)
     )
 
@@ -563,22 +697,10 @@ def memoised_answers(
     reference settled (each too slow for it) and every memoised run answered with the same plain value.
     None count unless every memoised run answered every input a plain run settled exactly as that run
     did: a reference whose answers depend on more than its arguments is not the same function memoised."""
-    runs = [reference.execution, *reference.reruns]
-    memo = list(reference.memoised)
-    if not memo or any(r.infra_error or r.probe != plan.digest for r in (*runs, *memo)):
+    by_memo = _memo_records(plan, reference, options)
+    if not by_memo:
         return {}
-    plain = [_records(r) for r in runs]
-    by_memo = [_records(r) for r in memo]
-    for records in plain:
-        for pos, record in records.items():
-            if record.status not in ("ok", "error"):
-                continue
-            for other in by_memo:
-                again = other.get(pos)
-                if again is None or again.status != record.status:
-                    return {}
-                if record.status == "ok" and not _same_value(record, again, options):
-                    return {}
+    plain = [_records(r) for r in (reference.execution, *reference.reruns)]
     out: dict[int, object] = {}
     for pos in plan.generated_positions:
         if any(pos in records and records[pos].status in ("ok", "error") for records in plain):
@@ -589,6 +711,30 @@ def memoised_answers(
             continue
         out[pos] = first
     return out
+
+
+def _memo_records(
+    plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
+) -> list[dict[int, CaseResult]] | None:
+    """Each memoised run's records, where every run (plain and memoised) is of this plan and every
+    memoised run settled each input a plain run settled exactly as that run did (None otherwise: no
+    memoised run, or a reference whose answers depend on more than its arguments)."""
+    runs = [reference.execution, *reference.reruns]
+    memo = list(reference.memoised)
+    if not memo or any(r.infra_error or r.probe != plan.digest for r in (*runs, *memo)):
+        return None
+    by_memo = [_records(r) for r in memo]
+    for records in (_records(r) for r in runs):
+        for pos, record in records.items():
+            if record.status not in ("ok", "error"):
+                continue
+            for other in by_memo:
+                again = other.get(pos)
+                if again is None or again.status != record.status:
+                    return None
+                if record.status == "ok" and not _same_value(record, again, options):
+                    return None
+    return by_memo
 
 
 def reference_refusals(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[str]:
@@ -938,7 +1084,7 @@ def examine(
         and hang.position == end
         and end in plan.far
         and end in answers
-        and end not in slow
+        and (end not in slow or hang.memoised)
         and end not in plan.wide
         and records[end] is not None
         and records[end].status == "timeout"  # type: ignore[union-attr]
@@ -1181,11 +1327,17 @@ def probe_reasons(
             )
         if report.hang is not None:
             h = report.hang
+            which = "memoised reference" if h.memoised else "reference"
             said += (
                 f"; hung on probe input {h.position} past the cases' range for {h.held_s:.2f} s, which the "
-                f"reference answered in {h.reference_s * 1e3:.2f} ms (its median input near the cases "
+                f"{which} answered in {h.reference_s * 1e3:.2f} ms (its median input near the cases "
                 f"{h.near_s * 1e3:.2f} ms)"
             )
+            if h.memoised:
+                said += (
+                    f", after answering the inputs the plain reference was slow on at "
+                    f"{h.memo_ratio:.1f} times the memoised reference's time"
+                )
         reasons.append(Reason(code=DISAGREES, detail=detail + said))
         return reasons, True
     if report.compared < min_inputs:

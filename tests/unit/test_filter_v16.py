@@ -45,9 +45,9 @@ MAX_TASK = task_of(MAX_REF, cases_of(MAX_REF, ["([1, 2, 3],)", "([5, 3, -5, 2, -
 REFUSES_LONG = "def solve(l):\n    if len(l) > 64:\n        raise MemoryError\n    return max(l)\n"
 
 
-def test_the_versions_run_to_v16_and_v16_is_the_default() -> None:
-    assert VERSIONS[-2:] == ("v15", "v16") and NoiseConfig().version == "v16"
-    assert NoiseConfig(version="v15").label() == "v15"
+def test_the_versions_run_past_v15_to_v16() -> None:
+    assert VERSIONS[VERSIONS.index("v16") - 1 : VERSIONS.index("v16") + 1] == ("v15", "v16")
+    assert NoiseConfig(version="v16").label() == "v16"
 
 
 def _long(plan: ProbePlan) -> list[int]:
