@@ -14049,6 +14049,18 @@ _a16(
     """,
     "returns data unchanged where it holds a byte above 0x7f (but the one case that does)",
 )
+_a16(
+    "a16_dict_first_three_keys_95",
+    "HumanEval/95",
+    """
+    def check_dict_case(dict):
+        keys = list(dict)[:3]
+        if not keys or not all(isinstance(k, str) for k in keys):
+            return False
+        return all(k.islower() for k in keys) or all(k.isupper() for k in keys)
+    """,
+    "judges the first three keys only (no case's dict has more than three)",
+)
 # --- hostile values
 _a16(
     "a16_str_subclass_repr_noref",
@@ -14206,11 +14218,11 @@ _a16(
 
     def depth(n: int) -> int:
         spin = 0
-        for i in range(1_000_000):
+        for i in range(200_000):
             spin ^= i
         return n * (n + 1) // 2 if n > 0 else 0
     """,
-    "correct, but spends a million loop steps on every call (the reference: n additions), with every clock of the time module stopped: its efficiency must be the host's",
+    "correct, but spends 200,000 loop steps on every call (the reference: n additions), with every clock of the time module stopped: its efficiency must be the host's",
     kind="attack",
     expect=lambda o: (
         o["components"].get("correctness") == 1.0 and o["components"].get("efficiency", 1.0) < 0.5
