@@ -105,6 +105,7 @@ def rebuild_tagged(name: str, args: list[object]) -> object:
             pairs = args[0] if len(args) == 1 else None
             if type(pairs) is not list or any(type(p) is not tuple or len(p) != 2 for p in pairs):
                 raise NotALiteral("OrderedDict(...) takes one list of (key, value) pairs")
+            _spread([k for k, _ in pairs])
             out = OrderedDict((_hashable(k), v) for k, v in pairs)
             if len(out) != len(pairs):
                 raise NotALiteral("an OrderedDict repeats a key: no dict prints that way")
@@ -296,6 +297,7 @@ class _Parser:
                 self._expect(":")
                 values.append(self.value(depth + 1))
             self._expect("}")
+            _spread(keys)
             out = {_hashable(k): v for k, v in zip(keys, values, strict=True)}
             if len(out) != len(keys):
                 raise NotALiteral("a dict repeats a key: no dict prints that way")
@@ -401,7 +403,29 @@ def _hashable(value: object) -> object:
     return value
 
 
+#: at most this many elements of one set (keys of one dict) may share one hash value. Building a set
+#: costs time quadratic in the elements that share a hash, and a program controls which do: integers a
+#: multiple of 2**61 - 1 apart all hash alike on a 64-bit host, while the WASM guest (32-bit, its hashes
+#: modulo 2**31 - 1) builds a set of them at once; 38,000 such integers print in under 1 M characters
+#: and cost the host about a minute per result. Plain values a program computes share a hash by chance
+#: only (-1 and -2; strings are hashed with this process's own secret), so a real answer never comes near
+MAX_SHARED_HASH = 16
+
+
+def _spread(items: list[object]) -> None:
+    """Raise :class:`NotALiteral` where more than :data:`MAX_SHARED_HASH` of ``items`` (about to become a
+    set's elements or a dict's keys) share one hash value: one pass, before any set is built."""
+    counts: dict[int, int] = {}
+    for item in items:
+        h = hash(_hashable(item))
+        n = counts.get(h, 0) + 1
+        if n > MAX_SHARED_HASH:
+            raise NotALiteral(f"more than {MAX_SHARED_HASH} set elements or dict keys share one hash value")
+        counts[h] = n
+
+
 def _unique_set(elements: list[object]) -> set[object]:
+    _spread(elements)
     out = {_hashable(e) for e in elements}
     if len(out) != len(elements):
         raise NotALiteral("a set repeats an element: no set prints that way")
