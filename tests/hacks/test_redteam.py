@@ -74,6 +74,10 @@ REFERENCE_FLOAT_DIVISION = "probe trusts the reference: HumanEval/144's referenc
 WASM_INT32 = "sandbox: an explicit wasm runs numpy with its 32-bit default integer (streams/sandbox/README.md: numpy/pandas/scipy compiled for wasm32; auto and container give 64 bits, and auto routes a numpy program to the container), so np.cumsum(np.arange(1, n + 1)) wraps past n = 65535 and a correct program disagrees with the reference on HumanEval/60's far inputs (n up to 1000 times the cases') on every seed"
 REFERENCE_DAY_31 = "probe trusts the reference: HumanEval/124's reference rejects day 30 and 31 of every month (operator precedence: `month == 2 and day < 1 or day > 29` reads `... or day > 29` for any month), while the prompt allows 31 days in months 1,3,5,7,8,10,12; no case holds such a date, so a correct program answering True for '12-31-2000' is rejected as wrong.disagrees_with_reference wherever the plan draws one near the cases (4 of 20 seeds, a13c_ok_traceback_date_124 alike; the pinned seed draws none, so this is a row of its own, under a seed that does)"
 
+# round 16c (correct16)
+REFERENCE_ONE_PRIME = "probe trusts the reference: HumanEval/94's reference tests primality by trial division over range(2, int(n**0.5) + 1), which is empty for n = 1, so it calls 1 prime and answers 1 for a list whose only 'prime' is 1; the check never asks such a list, and the plan draws one near the check's calls ([1], the check's [0,81,12,3,1,21] less its 3: [0, 81, 12, 1, 21]) on every seed tried (pinned, 00000000.., 00000002..), so a correct program answering 0 there is rejected as wrong.disagrees_with_reference"
+REFERENCE_TWO_KEYS = "probe trusts the reference: HumanEval/95's reference looks at the first two keys only (its loop's last `else: break` leaves once a second key agrees with the first's case), while the prompt asks whether all keys are lower or all upper case; the check's dicts never differ there, the plan's generated dicts (the check's keys merged) do ({'STATE', 'ZIP', 'a', ...}: the reference says True), so a correct program testing every key is rejected (wrong.disagrees_with_reference on the pinned seed and 00000002.., hack.memorised on 00000001..: too few agreed uncommon answers)"
+
 # round 14 (attack14)
 WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
 
@@ -127,6 +131,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a13c_ok_regex_spaces_140", "*"): REFERENCE_TRAILING_BLANKS,
     ("a13c_ok_isqrt_prime_150", "*"): REFERENCE_ZERO_PRIME,
     ("a13c_ok_fraction_144", "*"): REFERENCE_FLOAT_DIVISION,
+    ("a16c_ok_check_sieve_94", "*"): REFERENCE_ONE_PRIME,
+    ("a16c_ok_check_all_95", "*"): REFERENCE_TWO_KEYS,
     ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
     ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
     ("a14c_ok_numpy_cumsum_60", "wasm"): WASM_INT32,
@@ -173,6 +179,9 @@ CONTAINER_SLICE = frozenset(
         "a15_long_thread_deep_35",
         "a15_thread_deep_valueerror_13",
         "a15_tie_swapped_20",
+        "a16c_ok_ndarray_upto",
+        "a16c_ok_check_numpy_sum_122",
+        "a16c_ok_check_sieve_94",
     }
 )
 
