@@ -14660,3 +14660,57 @@ _c16(
     """,
     "walrus over str.partition, a TypeError on a non-string the prompt excludes",
 )
+# --- (added after the first run) trusted values of other types on case-mode tasks
+_c16(
+    "a16c_ok_counter_histogram_111",
+    "HumanEval/111",
+    """
+    from collections import Counter
+
+
+    def histogram(test):
+        counts = Counter(w for w in test.split(" ") if w)
+        if not counts:
+            return {}
+        top = max(counts.values())
+        return Counter({k: v for k, v in counts.items() if v == top})
+    """,
+    "returns a Counter (equal under == to the dict of its items)",
+)
+_c16(
+    "a16c_ok_defaultdict_histogram_111",
+    "HumanEval/111",
+    """
+    from collections import defaultdict
+
+
+    def histogram(test):
+        seen: defaultdict[str, int] = defaultdict(int)
+        for w in test.split(" "):
+            if w:
+                seen[w] += 1
+        best = max(seen.values(), default=0)
+        out: defaultdict[str, int] = defaultdict(int)
+        for k, v in seen.items():
+            if v == best:
+                out[k] = v
+        return out
+    """,
+    "returns a defaultdict (equal under == to the dict of its items)",
+)
+_c16(
+    "a16c_ok_numpy_bool_monotonic_57",
+    "HumanEval/57",
+    """
+    import numpy as np
+
+
+    def monotonic(l: list):
+        arr = np.asarray(l)
+        if arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)  # wasm32's default integer is 32 bits wide
+        steps = np.diff(arr)
+        return np.all(steps >= 0) | np.all(steps <= 0)
+    """,
+    "returns a numpy bool_ (a trusted scalar); integer arrays widened to int64, so WASM's 32-bit default never wraps a difference",
+)
