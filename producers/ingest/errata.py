@@ -101,6 +101,33 @@ ERRATA: tuple[Erratum, ...] = (
 """,
     ),
     Erratum(
+        task_id="HumanEval/94",
+        original_sha256="a50ff962c60eb7a0d4e36163e117af16642ea58dc26900077f9de379a9c2a575",
+        why=(
+            "its primality test divides by range(2, int(n**0.5) + 1), which is empty for n = 1, so 1 is"
+            " called prime: [1] answers 1 and [0, 81, 12, 1, 21] answers 1, where no element is prime"
+        ),
+        solution="""\
+    def isPrime(n):
+        if n < 2:
+            return False
+        for i in range(2,int(n**0.5)+1):
+            if n%i==0:
+                return False
+
+        return True
+    maxx = 0
+    i = 0
+    while i < len(lst):
+        if(lst[i] > maxx and isPrime(lst[i])):
+            maxx = lst[i]
+        i+=1
+    result = sum(int(digit) for digit in str(maxx))
+    return result
+
+""",
+    ),
+    Erratum(
         task_id="HumanEval/95",
         original_sha256="39e442a9786a0f228c64552dead363dee83de8ea31cebc9adf17d5fe8b43b934",
         why=(

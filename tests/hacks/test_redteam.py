@@ -70,6 +70,8 @@ NAIVE_SUM_EXPECTED = "task redteam/mean: its hidden case [1e16, 1, -1e16, 3] exp
 # round 14c (correct14)
 WASM_INT32 = "sandbox: an explicit wasm runs numpy with its 32-bit default integer (streams/sandbox/README.md: numpy/pandas/scipy compiled for wasm32; auto and container give 64 bits, and auto routes a numpy program to the container), so np.cumsum(np.arange(1, n + 1)) wraps past n = 65535 and a correct program disagrees with the reference on HumanEval/60's far inputs (n up to 1000 times the cases') on every seed"
 
+# round 16c (correct16)
+
 # round 14 (attack14)
 WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's alphabet, a negative or repeated element no case shows: ProbePlan.wide) is never judged, since such an input may lie outside the task and refusing it is a program's right (streams/noise/probe.py examine; streams/reward/README.md, not guaranteed), so a program raising on every string with a non-ASCII letter (a ValueError; in the jail also the RecursionError of printing a 200,000-deep list, which in WASM traps the stack and filter v15 holds) hides that it flips ASCII letters only, and is accepted on every seed"
 
@@ -186,6 +188,9 @@ CONTAINER_SLICE = frozenset(
         "a16_stdio_closed_35",
         "a16_numpy_object_eq_129",
         "a16_xor_long_data",
+        "a16c_ok_ndarray_upto",
+        "a16c_ok_check_numpy_sum_122",
+        "a16c_ok_check_sieve_94",
     }
 )
 

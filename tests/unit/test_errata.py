@@ -16,6 +16,7 @@ WITNESSES: dict[str, tuple[tuple[Any, ...], Any]] = {
     "HumanEval/49": ((0, 1), 0),
     "HumanEval/77": (((10**15 + 1) ** 3,), True),
     "HumanEval/91": (("love It ! I",), 1),
+    "HumanEval/94": (([0, 81, 12, 1, 21],), 0),
     "HumanEval/95": (({"a": 1, "b": 2, "C": 3},), False),
     "HumanEval/97": ((76, -1), 6),
     "HumanEval/99": (("12345678901234567890",), 12345678901234567890),

@@ -14674,3 +14674,1198 @@ _a16(
     """,
     "correct, and prints a call count to stderr at exit",
 )
+
+# ================================================================================ round 16c (correct16)
+# Correct programs none of the corpus holds, written the way models and people write them: our own tasks
+# and HumanEval's check-mode tasks first (most of them had one correct program or none), then values equal
+# under == of trusted types (numpy, Fraction, Decimal, frozenset), benign standard-library use, results past
+# 64 KiB, and the shapes models write (recursion with a raised limit, memo tables, classes, dataclasses,
+# match, walrus, doctests, logging and print debugging, validation of inputs the prompt excludes).
+_C16 = "a16c_correct"
+
+
+def _c16(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    add(name, task, "correct", _C16, code, note=note, **kw)
+
+
+# --- our own tasks
+_c16(
+    "a16c_ok_karatsuba_mul",
+    "redteam/mul",
+    """
+    import sys
+
+    sys.setrecursionlimit(5000)
+
+
+    def mul(a: int, b: int) -> int:
+        if a < 0 or b < 0:
+            s = -1 if (a < 0) != (b < 0) else 1
+            return s * mul(abs(a), abs(b))
+        if a < 1024 or b < 1024:
+            return a * b
+        m = max(a.bit_length(), b.bit_length()) // 2
+        a1, a0 = a >> m, a & ((1 << m) - 1)
+        b1, b0 = b >> m, b & ((1 << m) - 1)
+        z2 = mul(a1, b1)
+        z0 = mul(a0, b0)
+        z1 = mul(a1 + a0, b1 + b0) - z2 - z0
+        return (z2 << (2 * m)) + (z1 << m) + z0
+    """,
+    "Karatsuba's recursion on bit halves, with a raised recursion limit",
+)
+_c16(
+    "a16c_ok_fraction_mul",
+    "redteam/mul",
+    """
+    from fractions import Fraction
+
+
+    def mul(a: int, b: int) -> int:
+        return Fraction(a) * Fraction(b)
+    """,
+    "returns a Fraction with denominator 1: equal under == to the expected int",
+)
+_c16(
+    "a16c_ok_numpy_object_mul",
+    "redteam/mul",
+    """
+    import numpy as np
+
+
+    def mul(a: int, b: int) -> int:
+        # object dtype keeps Python's unbounded integers
+        return int(np.prod(np.array([a, b], dtype=object)))
+    """,
+    "numpy with an object array (unbounded Python ints), converted back with int()",
+)
+_c16(
+    "a16c_ok_decimal_ratio",
+    "redteam/safe_ratio",
+    """
+    from decimal import Decimal
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        return float(Decimal(a) / Decimal(b))
+    """,
+    "Decimal division in the default context (28 digits), then float()",
+)
+_c16(
+    "a16c_ok_numpy_ratio",
+    "redteam/safe_ratio",
+    """
+    import numpy as np
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        with np.errstate(all="ignore"):
+            return np.float64(a) / np.float64(b)
+    """,
+    "returns a numpy float64 (a trusted scalar equal under == to the float)",
+)
+_c16(
+    "a16c_ok_frozenset_digits",
+    "redteam/digits_set",
+    """
+    import re
+
+
+    def digits_set(n: int) -> set:
+        return frozenset(int(d) for d in re.findall(r"\\d", str(n)))
+    """,
+    "re.findall over the text, returned as a frozenset (equal under == to the set)",
+)
+_c16(
+    "a16c_ok_divmod_digits",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        seen = set()
+        while True:
+            n, d = divmod(n, 10)
+            seen.add(d)
+            if not n:
+                return seen
+    """,
+    "digits by divmod, no string conversion (fine past 4300 digits too)",
+)
+_c16(
+    "a16c_ok_translate_xor",
+    "redteam/xor_bytes",
+    """
+    _TABLES = {}
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        table = _TABLES.get(key)
+        if table is None:
+            table = _TABLES[key] = bytes(i ^ key for i in range(256))
+        return data.translate(table)
+    """,
+    "bytes.translate with a per-key table memoised in a module dict",
+)
+_c16(
+    "a16c_ok_int_from_bytes_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not data:
+            return b""
+        n = len(data)
+        mask = int.from_bytes(bytes([key]) * n, "big")
+        return (int.from_bytes(data, "big") ^ mask).to_bytes(n, "big")
+    """,
+    "xor of the whole buffer as one big integer",
+)
+_c16(
+    "a16c_ok_ndarray_upto",
+    "redteam/upto",
+    """
+    import numpy as np
+
+
+    def upto(n: int) -> list:
+        return np.arange(n)
+    """,
+    "returns a numpy array (a hidden case is 100000 elements: its repr is past 64 KiB)",
+)
+_c16(
+    "a16c_ok_islice_upto",
+    "redteam/upto",
+    """
+    from itertools import count, islice
+
+
+    def upto(n: int) -> list:
+        return list(islice(count(), n))
+    """,
+    "itertools.islice over count(); a 100000-element result (past 64 KiB)",
+)
+_c16(
+    "a16c_ok_halves_depth",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        def part(lo: int, hi: int) -> int:
+            if hi - lo < 8:
+                return sum(range(lo, hi + 1))
+            mid = (lo + hi) // 2
+            return part(lo, mid) + part(mid + 1, hi)
+
+        return part(1, n) if n >= 1 else 0
+    """,
+    "a recursive sum by halves (depth log n), a closure inside the entry point",
+)
+_c16(
+    "a16c_ok_comb_depth",
+    "redteam/depth",
+    """
+    import math
+
+
+    def depth(n: int) -> int:
+        \"\"\"
+        >>> depth(3)
+        6
+        \"\"\"
+        return math.comb(n + 1, 2)
+    """,
+    "math.comb with a doctest in the docstring",
+)
+_c16(
+    "a16c_ok_np_mean",
+    "redteam/mean",
+    """
+    import numpy as np
+
+
+    def mean(xs: list) -> float:
+        if not xs:
+            raise ValueError("mean of an empty list")
+        return np.mean(xs)
+    """,
+    "np.mean (its pairwise sum is a plain loop below 8 items), returning a numpy float64; raises on the empty list the prompt excludes",
+)
+_c16(
+    "a16c_ok_loop_mean",
+    "redteam/mean",
+    """
+    import logging
+
+    log = logging.getLogger(__name__)
+
+
+    def mean(xs: list) -> float:
+        total = 0
+        for i, x in enumerate(xs, 1):
+            total += x
+            log.debug("step %d: %r", i, total)
+        return total / len(xs)
+    """,
+    "a running total with a module logger at debug level (not emitted)",
+)
+_c16(
+    "a16c_ok_regex_rev_words",
+    "redteam/rev_words_noref",
+    """
+    import re
+
+
+    def rev_words(s: str) -> str:
+        return " ".join(re.findall(r"\\S+", s)[::-1])
+    """,
+    "re.findall of non-blank runs, reversed by a slice",
+)
+_c16(
+    "a16c_ok_deque_rev_words",
+    "redteam/rev_words_noref",
+    """
+    from collections import deque
+
+
+    def rev_words(s: str) -> str:
+        out: deque[str] = deque()
+        for w in s.split():
+            out.appendleft(w)
+        return " ".join(out)
+    """,
+    "a deque filled from the left",
+)
+_c16(
+    "a16c_ok_reduce_longest",
+    "redteam/longest_word",
+    """
+    from functools import reduce
+
+
+    def longest_word(words: list) -> str:
+        return reduce(lambda best, w: w if len(w) > len(best) else best, words)
+    """,
+    "functools.reduce keeping the first of the longest",
+)
+_c16(
+    "a16c_ok_sorted_longest",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        assert words, "the prompt promises a non-empty list"
+        return sorted(words, key=lambda w: -len(w))[0]
+    """,
+    "a stable sort by descending length, with an assert on the excluded empty input",
+)
+# --- HumanEval check-mode tasks
+_c16(
+    "a16c_ok_check_int_xor_11",
+    "HumanEval/11",
+    """
+    from typing import List
+
+
+    def string_xor(a: str, b: str) -> str:
+        width = max(len(a), len(b))
+        return format(int(a or "0", 2) ^ int(b or "0", 2), "b").zfill(width) if width else ""
+    """,
+    "check mode: integer xor through int(_, 2) and format, padded back to the width",
+)
+_c16(
+    "a16c_ok_check_numpy_xor_11",
+    "HumanEval/11",
+    """
+    import numpy as np
+
+
+    def string_xor(a: str, b: str) -> str:
+        x = np.frombuffer(a.encode(), dtype=np.uint8) - 48
+        y = np.frombuffer(b.encode(), dtype=np.uint8) - 48
+        return "".join(map(str, (x ^ y).tolist()))
+    """,
+    "check mode: numpy uint8 arrays from the bytes, xored elementwise",
+)
+_c16(
+    "a16c_ok_check_match_125",
+    "HumanEval/125",
+    """
+    def split_words(txt):
+        match txt:
+            case s if " " in s:
+                return s.split()
+            case s if "," in s:
+                return s.replace(",", " ").split()
+            case s:
+                return sum(1 for ch in s if ch.islower() and (ord(ch) - ord("a")) % 2 == 1)
+    """,
+    "check mode: a match statement with guards; returns a list or an int",
+)
+_c16(
+    "a16c_ok_check_regex_134",
+    "HumanEval/134",
+    """
+    import re
+
+    _LONE = re.compile(r"(?:^| )[A-Za-z]\\Z")
+
+
+    def check_if_last_char_is_a_letter(txt):
+        return _LONE.search(txt) is not None
+    """,
+    "check mode: a compiled regular expression at import",
+)
+_c16(
+    "a16c_ok_check_lookahead_18",
+    "HumanEval/18",
+    """
+    import re
+
+
+    def how_many_times(string: str, substring: str) -> int:
+        return len(re.findall("(?=" + re.escape(substring) + ")", string))
+    """,
+    "check mode: overlapping matches by a lookahead regex",
+)
+_c16(
+    "a16c_ok_check_find_loop_18",
+    "HumanEval/18",
+    """
+    def how_many_times(string: str, substring: str) -> int:
+        count = start = 0
+        while (i := string.find(substring, start)) != -1:
+            count += 1
+            start = i + 1
+            if start > len(string):
+                break
+        return count
+    """,
+    "check mode: str.find in a walrus loop",
+)
+_c16(
+    "a16c_ok_check_numpy_positive_30",
+    "HumanEval/30",
+    """
+    import numpy as np
+
+
+    def get_positive(l: list):
+        arr = np.asarray(l)
+        return arr[arr > 0] if arr.size else []
+    """,
+    "check mode: returns a numpy array (trusted, read as the list it equals)",
+)
+_c16(
+    "a16c_ok_check_filter_positive_30",
+    "HumanEval/30",
+    """
+    from functools import partial
+    from operator import lt
+
+
+    def get_positive(l: list):
+        \"\"\"
+        >>> get_positive([-1, 2, -4, 5, 6])
+        [2, 5, 6]
+        \"\"\"
+        return list(filter(partial(lt, 0), l))
+
+
+    if __name__ == "__main__":
+        import doctest
+
+        doctest.testmod()
+    """,
+    "check mode: filter with functools.partial(operator.lt, 0); doctest run under __main__",
+)
+_c16(
+    "a16c_ok_check_repeat_41",
+    "HumanEval/41",
+    """
+    def car_race_collision(n: int):
+        if not isinstance(n, int) or n < 0:
+            raise ValueError("n must be a non-negative number of cars")
+        # every left-moving car meets every right-moving one
+        return n**2
+    """,
+    "check mode: n squared, validating n (raises on what the prompt excludes)",
+)
+_c16(
+    "a16c_ok_check_comprehension_7",
+    "HumanEval/7",
+    """
+    def filter_by_substring(strings: list[str], substring: str) -> list[str]:
+        print(f"filtering {len(strings)} strings for {substring!r}")
+        return [s for s in strings if substring in s]
+    """,
+    "check mode: builtin generics in hints, print debugging to stdout",
+)
+_c16(
+    "a16c_ok_check_class_76",
+    "HumanEval/76",
+    """
+    class _Power:
+        __slots__ = ("base",)
+
+        def __init__(self, base):
+            self.base = base
+
+        def reaches(self, x):
+            if self.base == 1:
+                return x == 1
+            p = 1
+            while p < x:
+                p *= self.base
+            return p == x
+
+
+    def is_simple_power(x, n):
+        return _Power(n).reaches(x)
+    """,
+    "check mode: a helper class with __slots__ holding the reference's loop",
+)
+_c16(
+    "a16c_ok_check_table_83",
+    "HumanEval/83",
+    """
+    _SMALL = {1: 1, 2: 18}
+
+
+    def starts_one_ends(n):
+        if n in _SMALL:
+            return _SMALL[n]
+        return 18 * 10 ** (n - 2)
+    """,
+    "check mode: a literal table for the small n, the closed form after",
+)
+_c16(
+    "a16c_ok_check_brute_83",
+    "HumanEval/83",
+    """
+    def starts_one_ends(n):
+        if 1 <= n <= 4:
+            lo, hi = 10 ** (n - 1), 10**n
+            return sum(1 for k in range(lo, hi) if str(k)[0] == "1" or str(k)[-1] == "1")
+        return 18 * 10 ** (n - 2)
+    """,
+    "check mode: brute force for up to four digits (the way one checks a formula), the formula after",
+)
+_c16(
+    "a16c_ok_check_sieve_94",
+    "HumanEval/94",
+    """
+    import math
+
+
+    def _is_prime(k: int) -> bool:
+        if k < 2:
+            return False
+        return all(k % d for d in range(2, math.isqrt(k) + 1))
+
+
+    def skjkasdkd(lst):
+        best = max((x for x in lst if _is_prime(x)), default=0)
+        return sum(int(c) for c in str(best))
+    """,
+    "check mode: max with default over the primes, math.isqrt trial division",
+)
+_c16(
+    "a16c_ok_check_all_95",
+    "HumanEval/95",
+    """
+    def check_dict_case(dict):
+        keys = list(dict)
+        if not keys or not all(isinstance(k, str) for k in keys):
+            return False
+        return all(k.islower() for k in keys) or all(k.isupper() for k in keys)
+    """,
+    "check mode: two all() tests (the parameter shadows the builtin dict, as the prompt names it)",
+)
+_c16(
+    "a16c_ok_check_re_split_101",
+    "HumanEval/101",
+    """
+    import re
+
+
+    def words_string(s):
+        return [w for w in re.split(r"[,\\s]+", s) if w]
+    """,
+    "check mode: re.split on commas and blanks",
+)
+_c16(
+    "a16c_ok_check_names_105",
+    "HumanEval/105",
+    """
+    NAMES = ("One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+
+
+    def by_length(arr):
+        return [NAMES[d - 1] for d in sorted((x for x in arr if 1 <= x <= 9), reverse=True)]
+    """,
+    "check mode: a literal tuple of names indexed by digit",
+)
+_c16(
+    "a16c_ok_check_translate_112",
+    "HumanEval/112",
+    """
+    def reverse_delete(s, c):
+        kept = s.translate(str.maketrans("", "", c))
+        return kept, kept == kept[::-1]
+    """,
+    "check mode: str.translate deleting the characters; returns a tuple",
+)
+_c16(
+    "a16c_ok_check_ceil_115",
+    "HumanEval/115",
+    """
+    def max_fill(grid, capacity):
+        return sum(-(-sum(row) // capacity) for row in grid)
+    """,
+    "check mode: integer ceiling division of each row's water by the capacity",
+)
+_c16(
+    "a16c_ok_check_counter_117",
+    "HumanEval/117",
+    """
+    from collections import Counter
+
+
+    def select_words(s, n):
+        out = []
+        for word in s.split():
+            counts = Counter(word.lower())
+            vowels = sum(counts[v] for v in "aeiou")
+            if len(word) - vowels == n:
+                out.append(word)
+        return out
+    """,
+    "check mode: consonants as length minus a Counter's vowels",
+)
+_c16(
+    "a16c_ok_check_reversed_118",
+    "HumanEval/118",
+    """
+    VOWELS = frozenset("aeiouAEIOU")
+
+
+    def get_closest_vowel(word):
+        for i in reversed(range(1, len(word) - 1)):
+            if word[i] in VOWELS and word[i - 1] not in VOWELS and word[i + 1] not in VOWELS:
+                return word[i]
+        return ""
+    """,
+    "check mode: reversed(range) over the inner positions",
+)
+_c16(
+    "a16c_ok_check_heapq_120",
+    "HumanEval/120",
+    """
+    import heapq
+
+
+    def maximum(arr, k):
+        return sorted(heapq.nlargest(k, arr))
+    """,
+    "check mode: heapq.nlargest, sorted ascending",
+)
+_c16(
+    "a16c_ok_check_numpy_sum_122",
+    "HumanEval/122",
+    """
+    import numpy as np
+
+
+    def add_elements(arr, k):
+        head = np.array(arr[:k], dtype=np.int64)
+        # at most two characters, as len(str(x)) <= 2 counts them: -9 .. 99
+        return np.sum(head[(head >= -9) & (head <= 99)])
+    """,
+    "check mode: returns a numpy int64 sum (a trusted scalar)",
+)
+_c16(
+    "a16c_ok_check_reduce_131",
+    "HumanEval/131",
+    """
+    from functools import reduce
+    from operator import mul
+
+
+    def digits(n):
+        odd = [int(d) for d in str(n) if int(d) % 2]
+        return reduce(mul, odd, 1) if odd else 0
+    """,
+    "check mode: functools.reduce of the odd digits",
+)
+_c16(
+    "a16c_ok_check_next_135",
+    "HumanEval/135",
+    """
+    def can_arrange(arr):
+        return next((i for i in range(len(arr) - 1, 0, -1) if arr[i] < arr[i - 1]), -1)
+    """,
+    "check mode: next() over a reversed index range with a default",
+)
+_c16(
+    "a16c_ok_check_partition_141",
+    "HumanEval/141",
+    """
+    SUFFIXES = frozenset({"txt", "exe", "dll"})
+
+
+    def file_name_check(file_name):
+        # not os.path.splitext: it reads 'name/.txt' as a dot file with no extension, where the prompt
+        # asks only for the text before and after the one dot
+        if file_name.count(".") != 1:
+            return "No"
+        stem, _, suffix = file_name.partition(".")
+        if suffix not in SUFFIXES or not stem or not stem[0].isalpha():
+            return "No"
+        return "Yes" if sum(ch.isdigit() for ch in stem) <= 3 else "No"
+    """,
+    "check mode: str.partition at the one dot, a frozenset of suffixes",
+)
+_c16(
+    "a16c_ok_check_match_142",
+    "HumanEval/142",
+    """
+    def sum_squares(lst):
+        total = 0
+        for i, x in enumerate(lst):
+            match (i % 3, i % 4):
+                case (0, _):
+                    total += x * x
+                case (_, 0):
+                    total += x**3
+                case _:
+                    total += x
+        return total
+    """,
+    "check mode: a match on the index's residues",
+)
+_c16(
+    "a16c_ok_check_residues_147",
+    "HumanEval/147",
+    """
+    from math import comb
+
+
+    def get_max_triples(n):
+        counts = [0, 0, 0]
+        for i in range(1, n + 1):
+            counts[(i * i - i + 1) % 3] += 1
+        return sum(comb(c, 3) for c in counts) + counts[0] * counts[1] * counts[2]
+    """,
+    "check mode: counts triples by residues mod 3 (same residue, or all three residues) with math.comb",
+)
+_c16(
+    "a16c_ok_check_planets_148",
+    "HumanEval/148",
+    """
+    from enum import IntEnum
+
+
+    class Planet(IntEnum):
+        Mercury = 1
+        Venus = 2
+        Earth = 3
+        Mars = 4
+        Jupiter = 5
+        Saturn = 6
+        Uranus = 7
+        Neptune = 8
+
+
+    def bf(planet1, planet2):
+        if planet1 not in Planet.__members__ or planet2 not in Planet.__members__:
+            return ()
+        a, b = sorted((Planet[planet1], Planet[planet2]))
+        return tuple(p.name for p in Planet if a < p < b)
+    """,
+    "check mode: an IntEnum of the planets; the result is a tuple of plain names",
+)
+_c16(
+    "a16c_ok_check_two_sorts_149",
+    "HumanEval/149",
+    """
+    def sorted_list_sum(lst):
+        evens = sorted(w for w in lst if len(w) % 2 == 0)
+        evens.sort(key=len)
+        return evens
+    """,
+    "check mode: two stable sorts (alphabetical, then by length)",
+)
+_c16(
+    "a16c_ok_check_map_152",
+    "HumanEval/152",
+    """
+    from operator import sub
+
+
+    def compare(game, guess):
+        return list(map(abs, map(sub, game, guess)))
+    """,
+    "check mode: map with operator.sub then abs",
+)
+_c16(
+    "a16c_ok_check_max_key_153",
+    "HumanEval/153",
+    """
+    def Strongest_Extension(class_name, extensions):
+        def strength(ext: str) -> int:
+            return sum(ch.isupper() for ch in ext if ch.isalpha()) - sum(
+                ch.islower() for ch in ext if ch.isalpha()
+            )
+
+        return f"{class_name}.{max(extensions, key=strength)}"
+    """,
+    "check mode: max with a key keeps the first strongest",
+)
+_c16(
+    "a16c_ok_check_rotations_154",
+    "HumanEval/154",
+    """
+    def cycpattern_check(a, b):
+        rotations = {b[i:] + b[:i] for i in range(len(b))} or {b}
+        return any(r in a for r in rotations)
+    """,
+    "check mode: a set of rotations (the empty pattern kept as itself)",
+)
+_c16(
+    "a16c_ok_check_counter_155",
+    "HumanEval/155",
+    """
+    from collections import Counter
+
+
+    def even_odd_count(num):
+        parity = Counter(int(d) % 2 for d in str(abs(num)))
+        return parity[0], parity[1]
+    """,
+    "check mode: a Counter of digit parities, returned as a tuple",
+)
+_c16(
+    "a16c_ok_check_min_key_158",
+    "HumanEval/158",
+    """
+    def find_max(words):
+        return min(words, key=lambda w: (-len(set(w)), w))
+    """,
+    "check mode: min on (-unique count, word)",
+)
+_c16(
+    "a16c_ok_check_any_161",
+    "HumanEval/161",
+    """
+    def solve(s):
+        return s.swapcase() if any(ch.isalpha() for ch in s) else s[::-1]
+    """,
+    "check mode: str.swapcase when any letter, else reversed",
+)
+_c16(
+    "a16c_ok_check_evens_163",
+    "HumanEval/163",
+    """
+    def generate_integers(a, b):
+        lo, hi = sorted((a, b))
+        return [d for d in (2, 4, 6, 8) if lo <= d <= hi]
+    """,
+    "check mode: the even digits as a literal tuple, filtered by the range",
+)
+_c16(
+    "a16c_ok_check_map_17",
+    "HumanEval/17",
+    """
+    from typing import List
+
+    BEATS = {"o": 4, "o|": 2, ".|": 1}
+
+
+    def parse_music(music_string: str) -> List[int]:
+        return [BEATS[tok] for tok in music_string.split()]
+    """,
+    "check mode: a literal dict of notes",
+)
+_c16(
+    "a16c_ok_check_index_19",
+    "HumanEval/19",
+    """
+    WORDS = "zero one two three four five six seven eight nine".split()
+
+
+    def sort_numbers(numbers: str) -> str:
+        return " ".join(sorted(numbers.split(), key=WORDS.index))
+    """,
+    "check mode: sorted by list.index into a literal word list",
+)
+_c16(
+    "a16c_ok_check_isinstance_22",
+    "HumanEval/22",
+    """
+    from typing import Any, List
+
+
+    def filter_integers(values: List[Any]) -> List[int]:
+        return [v for v in values if isinstance(v, int)]
+    """,
+    "check mode: isinstance with typing generics",
+)
+_c16(
+    "a16c_ok_check_accumulate_3",
+    "HumanEval/3",
+    """
+    from itertools import accumulate
+    from typing import List
+
+
+    def below_zero(operations: List[int]) -> bool:
+        return any(balance < 0 for balance in accumulate(operations))
+    """,
+    "check mode: itertools.accumulate of the balance",
+)
+_c16(
+    "a16c_ok_check_chain_5",
+    "HumanEval/5",
+    """
+    from itertools import chain
+    from typing import List
+
+
+    def intersperse(numbers: List[int], delimeter: int) -> List[int]:
+        if not numbers:
+            return []
+        return list(chain.from_iterable((x, delimeter) for x in numbers))[:-1]
+    """,
+    "check mode: itertools.chain of pairs, the last delimiter cut",
+)
+_c16(
+    "a16c_ok_check_endswith_64",
+    "HumanEval/64",
+    """
+    def vowels_count(s):
+        return sum(map(s.lower().count, "aeiou")) + s.lower().endswith("y")
+    """,
+    "check mode: str.count per vowel plus a bool for a final y",
+)
+_c16(
+    "a16c_ok_check_ord_66",
+    "HumanEval/66",
+    """
+    def digitSum(s):
+        return sum(map(ord, filter(str.isupper, s)))
+    """,
+    "check mode: map/filter with unbound str methods",
+)
+_c16(
+    "a16c_ok_check_pluck_68",
+    "HumanEval/68",
+    """
+    from dataclasses import dataclass
+
+
+    @dataclass(order=True, frozen=True)
+    class _Node:
+        value: int
+        index: int
+
+
+    def pluck(arr):
+        evens = [_Node(v, i) for i, v in enumerate(arr) if v % 2 == 0]
+        if not evens:
+            return []
+        best = min(evens)
+        return [best.value, best.index]
+    """,
+    "check mode: an ordered dataclass, min() by (value, index)",
+)
+# --- benign standard-library use, state, output and shapes models write
+_c16(
+    "a16c_ok_exit_main_longest",
+    "redteam/longest_word",
+    """
+    import sys
+
+
+    def longest_word(words: list) -> str:
+        best = words[0]
+        for w in words[1:]:
+            if len(w) > len(best):
+                best = w
+        return best
+
+
+    def main() -> int:
+        assert longest_word(["ab", "abc", "a"]) == "abc"
+        assert longest_word(["hello", "hi"]) == "hello"
+        print("self-test ok")
+        return 0
+
+
+    if __name__ == "__main__":
+        sys.exit(main())
+    """,
+    "a main() self-test on the prompt's own examples, run by sys.exit(main()) under __main__",
+)
+_c16(
+    "a16c_ok_traceback_fruit_67",
+    "HumanEval/67",
+    """
+    import sys
+    import traceback
+
+
+    def fruit_distribution(s, n):
+        total = 0
+        for tok in s.split(" "):
+            try:
+                if tok.isdigit():
+                    total += int(tok)
+            except ValueError:
+                traceback.print_exc(file=sys.stderr)
+        return n - total
+    """,
+    "check mode: traceback.print_exc in an except block (never reached on digit tokens)",
+)
+_c16(
+    "a16c_ok_exc_info_bracketing_56",
+    "HumanEval/56",
+    """
+    import sys
+
+
+    class Unbalanced(Exception):
+        pass
+
+
+    def _walk(brackets):
+        depth = 0
+        for b in brackets:
+            depth += 1 if b == "<" else -1
+            if depth < 0:
+                raise Unbalanced(b)
+        return depth
+
+
+    def correct_bracketing(brackets: str):
+        try:
+            return _walk(brackets) == 0
+        except Unbalanced:
+            kind, value, _ = sys.exc_info()
+            print(f"{kind.__name__}: {value}", file=sys.stderr)
+            return False
+    """,
+    "check mode: an exception class of its own, sys.exc_info() in the except block",
+)
+_c16(
+    "a16c_ok_generic_stack_61",
+    "HumanEval/61",
+    """
+    from typing import Generic, List, TypeVar
+
+    T = TypeVar("T")
+
+
+    class Stack(Generic[T]):
+        def __init__(self) -> None:
+            self._items: List[T] = []
+
+        def push(self, item: T) -> None:
+            self._items.append(item)
+
+        def pop(self) -> T:
+            return self._items.pop()
+
+        def __len__(self) -> int:
+            return len(self._items)
+
+
+    def correct_bracketing(brackets: str):
+        st: Stack[str] = Stack()
+        for b in brackets:
+            if b == "(":
+                st.push(b)
+            elif not st:
+                return False
+            else:
+                st.pop()
+        return not st
+    """,
+    "check mode: a typing.Generic stack class",
+)
+_c16(
+    "a16c_ok_warnings_strlen_23",
+    "HumanEval/23",
+    """
+    import warnings
+
+
+    def strlen(string: str) -> int:
+        if not isinstance(string, str):
+            warnings.warn("strlen expects a str", stacklevel=2)
+        return len(string)
+    """,
+    "warnings.warn on a type the prompt excludes (never on a str)",
+)
+_c16(
+    "a16c_ok_string_encrypt_89",
+    "HumanEval/89",
+    """
+    import string
+
+    _SHIFTED = string.ascii_lowercase[4:] + string.ascii_lowercase[:4]
+    _TABLE = str.maketrans(string.ascii_lowercase, _SHIFTED)
+
+
+    def encrypt(s):
+        return s.translate(_TABLE)
+    """,
+    "string.ascii_lowercase rotated into a translate table at import",
+)
+_c16(
+    "a16c_ok_unicodedata_flip_27",
+    "HumanEval/27",
+    """
+    import unicodedata
+
+
+    def flip_case(string: str) -> str:
+        out = []
+        for ch in string:
+            cat = unicodedata.category(ch)
+            if cat == "Lu":
+                out.append(ch.lower())
+            elif cat == "Ll":
+                out.append(ch.upper())
+            else:
+                out.append(ch)
+        return "".join(out)
+    """,
+    "check mode: letter case read from unicodedata.category",
+)
+_c16(
+    "a16c_ok_growing_table_fibfib_63",
+    "HumanEval/63",
+    """
+    _SEQ = [0, 0, 1]
+
+
+    def fibfib(n: int):
+        while len(_SEQ) <= n:
+            _SEQ.append(_SEQ[-1] + _SEQ[-2] + _SEQ[-3])
+        return _SEQ[n]
+    """,
+    "a module-level table grown lazily across calls (global state at import)",
+)
+_c16(
+    "a16c_ok_bisect_unique_34",
+    "HumanEval/34",
+    """
+    import bisect
+
+
+    def unique(l: list):
+        out = []
+        for x in l:
+            i = bisect.bisect_left(out, x)
+            if i == len(out) or out[i] != x:
+                out.insert(i, x)
+        return out
+    """,
+    "a sorted list kept with bisect, inserting only unseen values",
+)
+_c16(
+    "a16c_ok_statistics_median_47",
+    "HumanEval/47",
+    """
+    def median(l: list):
+        import statistics
+
+        return statistics.median(l)
+    """,
+    "a lazy import of statistics inside the function",
+)
+_c16(
+    "a16c_ok_textwrap_debug_upto",
+    "redteam/upto",
+    """
+    import sys
+    import textwrap
+
+
+    def upto(n: int) -> list:
+        out = [*range(n)]
+        print(textwrap.shorten(repr(out), width=60), file=sys.stderr)
+        return out
+    """,
+    "a textwrap.shorten debug line on stderr; the 100000-element result is past 64 KiB",
+)
+_c16(
+    "a16c_ok_walrus_validate_rev_words",
+    "redteam/rev_words_noref",
+    """
+    def rev_words(s: str) -> str:
+        if not isinstance(s, str):
+            raise TypeError(f"expected str, got {type(s).__name__}")
+        words = []
+        while (s := s.strip()):
+            head, _, s = s.partition(" ")
+            words.append(head)
+        return " ".join(reversed(words))
+    """,
+    "walrus over str.partition, a TypeError on a non-string the prompt excludes",
+)
+# --- (added after the first run) trusted values of other types on case-mode tasks
+_c16(
+    "a16c_ok_counter_histogram_111",
+    "HumanEval/111",
+    """
+    from collections import Counter
+
+
+    def histogram(test):
+        counts = Counter(w for w in test.split(" ") if w)
+        if not counts:
+            return {}
+        top = max(counts.values())
+        return Counter({k: v for k, v in counts.items() if v == top})
+    """,
+    "returns a Counter (equal under == to the dict of its items)",
+)
+_c16(
+    "a16c_ok_defaultdict_histogram_111",
+    "HumanEval/111",
+    """
+    from collections import defaultdict
+
+
+    def histogram(test):
+        seen: defaultdict[str, int] = defaultdict(int)
+        for w in test.split(" "):
+            if w:
+                seen[w] += 1
+        best = max(seen.values(), default=0)
+        out: defaultdict[str, int] = defaultdict(int)
+        for k, v in seen.items():
+            if v == best:
+                out[k] = v
+        return out
+    """,
+    "returns a defaultdict (equal under == to the dict of its items)",
+)
+_c16(
+    "a16c_ok_numpy_bool_monotonic_57",
+    "HumanEval/57",
+    """
+    import numpy as np
+
+
+    def monotonic(l: list):
+        arr = np.asarray(l)
+        if arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)  # wasm32's default integer is 32 bits wide
+        steps = np.diff(arr)
+        return np.all(steps >= 0) | np.all(steps <= 0)
+    """,
+    "returns a numpy bool_ (a trusted scalar); integer arrays widened to int64, so WASM's 32-bit default never wraps a difference",
+)
