@@ -17,11 +17,12 @@ import sys
 import threading
 import time
 
+from infra.faust.runtime import FaustHosted, FaustRunner
 from infra.kafka.transactional import TransactionalProcessor
 from infra.runtime.state import State
 from rlstream.settings import Settings
 from rlstream.workers import Built, faust_runner
-from tests.contract.relay import handled, relay
+from tests.contract.relay import HANDLED, handled, relay
 
 #: with EXPECT, how long a worker short of it may make no progress before it gives up (the test then
 #: names what is missing)
@@ -36,6 +37,26 @@ def _count(state: State) -> int:
         except RuntimeError:  # changed size while read: read again
             time.sleep(0.01)
     return -1
+
+
+def _progress(runner: FaustRunner, hosted: FaustHosted, topic: str) -> str:
+    """Per input partition, read while the runtime's loop runs: how far its records were handled (one
+    past the unbroken run the runtime recorded as handled), a hole in that run, the partition's end as
+    last fetched, and how many tasks the state names there. A worker stopped short of EXPECT thus says
+    whether records never reached the processor (handled short of the end) or were handled and are
+    missing from the state."""
+    parts = []
+    try:
+        owned = [tp for tp in runner.app.consumer.assignment() if tp.topic == topic]
+        for tp in sorted(owned, key=lambda tp: tp.partition):
+            ledger, p = runner.app.handled, tp.partition
+            parts.append(
+                f"p{p} handled to {ledger.committable(tp.topic, p)} (hole {ledger.hole(tp.topic, p)})"
+                f" of {runner.app.consumer.highwater(tp)}, state {len(hosted.state.keys(p, HANDLED))}"
+            )
+    except Exception as exc:  # read across threads: say what could not be read
+        parts.append(f"({type(exc).__name__}: {exc})")
+    return "; ".join(parts) or "no input partition assigned"
 
 
 def main(
@@ -62,6 +83,12 @@ def main(
                 if seen != last or not hosted.assigned:
                     last, since = seen, now
                 elif now - since >= idle_s and (seen[1] >= expect or now - since >= STALL_S):
+                    logging.info(
+                        "stopping: %d consumed, the state names %d of %d tasks; %s",
+                        *seen,
+                        expect,
+                        _progress(runner, hosted, topic_in),
+                    )
                     stop.set()
 
         threading.Thread(target=watch, daemon=True).start()
