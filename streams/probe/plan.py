@@ -43,7 +43,9 @@ also holds inputs of the kinds the task's statement admits though no case shows 
 cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). Since p10/c10 most of
 its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`). Since
 p11/c11 an input whose integers are multiplied by 10, 100 or 1000 is multiplied by a factor drawn just
-above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. A
+above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. Since
+p12/c12 every input with a list argument to reverse has its mirror and its sorted twins
+(``ProbePlan.orders``): a tie the task leaves open shows there (:data:`_MIRRORED_GENERATION`). A
 run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
@@ -73,8 +75,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p11"
-SEEDED_CHECK_PLAN_VERSION = "c11"
+SEEDED_PLAN_VERSION = "p12"
+SEEDED_CHECK_PLAN_VERSION = "c12"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -87,6 +89,7 @@ SEEDED_VERSIONS = (
     ("p8", "c8"),
     ("p9", "c9"),
     ("p10", "c10"),
+    ("p11", "c11"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -102,7 +105,9 @@ SEEDED_VERSIONS = (
 #: :data:`_ADMITTED_DRAWN_AS`) but the long inputs, which they draw from a generator of their own
 #: (:data:`LONG_BANDED_INPUTS`); p11/c11 draw every input p10/c10 hold as those do (the long inputs from
 #: p10/c10's own generator: :data:`_BANDED_DRAWN_AS`) but the factors past 10 that a far input's integers
-#: are multiplied by, which they draw from a generator of their own (:data:`DIGITS_KEPT_FACTORS`)
+#: are multiplied by, which they draw from a generator of their own (:data:`DIGITS_KEPT_FACTORS`); p12/c12
+#: draw every input p11/c11 hold as those do (the factors from p11/c11's own generator:
+#: :data:`_DIGITS_DRAWN_AS`) and add the mirror of every input that had none (:data:`_MIRRORED_GENERATION`)
 _DRAWN_AS = {
     "c4": "c3",
     "c5": "c4",
@@ -118,6 +123,8 @@ _DRAWN_AS = {
     "c10": "c4",
     "p11": "p5",
     "c11": "c4",
+    "p12": "p5",
+    "c12": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -131,13 +138,26 @@ _WIDE_DRAWN_AS = {
     "c10": "c6",
     "p11": "p6",
     "c11": "c6",
+    "p12": "p6",
+    "c12": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
-_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8", "p10": "p8", "c10": "c8", "p11": "p8", "c11": "c8"}
+_EXTREME_DRAWN_AS = {
+    "p9": "p8",
+    "c9": "c8",
+    "p10": "p8",
+    "c10": "c8",
+    "p11": "p8",
+    "c11": "c8",
+    "p12": "p8",
+    "c12": "c8",
+}
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
-_ADMITTED_DRAWN_AS = {"p10": "p9", "c10": "c9", "p11": "p9", "c11": "c9"}
+_ADMITTED_DRAWN_AS = {"p10": "p9", "c10": "c9", "p11": "p9", "c11": "c9", "p12": "p9", "c12": "c9"}
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
-_BANDED_DRAWN_AS = {"p11": "p10", "c11": "c10"}
+_BANDED_DRAWN_AS = {"p11": "p10", "c11": "c10", "p12": "p10", "c12": "c10"}
+#: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
+_DIGITS_DRAWN_AS = {"p12": "p11", "c12": "c11"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -170,6 +190,15 @@ _BANDED_GENERATION = 8
 #: the first generation (p11/c11) whose far inputs multiply integers by factors that keep their
 #: significant digits (:data:`DIGITS_KEPT_FACTORS`)
 _DIGITS_GENERATION = 9
+#: the first generation (p12/c12) whose plans hold the mirror of every input with a list argument to
+#: reverse (``ProbePlan.mirrors``), where p5/c5 to p11/c11 laid a mirror only where it kept the seeded
+#: plan's domain: the inputs the plan of the task alone holds (drawn without the rule that a list repeats
+#: no more of its elements than a case's list does) had none where they repeat more, and a tie on one of
+#: them (two closest pairs of HumanEval/20 at distance 0) was judged against the reference's own
+#: tie-break alone, rejecting a correct program that takes the other (see :func:`_mirror`); and whose
+#: plans hold every input's sorted twins (``ProbePlan.orders``, :func:`_sorted_twins`), which give the
+#: tie-breaks by value (the smallest, the largest) where a mirror gives those by position
+_MIRRORED_GENERATION = 10
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -293,6 +322,15 @@ class ProbePlan:
     #: that order), an input it answers otherwise than its mirror has two right answers (a tie broken
     #: by position: 'the closest pair' of [1.0, 2.5, 3.0]) and neither of the two counts
     mirrors: tuple[tuple[int, int], ...] = ()
+    #: (p12/c12) pairs of positions whose second input is the first with those list arguments sorted
+    #: (ascending, or descending): where the reference answers every case as it answers the case sorted
+    #: either way (the task ignores every order, not only the reversed one), an input it answers otherwise
+    #: than one of them has a tie, and each of those answers is right. A mirror gives the tie-break of
+    #: the first and the last by position; these give the smallest and the largest by value, which a
+    #: correct program that sorts its list first returns (HumanEval/20's closest pair of
+    #: ``[1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 2.0]``: the reference takes (2.0, 2.0) on it and on its mirror, a
+    #: program scanning the sorted list from its end (5.0, 5.0), the reference's answer sorted descending)
+    orders: tuple[tuple[int, int], ...] = ()
     #: (p6/c6) positions (among ``far``) of the inputs that leave the cases' domain in kind, not in range:
     #: a list with a repeated element where no case's list repeats one, a letter in the other case or of
     #: no case's alphabet, a float that prints with an exponent. The task may well exclude such an input,
@@ -453,7 +491,8 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         drawn = random.Random(_seed(task, _ADMITTED_DRAWN_AS.get(version, version), seed))
         admitted = _generate_admitted(args, admits, drawn, taken)
         wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
-    laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds)
+    every = seed is not None and generation >= _MIRRORED_GENERATION
+    laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
         for pos in range(len(laid.inputs))
@@ -469,6 +508,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         seed=seed,
         far=laid.far,
         mirrors=laid.mirrors,
+        orders=laid.orders,
         wide=laid.wide,
         late=laid.late,
         lead=laid.lead,
@@ -488,7 +528,7 @@ def _digits(task: TaskPublished, version: str, seed: str | None, generation: int
     (:data:`DIGITS_KEPT_FACTORS`; None: an older generation, which multiplies by round factors)."""
     if seed is None or generation < _DIGITS_GENERATION:
         return None
-    return random.Random(_seed(task, version, seed))
+    return random.Random(_seed(task, _DIGITS_DRAWN_AS.get(version, version), seed))
 
 
 def _cheaper_half(costs: Sequence[int]) -> list[int]:
@@ -612,6 +652,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         placed(lead),
         placed(ends),
         placed(bounds),
+        every=generation >= _MIRRORED_GENERATION,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -625,6 +666,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         seed,
         laid.far,
         mirrors=laid.mirrors,
+        orders=laid.orders,
         wide=laid.wide,
         late=laid.late,
         lead=laid.lead,
@@ -781,6 +823,7 @@ class _Laid:
     parents: tuple[tuple[int, ...], ...]
     far: frozenset[int]
     mirrors: tuple[tuple[int, int], ...]
+    orders: tuple[tuple[int, int], ...]
     #: (p5/c5) position -> the earlier position whose input it repeats
     repeats: dict[int, int] = field(default_factory=dict)
     wide: frozenset[int] = frozenset()
@@ -804,6 +847,8 @@ def _with_mirrors(
     lead: Sequence[tuple[str, tuple[int, ...]]] = (),
     ends: Sequence[tuple[str, tuple[int, ...]]] = (),
     bounds: Sequence[tuple[str, tuple[int, ...]]] = (),
+    *,
+    every: bool = False,
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -827,7 +872,11 @@ def _with_mirrors(
     last, after every other input: one that hangs or ends the run cuts nothing else short (and a list
     thousands of elements long holds ties a task that ignores order breaks no particular way: its
     mirror shows them). ``bounds`` are among ``wide``: refusing a magnitude no case approaches (an
-    int32 array's OverflowError past 2**31) is the program's right, a wrong value there is not."""
+    int32 array's OverflowError past 2**31) is the program's right, a wrong value there is not.
+    With ``every`` (p12/c12) every input with a list argument to reverse gets its mirror, the inputs
+    outside the seeded domain included (see :func:`_mirror`); before, only those inside it did. And every
+    input but the long ones at the end gets its sorted twins (``ProbePlan.orders``,
+    :func:`_sorted_twins`), laid with the mirrors."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -839,21 +888,31 @@ def _with_mirrors(
     texts: list[str] = []
     parents: list[tuple[int, ...]] = []
     mirrors: list[tuple[int, int]] = []
+    orders: list[tuple[int, int]] = []
 
-    def lay(section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants) -> None:
+    def lay(
+        section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants, *, twins: bool = True
+    ) -> None:
         start = len(texts)
         texts.extend(text for text, _ in section)
         parents.extend(made_from for _, made_from in section)
         where = {text: pos for pos, text in enumerate(texts)}
-        for pos in range(start, start + len(section)):
-            text = _mirror(texts[pos], ordered, check)
-            if text is None or where.get(text) == pos:
-                continue
+
+        def placed(text: str, pos: int) -> int:
             if text not in where:
                 where[text] = len(texts)
                 texts.append(text)
                 parents.append(parents[pos] or (pos,))  # a check's call: made from that call
-            mirrors.append((pos, where[text]))
+            return where[text]
+
+        for pos in range(start, start + len(section)):
+            text = _mirror(texts[pos], ordered, check, every=every)
+            if text is not None and where.get(text) != pos:
+                mirrors.append((pos, placed(text, pos)))
+            # (p12/c12) and the input with those lists sorted, both ways
+            for text in _sorted_twins(texts[pos], ordered) if every and twins else ():
+                if where.get(text) != pos:
+                    orders.append((pos, placed(text, pos)))
 
     lay([*lead, *head, *near])
     shift = len(lead)
@@ -885,7 +944,9 @@ def _with_mirrors(
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
     end_late = len(texts)
     if ends:
-        lay(list(ends))
+        # (p12/c12) no sorted twins of the long inputs: each would cost as much as its input (thousands of
+        # elements), and their lists repeat no element more often than a case's list does
+        lay(list(ends), twins=False)
     start_bounds = len(texts)
     if bounds:
         lay(list(bounds))
@@ -894,6 +955,7 @@ def _with_mirrors(
         tuple(parents),
         frozenset(range(start_far, len(texts))),
         tuple(mirrors),
+        tuple(orders),
         repeats,
         frozenset((*range(start_far, end_wide), *range(start_bounds, len(texts)))),
         end_late - start_late,
@@ -902,9 +964,19 @@ def _with_mirrors(
     )
 
 
-def _mirror(text: str, ordered: set[int], invariants: _Invariants) -> str | None:
+def _mirror(text: str, ordered: set[int], invariants: _Invariants, *, every: bool = False) -> str | None:
     """The input with each list argument's elements in reverse order (None: none changes, or the input
-    so made leaves the cases' domain)."""
+    so made leaves the cases' domain).
+
+    Through p11/c11 a mirror had to keep ``invariants`` (the seeded plan's, for most sections), so an
+    input that breaks them had none: the inputs of the plan of the task alone, drawn without the seeded
+    rule that a list repeats no more of its elements than a case's list does, sit among the inputs near
+    the cases, and one repeating more (``[1.0, 2.0, 3.0, 1.0, 4.0, 5.0, 2.0]``: two closest pairs at
+    distance 0) is exactly where a tie is. With ``every`` (p12/c12) a mirror is refused only where
+    reversing breaks a relation the input itself keeps: the mirror then lies in whatever domain its
+    input does, and where the task ignores the order of a list its answer there is as right as the
+    reference's on the input (every relation :class:`_Invariants` reads is one of lengths, strings or
+    repeats, which reversing a list keeps, so this refuses nothing today)."""
     args = pyast.literal_eval(text)
     if not isinstance(args, tuple):
         return None
@@ -913,8 +985,30 @@ def _mirror(text: str, ordered: set[int], invariants: _Invariants) -> str | None
         for i, v in enumerate(args)
     ]
     out = repr(tuple(flipped))
-    if out == text or not invariants.hold(flipped) or not _is_input_literal(out, tuple(flipped)):
+    if out == text or not _is_input_literal(out, tuple(flipped)):
         return None
+    if not invariants.hold(flipped) and (not every or invariants.hold(args)):
+        return None
+    return out
+
+
+def _sorted_twins(text: str, ordered: set[int]) -> list[str]:
+    """(p12/c12) The input with each list argument that :func:`_mirror` reverses sorted ascending, then
+    descending (none where its elements do not compare, or a twin is the input itself). A permutation
+    of a list keeps every relation :class:`_Invariants` reads, as a reversal does."""
+    args = pyast.literal_eval(text)
+    if not isinstance(args, tuple):
+        return []
+    at = [i for i, v in enumerate(args) if isinstance(v, list) and i not in ordered and len(v) > 1]
+    out: list[str] = []
+    for descending in (False, True):
+        try:
+            twin = tuple(sorted(v, reverse=descending) if i in at else v for i, v in enumerate(args))  # type: ignore[type-var, call-overload]
+        except TypeError:
+            return []
+        made = repr(twin)
+        if at and made != text and made not in out and _is_input_literal(made, twin):
+            out.append(made)
     return out
 
 
