@@ -81,7 +81,6 @@ WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's 
 LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run (past the far inputs' reach, up to 1000 elements) is forgiven whatever its cause: a correct cubic program is as quick as the reference on the far inputs' few elements (their per-call cost hides its growth) and hangs on a long input's thousand (tests/hacks/test_probe_far_lengths.py), so a program spinning there, or building a million-deep list to print (which outlasts the run's deadline), is not told from it (filter v16 holds a MemoryError, a memory stop and a stack stop there, not a hang)"
 MEMO_COSTLY = "filter v12/v13: a MemoryError or the int/str conversion limit past the range is forgiven on an input the plain reference found costly (probe.cheap_far reads only the plain reference's runs), and HumanEval/55's naive reference does not answer past n of about 30 in time, however cheaply its memoised run answers there (streams/probe/memo.py), so a program raising MemoryError (or tripping the conversion limit on a number of its own) past n = 30 is judged on no such input, and Binet's formula in floats, wrong from n = 71, hides behind it"
 MEMO_HANG = "probe: only a value is judged on an input answered by the memoised reference alone (HumanEval/55 past n of about 30): a hang there is forgiven, as the naive recursion the reference itself is (a15_ok_naive_fib_55) hangs there too, so a program spinning past n = 30 is not told from it"
-TIE_UNMIRRORED = "probe: a tie is left out (through v15) or judged against either answer (v16) only where the plan holds the input's mirror (ProbePlan.mirrors: the inputs near the cases); a generated input with a tie and no mirror in the plan (HumanEval/20's [1.0, 2.0, 3.0, 1.0, 4.0, 5.0, 2.0], two pairs at distance 0) is judged against the reference's own tie-break, so a correct program taking the last closest pair is rejected (a false penalty; the plan would need to carry a mirror of every such input: streams/probe/plan.py)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -140,7 +139,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a15_fib_float_55", "*"): MEMO_COSTLY,
     ("a15_fib_conversion_55", "*"): MEMO_COSTLY,
     ("a15_fib_hang_55", "*"): MEMO_HANG,
-    ("a15_ok_tie_last_20", "*"): TIE_UNMIRRORED,
 }
 
 
