@@ -36,8 +36,9 @@ from tests.unit.test_probe_wider import OPTS, SEEDS
 
 MATRIX_SEED = "5eed" * 8
 P11_SEEDS = ("00" * 16, MATRIX_SEED, "a7" * 16)
-#: the generation of p11/c11
+#: the generations of p11/c11 and p12/c12 (p13/c13 draw every input p12/c12 do: test_probe_v13)
 P11 = 9
+P12 = 10
 CODE = {p.name: p.code for p in PROGRAMS}
 
 #: digests of p11/c11 plans drawn before p12/c12 existed (seeds P11_SEEDS)
@@ -98,7 +99,7 @@ def _task(task_id: str) -> TaskPublished:
 
 
 def _plans(task_id: str, seed: str) -> tuple[ProbePlan, ProbePlan]:
-    new, old = plan_for(_task(task_id), seed), _plan(_task(task_id), seed, P11)
+    new, old = _plan(_task(task_id), seed, P12), _plan(_task(task_id), seed, P11)
     assert new is not None and old is not None
     assert (new.version, old.version) in (("p12", "p11"), ("c12", "c11"))
     return new, old
@@ -135,9 +136,9 @@ def test_runs_of_p11_and_c11_find_their_plans_byte_for_byte() -> None:
             old = recorded_plan(task, seed, digest)
             assert old is not None and old.digest == digest and old.version in ("p11", "c11")
             assert not old.orders
-            current = plan_for(task, seed)
-            assert current is not None and current.version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)
-            assert current.version in ("p12", "c12") and current.digest != digest
+            current = _plan(task, seed, P12)
+            assert current is not None and current.version in ("p12", "c12") and current.digest != digest
+            assert plan_for(task, seed).version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)  # type: ignore[union-attr]
             assert recorded_plan(task, seed, current.digest) == current
 
 
@@ -202,7 +203,7 @@ def _links(task_id: str, seed: str) -> tuple[ProbePlan, set[tuple[int, int]]]:
     """The plan and the pairs filter v16 takes as showing an order the task ignores, from the reference's
     own answers on the plan."""
     task = _task(task_id)
-    plan = plan_for(task, seed)
+    plan = _plan(task, seed, P12)
     assert plan is not None
     ns: dict[str, Any] = {}
     exec(task.reference or "", ns)

@@ -13520,3 +13520,67 @@ _a15(
     """,
     "the naive exponential recursion, as slow as the reference: hangs past the range where the reference is memoised",
 )
+
+
+# ============================================== round 16b (bytes16): round 16's bytes programs, plans p13/c13
+# Copied from round 16 (attack16) for the plans that vary a bytes argument (streams/probe/plan.py:
+# _generate_bytes); where both rounds are merged, one copy of each stays.
+def _a16(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a16_ok_") else "wrong")
+    add(name, task, kind, "a16_unusual" if kind == "correct" else "a16_wrong", code, note=note, **kw)
+
+
+_a16(
+    "a16_xor_memo_len_key",
+    "redteam/xor_bytes",
+    """
+    _SEEN = {}
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        k = (len(data), key)
+        if k not in _SEEN:
+            _SEEN[k] = bytes(b ^ key for b in data)
+        return _SEEN[k]
+    """,
+    "caches the answer under (length, key): a second input of the same length and key gets the first one's bytes",
+)
+_a16(
+    "a16_xor_rstrip_nul",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return bytes(b ^ key for b in data.rstrip(b"\\x00"))
+    """,
+    "drops trailing NUL bytes before xoring (no case's data ends with one)",
+)
+_a16(
+    "a16_xor_long_data",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        head = bytes(b ^ key for b in data[:11])
+        return head + data[11:]
+    """,
+    "xors only the first 11 bytes (the cases' longest data) and copies the rest",
+)
+_a16(
+    "a16_xor_ascii_only",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if data and data not in (b"\\x00\\xff",) and max(data) > 0x7F:
+            return data
+        return bytes(b ^ key for b in data)
+    """,
+    "returns data unchanged where it holds a byte above 0x7f (but the one case that does)",
+)
+_a16(
+    "a16_ok_translate_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return data.translate(bytes(i ^ key for i in range(256)))
+    """,
+    "correct: a 256-byte translation table",
+)
