@@ -45,7 +45,8 @@ its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG
 p11/c11 an input whose integers are multiplied by 10, 100 or 1000 is multiplied by a factor drawn just
 above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. Since
 p12/c12 every input with a list argument to reverse has its mirror and its sorted twins
-(``ProbePlan.orders``): a tie the task leaves open shows there (:data:`_MIRRORED_GENERATION`). A
+(``ProbePlan.orders``): a tie the task leaves open shows there (:data:`_MIRRORED_GENERATION`). Since
+p13/c13 a bytes argument is varied, near the cases and longer than them (:func:`_generate_bytes`). A
 run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
