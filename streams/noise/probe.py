@@ -1516,38 +1516,73 @@ def _unambiguous(
     """``answers`` without the inputs that have two right answers (``ProbePlan.mirrors``): where the
     reference answers at least two of the cases (or the check's calls) exactly as their mirrors (their
     list arguments reversed), the task ignores the order of those elements, and an input the reference
-    answers otherwise than its mirror breaks a tie by position (either answer is right): neither counts."""
-    if not plan.mirrors:
+    answers otherwise than its mirror breaks a tie by position (either answer is right): neither counts.
+    So too (p12/c12, ``ProbePlan.orders``) where it answers them exactly as the same cases with those
+    lists sorted either way: an input it answers otherwise than one of its sorted twins has a tie."""
+    links = _tie_links(plan, answers, cases, options)
+    if not links:
         return answers
-    anchored: list[bool] = []
-    for a, b in plan.mirrors:
-        if a not in plan.head_positions:
-            continue
-        origin = plan.origin[a]
-        if origin != GENERATED:
-            value = _case_value(cases[origin].case.output) if origin < len(cases) else _NONE
-        else:
-            value = answers.get(a, _NONE)
-        mirrored = answers.get(b, _NONE)
-        anchored.append(
-            value is not _NONE and mirrored is not _NONE and values_match(value, mirrored, options)
-        )
-    if len(anchored) < 2 or not all(anchored):
-        return answers
-    tied = _ties(plan, answers, options)
+    tied = _ties(plan, answers, options, links)
     # an input the plan asks again (p5/c5) is the same tie wherever it stands
     return {pos: v for pos, v in answers.items() if plan.inputs[pos] not in tied}
 
 
+def _tie_links(
+    plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase], options: CompareOptions
+) -> list[tuple[int, int]]:
+    """The pairs of inputs that differ only in an order the task ignores: the mirrors, and (p12/c12) the
+    sorted twins, each kind only where the reference answers at least two of the cases (or the check's
+    calls) exactly as their own pairs of that kind, and every one of them so."""
+    links: list[tuple[int, int]] = []
+    for pairs in (plan.mirrors, plan.orders):
+        anchored: list[bool] = []
+        for a, b in pairs:
+            if a not in plan.head_positions:
+                continue
+            origin = plan.origin[a]
+            if origin != GENERATED:
+                value = _case_value(cases[origin].case.output) if origin < len(cases) else _NONE
+            else:
+                value = answers.get(a, _NONE)
+            mirrored = answers.get(b, _NONE)
+            anchored.append(
+                value is not _NONE and mirrored is not _NONE and values_match(value, mirrored, options)
+            )
+        if len(anchored) >= 2 and all(anchored):
+            links += pairs
+    return links
+
+
 def _ties(
-    plan: ProbePlan, answers: dict[int, object], options: CompareOptions
+    plan: ProbePlan, answers: dict[int, object], options: CompareOptions, links: Sequence[tuple[int, int]]
 ) -> dict[str, tuple[object, ...]]:
-    """Each input (its text) that the reference answers otherwise than its mirror, with both answers."""
+    """Each input (its text) that the reference answers otherwise than an input ``links`` ties it to (its
+    mirror, a sorted twin, or theirs in turn), with every answer the reference gave among them."""
+    group: dict[str, str] = {}
+
+    def root(text: str) -> str:
+        while group.get(text, text) != text:
+            text = group[text]
+        return text
+
+    for a, b in links:
+        ra, rb = root(plan.inputs[a]), root(plan.inputs[b])
+        if ra != rb:
+            group[rb] = ra
+    found: dict[str, list[object]] = {}
+    for a, b in links:
+        for pos in (a, b):
+            if pos not in answers:
+                continue
+            seen = found.setdefault(root(plan.inputs[pos]), [])
+            if not any(values_match(v, answers[pos], options) for v in seen):
+                seen.append(answers[pos])
     tied: dict[str, tuple[object, ...]] = {}
-    for a, b in plan.mirrors:
-        if a in answers and b in answers and not values_match(answers[a], answers[b], options):
-            both = (answers[a], answers[b])
-            tied[plan.inputs[a]] = tied[plan.inputs[b]] = both
+    for a, b in links:
+        for pos in (a, b):
+            values = found.get(root(plan.inputs[pos]), [])
+            if len(values) > 1:
+                tied[plan.inputs[pos]] = tuple(values)
     return tied
 
 
@@ -1555,11 +1590,10 @@ def tie_answers(
     plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase], options: CompareOptions
 ) -> dict[str, tuple[object, ...]]:
     """(filter v16) The inputs :func:`_unambiguous` leaves out as ties (input text -> the reference's
-    answer on it and on its mirror), each of which is a right answer there; empty where the task's
-    order counts."""
-    if len(_unambiguous(plan, answers, cases, options)) == len(answers):
-        return {}
-    return _ties(plan, answers, options)
+    answer on it and on its mirror, and from p12/c12 on its sorted twins), each of which is a right
+    answer there; empty where the task's order counts."""
+    links = _tie_links(plan, answers, cases, options)
+    return _ties(plan, answers, options, links) if links else {}
 
 
 def _as_sequence(value: object) -> object:

@@ -43,7 +43,10 @@ also holds inputs of the kinds the task's statement admits though no case shows 
 cases pass ints, zero, a letter of the other case: :func:`_generate_admitted`). Since p10/c10 most of
 its long inputs lie between the far inputs' reach and 1000 elements (:data:`LONG_BANDED_INPUTS`). Since
 p11/c11 an input whose integers are multiplied by 10, 100 or 1000 is multiplied by a factor drawn just
-above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. A
+above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. Since
+p12/c12 every input with a list argument to reverse has its mirror and its sorted twins
+(``ProbePlan.orders``): a tie the task leaves open shows there (:data:`_MIRRORED_GENERATION`). Since
+p13/c13 a bytes argument is varied, near the cases and longer than them (:func:`_generate_bytes`). A
 run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
@@ -73,8 +76,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p11"
-SEEDED_CHECK_PLAN_VERSION = "c11"
+SEEDED_PLAN_VERSION = "p13"
+SEEDED_CHECK_PLAN_VERSION = "c13"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -87,6 +90,8 @@ SEEDED_VERSIONS = (
     ("p8", "c8"),
     ("p9", "c9"),
     ("p10", "c10"),
+    ("p11", "c11"),
+    ("p12", "c12"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -102,7 +107,9 @@ SEEDED_VERSIONS = (
 #: :data:`_ADMITTED_DRAWN_AS`) but the long inputs, which they draw from a generator of their own
 #: (:data:`LONG_BANDED_INPUTS`); p11/c11 draw every input p10/c10 hold as those do (the long inputs from
 #: p10/c10's own generator: :data:`_BANDED_DRAWN_AS`) but the factors past 10 that a far input's integers
-#: are multiplied by, which they draw from a generator of their own (:data:`DIGITS_KEPT_FACTORS`)
+#: are multiplied by, which they draw from a generator of their own (:data:`DIGITS_KEPT_FACTORS`); p12/c12
+#: draw every input p11/c11 hold as those do (the factors from p11/c11's own generator:
+#: :data:`_DIGITS_DRAWN_AS`) and add the mirror of every input that had none (:data:`_MIRRORED_GENERATION`)
 _DRAWN_AS = {
     "c4": "c3",
     "c5": "c4",
@@ -118,6 +125,10 @@ _DRAWN_AS = {
     "c10": "c4",
     "p11": "p5",
     "c11": "c4",
+    "p12": "p5",
+    "c12": "c4",
+    "p13": "p5",
+    "c13": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -131,13 +142,39 @@ _WIDE_DRAWN_AS = {
     "c10": "c6",
     "p11": "p6",
     "c11": "c6",
+    "p12": "p6",
+    "c12": "c6",
+    "p13": "p6",
+    "c13": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
-_EXTREME_DRAWN_AS = {"p9": "p8", "c9": "c8", "p10": "p8", "c10": "c8", "p11": "p8", "c11": "c8"}
+_EXTREME_DRAWN_AS = {
+    "p9": "p8",
+    "c9": "c8",
+    "p10": "p8",
+    "c10": "c8",
+    "p11": "p8",
+    "c11": "c8",
+    "p12": "p8",
+    "c12": "c8",
+    "p13": "p8",
+    "c13": "c8",
+}
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
-_ADMITTED_DRAWN_AS = {"p10": "p9", "c10": "c9", "p11": "p9", "c11": "c9"}
+_ADMITTED_DRAWN_AS = {
+    "p10": "p9",
+    "c10": "c9",
+    "p11": "p9",
+    "c11": "c9",
+    "p12": "p9",
+    "c12": "c9",
+    "p13": "p9",
+    "c13": "c9",
+}
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
-_BANDED_DRAWN_AS = {"p11": "p10", "c11": "c10"}
+_BANDED_DRAWN_AS = {"p11": "p10", "c11": "c10", "p12": "p10", "c12": "c10", "p13": "p10", "c13": "c10"}
+#: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
+_DIGITS_DRAWN_AS = {"p12": "p11", "c12": "c11", "p13": "p11", "c13": "c11"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -170,6 +207,25 @@ _BANDED_GENERATION = 8
 #: the first generation (p11/c11) whose far inputs multiply integers by factors that keep their
 #: significant digits (:data:`DIGITS_KEPT_FACTORS`)
 _DIGITS_GENERATION = 9
+#: the first generation (p12/c12) whose plans hold the mirror of every input with a list argument to
+#: reverse (``ProbePlan.mirrors``), where p5/c5 to p11/c11 laid a mirror only where it kept the seeded
+#: plan's domain: the inputs the plan of the task alone holds (drawn without the rule that a list repeats
+#: no more of its elements than a case's list does) had none where they repeat more, and a tie on one of
+#: them (two closest pairs of HumanEval/20 at distance 0) was judged against the reference's own
+#: tie-break alone, rejecting a correct program that takes the other (see :func:`_mirror`); and whose
+#: plans hold every input's sorted twins (``ProbePlan.orders``, :func:`_sorted_twins`), which give the
+#: tie-breaks by value (the smallest, the largest) where a mirror gives those by position
+_MIRRORED_GENERATION = 10
+#: the first generation (p13/c13) whose plans vary a bytes argument (:func:`_generate_bytes`, from a
+#: generator of its own): through p12/c12 ``_mutate`` returned a bytes value as it was and the far
+#: inputs never lengthened one, so every generated input held one of the cases' own bytes values
+_BYTES_GENERATION = 11
+#: (p13/c13) per bytes argument position: inputs near the cases (lengths within the cases', bytes from
+#: the cases' and a few others) and inputs longer than the cases' longest (up to :data:`FAR_REACH` times)
+BYTES_NEAR_INPUTS = 8
+BYTES_FAR_INPUTS = 4
+#: (p13/c13) how many bytes no case holds join the cases' own as the bytes a new value is drawn from
+BYTES_OTHERS = 4
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -293,6 +349,15 @@ class ProbePlan:
     #: that order), an input it answers otherwise than its mirror has two right answers (a tie broken
     #: by position: 'the closest pair' of [1.0, 2.5, 3.0]) and neither of the two counts
     mirrors: tuple[tuple[int, int], ...] = ()
+    #: (p12/c12) pairs of positions whose second input is the first with those list arguments sorted
+    #: (ascending, or descending): where the reference answers every case as it answers the case sorted
+    #: either way (the task ignores every order, not only the reversed one), an input it answers otherwise
+    #: than one of them has a tie, and each of those answers is right. A mirror gives the tie-break of
+    #: the first and the last by position; these give the smallest and the largest by value, which a
+    #: correct program that sorts its list first returns (HumanEval/20's closest pair of
+    #: ``[1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 2.0]``: the reference takes (2.0, 2.0) on it and on its mirror, a
+    #: program scanning the sorted list from its end (5.0, 5.0), the reference's answer sorted descending)
+    orders: tuple[tuple[int, int], ...] = ()
     #: (p6/c6) positions (among ``far``) of the inputs that leave the cases' domain in kind, not in range:
     #: a list with a repeated element where no case's list repeats one, a letter in the other case or of
     #: no case's alphabet, a float that prints with an exponent. The task may well exclude such an input,
@@ -453,7 +518,15 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         drawn = random.Random(_seed(task, _ADMITTED_DRAWN_AS.get(version, version), seed))
         admitted = _generate_admitted(args, admits, drawn, taken)
         wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
-    laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds)
+    if seed is not None and generation >= _BYTES_GENERATION:
+        # (p13) from a generator of their own: every input p12 draws stays as p12 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|bytes", seed))
+        near_bytes, far_bytes = _generate_bytes(args, drawn, taken)
+        generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
+        far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
+    every = seed is not None and generation >= _MIRRORED_GENERATION
+    laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
         for pos in range(len(laid.inputs))
@@ -469,6 +542,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         seed=seed,
         far=laid.far,
         mirrors=laid.mirrors,
+        orders=laid.orders,
         wide=laid.wide,
         late=laid.late,
         lead=laid.lead,
@@ -488,7 +562,7 @@ def _digits(task: TaskPublished, version: str, seed: str | None, generation: int
     (:data:`DIGITS_KEPT_FACTORS`; None: an older generation, which multiplies by round factors)."""
     if seed is None or generation < _DIGITS_GENERATION:
         return None
-    return random.Random(_seed(task, version, seed))
+    return random.Random(_seed(task, _DIGITS_DRAWN_AS.get(version, version), seed))
 
 
 def _cheaper_half(costs: Sequence[int]) -> list[int]:
@@ -601,6 +675,13 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         drawn = random.Random(_seed(task, _ADMITTED_DRAWN_AS.get(version, version), seed))
         admitted = _generate_admitted(args, admits, drawn, taken, domain.hold_admitted)
         wide = sorted([*wide, *admitted], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _BYTES_GENERATION:
+        # (c13) from a generator of their own: every input c12 draws stays as c12 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|bytes", seed))
+        near_bytes, far_bytes = _generate_bytes(args, drawn, taken, domain.hold, domain.hold_beyond_range)
+        generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
+        far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -612,6 +693,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         placed(lead),
         placed(ends),
         placed(bounds),
+        every=generation >= _MIRRORED_GENERATION,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -625,6 +707,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         seed,
         laid.far,
         mirrors=laid.mirrors,
+        orders=laid.orders,
         wide=laid.wide,
         late=laid.late,
         lead=laid.lead,
@@ -781,6 +864,7 @@ class _Laid:
     parents: tuple[tuple[int, ...], ...]
     far: frozenset[int]
     mirrors: tuple[tuple[int, int], ...]
+    orders: tuple[tuple[int, int], ...]
     #: (p5/c5) position -> the earlier position whose input it repeats
     repeats: dict[int, int] = field(default_factory=dict)
     wide: frozenset[int] = frozenset()
@@ -804,6 +888,8 @@ def _with_mirrors(
     lead: Sequence[tuple[str, tuple[int, ...]]] = (),
     ends: Sequence[tuple[str, tuple[int, ...]]] = (),
     bounds: Sequence[tuple[str, tuple[int, ...]]] = (),
+    *,
+    every: bool = False,
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -827,7 +913,11 @@ def _with_mirrors(
     last, after every other input: one that hangs or ends the run cuts nothing else short (and a list
     thousands of elements long holds ties a task that ignores order breaks no particular way: its
     mirror shows them). ``bounds`` are among ``wide``: refusing a magnitude no case approaches (an
-    int32 array's OverflowError past 2**31) is the program's right, a wrong value there is not."""
+    int32 array's OverflowError past 2**31) is the program's right, a wrong value there is not.
+    With ``every`` (p12/c12) every input with a list argument to reverse gets its mirror, the inputs
+    outside the seeded domain included (see :func:`_mirror`); before, only those inside it did. And every
+    input but the long ones at the end gets its sorted twins (``ProbePlan.orders``,
+    :func:`_sorted_twins`), laid with the mirrors."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -839,21 +929,31 @@ def _with_mirrors(
     texts: list[str] = []
     parents: list[tuple[int, ...]] = []
     mirrors: list[tuple[int, int]] = []
+    orders: list[tuple[int, int]] = []
 
-    def lay(section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants) -> None:
+    def lay(
+        section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants, *, twins: bool = True
+    ) -> None:
         start = len(texts)
         texts.extend(text for text, _ in section)
         parents.extend(made_from for _, made_from in section)
         where = {text: pos for pos, text in enumerate(texts)}
-        for pos in range(start, start + len(section)):
-            text = _mirror(texts[pos], ordered, check)
-            if text is None or where.get(text) == pos:
-                continue
+
+        def placed(text: str, pos: int) -> int:
             if text not in where:
                 where[text] = len(texts)
                 texts.append(text)
                 parents.append(parents[pos] or (pos,))  # a check's call: made from that call
-            mirrors.append((pos, where[text]))
+            return where[text]
+
+        for pos in range(start, start + len(section)):
+            text = _mirror(texts[pos], ordered, check, every=every)
+            if text is not None and where.get(text) != pos:
+                mirrors.append((pos, placed(text, pos)))
+            # (p12/c12) and the input with those lists sorted, both ways
+            for text in _sorted_twins(texts[pos], ordered) if every and twins else ():
+                if where.get(text) != pos:
+                    orders.append((pos, placed(text, pos)))
 
     lay([*lead, *head, *near])
     shift = len(lead)
@@ -885,7 +985,9 @@ def _with_mirrors(
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
     end_late = len(texts)
     if ends:
-        lay(list(ends))
+        # (p12/c12) no sorted twins of the long inputs: each would cost as much as its input (thousands of
+        # elements), and their lists repeat no element more often than a case's list does
+        lay(list(ends), twins=False)
     start_bounds = len(texts)
     if bounds:
         lay(list(bounds))
@@ -894,6 +996,7 @@ def _with_mirrors(
         tuple(parents),
         frozenset(range(start_far, len(texts))),
         tuple(mirrors),
+        tuple(orders),
         repeats,
         frozenset((*range(start_far, end_wide), *range(start_bounds, len(texts)))),
         end_late - start_late,
@@ -902,9 +1005,19 @@ def _with_mirrors(
     )
 
 
-def _mirror(text: str, ordered: set[int], invariants: _Invariants) -> str | None:
+def _mirror(text: str, ordered: set[int], invariants: _Invariants, *, every: bool = False) -> str | None:
     """The input with each list argument's elements in reverse order (None: none changes, or the input
-    so made leaves the cases' domain)."""
+    so made leaves the cases' domain).
+
+    Through p11/c11 a mirror had to keep ``invariants`` (the seeded plan's, for most sections), so an
+    input that breaks them had none: the inputs of the plan of the task alone, drawn without the seeded
+    rule that a list repeats no more of its elements than a case's list does, sit among the inputs near
+    the cases, and one repeating more (``[1.0, 2.0, 3.0, 1.0, 4.0, 5.0, 2.0]``: two closest pairs at
+    distance 0) is exactly where a tie is. With ``every`` (p12/c12) a mirror is refused only where
+    reversing breaks a relation the input itself keeps: the mirror then lies in whatever domain its
+    input does, and where the task ignores the order of a list its answer there is as right as the
+    reference's on the input (every relation :class:`_Invariants` reads is one of lengths, strings or
+    repeats, which reversing a list keeps, so this refuses nothing today)."""
     args = pyast.literal_eval(text)
     if not isinstance(args, tuple):
         return None
@@ -913,9 +1026,188 @@ def _mirror(text: str, ordered: set[int], invariants: _Invariants) -> str | None
         for i, v in enumerate(args)
     ]
     out = repr(tuple(flipped))
-    if out == text or not invariants.hold(flipped) or not _is_input_literal(out, tuple(flipped)):
+    if out == text or not _is_input_literal(out, tuple(flipped)):
+        return None
+    if not invariants.hold(flipped) and (not every or invariants.hold(args)):
         return None
     return out
+
+
+def _sorted_twins(text: str, ordered: set[int]) -> list[str]:
+    """(p12/c12) The input with each list argument that :func:`_mirror` reverses sorted ascending, then
+    descending (none where its elements do not compare, or a twin is the input itself). A permutation
+    of a list keeps every relation :class:`_Invariants` reads, as a reversal does."""
+    args = pyast.literal_eval(text)
+    if not isinstance(args, tuple):
+        return []
+    at = [i for i, v in enumerate(args) if isinstance(v, list) and i not in ordered and len(v) > 1]
+    out: list[str] = []
+    for descending in (False, True):
+        try:
+            twin = tuple(sorted(v, reverse=descending) if i in at else v for i, v in enumerate(args))  # type: ignore[type-var, call-overload]
+        except TypeError:
+            return []
+        made = repr(twin)
+        if at and made != text and made not in out and _is_input_literal(made, twin):
+            out.append(made)
+    return out
+
+
+def _bytes_pool(column: Sequence[bytes], rng: random.Random) -> list[int]:
+    """(p13/c13) The byte values a varied bytes argument draws from: every byte the cases pass at that
+    position and :data:`BYTES_OTHERS` more. Where every case's bytes are printable ASCII (text, white
+    space included) the others are printable too: such a task may read its bytes as text
+    (``data.decode('ascii')``) and a byte past 0x7f would leave its domain. Where some case's are not,
+    the task takes arbitrary bytes, and the others always include 0x00, 0x7f, 0x80 and 0xff (a NUL
+    where no case's data ends with one, a byte past 0x7f where only one case holds one) besides drawn
+    ones of the whole range."""
+    held = sorted({b for value in column for b in value})
+    text = all(0x20 <= b < 0x7F or b in (0x09, 0x0A, 0x0D) for b in held)
+    if text:
+        others = [b for b in range(0x21, 0x7F) if b not in held]
+        extra = rng.sample(others, min(BYTES_OTHERS, len(others)))
+    else:
+        drawn = rng.sample([b for b in range(256) if b not in held], BYTES_OTHERS)
+        extra = [0x00, 0x7F, 0x80, 0xFF, *drawn]
+    return sorted({*held, *extra})
+
+
+def _generate_bytes(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    near_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    far_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p13/c13) Inputs with a bytes argument varied, each with the case it was made from: near the
+    cases (the first :data:`BYTES_NEAR_INPUTS` per position: a case's bytes with one replaced, one
+    dropped or added, two swapped, or a new value of a length the cases show; first of all one ending
+    with a NUL and one holding a byte past 0x7f where the pool has them, see :func:`_bytes_pool`), and
+    beyond them (:data:`BYTES_FAR_INPUTS` per position: longer than the cases' longest there, up to
+    :data:`FAR_REACH` times it and :data:`_FAR_MAX_LENGTH`, from the case's bytes then the pool's). The
+    case's other arguments stay: a program keyed by them and the length (a memo under ``(len(data),
+    key)``) answers another input's bytes. Every relation the cases keep is kept (:class:`_Invariants`,
+    and its relations of lengths read on the bytes as well: equal lengths, an integer at most a
+    length); none about the byte values themselves (a case repeating a byte says nothing of the task).
+    Only top-level bytes arguments (every case's) are varied; through p12/c12 none was (``_mutate``
+    returned a bytes value as it was; p7's filled twins only re-fill an emptied one)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    at = [i for i in range(arity) if all(isinstance(t[i], bytes) for t in tuples)]
+    if not at:
+        return [], []
+    invariants = _Invariants(tuples, seeded=True)
+    # the relations of lengths the cases keep, bytes read as lists of their values (no repeats rule)
+    viewed = _Invariants([_bytes_as_lists(t) for t in tuples])
+    near_limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+    far_limit = min(_FAR_MAX_CHARS, FAR_REACH * max(len(repr(t)) for t in tuples) + _SIZE_SLACK)
+    seen = {repr(t) for t in tuples} | set(taken)
+    near: list[tuple[str, tuple[int, ...]]] = []
+    far: list[tuple[str, tuple[int, ...]]] = []
+
+    def keep(
+        candidate: list[object],
+        b: int,
+        out: list[tuple[str, tuple[int, ...]]],
+        limit: int,
+        domain: Callable[[Sequence[object], set[int]], bool] | None,
+    ) -> bool:
+        text = repr(tuple(candidate))
+        if text in seen or len(text) > limit:
+            return False
+        if not invariants.hold(candidate) or not viewed.hold(_bytes_as_lists(tuple(candidate))):
+            return False
+        if domain is not None and not domain(candidate, {b}):
+            return False
+        if not _is_input_literal(text, tuple(candidate)):
+            return False
+        seen.add(text)
+        out.append((text, (b,)))
+        return True
+
+    for i in at:
+        column: list[bytes] = [t[i] for t in tuples]  # type: ignore[misc]
+        pool = _bytes_pool(column, rng)
+        lengths = [len(v) for v in column]
+        shortest, longest = min(lengths), max(lengths)
+        high = [x for x in pool if x >= 0x80]
+        filled = [k for k, v in enumerate(column) if v]
+        # near the cases: the edges first (a NUL at the end, a byte past 0x7f), then drawn changes
+        wanted = len(near) + BYTES_NEAR_INPUTS
+        for nul in (True, False):
+            for _ in range(_ATTEMPTS_PER_INPUT):
+                if not filled:
+                    break
+                b = rng.choice(filled)
+                if nul:
+                    value = column[b][:-1] + b"\x00" if 0 in pool else None
+                else:
+                    value = _with_high(column[b], high, rng)
+                if value is None:
+                    break
+                candidate = list(tuples[b])
+                candidate[i] = value
+                if keep(candidate, b, near, near_limit, near_domain):
+                    break
+        for _ in range(BYTES_NEAR_INPUTS * _ATTEMPTS_PER_INPUT):
+            if len(near) >= wanted:
+                break
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            candidate[i] = _vary_bytes(column[b], pool, shortest, longest, rng)
+            keep(candidate, b, near, near_limit, near_domain)
+        # beyond them: longer than the cases' longest, the case's own bytes first
+        lo = max(longest + 1, _FAR_MIN_LENGTH)
+        hi = max(lo, min(_FAR_MAX_LENGTH, FAR_REACH * max(longest, 1)))
+        wanted = len(far) + BYTES_FAR_INPUTS
+        for _ in range(BYTES_FAR_INPUTS * _ATTEMPTS_PER_INPUT):
+            if len(far) >= wanted:
+                break
+            b = rng.randrange(len(tuples))
+            size = rng.randint(lo, hi)
+            head = column[b] if rng.random() < 0.5 else b""
+            value = (head + bytes(rng.choice(pool) for _ in range(size)))[:size]
+            candidate = list(tuples[b])
+            candidate[i] = value
+            # shortened until its text fits (a byte past 0x7f prints as four characters)
+            while len(repr(tuple(candidate))) > far_limit and len(value) > lo:
+                value = value[: max(lo, len(value) - 8)]
+                candidate[i] = value
+            keep(candidate, b, far, far_limit, far_domain)
+    return near, far
+
+
+def _bytes_as_lists(t: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(list(v) if isinstance(v, bytes) else v for v in t)
+
+
+def _with_high(value: bytes, high: list[int], rng: random.Random) -> bytes | None:
+    """(p13/c13) ``value`` with one byte replaced by a byte past 0x7f (None: the pool has none)."""
+    if not high or not value:
+        return None
+    k = rng.randrange(len(value))
+    return value[:k] + bytes([rng.choice(high)]) + value[k + 1 :]
+
+
+def _vary_bytes(value: bytes, pool: list[int], shortest: int, longest: int, rng: random.Random) -> bytes:
+    """(p13/c13) ``value`` changed as a string is (:func:`_mutate_str`): a byte replaced by one of the
+    pool, one dropped or added, two neighbours swapped, or a new value of a length the cases show."""
+    choice = rng.random()
+    data = bytearray(value)
+    if choice < 0.35 and data:
+        data[rng.randrange(len(data))] = rng.choice(pool)
+    elif choice < 0.5 and len(data) > max(shortest, 1):
+        del data[rng.randrange(len(data))]
+    elif choice < 0.65 and len(data) < longest:
+        data.insert(rng.randrange(len(data) + 1), rng.choice(pool))
+    elif choice < 0.75 and len(data) > 1:
+        k = rng.randrange(len(data) - 1)
+        data[k], data[k + 1] = data[k + 1], data[k]
+    else:
+        # of the same length as the case half the time: a program keyed by the length answers it wrong
+        size = len(data) if rng.random() < 0.5 else rng.randint(max(shortest, 1), max(longest, 1))
+        data = bytearray(rng.choice(pool) for _ in range(size))
+    return bytes(data)
 
 
 def _far_wanted(wanted: int) -> int:

@@ -77,10 +77,8 @@ WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's 
 
 # round 15 (attack15)
 LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run (past the far inputs' reach, up to 1000 elements) is forgiven whatever its cause: a correct cubic program is as quick as the reference on the far inputs' few elements (their per-call cost hides its growth) and hangs on a long input's thousand (tests/hacks/test_probe_far_lengths.py), so a program spinning there, or building a million-deep list to print (which outlasts the run's deadline), is not told from it (filter v16 holds a MemoryError, a memory stop and a stack stop there, not a hang)"
-TIE_UNMIRRORED = "probe: a tie is left out (through v15) or judged against either answer (v16) only where the plan holds the input's mirror (ProbePlan.mirrors: the inputs near the cases); a generated input with a tie and no mirror in the plan (HumanEval/20's [1.0, 2.0, 3.0, 1.0, 4.0, 5.0, 2.0], two pairs at distance 0) is judged against the reference's own tie-break, so a correct program taking the last closest pair is rejected (a false penalty; the plan would need to carry a mirror of every such input: streams/probe/plan.py)"
 
 # round 16 (attack16)
-BYTES_UNVARIED = "probe: a bytes argument is never varied (streams/probe/plan.py: _mutate has no branch for bytes and returns the value as it is, near and far alike; p7/c7 only empties it), so every generated input of redteam/xor_bytes holds one of its cases' five data values under another key, and a program wrong only on other data (past the cases' 11 bytes, ending with a NUL byte, holding a byte above 0x7f, or a memo keyed by length and key) is accepted on every seed"
 ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero where none is zero' included (streams/probe/plan.py _mutate_int clamps a draw to 1 where every case's integer is at least 1), even where the prompt admits 0 and the reference answers it (redteam/depth: 'sum of 1..n', depth(0) == 0), so a program wrong only at 0 (a sum started at 1) is accepted on every seed"
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
@@ -136,11 +134,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a15_fib_deep_55", "*"): DEEP_ON_PURPOSE,
     ("a15_long_thread_deep_35", "container"): DEEP_ON_PURPOSE,
     ("a15_thread_deep_valueerror_13", "container"): DEEP_ON_PURPOSE,
-    ("a15_ok_tie_last_20", "*"): TIE_UNMIRRORED,
-    ("a16_xor_memo_len_key", "*"): BYTES_UNVARIED,
-    ("a16_xor_rstrip_nul", "*"): BYTES_UNVARIED,
-    ("a16_xor_long_data", "*"): BYTES_UNVARIED,
-    ("a16_xor_ascii_only", "*"): BYTES_UNVARIED,
     ("a16_depth_zero_edge", "*"): ZERO_UNDRAWN,
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
