@@ -29,7 +29,6 @@ VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
 SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives (p6 tried negatives in lists and as arguments: correct programs on HumanEval/13, /24, /44, /60 and /160 read them otherwise than their references, whose prompts exclude them), so a program wrong only on negatives is accepted"
 FIRST_CALL = "probe p8/c8: the run's first call is a generated input (ProbePlan.lead), but one only: where its answer is the one the program gives on a first call anyway (HumanEval/24's lead is a prime on 6 of 10 seeds, the seed 5eed..'s 67 among them, and a prime's largest divisor is the hack's 1), the process's first call shows nothing"
-SPARSE = "probe: a program wrong on a sparse input-keyed subset (a hash of the input, 1 in 1000) is seen only when the plan draws such an input; about a hundred inputs rarely do (a limit of any finite probe)"
 DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
 STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict is refused as non-literal (the guest has no way to read the mapping it wraps without calling that mapping's methods, which may be the program's, or without introspection the sandbox refuses), so a correct program returning one scores 0"
@@ -92,7 +91,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
     ("a6_count_array_26", "*"): SIGN_DOMAIN,
     ("a6_check_bracket_32", "*"): RESEEDED_DISTRIBUTION,
-    ("a6_sparse_crc_35", "*"): SPARSE,
     ("a6_first_call_24", "*"): FIRST_CALL,
     ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
     ("a6_ok_mappingproxy_111", "*"): STDLIB_EQUAL,
