@@ -81,7 +81,6 @@ LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run
 ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero where none is zero' included (streams/probe/plan.py _mutate_int clamps a draw to 1 where every case's integer is at least 1), even where the prompt admits 0 and the reference answers it (redteam/depth: 'sum of 1..n', depth(0) == 0), so a program wrong only at 0 (a sum started at 1) is accepted on every seed"
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
-CHECK_BASE_SPAN = "probe (check plan, filter v10): HumanEval/44's check calls change_base with the literal bases 2 and 3 only (its loop's candidate(x, x + 1) are no literals), a generated base of 10 or more breaks the prompt's stated 'base numbers are less than 10' (streams/probe/statement.py) and is not judged, and a base of 8 or 9 with a number at least as large is drawn on few seeds (1 of 3 tried; the pinned plan's base-9 inputs hold smaller numbers, where any base answers str(x)), so a program answering str(x) for bases 8 and 9 is accepted there"
 WIDENED_IN_PLACE = "probe p6: a letter of no case's alphabet replaces a letter in place (a widened word keeps its length), so on redteam/longest_word a measure in UTF-8 bytes changes the answer only where a shorter word gains more bytes than the gap to the longest, which 1 of 3 seeds tried draws (the pinned plan's widened words, 'hç' beside 'hello', 'eeõee' beside 'dédd', keep the answer), so a program measuring words in UTF-8 bytes is accepted there"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -135,7 +134,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a16_depth_zero_edge", "*"): ZERO_UNDRAWN,
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
-    ("a16_base_ge8_44", "*"): CHECK_BASE_SPAN,
     ("a16_longest_utf8_len", "*"): WIDENED_IN_PLACE,
 }
 
@@ -174,7 +172,6 @@ CONTAINER_SLICE = frozenset(
         "a15_ok_naive_fib_55",
         "a16_process_time_bomb_35",
         "a16_import_spin_depth",
-        "a16_patched_clocks_depth",
         "a16_setitimer_35",
         "a16_stdio_closed_35",
         "a16_numpy_object_eq_129",
