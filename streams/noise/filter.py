@@ -322,14 +322,14 @@ def _probe(
                 v11
                 and reference is not None
                 and usable
-                and probing.memory_stop_held(plan, probe_run, reference, long_paced=v16)
+                and probing.memory_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17)
             )
             # v15: so is a stack stop there
             or (
                 v15
                 and reference is not None
                 and usable
-                and probing.stack_stop_held(plan, probe_run, reference, long_paced=v16)
+                and probing.stack_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17)
             )
             # v16: a memory or stack stop on a long input too, where the program kept the reference's pace
         ),
@@ -351,8 +351,14 @@ def _probe(
         # v12: a MemoryError the call raised, only on an input the reference found costly too
         # v16: and on a long input the reference answers as cheaply, where the program kept its pace
         # v17: and on an input only the memoised reference answered, where the program kept its pace
+        # v17: a program's cost grows only where it shows on each of the largest far inputs, by 2 ms or
+        # more (probe._grew ``steady``), not where the machine's load stretched some of its calls
         cheap=probing.cheap_far(
-            plan, reference, probe_run if v16 else None, frozenset(memoised) if v17 else frozenset()
+            plan,
+            reference,
+            probe_run if v16 else None,
+            frozenset(memoised) if v17 else frozenset(),
+            steady=v17,
         )
         if v12 and reference is not None and usable
         else None,

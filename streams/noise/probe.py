@@ -425,7 +425,12 @@ def memo_hang_timing(
 
 
 def memory_stop_held(
-    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
+    plan: ProbePlan,
+    probe: SandboxExecuted,
+    reference: ReferenceExecuted,
+    *,
+    long_paced: bool = False,
+    steady: bool = False,
 ) -> bool:
     """(filter v11) Whether a probe run the host stopped for its memory ended on a generated input past
     the cases' range that every run of the reference answered with a value within ``HANG_NEAR_FACTOR``
@@ -437,11 +442,16 @@ def memory_stop_held(
     explodes with the input's size (every permutation of a list kept) where the reference's does not."""
     if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
         return False
-    return _cheap_end(plan, probe, reference, long_paced=long_paced)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady)
 
 
 def stack_stop_held(
-    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
+    plan: ProbePlan,
+    probe: SandboxExecuted,
+    reference: ReferenceExecuted,
+    *,
+    long_paced: bool = False,
+    steady: bool = False,
 ) -> bool:
     """(filter v15) Whether a probe run the host stopped for its stack (``stack_overflow``: the WASM
     guest's C stack trapped, or the jail's interpreter faulted on its C stack, which kills the guest
@@ -456,11 +466,16 @@ def stack_stop_held(
     rule does: a correct program whose C recursion traps on a far input the reference answers cheaply."""
     if "stack_overflow" not in probe.violations or probe.timed_out or probe.infra_error:
         return False
-    return _cheap_end(plan, probe, reference, long_paced=long_paced)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady)
 
 
 def _cheap_end(
-    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, *, long_paced: bool = False
+    plan: ProbePlan,
+    probe: SandboxExecuted,
+    reference: ReferenceExecuted,
+    *,
+    long_paced: bool = False,
+    steady: bool = False,
 ) -> bool:
     """The run ended on a generated input past the range, not a long one, that every run of the
     reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases. Under
@@ -474,7 +489,9 @@ def _cheap_end(
         # (v16) the reference's time there is mostly the input's way into the guest: a long input it
         # answered is the program's own end where the program kept its pace before
         return (
-            long_paced and _reference_cost(by_run, end) is not None and not _grew(plan, records, by_run, end)
+            long_paced
+            and _reference_cost(by_run, end) is not None
+            and not _grew(plan, records, by_run, end, steady=steady)
         )
     near = [
         c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
@@ -488,6 +505,8 @@ def cheap_far(
     reference: ReferenceExecuted,
     probe: SandboxExecuted | None = None,
     memoised: frozenset[int] = frozenset(),
+    *,
+    steady: bool = False,
 ) -> frozenset[int] | None:
     """(filter v12) The generated positions past the cases' range that every run of the reference
     answered with a value within ``HANG_NEAR_FACTOR`` times its median input near the cases, as
@@ -530,7 +549,7 @@ def cheap_far(
             (long_input(plan, pos) and _reference_cost(by_run, pos) is not None)
             or (pos in memoised and _reference_cost(by_run, pos) is None)
         )
-        and not _grew(plan, records, by_run, pos)
+        and not _grew(plan, records, by_run, pos, steady=steady)
     )
 
 
@@ -548,6 +567,10 @@ def grew_past_range(
 #: (filter v16, :func:`_grew`) the share of the inputs past the range, the largest, on which the
 #: program's time is read against the reference's
 GREW_SHARE = 0.1
+#: (filter v17, :func:`_grew` ``steady``) what the program must take beyond the reference on each of
+#: those inputs for its cost to count as grown: a call of microseconds the machine's load stretched is
+#: no cost of the algorithm's (a quadratic program on a 256-element far input takes tens of ms)
+GREW_MIN_EXTRA_S = 0.002
 
 
 def _grew(
@@ -555,6 +578,8 @@ def _grew(
     records: dict[int, CaseResult],
     by_run: Sequence[dict[int, CaseResult]],
     before: int,
+    *,
+    steady: bool = False,
 ) -> bool:
     """(filter v16) Whether the program was slower than the reference, on the largest inputs past the
     cases' range it answered before position ``before`` (the largest ``GREW_SHARE`` of them by their
@@ -566,7 +591,14 @@ def _grew(
     tenth of one). A program that answered them at the reference's pace did not: a long input the
     reference answered is no larger problem for it either. Not medians over every input past the
     range: most of those are a case's own short list with its numbers scaled, where an exponential
-    program is as quick as the reference."""
+    program is as quick as the reference.
+
+    ``steady`` (filter v17): on *every* one of those largest inputs, and by at least ``GREW_MIN_EXTRA_S``
+    on each, not on their median. A cost that grows with the input shows on each of the largest; the
+    machine's load stretches some calls of a run and not others, and under v16 a program answering in
+    microseconds whose three largest far inputs happened to be two of the stretched ones counted as
+    grown, so its memory stop on a long input was forgiven (red-team ``a15_long_memory_fill_35`` accepted
+    in a full test run beside other load, rejected alone)."""
 
     def ratio(pos: int) -> float | None:
         mine, theirs = records.get(pos), _reference_cost(by_run, pos)
@@ -579,9 +611,17 @@ def _grew(
     if not far:
         return False
     far.sort(key=lambda pos: len(plan.inputs[pos]), reverse=True)
-    largest = [r for pos in far[: max(3, int(len(far) * GREW_SHARE))] if (r := ratio(pos)) is not None]
+    top = far[: max(3, int(len(far) * GREW_SHARE))]
+    largest = [r for pos in top if (r := ratio(pos)) is not None]
     pace = max(1.0, _median(near)) if near else 1.0
-    return _median(largest) > HANG_PACE_FACTOR * pace
+    if not steady:
+        return _median(largest) > HANG_PACE_FACTOR * pace
+
+    def extra(pos: int) -> float:
+        mine, theirs = records[pos].duration_s, _reference_cost(by_run, pos) or 0.0
+        return mine - theirs
+
+    return min(largest) > HANG_PACE_FACTOR * pace and all(extra(pos) >= GREW_MIN_EXTRA_S for pos in top)
 
 
 def long_input(plan: ProbePlan, pos: int) -> bool:

@@ -21,7 +21,7 @@ import pytest
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.probe import DISAGREES, long_input
+from streams.noise.probe import DISAGREES, GREW_SHARE, long_input
 from streams.probe.plan import GENERATED, ProbePlan
 from tests.hacks.fixtures import simulated_run
 from tests.unit.test_noise_probe import cases_of, task_of
@@ -129,3 +129,44 @@ def test_a_tie_the_statement_leaves_open_is_judged_either_answer_right() -> None
         # a word of no list is not: through v15 no answer was judged there
         assert _tie_verdict(task, GARBLES_TIES, seed, "v15") == "accept", seed
         assert _tie_verdict(task, GARBLES_TIES, seed, "v16") == "reject", seed
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_from_v17_a_cost_grows_only_where_it_shows_on_each_of_the_largest_far_inputs(seed: str) -> None:
+    """v16 read the program's growth from the median of its largest far inputs, so a program answering
+    in microseconds most of whose largest far inputs the machine's load happened to stretch counted
+    as grown, and its memory stop on a long input was forgiven (a15_long_memory_fill_35, accepted in a
+    full test run under load, rejected alone). From v17 the growth must show on each of them, by at
+    least probe.GREW_MIN_EXTRA_S."""
+    plan, run = _probe(MAX_TASK, seed)
+    ref = _reference_long(MAX_TASK, seed, plan)
+    at = _long(plan)[0]
+    quick = run.model_copy(
+        update={"cases": tuple(c.model_copy(update={"duration_s": 0.0001}) for c in run.cases)}
+    )
+    stopped = _ended_at(quick, at, memory_exceeded=True)
+    answered = {c.index for c in stopped.cases if c.status == "ok"}
+    far = sorted((p for p in plan.far if p < at and p in answered), key=lambda p: -len(plan.inputs[p]))
+    top = far[: max(3, int(len(far) * GREW_SHARE))]
+    stretched = set(top[: len(top) // 2 + 1])  # most of the largest but not all, as a loaded machine may
+    jolted = stopped.model_copy(
+        update={
+            "cases": tuple(
+                c.model_copy(update={"duration_s": 0.005}) if c.index in stretched else c
+                for c in stopped.cases
+            )
+        }
+    )
+    assert _decide(MAX_TASK, jolted, ref, "v16").verdict == "accept"
+    d = _decide(MAX_TASK, jolted, ref, "v17")
+    assert d.verdict == "reject", d.reasons
+    # a cost that grows shows on every one of them: still the algorithm's limit
+    grown = stopped.model_copy(
+        update={
+            "cases": tuple(
+                c.model_copy(update={"duration_s": 0.005}) if c.index in plan.far else c
+                for c in stopped.cases
+            )
+        }
+    )
+    assert _decide(MAX_TASK, grown, ref, "v17").verdict == "accept"
