@@ -79,7 +79,6 @@ STUCK_TRANSACTION_S = 60.0
 #: seconds between two measurements of a worker's consumer lag (its metric)
 LAG_EVERY_S = 2.0
 
-
 T = TypeVar("T")
 
 

@@ -5,7 +5,7 @@ A task's ``check(candidate)`` becomes input/output cases when every statement of
 tolerance the task carries);
 otherwise the task keeps its ``check`` source, run in the sandbox's weaker check mode. Cases whose
 call is written out verbatim in the prompt's docstring are visible; the rest are hidden, so the prompt
-never shows a held-out case. Fifteen canonical solutions that contradict their own prompts are corrected
+never shows a held-out case. Sixteen canonical solutions that contradict their own prompts are corrected
 on the way in (``errata.py``): the reference judges generated inputs, where its bugs would be charged to
 correct programs.
 """

@@ -106,7 +106,7 @@ class NoiseConfig(BaseModel):
     #: v16: on the long inputs at the end of a probe run (``streams.noise.probe.long_input``) a hang, a
     #: memory or stack stop, a MemoryError or the int/str conversion limit is held as on the other inputs
     #: past the range where the program kept the reference's pace before it
-    #: (``streams.noise.probe.grew_past_range``); a tie the statement leaves open (an input the
+    #: (``streams.noise.probe._grew``); a tie the statement leaves open (an input the
     #: reference answers otherwise than its mirror) is judged, either answer right, not left out
     #: v17: on an input past the range only the memoised reference answered (the plain one's recursion
     #: too slow there: ``streams/probe/memo.py``) a MemoryError or the int/str conversion limit is held

@@ -480,7 +480,7 @@ def _cheap_end(
     """The run ended on a generated input past the range, not a long one, that every run of the
     reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases. Under
     ``long_paced`` (filter v16) a long one too, where the program kept the reference's pace before it
-    (:func:`grew_past_range`)."""
+    (:func:`_grew`)."""
     found = _ended_far(plan, probe, reference)
     if found is None:
         return False
@@ -553,17 +553,6 @@ def cheap_far(
     )
 
 
-def grew_past_range(
-    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, before: int
-) -> bool:
-    """(filter v16) :func:`_grew` for a probe run and the reference's runs of its plan (False where the
-    reference's runs are not of this plan)."""
-    runs = [reference.execution, *reference.reruns]
-    if any(r.infra_error or r.probe != plan.digest for r in runs):
-        return False
-    return _grew(plan, _records(probe), [_records(r) for r in runs], before)
-
-
 #: (filter v16, :func:`_grew`) the share of the inputs past the range, the largest, on which the
 #: program's time is read against the reference's
 GREW_SHARE = 0.1
@@ -600,28 +589,26 @@ def _grew(
     grown, so its memory stop on a long input was forgiven (red-team ``a15_long_memory_fill_35`` accepted
     in a full test run beside other load, rejected alone)."""
 
-    def ratio(pos: int) -> float | None:
+    # the program's time and the reference's (its fastest run) on each input answered before ``before``
+    timed: dict[int, tuple[float, float]] = {}
+    for pos in range(before):
         mine, theirs = records.get(pos), _reference_cost(by_run, pos)
-        if mine is None or mine.status != "ok" or mine.duration_s <= 0 or not theirs:
-            return None
-        return mine.duration_s / theirs
-
-    near = [r for pos in range(before) if pos not in plan.far and (r := ratio(pos)) is not None]
-    far = [pos for pos in range(before) if pos in plan.far and ratio(pos) is not None]
+        if mine is not None and mine.status == "ok" and mine.duration_s > 0 and theirs:
+            timed[pos] = (mine.duration_s, theirs)
+    near = [m / t for pos, (m, t) in timed.items() if pos not in plan.far]
+    far = sorted(
+        (pos for pos in timed if pos in plan.far), key=lambda pos: len(plan.inputs[pos]), reverse=True
+    )
     if not far:
         return False
-    far.sort(key=lambda pos: len(plan.inputs[pos]), reverse=True)
     top = far[: max(3, int(len(far) * GREW_SHARE))]
-    largest = [r for pos in top if (r := ratio(pos)) is not None]
+    largest = [timed[pos][0] / timed[pos][1] for pos in top]
     pace = max(1.0, _median(near)) if near else 1.0
     if not steady:
         return _median(largest) > HANG_PACE_FACTOR * pace
-
-    def extra(pos: int) -> float:
-        mine, theirs = records[pos].duration_s, _reference_cost(by_run, pos) or 0.0
-        return mine - theirs
-
-    return min(largest) > HANG_PACE_FACTOR * pace and all(extra(pos) >= GREW_MIN_EXTRA_S for pos in top)
+    return min(largest) > HANG_PACE_FACTOR * pace and all(
+        timed[pos][0] - timed[pos][1] >= GREW_MIN_EXTRA_S for pos in top
+    )
 
 
 def long_input(plan: ProbePlan, pos: int) -> bool:
@@ -633,7 +620,7 @@ def long_input(plan: ProbePlan, pos: int) -> bool:
     stop or a ``MemoryError`` there is forgiven, as such a run at the p8/p9 long inputs (1000 elements
     on, which the reference finds costly) was. Only a value there counts. From filter v16 a
     ``MemoryError``, a memory stop or a stack stop there is held as on a cheap far input where the
-    program kept the reference's pace on the largest far inputs (:func:`grew_past_range`); a hang is
+    program kept the reference's pace on the largest far inputs (:func:`_grew`); a hang is
     still forgiven."""
     return plan.version in BANDED_VERSIONS and pos >= len(plan.inputs) - plan.ends and pos not in plan.wide
 

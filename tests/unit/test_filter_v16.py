@@ -8,7 +8,7 @@ kept them out of every "cheap input" rule, so ``HumanEval/35`` programs raising 
 for 64 TiB, spinning, filling memory or printing a million-deep list on every list longer than 64 were
 accepted on both backends (``a15_long_*``). From v16 such an end there is forgiven only where the
 program's time grew past the range before it more than ``HANG_PACE_FACTOR`` times as much as the
-reference's (``probe.grew_past_range``): an algorithm whose cost grows faster may not finish a long input.
+reference's (``probe._grew``): an algorithm whose cost grows faster may not finish a long input.
 And an input the reference answers otherwise than its mirror was left out where the task ignores the
 order of a list, so any answer passed there (``a15_tie_swapped_20``: the closest pair in the wrong order
 on a tie); from v16 it is judged, the reference's answer on it or on its mirror being right.

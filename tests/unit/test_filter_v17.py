@@ -7,7 +7,7 @@ of about 30 in a probe run's time; the probe then asks a memoised run of it (``s
 which answers n = 33, 43, 84 at once. But the filter's cheapness test (``probe.cheap_far``) read only the
 plain reference's runs, so a ``MemoryError`` or the int/str conversion limit a program raised there was
 forgiven as on a costly input, and a hang there was never judged at all. From v17 such an input counts
-as cheap unless the program's time grew past the range before it (``probe.grew_past_range``), and a hang
+as cheap unless the program's time grew past the range before it (``probe._grew``), and a hang
 there is held where the memoised run answered the input at once and the program had kept the memoised
 pace on the inputs where the plain recursion was slow (``probe.Hang.held_memoised``); the naive
 recursion itself, correct and as slow as the plain reference, hangs exactly there and stays accepted.
