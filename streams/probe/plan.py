@@ -46,8 +46,11 @@ p11/c11 an input whose integers are multiplied by 10, 100 or 1000 is multiplied 
 above it instead (:data:`DIGITS_KEPT_FACTORS`): its answers keep their significant digits. Since
 p12/c12 every input with a list argument to reverse has its mirror and its sorted twins
 (``ProbePlan.orders``): a tie the task leaves open shows there (:data:`_MIRRORED_GENERATION`). Since
-p13/c13 a bytes argument is varied, near the cases and longer than them (:func:`_generate_bytes`). A
-run of an older seeded version finds its plan by its digest (:func:`recorded_plan`).
+p13/c13 a bytes argument is varied, near the cases and longer than them (:func:`_generate_bytes`). Since
+p14/c14 strings are also widened with cased letters beyond Latin-1 and the BMP, and with whole words of
+them (:func:`_generate_wider_letters`), and bytes inside lists and tuples are varied
+(:func:`_generate_nested_bytes`). A run of an older seeded version finds its plan by its digest
+(:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -76,8 +79,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p13"
-SEEDED_CHECK_PLAN_VERSION = "c13"
+SEEDED_PLAN_VERSION = "p14"
+SEEDED_CHECK_PLAN_VERSION = "c14"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -92,6 +95,7 @@ SEEDED_VERSIONS = (
     ("p10", "c10"),
     ("p11", "c11"),
     ("p12", "c12"),
+    ("p13", "c13"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -129,6 +133,8 @@ _DRAWN_AS = {
     "c12": "c4",
     "p13": "p5",
     "c13": "c4",
+    "p14": "p5",
+    "c14": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -146,6 +152,8 @@ _WIDE_DRAWN_AS = {
     "c12": "c6",
     "p13": "p6",
     "c13": "c6",
+    "p14": "p6",
+    "c14": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -159,6 +167,8 @@ _EXTREME_DRAWN_AS = {
     "c12": "c8",
     "p13": "p8",
     "c13": "c8",
+    "p14": "p8",
+    "c14": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -170,11 +180,24 @@ _ADMITTED_DRAWN_AS = {
     "c12": "c9",
     "p13": "p9",
     "c13": "c9",
+    "p14": "p9",
+    "c14": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
-_BANDED_DRAWN_AS = {"p11": "p10", "c11": "c10", "p12": "p10", "c12": "c10", "p13": "p10", "c13": "c10"}
+_BANDED_DRAWN_AS = {
+    "p11": "p10",
+    "c11": "c10",
+    "p12": "p10",
+    "c12": "c10",
+    "p13": "p10",
+    "c13": "c10",
+    "p14": "p10",
+    "c14": "c10",
+}
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
-_DIGITS_DRAWN_AS = {"p12": "p11", "c12": "c11", "p13": "p11", "c13": "c11"}
+_DIGITS_DRAWN_AS = {"p12": "p11", "c12": "c11", "p13": "p11", "c13": "c11", "p14": "p11", "c14": "c11"}
+#: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
+_BYTES_DRAWN_AS = {"p14": "p13", "c14": "c13"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -226,6 +249,48 @@ BYTES_NEAR_INPUTS = 8
 BYTES_FAR_INPUTS = 4
 #: (p13/c13) how many bytes no case holds join the cases' own as the bytes a new value is drawn from
 BYTES_OTHERS = 4
+#: the first generation (p14/c14) whose plans widen strings with cased letters beyond Latin-1
+#: (:data:`WIDER_LETTERS`, :func:`_generate_wider_letters`) and vary bytes inside lists and tuples
+#: (:func:`_generate_nested_bytes`), each from a generator of its own: through p13/c13 the letters no case
+#: holds were :data:`_OTHER_LETTERS`' eight Latin-1 ones per case, all in the BMP, two bytes in UTF-8,
+#: their cases 32 code points apart, always put in place of one or two letters (a word kept its length in
+#: bytes but for them), and a bytes value inside a list was never changed
+_LETTERS_GENERATION = 12
+#: (p14/c14) per input that widens strings with :data:`WIDER_LETTERS`: inputs with one or two letters
+#: replaced, and inputs with whole words (runs of letters) made of one script's letters, their length in
+#: code points kept (in UTF-8 bytes and UTF-16 code units it grows)
+WIDER_LETTER_INPUTS = 6
+WIDER_WORD_INPUTS = 4
+
+
+def _code_points(*spans: tuple[int, int]) -> str:
+    return "".join(chr(c) for lo, hi in spans for c in range(lo, hi + 1))
+
+
+#: (p14/c14) cased letters outside Latin-1, per script (lower, upper), that a widened string draws from:
+#: letters whose case mapping is one-to-one (``upper()`` and ``lower()`` of one another, one code point
+#: each, ``swapcase()``, ``title()`` and ``casefold()`` agreeing with them) and which have no decomposition
+#: (NFC and NFD leave them as they are). Left out: Greek sigma in both cases (``str.lower()`` makes a
+#: word-final capital sigma the final form, so ``s.upper().lower()`` does not give ``s`` back), letters
+#: with a diacritic (``й``, ``ā``: NFD makes them two code points) and those whose case pair is not one
+#: letter (``ı``, ``ĸ``, ``ŉ``). Their cases lie 32 code points apart in Greek alpha..omicron and Cyrillic
+#: a..pe only (a case flip by ``^ 32`` is wrong on pi..omega, er..ya, the Latin pairs, which lie next to
+#: each other, and the astral scripts). Deseret and Adlam lie beyond the BMP: a letter of theirs is two
+#: UTF-16 code units and four UTF-8 bytes.
+WIDER_LETTERS: dict[str, tuple[str, str]] = {
+    "latin": (
+        _code_points(
+            (0x111, 0x111), (0x127, 0x127), (0x142, 0x142), (0x14B, 0x14B), (0x153, 0x153), (0x167, 0x167)
+        ),
+        _code_points(
+            (0x110, 0x110), (0x126, 0x126), (0x141, 0x141), (0x14A, 0x14A), (0x152, 0x152), (0x166, 0x166)
+        ),
+    ),
+    "greek": (_code_points((0x3B1, 0x3C1), (0x3C4, 0x3C9)), _code_points((0x391, 0x3A1), (0x3A4, 0x3A9))),
+    "cyrillic": (_code_points((0x430, 0x438), (0x43A, 0x44F)), _code_points((0x410, 0x418), (0x41A, 0x42F))),
+    "deseret": (_code_points((0x10428, 0x1044F)), _code_points((0x10400, 0x10427))),
+    "adlam": (_code_points((0x1E922, 0x1E943)), _code_points((0x1E900, 0x1E921))),
+}
 #: the version of a check run again with the random generators it seeds seeded from the probe seed
 RESEEDED_CHECK_VERSION = "r1"
 #: (r2) the version of a check that seeds no generator, run again with one of its random draws reaching
@@ -521,10 +586,22 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if seed is not None and generation >= _BYTES_GENERATION:
         # (p13) from a generator of their own: every input p12 draws stays as p12 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|bytes", seed))
+        drawn = random.Random(_seed(task, f"{_BYTES_DRAWN_AS.get(version, version)}|bytes", seed))
         near_bytes, far_bytes = _generate_bytes(args, drawn, taken)
         generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
         far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _LETTERS_GENERATION:
+        # (p14) from generators of their own: every input p13 draws stays as p13 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|nested-bytes", seed))
+        near_bytes, far_bytes = _generate_nested_bytes(args, drawn, taken)
+        generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
+        far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
+        taken |= {t for t, _ in (*near_bytes, *far_bytes)}
+        drawn = random.Random(_seed(task, f"{version}|letters", seed))
+        wide = sorted(
+            [*wide, *_generate_wider_letters(args, drawn, taken)], key=lambda item: (len(item[0]), item[0])
+        )
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
     origin = tuple(
@@ -678,10 +755,23 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     if seed is not None and generation >= _BYTES_GENERATION:
         # (c13) from a generator of their own: every input c12 draws stays as c12 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|bytes", seed))
+        drawn = random.Random(_seed(task, f"{_BYTES_DRAWN_AS.get(version, version)}|bytes", seed))
         near_bytes, far_bytes = _generate_bytes(args, drawn, taken, domain.hold, domain.hold_beyond_range)
         generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
         far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _LETTERS_GENERATION:
+        # (c14) from generators of their own: every input c13 draws stays as c13 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|nested-bytes", seed))
+        near_bytes, far_bytes = _generate_nested_bytes(
+            args, drawn, taken, domain.hold, domain.hold_beyond_range
+        )
+        generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
+        far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
+        taken |= {t for t, _ in (*near_bytes, *far_bytes)}
+        drawn = random.Random(_seed(task, f"{version}|letters", seed))
+        letters = _generate_wider_letters(args, drawn, taken, domain.hold_beyond_range)
+        wide = sorted([*wide, *letters], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -1208,6 +1298,116 @@ def _vary_bytes(value: bytes, pool: list[int], shortest: int, longest: int, rng:
         size = len(data) if rng.random() < 0.5 else rng.randint(max(shortest, 1), max(longest, 1))
         data = bytearray(rng.choice(pool) for _ in range(size))
     return bytes(data)
+
+
+def _nested_bytes_positions(tuples: Sequence[tuple[object, ...]], arity: int) -> list[int]:
+    """(p14/c14) The argument positions where every case passes a list or a tuple of bytes values only,
+    some of them non-empty."""
+    return [
+        i
+        for i in range(arity)
+        if all(isinstance(t[i], list | tuple) for t in tuples)
+        and all(isinstance(e, bytes) for t in tuples for e in t[i])  # type: ignore[attr-defined]
+        and any(e for t in tuples for e in t[i])  # type: ignore[attr-defined]
+    ]
+
+
+def _generate_nested_bytes(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    near_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    far_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p14/c14) Inputs with a bytes value inside a list or tuple argument varied, as
+    :func:`_generate_bytes` varies a top-level one (through p13/c13 no such value was ever changed): per
+    position where every case passes a list or tuple of bytes values, :data:`BYTES_NEAR_INPUTS` inputs
+    near the cases (one element of a case's list ending with a NUL, one holding a byte past 0x7f where the
+    pool has them, then elements with a byte replaced, dropped, added, two swapped, or new ones of a
+    length the cases' elements show; the bytes from :func:`_bytes_pool` over every element there) and
+    :data:`BYTES_FAR_INPUTS` with one element longer than the cases' longest (up to :data:`FAR_REACH`
+    times it). The list keeps its length and the case's other arguments stay; a list every case passes
+    sorted stays sorted, and every relation the cases keep is kept (:class:`_Invariants`: no more repeats
+    than a case's list shows). Bytes inside dicts and sets are not varied."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    at = _nested_bytes_positions(tuples, arity)
+    if not at:
+        return [], []
+    invariants = _Invariants(tuples, seeded=True)
+    near_limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
+    far_limit = min(_FAR_MAX_CHARS, FAR_REACH * max(len(repr(t)) for t in tuples) + _SIZE_SLACK)
+    seen = {repr(t) for t in tuples} | set(taken)
+    near: list[tuple[str, tuple[int, ...]]] = []
+    far: list[tuple[str, tuple[int, ...]]] = []
+
+    def keep(
+        candidate: list[object],
+        b: int,
+        out: list[tuple[str, tuple[int, ...]]],
+        limit: int,
+        domain: Callable[[Sequence[object], set[int]], bool] | None,
+    ) -> bool:
+        text = repr(tuple(candidate))
+        if text in seen or len(text) > limit or not invariants.hold(candidate):
+            return False
+        if domain is not None and not domain(candidate, {b}):
+            return False
+        if not _is_input_literal(text, tuple(candidate)):
+            return False
+        seen.add(text)
+        out.append((text, (b,)))
+        return True
+
+    for i in at:
+        containers: list[list[bytes] | tuple[bytes, ...]] = [t[i] for t in tuples]  # type: ignore[misc]
+        elements = [e for v in containers for e in v]
+        pool = _bytes_pool(elements, rng)
+        lengths = [len(e) for e in elements]
+        shortest, longest = min(lengths), max(lengths)
+        high = [x for x in pool if x >= 0x80]
+        ordered = all(list(v) == sorted(v) for v in containers) and any(len(v) > 1 for v in containers)
+        holders = [(b, k) for b, v in enumerate(containers) for k, e in enumerate(v) if e]
+        every = [(b, k) for b, v in enumerate(containers) for k in range(len(v))]
+
+        def placed(b: int, k: int, value: bytes, i: int = i, ordered: bool = ordered) -> list[object]:
+            return _with_element(tuples[b], i, k, value, ordered=ordered)
+
+        wanted = len(near) + BYTES_NEAR_INPUTS
+        for nul in (True, False):
+            for _ in range(_ATTEMPTS_PER_INPUT):
+                b, k = rng.choice(holders)
+                element: bytes = containers[b][k]
+                if nul:
+                    value = element[:-1] + b"\x00" if 0 in pool else None
+                else:
+                    value = _with_high(element, high, rng)
+                if value is None:
+                    break
+                if keep(placed(b, k, value), b, near, near_limit, near_domain):
+                    break
+        for _ in range(BYTES_NEAR_INPUTS * _ATTEMPTS_PER_INPUT):
+            if len(near) >= wanted:
+                break
+            b, k = rng.choice(every)
+            value = _vary_bytes(containers[b][k], pool, shortest, longest, rng)
+            keep(placed(b, k, value), b, near, near_limit, near_domain)
+        lo = max(longest + 1, _FAR_MIN_LENGTH)
+        hi = max(lo, min(_FAR_MAX_LENGTH, FAR_REACH * max(longest, 1)))
+        wanted = len(far) + BYTES_FAR_INPUTS
+        for _ in range(BYTES_FAR_INPUTS * _ATTEMPTS_PER_INPUT):
+            if len(far) >= wanted:
+                break
+            b, k = rng.choice(every)
+            size = rng.randint(lo, hi)
+            head = containers[b][k] if rng.random() < 0.5 else b""
+            value = (head + bytes(rng.choice(pool) for _ in range(size)))[:size]
+            candidate = placed(b, k, value)
+            while len(repr(tuple(candidate))) > far_limit and len(value) > lo:
+                value = value[: max(lo, len(value) - 8)]
+                candidate = placed(b, k, value)
+            keep(candidate, b, far, far_limit, far_domain)
+    return near, far
 
 
 def _far_wanted(wanted: int) -> int:
@@ -2056,6 +2256,158 @@ def _other_letters(value: object, column: Sequence[object], rng: random.Random) 
         return isinstance(s, str) and any(c.isalpha() and _char_class(c) in others for c in s)
 
     return _widen_leaves(value, holds, replace, rng)
+
+
+def _with_element(args: tuple[object, ...], i: int, k: int, value: object, *, ordered: bool) -> list[object]:
+    """(p14/c14) ``args`` as a list, with element ``k`` of its list or tuple argument ``i`` set to
+    ``value`` (the container sorted again where ``ordered``)."""
+    container = args[i]
+    assert isinstance(container, list | tuple)
+    items = list(container)
+    items[k] = value
+    if ordered:
+        items.sort()
+    candidate = list(args)
+    candidate[i] = type(container)(items)
+    return candidate
+
+
+def _wider_pool(chars: str) -> dict[str, dict[str, str]]:
+    """(p14/c14) Script -> character class ('lower', 'upper') -> the letters of :data:`WIDER_LETTERS` no
+    case holds, for the classes of the letters the cases hold (empty: they hold no cased letter)."""
+    classes = {cls for c in chars if c.isalpha() and (cls := _char_class(c)) in ("lower", "upper")}
+    out: dict[str, dict[str, str]] = {}
+    for script, (lower, upper) in WIDER_LETTERS.items():
+        letters = {"lower": lower, "upper": upper}
+        pools = {cls: "".join(c for c in letters[cls] if c not in chars) for cls in sorted(classes)}
+        if pools and all(pools.values()):
+            out[script] = pools
+    return out
+
+
+def _generate_wider_letters(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p14/c14) Inputs whose strings hold cased letters beyond Latin-1 (:data:`WIDER_LETTERS`: Latin
+    pairs next to each other, Greek, Cyrillic, and Deseret and Adlam beyond the BMP), each with the case
+    it was made from, at the positions where the cases pass strings (or flat lists of them) with cased
+    letters: :data:`WIDER_LETTER_INPUTS` with one or two letters replaced by letters of their own case,
+    and :data:`WIDER_WORD_INPUTS` with a whole word made of one script's letters, each of the case of the
+    letter it replaces (:func:`_one_word_widened`: one string of a list or one word of a string, shorter
+    than the longest there where one is), so the word keeps its length in code points and its case
+    pattern while its length in UTF-8 bytes (two or four a letter) and UTF-16 code units grows. The
+    scripts are taken in turn from a drawn start, so every plan holds letters of each script (and a word
+    of an astral script). Through p13/c13 every letter of no case's alphabet was one of
+    :data:`_OTHER_LETTERS`, eight Latin-1 letters per case in the BMP whose cases lie 32 apart, put in
+    place of one or two letters: a program counting UTF-16 code units, flipping case by ``^ 32`` or
+    measuring words in UTF-8 bytes agreed with the reference on every input of most seeds. Every relation
+    the cases keep is kept (:class:`_Invariants`, :class:`_Sizes`, ``domain``): a word keeps its length,
+    white space and separators stay. Judged as the inputs that widen the cases' domain
+    (``ProbePlan.wide``): the reference decides what each says, a program may refuse one (raise), a value
+    other than the reference's is wrong."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    columns = [[t[i] for t in tuples] for i in range(arity)]
+    pools = {i: _wider_pool(chars) for i in range(arity) if (chars := _column_chars(columns[i])) is not None}
+    positions = [i for i, pool in pools.items() if pool]
+    if not positions:
+        return []
+    scripts = sorted({script for i in positions for script in pools[i]}, key=list(WIDER_LETTERS).index)
+    start = rng.randrange(len(scripts))
+    inputs = _Made(tuples, taken, domain)
+    invariants = _Invariants(tuples, seeded=True)
+
+    for words, wanted in ((False, WIDER_LETTER_INPUTS), (True, WIDER_WORD_INPUTS)):
+        made = 0
+        for _ in range(wanted * _ATTEMPTS_PER_INPUT):
+            if made >= wanted:
+                break
+            script = scripts[(start + made) % len(scripts)]
+            usable = [i for i in positions if script in pools[i]]
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            chosen = [i for i in usable if rng.random() < 0.5] or [rng.choice(usable)]
+            changed = False
+            for i in chosen:
+                widen = _Widened(pools[i][script], words=words)
+                if words:
+                    value = _one_word_widened(candidate[i], widen, rng)
+                else:
+                    value = _widen_leaves(candidate[i], widen.holds, widen.change, rng)
+                if value is not None:
+                    candidate[i], changed = value, True
+            if changed and inputs.take(candidate, b, invariants):
+                made += 1
+    return inputs.out
+
+
+@dataclass(frozen=True)
+class _Widened:
+    """(p14/c14) How one script's letters (``pool``: class -> letters) widen a string: one or two letters
+    replaced, or with ``words`` a whole word (:func:`_wider_letter`, :func:`_wider_word`)."""
+
+    pool: dict[str, str]
+    words: bool
+
+    def holds(self, s: object) -> bool:
+        return isinstance(s, str) and any(c.isalpha() and _char_class(c) in self.pool for c in s)
+
+    def change(self, s: object, rng: random.Random) -> str:
+        assert isinstance(s, str)
+        return _wider_word(s, self.pool, rng) if self.words else _wider_letter(s, self.pool, rng)
+
+
+def _wider_letter(s: str, pool: dict[str, str], rng: random.Random) -> str:
+    """(p14/c14) ``s`` with one or two of its cased letters replaced by letters of ``pool`` of their case."""
+    chars = list(s)
+    at = [k for k, c in enumerate(chars) if c.isalpha() and _char_class(c) in pool]
+    for k in rng.sample(at, min(len(at), rng.choice((1, 1, 2)))):
+        chars[k] = rng.choice(pool[_char_class(chars[k])])
+    return "".join(chars)
+
+
+def _one_word_widened(value: object, widen: _Widened, rng: random.Random) -> object | None:
+    """(p14/c14) ``value`` (a string, or a flat list or tuple of them) with one word widened
+    (:func:`_wider_word`): one string of a list, one word of a string, and of them one shorter than the
+    longest where there is one, so its length in bytes may pass the longest's while its length in code
+    points stays below it (a word of every string widened alike keeps their order by bytes). None: no
+    string there holds a cased letter."""
+    if isinstance(value, str):
+        return widen.change(value, rng) if widen.holds(value) else None
+    if not isinstance(value, list | tuple):
+        return None
+    at = [k for k, e in enumerate(value) if widen.holds(e)]
+    if not at:
+        return None
+    longest = max(len(e) for e in value if isinstance(e, str))
+    k = rng.choice([k for k in at if len(value[k]) < longest] or at)
+    items = list(value)
+    items[k] = widen.change(items[k], rng)
+    return type(value)(items)
+
+
+def _wider_word(s: str, pool: dict[str, str], rng: random.Random) -> str:
+    """(p14/c14) ``s`` with one word (a run of letters holding a cased one; one shorter than the longest
+    such word where there is one) made of letters of ``pool``, each of the case of the letter it replaces
+    (a letter of no case stays)."""
+    runs: list[tuple[int, int]] = []
+    k = 0
+    while k < len(s):
+        if not s[k].isalpha():
+            k += 1
+            continue
+        lo = k
+        while k < len(s) and s[k].isalpha():
+            k += 1
+        if any(_char_class(c) in pool for c in s[lo:k]):
+            runs.append((lo, k))
+    longest = max(hi - lo for lo, hi in runs)
+    lo, hi = rng.choice([(lo, hi) for lo, hi in runs if hi - lo < longest] or runs)
+    word = "".join(rng.choice(pool[_char_class(c)]) if _char_class(c) in pool else c for c in s[lo:hi])
+    return s[:lo] + word + s[hi:]
 
 
 def _admits_float(column: Sequence[object]) -> bool:

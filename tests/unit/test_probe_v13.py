@@ -37,8 +37,9 @@ from tests.unit.test_probe_wider import OPTS, SEEDS
 
 MATRIX_SEED = "5eed" * 8
 P12_SEEDS = ("00" * 16, MATRIX_SEED, "a7" * 16)
-#: the generation of p12/c12
+#: the generations of p12/c12 and p13/c13
 P12 = 10
+P13 = 11
 XOR = "redteam/xor_bytes"
 #: the data the cases of redteam/xor_bytes pass (11 bytes at most)
 XOR_DATA = {b"abc", b"", b"\x00\xff", b"hello world", b"\x10" * 5}
@@ -127,7 +128,7 @@ def _args(text: str) -> tuple[object, ...]:
 
 
 def _plans(task: TaskPublished, seed: str) -> tuple[ProbePlan, ProbePlan]:
-    new, old = plan_for(task, seed), _plan(task, seed, P12)
+    new, old = _plan(task, seed, P13), _plan(task, seed, P12)
     assert new is not None and old is not None
     assert (new.version, old.version) in (("p13", "p12"), ("c13", "c12"))
     return new, old
@@ -148,15 +149,15 @@ def test_runs_of_p12_and_c12_find_their_plans_byte_for_byte() -> None:
             task = _task(task_id)
             old = recorded_plan(task, seed, digest)
             assert old is not None and old.digest == digest and old.version in ("p12", "c12")
-            current = plan_for(task, seed)
-            assert current is not None and current.version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)
-            assert current.version in ("p13", "c13") and current.digest != digest
+            current = _plan(task, seed, P13)
+            assert plan_for(task, seed).version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)  # type: ignore[union-attr]
+            assert current is not None and current.version in ("p13", "c13") and current.digest != digest
             assert recorded_plan(task, seed, current.digest) == current
 
 
 def test_every_older_generation_of_the_bytes_task_is_drawn_as_before() -> None:
     task = _task(XOR)
-    assert len(SEEDED_VERSIONS) == len(XOR_DIGESTS) + 1
+    assert SEEDED_VERSIONS[len(XOR_DIGESTS)] == ("p13", "c13")
     for generation, (version, digest) in enumerate(XOR_DIGESTS):
         plan = _plan(task, MATRIX_SEED, generation)
         assert plan is not None and (plan.version, plan.digest) == (version, digest)
