@@ -35,8 +35,6 @@ STDLIB_EQUAL = "comparer: a MappingProxyType equal under == to the expected dict
 CHECK_NON_LITERAL = "check mode: the guest hands the check only values, and a generator is not one (its elements are computed by the program after the call returned; materialised, it would be a list the program never returned), though the task's own check only iterates it (tuple(candidate(x))): a decision, argued in streams/reward/README.md (check mode); the prompt asks for a list"
 RELATION_KEPT = "probe: generated inputs keep a length relation every case keeps (two lists of equal length), and v6 leaves out any input that breaks it, even where the prompt admits other lengths, so a program that reads one list only as far as the other reaches is accepted"
 
-LETTERS_BMP = "probe p6: the letters of no case's alphabet it widens strings with are eight fixed Latin-1 letters per case (plan._OTHER_LETTERS: àéîõüñçø/ÀÉÎÕÜÑÇØ), all in the BMP, so a program that counts UTF-16 code units (wrong on every astral character: emoji, math letters) is accepted"
-LETTERS_LATIN1 = "probe p6: the widening letters (plan._OTHER_LETTERS) are all Latin-1 letters whose two cases lie 32 code points apart, as ASCII's do, with none lacking a one-to-one pair (ß, ÿ, ª) or outside Latin-1 (Cyrillic р..я, Greek final ς), so flipping a letter's case by xor 32 on its code point is accepted"
 
 # round 9 (attack9)
 NUMBER_KIND = "probe p9/c9: a list's elements are drawn of a number kind no case passes only where the task's statement calls them numbers (statement.Admits.float_items; an untyped argument, a float parameter and a list of numbers do get the other kind), since correct programs read the elements of a bare `l: list` spoken of as elements as ints (np.array(l, dtype=np.int64) on HumanEval/34's 'sorted unique elements': a5_ok_numpy_unique_34, a9_ok_ndarray_34), and HumanEval/35's 'maximum element in the list' says no more; so a program comparing its list's elements by their integer part is accepted there"
@@ -81,7 +79,6 @@ LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run
 ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero where none is zero' included (streams/probe/plan.py _mutate_int clamps a draw to 1 where every case's integer is at least 1), even where the prompt admits 0 and the reference answers it (redteam/depth: 'sum of 1..n', depth(0) == 0), so a program wrong only at 0 (a sum started at 1) is accepted on every seed"
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
-WIDENED_IN_PLACE = "probe p6: a letter of no case's alphabet replaces a letter in place (a widened word keeps its length), so on redteam/longest_word a measure in UTF-8 bytes changes the answer only where a shorter word gains more bytes than the gap to the longest, which 1 of 3 seeds tried draws (the pinned plan's widened words, 'hç' beside 'hello', 'eeõee' beside 'dédd', keep the answer), so a program measuring words in UTF-8 bytes is accepted there"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -96,8 +93,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a6_ok_check_generator_33", "*"): CHECK_NON_LITERAL,
     ("a7_zip_prefix_110", "*"): RELATION_KEPT,
     ("a7_dict_ops_160", "*"): DISTINCT,
-    ("a8_utf16_len_23", "*"): LETTERS_BMP,
-    ("a8_xor32_flip_27", "*"): LETTERS_LATIN1,
     ("a9_float_elem_35", "*"): NUMBER_KIND,
     ("a8_shared_result_upto", "*"): SHARED_ANSWER,
     ("a10_prime_table_143", "*"): WORD_MAX,
@@ -134,7 +129,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a16_depth_zero_edge", "*"): ZERO_UNDRAWN,
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
-    ("a16_longest_utf8_len", "*"): WIDENED_IN_PLACE,
 }
 
 
