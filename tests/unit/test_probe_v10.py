@@ -8,28 +8,22 @@ their plans byte for byte."""
 
 from __future__ import annotations
 
-import ast
-from typing import Any
-
 import pytest
 
-from schemas.task import TaskPublished
 from streams.noise.probe import long_input
 from streams.probe.plan import (
     LONG_BANDED_INPUTS,
     LONG_LENGTHS,
     MID_BAND_INPUTS,
     MID_BAND_TOP,
-    SEEDED_CHECK_PLAN_VERSION,
-    SEEDED_PLAN_VERSION,
     ProbePlan,
     _plan,
     _Sizes,
-    plan_for,
-    recorded_plan,
 )
 from tests.hacks.redteam.corpus import PROGRAMS
-from tests.hacks.redteam.tasks import all_tasks
+from tests.unit.plan_pins import args as _args
+from tests.unit.plan_pins import assert_pinned_plans_found
+from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import decision_of
 
 SEEDS = [f"{k:02x}" * 16 for k in range(6)]
@@ -82,15 +76,6 @@ P9_SEEDS = ("00" * 16, MATRIX_SEED, "a7" * 16)
 P10 = 8
 
 
-def _task(task_id: str) -> TaskPublished:
-    return all_tasks()[task_id]
-
-
-def _args(text: str) -> tuple[Any, ...]:
-    args = ast.literal_eval(text)
-    return args if isinstance(args, tuple) else (args,)
-
-
 def _length(text: str) -> int:
     return max(len(a) for a in _args(text) if isinstance(a, (str, list, dict, set)))
 
@@ -113,15 +98,7 @@ def _reach(task_id: str) -> int:
 
 
 def test_runs_of_p9_and_c9_find_their_plans_byte_for_byte() -> None:
-    for task_id, digests in P9.items():
-        for seed, digest in zip(P9_SEEDS, digests, strict=True):
-            task = _task(task_id)
-            old = recorded_plan(task, seed, digest)
-            assert old is not None and old.digest == digest and old.version in ("p9", "c9")
-            current = plan_for(task, seed)
-            assert current is not None and current.version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)
-            assert current.digest != digest
-            assert recorded_plan(task, seed, current.digest) == current
+    assert_pinned_plans_found(P9, P9_SEEDS, 7)
 
 
 @pytest.mark.parametrize("task_id", SIZED)

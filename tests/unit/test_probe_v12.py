@@ -13,25 +13,22 @@ find their plans byte for byte."""
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import pytest
 
-from schemas.task import TaskPublished
 from streams.noise.probe import _tie_links
 from streams.probe.plan import (
-    SEEDED_CHECK_PLAN_VERSION,
-    SEEDED_PLAN_VERSION,
     ProbePlan,
     _plan,
-    plan_for,
     recorded_plan,
 )
 from streams.reward.correctness import expected_cases
 from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.corpus import PROGRAMS
-from tests.hacks.redteam.tasks import all_tasks
+from tests.unit.plan_pins import args as _args
+from tests.unit.plan_pins import assert_pinned_plans_found
+from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import OPTS, SEEDS
 
 MATRIX_SEED = "5eed" * 8
@@ -94,20 +91,11 @@ P11_DIGESTS = {
 LIST_TASKS = ("HumanEval/0", "HumanEval/20", "HumanEval/26", "HumanEval/35", "HumanEval/37", "HumanEval/108")
 
 
-def _task(task_id: str) -> TaskPublished:
-    return all_tasks()[task_id]
-
-
 def _plans(task_id: str, seed: str) -> tuple[ProbePlan, ProbePlan]:
     new, old = _plan(_task(task_id), seed, P12), _plan(_task(task_id), seed, P11)
     assert new is not None and old is not None
     assert (new.version, old.version) in (("p12", "p11"), ("c12", "c11"))
     return new, old
-
-
-def _args(text: str) -> tuple[object, ...]:
-    args = ast.literal_eval(text)
-    return args if isinstance(args, tuple) else (args,)
 
 
 def _reversible(plan: ProbePlan, text: str) -> bool:
@@ -130,16 +118,13 @@ def _paired(plan: ProbePlan, pairs: tuple[tuple[int, int], ...]) -> set[str]:
 
 
 def test_runs_of_p11_and_c11_find_their_plans_byte_for_byte() -> None:
-    for task_id, digests in P11_DIGESTS.items():
-        for seed, digest in zip(P11_SEEDS, digests, strict=True):
-            task = _task(task_id)
-            old = recorded_plan(task, seed, digest)
-            assert old is not None and old.digest == digest and old.version in ("p11", "c11")
-            assert not old.orders
-            current = _plan(task, seed, P12)
-            assert current is not None and current.version in ("p12", "c12") and current.digest != digest
-            assert plan_for(task, seed).version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)  # type: ignore[union-attr]
-            assert recorded_plan(task, seed, current.digest) == current
+    assert_pinned_plans_found(P11_DIGESTS, P11_SEEDS, P11)
+    # p11/c11 knew no sorted twins
+    assert all(
+        not recorded_plan(_task(t), seed, d).orders  # type: ignore[union-attr]
+        for t, digests in P11_DIGESTS.items()
+        for seed, d in zip(P11_SEEDS, digests, strict=True)
+    )
 
 
 @pytest.mark.parametrize("task_id", LIST_TASKS)

@@ -10,7 +10,6 @@ for byte."""
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
@@ -22,8 +21,6 @@ from streams.probe.plan import (
     _FAR_MAX_LENGTH,
     BYTES_FAR_INPUTS,
     FAR_REACH,
-    SEEDED_CHECK_PLAN_VERSION,
-    SEEDED_PLAN_VERSION,
     SEEDED_VERSIONS,
     ProbePlan,
     _plan,
@@ -32,7 +29,9 @@ from streams.probe.plan import (
 )
 from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.corpus import PROGRAMS
-from tests.hacks.redteam.tasks import all_tasks
+from tests.unit.plan_pins import args as _args
+from tests.unit.plan_pins import assert_pinned_plans_found
+from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import OPTS, SEEDS
 
 MATRIX_SEED = "5eed" * 8
@@ -118,15 +117,6 @@ XOR_DIGESTS = (
 XOR_UNSEEDED = "fa7b8f825f8e529db88adbb6c5bc5d3e524b882d73644b133ac35b97be540f98"
 
 
-def _task(task_id: str) -> TaskPublished:
-    return all_tasks()[task_id]
-
-
-def _args(text: str) -> tuple[object, ...]:
-    args = ast.literal_eval(text)
-    return args if isinstance(args, tuple) else (args,)
-
-
 def _plans(task: TaskPublished, seed: str) -> tuple[ProbePlan, ProbePlan]:
     new, old = _plan(task, seed, P13), _plan(task, seed, P12)
     assert new is not None and old is not None
@@ -144,15 +134,7 @@ def _data(plan: ProbePlan, *, far: bool) -> list[tuple[bytes, int]]:
 
 
 def test_runs_of_p12_and_c12_find_their_plans_byte_for_byte() -> None:
-    for task_id, digests in P12_DIGESTS.items():
-        for seed, digest in zip(P12_SEEDS, digests, strict=True):
-            task = _task(task_id)
-            old = recorded_plan(task, seed, digest)
-            assert old is not None and old.digest == digest and old.version in ("p12", "c12")
-            current = _plan(task, seed, P13)
-            assert plan_for(task, seed).version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)  # type: ignore[union-attr]
-            assert current is not None and current.version in ("p13", "c13") and current.digest != digest
-            assert recorded_plan(task, seed, current.digest) == current
+    assert_pinned_plans_found(P12_DIGESTS, P12_SEEDS, P12)
 
 
 def test_every_older_generation_of_the_bytes_task_is_drawn_as_before() -> None:

@@ -13,7 +13,6 @@ find their plans byte for byte."""
 
 from __future__ import annotations
 
-import ast
 import json
 import unicodedata
 
@@ -31,12 +30,12 @@ from streams.probe.plan import (
     WIDER_LETTERS,
     ProbePlan,
     _plan,
-    plan_for,
-    recorded_plan,
 )
 from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.corpus import PROGRAMS
-from tests.hacks.redteam.tasks import all_tasks
+from tests.unit.plan_pins import args as _args
+from tests.unit.plan_pins import assert_pinned_plans_found
+from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import OPTS, SEEDS
 
 MATRIX_SEED = "5eed" * 8
@@ -125,15 +124,6 @@ P13_DIGESTS = {
 UNCHANGED = ("HumanEval/0", "HumanEval/20", "HumanEval/35", "HumanEval/72", "HumanEval/129", "HumanEval/160")
 
 
-def _task(task_id: str) -> TaskPublished:
-    return all_tasks()[task_id]
-
-
-def _args(text: str) -> tuple[object, ...]:
-    args = ast.literal_eval(text)
-    return args if isinstance(args, tuple) else (args,)
-
-
 def _plans(task: TaskPublished, seed: str) -> tuple[ProbePlan, ProbePlan]:
     new, old = _plan(task, seed, P14), _plan(task, seed, P13)
     assert new is not None and old is not None
@@ -156,16 +146,8 @@ def _added(new: ProbePlan, old: ProbePlan) -> list[str]:
 def test_runs_of_p13_and_c13_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P13] == ("p13", "c13") and SEEDED_VERSIONS[P14] == ("p14", "c14")
     assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p14", "c14")
-    for task_id, digests in P13_DIGESTS.items():
-        task = _task(task_id)
-        for seed, (version, digest) in zip(P13_SEEDS, digests, strict=True):
-            old = recorded_plan(task, seed, digest)
-            assert old is not None and (old.version, old.digest) == (version, digest)
-            assert old == _plan(task, seed, P13)
-            current = plan_for(task, seed)
-            assert current is not None and current.version == {"p13": "p14", "c13": "c14"}[version]
-            assert current.digest != digest
-            assert recorded_plan(task, seed, current.digest) == current
+    pinned = {task_id: [digest for _, digest in plans] for task_id, plans in P13_DIGESTS.items()}
+    assert_pinned_plans_found(pinned, P13_SEEDS, P13)
 
 
 @pytest.mark.parametrize("task_id", UNCHANGED)

@@ -16,26 +16,20 @@ import pytest
 
 from schemas.task import TaskPublished
 from streams.probe.plan import (
-    SEEDED_CHECK_PLAN_VERSION,
-    SEEDED_PLAN_VERSION,
     ProbePlan,
     _plan,
-    plan_for,
     recorded_plan,
 )
 from streams.probe.statement import Admits, stated_admits
 from tests.hacks.redteam.corpus import PROGRAMS
-from tests.hacks.redteam.tasks import all_tasks
+from tests.unit.plan_pins import assert_pinned_plans_found
+from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import decision_of
 
 SEEDS = [f"{k:02x}" * 16 for k in range(4)]
 #: the red-team matrix's seed (tests/hacks/test_redteam.py)
 MATRIX_SEED = "5eed" * 8
 CODE = {p.name: p.code for p in PROGRAMS}
-
-
-def _task(task_id: str) -> TaskPublished:
-    return all_tasks()[task_id]
 
 
 def _prompt(signature: str, doc: str) -> str:
@@ -170,17 +164,11 @@ def test_p8_and_c8_runs_find_their_plans_byte_for_byte() -> None:
         "HumanEval/48": ("p8", "bcfa720544d6c4f210779749fba3c123da0a807edef6f57520c2eafc0971769c"),
         "HumanEval/52": ("c8", "c619cdf33d28fa89ee848f848a61427cbad742fdbd759d47169240a5687d0d8b"),
     }
+    assert_pinned_plans_found({t: [d] for t, (_, d) in recorded.items()}, [seed], 6)
     for task_id, (version, digest) in recorded.items():
-        task = _task(task_id)
-        # the p9/c9 plan (p10/c10 since: tests/unit/test_probe_v10.py), still found by its digest
-        current = _plan(task, seed, 7)
-        assert current is not None and current.version in ("p9", "c9") and current.digest != digest
-        assert recorded_plan(task, seed, current.digest) == current
-        newest = plan_for(task, seed)
-        assert newest is not None and newest.version in (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)
-        old = recorded_plan(task, seed, digest)
-        assert old is not None and (old.version, old.digest) == (version, digest)
-        assert set(old.inputs) <= set(current.inputs)
+        old = recorded_plan(_task(task_id), seed, digest)
+        assert old is not None and old.version == version
+        assert set(old.inputs) <= set(_plan(_task(task_id), seed, 7).inputs)  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------------------------------- verdicts
