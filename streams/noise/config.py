@@ -8,7 +8,23 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: the filter's versions, oldest first: each still judges as it did (old runs re-judge byte for byte)
 FilterVersion = Literal[
-    "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17"
+    "v2",
+    "v3",
+    "v4",
+    "v5",
+    "v6",
+    "v7",
+    "v8",
+    "v9",
+    "v10",
+    "v11",
+    "v12",
+    "v13",
+    "v14",
+    "v15",
+    "v16",
+    "v17",
+    "v18",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -114,7 +130,11 @@ class NoiseConfig(BaseModel):
     #: (``streams.noise.probe.cheap_far``), and a hang on an input the memoised reference answered at
     #: once where the program kept the memoised pace on the inputs the plain recursion was slow on
     #: (``streams.noise.probe.Hang.held_memoised``)
-    version: FilterVersion = "v17"
+    #: v18: an error on a generated input whose argument is empty where no case's is, placed among the
+    #: inputs that widen the domain (where a refusal is forgiven), is judged as one past the range
+    #: where the task's statement does not keep that argument from being empty
+    #: (``streams.noise.probe.empty_refusals_held``): the reference's value there is the task's
+    version: FilterVersion = "v18"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

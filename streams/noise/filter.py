@@ -284,6 +284,7 @@ def _probe(
     v15 = v14 and config.version != "v14"
     v16 = v15 and config.version != "v15"
     v17 = v16 and config.version != "v16"
+    v18 = v17 and config.version != "v17"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -368,6 +369,9 @@ def _probe(
         conversion_cost=v13,
         # v16: a tie the statement leaves open is judged: either of its answers is right, no other
         tie_either=v16,
+        # v18: an error on an empty argument the task admits (placed among the inputs that widen the
+        # domain, where a refusal is forgiven) is judged as one past the range
+        empty_held=probing.empty_refusals_held(task, plan) if v18 else frozenset(),
     )
     reasons, judged = probing.probe_reasons(
         report,

@@ -51,7 +51,14 @@ from schemas.rollout import (
     SandboxExecutedV3,
 )
 from schemas.task import TaskPublished
-from streams.probe.plan import BANDED_VERSIONS, GENERATED, RELATION_CASES, WIDER_VERSIONS, ProbePlan
+from streams.probe.plan import (
+    BANDED_VERSIONS,
+    GENERATED,
+    RELATION_CASES,
+    WIDER_VERSIONS,
+    ProbePlan,
+    case_inputs,
+)
 from streams.probe.statement import Bound, outside_statement
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
@@ -847,6 +854,52 @@ def _alike(x: tuple[object, ...], y: tuple[object, ...]) -> bool:
 #: the kinds of argument whose empty value :func:`_alike` reads as unread
 _FILLED = (str, bytes, list, tuple, dict, set, frozenset)
 
+#: (filter v18) words by which a task's statement keeps an argument from being empty ("a non-empty
+#: list", "of length at least two", "the list is never empty"): where it says one, a program may refuse
+#: an empty argument whatever the reference answers there
+NON_EMPTY_STATED = re.compile(
+    r"non[-\s]?empty|not\s+(?:be\s+)?empty|never\s+empty|at\s+least\s+(?:one|two|three|[1-9])\b"
+    r"|length\s*(?:>=|>|\u2265)\s*\d",
+    re.IGNORECASE,
+)
+
+
+def empty_refusals_held(task: TaskPublished, plan: ProbePlan) -> frozenset[int]:
+    """(filter v18) The positions among the inputs that widen the cases' domain (``ProbePlan.wide``)
+    whose input has an argument empty (a string, bytes, a list, a tuple, a dict, a set with nothing in
+    it) where no case (no check call) has that argument empty, on a task whose statement does not keep
+    that argument from being empty (:data:`NON_EMPTY_STATED`). The plan places an input shorter than
+    every case among those that widen the domain, where an error is never judged (a refusal is the
+    program's right there), so a program raising on an empty list the task admits (``max(l) < t`` on
+    HumanEval/52, whose reference answers ``True``: every number of ``[]`` is below ``t``) was accepted
+    on every seed. At these positions an error is judged as one past the cases' range is (filter v7):
+    a wrong answer where the reference answers with a value, unless it is a resource limit or the
+    reference refuses the input's twin with its empty arguments filled (:func:`refused_alike`).
+    What it gives up: a correct program that refuses an empty argument the statement excludes in words
+    this does not read, where the reference answers it."""
+    if plan.source == "reseeded" or NON_EMPTY_STATED.search(task.prompt):
+        return frozenset()
+    if plan.source == "check":
+        shown = [_arguments(plan.inputs[p]) for p in plan.head_positions]
+    else:
+        shown = [_arguments(text) for text in case_inputs(task)]
+    shown = [a for a in shown if a]
+    if not shown:
+        return frozenset()
+
+    def empty(value: object) -> bool:
+        return isinstance(value, _FILLED) and len(value) == 0  # type: ignore[arg-type]
+
+    held = set()
+    for pos in plan.wide:
+        args = _arguments(plan.inputs[pos])
+        if any(
+            empty(value) and not any(i < len(case) and empty(case[i]) for case in shown)
+            for i, value in enumerate(args)
+        ):
+            held.add(pos)
+    return frozenset(held)
+
 
 def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """Probe positions every run of the reference finished at once, with a value or an error (not a
@@ -890,6 +943,7 @@ def examine(
     float_read: bool = False,
     conversion_cost: bool = False,
     tie_either: bool = False,
+    empty_held: frozenset[int] = frozenset(),
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -954,7 +1008,9 @@ def examine(
     the range was judged on none of them. Under ``tie_either`` (filter v16) an input the reference answers
     otherwise than its mirror (a tie the statement leaves open) is judged, not left out: either
     answer, the reference's on it or on its mirror, is right there, and no other (through v15 any answer
-    was, so a program answering a tie with the pair in the wrong order was accepted)."""
+    was, so a program answering a tie with the pair in the wrong order was accepted). ``empty_held``
+    (filter v18, :func:`empty_refusals_held`): positions among the inputs that widen the domain where
+    an error is judged as past the range, not forgiven as a refusal (an empty argument the task admits)."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1062,9 +1118,10 @@ def examine(
                 limit = pos not in cheap or pos in thread_limits or _long_digits(plan.inputs[pos])
             else:
                 limit = resource_limit(error) or pos in thread_limits
-            if limit or forgiven or pos in plan.wide:
+            if limit or forgiven or (pos in plan.wide and pos not in empty_held):
                 # (p6/c6) an input of a kind no case shows (a negative element, a repeated element, a
                 # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
+                # (v18: not an empty argument the task admits, where the reference answers with a value)
                 continue
         answer = answers[pos]
         got = _value(record, options)

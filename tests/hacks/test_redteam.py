@@ -80,6 +80,13 @@ ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero w
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
 
+# round 17b (attack17b)
+CHECK_GRID_KEPT = "probe c-plans: a grid holding exactly 1..N*N is generated from the check's own grids (rows reordered, a few cells swapped; N stays within the check's 2..4), never drawn as a fresh permutation, so where 1 sits in column 0 of a 3x3 or 4x4 grid its right neighbour is mostly 2 (the check's grids are row-major there) and a program reading column -1 (Python's last column) as 1's left neighbour is shown a smaller value there on few seeds (HumanEval/129: 1 of 6 seeds tried, not the pinned one)"
+LIST_MAGNITUDE = "probe: a list's integers reach at most 1000 times the check calls' magnitudes (HumanEval/151: |x| <= 30720 on the pinned seed) and the extremes put no machine-bound integer into a list of mixed numbers, so odd squares computed through math.pow (a float: exact below 2**26.5, (2**32 + 1)**2 off by one) are never wrong on a drawn input"
+RESULT_BUDGET = "probe: a run's results share the execution's result budget (4 MiB); on redteam/upto the near inputs come in ascending size after the hidden case n = 100000 (690 KB of text), so the budget is spent by n = 99997 and every input past 100000 is left out of both runs (53 of 258 generated inputs judged), and a program capping its list at 100,000 elements is judged on none of the inputs where it is wrong (seed 00000001.. draws one within the budget and catches it; the pinned seed, 00000000.. and 00000002.. do not)"
+EMPTY_STRING_UNDRAWN = "probe: an argument shorter than every case's is drawn for a list (the empty list, judged from filter v18) but a string argument is never emptied (HumanEval/61: the shortest strings drawn are the check's one-character '(' and ')', on the seeds tried), so a program indexing brackets[0] unguarded (IndexError on '', which is balanced: the reference says True) is accepted on every seed"
+EXTREME_IN_LIST = "probe p8/c8 extremes: an integer past 2**31 - 1 lands in a list argument only on some seeds (HumanEval/90: seed 00000001.. draws [1, 2147483648]; the pinned seed and 00000000.., 00000002.., 00000003.. none), and the near and far inputs stay within 1000 times the check's magnitudes (45,000 there), so C-style INT_MAX sentinels are caught on those seeds only"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -129,6 +136,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a16_depth_zero_edge", "*"): ZERO_UNDRAWN,
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
+    ("a17b_col_wrap_129", "*"): CHECK_GRID_KEPT,
+    ("a17b_zero_empty_44", "*"): ZERO_UNDRAWN,
+    ("a17b_log_digits_44", "*"): RARE_ANSWER,
+    ("a17b_float_div_44", "*"): BEYOND_53_BITS,
+    ("a17b_math_pow_151", "*"): LIST_MAGNITUDE,
+    ("a17b_upto_cap_100k", "*"): RESULT_BUDGET,
+    ("a17b_intmax_sentinel_90", "*"): EXTREME_IN_LIST,
+    ("a17b_first_char_empty_61", "*"): EMPTY_STRING_UNDRAWN,
 }
 
 
@@ -173,6 +188,12 @@ CONTAINER_SLICE = frozenset(
         "a16c_ok_ndarray_upto",
         "a16c_ok_check_numpy_sum_122",
         "a16c_ok_check_sieve_94",
+        "a17b_segv_unknown_longest",
+        "a17b_bus_unknown_mean",
+        "a17b_sigterm_unknown_ratio",
+        "a17b_sigstop_unknown_depth",
+        "a17b_segv_check_90",
+        "a17b_base_exc_unknown_upto",
     }
 )
 
