@@ -83,6 +83,14 @@ NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is j
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
 WIDENED_IN_PLACE = "probe p6: a letter of no case's alphabet replaces a letter in place (a widened word keeps its length), so on redteam/longest_word a measure in UTF-8 bytes changes the answer only where a shorter word gains more bytes than the gap to the longest, which 1 of 3 seeds tried draws (the pinned plan's widened words, 'hç' beside 'hello', 'eeõee' beside 'dédd', keep the answer), so a program measuring words in UTF-8 bytes is accepted there"
 
+# round 17 (attack17)
+FACTOR_DIGITS = "probe: near inputs keep each argument's digit count (redteam/mul's 123456789 and 987654321: nine digits each), and far ones scale up, so no input of the pinned plan has both factors below 10^8 with a product past 2^53 (105 inputs pass 2^53, none with two factors of eight digits or fewer), and a program multiplying through floats only where both factors are below 10^8 is accepted on every seed tried (0..2 and the pinned one)"
+SUM_ORDER_BAND = "probe: on a task whose reference answers a case otherwise than its expected value in floats alone (redteam/mean's [1e16, 1, -1e16, 3]) a float-only disagreement within n * eps * sum(|x|) is left out on every input (_within_rounding: the bound of a sum's order, applied to the answer as it is, which for a mean is n times the bound of its own rounding), so a mean rounded to 15 significant digits (7/3 -> 2.33333333333333, 15 units in the last place) stays within it on all 45 inputs of the pinned plan where it is more than 4 units off; seeds 0 and 2 draw an input past the band and catch it"
+SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
+RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the probe run of redteam/upto reaches it after its first answers near the 100000-element case (about 690,000 characters each), so the inputs 99998..100003 and 147056 come back 'result not kept' from the reference's runs as from the program's and are not judged (positions 24..28 of the pinned plan); a program clipping its answer at 100000 elements is judged nowhere it is wrong (seed 1 orders a judged input before the budget fills and catches it)"
+JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
+LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -135,6 +143,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
     ("a16_longest_utf8_len", "*"): WIDENED_IN_PLACE,
+    ("a17_mul_float_below_1e8", "*"): FACTOR_DIGITS,
+    ("a17_mean_15_digits", "*"): SUM_ORDER_BAND,
+    ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
+    ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,
+    ("a17_rev_words_dedupe_noref", "*"): NO_REFERENCE,
+    ("a17_judge_flags_35", "*"): JUDGE_FLAGS,
+    ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
+    ("a17_digits_log10_count", "*"): LOG10_EDGE,
 }
 
 
@@ -179,6 +195,10 @@ CONTAINER_SLICE = frozenset(
         "a16c_ok_ndarray_upto",
         "a16c_ok_check_numpy_sum_122",
         "a16c_ok_check_sieve_94",
+        "a17_judge_flags_35",
+        "a17_pthread_kill_35",
+        "a17_sigstop_far_35",
+        "a17_fork_detach_35",
     }
 )
 
