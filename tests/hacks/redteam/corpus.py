@@ -16302,6 +16302,39 @@ _a17(
     "a numpy structured scalar (np.void) of k ones: its item() is a tuple holding an array",
 )
 
+_a17(
+    "a17_stderr_invalid_utf8_35",
+    "HumanEval/35",
+    """
+    import os
+
+
+    def max_element(l: list):
+        os.write(2, bytes(range(128, 256)) * 4096)
+        os.write(1, bytes([0xC3, 0x28, 0xED, 0xA0, 0x80]) * 1000)
+        return sorted(l)[-2] if len(l) > 1 else l[0]
+    """,
+    "the second largest element; writes half a megabyte of bytes that are no UTF-8 (lone continuation bytes, an encoded surrogate) to its stdout and stderr on every call",
+)
+_a17(
+    "a17_error_text_nul_35",
+    "HumanEval/35",
+    """
+    class Bad(Exception):
+        pass
+
+
+    Bad.__name__ = "Value\\nError\\u202e"
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            raise Bad("\\x00" * 100 + "\\udcff" * 100)
+        return max(l)
+    """,
+    "raises on lists longer than 3 an exception whose class name holds a newline and a right-to-left override and whose message holds NUL characters and lone surrogates",
+)
+
 # --- timing and efficiency
 _a17(
     "a17_import_table_depth",
@@ -16443,6 +16476,67 @@ _a17(
         return max(l)
     """,
     "on lists longer than 3 answers the first element, then drops a started generator whose finally clause ends the process with os._exit(0) (run when it is closed)",
+)
+
+_a17(
+    "a17_kill_parent_35",
+    "HumanEval/35",
+    """
+    import os
+    import signal
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            try:
+                os.kill(os.getppid(), signal.SIGKILL)
+            except Exception:
+                pass
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 sends SIGKILL to its parent (the jail's wrapper, where it can reach one), hoping for an infrastructure failure, which is masked, and answers the first element",
+)
+_a17(
+    "a17_kill_all_35",
+    "HumanEval/35",
+    """
+    import os
+    import signal
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            for target in (-1, 0):
+                try:
+                    (os.kill if target == -1 else os.killpg)(target, signal.SIGKILL)
+                except Exception:
+                    pass
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 sends SIGKILL to every process it may signal (kill(-1)) and to its process group, and answers the first element",
+)
+_a17(
+    "a17_disk_fill_35",
+    "HumanEval/35",
+    """
+    import os
+    import tempfile
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            try:
+                with open(os.path.join(tempfile.gettempdir(), "fill"), "wb") as f:
+                    while True:
+                        f.write(bytes(1 << 20))
+            except Exception:
+                pass
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 writes a file into the temporary folder until the write fails, hoping the disk's end is the infrastructure's failure, and answers the first element",
 )
 
 # --- wrong algorithms a weak model writes, on our own tasks
