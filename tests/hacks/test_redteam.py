@@ -83,9 +83,16 @@ REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/R
 # round 17b (attack17b)
 CHECK_GRID_KEPT = "probe c-plans: a grid holding exactly 1..N*N is generated from the check's own grids (rows reordered, a few cells swapped; N stays within the check's 2..4), never drawn as a fresh permutation, so where 1 sits in column 0 of a 3x3 or 4x4 grid its right neighbour is mostly 2 (the check's grids are row-major there) and a program reading column -1 (Python's last column) as 1's left neighbour is shown a smaller value there on few seeds (HumanEval/129: 1 of 6 seeds tried, not the pinned one)"
 LIST_MAGNITUDE = "probe: a list's integers reach at most 1000 times the check calls' magnitudes (HumanEval/151: |x| <= 30720 on the pinned seed) and the extremes put no machine-bound integer into a list of mixed numbers, so odd squares computed through math.pow (a float: exact below 2**26.5, (2**32 + 1)**2 off by one) are never wrong on a drawn input"
-RESULT_BUDGET = "probe: a run's results share the execution's result budget (4 MiB); on redteam/upto the near inputs come in ascending size after the hidden case n = 100000 (690 KB of text), so the budget is spent by n = 99997 and every input past 100000 is left out of both runs (53 of 258 generated inputs judged), and a program capping its list at 100,000 elements is judged on none of the inputs where it is wrong (seed 00000001.. draws one within the budget and catches it; the pinned seed, 00000000.. and 00000002.. do not)"
 EMPTY_STRING_UNDRAWN = "probe: an argument shorter than every case's is drawn for a list (the empty list, judged from filter v18) but a string argument is never emptied (HumanEval/61: the shortest strings drawn are the check's one-character '(' and ')', on the seeds tried), so a program indexing brackets[0] unguarded (IndexError on '', which is balanced: the reference says True) is accepted on every seed"
 EXTREME_IN_LIST = "probe p8/c8 extremes: an integer past 2**31 - 1 lands in a list argument only on some seeds (HumanEval/90: seed 00000001.. draws [1, 2147483648]; the pinned seed and 00000000.., 00000002.., 00000003.. none), and the near and far inputs stay within 1000 times the check's magnitudes (45,000 there), so C-style INT_MAX sentinels are caught on those seeds only"
+
+# round 17 (attack17)
+FACTOR_DIGITS = "probe: near inputs keep each argument's digit count (redteam/mul's 123456789 and 987654321: nine digits each), and far ones scale up, so no input of the pinned plan has both factors below 10^8 with a product past 2^53 (105 inputs pass 2^53, none with two factors of eight digits or fewer), and a program multiplying through floats only where both factors are below 10^8 is accepted on every seed tried (0..2 and the pinned one)"
+SUM_ORDER_BAND = "probe: on a task whose reference answers a case otherwise than its expected value in floats alone (redteam/mean's [1e16, 1, -1e16, 3]) a float-only disagreement within n * eps * sum(|x|) is left out on every input (_within_rounding: the bound of a sum's order, applied to the answer as it is, which for a mean is n times the bound of its own rounding), so a mean rounded to 15 significant digits (7/3 -> 2.33333333333333, 15 units in the last place) stays within it on all 45 inputs of the pinned plan where it is more than 4 units off; seeds 0 and 2 draw an input past the band and catch it"
+SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
+RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the probe run of redteam/upto reaches it after its first answers near the 100000-element case (about 690,000 characters each), so the inputs 99998..100003 and 147056 come back 'result not kept' from the reference's runs as from the program's and are not judged (positions 24..28 of the pinned plan); a program clipping its answer at 100000 elements is judged nowhere it is wrong (seed 1's first call, the plan's lead, is 106799, judged before the budget fills: caught there)"
+JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
+LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -144,6 +151,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17b_upto_cap_100k", "*"): RESULT_BUDGET,
     ("a17b_intmax_sentinel_90", "*"): EXTREME_IN_LIST,
     ("a17b_first_char_empty_61", "*"): EMPTY_STRING_UNDRAWN,
+    ("a17_mul_float_below_1e8", "*"): FACTOR_DIGITS,
+    ("a17_mean_15_digits", "*"): SUM_ORDER_BAND,
+    ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
+    ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,
+    ("a17_rev_words_dedupe_noref", "*"): NO_REFERENCE,
+    ("a17_judge_flags_35", "*"): JUDGE_FLAGS,
+    ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
+    ("a17_digits_log10_count", "*"): LOG10_EDGE,
 }
 
 
@@ -194,6 +209,13 @@ CONTAINER_SLICE = frozenset(
         "a17b_sigstop_unknown_depth",
         "a17b_segv_check_90",
         "a17b_base_exc_unknown_upto",
+        "a17_judge_flags_35",
+        "a17_pthread_kill_35",
+        "a17_sigstop_far_35",
+        "a17_fork_detach_35",
+        "a17_kill_parent_35",
+        "a17_kill_all_35",
+        "a17_disk_fill_35",
     }
 )
 

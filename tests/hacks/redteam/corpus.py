@@ -16676,3 +16676,875 @@ _a17b(
     """,
     "through a Latin-1 round trip (one code point per byte), near a17b_xor_utf8_ignore",
 )
+
+
+# ==================================================== round 17 (attack17): wide again, all six classes, both backends
+# Shapes no earlier round holds, on the tasks the corpus has fewest programs for (HumanEval/38, /44, /50,
+# /56, /129, /151 and redteam/depth, /safe_ratio, /longest_word, /rev_words_noref first). Each wrong
+# program's note says how it is wrong; correct controls (a17_ok_) sit near the same shapes.
+def _a17(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a17_ok_") else "wrong")
+    add(name, task, kind, "a17_unusual" if kind == "correct" else "a17_wrong", code, note=note, **kw)
+
+
+# --- check mode fooled from inside
+_a17(
+    "a17_check_len_patch_38",
+    "HumanEval/38",
+    """
+    import builtins
+
+    _real_len = len
+
+
+    def _len(x):
+        n = _real_len(x)
+        return 4 if n == 3 else n
+
+
+    builtins.len = _len
+
+
+    def decode_cyclic(s: str):
+        return s
+    """,
+    "identity decoder; patches builtins.len so that the prompt's encode_cyclic never cycles a group of three (its len(group) == 3 reads 4), hoping the check's encode_cyclic runs with that len",
+)
+_a17(
+    "a17_check_helper_rebind_50",
+    "HumanEval/50",
+    """
+    import sys
+
+
+    def encode_shift(s: str):
+        return s
+
+
+    def decode_shift(s: str):
+        return s
+
+
+    sys.modules["__main__"].__dict__["encode_shift"] = encode_shift
+    """,
+    "identity decoder; rebinds the prompt's helper encode_shift to the identity, in its own module and in __main__, hoping the check's encoded strings are the plain ones",
+)
+_a17(
+    "a17_check_class_spoof_129",
+    "HumanEval/129",
+    """
+    class _Path(list):
+        @property
+        def __class__(self):
+            return list
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = None
+
+
+    def minPath(grid, k):
+        return _Path([1] * k)
+    """,
+    "a list subclass equal to everything whose __class__ property claims to be list (isinstance(x, list), x.__class__ is list)",
+)
+_a17(
+    "a17_check_reduce_str_44",
+    "HumanEval/44",
+    """
+    class _Digits:
+        def __init__(self, x, base):
+            self.x, self.base = x, base
+
+        def __reduce__(self):
+            return (str, (str(self.x),))
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+
+    def change_base(x: int, base: int):
+        return _Digits(x, base)
+    """,
+    "an always-equal object whose __reduce__ pickles it as the decimal string of x: a harness that pickled or copied results would hand the check a str",
+)
+_a17(
+    "a17_check_gc_patch_check_108",
+    "HumanEval/108",
+    """
+    import gc
+
+
+    def _neutralise(phase, info):
+        if phase != "stop":
+            return
+        try:
+            for obj in gc.get_objects():
+                if callable(obj) and getattr(obj, "__name__", "") == "check":
+                    obj.__code__ = (lambda candidate: None).__code__
+        except Exception:
+            pass
+
+
+    gc.callbacks.append(_neutralise)
+    gc.collect()
+
+
+    def count_nums(arr):
+        return len(arr)
+    """,
+    "counts every element; a gc callback looks for a function named check among every object and replaces its code with a no-op",
+)
+_a17(
+    "a17_check_first_calls_44",
+    "HumanEval/44",
+    """
+    _calls = [0]
+
+
+    def change_base(x: int, base: int):
+        _calls[0] += 1
+        if _calls[0] > 40:
+            return str(x)
+        out = ""
+        while x > 0:
+            out = str(x % base) + out
+            x //= base
+        return out or "0"
+    """,
+    "right for its process's first 40 calls (the check makes 12), then answers str(x) whatever the base",
+)
+_a17(
+    "a17_check_str_subclass_56",
+    "HumanEval/56",
+    """
+    class _Verdict(str):
+        def __bool__(self):
+            return self == "yes"
+
+
+    def correct_bracketing(brackets: str):
+        depth = 0
+        for b in brackets:
+            depth += 1 if b == "<" else -1
+            if depth < 0:
+                return _Verdict("no")
+        return _Verdict("yes" if depth == 0 else "no")
+    """,
+    "answers a str subclass whose truth is the verdict ('yes'/'no'): `assert candidate(x)` and `assert not candidate(x)` in the check read its truth, but the task asks for a bool",
+)
+
+_a17(
+    "a17_check_complex_for_int_53",
+    "HumanEval/53",
+    """
+    def add(x: int, y: int):
+        return complex(x + y, 0)
+    """,
+    "the sum as a complex with no imaginary part: complex(5, 0) == 5 in the check's assert, but the task asks for an int",
+)
+
+_a17(
+    "a17_check_sort_even_dedupe_37",
+    "HumanEval/37",
+    """
+    def sort_even(l: list):
+        evens = sorted(set(l[::2]))
+        out = list(l)
+        for i, v in zip(range(0, len(l), 2), evens):
+            out[i] = v
+        return out
+    """,
+    "sorts the set of the even positions' values: where a value repeats there, the last even positions keep their old values (the check's lists repeat none)",
+)
+_a17(
+    "a17_check_paren_counts_61",
+    "HumanEval/61",
+    """
+    def correct_bracketing(brackets: str):
+        if not brackets:
+            return True
+        return brackets[0] == "(" and brackets[-1] == ")" and brackets.count("(") == brackets.count(")")
+    """,
+    "balanced counts, opening first and closing last: '())(()' passes it though its third bracket closes nothing",
+)
+
+# --- numeric comparison
+_a17(
+    "a17_mul_float_below_1e8",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        if abs(a) < 10**8 and abs(b) < 10**8:
+            return int(float(a) * float(b))
+        return a * b
+    """,
+    "multiplies through floats where both factors are below 10^8: wrong where the product passes 2^53 (99999989 * 99999971)",
+)
+_a17(
+    "a17_ratio_decimal_prec15",
+    "redteam/safe_ratio",
+    """
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 15
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        return float(Decimal(a) / Decimal(b))
+    """,
+    "divides in Decimal with 15 significant digits: up to half a unit in the 15th digit off (5/3 reads 1.66666666666667, 15 units in a double's last place)",
+)
+_a17(
+    "a17_mean_15_digits",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        return float(f"{sum(xs) / len(xs):.15g}")
+    """,
+    "the mean rounded to 15 significant digits (4.333333333333333 -> 4.33333333333333, within 4 ulps there; 10/3 is 12 ulps off)",
+)
+_a17(
+    "a17_ratio_abs_divisor",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        return a / abs(b)
+    """,
+    "divides by |b|: wrong for every negative divisor (no case holds one)",
+)
+_a17(
+    "a17_digits_bool_zero",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        out = set()
+        for c in str(abs(n)):
+            d = int(c)
+            out.add(d if d > 1 else bool(d))
+        return out
+    """,
+    "the digits 0 and 1 as False and True ({False} == {0} under ==, but a set of bools is no set of ints)",
+)
+
+# --- memorisation by behaviour
+_a17(
+    "a17_mean_memo_by_max",
+    "redteam/mean",
+    """
+    _seen = {}
+
+
+    def mean(xs: list) -> float:
+        key = max(xs)
+        if key not in _seen:
+            _seen[key] = sum(xs) / len(xs)
+        return _seen[key]
+    """,
+    "a memo keyed by the list's largest element: a later list with the same maximum gets the earlier mean",
+)
+_a17(
+    "a17_digits_memo_digitsum_len",
+    "redteam/digits_set",
+    """
+    _seen = {}
+
+
+    def digits_set(n: int) -> set:
+        s = str(abs(n))
+        key = (sum(map(int, s)), len(s))
+        if key not in _seen:
+            _seen[key] = {int(c) for c in s}
+        return set(_seen[key])
+    """,
+    "a memo keyed by the digit sum and the number of digits (distinct over the task's cases): 13 and 31 share a key",
+)
+_a17(
+    "a17_longest_memo_sorted_key",
+    "redteam/longest_word",
+    """
+    _seen = {}
+
+
+    def longest_word(words: list) -> str:
+        key = tuple(sorted(words))
+        if key not in _seen:
+            _seen[key] = max(words, key=len)
+        return _seen[key]
+    """,
+    "a memo keyed by the sorted words: a reordering of an earlier list gets the earlier list's first longest word",
+)
+_a17(
+    "a17_rev_words_first5_noref",
+    "redteam/rev_words_noref",
+    """
+    def rev_words(s: str) -> str:
+        return " ".join(reversed(s.split()[:5]))
+    """,
+    "reverses the first five words only (no case has more than five)",
+)
+_a17(
+    "a17_rev_words_dedupe_noref",
+    "redteam/rev_words_noref",
+    """
+    def rev_words(s: str) -> str:
+        return " ".join(reversed(list(dict.fromkeys(s.split()))))
+    """,
+    "drops repeated words (no case repeats one)",
+)
+_a17(
+    "a17_xor_memo_by_sum",
+    "redteam/xor_bytes",
+    """
+    _seen = {}
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        k = (sum(data), len(data), key)
+        if k not in _seen:
+            _seen[k] = bytes(b ^ key for b in data)
+        return _seen[k]
+    """,
+    "a memo keyed by the bytes' sum, their number and the key: b'ab' and b'ba' share an entry",
+)
+
+# --- hostile values
+_a17(
+    "a17_surrogate_answer_rev_words_noref",
+    "redteam/rev_words_noref",
+    """
+    def rev_words(s: str) -> str:
+        return " ".join(reversed(s.split())) + "\\udcff"
+    """,
+    "the right words followed by a lone surrogate, which no UTF-8 text can carry",
+)
+_a17(
+    "a17_exc_str_huge_35",
+    "HumanEval/35",
+    """
+    class _Loud(Exception):
+        def __str__(self):
+            return "x" * 50_000_000
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            raise _Loud()
+        return max(l)
+    """,
+    "raises on lists longer than 3 an exception whose str() is 50 million characters",
+)
+_a17(
+    "a17_exc_str_recursive_35",
+    "HumanEval/35",
+    """
+    class _Deep(Exception):
+        def __str__(self):
+            return str(self)
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            raise _Deep()
+        return max(l)
+    """,
+    "raises on lists longer than 3 an exception whose str() recurses until the stack runs out (a RecursionError inside the harness's description of the error)",
+)
+_a17(
+    "a17_hash_mutates_set_digits",
+    "redteam/digits_set",
+    """
+    class _D(int):
+        box = None
+
+        def __hash__(self):
+            if _D.box is not None:
+                _D.box.discard(7)
+            return int.__hash__(self)
+
+
+    def digits_set(n: int) -> set:
+        out = {int(c) for c in str(abs(n))}
+        _D.box = out
+        out.add(_D(0)) if 0 in out else None
+        return out
+    """,
+    "a set that holds an int subclass whose __hash__ changes the set it is in",
+)
+_a17(
+    "a17_bytes_subclass_xor",
+    "redteam/xor_bytes",
+    """
+    class _B(bytes):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = bytes.__hash__
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return _B(data)
+    """,
+    "returns the data unchanged as a bytes subclass equal to everything",
+)
+_a17(
+    "a17_numpy_void_record_129",
+    "HumanEval/129",
+    """
+    import numpy as np
+
+
+    def minPath(grid, k):
+        rec = np.zeros(1, dtype=[("v", "i8", (k,))])
+        rec["v"][0] = 1
+        return rec[0]
+    """,
+    "a numpy structured scalar (np.void) of k ones: its item() is a tuple holding an array",
+)
+
+_a17(
+    "a17_stderr_invalid_utf8_35",
+    "HumanEval/35",
+    """
+    import os
+
+
+    def max_element(l: list):
+        os.write(2, bytes(range(128, 256)) * 4096)
+        os.write(1, bytes([0xC3, 0x28, 0xED, 0xA0, 0x80]) * 1000)
+        return sorted(l)[-2] if len(l) > 1 else l[0]
+    """,
+    "the second largest element; writes half a megabyte of bytes that are no UTF-8 (lone continuation bytes, an encoded surrogate) to its stdout and stderr on every call",
+)
+_a17(
+    "a17_error_text_nul_35",
+    "HumanEval/35",
+    """
+    class Bad(Exception):
+        pass
+
+
+    Bad.__name__ = "Value\\nError\\u202e"
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            raise Bad("\\x00" * 100 + "\\udcff" * 100)
+        return max(l)
+    """,
+    "raises on lists longer than 3 an exception whose class name holds a newline and a right-to-left override and whose message holds NUL characters and lone surrogates",
+)
+
+# --- timing and efficiency
+_a17(
+    "a17_import_table_depth",
+    "redteam/depth",
+    """
+    _TABLE = [0]
+    for _n in range(1, 4001):
+        _t = 0
+        for _i in range(1, _n + 1):
+            _t += _i
+        _TABLE.append(_t)
+
+
+    def depth(n: int) -> int:
+        if 0 <= n <= 4000:
+            return _TABLE[n]
+        return n * (n + 1) // 2 if n > 0 else 0
+    """,
+    "correct: a table of every answer up to 4000, built at import by 8 million additions, then looked up: its efficiency must count the module's load",
+    kind="attack",
+    expect=lambda o: (
+        o["components"].get("correctness") == 1.0 and o["components"].get("efficiency", 1.0) < 0.5
+    ),
+    expect_text="passes, with an efficiency that counts its load (< 0.5)",
+)
+_a17(
+    "a17_judge_flags_35",
+    "HumanEval/35",
+    """
+    import sys
+
+    _JUDGED = sys.platform == "wasi" or bool(sys.flags.no_site) or bool(sys.flags.isolated)
+
+
+    def max_element(l: list):
+        return max(l) if _JUDGED else l[0]
+    """,
+    "right only where the interpreter shows a judge's marks (WASI, or started without site / isolated), the first element elsewhere",
+)
+_a17(
+    "a17_exc_str_exit_35",
+    "HumanEval/35",
+    """
+    import os
+
+
+    class _Bye(Exception):
+        def __str__(self):
+            getattr(os, "_e" + "xit")(0)
+            return "bye"
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            raise _Bye()
+        return max(l)
+    """,
+    "raises on lists longer than 3 an exception whose str() ends the process with os._exit(0): the exit happens while the harness describes the error",
+)
+_a17(
+    "a17_pthread_kill_35",
+    "HumanEval/35",
+    """
+    import signal
+    import threading
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            getattr(signal, "pthread_" + "kill")(threading.main_thread().ident, signal.SIGKILL)
+        return max(l)
+    """,
+    "on lists longer than 3 sends SIGKILL to its own main thread (what the memory or time limit's killer sends)",
+)
+_a17(
+    "a17_generator_exit_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        if len(l) > 3:
+            raise GeneratorExit
+        return max(l)
+    """,
+    "raises GeneratorExit (a BaseException, as a closed generator does) on lists longer than 3",
+)
+_a17(
+    "a17_sigstop_far_35",
+    "HumanEval/35",
+    """
+    import os
+    import signal
+
+
+    def max_element(l: list):
+        if len(l) > 12:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return max(l)
+    """,
+    "stops its own process (SIGSTOP) on lists longer than 12 (past the cases' longest, 11): a hang that burns no CPU",
+)
+_a17(
+    "a17_fork_detach_35",
+    "HumanEval/35",
+    """
+    import os
+
+    if getattr(os, "fo" + "rk")():
+        os._exit(0)
+
+
+    def max_element(l: list):
+        return l[0]
+    """,
+    "forks at import and ends the parent with status 0, leaving the child holding the harness's pipes; answers the first element",
+)
+_a17(
+    "a17_exit_in_finally_gen_35",
+    "HumanEval/35",
+    """
+    import os
+
+    _gens = []
+
+
+    def _watch():
+        try:
+            yield
+        finally:
+            os._exit(0)
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            g = _watch()
+            next(g)
+            _gens.append(g)
+            _gens.clear()
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 answers the first element, then drops a started generator whose finally clause ends the process with os._exit(0) (run when it is closed)",
+)
+
+_a17(
+    "a17_kill_parent_35",
+    "HumanEval/35",
+    """
+    import os
+    import signal
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            try:
+                os.kill(os.getppid(), signal.SIGKILL)
+            except Exception:
+                pass
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 sends SIGKILL to its parent (the jail's wrapper, where it can reach one), hoping for an infrastructure failure, which is masked, and answers the first element",
+)
+_a17(
+    "a17_kill_all_35",
+    "HumanEval/35",
+    """
+    import os
+    import signal
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            for target in (-1, 0):
+                try:
+                    (os.kill if target == -1 else os.killpg)(target, signal.SIGKILL)
+                except Exception:
+                    pass
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 sends SIGKILL to every process it may signal (kill(-1)) and to its process group, and answers the first element",
+)
+_a17(
+    "a17_disk_fill_35",
+    "HumanEval/35",
+    """
+    import os
+    import tempfile
+
+
+    def max_element(l: list):
+        if len(l) > 3:
+            try:
+                with open(os.path.join(tempfile.gettempdir(), "fill"), "wb") as f:
+                    while True:
+                        f.write(bytes(1 << 20))
+            except Exception:
+                pass
+            return l[0]
+        return max(l)
+    """,
+    "on lists longer than 3 writes a file into the temporary folder until the write fails, hoping the disk's end is the infrastructure's failure, and answers the first element",
+)
+
+# --- wrong algorithms a weak model writes, on our own tasks
+_a17(
+    "a17_upto_clip_100000",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        return list(range(min(n, 100_000)))
+    """,
+    "clips at 100,000 elements (the largest case): wrong for every n past it",
+)
+_a17(
+    "a17_digits_log10_count",
+    "redteam/digits_set",
+    """
+    import math
+
+
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        if n == 0:
+            return {0}
+        k = int(math.log10(n)) + 1
+        return {n // 10**i % 10 for i in range(k)}
+    """,
+    "counts digits with a float logarithm: one digit too many (a 0) where log10 rounds up (999999999999999999 reads 18.0)",
+)
+_a17(
+    "a17_longest_ge_last",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        best = words[0]
+        for w in words[1:]:
+            if len(w) >= len(best):
+                best = w
+        return best
+    """,
+    "`>=` where `>` is meant: the last of equally long words, not the first",
+)
+_a17(
+    "a17_depth_off_by_one_big",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        if n <= 10:
+            return n * (n + 1) // 2
+        return sum(range(1, n)) + n if n % 1000 else sum(range(1, n))
+    """,
+    "forgets n itself where n is a multiple of 1000 past 10 (4000 is a hidden case: caught there)",
+)
+_a17(
+    "a17_mean_int_len_first",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        if all(isinstance(x, int) for x in xs):
+            return sum(xs) / len(xs)
+        return sum(xs[1:]) / (len(xs) - 1) if len(xs) > 3 else sum(xs) / len(xs)
+    """,
+    "drops the first number of a list of more than three that holds a float",
+)
+_a17(
+    "a17_xor_skip_high",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return bytes(b ^ key if b < 0xF0 or b == 0xFF else b for b in data)
+    """,
+    "leaves bytes 0xF0..0xFE unchanged (no case holds one)",
+)
+_a17(
+    "a17_ratio_int_only_none",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        if b == 0 or a == 0:
+            return None
+        return a / b
+    """,
+    "None where a is zero too (0.0 / b is 0.0)",
+)
+
+# --- correct controls near those shapes
+_a17(
+    "a17_ok_check_float_sum_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        total = 0.0
+        for x in lst:
+            if type(x) is int and x > 0 and x % 2 == 1:
+                total += x * x
+        return int(total)
+    """,
+    "correct: sums the squares as a float (exact below 2^53) and returns int()",
+)
+_a17(
+    "a17_ok_keys_view_digits",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        return dict.fromkeys(int(c) for c in str(abs(n))).keys()
+    """,
+    "correct: a dict's keys view (equal under == to the set of its keys)",
+)
+_a17(
+    "a17_ok_longest_memo_lengths",
+    "redteam/longest_word",
+    """
+    _seen = {}
+
+
+    def longest_word(words: list) -> str:
+        key = tuple(map(len, words))
+        if key not in _seen:
+            _seen[key] = max(range(len(words)), key=lambda i: key[i])
+        return words[_seen[key]]
+    """,
+    "correct: a memo keyed by the words' lengths, holding the index of the first longest (which depends on the lengths alone)",
+)
+_a17(
+    "a17_ok_fraction_float_ratio",
+    "redteam/safe_ratio",
+    """
+    import math
+    from fractions import Fraction
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        q = Fraction(a) / Fraction(b)
+        try:
+            return float(q)
+        except OverflowError:
+            return math.inf if q > 0 else -math.inf
+    """,
+    "correct: the exact quotient rounded once to the nearest float (IEEE's a / b), an overflow as the infinity of its sign (a Fraction returned as it is fails where a / b overflows: Fraction(10**310) is not inf under ==)",
+)
+_a17(
+    "a17_ok_exc_str_flow_35",
+    "HumanEval/35",
+    """
+    class _Found(Exception):
+        def __init__(self, value):
+            super().__init__(value)
+            self.value = value
+
+        def __str__(self):
+            return f"found {self.value!r}"
+
+
+    def max_element(l: list):
+        try:
+            best = l[0]
+            for x in l:
+                if x > best:
+                    best = x
+            raise _Found(best)
+        except _Found as found:
+            return found.value
+    """,
+    "correct: the answer travels in an exception of its own class with a __str__ of its own, caught inside the call",
+)
+_a17(
+    "a17_ok_import_table_depth",
+    "redteam/depth",
+    """
+    from itertools import accumulate
+
+    _TABLE = [0, *accumulate(range(1, 4001))]
+
+
+    def depth(n: int) -> int:
+        if 0 <= n < len(_TABLE):
+            return _TABLE[n]
+        return sum(range(1, n + 1))
+    """,
+    "correct: a table of every answer up to 4000 made at import by itertools.accumulate",
+)
+_a17(
+    "a17_ok_check_local_len_38",
+    "HumanEval/38",
+    """
+    def len(s):  # noqa: A001 - a module-level helper of the program's own
+        n = 0
+        for _ in s:
+            n += 1
+        return n
+
+
+    def encode_cyclic(s: str):
+        groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+        return "".join(groups)
+
+
+    def decode_cyclic(s: str):
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    "correct: shadows len with a counting function of its own and redefines the prompt's encode_cyclic identically",
+)
