@@ -397,9 +397,9 @@ def measure(
     sandbox pool alone, ``repeats`` times interleaved (``samples`` 0: not measured). With
     ``trickle_samples``, generation -> verdict at low load too (:func:`trickle`), next to the sandbox
     pool's own time for the same samples, each repetition measuring the sandbox alone first; with
-    ``cold``, each layout's trickle also with the filter's warming off (``<layout> cold``), right after
-    it. The ``pipeline_*`` figures are those of the layout ``rlstream run`` picks on this machine (when
-    measured)."""
+    ``cold``, each layout's trickle also with the filter's warming off (``<layout> cold``), beside
+    it (first in every other repetition). The ``pipeline_*`` figures are those of the layout
+    ``rlstream run`` picks on this machine (when measured)."""
     bases: list[float] = []
     same_work: list[float] = []
     runs: dict[str, list[dict[str, float]]] = {layout: [] for layout in layouts}
@@ -412,7 +412,7 @@ def measure(
         variants = [v for layout in layouts for v in ((layout, layout, {}), (f"{layout} cold", layout, off))]
     trickles: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
     with broker(bootstrap, jar_dir) as server:
-        for _ in range(repeats):
+        for r in range(repeats):
             if samples:
                 bases.append(sandbox_only(samples, workers))
                 same_work.append(sandbox_same_work(samples, workers))
@@ -420,7 +420,14 @@ def measure(
                     runs[layout].append(pipeline(server, samples, workers, layout=layout))
             if trickle_samples:
                 alone.append(sandbox_alone_times(trickle_samples, workers))
-                for name, layout, env in variants:
+                # with --cold, warm first in even repetitions and cold first in odd ones: an order
+                # effect (the broker, the machine's load) falls on both alike
+                order = (
+                    variants
+                    if r % 2 == 0
+                    else [v for i in range(0, len(variants), 2) for v in variants[i : i + 2][::-1]]
+                )
+                for name, layout, env in order:
                     trickles[name].append(
                         trickle(server, trickle_samples, workers, env_extra=env, layout=layout)
                     )
@@ -487,6 +494,8 @@ def _low_load(
             "p99_per_repeat_s": [round(g["latency_p99_s"], 4) for g in got],
             # a group's first sample waits for the reference's runs of the group's fresh probe plan
             "group_first_p50_s": round(median([g["group_first_p50_s"] for g in got]), 4),
+            "group_first_p50_per_repeat_s": [round(g["group_first_p50_s"], 4) for g in got],
+            "others_p50_s": round(median([g["others_p50_s"] for g in got]), 4),
             "others_p99_s": round(median([g["others_p99_s"] for g in got]), 4),
             "steps_median_s": steps,
         }
