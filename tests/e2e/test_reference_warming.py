@@ -1,6 +1,6 @@
 """On the real broker: a run whose filter warms the reference's runs of each group's probe plan when the
 group's first probe run arrives gives the verdicts of a run whose filter runs them when the first verdict
-needs them (the default off), and ``rlstream replay --verify`` re-judges both from the log alone to the
+needs them (the setting off), and ``rlstream replay --verify`` re-judges both from the log alone to the
 same verdicts."""
 
 from __future__ import annotations
