@@ -15,9 +15,15 @@ of the machine's load falls on all of them alike; the ratios are the medians ove
 ``--trickle N`` measures generation -> verdict at low load as well: N samples published one at a time,
 each once the previous one's verdict was read, beside the sandbox pool's own time for the same work
 (the program's run on the cases, then its probe run), with the time each stage's record was written and
-read back, and the goal: p99 within the sandbox's own p99 + 100 ms.
+read back, and the goal: p99 within the sandbox's own p99 + 100 ms. The filter warms the reference's
+runs of a group's probe plan when the group's first probe run arrives (``warm_probe_references``): that
+is on the sample's own path here as in a real run (the plan's seed is drawn by the sandbox after the
+programs were written, so nothing can be warmed while a generator writes them), so the trickle needs no
+gap between a group's request and its generations to be fair. ``--cold`` measures each layout with
+warming off as well, in the same repetition (reported as ``<layout> cold``).
 
     .venv/bin/python -m bench.pipeline [--samples N] [--repeats R] [--layouts split,shared] [--trickle N]
+        [--cold]
 """
 
 from __future__ import annotations
@@ -385,20 +391,28 @@ def measure(
     layouts: tuple[Literal["split", "shared"], ...] = ("split", "shared"),
     repeats: int = 1,
     trickle_samples: int = 0,
+    cold: bool = False,
 ) -> dict[str, Any]:
     """Samples/s through sandbox -> reward -> filter on the bus in each of ``layouts``, next to the
     sandbox pool alone, ``repeats`` times interleaved (``samples`` 0: not measured). With
     ``trickle_samples``, generation -> verdict at low load too (:func:`trickle`), next to the sandbox
-    pool's own time for the same samples, each repetition measuring the sandbox alone first. The
-    ``pipeline_*`` figures are those of the layout ``rlstream run`` picks on this machine (when
-    measured)."""
+    pool's own time for the same samples, each repetition measuring the sandbox alone first; with
+    ``cold``, each layout's trickle also with the filter's warming off (``<layout> cold``), beside
+    it (first in every other repetition). The ``pipeline_*`` figures are those of the layout
+    ``rlstream run`` picks on this machine (when measured)."""
     bases: list[float] = []
     same_work: list[float] = []
     runs: dict[str, list[dict[str, float]]] = {layout: [] for layout in layouts}
     alone: list[list[float]] = []
-    trickles: dict[str, list[dict[str, Any]]] = {layout: [] for layout in layouts}
+    variants: list[tuple[str, Literal["split", "shared"], dict[str, str]]]
+    variants = [(layout, layout, {}) for layout in layouts]
+    if cold:
+        # the same layout with the filter running the reference's plan runs when the verdict needs them
+        off = {"RLSTREAM_PIPELINE__WARM_PROBE_REFERENCES": "false"}
+        variants = [v for layout in layouts for v in ((layout, layout, {}), (f"{layout} cold", layout, off))]
+    trickles: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
     with broker(bootstrap, jar_dir) as server:
-        for _ in range(repeats):
+        for r in range(repeats):
             if samples:
                 bases.append(sandbox_only(samples, workers))
                 same_work.append(sandbox_same_work(samples, workers))
@@ -406,8 +420,17 @@ def measure(
                     runs[layout].append(pipeline(server, samples, workers, layout=layout))
             if trickle_samples:
                 alone.append(sandbox_alone_times(trickle_samples, workers))
-                for layout in layouts:
-                    trickles[layout].append(trickle(server, trickle_samples, workers, layout=layout))
+                # with --cold, warm first in even repetitions and cold first in odd ones: an order
+                # effect (the broker, the machine's load) falls on both alike
+                order = (
+                    variants
+                    if r % 2 == 0
+                    else [v for i in range(0, len(variants), 2) for v in variants[i : i + 2][::-1]]
+                )
+                for name, layout, env in order:
+                    trickles[name].append(
+                        trickle(server, trickle_samples, workers, env_extra=env, layout=layout)
+                    )
     out: dict[str, Any] = {
         "samples": samples,
         "repeats": repeats,
@@ -471,6 +494,8 @@ def _low_load(
             "p99_per_repeat_s": [round(g["latency_p99_s"], 4) for g in got],
             # a group's first sample waits for the reference's runs of the group's fresh probe plan
             "group_first_p50_s": round(median([g["group_first_p50_s"] for g in got]), 4),
+            "group_first_p50_per_repeat_s": [round(g["group_first_p50_s"], 4) for g in got],
+            "others_p50_s": round(median([g["others_p50_s"] for g in got]), 4),
             "others_p99_s": round(median([g["others_p99_s"] for g in got]), 4),
             "steps_median_s": steps,
         }
@@ -500,6 +525,11 @@ def main() -> None:
         metavar="N",
         help="also N samples at low load, one at a time (generation -> verdict, the sandbox's own time)",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="the trickle also with the filter's warming of the reference's plan runs off, interleaved",
+    )
     args = parser.parse_args()
     layouts = tuple(x for x in args.layouts.split(",") if x in ("split", "shared"))
     result = measure(
@@ -510,13 +540,14 @@ def main() -> None:
         layouts=layouts,
         repeats=args.repeats,
         trickle_samples=args.trickle,
+        cold=args.cold,
     )
     print("| measure | value |\n|---|---|")
     for key, value in result.items():
         print(f"| {key} | {value} |")
     low = result.get("low_load")
     if low:
-        for layout in layouts:
+        for layout in [k for k in low if isinstance(low[k], dict) and "latency_p50_s" in low[k]]:
             got = {k: v * 1000 for k, v in low[layout].items() if isinstance(v, float)}
             print(
                 f"low load, {layout}: generation -> verdict p50 {got['latency_p50_s']:.0f} ms, "

@@ -412,6 +412,16 @@ def _build_execution_side(
     from streams.noise.agent import FilterAgent
 
     on = evaluator()
+    if settings.pipeline.warm_probe_references:
+        from streams.sandbox.pool import SandboxPool
+
+        # the reference's runs of a plan, all at once (each a fresh sandbox: none served from a cache)
+        ref_pool = SandboxPool(
+            sandbox_config.model_copy(update={"result_cache_entries": 0}), workers=on.probe_reference_runs
+        )
+        on.pool = ref_pool
+        # the warming thread stops before the pool it submits to
+        closers[:0] = [on.close, ref_pool.close]
     fagent = FilterAgent(
         settings.noise,
         reward_fn.compare_options(),
@@ -419,6 +429,7 @@ def _build_execution_side(
         reference_runner(on),
         probe_reference=lambda task, backend, seed: on.reference_probe(task, backend, seed),
         references_kept=settings.pipeline.reference_cache_entries,
+        warm_reference=on.warm_probe if settings.pipeline.warm_probe_references else None,
     )
     return Built(common.make(name, NF_INPUTS, fagent.handle, kinds=NF_KINDS, outputs=NF_OUTPUTS), closers)
 

@@ -80,3 +80,8 @@ class PipelineConfig(BaseModel):
     #: used go first, so memory, state and restore time stay flat on a long backlog; one evicted and
     #: needed again is run again (and published again)
     reference_cache_entries: int = Field(default=256, ge=1)
+    #: the filter starts the reference's runs of a group's probe plan when the group's first probe run
+    #: arrives (the plan is known then), on a pool of two sandbox workers of its own, both runs at once,
+    #: rather than one after the other in its own process when the first verdict needs them: the same
+    #: runs, off the first sample's path (``streams/noise/agent.py``); off: as before, no pool
+    warm_probe_references: bool = True

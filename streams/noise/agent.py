@@ -18,6 +18,14 @@ partition (the least recently used go first), none kept ``grace_s`` of stream ti
 runs dropped and needed again are run again and published again. The task quality kept in memory is
 bounded the same way.
 
+A plan's reference runs are first needed by the verdict of the first sample of the group judged here,
+but the plan is known as soon as that sample's probe run arrives (it records the seed and the plan's
+digest), before its reward does: given ``warm_reference``, the filter starts them then (on the worker's
+pool, beside the reward's scoring), unless this partition keeps them already, and the verdict takes them
+when it is judged. The seed is drawn where it was (by the sandbox, after the group's programs were
+written), the runs are the same, and they enter the state and the log only with that verdict, as
+before: warming changes when the reference runs, not what a verdict reads.
+
 An episode of several turns waits as a whole (``EPISODE``): every turn's code and runs, until its reward
 names the final turn; it is judged then, its final turn exactly like a one-turn sample (its re-runs and,
 when its first run answered every case, its probe run, judged against the same reference runs of the
@@ -110,6 +118,8 @@ KINDS = (SAMPLE, EPISODE, JUDGED, PROBE_REF, SEEDED_REF)
 #: (task, backend, probe seed) -> the reference solution's runs of the task's probe plan drawn with
 #: that seed (None: no reference)
 ProbeReferenceRunner = Callable[[TaskPublished, str, str | None], ReferenceExecuted | None]
+#: (task, backend, probe seed): start those runs now, for a later call of the runner to take
+ProbeReferenceWarmer = Callable[[TaskPublished, str, str | None], None]
 
 
 class FilterAgent:
@@ -122,12 +132,14 @@ class FilterAgent:
         probe_reference: ProbeReferenceRunner | None = None,
         *,
         references_kept: int = REFERENCES_KEPT,
+        warm_reference: ProbeReferenceWarmer | None = None,
     ) -> None:
         self.config = config
         self.options = options
         self.tasks = tasks
         self.reference = reference
         self.probe_reference = probe_reference
+        self.warm_reference = warm_reference
         #: reference runs kept in the state of each partition, per kind, and task qualities in memory
         self.references_kept = references_kept
         self._quality: Recent[tuple[str, str, str], TaskQuality] = Recent(references_kept)
@@ -157,6 +169,8 @@ class FilterAgent:
             sid = getattr(event, "sample_id", None)
             if sid is None or state.marked(p, JUDGED, sid):
                 continue
+            if isinstance(event, SandboxExecuted) and event.probe is not None:
+                self._warm(event, p, state)
             episode = (isinstance(event, CodeGenerated | SandboxExecuted) and event.max_turns > 1) or (
                 isinstance(event, RewardScored) and (event.turn > 0 or state.get(p, EPISODE, sid) is not None)
             )
@@ -182,6 +196,21 @@ class FilterAgent:
             state.mark(p, JUDGED, sid)
             out += self._emits(judged, msg)
         return out
+
+    def _warm(self, run: SandboxExecuted, p: int, state: State) -> None:
+        """Start the reference's runs of the plan this probe run records, unless this partition keeps
+        them (its verdict will want them: :meth:`_probe_reference`)."""
+        if self.warm_reference is None or self.probe_reference is None or run.infra_error:
+            return
+        task = self.tasks.get(run.task_id)
+        if task is None or not task.reference:
+            return
+        if run.probe_seed is None:
+            kind, key = PROBE_REF, f"{task.event_id()}:{run.backend}"
+        else:
+            kind, key = SEEDED_REF, f"{task.event_id()}:{run.backend}:{run.probe}"
+        if key not in state.keys(p, kind):
+            self.warm_reference(task, run.backend, run.probe_seed)
 
     @staticmethod
     def _emits(judged: tuple[NoiseVerdict, ReferenceExecuted | None], msg: Incoming) -> list[Emit]:

@@ -6,6 +6,7 @@ this in one process."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -21,7 +22,8 @@ from streams.recent import Recent
 from streams.reward.correctness import expected_cases
 from streams.reward.function import RewardFunction, Score
 from streams.sandbox.jobs import probe_job_for
-from streams.sandbox.result import to_event
+from streams.sandbox.pool import SandboxPool
+from streams.sandbox.result import ExecutionResult, to_event
 from streams.sandbox.service import Sandbox
 
 Backend = Literal["wasm", "container", "auto"]
@@ -117,22 +119,58 @@ def run_probe(
 ) -> SandboxExecuted | None:
     """Run ``code`` on the task's probe plan drawn with ``seed`` (None for a task without one);
     ``first_run_s`` is how long its run of the task's cases took (it bounds the probe's deadline)."""
+    return run_probes(
+        sandbox,
+        task,
+        code,
+        sample_id=sample_id,
+        group_id=group_id,
+        backend=backend,
+        run_indices=(run_index,),
+        first_run_s=first_run_s,
+        seed=seed,
+    )[0]
+
+
+def run_probes(
+    sandbox: Sandbox,
+    task: TaskPublished,
+    code: str,
+    *,
+    sample_id: str,
+    group_id: str,
+    backend: Backend | None = None,
+    run_indices: tuple[int, ...],
+    first_run_s: float | None = None,
+    seed: str | None = None,
+    pool: SandboxPool | None = None,
+) -> list[SandboxExecuted | None]:
+    """:func:`run_probe` once per index of ``run_indices`` (each run in a fresh sandbox, with clocks of
+    its own): one after the other in ``sandbox``, or, given a ``pool``, all at once on its workers."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
     found = probe_job_for(task, code, limits, seed=seed, first_run_s=first_run_s)
     if found is None:
-        return None
+        return [None for _ in run_indices]
     job, plan = found
     # each run its own clocks (a reference's two runs of one plan too)
-    result = sandbox.execute(replace(job, clock_draw=run_index), backend)
-    execution = to_event(
-        result,
-        sample_id=sample_id,
-        group_id=group_id,
-        task_id=task.task_id,
-        run_index=run_index,
-        hidden=frozenset(range(len(plan.inputs))),
-    )
-    return execution.model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
+    jobs = [replace(job, clock_draw=i) for i in run_indices]
+    results: list[ExecutionResult]
+    if pool is None:
+        results = [sandbox.execute(j, backend) for j in jobs]
+    else:
+        futures: list[Future[ExecutionResult]] = [pool.submit(j, backend, use_cache=False) for j in jobs]
+        results = [f.result() for f in futures]
+    return [
+        to_event(
+            result,
+            sample_id=sample_id,
+            group_id=group_id,
+            task_id=task.task_id,
+            run_index=i,
+            hidden=frozenset(range(len(plan.inputs))),
+        ).model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
+        for i, result in zip(run_indices, results, strict=True)
+    ]
 
 
 def _unanswered(run: SandboxExecuted) -> bool:
@@ -147,7 +185,13 @@ class Evaluator:
 
     Probe plans are drawn with one secret seed per evaluator (``probe_seed``, drawn afresh when not
     given), as the pipeline draws one per group: every program it judges was written before the seed
-    existed, and the reference's runs of a plan then serve every program of the task."""
+    existed, and the reference's runs of a plan then serve every program of the task.
+
+    Given a ``pool``, the reference's runs of a probe plan go on its workers, all at once (the filter's:
+    two runs of ~30 ms each at once rather than one after the other in this process, where a run holds
+    the interpreter lock); :meth:`warm_probe` starts them on a thread of their own, so that they are
+    under way, or done, when :meth:`reference_probe` asks for them. Either way the same runs of the
+    same plan are made: warming changes when, never what."""
 
     def __init__(
         self,
@@ -158,8 +202,10 @@ class Evaluator:
         reruns: int | None = None,
         probe_seed: str | None = None,
         cache_entries: int = 256,
+        pool: SandboxPool | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self.pool = pool
         self.reward_fn = reward_fn
         self.noise = noise
         self.reruns = noise.reruns if reruns is None else reruns
@@ -173,13 +219,25 @@ class Evaluator:
         self._judging = threading.Lock()
         #: runs of the reference on a probe plan: inputs on which they disagree are left out
         self.probe_reference_runs = 2
+        #: the reference's runs of probe plans under way on the warming thread (key as the cache's): an
+        #: entry goes when its runs are done (they are in the cache then)
+        self._warming: dict[tuple[str, str, str, str | None], Future[ReferenceExecuted | None]] = {}
+        self._warm_lock = threading.Lock()
+        self._warmer: ThreadPoolExecutor | None = None
+        # a task's reference run, wanted by the warming thread and by the caller's at once, is made once
+        self._reference_lock = threading.Lock()
 
     def reference(self, task: TaskPublished, backend: str) -> SandboxExecuted | None:
         if not task.reference:
             return None
         key = (task.task_id, task.event_id(), backend)
         found, run = self._references.get(key)
-        if not found:
+        if found:
+            return run
+        with self._reference_lock:
+            found, run = self._references.get(key)
+            if found:
+                return run
             run = run_program(
                 self.sandbox,
                 task,
@@ -195,32 +253,76 @@ class Evaluator:
         self, task: TaskPublished, backend: str, seed: str | None
     ) -> ReferenceExecuted | None:
         """The reference's runs of the task's probe plan drawn with ``seed`` in ``backend``, each in a
-        fresh sandbox (None without a reference or a plan). Cached per task, backend and seed. The
-        runs name the plan by its digest; the seed stays on the probe runs of the samples judged with
-        them (a reference run is no sample's: it carries none)."""
+        fresh sandbox (None without a reference or a plan). Cached per task, backend and seed; runs
+        :meth:`warm_probe` started are waited for, not made again. The runs name the plan by its
+        digest; the seed stays on the probe runs of the samples judged with them (a reference run is
+        no sample's: it carries none)."""
         if not task.reference:
             return None
         key = (task.task_id, task.event_id(), backend, seed)
+        with self._warm_lock:
+            pending = self._warming.get(key)
+        if pending is not None:
+            return pending.result()
         found, cached = self._probe_references.get(key)
         if found:
             return cached
+        return self._run_reference_probe(task, backend, seed)
+
+    def warm_probe(self, task: TaskPublished, backend: str, seed: str | None) -> None:
+        """Start the reference's runs of the task's probe plan drawn with ``seed`` now, on the warming
+        thread, unless they are kept or under way: :meth:`reference_probe` takes them when the verdict
+        needs them. Nothing else is kept: done, they are in the same bounded cache as runs made on
+        demand, and the thread's entry goes."""
+        if not task.reference:
+            return
+        key = (task.task_id, task.event_id(), backend, seed)
+        with self._warm_lock:
+            if key in self._warming or self._probe_references.get(key)[0]:
+                return
+            if self._warmer is None:
+                self._warmer = ThreadPoolExecutor(1, thread_name_prefix="reference-warm")
+            future = self._warmer.submit(self._run_reference_probe, task, backend, seed)
+            self._warming[key] = future
+
+        def done(f: Future[ReferenceExecuted | None]) -> None:
+            with self._warm_lock:
+                if self._warming.get(key) is f:
+                    del self._warming[key]
+
+        future.add_done_callback(done)
+
+    def warming(self) -> int:
+        """How many plans' reference runs are under way on the warming thread."""
+        with self._warm_lock:
+            return len(self._warming)
+
+    def close(self) -> None:
+        """Stop the warming thread (runs under way are finished first)."""
+        if self._warmer is not None:
+            self._warmer.shutdown(wait=True)
+
+    def _run_reference_probe(
+        self, task: TaskPublished, backend: str, seed: str | None
+    ) -> ReferenceExecuted | None:
+        assert task.reference is not None
+        key = (task.task_id, task.event_id(), backend, seed)
         cases_run = self.reference(task, backend)
         usable = cases_run is not None and not cases_run.infra_error
         first_run_s = cases_run.duration_s if cases_run is not None and usable else None
-        runs = [
-            run_probe(
-                self.sandbox,
-                task,
-                task.reference,
-                sample_id=f"{task.task_id}#reference",
-                group_id=f"{task.task_id}#reference",
-                backend=backend,  # type: ignore[arg-type]
-                run_index=i,
-                first_run_s=first_run_s,
-                seed=seed,
-            )
-            for i in range(self.probe_reference_runs)
-        ]
+        indices = tuple(range(self.probe_reference_runs))
+        runs = run_probes(
+            self.sandbox,
+            task,
+            task.reference,
+            sample_id=f"{task.task_id}#reference",
+            group_id=f"{task.task_id}#reference",
+            backend=backend,  # type: ignore[arg-type]
+            run_indices=indices,
+            first_run_s=first_run_s,
+            seed=seed,
+            pool=self.pool,
+        )
         runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
         first = runs[0]
         memoised: list[SandboxExecuted] = []
@@ -228,20 +330,19 @@ class Evaluator:
         # recursive functions memoised, where that is sound; the filter decides whether they count
         code = memoised_reference(task.reference, task.entry_point)
         if code is not None and first is not None and any(_unanswered(r) for r in runs if r is not None):
-            for i in range(self.probe_reference_runs):
-                run = run_probe(
-                    self.sandbox,
-                    task,
-                    code,
-                    sample_id=f"{task.task_id}#reference",
-                    group_id=f"{task.task_id}#reference",
-                    backend=first.backend,  # type: ignore[arg-type]
-                    run_index=i,
-                    first_run_s=first_run_s,
-                    seed=seed,
-                )
-                if run is not None:
-                    memoised.append(run.model_copy(update={"probe_seed": None}))
+            again = run_probes(
+                self.sandbox,
+                task,
+                code,
+                sample_id=f"{task.task_id}#reference",
+                group_id=f"{task.task_id}#reference",
+                backend=first.backend,  # type: ignore[arg-type]
+                run_indices=indices,
+                first_run_s=first_run_s,
+                seed=seed,
+                pool=self.pool,
+            )
+            memoised = [r.model_copy(update={"probe_seed": None}) for r in again if r is not None]
         ref = (
             None
             if first is None
