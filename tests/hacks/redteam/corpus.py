@@ -17221,3 +17221,158 @@ _c17(
     """,
     "int.bit_count of the magnitude (as bin(x) counts a negative's ones), then the value",
 )
+
+# --- (added after the second run) sorting first, a KMP-free palindrome, counting digits in a generator
+_c17(
+    "a17c_ok_sorted_adjacent_20",
+    "HumanEval/20",
+    """
+    from typing import List, Tuple
+
+
+    def find_closest_elements(numbers: List[float]) -> Tuple[float, float]:
+        s = sorted(numbers)
+        return min(zip(s, s[1:]), key=lambda pair: pair[1] - pair[0])
+    """,
+    "sorted, then the closest adjacent pair (a tie broken by the smallest values)",
+)
+_c17(
+    "a17c_ok_enum_words_19",
+    "HumanEval/19",
+    """
+    from enum import IntEnum
+
+
+    class Digit(IntEnum):
+        zero = 0
+        one = 1
+        two = 2
+        three = 3
+        four = 4
+        five = 5
+        six = 6
+        seven = 7
+        eight = 8
+        nine = 9
+
+
+    def sort_numbers(numbers: str) -> str:
+        return " ".join(d.name for d in sorted(Digit[w] for w in numbers.split()))
+    """,
+    "an IntEnum of the number words, sorted by value and named back",
+)
+_c17(
+    "a17c_ok_reverse_prefix_palindrome_10",
+    "HumanEval/10",
+    """
+    def is_palindrome(string: str) -> bool:
+        return string == string[::-1]
+
+
+    def make_palindrome(string: str) -> str:
+        for i in range(len(string) + 1):
+            if is_palindrome(string[i:]):
+                return string + string[:i][::-1]
+        return string
+    """,
+    "a for loop over suffix starts (the empty string its own case), the prompt's helper kept",
+)
+_c17(
+    "a17c_ok_generator_fizz_36",
+    "HumanEval/36",
+    """
+    def fizz_buzz(n: int):
+        return sum(str(i).count("7") for i in range(n) if i % 11 == 0 or i % 13 == 0)
+    """,
+    "str.count in a generator over the multiples",
+)
+
+# --- (added after the third run) numpy scalars inside sets, lists and tuples; a script's stdin under __main__
+_c17(
+    "a17c_ok_numpy_digit_set",
+    "redteam/digits_set",
+    """
+    import numpy as np
+
+
+    def digits_set(n: int) -> set:
+        return set(np.array(list(str(abs(n))), dtype=np.int64))
+    """,
+    "returns a set of numpy int64 scalars (equal under == to the set of ints: same hashes)",
+)
+_c17(
+    "a17c_ok_numpy_str_list_29",
+    "HumanEval/29",
+    """
+    from typing import List
+
+    import numpy as np
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        if not strings:
+            return []
+        arr = np.array(strings)
+        return list(arr[np.char.startswith(arr, prefix)])
+    """,
+    "returns a list of numpy str_ scalars (list() of a boolean-indexed array)",
+)
+_c17(
+    "a17c_ok_numpy_float_tuple_20",
+    "HumanEval/20",
+    """
+    from typing import List, Tuple
+
+    import numpy as np
+
+
+    def find_closest_elements(numbers: List[float]) -> Tuple[float, float]:
+        a = np.sort(np.asarray(numbers, dtype=float))
+        i = int(np.argmin(np.diff(a)))
+        return a[i], a[i + 1]
+    """,
+    "returns a tuple of numpy float64 scalars (sorted, the first smallest gap)",
+)
+_c17(
+    "a17c_ok_main_input_60",
+    "HumanEval/60",
+    """
+    def sum_to_n(n: int):
+        return n * (n + 1) // 2
+
+
+    if __name__ == "__main__":
+        n = int(input())
+        print(sum_to_n(n))
+    """,
+    "a script's entry under __main__ that reads its argument from stdin with input()",
+)
+_c17(
+    "a17c_ok_main_stdin_read_13",
+    "HumanEval/13",
+    """
+    import sys
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        while b:
+            a, b = b, a % b
+        return abs(a)
+
+
+    if __name__ == "__main__":
+        data = sys.stdin.read().split()
+        for x, y in zip(data[::2], data[1::2]):
+            print(greatest_common_divisor(int(x), int(y)))
+    """,
+    "a script's entry under __main__ reading pairs from sys.stdin.read()",
+)
+_c17(
+    "a17c_ok_join_map_sequence_15",
+    "HumanEval/15",
+    """
+    def string_sequence(n: int) -> str:
+        return " ".join(map(str, range(n + 1)))
+    """,
+    "join of map(str, range) (results past 64 KiB on the far inputs)",
+)
