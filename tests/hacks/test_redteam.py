@@ -75,6 +75,9 @@ WIDE_REFUSAL = "probe p6/c6: an error on a widened input (a letter of no case's 
 # round 15 (attack15)
 LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run (past the far inputs' reach, up to 1000 elements) is forgiven whatever its cause: a correct cubic program is as quick as the reference on the far inputs' few elements (their per-call cost hides its growth) and hangs on a long input's thousand (tests/hacks/test_probe_far_lengths.py), so a program spinning there, or building a million-deep list to print (which outlasts the run's deadline), is not told from it (filter v16 holds a MemoryError, a memory stop and a stack stop there, not a hang)"
 
+# round 17c (correct17)
+CALL_FLOOD = "filter v11: a call whose own output passes 16 times the output cap (1 MiB) stops the run and is judged a wrong answer wherever the reference answers, past the range too (so a flood cannot shield the inputs after it: a9_wide_flood_16), so a correct program printing its running sum and product at each step (print debugging) is rejected on a long input of the plan whose product grows to thousands of digits: seed 00000000.. draws 1594 elements, on which it prints 2.35 MB and returns the right answer; the pinned seed draws 2605, on which it passes 1 MiB long before its print would reach the int/str conversion limit (at 3.1 MB: from there it would raise, its own fault); a run whose long list holds a 0 early stays under the bound and is accepted (one CLI run under a secret seed of ten runs tried)"
+
 # round 16 (attack16)
 ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero where none is zero' included (streams/probe/plan.py _mutate_int clamps a draw to 1 where every case's integer is at least 1), even where the prompt admits 0 and the reference answers it (redteam/depth: 'sum of 1..n', depth(0) == 0), so a program wrong only at 0 (a sum started at 1) is accepted on every seed"
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
@@ -159,6 +162,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17_judge_flags_35", "*"): JUDGE_FLAGS,
     ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
     ("a17_digits_log10_count", "*"): LOG10_EDGE,
+    ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
 }
 
 
@@ -216,6 +220,9 @@ CONTAINER_SLICE = frozenset(
         "a17_kill_parent_35",
         "a17_kill_all_35",
         "a17_disk_fill_35",
+        "a17c_ok_numpy_scalar_list_9",
+        "a17c_ok_numpy_raw_histogram_111",
+        "a17c_ok_check_numpy_bool_52",
     }
 )
 

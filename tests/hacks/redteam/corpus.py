@@ -17548,3 +17548,1510 @@ _a17(
     """,
     "correct: shadows len with a counting function of its own and redefines the prompt's encode_cyclic identically",
 )
+
+
+# =============================================================================== round 17c (correct17)
+# Correct programs none of the earlier rounds holds, written as a model writes them: our own tasks, the
+# HumanEval check-mode tasks, the review's false-penalty classes (trusted values equal under ==, numpy,
+# benign standard-library use, large results) and the shapes real solutions take (other algorithms,
+# recursion, memos, validation, helper classes, dataclasses, generics, doctests, debugging output,
+# import-time state, lazy imports, match/walrus).
+_C17 = "a17c_correct"
+
+
+def _c17(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    add(name, task, "correct", _C17, code, note=note, **kw)
+
+
+# --- our own tasks
+_c17(
+    "a17c_ok_fraction_result_mul",
+    "redteam/mul",
+    """
+    from fractions import Fraction
+
+
+    def mul(a: int, b: int) -> int:
+        return Fraction(a) * Fraction(b)
+    """,
+    "returns a Fraction with denominator 1 (equal under == to the int product)",
+)
+_c17(
+    "a17c_ok_shift_add_mul",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        negative = (a < 0) != (b < 0)
+        a, b = abs(a), abs(b)
+        if a < b:
+            a, b = b, a
+        total = 0
+        shift = 0
+        while b:
+            if b & 1:
+                total += a << shift
+            b >>= 1
+            shift += 1
+        return -total if negative else total
+    """,
+    "shift-and-add over the bits of the smaller factor, sign applied at the end",
+)
+_c17(
+    "a17c_ok_fraction_ratio",
+    "redteam/safe_ratio",
+    """
+    import math
+    from fractions import Fraction
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        q = Fraction(a) / Fraction(b)
+        try:
+            # the exact quotient rounded once: the float a / b is
+            return math.copysign(float(q), a) * math.copysign(1.0, b)
+        except OverflowError:
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    """,
+    "exact rational quotient converted to float (correctly rounded, as a / b is), the signs of zero and of an overflow to inf kept",
+)
+_c17(
+    "a17c_ok_decimal_default_ratio",
+    "redteam/safe_ratio",
+    """
+    from decimal import Decimal
+
+
+    def safe_ratio(a: float, b: float):
+        if not b:
+            return None
+        return float(Decimal(a) / Decimal(b))
+    """,
+    "Decimal division in the default context (28 digits), converted back to float: within rounding of a / b",
+)
+_c17(
+    "a17c_ok_string_digits_set",
+    "redteam/digits_set",
+    """
+    import string
+
+
+    def digits_set(n: int) -> set:
+        text = str(n)
+        return {int(d) for d in string.digits if d in text}
+    """,
+    "string.digits scanned against str(n) (the sign never a digit)",
+)
+_c17(
+    "a17c_ok_recursive_digits_set",
+    "redteam/digits_set",
+    """
+    import sys
+
+    sys.setrecursionlimit(10_000)
+
+
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        if n < 10:
+            return {n}
+        return digits_set(n // 10) | {n % 10}
+    """,
+    "recursive over the digits with a raised recursion limit",
+)
+_c17(
+    "a17c_ok_starmap_xor",
+    "redteam/xor_bytes",
+    """
+    import itertools
+    import operator
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return bytes(itertools.starmap(operator.xor, zip(data, itertools.repeat(key))))
+    """,
+    "itertools.starmap of operator.xor over the bytes and a repeated key",
+)
+_c17(
+    "a17c_ok_bytearray_loop_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        buf = bytearray(data)
+        for i, b in enumerate(buf):
+            buf[i] = b ^ key
+        return bytes(buf)
+    """,
+    "xor in place in a bytearray copy, converted back to bytes",
+)
+_c17(
+    "a17c_ok_accumulate_upto",
+    "redteam/upto",
+    """
+    from itertools import accumulate, repeat
+
+
+    def upto(n: int) -> list:
+        return list(accumulate(repeat(1, n), initial=0))[:-1]
+    """,
+    "itertools.accumulate of ones from 0 (the 100000-element hidden case: a result past 64 KiB)",
+)
+_c17(
+    "a17c_ok_numpy_int64_upto",
+    "redteam/upto",
+    """
+    import numpy as np
+
+
+    def upto(n: int) -> list:
+        return np.arange(n, dtype=np.int64).tolist()
+    """,
+    "numpy arange with an explicit int64 dtype, converted with tolist (a result past 64 KiB)",
+)
+_c17(
+    "a17c_ok_print_debug_upto",
+    "redteam/upto",
+    """
+    import sys
+
+
+    def upto(n: int) -> list:
+        print(f"upto({n}) called", file=sys.stderr)
+        out = []
+        i = 0
+        while i < n:
+            out.append(i)
+            i += 1
+        print("built", len(out), "items")
+        return out
+    """,
+    "print debugging to stdout and to stderr on every call",
+)
+_c17(
+    "a17c_ok_reduce_depth",
+    "redteam/depth",
+    """
+    import functools
+    import operator
+
+
+    def depth(n: int) -> int:
+        return functools.reduce(operator.add, range(1, n + 1), 0)
+    """,
+    "functools.reduce of operator.add",
+)
+_c17(
+    "a17c_ok_lru_recursive_depth",
+    "redteam/depth",
+    """
+    import sys
+    from functools import lru_cache
+
+    sys.setrecursionlimit(20_000)
+
+
+    @lru_cache(maxsize=None)
+    def depth(n: int) -> int:
+        \"\"\"Sum of 1..n, computed recursively (n up to 4000).
+
+        >>> depth(3)
+        6
+        \"\"\"
+        if n <= 0:
+            return 0
+        return n + depth(n - 1)
+    """,
+    "recursive as the prompt says, lru_cache-memoised, recursion limit raised, doctest in the docstring; an explicit wasm run fails its 2500 and 4000 cases (the guest's C stack of about 112 kB ends a recursion through lru_cache's C wrapper near 250 levels: streams/sandbox/README.md), which auto reruns in the container",
+    backends=("auto", "container"),
+)
+_c17(
+    "a17c_ok_validated_mean",
+    "redteam/mean",
+    """
+    from typing import Sequence, Union
+
+    Number = Union[int, float]
+
+
+    def mean(xs: Sequence[Number]) -> float:
+        if len(xs) == 0:
+            raise ValueError("mean of an empty list")
+        total = sum(xs)
+        return total / len(xs)
+    """,
+    "typing generics, input validation raising on the empty list the prompt excludes",
+)
+_c17(
+    "a17c_ok_two_pointer_rev_words",
+    "redteam/rev_words_noref",
+    """
+    def rev_words(s: str) -> str:
+        words = []
+        i = 0
+        while i < len(s):
+            while i < len(s) and s[i].isspace():
+                i += 1
+            j = i
+            while j < len(s) and not s[j].isspace():
+                j += 1
+            if j > i:
+                words.append(s[i:j])
+            i = j
+        words.reverse()
+        return " ".join(words)
+    """,
+    "a hand-written scanner for words (no split), reversed in place",
+)
+_c17(
+    "a17c_ok_nlargest_longest",
+    "redteam/longest_word",
+    """
+    import heapq
+
+
+    def longest_word(words: list) -> str:
+        return heapq.nlargest(1, words, key=len)[0]
+    """,
+    "heapq.nlargest with key=len (stable: the first of equally long words)",
+)
+_c17(
+    "a17c_ok_dataclass_longest",
+    "redteam/longest_word",
+    """
+    from dataclasses import dataclass, field
+
+
+    @dataclass
+    class Best:
+        word: str = ""
+        size: int = -1
+        seen: list[str] = field(default_factory=list)
+
+        def offer(self, w: str) -> None:
+            self.seen.append(w)
+            if len(w) > self.size:
+                self.word, self.size = w, len(w)
+
+
+    def longest_word(words: list) -> str:
+        best = Best()
+        for w in words:
+            best.offer(w)
+        return best.word
+    """,
+    "a dataclass accumulator with a default_factory field",
+)
+
+# --- HumanEval check-mode tasks
+_c17(
+    "a17c_ok_check_polyroots_32",
+    "HumanEval/32",
+    """
+    import math
+
+    import numpy as np
+
+
+    def poly(xs: list, x: float):
+        return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+    def find_zero(xs: list):
+        roots = np.polynomial.polynomial.polyroots(np.asarray(xs, dtype=float))
+        real = min(roots, key=lambda r: abs(r.imag))
+        x = float(real.real)
+        deriv = [i * c for i, c in enumerate(xs)][1:]
+        for _ in range(20):
+            d = poly(deriv, x)
+            if d == 0:
+                break
+            step = poly(xs, x) / d
+            x -= step
+            if abs(step) < 1e-15:
+                break
+        return x
+    """,
+    "check mode: numpy's companion-matrix roots, the most nearly real one, polished by Newton steps",
+)
+_c17(
+    "a17c_ok_check_tuple_iter_33",
+    "HumanEval/33",
+    """
+    def sort_third(l: list):
+        thirds = iter(sorted(l[::3]))
+        return tuple(next(thirds) if i % 3 == 0 else v for i, v in enumerate(l))
+    """,
+    "check mode: returns a tuple where the check wraps every call in tuple() (allowed from filter v6)",
+)
+_c17(
+    "a17c_ok_check_generic_class_37",
+    "HumanEval/37",
+    """
+    from typing import Generic, Iterator, List, TypeVar
+
+    T = TypeVar("T")
+
+
+    class Slots(Generic[T]):
+        \"\"\"The values at every other position, handed out in sorted order.\"\"\"
+
+        def __init__(self, values: List[T]) -> None:
+            self._sorted: Iterator[T] = iter(sorted(values))
+
+        def take(self) -> T:
+            return next(self._sorted)
+
+
+    def sort_even(l: list):
+        slots: Slots[int] = Slots(l[0::2])
+        return [slots.take() if i % 2 == 0 else v for i, v in enumerate(l)]
+    """,
+    "check mode: a typing.Generic helper class handing out the sorted even-position values",
+)
+_c17(
+    "a17c_ok_check_deque_groups_38",
+    "HumanEval/38",
+    """
+    from collections import deque
+
+
+    def decode_cyclic(s: str):
+        out = []
+        for i in range(0, len(s), 3):
+            group = deque(s[i:i + 3])
+            if len(group) == 3:
+                group.rotate(1)
+            out.append("".join(group))
+        return "".join(out)
+    """,
+    "check mode: each full group of three rotated right with a deque",
+)
+_c17(
+    "a17c_ok_check_match_base_44",
+    "HumanEval/44",
+    """
+    def change_base(x: int, base: int):
+        match base:
+            case 2:
+                return format(x, "b")
+            case 8:
+                return format(x, "o")
+            case _:
+                digits = []
+                while True:
+                    x, r = divmod(x, base)
+                    digits.append(str(r))
+                    if x == 0:
+                        return "".join(reversed(digits))
+    """,
+    "check mode: match on the base (format for 2 and 8), a divmod loop otherwise",
+)
+_c17(
+    "a17c_ok_check_alphabet_index_50",
+    "HumanEval/50",
+    """
+    from string import ascii_lowercase as ABC
+
+
+    def encode_shift(s: str):
+        return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])
+
+
+    def decode_shift(s: str):
+        return "".join(ABC[(ABC.index(c) - 5) % 26] for c in s)
+    """,
+    "check mode: string.ascii_lowercase indexed, the prompt's encode_shift redefined as given",
+)
+_c17(
+    "a17c_ok_check_numpy_bool_52",
+    "HumanEval/52",
+    """
+    import numpy as np
+
+
+    def below_threshold(l: list, t: int):
+        return np.all(np.asarray(l) < t)
+    """,
+    "check mode: returns a numpy bool_ (a trusted scalar) from np.all",
+)
+_c17(
+    "a17c_ok_check_operator_add_53",
+    "HumanEval/53",
+    """
+    from operator import add
+    """,
+    "check mode: the entry point is operator.add itself, imported under the prompt's name",
+)
+_c17(
+    "a17c_ok_check_doctest_main_53",
+    "HumanEval/53",
+    """
+    def add(x: int, y: int):
+        \"\"\"Add two numbers x and y
+        >>> add(2, 3)
+        5
+        >>> add(5, 7)
+        12
+        \"\"\"
+        return x + y
+
+
+    if __name__ == "__main__":
+        import doctest
+
+        doctest.testmod()
+    """,
+    "check mode: doctests in the docstring, doctest.testmod() under __main__",
+)
+_c17(
+    "a17c_ok_check_unittest_main_53",
+    "HumanEval/53",
+    """
+    import unittest
+
+
+    def add(x: int, y: int):
+        return x + y
+
+
+    class TestAdd(unittest.TestCase):
+        def test_examples(self):
+            self.assertEqual(add(2, 3), 5)
+            self.assertEqual(add(5, 7), 12)
+
+
+    if __name__ == "__main__":
+        unittest.main()
+    """,
+    "check mode: a unittest self-test run by unittest.main() under __main__ (which exits when run as a script)",
+)
+_c17(
+    "a17c_ok_check_descent_56",
+    "HumanEval/56",
+    """
+    import sys
+
+    sys.setrecursionlimit(10_000)
+
+
+    def _group(s: str, i: int) -> int:
+        \"\"\"Parse '<' group* '>' starting at s[i] == '<'; return the index after it, or -1.\"\"\"
+        i += 1
+        while i < len(s) and s[i] == "<":
+            i = _group(s, i)
+            if i < 0:
+                return -1
+        if i < len(s) and s[i] == ">":
+            return i + 1
+        return -1
+
+
+    def correct_bracketing(brackets: str):
+        i = 0
+        while i < len(brackets):
+            if brackets[i] != "<":
+                return False
+            i = _group(brackets, i)
+            if i < 0:
+                return False
+        return True
+    """,
+    "check mode: a recursive-descent parser of the bracket grammar, recursion limit raised",
+)
+_c17(
+    "a17c_ok_check_match_state_61",
+    "HumanEval/61",
+    """
+    def correct_bracketing(brackets: str):
+        depth = 0
+        for ch in brackets:
+            match ch:
+                case "(":
+                    depth += 1
+                case ")":
+                    depth -= 1
+                    if depth < 0:
+                        return False
+                case _:
+                    raise ValueError(f"unexpected character {ch!r}")
+        return depth == 0
+    """,
+    "check mode: a match statement over the characters, raising on characters the prompt excludes",
+)
+_c17(
+    "a17c_ok_check_two_minima_90",
+    "HumanEval/90",
+    """
+    import math
+
+
+    def next_smallest(lst):
+        first = second = math.inf
+        for x in lst:
+            if x < first:
+                first, second = x, first
+            elif first < x < second:
+                second = x
+        return None if second == math.inf else second
+    """,
+    "check mode: one pass keeping the two smallest distinct values, math.inf sentinels",
+)
+_c17(
+    "a17c_ok_check_walrus_signed_108",
+    "HumanEval/108",
+    """
+    def _signed_digit_sum(n: int) -> int:
+        digits = [int(d) for d in str(abs(n))]
+        if n < 0:
+            digits[0] = -digits[0]
+        return sum(digits)
+
+
+    def count_nums(arr):
+        return len([s for n in arr if (s := _signed_digit_sum(n)) > 0])
+    """,
+    "check mode: a helper for the signed digit sum, filtered through a walrus",
+)
+_c17(
+    "a17c_ok_check_dp_path_129",
+    "HumanEval/129",
+    """
+    def minPath(grid, k):
+        n = len(grid)
+        cells = [(r, c) for r in range(n) for c in range(n)]
+
+        def neighbours(r, c):
+            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                if 0 <= r + dr < n and 0 <= c + dc < n:
+                    yield r + dr, c + dc
+
+        # best[(r, c)]: the lexicographically smallest path of the current length starting at (r, c)
+        best = {(r, c): (grid[r][c],) for r, c in cells}
+        for _ in range(k - 1):
+            best = {
+                (r, c): (grid[r][c],) + min(best[nb] for nb in neighbours(r, c))
+                for r, c in cells
+            }
+        return list(min(best.values()))
+    """,
+    "check mode: a general dynamic programme over path lengths (not the 1-and-its-smallest-neighbour shortcut)",
+)
+_c17(
+    "a17c_ok_check_isinstance_151",
+    "HumanEval/151",
+    """
+    from numbers import Integral
+
+
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            if isinstance(x, Integral) and x > 0 and x % 2 == 1:
+                total += x * x
+        return total
+    """,
+    "check mode: numbers.Integral filter for whole numbers (floats ignored as the prompt says)",
+)
+
+# --- the review's classes on HumanEval case-mode tasks
+_c17(
+    "a17c_ok_numpy_gcd_13",
+    "HumanEval/13",
+    """
+    import numpy as np
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        return int(np.gcd(np.int64(a), np.int64(b)))
+    """,
+    "numpy gcd on explicit int64 scalars (WASM's default integer is 32 bits)",
+)
+_c17(
+    "a17c_ok_decimal_sum_60",
+    "HumanEval/60",
+    """
+    from decimal import Decimal
+
+
+    def sum_to_n(n: int):
+        return Decimal(n) * (n + 1) / 2
+    """,
+    "returns a Decimal from the default context (exact here: equal under == to the int)",
+)
+_c17(
+    "a17c_ok_numpy_int64_sum_60",
+    "HumanEval/60",
+    """
+    import numpy as np
+
+
+    def sum_to_n(n: int):
+        return np.arange(1, n + 1, dtype=np.int64).sum()
+    """,
+    "returns a numpy int64 scalar (trusted), explicit int64 so WASM does not wrap",
+)
+_c17(
+    "a17c_ok_numpy_modf_2",
+    "HumanEval/2",
+    """
+    import numpy as np
+
+
+    def truncate_number(number: float) -> float:
+        frac, _whole = np.modf(number)
+        return frac
+    """,
+    "returns a numpy float64 (trusted) from np.modf",
+)
+_c17(
+    "a17c_ok_ndarray_positive_30",
+    "HumanEval/30",
+    """
+    import numpy as np
+
+
+    def get_positive(l: list):
+        a = np.array(l)
+        return a[a > 0]
+    """,
+    "returns a numpy array of plain values (trusted) by boolean indexing",
+)
+_c17(
+    "a17c_ok_numpy_unique_histogram_111",
+    "HumanEval/111",
+    """
+    import numpy as np
+
+
+    def histogram(test):
+        words = [w for w in test.split(" ") if w]
+        if not words:
+            return {}
+        letters, counts = np.unique(words, return_counts=True)
+        top = counts.max()
+        return {str(k): int(v) for k, v in zip(letters, counts) if v == top}
+    """,
+    "numpy.unique with counts, converted to a dict of plain str and int",
+)
+_c17(
+    "a17c_ok_multimode_histogram_111",
+    "HumanEval/111",
+    """
+    import statistics
+
+
+    def histogram(test):
+        words = [w for w in test.split(" ") if w]
+        if not words:
+            return {}
+        modes = statistics.multimode(words)
+        n = words.count(modes[0])
+        return {w: n for w in modes}
+    """,
+    "statistics.multimode for the most frequent letters",
+)
+_c17(
+    "a17c_ok_fib4_lru_46",
+    "HumanEval/46",
+    """
+    import sys
+    from functools import lru_cache
+
+    sys.setrecursionlimit(100_000)
+
+
+    @lru_cache(maxsize=None)
+    def fib4(n: int):
+        if n < 4:
+            return (0, 0, 2, 0)[n]
+        return fib4(n - 1) + fib4(n - 2) + fib4(n - 3) + fib4(n - 4)
+    """,
+    "lru_cache-memoised recursion with a raised recursion limit (the prompt asks for none; the answers are right)",
+)
+_c17(
+    "a17c_ok_combinations_triples_40",
+    "HumanEval/40",
+    """
+    from itertools import combinations
+
+
+    def triples_sum_to_zero(l: list):
+        return any(a + b + c == 0 for a, b, c in combinations(l, 3))
+    """,
+    "itertools.combinations of three (as slow as the reference's triple loop)",
+)
+_c17(
+    "a17c_ok_seen_set_pairs_43",
+    "HumanEval/43",
+    """
+    def pairs_sum_to_zero(l):
+        seen = set()
+        for x in l:
+            if -x in seen:
+                return True
+            seen.add(x)
+        return False
+    """,
+    "one pass with a set of values seen (linear where the reference is quadratic)",
+)
+_c17(
+    "a17c_ok_commonprefix_29",
+    "HumanEval/29",
+    """
+    import os.path
+    from typing import List
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        return [s for s in strings if os.path.commonprefix([s, prefix]) == prefix]
+    """,
+    "os.path.commonprefix as a prefix test",
+)
+_c17(
+    "a17c_ok_vowel_regex_51",
+    "HumanEval/51",
+    """
+    import re
+
+    _VOWELS = re.compile(r"[aeiouAEIOU]")
+
+
+    def remove_vowels(text):
+        return _VOWELS.sub("", text)
+    """,
+    "a compiled regex built at import",
+)
+_c17(
+    "a17c_ok_exc_info_planets_148",
+    "HumanEval/148",
+    """
+    import sys
+
+    PLANETS = ["Mercury", "Venus", "Earth", "Mars", "Jupiter", "Saturn", "Uranus", "Neptune"]
+
+
+    def bf(planet1, planet2):
+        try:
+            i, j = PLANETS.index(planet1), PLANETS.index(planet2)
+        except ValueError:
+            exc_type, exc, _tb = sys.exc_info()
+            print(f"not a planet: {exc}", file=sys.stderr)
+            return ()
+        lo, hi = sorted((i, j))
+        return tuple(PLANETS[lo + 1:hi])
+    """,
+    "sys.exc_info in an except block, a literal list of planets, a tuple as the prompt asks",
+)
+_c17(
+    "a17c_ok_logging_md5_162",
+    "HumanEval/162",
+    """
+    import hashlib
+    import logging
+
+    logging.basicConfig(level=logging.DEBUG)
+    log = logging.getLogger(__name__)
+
+
+    def string_to_md5(text):
+        if not text:
+            log.debug("empty text")
+            return None
+        digest = hashlib.md5(text.encode()).hexdigest()
+        log.debug("md5 of %d characters: %s", len(text), digest)
+        return digest
+    """,
+    "logging at DEBUG level to stderr on every call, configured at import",
+)
+_c17(
+    "a17c_ok_decimal_half_up_99",
+    "HumanEval/99",
+    """
+    from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+
+    def closest_integer(value):
+        with localcontext() as ctx:
+            ctx.prec = max(28, len(value) + 2)
+            return int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    """,
+    "Decimal.quantize with ROUND_HALF_UP (half away from zero) in a local context as precise as the text (in the default context's 28 digits quantize raises InvalidOperation on a longer number, which the probe's long inputs rightly reject)",
+)
+_c17(
+    "a17c_ok_accumulate_prefixes_14",
+    "HumanEval/14",
+    """
+    from itertools import accumulate
+    from typing import List
+
+
+    def all_prefixes(string: str) -> List[str]:
+        return list(accumulate(string))
+    """,
+    "itertools.accumulate concatenating characters (results past 64 KiB on long strings)",
+)
+_c17(
+    "a17c_ok_textwrap_table_17",
+    "HumanEval/17",
+    """
+    import textwrap
+
+    _TABLE = textwrap.dedent(
+        \"\"\"
+        o  4
+        o| 2
+        .| 1
+        \"\"\"
+    )
+    BEATS = {note: int(n) for note, n in (line.split() for line in _TABLE.strip().splitlines())}
+
+
+    def parse_music(music_string: str):
+        return [BEATS[tok] for tok in music_string.split()]
+    """,
+    "a literal table parsed at import from a textwrap.dedent block",
+)
+_c17(
+    "a17c_ok_warnings_substring_7",
+    "HumanEval/7",
+    """
+    import warnings
+    from typing import List
+
+
+    def filter_by_substring(strings: List[str], substring: str) -> List[str]:
+        if not substring:
+            warnings.warn("empty substring matches every string", stacklevel=2)
+        return list(filter(lambda s: substring in s, strings))
+    """,
+    "warnings.warn on an edge input, filter with a lambda",
+)
+_c17(
+    "a17c_ok_import_counter_30",
+    "HumanEval/30",
+    """
+    CALLS = 0
+    SEEN_LENGTHS: dict = {}
+
+
+    def get_positive(l: list):
+        global CALLS
+        CALLS += 1
+        SEEN_LENGTHS[len(l)] = SEEN_LENGTHS.get(len(l), 0) + 1
+        return [x for x in l if x > 0]
+    """,
+    "global state at import updated on every call (a call counter, statistics nobody reads)",
+)
+_c17(
+    "a17c_ok_lazy_isqrt_divisor_24",
+    "HumanEval/24",
+    """
+    def largest_divisor(n: int) -> int:
+        import math
+
+        if n < 2:
+            raise ValueError("n must be at least 2")
+        for d in range(2, math.isqrt(n) + 1):
+            if n % d == 0:
+                return n // d
+        return 1
+    """,
+    "a lazy import inside the function, validation raising on n < 2, the smallest factor found up to sqrt(n)",
+)
+_c17(
+    "a17c_ok_fib_table_55",
+    "HumanEval/55",
+    """
+    _FIB = [0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1597, 2584, 4181, 6765]
+
+
+    def fib(n: int):
+        if n < len(_FIB):
+            return _FIB[n]
+        a, b = _FIB[-2], _FIB[-1]
+        for _ in range(n - len(_FIB) + 1):
+            a, b = b, a + b
+        return b
+    """,
+    "a literal table of the first Fibonacci numbers, iterated beyond it",
+)
+_c17(
+    "a17c_ok_reduce_concat_28",
+    "HumanEval/28",
+    """
+    import functools
+    import operator
+    from typing import List
+
+
+    def concatenate(strings: List[str]) -> str:
+        return functools.reduce(operator.add, strings, "")
+    """,
+    "functools.reduce of string concatenation (quadratic, as a model writes it)",
+)
+_c17(
+    "a17c_ok_max_default_12",
+    "HumanEval/12",
+    """
+    from typing import List, Optional
+
+
+    def longest(strings: List[str]) -> Optional[str]:
+        return max(strings, key=len, default=None)
+    """,
+    "max with key=len and default=None (the first of the longest, None for an empty list)",
+)
+_c17(
+    "a17c_ok_logging_strlen_23",
+    "HumanEval/23",
+    """
+    import logging
+
+    logger = logging.getLogger("strlen")
+    logger.addHandler(logging.StreamHandler())
+    logger.setLevel(logging.INFO)
+
+
+    def strlen(string: str) -> int:
+        n = sum(1 for _ in string)
+        logger.info("strlen(%r) = %d", string, n)
+        return n
+    """,
+    "a logger with a stream handler at INFO (stderr on every call), counting characters one by one",
+)
+_c17(
+    "a17c_ok_bisect_insort_sort_70",
+    "HumanEval/70",
+    """
+    import bisect
+
+
+    def strange_sort_list(lst):
+        ordered = []
+        for x in lst:
+            bisect.insort(ordered, x)
+        out = []
+        lo, hi = 0, len(ordered) - 1
+        take_low = True
+        while lo <= hi:
+            if take_low:
+                out.append(ordered[lo])
+                lo += 1
+            else:
+                out.append(ordered[hi])
+                hi -= 1
+            take_low = not take_low
+        return out
+    """,
+    "bisect.insort to sort, then two pointers alternating low and high",
+)
+_c17(
+    "a17c_ok_heapq_pair_sort_70",
+    "HumanEval/70",
+    """
+    import heapq
+
+
+    def strange_sort_list(lst):
+        low = list(lst)
+        high = [-x for x in lst]
+        heapq.heapify(low)
+        heapq.heapify(high)
+        out = []
+        for i in range(len(lst)):
+            out.append(heapq.heappop(low) if i % 2 == 0 else -heapq.heappop(high))
+        return out
+    """,
+    "two heaps (a min-heap and a negated max-heap), each popped in turn",
+)
+_c17(
+    "a17c_ok_fraction_mean_4",
+    "HumanEval/4",
+    """
+    from fractions import Fraction
+    from typing import List
+
+
+    def mean_absolute_deviation(numbers: List[float]) -> float:
+        exact = [Fraction(x) for x in numbers]
+        mu = sum(exact) / len(exact)
+        return float(sum(abs(x - mu) for x in exact) / len(exact))
+    """,
+    "exact rational arithmetic, rounded to float once at the end",
+)
+_c17(
+    "a17c_ok_unicodedata_count_16",
+    "HumanEval/16",
+    """
+    import unicodedata
+
+
+    def count_distinct_characters(string: str) -> int:
+        return len({unicodedata.normalize("NFC", ch).lower() for ch in string})
+    """,
+    "unicodedata.normalize per character, then lower()",
+)
+_c17(
+    "a17c_ok_sys_exit_main_35",
+    "HumanEval/35",
+    """
+    import sys
+
+
+    def max_element(l: list):
+        it = iter(l)
+        best = next(it)
+        for x in it:
+            if x > best:
+                best = x
+        return best
+
+
+    def main(argv: list) -> int:
+        for arg in argv[1:]:
+            print(max_element([int(x) for x in arg.split(",")]))
+        return 0
+
+
+    if __name__ == "__main__":
+        sys.exit(main(sys.argv))
+    """,
+    "a command-line main reading sys.argv, run by sys.exit(main(sys.argv)) under __main__",
+)
+_c17(
+    "a17c_ok_statistics_median_low_47",
+    "HumanEval/47",
+    """
+    import statistics
+
+
+    def median(l: list):
+        lo, hi = statistics.median_low(l), statistics.median_high(l)
+        if lo == hi:
+            return lo
+        return (lo + hi) / 2
+    """,
+    "statistics.median_low and median_high, averaged only when they differ",
+)
+_c17(
+    "a17c_ok_dataclass_order_87",
+    "HumanEval/87",
+    """
+    from dataclasses import dataclass
+
+
+    @dataclass(frozen=True, order=True)
+    class Cell:
+        row: int
+        neg_col: int
+
+        def as_tuple(self) -> tuple:
+            return (self.row, -self.neg_col)
+
+
+    def get_row(lst, x):
+        cells = [Cell(r, -c) for r, row in enumerate(lst) for c, v in enumerate(row) if v == x]
+        return [cell.as_tuple() for cell in sorted(cells)]
+    """,
+    "a frozen, ordered dataclass as the sort key, converted back to tuples",
+)
+_c17(
+    "a17c_ok_recursive_flip_27",
+    "HumanEval/27",
+    """
+    import sys
+
+    sys.setrecursionlimit(50_000)
+
+
+    def flip_case(string: str) -> str:
+        if not string:
+            return ""
+        head = string[0]
+        flipped = head.lower() if head.isupper() else head.upper()
+        return flipped + flip_case(string[1:])
+    """,
+    "recursive over the string's characters, recursion limit raised (quadratic slicing)",
+)
+_c17(
+    "a17c_ok_print_stdout_sum_product_8",
+    "HumanEval/8",
+    """
+    from typing import List, Tuple
+
+
+    def sum_product(numbers: List[int]) -> Tuple[int, int]:
+        s, p = 0, 1
+        for n in numbers:
+            s += n
+            p *= n
+            print("running", s, p)
+        return s, p
+    """,
+    "print debugging to stdout inside the loop",
+)
+
+# --- (added after the first run) numpy values inside containers, exits and timing under __main__, Las Vegas sorting, check-mode output
+_c17(
+    "a17c_ok_numpy_scalar_list_9",
+    "HumanEval/9",
+    """
+    from typing import List
+
+    import numpy as np
+
+
+    def rolling_max(numbers: List[int]) -> List[int]:
+        if not numbers:
+            return []
+        return list(np.maximum.accumulate(np.array(numbers, dtype=np.int64)))
+    """,
+    "returns a list of numpy int64 scalars (list() of an array, no tolist())",
+)
+_c17(
+    "a17c_ok_numpy_raw_histogram_111",
+    "HumanEval/111",
+    """
+    import numpy as np
+
+
+    def histogram(test):
+        words = [w for w in test.split(" ") if w]
+        if not words:
+            return {}
+        letters, counts = np.unique(words, return_counts=True)
+        top = counts.max()
+        return {k: v for k, v in zip(letters, counts) if v == top}
+    """,
+    "returns a dict of numpy str_ keys and numpy integer values (np.unique's own scalars, unconverted)",
+)
+_c17(
+    "a17c_ok_numpy_str_12",
+    "HumanEval/12",
+    """
+    from typing import List, Optional
+
+    import numpy as np
+
+
+    def longest(strings: List[str]) -> Optional[str]:
+        if not strings:
+            return None
+        arr = np.array(strings)
+        return arr[int(np.argmax(np.char.str_len(arr)))]
+    """,
+    "returns a numpy str_ (argmax takes the first of the longest)",
+)
+_c17(
+    "a17c_ok_raise_systemexit_main_34",
+    "HumanEval/34",
+    """
+    import time
+
+
+    def unique(l: list):
+        return sorted(set(l))
+
+
+    def main() -> int:
+        t0 = time.perf_counter()
+        assert unique([5, 3, 5, 2, 3, 3, 9, 0, 123]) == [0, 2, 3, 5, 9, 123]
+        print(f"ok in {time.perf_counter() - t0:.6f}s")
+        return 0
+
+
+    if __name__ == "__main__":
+        raise SystemExit(main())
+    """,
+    "a timed self-test on the prompt's example, run by raise SystemExit(main()) under __main__",
+)
+_c17(
+    "a17c_ok_random_quicksort_58",
+    "HumanEval/58",
+    """
+    import random
+
+
+    def _quicksort(xs):
+        if len(xs) <= 1:
+            return xs
+        pivot = random.choice(xs)
+        return (
+            _quicksort([x for x in xs if x < pivot])
+            + [x for x in xs if x == pivot]
+            + _quicksort([x for x in xs if x > pivot])
+        )
+
+
+    def common(l1: list, l2: list):
+        return _quicksort(list(set(l1) & set(l2)))
+    """,
+    "an unseeded randomised quicksort (its answer never depends on the draws)",
+)
+_c17(
+    "a17c_ok_check_print_52",
+    "HumanEval/52",
+    """
+    def below_threshold(l: list, t: int):
+        for i, x in enumerate(l):
+            print(f"checking l[{i}] = {x} against {t}")
+            if x >= t:
+                print("found one at or above the threshold")
+                return False
+        return True
+    """,
+    "check mode: print debugging to stdout on every element",
+)
+_c17(
+    "a17c_ok_check_module_asserts_56",
+    "HumanEval/56",
+    """
+    def correct_bracketing(brackets: str):
+        depth = 0
+        for b in brackets:
+            depth += 1 if b == "<" else -1
+            if depth < 0:
+                return False
+        return depth == 0
+
+
+    assert correct_bracketing("<") is False
+    assert correct_bracketing("<>")
+    assert correct_bracketing("<<><>>")
+    assert not correct_bracketing("><<>")
+    """,
+    "check mode: the prompt's examples asserted at module level, outside any __main__ guard",
+)
+_c17(
+    "a17c_ok_int_tri_130",
+    "HumanEval/130",
+    """
+    def tri(n):
+        seq = [1, 3]
+        for i in range(2, n + 1):
+            if i % 2 == 0:
+                seq.append(i // 2 + 1)
+            else:
+                seq.append(seq[i - 1] + seq[i - 2] + (i + 3) // 2)
+        return seq[: n + 1]
+    """,
+    "integers where the reference computes floats of the same whole values (i / 2 + 1)",
+)
+_c17(
+    "a17c_ok_divmod_points_145",
+    "HumanEval/145",
+    """
+    def _points(n: int) -> int:
+        digits = []
+        m = abs(n)
+        while True:
+            m, d = divmod(m, 10)
+            digits.append(d)
+            if m == 0:
+                break
+        if n < 0:
+            digits[-1] = -digits[-1]  # the leading digit carries the sign
+        return sum(digits)
+
+
+    def order_by_points(nums):
+        return [n for _, _, n in sorted((_points(n), i, n) for i, n in enumerate(nums))]
+    """,
+    "signed digit sums by divmod, ties broken by an explicit index in the sort key",
+)
+_c17(
+    "a17c_ok_math_prod_signs_128",
+    "HumanEval/128",
+    """
+    import math
+
+
+    def prod_signs(arr):
+        if not arr:
+            return None
+        signs = (0 if x == 0 else (1 if x > 0 else -1) for x in arr)
+        return math.prod(signs) * sum(map(abs, arr))
+    """,
+    "math.prod of the signs",
+)
+_c17(
+    "a17c_ok_sieve_count_up_to_96",
+    "HumanEval/96",
+    """
+    def count_up_to(n):
+        if n < 3:
+            return []
+        sieve = bytearray([1]) * n
+        sieve[0] = sieve[1] = 0
+        for i in range(2, int(n**0.5) + 1):
+            if sieve[i]:
+                sieve[i * i :: i] = bytes(len(range(i * i, n, i)))
+        return [i for i in range(n) if sieve[i]]
+    """,
+    "a sieve of Eratosthenes (a bytearray of n: memory grows with n where the reference's time does)",
+)
+_c17(
+    "a17c_ok_bit_count_sort_116",
+    "HumanEval/116",
+    """
+    def sort_array(arr):
+        return sorted(arr, key=lambda x: (abs(x).bit_count(), x))
+    """,
+    "int.bit_count of the magnitude (as bin(x) counts a negative's ones), then the value",
+)
+
+# --- (added after the second run) sorting first, a KMP-free palindrome, counting digits in a generator
+_c17(
+    "a17c_ok_sorted_adjacent_20",
+    "HumanEval/20",
+    """
+    from typing import List, Tuple
+
+
+    def find_closest_elements(numbers: List[float]) -> Tuple[float, float]:
+        s = sorted(numbers)
+        return min(zip(s, s[1:]), key=lambda pair: pair[1] - pair[0])
+    """,
+    "sorted, then the closest adjacent pair (a tie broken by the smallest values)",
+)
+_c17(
+    "a17c_ok_enum_words_19",
+    "HumanEval/19",
+    """
+    from enum import IntEnum
+
+
+    class Digit(IntEnum):
+        zero = 0
+        one = 1
+        two = 2
+        three = 3
+        four = 4
+        five = 5
+        six = 6
+        seven = 7
+        eight = 8
+        nine = 9
+
+
+    def sort_numbers(numbers: str) -> str:
+        return " ".join(d.name for d in sorted(Digit[w] for w in numbers.split()))
+    """,
+    "an IntEnum of the number words, sorted by value and named back",
+)
+_c17(
+    "a17c_ok_reverse_prefix_palindrome_10",
+    "HumanEval/10",
+    """
+    def is_palindrome(string: str) -> bool:
+        return string == string[::-1]
+
+
+    def make_palindrome(string: str) -> str:
+        for i in range(len(string) + 1):
+            if is_palindrome(string[i:]):
+                return string + string[:i][::-1]
+        return string
+    """,
+    "a for loop over suffix starts (the empty string its own case), the prompt's helper kept",
+)
+_c17(
+    "a17c_ok_generator_fizz_36",
+    "HumanEval/36",
+    """
+    def fizz_buzz(n: int):
+        return sum(str(i).count("7") for i in range(n) if i % 11 == 0 or i % 13 == 0)
+    """,
+    "str.count in a generator over the multiples",
+)
+
+# --- (added after the third run) numpy scalars inside sets, lists and tuples; a script's stdin under __main__
+_c17(
+    "a17c_ok_numpy_digit_set",
+    "redteam/digits_set",
+    """
+    import numpy as np
+
+
+    def digits_set(n: int) -> set:
+        return set(np.array(list(str(abs(n))), dtype=np.int64))
+    """,
+    "returns a set of numpy int64 scalars (equal under == to the set of ints: same hashes)",
+)
+_c17(
+    "a17c_ok_numpy_str_list_29",
+    "HumanEval/29",
+    """
+    from typing import List
+
+    import numpy as np
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        if not strings:
+            return []
+        arr = np.array(strings)
+        return list(arr[np.char.startswith(arr, prefix)])
+    """,
+    "returns a list of numpy str_ scalars (list() of a boolean-indexed array)",
+)
+_c17(
+    "a17c_ok_numpy_float_tuple_20",
+    "HumanEval/20",
+    """
+    from typing import List, Tuple
+
+    import numpy as np
+
+
+    def find_closest_elements(numbers: List[float]) -> Tuple[float, float]:
+        a = np.sort(np.asarray(numbers, dtype=float))
+        i = int(np.argmin(np.diff(a)))
+        return a[i], a[i + 1]
+    """,
+    "returns a tuple of numpy float64 scalars (sorted, the first smallest gap)",
+)
+_c17(
+    "a17c_ok_main_input_60",
+    "HumanEval/60",
+    """
+    def sum_to_n(n: int):
+        return n * (n + 1) // 2
+
+
+    if __name__ == "__main__":
+        n = int(input())
+        print(sum_to_n(n))
+    """,
+    "a script's entry under __main__ that reads its argument from stdin with input()",
+)
+_c17(
+    "a17c_ok_main_stdin_read_13",
+    "HumanEval/13",
+    """
+    import sys
+
+
+    def greatest_common_divisor(a: int, b: int) -> int:
+        while b:
+            a, b = b, a % b
+        return abs(a)
+
+
+    if __name__ == "__main__":
+        data = sys.stdin.read().split()
+        for x, y in zip(data[::2], data[1::2]):
+            print(greatest_common_divisor(int(x), int(y)))
+    """,
+    "a script's entry under __main__ reading pairs from sys.stdin.read()",
+)
+_c17(
+    "a17c_ok_join_map_sequence_15",
+    "HumanEval/15",
+    """
+    def string_sequence(n: int) -> str:
+        return " ".join(map(str, range(n + 1)))
+    """,
+    "join of map(str, range) (results past 64 KiB on the far inputs)",
+)
