@@ -193,6 +193,7 @@ def main(
 
         threading.Thread(target=watch, daemon=True).start()
         runner.run(stop)
+        print("CHANGELOG " + hosted.changelog_topic, flush=True)
         print("STATE " + json.dumps(handled(hosted.state)), flush=True)
         return
     proc = TransactionalProcessor(processor, bootstrap=bootstrap)
