@@ -46,18 +46,20 @@ def _count(state: State) -> int:
 
 
 def _progress(runner: FaustRunner, hosted: FaustHosted, topic: str) -> str:
-    """Per input partition, read while the runtime's loop runs: how far its records were handled (one
-    past the unbroken run the runtime recorded as handled), a hole in that run, the partition's end as
-    last fetched, and how many tasks the state names there. A worker stopped short of EXPECT thus says
-    whether records never reached the processor (handled short of the end) or were handled and are
-    missing from the state."""
+    """Per input partition, read while the runtime's loop runs: which of its records were handled (from
+    where this assignment started, the committed offset, to one past the unbroken run the runtime
+    recorded as handled), a hole in that run, the partition's end as last fetched, and how many tasks the
+    state names there. A worker stopped short of EXPECT thus says whether records never reached the
+    processor (handled short of the end; from S to S: none at all) or were handled and are missing from
+    the state."""
     parts = []
     try:
         owned = [tp for tp in runner.app.consumer.assignment() if tp.topic == topic]
         for tp in sorted(owned, key=lambda tp: tp.partition):
             ledger, p = runner.app.handled, tp.partition
             parts.append(
-                f"p{p} handled to {ledger.committable(tp.topic, p)} (hole {ledger.hole(tp.topic, p)})"
+                f"p{p} handled from {ledger.since(tp.topic, p)} to {ledger.committable(tp.topic, p)}"
+                f" (hole {ledger.hole(tp.topic, p)})"
                 f" of {runner.app.consumer.highwater(tp)}, state {len(hosted.state.keys(p, HANDLED))}"
             )
     except Exception as exc:  # read across threads: say what could not be read
