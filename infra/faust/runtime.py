@@ -141,6 +141,8 @@ class TableStore:
 class _Run:
     """One reader's handled records of one partition in the current assignment."""
 
+    #: where the run starts: the offset the consumer sought the partition to (None until it has)
+    start: int | None = None
     #: one past the unbroken run of handled offsets that starts at the committed offset (None until the
     #: consumer has sought the partition there)
     end: int | None = None
@@ -193,7 +195,7 @@ class Handled:
         """The consumer sought the partition to ``offset`` (its committed offset) for this assignment."""
         for run in self._of(topic, partition).values():
             if run.end is None or offset > run.end:
-                run.end = offset
+                run.start = run.end = offset
             run.absorb()
 
     def record(self, processor: str, records: Iterable[tuple[str, int, int]]) -> None:
@@ -210,6 +212,14 @@ class Handled:
         if not ends or any(end is None for end in ends):
             return None
         return min(e for e in ends if e is not None)
+
+    def since(self, topic: str, partition: int) -> int | None:
+        """Where the partition's run of handled records starts in this assignment (None: not known yet):
+        with :meth:`committable`, which of its records this worker has handled."""
+        starts = [run.start for run in self._of(topic, partition).values()]
+        if not starts or any(start is None for start in starts):
+            return None
+        return min(start for start in starts if start is not None)
 
     def hole(self, topic: str, partition: int) -> tuple[int, int] | None:
         """(first, last) offsets of records some reader never got although it handled later ones."""

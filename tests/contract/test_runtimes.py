@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from confluent_kafka import Consumer, Message, TopicPartition
 
+from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
 from infra.kafka.transactional import TransactionalProcessor
 from infra.runtime.memory import MemoryLog, MemoryRuntime
@@ -88,6 +90,10 @@ class Harness(Protocol):
     def log_tail(self) -> str:
         """The end of the last worker's log (empty in memory)."""
 
+    def account(self, missing: list[str]) -> str:
+        """Where each of the ``missing`` tasks' records is: its input partition and offset, whether its
+        output and its state record (on the changelog) were written (empty in memory)."""
+
 
 class MemoryHarness:
     runtime = "memory"
@@ -123,6 +129,9 @@ class MemoryHarness:
     def log_tail(self) -> str:
         return ""
 
+    def account(self, missing: list[str]) -> str:
+        return ""
+
 
 class KafkaHarness:
     """The contract processor as a worker process on the session broker."""
@@ -134,6 +143,8 @@ class KafkaHarness:
         self.name = f"contract-{uuid.uuid4().hex[:8]}"
         self.logs = logs
         self.runs = 0
+        #: the state's changelog topic, as the last worker named it (Faust)
+        self.changelog: str | None = None
 
     def publish(self, tasks: list[TaskPublished]) -> None:
         with EventProducer(self.bootstrap, source="test") as producer:
@@ -175,6 +186,9 @@ class KafkaHarness:
         # (Faust's worker writes terminal control codes to stdout: the line may not start with it)
         line = next((x for x in out.splitlines() if "STATE " in x), None)
         assert line is not None, out + self._tail()
+        changelog = next((x for x in out.splitlines() if "CHANGELOG " in x), None)
+        if changelog is not None:
+            self.changelog = changelog.split("CHANGELOG ", 1)[1].strip()
         return list(json.loads(line.split("STATE ", 1)[1]))
 
     def crash_mid_run(self, *, delay_s: float) -> None:
@@ -188,8 +202,12 @@ class KafkaHarness:
         assert len(self.outputs()) > 0, self._tail()
 
     def _tail(self) -> str:
-        text = (self.logs / f"{self.name}-{self.runs}.log").read_text(errors="replace")
-        return "\n".join(text.splitlines()[-40:])
+        """The last worker's warnings, errors and accounts of itself (a stall's snapshot, its "stopping:"
+        line), then the end of its log."""
+        lines = (self.logs / f"{self.name}-{self.runs}.log").read_text(errors="replace").splitlines()
+        marks = (" WARNING ", " ERROR ", "no progress for", "stopping:")
+        noted = [x for x in lines[:-40] if any(m in x for m in marks) or x.startswith("  ")][-60:]
+        return "\n".join([*noted, "...", *lines[-40:]] if noted else lines[-40:])
 
     def log_tail(self) -> str:
         return self._tail()
@@ -204,6 +222,48 @@ class KafkaHarness:
             if isinstance(e, DeadLettered) and e.original_topic == self.topic_in
         ]
 
+    def account(self, missing: list[str]) -> str:
+        where = {}
+        for msg in _records(self.bootstrap, self.topic_in):
+            event = decode_message(msg).event
+            if isinstance(event, TaskPublished) and event.task_id in missing:
+                where[event.task_id] = (msg.partition(), msg.offset())
+        written = {e.task_id for _, e in self.outputs() if isinstance(e, RolloutRequested)}
+        # a state record's key is <partition>:<kind>:<key> (infra/faust/runtime.py, TableStore)
+        saved = set()
+        if self.changelog is not None:
+            saved = {
+                (msg.key() or b"").decode(errors="replace").split(":", 2)[-1]
+                for msg in _records(self.bootstrap, self.changelog)
+                if msg.value() is not None
+            }
+        return "\n".join(
+            f"{task_id}: input p{at[0]} offset {at[1]}"
+            f", output {'written' if task_id in written else 'missing'}, state on the changelog "
+            f"{'yes' if task_id in saved else 'no' if self.changelog else '(unknown)'}"
+            for task_id, at in ((t, where.get(t, ("?", "?"))) for t in missing)
+        )
+
+
+def _records(bootstrap: str, topic: str) -> list[Message]:
+    """Every record of ``topic`` as the broker holds it (uncommitted ones too), in partition order."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check.{uuid.uuid4().hex}"})
+    try:
+        parts = sorted(consumer.list_topics(topic, 30).topics[topic].partitions)
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), 30)[1] for p in parts}
+        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
+        out: list[Message] = []
+        reached = {p: 0 for p in parts}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(reached[p] < ends[p] for p in parts):
+            for msg in consumer.consume(1000, 0.5):
+                if msg.error() is None:
+                    out.append(msg)
+                    reached[msg.partition()] = (msg.offset() or 0) + 1
+        return sorted(out, key=lambda m: (m.partition(), m.offset()))
+    finally:
+        consumer.close()
+
 
 @pytest.fixture(params=RUNTIMES)
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Harness:
@@ -213,16 +273,16 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Harness:
     return KafkaHarness(request.param, bootstrap, request.getfixturevalue("new_topic"), tmp_path)
 
 
-def _account(h: Harness, expected: set[str]) -> int:
+def _account(h: Harness, expected: set[str], why: str = "") -> int:
     """Every expected task has its output; any record written twice is the very same record. Returns
-    how many records were written again (none but on Faust)."""
+    how many records were written again (none but on Faust). ``why``: what to show if one is missing."""
     outs = h.outputs()
     by_id: dict[str, Event] = {}
     for event_id, event in outs:
         assert by_id.setdefault(event_id, event) == event, f"{event_id} written twice with different content"
     tasks = Counter(e.task_id for e in by_id.values() if isinstance(e, RolloutRequested))
     assert set(tasks) == expected, (
-        f"missing {sorted(expected - set(tasks))[:5]}, extra {sorted(set(tasks) - expected)[:5]}"
+        f"missing {sorted(expected - set(tasks))[:5]}, extra {sorted(set(tasks) - expected)[:5]}\n{why}"
     )
     assert set(tasks.values()) == {1}, "a task has two different outputs"
     duplicates = len(outs) - len(by_id)
@@ -265,13 +325,17 @@ def test_a_crash_mid_run_loses_nothing_and_the_state_is_restored(harness: Harnes
     harness.publish(tasks)
     harness.crash_mid_run(delay_s=0.02)
     state = harness.run_until_idle(expect=len(tasks))
-    _account(harness, {t.task_id for t in tasks})
-    # the restarted worker's state, restored from the changelog and carried on, names every task (short
-    # of that, its log's "stopping:" line says, per partition, whether the records it lacks ever reached
-    # the processor)
     expected = sorted(t.task_id for t in tasks)
     missing = sorted(set(expected) - set(state))
-    assert state == expected, f"state lacks {len(missing)}: {missing[:10]}\n{harness.log_tail()}"
+    # short of every task, where the missing ones are: their input offsets (against the restarted
+    # worker's "stopping:" line in the log: handled up to, hole), whether their outputs and their state
+    # records were ever written; and the log says where a worker that made no progress was waiting
+    account = ""
+    if missing:
+        account = f"state lacks {len(missing)}\n{harness.account(missing[:20])}\n{harness.log_tail()}"
+    _account(harness, {t.task_id for t in tasks}, account)
+    # the restarted worker's state, restored from the changelog and carried on, names every task
+    assert state == expected, account
 
 
 @pytest.mark.parametrize("runtime", ["transactional", "faust"])

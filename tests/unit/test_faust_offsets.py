@@ -26,6 +26,7 @@ def test_a_partition_moves_to_the_end_of_what_every_reader_handled_without_a_hol
     handled.started(gen, 0, 5)
     handled.started(ver, 0, 2)
     assert handled.committable(gen, 0) == 5, "experience has handled nothing yet"
+    assert (handled.since(gen, 0), handled.since(ver, 0)) == (5, 2)
     handled.record("experience", [(gen, 0, 5), (gen, 0, 6), (ver, 0, 2)])
     assert (handled.committable(gen, 0), handled.committable(ver, 0)) == (7, 3)
     # 7 and 8 never reached the sandbox (the fetcher counted them as read): the commit holds there
@@ -34,8 +35,9 @@ def test_a_partition_moves_to_the_end_of_what_every_reader_handled_without_a_hol
     assert handled.committable(gen, 0) == 7 and handled.hole(gen, 0) == (7, 8)
     handled.record("sandbox", [(gen, 0, 7), (gen, 0, 8)])
     assert handled.committable(gen, 0) == 11 and handled.hole(gen, 0) is None
+    assert handled.since(gen, 0) == 5, "the run still starts where the assignment did"
     handled.forget([(gen, 0)])
-    assert handled.committable(gen, 0) is None
+    assert handled.committable(gen, 0) is None and handled.since(gen, 0) is None
     assert handled.committable(ver, 0) == 3
     assert not handled.ours("rl.tasks") and handled.ours(ver)
 
