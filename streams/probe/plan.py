@@ -2190,12 +2190,13 @@ def _generate_edges(
       emptied (HumanEval/61: ``brackets[0]`` unguarded was accepted on every seed);
     - **machine-bound integers inside lists**: per argument position where every case passes a flat list
       of ints, per bound of :data:`MACHINE_BOUNDS`, up to :data:`BOUND_LIST_CASES` cases with a non-empty
-      list there (all where there are no more) with one element set just below, at or just past the
-      bound, of the sign and parity of the element it replaces (a sorted list sorted again; every relation
-      the cases keep kept). p8's extremes put a bound into one drawn case's list only where the draw chose
-      that argument, so where it counts (HumanEval/90's second smallest: a list of two) it landed on one
-      seed of five. Not into lists mixing ints and floats (HumanEval/151): a task whose numbers are floats
-      as well admits float arithmetic, and a float sum is exact only below 2**53;
+      list there (all where there are no more) with one element set just past the bound (never a
+      value a signed 32-bit integer holds), of the sign and parity of the element it replaces (a sorted
+      list sorted again; every relation the cases keep kept). p8's extremes put a bound into one drawn
+      case's list only where the draw chose that argument, so where it counts (HumanEval/90's second
+      smallest: a list of two) it landed on one seed of five. Not into lists mixing ints and floats
+      (HumanEval/151): a task whose numbers are floats as well admits float arithmetic, and a float sum
+      is exact only below 2**53;
     - **digit counts the cases leave out**: per integer argument (top-level, no length of another), the
       digit counts between two the cases show there and shown by none; :data:`DIGIT_COUNTS` of them
       (first those just below a count the cases show, largest first, then drawn), and for each one input
@@ -2287,8 +2288,12 @@ def _of_digits(k: int, negative: bool, top: bool, rng: random.Random) -> int:
 
 
 def _bound_like(bound: int, element: int, rng: random.Random) -> int:
-    """(p15/c15) An integer just below, at or just past ``bound``, of the sign and parity of ``element``."""
-    value = bound + rng.choice((-1, 0, 1, rng.randint(2, 999)))
+    """(p15/c15) An integer just past ``bound``, of the sign and parity of ``element``. Never one a signed
+    32-bit integer holds (2**31 - 1, -2**31): an array library reads a list holding one as 32-bit where
+    that is the platform's default (numpy in WASM), and a correct program's sum or difference of two
+    elements then wraps (``np.subtract([2**31 - 1], [-1])``), while a list holding a value past that range
+    is read as 64-bit everywhere; 2**31 - 1 itself is the scalar extremes' (:func:`_near_bound`)."""
+    value = bound + rng.choice((1, 2, 3, rng.randint(4, 999)))
     if value % 2 != element % 2:
         value += 1
     return -value if element < 0 else value
