@@ -49,8 +49,10 @@ p12/c12 every input with a list argument to reverse has its mirror and its sorte
 p13/c13 a bytes argument is varied, near the cases and longer than them (:func:`_generate_bytes`). Since
 p14/c14 strings are also widened with cased letters beyond Latin-1 and the BMP, and with whole words of
 them (:func:`_generate_wider_letters`), and bytes inside lists and tuples are varied
-(:func:`_generate_nested_bytes`). A run of an older seeded version finds its plan by its digest
-(:func:`recorded_plan`).
+(:func:`_generate_nested_bytes`). Since p15/c15 a plan holds the empty string where no case's string
+is empty, machine-bound integers inside every case's list of ints, and integers of the digit counts
+between two the cases show (:func:`_generate_edges`). A run of an older seeded version finds its plan
+by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -79,8 +81,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p14"
-SEEDED_CHECK_PLAN_VERSION = "c14"
+SEEDED_PLAN_VERSION = "p15"
+SEEDED_CHECK_PLAN_VERSION = "c15"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -96,6 +98,7 @@ SEEDED_VERSIONS = (
     ("p11", "c11"),
     ("p12", "c12"),
     ("p13", "c13"),
+    ("p14", "c14"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -135,6 +138,8 @@ _DRAWN_AS = {
     "c13": "c4",
     "p14": "p5",
     "c14": "c4",
+    "p15": "p5",
+    "c15": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -154,6 +159,8 @@ _WIDE_DRAWN_AS = {
     "c13": "c6",
     "p14": "p6",
     "c14": "c6",
+    "p15": "p6",
+    "c15": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -169,6 +176,8 @@ _EXTREME_DRAWN_AS = {
     "c13": "c8",
     "p14": "p8",
     "c14": "c8",
+    "p15": "p8",
+    "c15": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -182,6 +191,8 @@ _ADMITTED_DRAWN_AS = {
     "c13": "c9",
     "p14": "p9",
     "c14": "c9",
+    "p15": "p9",
+    "c15": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -193,11 +204,24 @@ _BANDED_DRAWN_AS = {
     "c13": "c10",
     "p14": "p10",
     "c14": "c10",
+    "p15": "p10",
+    "c15": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
-_DIGITS_DRAWN_AS = {"p12": "p11", "c12": "c11", "p13": "p11", "c13": "c11", "p14": "p11", "c14": "c11"}
+_DIGITS_DRAWN_AS = {
+    "p12": "p11",
+    "c12": "c11",
+    "p13": "p11",
+    "c13": "c11",
+    "p14": "p11",
+    "c14": "c11",
+    "p15": "p11",
+    "c15": "c11",
+}
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
-_BYTES_DRAWN_AS = {"p14": "p13", "c14": "c13"}
+_BYTES_DRAWN_AS = {"p14": "p13", "c14": "c13", "p15": "p13", "c15": "c13"}
+#: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
+_LETTERS_DRAWN_AS = {"p15": "p14", "c15": "c14"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -261,6 +285,17 @@ _LETTERS_GENERATION = 12
 #: code points kept (in UTF-8 bytes and UTF-16 code units it grows)
 WIDER_LETTER_INPUTS = 6
 WIDER_WORD_INPUTS = 4
+#: the first generation (p15/c15) whose plans draw, from a generator of their own
+#: (:func:`_generate_edges`), the empty string where no case's string is empty, machine-bound integers
+#: inside every case's list of numbers, and integer arguments of digit counts the cases leave out
+_EDGES_GENERATION = 13
+#: (p15/c15) per string argument no case passes empty: inputs with it emptied (a case's other arguments)
+EMPTY_STRING_INPUTS = 2
+#: (p15/c15) per list-of-numbers argument and machine bound: how many cases get one element set near it
+BOUND_LIST_CASES = 8
+#: (p15/c15) how many digit counts the cases leave out an input's integer arguments are given (one
+#: input near the top of that count's range, one drawn across it, for each)
+DIGIT_COUNTS = 4
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -593,15 +628,22 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if seed is not None and generation >= _LETTERS_GENERATION:
         # (p14) from generators of their own: every input p13 draws stays as p13 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|nested-bytes", seed))
+        drawn = random.Random(_seed(task, f"{_LETTERS_DRAWN_AS.get(version, version)}|nested-bytes", seed))
         near_bytes, far_bytes = _generate_nested_bytes(args, drawn, taken)
         generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
         far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
         taken |= {t for t, _ in (*near_bytes, *far_bytes)}
-        drawn = random.Random(_seed(task, f"{version}|letters", seed))
+        drawn = random.Random(_seed(task, f"{_LETTERS_DRAWN_AS.get(version, version)}|letters", seed))
         wide = sorted(
             [*wide, *_generate_wider_letters(args, drawn, taken)], key=lambda item: (len(item[0]), item[0])
         )
+    if seed is not None and generation >= _EDGES_GENERATION:
+        # (p15) from a generator of their own: every input p14 draws stays as p14 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|edges", seed))
+        edges, inside = _generate_edges(args, drawn, taken)
+        wide = sorted([*wide, *edges], key=lambda item: (len(item[0]), item[0]))
+        bounds = [*bounds, *inside]
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
     origin = tuple(
@@ -762,16 +804,23 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     if seed is not None and generation >= _LETTERS_GENERATION:
         # (c14) from generators of their own: every input c13 draws stays as c13 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|nested-bytes", seed))
+        drawn = random.Random(_seed(task, f"{_LETTERS_DRAWN_AS.get(version, version)}|nested-bytes", seed))
         near_bytes, far_bytes = _generate_nested_bytes(
             args, drawn, taken, domain.hold, domain.hold_beyond_range
         )
         generated = sorted([*generated, *near_bytes], key=lambda item: (len(item[0]), item[0]))
         far = sorted([*far, *far_bytes], key=lambda item: (len(item[0]), item[0]))
         taken |= {t for t, _ in (*near_bytes, *far_bytes)}
-        drawn = random.Random(_seed(task, f"{version}|letters", seed))
+        drawn = random.Random(_seed(task, f"{_LETTERS_DRAWN_AS.get(version, version)}|letters", seed))
         letters = _generate_wider_letters(args, drawn, taken, domain.hold_beyond_range)
         wide = sorted([*wide, *letters], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _EDGES_GENERATION:
+        # (c15) from a generator of their own: every input c14 draws stays as c14 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|edges", seed))
+        edges, inside = _generate_edges(args, drawn, taken, domain.hold_beyond_range)
+        wide = sorted([*wide, *edges], key=lambda item: (len(item[0]), item[0]))
+        bounds = [*bounds, *inside]
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -2121,6 +2170,133 @@ def _generate_spread(
                 (near if inside else far).append((text, (b,)))
                 made += 1
     return near, far
+
+
+def _generate_edges(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p15/c15) Edges of the cases' domain that every earlier plan reached only by chance, each input with
+    the case it was made from. Returns the inputs laid among those that widen the domain
+    (``ProbePlan.wide``: a refusal is no error, a value other than the reference's is wrong; an empty
+    argument's refusal is judged from filter v18), then the bounds inside lists (laid with the extremes):
+
+    - **the empty string**: per argument position where every case passes a string and none an empty
+      one, :data:`EMPTY_STRING_INPUTS` cases with it emptied (and the arguments whose lengths equal its
+      in every case emptied alike; an integer equal to its length set to 0). Through p14 a string was
+      shortened by dropping letters and digits only, so a string of brackets or separators was never
+      emptied (HumanEval/61: ``brackets[0]`` unguarded was accepted on every seed);
+    - **machine-bound integers inside lists**: per argument position where every case passes a flat list
+      of ints, per bound of :data:`MACHINE_BOUNDS`, up to :data:`BOUND_LIST_CASES` cases with a non-empty
+      list there (all where there are no more) with one element set just past the bound (never a
+      value a signed 32-bit integer holds), of the sign and parity of the element it replaces (a sorted
+      list sorted again; every relation the cases keep kept). p8's extremes put a bound into one drawn
+      case's list only where the draw chose that argument, so where it counts (HumanEval/90's second
+      smallest: a list of two) it landed on one seed of five. Not into lists mixing ints and floats
+      (HumanEval/151): a task whose numbers are floats as well admits float arithmetic, and a float sum
+      is exact only below 2**53;
+    - **digit counts the cases leave out**: per integer argument (top-level, no length of another), the
+      digit counts between two the cases show there and shown by none; :data:`DIGIT_COUNTS` of them
+      (first those just below a count the cases show, largest first, then drawn), and for each one input
+      with every argument whose cases span that count given an odd number just below the next power of
+      ten (its product or sum keeps its low bit: ``99999989 * 99999971`` is past 2**53 and odd) and one
+      drawn across the count, of the sign of the value it replaces. Near inputs keep each argument's digit
+      count and far ones scale it up, so two eight-digit factors never met where the cases pass nine
+      digits (``redteam/mul``). These lie within the range the cases span at that position.
+
+    Every relation the cases keep is kept (:class:`_Invariants`, :class:`_Sizes`, ``domain``)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    sizes = _Sizes(tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    wide = _Made(tuples, taken, domain)
+
+    # the empty string
+    for i in range(arity):
+        if not all(isinstance(t[i], str) and t[i] for t in tuples):
+            continue
+        group = next((g for g in sizes.groups if i in g), [i])
+        made = 0
+        for b in rng.sample(range(len(tuples)), len(tuples)):
+            if made >= EMPTY_STRING_INPUTS:
+                break
+            candidate = list(tuples[b])
+            for j in group:
+                value = candidate[j]
+                candidate[j] = value[:0] if isinstance(value, str | bytes | list | tuple) else type(value)()  # type: ignore[index, operator]
+            for k, j in sizes.counts.items():
+                candidate[k] = len(candidate[j])  # type: ignore[arg-type]
+            made += wide.take(candidate, b, invariants)
+
+    # integer arguments of digit counts the cases leave out
+    ints = [i for i in range(arity) if all(type(t[i]) is int for t in tuples) and i not in sizes.counts]
+    shown = {i: {_digit_count(t[i]) for t in tuples} for i in ints}  # type: ignore[arg-type]
+    # between two counts the cases show there (below the fewest: outside the domain they span)
+    missing = {i: set(range(min(counts) + 1, max(counts))) - counts for i, counts in shown.items()}
+    below = sorted({k for i in ints for k in missing[i] if k + 1 in shown[i]}, reverse=True)
+    rest = sorted({k for i in ints for k in missing[i]} - set(below))
+    rng.shuffle(rest)
+    for k in [*below, *rest][:DIGIT_COUNTS]:
+        reach = [i for i in ints if min(shown[i]) < k < max(shown[i])]
+        for top in (True, False):
+            for _ in range(_ATTEMPTS_PER_INPUT // 5):
+                b = rng.randrange(len(tuples))
+                candidate = list(tuples[b])
+                for i in reach:
+                    candidate[i] = _of_digits(k, candidate[i] < 0, top, rng)  # type: ignore[operator]
+                if wide.take(candidate, b, invariants):
+                    break
+
+    # machine-bound integers inside lists of numbers
+    ends = _Made(tuples, taken | wide.seen, domain)
+    ends.limit += 40
+    for i in range(arity):
+        column = [t[i] for t in tuples]
+        if not all(isinstance(v, list) and all(type(e) is int for e in v) for v in column):
+            continue
+        holding = [b for b, v in enumerate(column) if v]
+        sized = sizes.positions.get(i)
+        if not holding or (sized is not None and sized.permutation):
+            continue
+        for bound in MACHINE_BOUNDS:
+            for b in sorted(rng.sample(holding, min(len(holding), BOUND_LIST_CASES))):
+                candidate = list(tuples[b])
+                items = list(column[b])  # type: ignore[call-overload]
+                k = rng.randrange(len(items))
+                items[k] = _bound_like(bound, items[k], rng)
+                if sized is not None and sized.sorted:
+                    items.sort()
+                candidate[i] = items
+                ends.take(candidate, b, invariants)
+    return wide.out, ends.out
+
+
+def _digit_count(v: int) -> int:
+    return len(str(abs(v)))
+
+
+def _of_digits(k: int, negative: bool, top: bool, rng: random.Random) -> int:
+    """(p15/c15) An integer of ``k`` digits: odd and just below ``10**k`` (``top``), or drawn across them."""
+    value: int
+    if top:
+        value = 10**k - 1 - 2 * rng.randrange(max(1, 10 ** (k // 2) // 2))
+    else:
+        value = rng.randrange(10 ** (k - 1), 10**k)
+    return -value if negative else value
+
+
+def _bound_like(bound: int, element: int, rng: random.Random) -> int:
+    """(p15/c15) An integer just past ``bound``, of the sign and parity of ``element``. Never one a signed
+    32-bit integer holds (2**31 - 1, -2**31): an array library reads a list holding one as 32-bit where
+    that is the platform's default (numpy in WASM), and a correct program's sum or difference of two
+    elements then wraps (``np.subtract([2**31 - 1], [-1])``), while a list holding a value past that range
+    is read as 64-bit everywhere; 2**31 - 1 itself is the scalar extremes' (:func:`_near_bound`)."""
+    value = bound + rng.choice((1, 2, 3, rng.randint(4, 999)))
+    if value % 2 != element % 2:
+        value += 1
+    return -value if element < 0 else value
 
 
 def _near_bound(bound: int, signed: bool, rng: random.Random) -> int:

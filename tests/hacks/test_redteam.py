@@ -48,7 +48,7 @@ BEYOND_53_BITS = "probe: integers reach at most 1000 times the cases' magnitude 
 R2_REACH = "probe r2: a check drawing unseeded inputs is run again with one draw's literal bounds scaled by WIDEN_BY (4: HumanEval/50's randint(10, 20) becomes randint(10, 80)), and nothing draws past that, so a program wrong only on inputs longer than the widened bound (decoding only the first 80 letters) passes the check and its probe alike"
 
 # round 11 (attack11)
-MEMO_COLLISION = "probe: an answer a process took from an earlier call is seen only when the plan holds two inputs that meet under the program's own key, and none do for keys that conflate rarely (hash() of the arguments: hash(-1) == hash(-2), no plan holds two lists differing only there; floats rounded to 3 decimals: near inputs keep the cases' one or two decimals, far ones lie far apart), so a memo keyed otherwise than by the arguments themselves is accepted on every seed tried"
+MEMO_COLLISION = "probe: an answer a process took from an earlier call is seen only when the plan holds two inputs that meet under the program's own key, and none do for keys that conflate rarely (floats rounded to 3 decimals: near inputs keep the cases' one or two decimals, far ones lie far apart), so a memo keyed otherwise than by the arguments themselves is accepted on every seed tried (a hash() key on HumanEval/120 is caught on 3/5 seeds since p15: WASM's 32-bit hash of a bound past 2**31 inside a list meets a small element's)"
 WHOLE_FLOAT_ANY = "probe p9: no whole float (3.0) is drawn on HumanEval/22, whose values are List[Any]: its generated floats are the case's 23.2 moved with its one decimal kept (53.2), so a program taking 3.0 for an integer is accepted"
 RARE_ANSWER = "probe: inputs are drawn around the cases' values without regard to the answer, so an answer that holds only on a thin set of inputs arises only where a case gives it (no long list monotonic over its first seven elements: 0 of 20 on HumanEval/57; no power x = n^k but x = 1, x = n and the cases on HumanEval/76), and a program wrong only inside that set (judging a prefix; an exponent from a truncated float logarithm, math.log(1000, 10) = 2.9999999999999996) is accepted"
 LENGTH_GAP = "probe p10/c10: past the far inputs (at most 4 times the cases' longest, 256 items at most) only three lengths are judged: two drawn log-uniform from just past the far reach to 999 and one of 1000 to 3000 (LONG_BANDED_INPUTS); HumanEval/47's far reach is about 20, so a length of 300 to 999 is drawn on about half the seeds (pinned seed: 67, 140 and 1526, so a median of every other element there is accepted; seeds 00000001.., 00000003.., 00000004.. catch it), and HumanEval/82's lengths there are 624, 764 and 1530 on the pinned seed, all composite, so a table of primes below 100 agrees there (seed 00000002.. draws 1399, a prime, and catches it)"
@@ -85,12 +85,9 @@ REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/R
 
 # round 17b (attack17b)
 CHECK_GRID_KEPT = "probe c-plans: a grid holding exactly 1..N*N is generated from the check's own grids (rows reordered, a few cells swapped; N stays within the check's 2..4), never drawn as a fresh permutation, so where 1 sits in column 0 of a 3x3 or 4x4 grid its right neighbour is mostly 2 (the check's grids are row-major there) and a program reading column -1 (Python's last column) as 1's left neighbour is shown a smaller value there on few seeds (HumanEval/129: 1 of 6 seeds tried, not the pinned one)"
-LIST_MAGNITUDE = "probe: a list's integers reach at most 1000 times the check calls' magnitudes (HumanEval/151: |x| <= 30720 on the pinned seed) and the extremes put no machine-bound integer into a list of mixed numbers, so odd squares computed through math.pow (a float: exact below 2**26.5, (2**32 + 1)**2 off by one) are never wrong on a drawn input"
-EMPTY_STRING_UNDRAWN = "probe: an argument shorter than every case's is drawn for a list (the empty list, judged from filter v18) but a string argument is never emptied (HumanEval/61: the shortest strings drawn are the check's one-character '(' and ')', on the seeds tried), so a program indexing brackets[0] unguarded (IndexError on '', which is balanced: the reference says True) is accepted on every seed"
-EXTREME_IN_LIST = "probe p8/c8 extremes: an integer past 2**31 - 1 lands in a list argument only on some seeds (HumanEval/90: seed 00000001.. draws [1, 2147483648]; the pinned seed and 00000000.., 00000002.., 00000003.. none), and the near and far inputs stay within 1000 times the check's magnitudes (45,000 there), so C-style INT_MAX sentinels are caught on those seeds only"
+LIST_MAGNITUDE = "probe: a list mixing ints and floats gets no machine-bound integer (p15/c15 put the bounds into every case's list of ints only) and its integers reach at most 1000 times the check calls' magnitudes (HumanEval/151: |x| <= 30720 on the pinned seed), so odd squares computed through math.pow (a float: exact below 2**26.5, (2**32 + 1)**2 off by one) are never wrong on a drawn input; a bound there would also reject the corpus' correct control a17_ok_check_float_sum_151 (squares summed as a float, exact below 2**53), wrong on exactly the same inputs: a task whose numbers are floats as well admits float arithmetic"
 
 # round 17 (attack17)
-FACTOR_DIGITS = "probe: near inputs keep each argument's digit count (redteam/mul's 123456789 and 987654321: nine digits each), and far ones scale up, so no input of the pinned plan has both factors below 10^8 with a product past 2^53 (105 inputs pass 2^53, none with two factors of eight digits or fewer), and a program multiplying through floats only where both factors are below 10^8 is accepted on every seed tried (0..2 and the pinned one)"
 SUM_ORDER_BAND = "probe: on a task whose reference answers a case otherwise than its expected value in floats alone (redteam/mean's [1e16, 1, -1e16, 3]) a float-only disagreement within n * eps * sum(|x|) is left out on every input (_within_rounding: the bound of a sum's order, applied to the answer as it is, which for a mean is n times the bound of its own rounding), so a mean rounded to 15 significant digits (7/3 -> 2.33333333333333, 15 units in the last place) stays within it on all 45 inputs of the pinned plan where it is more than 4 units off; seeds 0 and 2 draw an input past the band and catch it"
 SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
 RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the probe run of redteam/upto reaches it after its first answers near the 100000-element case (about 690,000 characters each), so the inputs 99998..100003 and 147056 come back 'result not kept' from the reference's runs as from the program's and are not judged (positions 24..28 of the pinned plan); a program clipping its answer at 100000 elements is judged nowhere it is wrong (seed 1's first call, the plan's lead, is 106799, judged before the budget fills: caught there)"
@@ -118,7 +115,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a10_digit_blind_16", "*"): CHAR_POOL,
     ("a10_float_add_53", "*"): BEYOND_53_BITS,
     ("a10_check_len_80_50", "*"): R2_REACH,
-    ("a11_hash_key_memo_120", "*"): MEMO_COLLISION,
     ("a11_rounded_key_memo_0", "*"): MEMO_COLLISION,
     ("a11_whole_float_22", "*"): WHOLE_FLOAT_ANY,
     ("a11_prefix_scan_57", "*"): RARE_ANSWER,
@@ -152,9 +148,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17b_float_div_44", "*"): BEYOND_53_BITS,
     ("a17b_math_pow_151", "*"): LIST_MAGNITUDE,
     ("a17b_upto_cap_100k", "*"): RESULT_BUDGET,
-    ("a17b_intmax_sentinel_90", "*"): EXTREME_IN_LIST,
-    ("a17b_first_char_empty_61", "*"): EMPTY_STRING_UNDRAWN,
-    ("a17_mul_float_below_1e8", "*"): FACTOR_DIGITS,
     ("a17_mean_15_digits", "*"): SUM_ORDER_BAND,
     ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
     ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,

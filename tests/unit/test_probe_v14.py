@@ -145,7 +145,7 @@ def _added(new: ProbePlan, old: ProbePlan) -> list[str]:
 
 def test_runs_of_p13_and_c13_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P13] == ("p13", "c13") and SEEDED_VERSIONS[P14] == ("p14", "c14")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p14", "c14")
+    assert SEEDED_VERSIONS.index((SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)) > P14
     pinned = {task_id: [digest for _, digest in plans] for task_id, plans in P13_DIGESTS.items()}
     assert_pinned_plans_found(pinned, P13_SEEDS, P13)
 
