@@ -11,6 +11,7 @@ import random
 from typing import Any
 
 from schemas.rollout import MAX_EXECUTION_RESULT_BYTES, RESULT_NOT_KEPT, CaseResult
+from streams.noise.config import NoiseConfig
 from streams.noise.probe import _not_kept
 from streams.probe.plan import (
     GENERATED,
@@ -250,6 +251,8 @@ def test_a_program_wrong_only_on_lengths_the_cases_leave_out_is_caught() -> None
         assert decision_of(SPREAD_TASK, short, seed).verdict == "reject"
         assert decision_of(SPREAD_TASK, gap, seed).verdict == "reject"
         assert decision_of(SPREAD_TASK, SPREAD_REF, seed).verdict == "accept"
-        # a program that refuses the empty list (the reference answers 0) is not held to that answer
+        # a program that refuses the empty list (the reference answers 0) was not held to that answer
+        # through filter v17; from v18 it is, since nothing in the task excludes an empty list
         own = "def solve(xs):\n    if not xs:\n        raise ValueError('empty')\n    return max(xs)\n"
-        assert decision_of(SPREAD_TASK, own, seed).verdict == "accept"
+        assert decision_of(SPREAD_TASK, own, seed, NoiseConfig(version="v17")).verdict == "accept"
+        assert decision_of(SPREAD_TASK, own, seed).verdict == "reject"

@@ -37,13 +37,13 @@ FRAC_REF = "def solve(x):\n    return x % 1.0\n"
 FRAC_TASK = task_of(FRAC_REF, cases_of(FRAC_REF, ["(3.5,)", "(1.33,)", "(123.456,)", "(7.25,)"]))
 
 
-def decision_of(task: TaskPublished, code: str, seed: str):  # type: ignore[no-untyped-def]
+def decision_of(task: TaskPublished, code: str, seed: str, config: NoiseConfig = CFG):  # type: ignore[no-untyped-def]
     first = simulated_run(task, code)
     runs = [first]
     if probe_due(task, first):
         runs.append(simulated_run(task, code, run_index=probe_run_index(0), probe=True, seed=seed))
     ref = simulated_reference_probe(task, seed=seed)
-    return decide(task=task, code=code, executions=runs, config=CFG, options=OPTS, probe_reference=ref)
+    return decide(task=task, code=code, executions=runs, config=config, options=OPTS, probe_reference=ref)
 
 
 def test_runs_of_p4_and_c3_still_find_their_plan_byte_for_byte() -> None:
