@@ -10,7 +10,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,8 @@ from infra.kafka.config import BrokerConfig
 from infra.kafka.consumer import decode_message
 from schemas.base import Event
 from schemas.errors import EventDecodeError
+from schemas.rollout import CodeGenerated
+from schemas.task import TaskPublished, TestCase
 from tests.conftest import private_dir, start_test_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +49,44 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def add_task(prefix: str, i: int) -> TaskPublished:
+    """``<prefix>/add<i>``: return x + i, with a reference, one visible case and two hidden ones (one
+    negative), so a program that ignores its argument or serves answers in the cases' order is told apart
+    by the cases or by the probe's other order."""
+    return TaskPublished(
+        task_id=f"{prefix}/add{i}",
+        prompt=f'def add{i}(x: int) -> int:\n    """Return x + {i}."""\n',
+        entry_point=f"add{i}",
+        tests=(TestCase(input="(1,)", output=str(1 + i)),),
+        hidden_tests=(
+            TestCase(input="(10,)", output=str(10 + i)),
+            TestCase(input="(-3,)", output=str(i - 3)),
+        ),
+        reference=f"def add{i}(x):\n    return x + {i}\n",
+    )
+
+
+def hand_written(run_id: str, task: TaskPublished, programs: Iterable[str]) -> list[CodeGenerated]:
+    """One group of ``task`` (``<run_id>/<task>/0``) holding ``programs``, each a template with ``{f}``
+    (the entry point) and ``{i}`` (the task's number, as :func:`add_task` names it)."""
+    group = f"{run_id}/{task.task_id}/0"
+    i = task.task_id.rsplit("/add", 1)[1]
+    return [
+        CodeGenerated(
+            sample_id=f"{group}/{n}",
+            group_id=group,
+            task_id=task.task_id,
+            sample_index=n,
+            policy_version=0,
+            model="hand-written",
+            prompt_text=task.prompt,
+            completion_text=code,
+            code=code.format(f=task.entry_point, i=i),
+        )
+        for n, code in enumerate(programs)
+    ]
 
 
 @dataclass

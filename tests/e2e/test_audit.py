@@ -24,10 +24,9 @@ from infra.kafka.producer import EventProducer
 from rlstream.settings import get_settings
 from schemas.errors import EventDecodeError
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
-from schemas.task import TaskPublished, TestCase
+from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted
 from tests.cli_support import run_cli
-from tests.e2e.conftest import Workers, read_topic
+from tests.e2e.conftest import Workers, add_task, hand_written, read_topic
 
 PROGRAMS = {
     "fast": "def {f}(x):\n    return x + {i}\n",
@@ -39,38 +38,6 @@ PROGRAMS = {
     "memo": "_N = [0]\n\ndef {f}(x):\n    _N[0] += 1\n"
     "    return [1 + {i}, 10 + {i}, {i} - 3][(_N[0] - 1) % 3]\n",
 }
-
-
-def _task(i: int) -> TaskPublished:
-    return TaskPublished(
-        task_id=f"audit/add{i}",
-        prompt=f'def add{i}(x: int) -> int:\n    """Return x + {i}."""\n',
-        entry_point=f"add{i}",
-        tests=(TestCase(input="(1,)", output=str(1 + i)),),
-        hidden_tests=(
-            TestCase(input="(10,)", output=str(10 + i)),
-            TestCase(input="(-3,)", output=str(i - 3)),
-        ),
-        reference=f"def add{i}(x):\n    return x + {i}\n",
-    )
-
-
-def _generations(run_id: str, task: TaskPublished) -> list[CodeGenerated]:
-    group = f"{run_id}/{task.task_id}/0"
-    return [
-        CodeGenerated(
-            sample_id=f"{group}/{n}",
-            group_id=group,
-            task_id=task.task_id,
-            sample_index=n,
-            policy_version=0,
-            model="hand-written",
-            prompt_text=task.prompt,
-            completion_text=code,
-            code=code.format(f=task.entry_point, i=task.task_id.removeprefix("audit/add")),
-        )
-        for n, code in enumerate(PROGRAMS.values())
-    ]
 
 
 def _of_run(bootstrap: str, topic: str, run_id: str) -> list[Any]:
@@ -147,9 +114,9 @@ def test_verify_re_scores_a_real_run_exactly_and_reports_counterfactuals_and_tam
     w = workers(run_id)
     for name in ("sandbox", "reward", "filter"):
         w.start(name)
-    tasks = [_task(i) for i in range(1, 4)]  # with x + 0 the "wrong" program would be right
-    first = [g for t in tasks[:2] for g in _generations(run_id, t)]
-    second = _generations(run_id, tasks[2])
+    tasks = [add_task("audit", i) for i in range(1, 4)]  # with x + 0 the "wrong" program would be right
+    first = [g for t in tasks[:2] for g in hand_written(run_id, t, PROGRAMS.values())]
+    second = hand_written(run_id, tasks[2], PROGRAMS.values())
     with EventProducer(kafka_catalog, source="test/audit", run_id=run_id) as producer:
         for t in tasks:
             producer.publish(t)

@@ -14,9 +14,8 @@ from consumers.verify import verify_log
 from infra.kafka.producer import EventProducer
 from rlstream.settings import get_settings
 from schemas.reference import ReferenceExecuted
-from schemas.rollout import CodeGenerated, NoiseVerdict
-from schemas.task import TaskPublished, TestCase
-from tests.e2e.conftest import Workers, read_topic
+from schemas.rollout import NoiseVerdict
+from tests.e2e.conftest import Workers, add_task, hand_written, read_topic
 
 PROGRAMS = (
     "def {f}(x):\n    return x + {i}\n",
@@ -27,46 +26,19 @@ PROGRAMS = (
 )
 
 
-def _task(i: int) -> TaskPublished:
-    return TaskPublished(
-        task_id=f"warm/add{i}",
-        prompt=f'def add{i}(x: int) -> int:\n    """Return x + {i}."""\n',
-        entry_point=f"add{i}",
-        tests=(TestCase(input="(1,)", output=str(1 + i)),),
-        hidden_tests=(
-            TestCase(input="(10,)", output=str(10 + i)),
-            TestCase(input="(-3,)", output=str(i - 3)),
-        ),
-        reference=f"def add{i}(x):\n    return x + {i}\n",
-    )
-
-
 def _run(bootstrap: str, workers: Callable[..., Workers], warm: bool) -> dict[str, tuple[str, list[str]]]:
     """One run of the sandbox, reward and filter (one process) over two groups; its verdicts by
     ``<task>/<sample index>``, once replay re-judged every one of them the same."""
     run_id = f"warm-{warm}-{uuid.uuid4().hex[:8]}"
     w = workers(run_id, RLSTREAM_PIPELINE__WARM_PROBE_REFERENCES=str(warm).lower())
-    tasks = [_task(i) for i in (1, 2)]
+    tasks = [add_task("warm", i) for i in (1, 2)]
     w.start("sandbox,reward,filter")
     with EventProducer(bootstrap, source="test/warm", run_id=run_id) as producer:
         for t in tasks:
             producer.publish(t)
         for t in tasks:
-            group = f"{run_id}/{t.task_id}/0"
-            for n, code in enumerate(PROGRAMS):
-                producer.publish(
-                    CodeGenerated(
-                        sample_id=f"{group}/{n}",
-                        group_id=group,
-                        task_id=t.task_id,
-                        sample_index=n,
-                        policy_version=0,
-                        model="hand-written",
-                        prompt_text=t.prompt,
-                        completion_text=code,
-                        code=code.format(f=t.entry_point, i=t.task_id.removeprefix("warm/add")),
-                    )
-                )
+            for g in hand_written(run_id, t, PROGRAMS):
+                producer.publish(g)
     want = len(tasks) * len(PROGRAMS)
     deadline = time.monotonic() + 600
     verdicts: list[NoiseVerdict] = []
