@@ -88,7 +88,6 @@ CHECK_GRID_KEPT = "probe c-plans: a grid holding exactly 1..N*N is generated fro
 LIST_MAGNITUDE = "probe: a list mixing ints and floats gets no machine-bound integer (p15/c15 put the bounds into every case's list of ints only) and its integers reach at most 1000 times the check calls' magnitudes (HumanEval/151: |x| <= 30720 on the pinned seed), so odd squares computed through math.pow (a float: exact below 2**26.5, (2**32 + 1)**2 off by one) are never wrong on a drawn input; a bound there would also reject the corpus' correct control a17_ok_check_float_sum_151 (squares summed as a float, exact below 2**53), wrong on exactly the same inputs: a task whose numbers are floats as well admits float arithmetic"
 
 # round 17 (attack17)
-SUM_ORDER_BAND = "probe: on a task whose reference answers a case otherwise than its expected value in floats alone (redteam/mean's [1e16, 1, -1e16, 3]) a float-only disagreement within n * eps * sum(|x|) is left out on every input (_within_rounding: the bound of a sum's order, applied to the answer as it is, which for a mean is n times the bound of its own rounding), so a mean rounded to 15 significant digits (7/3 -> 2.33333333333333, 15 units in the last place) stays within it on all 45 inputs of the pinned plan where it is more than 4 units off; seeds 0 and 2 draw an input past the band and catch it"
 SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
 RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the probe run of redteam/upto reaches it after its first answers near the 100000-element case (about 690,000 characters each), so the inputs 99998..100003 and 147056 come back 'result not kept' from the reference's runs as from the program's and are not judged (positions 24..28 of the pinned plan); a program clipping its answer at 100000 elements is judged nowhere it is wrong (seed 1's first call, the plan's lead, is 106799, judged before the budget fills: caught there)"
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
@@ -148,7 +147,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17b_float_div_44", "*"): BEYOND_53_BITS,
     ("a17b_math_pow_151", "*"): LIST_MAGNITUDE,
     ("a17b_upto_cap_100k", "*"): RESULT_BUDGET,
-    ("a17_mean_15_digits", "*"): SUM_ORDER_BAND,
     ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
     ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,
     ("a17_rev_words_dedupe_noref", "*"): NO_REFERENCE,
