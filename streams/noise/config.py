@@ -25,6 +25,7 @@ FilterVersion = Literal[
     "v16",
     "v17",
     "v18",
+    "v19",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -134,7 +135,12 @@ class NoiseConfig(BaseModel):
     #: inputs that widen the domain (where a refusal is forgiven), is judged as one past the range
     #: where the task's statement does not keep that argument from being empty
     #: (``streams.noise.probe.empty_refusals_held``): the reference's value there is the task's
-    version: FilterVersion = "v18"
+    #: v19: where a float disagreement within what the input's numbers summed in another order can
+    #: change is forgiven (a task whose reference answers a case otherwise than its expected value in
+    #: floats alone; past the range), an answer that is the mean of the input's numbers gets that bound
+    #: divided by their count (plus the division's rounding), not the sum's own n times larger
+    #: (``streams.noise.probe._within_rounding``'s ``propagated``)
+    version: FilterVersion = "v19"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

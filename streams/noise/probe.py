@@ -944,6 +944,7 @@ def examine(
     conversion_cost: bool = False,
     tie_either: bool = False,
     empty_held: frozenset[int] = frozenset(),
+    mean_band: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1010,7 +1011,10 @@ def examine(
     answer, the reference's on it or on its mirror, is right there, and no other (through v15 any answer
     was, so a program answering a tie with the pair in the wrong order was accepted). ``empty_held``
     (filter v18, :func:`empty_refusals_held`): positions among the inputs that widen the domain where
-    an error is judged as past the range, not forgiven as a refusal (an empty argument the task admits)."""
+    an error is judged as past the range, not forgiven as a refusal (an empty argument the task admits).
+    Under ``mean_band`` (filter v19) a float answer that is the mean of the input's numbers is forgiven
+    a disagreement within the bound of a sum's order divided by the count (:func:`_within_rounding`'s
+    ``propagated``), not within the sum's own bound (n times the mean's)."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1132,11 +1136,17 @@ def examine(
         if not ok and got is not _NONE and plan.inputs[pos] in either:
             ok = any(values_match(alt, got, options) for alt in either[plan.inputs[pos]])
         rounding = bool(band) or (pos in plan.far and plan.version in WIDER_VERSIONS)
-        if not ok and rounding and got is not _NONE and _within_rounding(plan.inputs[pos], answer, got):
+        if (
+            not ok
+            and rounding
+            and got is not _NONE
+            and _within_rounding(plan.inputs[pos], answer, got, propagated=mean_band)
+        ):
             # the task's float answers depend on the interpreter (its reference answers a case
             # otherwise than the task's expected value, in floats alone): on an input no case shows,
             # another correct program's floats may differ from the reference's by what summing the
-            # input's numbers in another order can change, and by no more
+            # input's numbers in another order can change, and by no more (v19: carried to a mean as
+            # the sum's bound divided by the count)
             continue
         if (
             not ok
@@ -1804,7 +1814,7 @@ def _numbers_in(value: object, out: list[float], depth: int = 0) -> None:
     if depth > 50 or len(out) > 100_000:
         return
     if isinstance(value, int | float) and not isinstance(value, bool):
-        out.append(abs(float(value)) if abs(value) < 1e308 else math.inf)
+        out.append(float(value) if abs(value) < 1e308 else (-math.inf if value < 0 else math.inf))
     elif isinstance(value, list | tuple | set | frozenset):
         for v in value:
             _numbers_in(v, out, depth + 1)
@@ -1813,11 +1823,22 @@ def _numbers_in(value: object, out: list[float], depth: int = 0) -> None:
             _numbers_in(v, out, depth + 1)
 
 
-def _within_rounding(input_text: str, answer: object, got: object) -> bool:
+def _within_rounding(input_text: str, answer: object, got: object, propagated: bool = False) -> bool:
     """``got`` differs from the reference's ``answer`` in floats alone, each by at most the bound of
     a floating-point sum of the input's numbers in any order: ``n * eps * sum(|x|)`` (n numbers).
     Another order of the reference's sum (3.12's compensated ``sum()`` against a loop) stays within it;
-    a table's fallback, a constant or a wrong formula on an ordinary input does not."""
+    a table's fallback, a constant or a wrong formula on an ordinary input does not.
+
+    Under ``propagated`` (filter v19) that bound is the sum's, carried to the answer as the answer
+    relates to the sum: where the reference's float is the input's numbers' sum divided by their count
+    (within the sum's bound divided by the count) and not the sum itself (farther from it than the
+    sum's bound), it is a mean, and what another order can change in it is the sum's bound divided
+    by the count, plus the division's own rounding on either side: ``eps * (sum(|x|) + |answer|)``.
+    Any two evaluations of a mean that sum in some order (a loop, a compensated or exact sum,
+    pairwise, the terms divided first) differ by less (each sum is within ``(n - 1) * eps / 2 *
+    sum(|x|)`` of the exact one, each quotient within half a unit of its own); a mean rounded to 15
+    significant digits is up to 22 units off, outside it on a short list. Any other answer keeps the
+    sum's bound. Never raises (a sum past the float range has no bound: not within)."""
     if not differ_in_floats_only(answer, got):
         return False
     numbers: list[float] = []
@@ -1825,12 +1846,27 @@ def _within_rounding(input_text: str, answer: object, got: object) -> bool:
         _numbers_in(parse_expected(input_text), numbers)
     except NotALiteral:
         return False
-    bound = len(numbers) * sys.float_info.epsilon * math.fsum(numbers)
-    if not math.isfinite(bound):
+    eps = sys.float_info.epsilon
+    n = len(numbers)
+    try:
+        magnitude = math.fsum(abs(x) for x in numbers)
+        total = math.fsum(numbers)
+    except (OverflowError, ValueError):  # an intermediate sum past the float range, inf - inf
+        return False
+    bound = n * eps * magnitude
+    if not math.isfinite(bound) or not math.isfinite(total):
         return False
     pairs: list[tuple[float, float]] = []
     _float_pairs(answer, got, pairs)
-    return all(math.isfinite(a) and math.isfinite(g) and abs(a - g) <= bound for a, g in pairs)
+    for a, g in pairs:
+        if not (math.isfinite(a) and math.isfinite(g)):
+            return False
+        allowed = bound
+        if propagated and n > 1 and abs(a - total / n) <= bound / n and abs(a - total) > bound:
+            allowed = eps * (magnitude + abs(a))
+        if abs(a - g) > allowed:
+            return False
+    return True
 
 
 #: (filter v13) past this magnitude not every integer is a double's value: a reference that reads a
