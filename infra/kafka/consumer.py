@@ -81,11 +81,22 @@ def message_headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
     return list(raw.items()) if isinstance(raw, dict) else list(raw)
 
 
+#: the last timestamp made and its milliseconds: the records of a batch often share their millisecond
+#: (a producer's batch is stamped by the millisecond), and a datetime is immutable, so it is shared
+_LAST_TIMESTAMP: tuple[int, datetime | None] = (-1, None)
+
+
 def message_timestamp(msg: Message) -> datetime | None:
+    global _LAST_TIMESTAMP
     kind, ms = msg.timestamp()
     if kind == 0 or ms < 0:  # TIMESTAMP_NOT_AVAILABLE
         return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    last_ms, last = _LAST_TIMESTAMP
+    if ms == last_ms:
+        return last
+    at = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    _LAST_TIMESTAMP = (ms, at)  # one tuple: another thread sees a pair that belongs together
+    return at
 
 
 def decode_message(msg: Message) -> ConsumedEvent:

@@ -310,3 +310,32 @@ def test_a_producer_whose_source_or_run_is_set_anew_writes_them(
             tracestate=written.get("tracestate"),
         )
         assert tuple(record["headers"]) == encode(event, envelope).headers
+
+
+def test_a_record_timestamp_is_its_millisecond_in_utc_whatever_came_before() -> None:
+    from infra.kafka.consumer import message_timestamp
+
+    class Stamped(_FakeMessage):
+        def __init__(self, kind: int, ms: int) -> None:
+            super().__init__(b"", [])
+            self._stamp = (kind, ms)
+
+        def timestamp(self) -> tuple[int, int]:
+            return self._stamp
+
+    # repeated, changed, repeated again, absent in between: each the datetime of its own millisecond
+    for kind, ms in [
+        (1, 1_700_000_000_123),
+        (1, 1_700_000_000_123),
+        (0, 0),
+        (1, 1_700_000_000_124),
+        (2, 1_700_000_000_124),
+        (1, -1),
+        (1, 1_700_000_000_123),
+        (1, 0),
+    ]:
+        got = message_timestamp(Stamped(kind, ms))  # type: ignore[arg-type]
+        if kind == 0 or ms < 0:
+            assert got is None
+        else:
+            assert got == datetime.fromtimestamp(ms / 1000, tz=UTC) and got.tzinfo is UTC
