@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
-from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +30,43 @@ def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
     # and its variant digit's two top bits to 10 (by table: cheaper than editing the digest's bytes)
     h = hashlib.sha1(_NAMESPACE_BYTES + name.encode()).hexdigest()
     return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT_DIGIT[h[16]]}{h[17:20]}-{h[20:32]}"
+
+
+#: the event ids derived so far, per live event object (by id(), with a weak reference that tells the
+#: object from a later one at the same address and drops the entry when the object goes):
+#: {(derivation, attempt): event id}
+_IDS: dict[int, tuple[weakref.ref[Any], dict[tuple[Any, int], str]]] = {}
+
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    entry = _IDS.get(key)
+    if entry is not None and entry[0] is ref:
+        _IDS.pop(key, None)
+
+
+def remembered(derive: F) -> F:
+    """An ``event_id`` method derived once per event object and attempt, then remembered while the
+    object lives. An event is frozen, so its id never changes; deriving it again costs the written
+    version (a model dump and validation per version step) and a content hash of the whole body, and a
+    task's or a reference's id is asked for several times per sample (keys of the reward's and the
+    filter's caches and state, the probe plan's seed)."""
+
+    @functools.wraps(derive)
+    def event_id(self: Any, attempt: int = 0) -> str:
+        key = id(self)
+        entry = _IDS.get(key)
+        if entry is None or entry[0]() is not self:
+            entry = (weakref.ref(self, functools.partial(_forget, key)), {})
+            _IDS[key] = entry
+        ids = entry[1]
+        found = ids.get((derive, attempt))
+        if found is None:
+            found = ids[(derive, attempt)] = derive(self, attempt)
+        return found
+
+    return cast(F, event_id)
 
 
 def content_hash(payload: Any) -> str:
@@ -90,6 +129,7 @@ class Event(FrozenModel):
             event = older
         return event
 
+    @remembered
     def event_id(self, attempt: int = 0) -> str:
         written = self.as_written()
         return make_event_id(written.ce_type(), *written.identity(), attempt=attempt)

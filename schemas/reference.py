@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from schemas.base import Event, content_hash, make_event_id
+from schemas.base import Event, content_hash, make_event_id, remembered
 from schemas.rollout import SandboxExecuted, SandboxExecutedV1, SandboxExecutedV2, SandboxExecutedV3
 
 
@@ -73,6 +73,7 @@ class ReferenceExecutedV2(ReferenceExecutedV1):
             del body["execution"][name]
         return (content_hash(body),)
 
+    @remembered
     def event_id(self, attempt: int = 0) -> str:
         if not self._says_only_v1():
             return super().event_id(attempt)
@@ -122,6 +123,7 @@ class ReferenceExecutedV3(ReferenceExecutedV2):
         v2 = self._as_v2()
         return v2.identity() if v2 is not None else Event.identity(self)
 
+    @remembered
     def event_id(self, attempt: int = 0) -> str:
         v2 = self._as_v2()
         if v2 is not None:
@@ -173,6 +175,7 @@ class ReferenceExecuted(ReferenceExecutedV3):
         v3 = self._as_v3()
         return v3.identity() if v3 is not None else Event.identity(self)
 
+    @remembered
     def event_id(self, attempt: int = 0) -> str:
         v3 = self._as_v3()
         if v3 is not None:

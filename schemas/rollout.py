@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field, model_validator
 
-from schemas.base import Event, FrozenModel, make_event_id
+from schemas.base import Event, FrozenModel, make_event_id, remembered
 from schemas.task import MAX_TURNS_LIMIT, Split
 
 
@@ -268,6 +268,7 @@ class SandboxExecutedV2(SandboxExecutedV1):
             )
         return self
 
+    @remembered
     def event_id(self, attempt: int = 0) -> str:
         # The id of a run does not change with its schema: a reward names the execution it scored by
         # id, and a v1 body read back (upcast) must keep the id it was written with.

@@ -1,7 +1,9 @@
 """The event consumer: decode and validate each record, dead-letter what cannot be decoded.
 
 At-least-once: a record's offset is stored for commit only after the caller has handled it (asked for
-the next event) or after it was dead-lettered and the dead letter acknowledged. A record that fails to
+the next event) or after it was dead-lettered and the dead letter acknowledged. Handled offsets are
+stored a batch at a time (before the next fetch, a commit, or leaving the loop), one call per
+partition rather than one per record. A record that fails to
 decode never stops the consumer and is never silently skipped: it is published to ``rl.dlq`` as a
 :class:`DeadLettered` event (original bytes base64, the error, topic/partition/offset) and consumption
 continues.
@@ -79,11 +81,22 @@ def message_headers(msg: Message) -> list[tuple[str, bytes | str | None]]:
     return list(raw.items()) if isinstance(raw, dict) else list(raw)
 
 
+#: the last timestamp made and its milliseconds: the records of a batch often share their millisecond
+#: (a producer's batch is stamped by the millisecond), and a datetime is immutable, so it is shared
+_LAST_TIMESTAMP: tuple[int, datetime | None] = (-1, None)
+
+
 def message_timestamp(msg: Message) -> datetime | None:
+    global _LAST_TIMESTAMP
     kind, ms = msg.timestamp()
     if kind == 0 or ms < 0:  # TIMESTAMP_NOT_AVAILABLE
         return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    last_ms, last = _LAST_TIMESTAMP
+    if ms == last_ms:
+        return last
+    at = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    _LAST_TIMESTAMP = (ms, at)  # one tuple: another thread sees a pair that belongs together
+    return at
 
 
 def decode_message(msg: Message) -> ConsumedEvent:
@@ -174,6 +187,13 @@ class EventConsumer:
         )
         self._consumer.subscribe(self.topics)
         self._pending: Message | None = None
+        #: (topic, partition) of the event yielded last and its offset: where its handling moves the
+        #: partition's position to (read once, from the decoded event)
+        self._pending_at: tuple[str, int, int] = ("", 0, 0)
+        #: the next offset of each partition whose records up to it were handled (or dead-lettered),
+        #: not yet stored: stored before the next fetch (the only place a rebalance can take a partition
+        #: away), before a commit and when leaving the loop or closing
+        self._handled: dict[tuple[str, int], int] = {}
         self._buffer: deque[Message] = deque()
         self._span_token: object | None = None
         self._span: Any = None
@@ -189,6 +209,8 @@ class EventConsumer:
         self._finish_pending()
         if not self._buffer:
             # fetch in batches; a rebalance can only happen inside this call, i.e. with nothing buffered
+            # and every handled offset stored
+            self._store_handled()
             self._buffer.extend(self._consumer.consume(self.batch_size, timeout_s))
         while self._buffer:
             msg = self._buffer.popleft()
@@ -202,6 +224,7 @@ class EventConsumer:
                 self._dead_letter(msg, exc)
                 continue
             self._pending = msg
+            self._pending_at = (item.topic, item.partition, item.offset)
             self._open_span(item)
             return item
         return None
@@ -235,10 +258,12 @@ class EventConsumer:
             if self._pending is not None:
                 self._buffer.appendleft(self._pending)
                 self._pending = None
+            self._store_handled()
 
     def commit(self) -> None:
         """Mark the last event handled and commit the stored offsets now (synchronously)."""
         self._finish_pending()
+        self._store_handled()
         try:
             self._consumer.commit(asynchronous=False)
         except KafkaException as exc:
@@ -261,7 +286,10 @@ class EventConsumer:
         self._close_span()
         self._pending = None
         try:
-            self._consumer.close()  # commits the stored offsets
+            try:
+                self._store_handled()
+            finally:
+                self._consumer.close()  # commits the stored offsets
         finally:
             if self._own_dlq:
                 self._dlq.close()
@@ -279,11 +307,21 @@ class EventConsumer:
     def _finish_pending(self) -> None:
         self._close_span()
         if self._pending is not None:
-            self._store(self._pending)
+            topic, partition, offset = self._pending_at
+            self._handled[(topic, partition)] = offset + 1
             self._pending = None
 
     def _store(self, msg: Message) -> None:
-        self._consumer.store_offsets(message=msg)
+        """Mark ``msg`` handled: its partition's position moves past it at the next store."""
+        self._handled[(msg.topic() or "", msg.partition() or 0)] = (msg.offset() or 0) + 1
+
+    def _store_handled(self) -> None:
+        """Store the handled offsets for commit (auto-committed every second, or by :meth:`commit`)."""
+        if self._handled:
+            handled, self._handled = self._handled, {}
+            self._consumer.store_offsets(
+                offsets=[TopicPartition(t, p, offset) for (t, p), offset in handled.items()]
+            )
 
     def _dead_letter(self, msg: Message, exc: Exception) -> None:
         letter = dead_letter_for(msg, exc, stage=self.stage)

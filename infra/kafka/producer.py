@@ -19,10 +19,10 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from opentelemetry.trace import Link, use_span
 
 from infra.kafka.admin import client_config, refusal
-from infra.telemetry.messaging import start_send, trace_context_of
-from infra.telemetry.tracing import inject
+from infra.telemetry.messaging import current_trace_context, start_send, trace_context_of
+from infra.telemetry.tracing import inject, recording
 from schemas.base import Event, make_event_id
-from schemas.codec import body_bytes, envelope_headers
+from schemas.codec import HeaderWriter, body_bytes, now_iso
 from schemas.envelope import Envelope
 from schemas.errors import BrokerError
 from schemas.topics import MAX_RECORD_BYTES, topic_for
@@ -73,6 +73,8 @@ class EventProducer:
                 },
             )
         )
+        #: the envelope headers its records share, encoded once (remade if source or run_id is set anew)
+        self._headers = HeaderWriter(source, run_id)
         self._closed = False
 
     def publish(
@@ -97,6 +99,12 @@ class EventProducer:
         else:  # a class with ids of its own (kept across its versions)
             event_id = event.event_id(attempt)
         key = event.key
+        if not recording():
+            # no SDK: the send span would be only the context it continues, so none is made (nor its
+            # attributes); a trace this process continues (a valid current span) still travels in the
+            # envelope, as start_send + trace_context_of would have written it
+            self._send(name, event, ce_type, event_id, key, causation_id, *current_trace_context())
+            return event_id
         span = start_send(
             name,
             event_id=event_id,
@@ -116,9 +124,8 @@ class EventProducer:
             with use_span(span, end_on_exit=True):
                 self._send(name, event, ce_type, event_id, key, causation_id, *inject())
         else:
-            # tracing off: no span to record on; a trace this process continues (a valid parent) still
-            # travels in the envelope, without the cost of making the span current (a quarter of a
-            # publish)
+            # an SDK that does not sample this span: nothing to record on; its context (a valid parent)
+            # still travels in the envelope, without the cost of making the span current
             self._send(name, event, ce_type, event_id, key, causation_id, *trace_context_of(span))
         return event_id
 
@@ -133,23 +140,23 @@ class EventProducer:
         traceparent: str | None,
         tracestate: str | None,
     ) -> None:
-        time = datetime.now(UTC)
         if not self.source:
             # the one field here an Envelope could refuse (the rest are made above, valid by
             # construction): refused as it always was, by the envelope's own validation
-            Envelope(id=event_id, source=self.source, type=ce_type, time=time)
-        headers = envelope_headers(
+            Envelope(id=event_id, source=self.source, type=ce_type, time=datetime.now(UTC))
+        writer = self._headers
+        if writer.source != self.source or writer.run_id != self.run_id:  # set anew since the last record
+            writer = self._headers = HeaderWriter(self.source, self.run_id)
+        headers = writer.headers(
             event_id,
-            self.source,
             ce_type,
-            time,
+            now_iso(),
             subject=key,
             traceparent=traceparent,
             tracestate=tracestate,
-            run_id=self.run_id,
             causation_id=causation_id,
         )
-        self._produce(topic, key.encode(), body_bytes(event), list(headers))
+        self._produce(topic, key.encode(), body_bytes(event), headers)
 
     def produce_raw(
         self,

@@ -71,6 +71,33 @@ def event_from_state(cls: type[E], raw: JSON) -> E:
     return event
 
 
+#: encoded records whose decoded event a kind keeps (per kind): a group's samples read the same few
+DECODED_KEPT = 32
+
+
+def remembering(decode: Callable[[JSON], V], kept: int = DECODED_KEPT) -> Callable[[JSON], V]:
+    """``decode`` of a frozen value (an event), remembered for the last ``kept`` encoded objects read:
+    the same stored object (a dict or list, by identity; held here so its identity stays its own) gives
+    the same decoded value without validating it again. A record read once per sample (the filter's
+    reference runs of a group's plan, tens of KB each) was validated anew each time, and each fresh
+    object derived its event id anew too. Another stored object (a write, a restore) is decoded anew."""
+    seen: dict[int, tuple[JSON, V]] = {}
+
+    def decoded(raw: JSON) -> V:
+        if not isinstance(raw, (dict, list)):
+            return decode(raw)
+        hit = seen.get(id(raw))
+        if hit is not None and hit[0] is raw:
+            return hit[1]
+        value = decode(raw)
+        if len(seen) >= kept:
+            seen.clear()  # dict operations alone: safe for kinds read from several threads
+        seen[id(raw)] = (raw, value)
+        return value
+
+    return decoded
+
+
 class Kind(Generic[V]):
     """One kind of record a processor keeps: its name (the changelog key prefix) and how its values
     are encoded (a type pydantic can validate, or explicit ``encode``/``decode`` functions). An event's
@@ -93,7 +120,7 @@ class Kind(Generic[V]):
         self._encode: Callable[[V], JSON] = encode or (lambda v: adapter.dump_python(v, mode="json"))  # type: ignore[union-attr]
         if decode is None and isinstance(value_type, type) and issubclass(value_type, Event):
             event_cls: Any = value_type
-            decode = lambda raw: event_from_state(event_cls, raw)  # noqa: E731
+            decode = remembering(lambda raw: event_from_state(event_cls, raw))
         self._decode: Callable[[JSON], V] = decode or adapter.validate_python  # type: ignore[union-attr]
 
     def encode(self, value: V) -> JSON:

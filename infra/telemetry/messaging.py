@@ -109,6 +109,13 @@ def trace_context_of(span: Span) -> tuple[str | None, str | None]:
     return inject(set_span_in_context(span))
 
 
+def current_trace_context() -> tuple[str | None, str | None]:
+    """Without an SDK, what ``trace_context_of(start_send(...))`` gives for a record sent now: the
+    context of the current span when it is valid (a trace this thread continues), else none. Makes no
+    span; with an SDK a send span is needed (see :func:`start_send`)."""
+    return trace_context_of(get_current_span())
+
+
 def traceparent_of(span: Span) -> str | None:
     """The ``traceparent`` that continues ``span`` (None when it has no valid context)."""
     return trace_context_of(span)[0]

@@ -385,3 +385,30 @@ shutdown_tracing()
     assert f"send {topic}".encode() in payload and b"test-service" in payload
     [item] = consume_all(kafka_bootstrap, topic, 1)
     assert item.envelope.traceparent is not None  # real ids even from the SDK-configured process
+
+
+def test_handled_offsets_stored_a_batch_at_a_time_are_what_a_commit_commits(kafka_catalog: str, new_topic):
+    """Offsets are stored for the whole batch at once, not per record: a commit still covers exactly the
+    events handled so far and the one in hand (which a commit marks handled), dead letters included, and
+    a consumer of the group that comes after a close starts with the event that was in hand."""
+    bootstrap = kafka_catalog
+    topic = new_topic(partitions=1)
+    with EventProducer(bootstrap, source="test/store") as producer:
+        ids = [producer.publish(task(i), topic=topic) for i in range(2)]
+        producer.produce_raw(topic, b"not an event", key=b"k")
+        ids += [producer.publish(task(i), topic=topic) for i in range(2, 6)]
+    group = f"g-{uuid.uuid4().hex}"
+    with EventConsumer(bootstrap, [topic], group_id=group) as consumer:
+        got = [consumer.poll(20) for _ in range(4)]
+        assert [g.envelope.id if g else None for g in got] == ids[:4]
+        # offsets 0 and 1 handled, the dead letter at 2, 3 handled, and the event at 4 in hand
+        consumer.commit()
+        (committed,) = consumer._consumer.committed(consumer.assignment(), 20)
+        assert committed.offset == 5
+        assert consumer.dead_lettered == 1
+        # offset 5 handled, 6 in hand when the consumer closes: 6 is where the group goes on
+        more = [consumer.poll(20), consumer.poll(20)]
+        assert [g.envelope.id if g else None for g in more] == ids[4:6]
+    with EventConsumer(bootstrap, [topic], group_id=group) as consumer:
+        rest = [i.envelope.id for i in consumer.events(idle_timeout_s=5)]
+    assert rest == ids[5:]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from schemas.codec import body_bytes, decode, decode_envelope, encode, encode_wr
 from schemas.envelope import Envelope
 from schemas.errors import EventDecodeError
 from schemas.registry import EVENT_CLASSES
+from schemas.task import TaskPublished
 
 GOLDEN = Path(export.__file__).parent / "golden"
 
@@ -244,3 +246,96 @@ def test_headers_given_as_an_iterator_are_read_whole_when_the_fast_path_gives_up
         == headers_dict(pairs)
         == {"ce_id": "1", "ce_source": "text", "ce_type": "t"}
     )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "ns",
+    [
+        1_796_435_442_000_000_000,  # a whole second: no fraction, as isoformat writes it
+        1_796_435_442_000_001_000,
+        1_796_435_442_123_456_789,  # floored to the microsecond, as datetime.now floors
+        1_796_435_442_999_999_999,  # the last microsecond of a second, then the next second
+        1_796_435_443_000_000_999,
+        1_796_435_443_500_000_000,
+    ],
+)
+def test_the_record_time_is_datetime_now_isoformat(ns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import schemas.codec as codec
+
+    # one call at the previous second first: the date and time of day are made anew at a new second
+    monkeypatch.setattr(time, "time_ns", lambda: ns - 1_000_000_000)
+    codec.now_iso()
+    monkeypatch.setattr(time, "time_ns", lambda: ns)
+    want = (_EPOCH + timedelta(microseconds=ns // 1000)).isoformat()
+    assert codec.now_iso() == want
+    assert codec.now_iso() == want  # the same second again, from what was kept of it
+    assert datetime.fromisoformat(want) == _EPOCH + timedelta(microseconds=ns // 1000)
+
+
+def test_the_record_time_is_now() -> None:
+    from schemas.codec import now_iso
+
+    before = datetime.now(UTC)
+    written = datetime.fromisoformat(now_iso())
+    assert before <= written <= datetime.now(UTC)
+
+
+@pytest.mark.parametrize("run_id", [None, "run"])
+def test_a_producer_whose_source_or_run_is_set_anew_writes_them(
+    run_id: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The headers shared by a producer's records are encoded once: setting its source or run id after
+    the first record still puts the new ones on the next record, and a run id of None puts none."""
+    monkeypatch.setattr(producer_module, "Producer", _FakeClient)
+    event, _, _ = golden(TaskPublished)
+    with EventProducer("unused:9092", source="src", run_id=run_id) as producer:
+        producer.publish(event, topic="t")
+        producer.source, producer.run_id = "other", ("next" if run_id is None else None)
+        producer.publish(event, topic="t", causation_id="cause")
+        records = producer._producer.records  # type: ignore[attr-defined]
+    for record, source, run, cause in zip(
+        records, ["src", "other"], [run_id, producer.run_id], [None, "cause"], strict=True
+    ):
+        written = {name: value.decode() for name, value in record["headers"]}
+        envelope = Envelope.for_event(
+            event,
+            source=source,
+            run_id=run,
+            causation_id=cause,
+            time=datetime.fromisoformat(written["ce_time"]),
+            traceparent=written.get("traceparent"),
+            tracestate=written.get("tracestate"),
+        )
+        assert tuple(record["headers"]) == encode(event, envelope).headers
+
+
+def test_a_record_timestamp_is_its_millisecond_in_utc_whatever_came_before() -> None:
+    from infra.kafka.consumer import message_timestamp
+
+    class Stamped(_FakeMessage):
+        def __init__(self, kind: int, ms: int) -> None:
+            super().__init__(b"", [])
+            self._stamp = (kind, ms)
+
+        def timestamp(self) -> tuple[int, int]:
+            return self._stamp
+
+    # repeated, changed, repeated again, absent in between: each the datetime of its own millisecond
+    for kind, ms in [
+        (1, 1_700_000_000_123),
+        (1, 1_700_000_000_123),
+        (0, 0),
+        (1, 1_700_000_000_124),
+        (2, 1_700_000_000_124),
+        (1, -1),
+        (1, 1_700_000_000_123),
+        (1, 0),
+    ]:
+        got = message_timestamp(Stamped(kind, ms))  # type: ignore[arg-type]
+        if kind == 0 or ms < 0:
+            assert got is None
+        else:
+            assert got == datetime.fromtimestamp(ms / 1000, tz=UTC) and got.tzinfo is UTC

@@ -213,3 +213,38 @@ def test_cached_records_restore_with_their_time_and_old_plain_records_read_back(
     assert s.expire() == 1  # the old one has no time of use: it goes first
     s.advance(0, 150.0)
     assert s.expire() == 1
+
+
+def test_a_stored_event_read_again_is_the_same_value_and_a_new_write_or_restore_reads_anew() -> None:
+    """An event read from the state again (a group's samples reading the same reference runs) is the
+    value decoded the first time, with the id it derived then; what is written or restored since is
+    decoded anew, and values that are not events are decoded anew on every read."""
+    s = State((REF, COUNT), grace_s=100.0)
+    s.restored([0])
+    first, second = passing(make_task(), sample_id="a"), passing(make_task(), sample_id="b")
+    s.keep(0, REF, "k", first, limit=4)
+    s.take_writes()
+    read = s.use(0, REF, "k")
+    assert read == first and read is not first
+    assert read is not None and read.event_id() == first.event_id()
+    # read again, restamped as used in between: the same decoded value
+    s.advance(0, 50.0)
+    assert s.use(0, REF, "k") is read and s.get(0, REF, "k") is read
+    # written anew: the new value, decoded
+    s.keep(0, REF, "k", second, limit=4)
+    assert s.use(0, REF, "k") == second and s.get(0, REF, "k") is not read
+    # restored from the changelog: decoded from the restored record
+    s.disown(0)
+    s.load(0, "ref:k", {"used_s": 1.0, "value": first.model_dump(mode="json")})
+    s.restored([0])
+    again = s.get(0, REF, "k")
+    assert again == first and again is not read
+    # more records than a kind keeps decoded: each still reads back as itself
+    runs = [passing(make_task(), sample_id=f"s{i}") for i in range(40)]
+    for i, run in enumerate(runs):
+        s.keep(0, REF, f"r{i}", run, limit=100)
+    s.take_writes()
+    assert [s.get(0, REF, f"r{i}") for i in range(40)] == runs
+    assert [s.get(0, REF, f"r{i}") for i in range(40)] == runs
+    s.put(0, COUNT, "n", 3)
+    assert s.get(0, COUNT, "n") == 3
