@@ -99,6 +99,7 @@ ROUTED_CLOCKS = "sandbox: auto runs a program in the jail when it imports numpy,
 LIST_POOL = "probe: a generated list grows only with the cases' own elements (new integers only where every element of the cases' lists is an int: plan._grown_list, _more_ints) and keeps the cases' relations (no repeated element), so redteam/mean, whose cases mix ints and floats and hold 15 distinct numbers, gets no list longer than 15 on any seed (its long inputs come out no longer either) and a program refusing longer lists (raising KeyboardInterrupt) is never called on one"
 EQUAL_ARGUMENTS = "probe: two integer arguments come out equal only where independent draws meet, which happens among small values alone (redteam/mul's pinned plan: (3, 3), (4, 4) and (0, 0); seeds 0..2 likewise), so a program squaring through math.pow (a float: exact below 2**26.5) where a == b is never shown a large square"
 MAGNITUDE_GAP = "probe: an integer argument is drawn up to 1000 times the cases' magnitudes, around the machine bounds (2**31, 2**32) and at the digit counts between two the cases show, and nowhere between (HumanEval/138's pinned plan: nothing between 16512 and 2147483648), so a program wrong only between 10**5 and 10**9 is accepted on every seed tried"
+LENGTH_SPREAD = "probe: the pairs HumanEval/54 answers True (the same letters) are the cases' pairs mutated, and keep length differences near the cases' (at most 9 on all 81 such inputs of the pinned plan, at most 11 on seed 00000001..; seeds 00000000.. and 00000002.. draw 31/32 and 20/36), so a program answering False wherever the lengths differ by more than 12 is accepted on the pinned seed and caught on 2 of 3 others"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -166,13 +167,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18b_route_thread_clock_mul", "auto"): ROUTED_CLOCKS,
     ("a18b_route_hint_door_mean", "auto"): ROUTED_CLOCKS,
     ("a18b_route_gap_calls_depth", "container"): REAL_CLOCKS,
-    ("a18b_sys_exit_in_generator_close_upto", "*"): HUGE_ANSWER_UNJUDGED,
     ("a18b_keyboardinterrupt_far_mean", "*"): LIST_POOL,
     ("a18b_square_via_pow_mul", "*"): EQUAL_ARGUMENTS,
     ("a18b_mean_int_floor_exact", "*"): LIST_MAGNITUDE,
     ("a18b_cyclic_dict_longest", "*"): DISTINCT,
     ("a18b_count_upper_y_98", "*"): CHAR_POOL,
     ("a18b_sum_even_gap_138", "*"): MAGNITUDE_GAP,
+    ("a18b_same_chars_len_gap_54", "*"): LENGTH_SPREAD,
 }
 
 
