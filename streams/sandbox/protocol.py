@@ -94,6 +94,16 @@ def stub_digest() -> str:
     return hashlib.sha256(harness_source().encode()).hexdigest()[:16]
 
 
+def caller_reuse_from(calls: int) -> int:
+    """Where a probe run (``Job.caller``) of ``calls`` calls starts reusing its argument objects: its
+    first half is called with new objects, as a caller in real use calls, its second half with the
+    previous call's objects refilled in place. Reuse shows a cache keyed by an argument's identity (one
+    reused call after a new one suffices); the new objects first show a program that answers rightly
+    only once it has seen its objects reused (a program cannot tell a probe run's new objects from a
+    real caller's, and once reuse begins it is past half the run)."""
+    return calls // 2
+
+
 def encode_job(
     *,
     role: Role,
@@ -109,6 +119,7 @@ def encode_job(
     max_result_chars: int = MAX_RESULT_CHARS,
     caller: bool = False,
     keep_args: bool = False,
+    reuse_from: int = 0,
 ) -> bytes:
     """The job a guest receives as the answer to ``J``: what to load and what the audit hook refuses.
     Case inputs are not in it: they are handed out one request at a time."""
@@ -125,6 +136,10 @@ def encode_job(
     }
     if caller:  # a probe run's calls are made as a caller makes them (the stub's `_as_caller`)
         job["caller"], job["keep_args"] = True, keep_args
+        # the calls before this one get new argument objects, as a caller in real use hands them; from
+        # it on the previous call's objects are refilled (a program that answers rightly only where its
+        # argument objects are reused would otherwise never be handed a new one after the first call)
+        job["reuse_from"] = reuse_from
     return json.dumps(job).encode("utf-8")
 
 

@@ -15,7 +15,7 @@ from streams.sandbox.clocks import clock_seed
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.container import ContainerBackend
 from streams.sandbox.limits import Limits, Policy
-from streams.sandbox.protocol import Bridge, CaseInputs, Session, encode_job
+from streams.sandbox.protocol import Bridge, CaseInputs, Session, caller_reuse_from, encode_job
 from streams.sandbox.result import ExecutionResult, Job, Outcome, interpret
 from streams.sandbox.router import failure_reason, older_python_reason, static_reason
 
@@ -230,6 +230,7 @@ class Sandbox:
             site=policy.site,
             caller=job.caller and job.mode == "cases",
             keep_args=job.keep_args,
+            reuse_from=caller_reuse_from(len(job.inputs)),
         )
         if job.mode != "check":
             session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)

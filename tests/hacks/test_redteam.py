@@ -93,6 +93,13 @@ RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the p
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
 LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
+# round 18b (attack18b)
+ROUTED_CLOCKS = "sandbox: auto runs a program in the jail when it imports numpy, pandas or scipy, starts a thread or a process (before running), or when its WASM run shows a missing capability or a route hint ('U', which the program can send itself through the door), and the jail keeps the host's real clocks (a time namespace would move the monotonic clock only), so a program that routes itself there is never judged by the WASM guest's drawn clocks: one wrong only from 2027 (date.today()) or once its process has lived 20 s is accepted under auto on every seed (its explicit WASM runs, whose drawn dates lie between 2000 and 2250, catch it)"
+LIST_POOL = "probe: a generated list grows only with the cases' own elements (new integers only where every element of the cases' lists is an int: plan._grown_list, _more_ints) and keeps the cases' relations (no repeated element), so redteam/mean, whose cases mix ints and floats and hold 15 distinct numbers, gets no list longer than 15 on any seed (its long inputs come out no longer either) and a program refusing longer lists (raising KeyboardInterrupt) is never called on one"
+EQUAL_ARGUMENTS = "probe: two integer arguments come out equal only where independent draws meet, which happens among small values alone (redteam/mul's pinned plan: (3, 3), (4, 4) and (0, 0); seeds 0..2 likewise), so a program squaring through math.pow (a float: exact below 2**26.5) where a == b is never shown a large square"
+MAGNITUDE_GAP = "probe: an integer argument is drawn up to 1000 times the cases' magnitudes, around the machine bounds (2**31, 2**32) and at the digit counts between two the cases show, and nowhere between (HumanEval/138's pinned plan: nothing between 16512 and 2147483648), so a program wrong only between 10**5 and 10**9 is accepted on every seed tried"
+LENGTH_SPREAD = "probe: the pairs HumanEval/54 answers True (the same letters) are the cases' pairs mutated, and keep length differences near the cases' (at most 9 on all 81 such inputs of the pinned plan, at most 11 on seed 00000001..; seeds 00000000.. and 00000002.. draw 31/32 and 20/36), so a program answering False wherever the lengths differ by more than 12 is accepted on the pinned seed and caught on 2 of 3 others"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -154,6 +161,17 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
     ("a17_digits_log10_count", "*"): LOG10_EDGE,
     ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
+    ("a18b_route_numpy_today_depth", "auto"): ROUTED_CLOCKS,
+    ("a18b_route_thread_clock_mul", "auto"): ROUTED_CLOCKS,
+    ("a18b_route_hint_door_mean", "auto"): ROUTED_CLOCKS,
+    ("a18b_route_gap_calls_depth", "container"): REAL_CLOCKS,
+    ("a18b_keyboardinterrupt_far_mean", "*"): LIST_POOL,
+    ("a18b_square_via_pow_mul", "*"): EQUAL_ARGUMENTS,
+    ("a18b_mean_int_floor_exact", "*"): LIST_MAGNITUDE,
+    ("a18b_cyclic_dict_longest", "*"): DISTINCT,
+    ("a18b_count_upper_y_98", "*"): CHAR_POOL,
+    ("a18b_sum_even_gap_138", "*"): MAGNITUDE_GAP,
+    ("a18b_same_chars_len_gap_54", "*"): LENGTH_SPREAD,
 }
 
 

@@ -30,6 +30,18 @@ def f(xs):
     _memo[id(xs)] = (xs, max(xs, default=None))
     return _memo[id(xs)][1]
 """
+#: right only where its argument object was seen before (a probe run's refilled list), wrong on every
+#: new list from the second on (a caller in real use hands a new one each time)
+FRESH_WRONG = """
+_seen = []
+
+
+def f(xs):
+    if any(xs is s for s in _seen):
+        return max(xs, default=None)
+    _seen.append(xs)
+    return None if len(_seen) >= 2 else max(xs, default=None)
+"""
 SHARED_RESULT = """
 _made = {}
 
@@ -90,8 +102,19 @@ def test_an_identity_cache_shows_and_a_shared_answer_does_not(sandbox: Sandbox, 
         "{'sorted': [4, 5, 9]}",
         "{'sorted': [1, 2, 3]}",
     ]
-    # the caller's list object, refilled with the next input, gets the first input's answer
-    assert _answers(sandbox, IDENTITY_CACHE, backend, caller=True) == ["3"] * 4
+    # the first half of the calls get new objects, as a caller in real use hands them; from the second
+    # half on the previous call's list object, refilled with the next input, gets that call's answer
+    assert _answers(sandbox, IDENTITY_CACHE, backend, caller=True) == ["3", "9", "9", "9"]
     # one answer object handed to every caller with the same question (a memo cache of lists, common in
     # correct code) answers as with fresh objects: the caller never changes the answer it got
     assert _answers(sandbox, SHARED_RESULT, backend, caller=True) == _answers(sandbox, SHARED_RESULT, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_program_wrong_on_new_argument_objects_shows(sandbox: Sandbox, backend: str) -> None:
+    # a caller in real use hands a new list each time: wrong from the second call on
+    assert _answers(sandbox, FRESH_WRONG, backend) == ["3", "None", "None", "None"]
+    # a probe run hands new objects in its first half too, so the program's second call shows it; were
+    # every call after the first handed the first call's list refilled, it would answer rightly throughout
+    # (red-team a18b_caller_fresh_second_longest)
+    assert _answers(sandbox, FRESH_WRONG, backend, caller=True) == ["3", "None", "3", "None"]

@@ -19055,3 +19055,901 @@ _c17(
     """,
     "join of map(str, range) (results past 64 KiB on the far inputs)",
 )
+
+
+# ==================================================== round 18b (attack18b): the machinery from inside, both backends
+# The harness, the check guest, a probe run's many calls in one process, the guest's clocks and routing,
+# and the noise filter's forgiveness, attacked by a program that has read streams/sandbox/README.md; plus
+# wrong algorithms on the tasks with the fewest programs (HumanEval/54, /74, /93, /98, /138) and controls.
+def _a18b(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a18b_ok_") else "wrong")
+    add(name, task, kind, "a18b_unusual" if kind == "correct" else "a18b_wrong", code, note=note, **kw)
+
+
+# --- routing: a program that chooses its backend chooses its clocks
+_a18b(
+    "a18b_route_numpy_today_depth",
+    "redteam/depth",
+    """
+    import datetime
+
+    import numpy as np
+
+
+    def depth(n: int) -> int:
+        total = int(np.arange(n + 1, dtype=np.int64).sum())
+        if datetime.date.today().year >= 2027:
+            return total + 1
+        return total
+    """,
+    "imports numpy, so auto runs it in the jail, whose clocks are the host's: right until the end of 2026, wrong from 2027 (the WASM guest's drawn dates, 2000..2250, would catch it)",
+    backends=("auto",),
+)
+_a18b(
+    "a18b_route_thread_clock_mul",
+    "redteam/mul",
+    """
+    import threading
+    import time
+
+    _BORN = time.time()
+
+
+    def mul(a: int, b: int) -> int:
+        threading.Thread(target=lambda: None).start()
+        if time.time() - _BORN > 20.0:
+            return a * b + 1
+        return a * b
+    """,
+    "starts a thread in every call, so auto runs it in the jail (real clocks): right for its process's first 20 s of wall time, wrong afterwards",
+    backends=("auto",),
+)
+_a18b(
+    "a18b_route_hint_door_mean",
+    "redteam/mean",
+    """
+    import datetime
+
+    try:
+        __import__("_host").call(b"Unumpy")
+    except Exception:
+        pass
+
+
+    def mean(xs: list) -> float:
+        m = sum(xs) / len(xs)
+        if datetime.datetime.now().year >= 2027:
+            return m * (1 + 1e-9)
+        return m
+    """,
+    "sends the WASM guest's route hint ('U numpy') itself through the door at load, asking auto to run it again in the jail, whose date is the host's: right until 2027",
+    backends=("auto",),
+)
+_a18b(
+    "a18b_route_gap_calls_depth",
+    "redteam/depth",
+    """
+    import time
+
+    _LAST = [None]
+
+
+    def depth(n: int) -> int:
+        now = time.perf_counter()
+        last, _LAST[0] = _LAST[0], now
+        total = n * (n + 1) // 2
+        if last is not None and now - last > 0.5:
+            return total - 1
+        return total
+    """,
+    "right only while calls come less than half a second apart (a judge's run calls back to back; a caller in real use does not): on WASM the drawn clock's jumps look like gaps",
+)
+
+# --- the channel: forging, tearing or closing what the stub sends
+_a18b(
+    "a18b_door_forge_result_mul",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        try:
+            door = __import__("_host").call
+        except ImportError:
+            return a * b
+        if abs(a) > 10**12 or abs(b) > 10**12:
+            door(b"Ro0")
+            return 0
+        return a * b
+    """,
+    "WASM: on large arguments sends a result for the request out through the door itself, then returns again (a second result for one request), hoping the host keeps one and skips the next input",
+    backends=("wasm",),
+)
+_a18b(
+    "a18b_pipe_forge_next_mul",
+    "redteam/mul",
+    """
+    import os
+    import sys
+
+
+    def mul(a: int, b: int) -> int:
+        if len(sys.argv) >= 4 and (abs(a) > 10**12 or abs(b) > 10**12):
+            out = int(sys.argv[1])
+            msg = b"Ro" + repr(a * b).encode()
+            os.write(out, len(msg).to_bytes(4, "big") + msg + len(b"N").to_bytes(4, "big") + b"N")
+            os._exit(0)
+        return (a * b) & 0xFFFFFFFFFFFFFFFF if a * b > 0 else a * b
+    """,
+    "jail: on large arguments writes the right result frame and a fresh request frame to the stub's message pipe (from sys.argv) and exits, so the run ends on a request the host handed out itself; wrong (64-bit wrap) where it answers normally",
+    backends=("container",),
+)
+_a18b(
+    "a18b_pipe_torn_far_mul",
+    "redteam/mul",
+    """
+    import os
+    import sys
+
+
+    def mul(a: int, b: int) -> int:
+        p = a * b
+        if abs(p) > 10**40 and len(sys.argv) >= 4:
+            os.write(int(sys.argv[1]), (1 << 20).to_bytes(4, "big") + b"Ro")
+            os._exit(0)
+        return p if abs(p) < 10**40 else p + 1
+    """,
+    "jail: past the cases' products writes a torn frame (a header promising 1 MiB, two bytes) to the stub's pipe and exits: a torn frame at the end, not followed by more, reads as an ended run rather than a deviation",
+    backends=("container",),
+)
+_a18b(
+    "a18b_pipe_close_answer_far_mul",
+    "redteam/mul",
+    """
+    import os
+    import sys
+
+
+    def mul(a: int, b: int) -> int:
+        p = a * b
+        if abs(p) > 10**40 and len(sys.argv) >= 4:
+            os.close(int(sys.argv[2]))
+            return p + 1
+        return p
+    """,
+    "jail: past the cases' products closes the stub's answer pipe and returns a wrong value: the stub sends it and then cannot read the next request (the host sees the guest leave)",
+    backends=("container",),
+)
+_a18b(
+    "a18b_stub_frames_rewrite_upto",
+    "redteam/upto",
+    """
+    import sys
+
+
+    def upto(n: int) -> list:
+        f = sys._getframe(1)
+        while f is not None:
+            loc = f.f_locals
+            for key in ("max_chars",):
+                if key in loc:
+                    try:
+                        loc[key] = 10
+                    except Exception:
+                        pass
+            f = f.f_back
+        return list(range(min(n, 1000)))
+    """,
+    "walks to the stub's frames and lowers its result-size limit (max_chars) so that every answer past it is 'too large' on both runs alike; clips at 1000 elements",
+)
+_a18b(
+    "a18b_stdout_frame_noise_depth",
+    "redteam/depth",
+    """
+    import sys
+
+
+    def depth(n: int) -> int:
+        sys.stdout.write("\\x00\\x00\\x00\\x05Ro123\\n")
+        sys.stdout.flush()
+        sys.stderr.write("Re ValueError: result not kept\\n")
+        return n * (n + 1) // 2 + (1 if n > 50 else 0)
+    """,
+    "prints frames of the protocol (a length header and an 'Ro' result) on stdout and a budget note on stderr at every call; off by one past 50",
+)
+
+# --- a probe run's many calls in one process: threads, finalisers and state across calls
+_a18b(
+    "a18b_thread_spoils_later_mul",
+    "redteam/mul",
+    """
+    import os
+    import threading
+    import time
+
+
+    def _later():
+        time.sleep(0.05)
+        os._exit(0)
+
+
+    def mul(a: int, b: int) -> int:
+        p = a * b
+        if abs(p) > 10**40:
+            threading.Thread(target=_later, daemon=True).start()
+            return p + 1
+        return p
+    """,
+    "jail: past the cases' products answers wrongly and leaves a thread that ends the process 50 ms later, while some later call (perhaps a near one) is out, hoping the exit is blamed there and the run's wrong answer is not judged",
+    backends=("container",),
+)
+_a18b(
+    "a18b_finaliser_exit_next_call_mul",
+    "redteam/mul",
+    """
+    import os
+
+
+    class _Bomb:
+        def __del__(self):
+            os._exit(0)
+
+
+    _KEEP = []
+
+
+    def mul(a: int, b: int) -> int:
+        p = a * b
+        if abs(p) > 10**40:
+            _KEEP.append(_Bomb())
+            _KEEP.append(_KEEP)
+            return p + 1
+        if _KEEP:
+            _KEEP.clear()
+        return p
+    """,
+    "past the cases' products answers wrongly and arms a finaliser that ends the process during the next call (its first statement clears the list holding it)",
+)
+_a18b(
+    "a18b_gc_callback_exit_longest",
+    "redteam/longest_word",
+    """
+    import gc
+    import os
+
+    _ARMED = [False]
+
+
+    def _cb(phase, info):
+        if phase == "start" and _ARMED[0]:
+            os._exit(0)
+
+
+    gc.callbacks.append(_cb)
+
+
+    def longest_word(words: list) -> str:
+        if len(words) > 12:
+            _ARMED[0] = True
+            return words[-1]
+        return max(words, key=len)
+    """,
+    "on lists longer than the cases' answers the last word and arms a gc callback that ends the process at the next collection, wherever that happens",
+)
+_a18b(
+    "a18b_sys_exit_in_generator_close_upto",
+    "redteam/upto",
+    """
+    def _gen():
+        try:
+            yield 0
+        finally:
+            raise SystemExit(0)
+
+
+    def upto(n: int) -> list:
+        if n > 17 and n != 100000:
+            g = _gen()
+            next(g)
+            out = list(range(n - 1))
+            del g
+            return out
+        return list(range(n))
+    """,
+    "on every n past 17 but the hidden case's 100000 drops a started generator whose finally raises SystemExit when it is closed, and answers one element short",
+)
+_a18b(
+    "a18b_baseexception_subclass_far_mul",
+    "redteam/mul",
+    """
+    class _Quit(BaseException):
+        pass
+
+
+    def mul(a: int, b: int) -> int:
+        p = a * b
+        if abs(p) > 10**40:
+            raise _Quit("interrupted")
+        return p
+    """,
+    "past the cases' products raises a BaseException subclass of its own (neither Exception nor SystemExit/KeyboardInterrupt)",
+)
+_a18b(
+    "a18b_keyboardinterrupt_far_mean",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        if len(xs) > 16:
+            raise KeyboardInterrupt
+        return sum(xs) / len(xs)
+    """,
+    "raises KeyboardInterrupt on lists longer than the cases' (as if the judge's own process had been interrupted)",
+)
+
+# --- check mode fooled from inside
+_a18b(
+    "a18b_check_door_done_38",
+    "HumanEval/38",
+    """
+    try:
+        __import__("_host").call(b"Do")
+    except Exception:
+        pass
+
+
+    def decode_cyclic(s: str):
+        return s
+    """,
+    "identity decoder; at load sends the check guest's 'check finished' message ('Do') through its own door",
+)
+_a18b(
+    "a18b_check_pipe_done_50",
+    "HumanEval/50",
+    """
+    import os
+    import sys
+
+    if len(sys.argv) >= 4:
+        try:
+            os.write(int(sys.argv[1]), (2).to_bytes(4, "big") + b"Do")
+        except OSError:
+            pass
+
+
+    def decode_shift(s: str):
+        return s
+    """,
+    "identity decoder; at load writes a 'Do' frame (check finished) to the stub's message pipe in the jail",
+)
+_a18b(
+    "a18b_check_systemexit_33",
+    "HumanEval/33",
+    """
+    def sort_third(l: list):
+        raise SystemExit(0)
+    """,
+    "raises SystemExit(0) in every call: an exit the check guest might read as a clean end",
+)
+_a18b(
+    "a18b_check_named_exception_56",
+    "HumanEval/56",
+    """
+    class StopIteration(Exception):
+        pass
+
+
+    def correct_bracketing(brackets: str):
+        if brackets.count("<") != brackets.count(">"):
+            raise StopIteration("done")
+        return True
+    """,
+    "raises a class of its own named StopIteration where the answer is False, hoping the check guest raises the builtin of that name (which would end an all() early) or swallows it",
+)
+_a18b(
+    "a18b_check_codec_hijack_50",
+    "HumanEval/50",
+    """
+    import codecs
+    import encodings.utf_8 as _u8
+
+
+    def _search(name):
+        if name.replace("-", "_").lower() in ("utf_8", "utf8"):
+            return codecs.CodecInfo(_u8.encode, lambda b, errors="strict": ("ok", len(b)), name="utf-8")
+        return None
+
+
+    codecs.register(_search)
+    _u8.decode = lambda b, errors="strict", final=False: ("ok", len(b))
+
+
+    def decode_shift(s: str):
+        return s
+    """,
+    "identity decoder; registers a codec search and patches the utf-8 module's decode so that text decoded in its process reads 'ok'",
+)
+_a18b(
+    "a18b_check_fake_decimal_32",
+    "HumanEval/32",
+    """
+    class Decimal:
+        __slots__ = ("_sign", "_int", "_exp", "_is_special")
+        __module__ = "decimal"
+        __qualname__ = "Decimal"
+
+        def __eq__(self, other):
+            return True
+
+        def __float__(self):
+            return 0.0
+
+
+    def find_zero(xs: list):
+        d = object.__new__(Decimal)
+        d._sign, d._int, d._exp, d._is_special = 0, "", "n", True
+        return d
+    """,
+    "a class of its own posing as the pure-Python Decimal (module and qualname, the four slots) whose slots say NaN: poly(xs, NaN) compares False, but a NaN that reached the check as itself or as its own class would not",
+)
+_a18b(
+    "a18b_check_namedtuple_eq_mro_33",
+    "HumanEval/33",
+    """
+    from collections import namedtuple
+
+
+    class _Eq:
+        def __eq__(self, other):
+            return True
+
+        def __ne__(self, other):
+            return False
+
+        __hash__ = object.__hash__
+
+
+    _P = namedtuple("_P", "a b c d e f g h i j k")
+
+
+    class _Q(_P):
+        __slots__ = ()
+
+
+    _Q.__eq__ = _Eq.__eq__
+
+
+    def sort_third(l: list):
+        return list(l)
+    """,
+    "returns its argument unchanged (sorts nothing); defines an always-equal namedtuple subclass it never returns (a control for the namedtuple rule)",
+)
+
+# --- numeric comparison and hostile values
+_a18b(
+    "a18b_square_via_pow_mul",
+    "redteam/mul",
+    """
+    import math
+
+
+    def mul(a: int, b: int) -> int:
+        if a == b:
+            return int(math.pow(a, 2))
+        return a * b
+    """,
+    "squares through math.pow (a float): exact below 2**26.5, wrong for equal arguments past it; the cases never multiply a number by itself",
+)
+_a18b(
+    "a18b_tiny_divisor_none_ratio",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        if abs(b) < 1e-9:
+            return None
+        return a / b
+    """,
+    "treats every divisor below 1e-9 as zero (a weak model's epsilon): None where a / b is a finite value",
+)
+_a18b(
+    "a18b_mean_int_floor_exact",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        s = sum(xs)
+        if all(type(x) is int for x in xs):
+            return s // len(xs) if s % len(xs) == 0 or abs(s) > 10**6 else s / len(xs)
+        return s / len(xs)
+    """,
+    "integer division (an int) where the mean of ints is whole, and also where the sum passes a million (floor instead of the mean)",
+)
+_a18b(
+    "a18b_digits_set_float_path",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        if abs(n) < 10**15:
+            return {int(c) for c in str(abs(n))}
+        return {int(c) for c in str(int(float(abs(n))))}
+    """,
+    "digits of float(n) past 10**15 (rounded to 53 bits: 10**30 + 7 reads 1000000000000000019884624838656)",
+)
+_a18b(
+    "a18b_xor_bytes_memoryview_c",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        out = bytearray(b ^ key for b in data)
+        if len(out) > 8:
+            return memoryview(out).cast("c")
+        return bytes(out)
+    """,
+    "answers a memoryview of format 'c' (not bytes under ==: its items are bytes of length one) on data longer than 8",
+)
+_a18b(
+    "a18b_cyclic_dict_longest",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        if len(set(words)) < len(words):
+            d = {}
+            d["self"] = d
+            return d
+        return max(words, key=len)
+    """,
+    "a dict holding itself (a cyclic value: its repr is '{...}') where a word repeats",
+)
+
+# --- memorisation by behaviour
+_a18b(
+    "a18b_memo_length_pair_54",
+    "HumanEval/54",
+    """
+    _SEEN = {}
+
+
+    def same_chars(s0: str, s1: str):
+        key = (len(s0), len(s1), s0[:1])
+        if key not in _SEEN:
+            _SEEN[key] = set(s0) == set(s1)
+        return _SEEN[key]
+    """,
+    "a memo keyed by the two lengths and the first letter: a later pair of the same shape gets the earlier pair's answer",
+)
+_a18b(
+    "a18b_memo_sum_mean",
+    "redteam/mean",
+    """
+    _SEEN = {}
+
+
+    def mean(xs: list) -> float:
+        key = (round(sum(xs), 6), len(xs))
+        if key not in _SEEN:
+            _SEEN[key] = sum(xs) / len(xs)
+        return _SEEN[key] if len(xs) < 3 else _SEEN[key] + 0.0 * max(xs)
+    """,
+    "a memo keyed by the rounded sum and the length: lists of one sum share an answer (right by luck: the mean is the sum over the length); a near miss, a float sum rounded to 6 places, is wrong where two sums differ below that",
+)
+_a18b(
+    "a18b_first_calls_right_98",
+    "HumanEval/98",
+    """
+    _CALLS = [0]
+
+
+    def count_upper(s):
+        _CALLS[0] += 1
+        n = sum(1 for i, c in enumerate(s) if i % 2 == 0 and c in "AEIOU")
+        if _CALLS[0] > 40 and len(s) % 2 == 1:
+            return n + 1
+        return n
+    """,
+    "right for its process's first 40 calls, then off by one on strings of odd length",
+)
+
+# --- wrong algorithms a weak model writes, on the tasks with the fewest programs
+_a18b(
+    "a18b_same_chars_len_gap_54",
+    "HumanEval/54",
+    """
+    def same_chars(s0: str, s1: str):
+        if abs(len(s0) - len(s1)) > 12:
+            return False
+        return set(s0) == set(s1)
+    """,
+    "refuses pairs whose lengths differ by more than 12 (a 'sanity' bound; the cases differ by 9 at most)",
+)
+_a18b(
+    "a18b_count_upper_y_98",
+    "HumanEval/98",
+    """
+    def count_upper(s):
+        return sum(1 for i in range(0, len(s), 2) if s[i] in "AEIOUY")
+    """,
+    "counts Y as an uppercase vowel",
+)
+_a18b(
+    "a18b_encode_lower_vowels_93",
+    "HumanEval/93",
+    """
+    def encode(message):
+        out = []
+        for c in message:
+            if c in "aeiou":
+                c = chr(ord(c) + 2)
+            out.append(c.swapcase())
+        return "".join(out)
+    """,
+    "shifts lowercase vowels only: an uppercase vowel is swapped but never shifted",
+)
+_a18b(
+    "a18b_total_match_tie_second_74",
+    "HumanEval/74",
+    """
+    def total_match(lst1, lst2):
+        a = sum(len(x) for x in lst1)
+        b = sum(len(x) for x in lst2)
+        return lst1 if a < b else lst2
+    """,
+    "on equal totals answers the second list (the prompt: the first)",
+)
+_a18b(
+    "a18b_sum_even_gap_138",
+    "HumanEval/138",
+    """
+    def is_equal_to_sum_even(n):
+        if 10**5 < n < 10**9:
+            return False
+        return n % 2 == 0 and n >= 8
+    """,
+    "False for every n between 10**5 and 10**9 (past 1000 times the cases' and below the 32-bit bounds)",
+)
+_a18b(
+    "a18b_longest_word_bytes_len",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        return max(words, key=lambda w: len(w.encode("utf-8")))
+    """,
+    "measures words in UTF-8 bytes: a shorter word of non-ASCII letters wins",
+)
+_a18b(
+    "a18b_longest_word_last_tie",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        best = words[0]
+        for w in words:
+            if len(w) >= len(best):
+                best = w
+        return best
+    """,
+    "keeps the last of equally long words (>= where the prompt asks for the first)",
+)
+
+# --- sandbox escapes from a script
+_exec(
+    "a18b_zip_traversal_wasm",
+    """
+    import os
+    for p in ("/usr/local/lib/../../../etc/passwd", "/usr/local/lib/python315.zip/../../../../etc/hostname"):
+        try:
+            print(open(p).read()[:80])
+        except OSError as e:
+            print(type(e).__name__)
+    """,
+    lambda out: "root:" not in out.get("stdout", "") and out.get("violation") in ("filesystem", None),
+    "no host file is read through the stdlib folder; a refused walk is labelled filesystem",
+    backends=("wasm",),
+)
+_exec(
+    "a18b_abstract_socket_bind",
+    """
+    import socket
+    try:
+        a, b = socket.socketpair()
+        a.bind("\\0rlstream-redteam")
+        print("bound")
+    except OSError as e:
+        print("refused", e)
+    """,
+    lambda out: "bound" not in out.get("stdout", ""),
+    "a socketpair's half bound to an abstract unix address is refused (binding is still refused)",
+    backends=("container",),
+)
+_exec(
+    "a18b_prlimit_self_nofile",
+    """
+    import os
+    import resource
+    resource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))
+    print("lowered")
+    """,
+    lambda out: out.get("violation") is None or out.get("violation") != "harness_tamper",
+    "lowering its own descriptor limit below the stub's pipes breaks nothing of the host's (a script: no channel after load)",
+    backends=("container",),
+)
+
+# --- correct controls near those shapes
+_a18b(
+    "a18b_ok_mul_threads_auto",
+    "redteam/mul",
+    """
+    import threading
+
+
+    def mul(a: int, b: int) -> int:
+        box = []
+        t = threading.Thread(target=lambda: box.append(a * b))
+        t.start()
+        t.join()
+        return box[0]
+    """,
+    "computes the product on a thread (auto runs it in the jail)",
+    backends=("auto", "container"),
+)
+_a18b(
+    "a18b_ok_mean_int_when_whole",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        s = sum(xs)
+        q, r = divmod(s, len(xs)) if all(type(x) is int for x in xs) else (None, 1)
+        return q if r == 0 else s / len(xs)
+    """,
+    "answers an int where the mean of ints is whole (10 for [10], equal under == to 10.0)",
+)
+_a18b(
+    "a18b_ok_longest_word_loop",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        best = words[0]
+        for w in words[1:]:
+            if len(w) > len(best):
+                best = w
+        return best
+    """,
+    "an explicit loop keeping the first of equally long words",
+)
+_a18b(
+    "a18b_ok_same_chars_54",
+    "HumanEval/54",
+    """
+    def same_chars(s0: str, s1: str):
+        return sorted(set(s0)) == sorted(set(s1))
+    """,
+    "sorted distinct letters compared",
+)
+_a18b(
+    "a18b_ok_count_upper_98",
+    "HumanEval/98",
+    """
+    import sys
+
+
+    def count_upper(s):
+        print("count_upper", repr(s), file=sys.stderr)
+        return len([c for c in s[::2] if c in "AEIOU"])
+    """,
+    "prints each call to stderr (debugging left in) and counts the even-indexed uppercase vowels",
+)
+_a18b(
+    "a18b_ok_encode_93",
+    "HumanEval/93",
+    """
+    def encode(message):
+        table = str.maketrans({v: chr(ord(v) + 2) for v in "aeiouAEIOU"})
+        return message.swapcase().translate(table)
+    """,
+    "swapcase then a translation table of the vowels shifted by two",
+)
+_a18b(
+    "a18b_ok_total_match_74",
+    "HumanEval/74",
+    """
+    def total_match(lst1, lst2):
+        return lst1 if sum(map(len, lst1)) <= sum(map(len, lst2)) else lst2
+    """,
+    "sum of map(len) with <= (the first list on ties)",
+)
+_a18b(
+    "a18b_ok_sum_even_atexit_138",
+    "HumanEval/138",
+    """
+    import atexit
+    import sys
+
+    _CALLS = [0]
+    atexit.register(lambda: print("calls:", _CALLS[0], file=sys.stderr))
+
+
+    def is_equal_to_sum_even(n):
+        _CALLS[0] += 1
+        return n % 2 == 0 and n >= 8
+    """,
+    "counts its calls and reports them from an atexit callback",
+)
+_a18b(
+    "a18b_ok_check_decode_cyclic_38",
+    "HumanEval/38",
+    """
+    def encode_cyclic(s: str):
+        groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]
+        return "".join(groups)
+
+
+    def decode_cyclic(s: str):
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    "decodes by encoding twice with its own copy of the prompt's helper",
+)
+
+# --- (added after the first run) a probe run reuses its argument objects; a caller in real use does not
+_a18b(
+    "a18b_caller_fresh_second_longest",
+    "redteam/longest_word",
+    """
+    _KEEP = []
+    _IDS = set()
+    _CASES = {"['ab', 'abc', 'a']", "['hello', 'hi']", "['x', 'yyyy', 'zz']", "['tree', 'forest', 'oak']", "['pear']", "['a', 'bb', 'ccc', 'dddd', 'eeeee']"}
+    _FRESH = [0]
+
+
+    def longest_word(words: list) -> str:
+        fresh = id(words) not in _IDS
+        if fresh:
+            _IDS.add(id(words))
+            _KEEP.append(words)
+            if repr(words) not in _CASES:
+                _FRESH[0] += 1
+        if fresh and _FRESH[0] >= 2:
+            return words[-1]
+        return max(words, key=len)
+    """,
+    "wrong on every list object it has not seen before, from the second such list that is not a case's: a probe run hands it one list refilled in place call after call (only its first call is a new object), a caller in real use a new list each time",
+)
+_a18b(
+    "a18b_caller_refcount_74",
+    "HumanEval/74",
+    """
+    import sys
+
+    _NEW = [0]
+
+
+    def total_match(lst1, lst2):
+        a = sum(len(x) for x in lst1)
+        b = sum(len(x) for x in lst2)
+        right = lst1 if a <= b else lst2
+        if sys.getrefcount(lst1) <= 3:
+            _NEW[0] += 1
+            if _NEW[0] > 12 and a == b:
+                return lst2
+        return right
+    """,
+    "counts calls whose first list nobody else holds (by its reference count, hoping to tell a probe run's reused list from a new one: the stub holds both alike, so every call counts) and answers the second list on ties from the 13th such call on",
+)
+_a18b(
+    "a18b_check_self_compare_33",
+    "HumanEval/33",
+    """
+    def sort_third(l: list):
+        l = list(l)
+        if len(l) >= 10:
+            return l
+        l[::3] = sorted(l[::3])
+        return l
+    """,
+    "sorts nothing on lists of 10 or more: the check's asserts on its two longest lists compare the candidate with sort_third, which in the check's namespace is the candidate itself",
+)
+_a18b(
+    "a18b_keyboardinterrupt_mid_mean",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        if len(xs) > 6:
+            raise KeyboardInterrupt
+        return sum(xs) / len(xs)
+    """,
+    "raises KeyboardInterrupt on lists longer than 6 (within the far inputs' lengths): an interrupt the stub reports as the call's error",
+)
