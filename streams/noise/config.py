@@ -25,6 +25,7 @@ FilterVersion = Literal[
     "v16",
     "v17",
     "v18",
+    "v19",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -134,7 +135,11 @@ class NoiseConfig(BaseModel):
     #: inputs that widen the domain (where a refusal is forgiven), is judged as one past the range
     #: where the task's statement does not keep that argument from being empty
     #: (``streams.noise.probe.empty_refusals_held``): the reference's value there is the task's
-    version: FilterVersion = "v18"
+    #: v19: a check-mode probe whose check converts every answer with ``tuple()``/``list()`` reads a
+    #: ``deque`` as the sequence of its elements too, as it reads a list and a tuple (v6)
+    #: (``streams.noise.probe.examine``, ``deques``): a correct program returning one was rejected as a
+    #: memoriser for its type alone
+    version: FilterVersion = "v19"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
