@@ -94,6 +94,12 @@ RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the p
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
 LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
+# round 18 (attack18)
+INT_REACH = "probe: generated integers reach at most 1000 times the cases' magnitude, the digit counts between two the cases show, and the machine bounds near 2**31 and 2**32 (MACHINE_BOUNDS), never 2**61, 2**63 or a number of 40 digits, so integer code that is right only below such a width is accepted on every seed tried: a product wrapped to 160 bits (redteam/mul: |a*b| < 2**159 on every drawn pair), a sign read from a 64-bit wrap or from bit 63 (synthetic/at_least, /below_bound), from hash(n) (wrong at multiples of the hash modulus, 2**61 - 1; 2**31 - 1 in WASM, whose bound 2**31 is drawn but not 2**31 - 1 itself), and the first 39 digits of redteam/digits_set's number (its cases reach 31)"
+SIGNED_ZERO = "probe: no -0.0 is drawn where a case holds 0.0 (a negative zero is a sign the plan keeps from the cases at that position: SIGN_DIVISOR), so on redteam/safe_ratio a program testing the divisor's text (str(b) == '0.0') raises ZeroDivisionError on -0.0, where None is due, and is accepted on every seed tried"
+SUBNORMAL = "probe: floats are drawn near the cases' values and magnitudes (and large ones printed with an exponent), never subnormal (below 2.2e-308), so on redteam/safe_ratio a program multiplying by the reciprocal (a * (1.0 / b): within the 4-ulp tolerance for normal divisors) is accepted on every seed tried, though 1.0 / b overflows to inf for a subnormal b (safe_ratio(1e-310, 1e-310) reads inf)"
+R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw's literal bounds widened outwards from zero only (HumanEval/38's randint(10, 20) becomes randint(10, 80): a positive low bound stays), so no string shorter than 10 letters reaches the candidate, and a decoder wrong only on strings shorter than 3 (each its own encoding) passes the check and its probe alike"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -156,6 +162,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
     ("a17_digits_log10_count", "*"): LOG10_EDGE,
     ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
+    ("a18_mul_wrap_160", "*"): INT_REACH,
+    ("a18_at_least_int64_wrap", "*"): INT_REACH,
+    ("a18_below_bound_sign_bit63", "*"): INT_REACH,
+    ("a18_exceeds_floor_hash_sign", "*"): INT_REACH,
+    ("a18_digits_first_39", "*"): INT_REACH,
+    ("a18_ratio_negzero_text", "*"): SIGNED_ZERO,
+    ("a18_ratio_reciprocal", "*"): SUBNORMAL,
+    ("a18_short_reverse_38", "*"): R2_LOW,
+    ("a18_check_anagram_memo_50", "*"): MEMO_COLLISION,
+    ("a18_digits_memo_low6", "*"): MEMO_COLLISION,
+    ("a18_depth_memo_low12", "*"): MEMO_COLLISION,
+    ("a18_rlimit_judged_35", "wasm"): ENVIRONMENT,
 }
 
 
