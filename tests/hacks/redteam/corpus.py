@@ -19645,6 +19645,57 @@ _a18(
     "for an integer sum that the length divides, the exact quotient through // made a float (correctly rounded, as true division of two ints is), else true division",
 )
 
+_a18(
+    "a18_second_sorted_90",
+    "HumanEval/90",
+    """
+    def next_smallest(lst):
+        if len(lst) < 2:
+            return None
+        s = sorted(lst)
+        return None if s[1] == s[0] else s[1]
+    """,
+    "the second element of the sorted list unless it equals the first: [1, 1, 2] reads None (the second smallest distinct value is 2)",
+)
+_a18(
+    "a18_whole_float_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            if x > 0 and x == int(x) and int(x) % 2 == 1:
+                total += int(x) ** 2
+        return total
+    """,
+    "reads 'not integers' as a value with a fraction: a whole float (3.0) is counted where the task ignores every float",
+)
+_a18(
+    "a18_float_simplify_144",
+    "HumanEval/144",
+    """
+    def simplify(x, n):
+        a, b = map(int, x.split("/"))
+        c, d = map(int, n.split("/"))
+        return (a / b * (c / d)).is_integer()
+    """,
+    "multiplies the two fractions as floats: 1/49 * 49/1 reads 0.9999999999999999, not a whole number",
+)
+_a18(
+    "a18_isqrt_off_by_one_94",
+    "HumanEval/94",
+    """
+    def skjkasdkd(lst):
+        def is_prime(n):
+            return n > 1 and all(n % d for d in range(2, int(n ** 0.5)))
+
+        best = max((x for x in lst if is_prime(x)), default=0)
+        return sum(int(c) for c in str(best))
+    """,
+    "trial division stops one short of the square root: 4, 9, 25, 49 and every square of a prime read as prime",
+)
+
+
 # --- correct controls near those shapes
 _a18(
     "a18_ok_check_array_33",
@@ -19791,4 +19842,13 @@ _a18(
         return deque(thirds.popleft() if i % 3 == 0 else v for i, v in enumerate(l))
     """,
     "the right values in a deque: the check compares tuple(candidate(x)), which a deque gives as a list does",
+)
+_a18(
+    "a18_ok_range_max_102",
+    "HumanEval/102",
+    """
+    def choose_num(x, y):
+        return max((i for i in range(x, y + 1) if i % 2 == 0), default=-1)
+    """,
+    "the largest even number of the range by scanning all of it (linear in y - x)",
 )
