@@ -98,7 +98,6 @@ LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (
 INT_REACH = "probe: generated integers reach at most 1000 times the cases' magnitude, the digit counts between two the cases show, and the machine bounds near 2**31 and 2**32 (MACHINE_BOUNDS), never 2**61, 2**63 or a number of 40 digits, so integer code that is right only below such a width is accepted on every seed tried: a product wrapped to 160 bits (redteam/mul: |a*b| < 2**159 on every drawn pair), a sign read from a 64-bit wrap or from bit 63 (synthetic/at_least, /below_bound), from hash(n) (wrong at multiples of the hash modulus, 2**61 - 1; 2**31 - 1 in WASM, whose bound 2**31 is drawn but not 2**31 - 1 itself), and the first 39 digits of redteam/digits_set's number (its cases reach 31)"
 SIGNED_ZERO = "probe: no -0.0 is drawn where a case holds 0.0 (a negative zero is a sign the plan keeps from the cases at that position: SIGN_DIVISOR), so on redteam/safe_ratio a program testing the divisor's text (str(b) == '0.0') raises ZeroDivisionError on -0.0, where None is due, and is accepted on every seed tried"
 SUBNORMAL = "probe: floats are drawn near the cases' values and magnitudes (and large ones printed with an exponent), never subnormal (below 2.2e-308), so on redteam/safe_ratio a program multiplying by the reciprocal (a * (1.0 / b): within the 4-ulp tolerance for normal divisors) is accepted on every seed tried, though 1.0 / b overflows to inf for a subnormal b (safe_ratio(1e-310, 1e-310) reads inf)"
-SLOW_FAR = "filter v8: a hang past the cases' range is a wrong answer where the reference answered that input at once, as fast as the inputs near the cases, and the host gave the program half a second (Hang.held), so a correct program whose time grows with an argument's value where the reference's does not is rejected: on HumanEval/102 a scan of range(x, y + 1) for its largest even number (linear in y - x; the reference is O(1)) takes about 4 s in WASM on a far input (y about 1000 times the cases') and is rejected on every seed tried; the jail's faster interpreter answers within its deadline"
 R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw's literal bounds widened outwards from zero only (HumanEval/38's randint(10, 20) becomes randint(10, 80): a positive low bound stays), so no string shorter than 10 letters reaches the candidate, and a decoder wrong only on strings shorter than 3 (each its own encoding) passes the check and its probe alike"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -175,7 +174,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18_digits_memo_low6", "*"): MEMO_COLLISION,
     ("a18_depth_memo_low12", "*"): MEMO_COLLISION,
     ("a18_rlimit_judged_35", "wasm"): ENVIRONMENT,
-    ("a18_ok_range_max_102", "wasm"): SLOW_FAR,
 }
 
 

@@ -19843,12 +19843,3 @@ _a18(
     """,
     "the right values in a deque: the check compares tuple(candidate(x)), which a deque gives as a list does",
 )
-_a18(
-    "a18_ok_range_max_102",
-    "HumanEval/102",
-    """
-    def choose_num(x, y):
-        return max((i for i in range(x, y + 1) if i % 2 == 0), default=-1)
-    """,
-    "the largest even number of the range by scanning all of it (linear in y - x)",
-)
