@@ -19518,7 +19518,7 @@ _a18(
     backends=("container",),
 )
 _a18(
-    "a18_sigchld_ignore_exit_35",
+    "a18_sighup_self_35",
     "HumanEval/35",
     """
     import signal
