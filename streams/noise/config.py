@@ -26,6 +26,7 @@ FilterVersion = Literal[
     "v17",
     "v18",
     "v19",
+    "v20",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -140,7 +141,11 @@ class NoiseConfig(BaseModel):
     #: floats alone; past the range), an answer that is the mean of the input's numbers gets that bound
     #: divided by their count (plus the division's rounding), not the sum's own n times larger
     #: (``streams.noise.probe._within_rounding``'s ``propagated``)
-    version: FilterVersion = "v19"
+    #: v20: a check-mode probe whose check converts every answer with ``tuple()``/``list()`` reads a
+    #: ``deque`` as the sequence of its elements too, as it reads a list and a tuple (v6)
+    #: (``streams.noise.probe.examine``, ``deques``): a correct program returning one was rejected as a
+    #: memoriser for its type alone
+    version: FilterVersion = "v20"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -286,6 +286,7 @@ def _probe(
     v17 = v16 and config.version != "v16"
     v18 = v17 and config.version != "v17"
     v19 = v18 and config.version != "v18"
+    v20 = v19 and config.version != "v19"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -313,6 +314,8 @@ def _probe(
         refused=refused,
         domain=v6,
         sequences=v6 and bool(task.check) and check_compares_sequences(task.check or "", task.entry_point),
+        # v20: a deque there too (tuple() reads it as it reads a list)
+        deques=v20,
         hang=hang,
         positional_ties=v8 and probing.ties_by_position(task.prompt),
         # v9: a run the program ended itself on an input past the range is held against it; v11: so is

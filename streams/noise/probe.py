@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from array import array
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -930,6 +931,7 @@ def examine(
     refusals: frozenset[str] = frozenset(),
     refused: frozenset[int] = frozenset(),
     sequences: bool = False,
+    deques: bool = False,
     domain: bool = False,
     hang: Hang | None = None,
     positional_ties: bool = False,
@@ -963,7 +965,8 @@ def examine(
     arguments filled), none elsewhere.
     Under ``sequences`` (filter v6, a plan made from a check that compares every answer through
     ``tuple()``/``list()``: :func:`streams.probe.plan.check_compares_sequences`) a list and a tuple of
-    the same elements are one answer, as the check itself compares them. Under ``domain`` (filter v6)
+    the same elements are one answer, as the check itself compares them (an ``array.array`` too; from
+    filter v20, ``deques``, a ``deque`` too). Under ``domain`` (filter v6)
     an input outside the domain the cases show (:func:`outside_cases`) is not judged at all. ``hang``
     (filter v8, :func:`hang_timing`, passed only where :meth:`Hang.held` says so) is a hang past the
     cases' range held against the program: where the run hung there on an input the reference answers
@@ -1130,7 +1133,9 @@ def examine(
         answer = answers[pos]
         got = _value(record, options)
         if sequences and plan.source == "check":
-            ok = got is not _NONE and values_match(_as_sequence(answer), _as_sequence(got), options)
+            ok = got is not _NONE and values_match(
+                _as_sequence(answer, deques), _as_sequence(got, deques), options
+            )
         else:
             ok = got is not _NONE and values_match(answer, got, options)
         if not ok and got is not _NONE and plan.inputs[pos] in either:
@@ -1690,9 +1695,13 @@ def tie_answers(
     return _ties(plan, answers, options, links) if links else {}
 
 
-def _as_sequence(value: object) -> object:
-    """A list or a tuple as the tuple of its elements (what ``tuple(answer)`` compares); else itself."""
-    return tuple(value) if isinstance(value, list | tuple) else value
+def _as_sequence(value: object, deques: bool = False) -> object:
+    """A list, a tuple or an ``array.array`` as the tuple of its elements (what ``tuple(answer)``
+    compares); with ``deques`` (filter v20) a ``deque`` too; else itself. (No run recorded an array
+    before the sandbox reported arrays, so every version may read them so; through v18 a deque stays
+    itself, as the verdicts recorded under them judged it.)"""
+    kinds = (list, tuple, array, deque) if deques else (list, tuple, array)
+    return tuple(value) if isinstance(value, kinds) else value
 
 
 def _check_passed(x: SandboxExecutedV3) -> bool:

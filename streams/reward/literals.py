@@ -20,6 +20,7 @@ import ast
 import datetime
 import math
 import re
+from array import array
 from collections import Counter, OrderedDict, defaultdict, deque
 from dataclasses import dataclass
 from decimal import Decimal
@@ -56,9 +57,11 @@ class NotALiteral(ValueError):
 TAGGED_TYPES: frozenset[str] = frozenset(
     (
         "Fraction", "Decimal", "deque", "Counter", "defaultdict", "OrderedDict", "date", "datetime", "time",
-        "timedelta", "timezone",
+        "timedelta", "timezone", "array",
     )
 )  # fmt: skip
+#: ``array(typecode, [...])``: the typecodes of numbers, integers then floats
+_ARRAY_INT_CODES, _ARRAY_FLOAT_CODES = "bBhHiIlLqQ", "fd"
 #: the text of ``str(Decimal)``: a finite number, an infinity or a (signalling) NaN with its payload
 _DECIMAL = re.compile(r"-?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:E[+-]?[0-9]+)?|Infinity|s?NaN[0-9]*)")
 _DATETIME_TYPES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)
@@ -94,6 +97,16 @@ def rebuild_tagged(name: str, args: list[object]) -> object:
             if len(args) != 1 or type(args[0]) is not str or not _DECIMAL.fullmatch(args[0]):
                 raise NotALiteral("Decimal(...) takes the text str() writes of one")
             return Decimal(args[0])
+        if name == "array":
+            # the sandbox writes array(code, [...]); Python's repr of an empty one is array(code)
+            code = args[0] if len(args) in (1, 2) else None
+            items = args[1] if len(args) == 2 else []
+            if type(code) is not str or len(code) != 1 or code not in _ARRAY_INT_CODES + _ARRAY_FLOAT_CODES:
+                raise NotALiteral("array(...) takes a typecode of numbers")
+            number = int if code in _ARRAY_INT_CODES else float
+            if type(items) is not list or any(type(x) is not number for x in items):
+                raise NotALiteral(f"array({code!r}, ...) takes one list of {number.__name__}s")
+            return array(code, items)
         if name in ("deque", "Counter", "defaultdict"):
             want = list if name == "deque" else dict
             if len(args) != 1 or type(args[0]) is not want:
@@ -564,7 +577,7 @@ def canonical_key(value: object) -> object:
         return (type(value).__name__, value)
     if isinstance(value, tuple):
         return ("tuple", tuple(canonical_key(v) for v in value))
-    if isinstance(value, list | deque):
+    if isinstance(value, list | deque | array):
         return (type(value).__name__, tuple(canonical_key(v) for v in value))
     if isinstance(value, set | frozenset):
         return ("set", frozenset(canonical_key(v) for v in value))
@@ -681,8 +694,8 @@ def _match(e: object, g: object, o: CompareOptions) -> bool:
         return e == g
     if te in _EXACT:
         return _exact_numbers_match(e, g, o)
-    if te is list or te is tuple or te is deque:
-        assert isinstance(e, list | tuple | deque) and isinstance(g, list | tuple | deque)
+    if te is list or te is tuple or te is deque or te is array:
+        assert isinstance(e, list | tuple | deque | array) and isinstance(g, list | tuple | deque | array)
         return len(e) == len(g) and all(_match(a, b, o) for a, b in zip(e, g, strict=True))
     if te is set or te is frozenset:
         assert isinstance(e, set | frozenset) and isinstance(g, set | frozenset)
@@ -718,8 +731,8 @@ def _same_but_floats(a: object, b: object, depth: int) -> bool:
         return True
     if type(a) is not type(b):
         return False
-    if isinstance(a, list | tuple | deque):
-        assert isinstance(b, list | tuple | deque)
+    if isinstance(a, list | tuple | deque | array):
+        assert isinstance(b, list | tuple | deque | array)
         return len(a) == len(b) and all(_same_but_floats(x, y, depth + 1) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         assert isinstance(b, dict)

@@ -37,6 +37,8 @@ NORMALISED = {
     "ordered-dict": ("collections.OrderedDict([('b', 1), ('a', 2)])", "OrderedDict([('b', 1), ('a', 2)])"),
     "deque": ("collections.deque([1, (2, 3)])", "deque([1, (2, 3)])"),
     "fraction": ("fractions.Fraction(-15, 2)", "Fraction(-15, 2)"),
+    "array": ("array.array('q', [1, -2])", "array('q', [1, -2])"),
+    "float-array": ("array.array('d', [0.5])", "array('d', [0.5])"),
     "datetime": (
         "datetime.datetime(2020, 1, 2, 3, 4, 5, 6, datetime.timezone(datetime.timedelta(hours=-1)))",
         "datetime(2020, 1, 2, 3, 4, 5, 6, timezone(timedelta(-1, 82800, 0)))",
@@ -77,6 +79,8 @@ REFUSED = {
     ),
     "chainmap-over-a-counter": "collections.ChainMap(collections.Counter(), {'a': 1})",
     "dict-values": "{'a': 1}.values()",
+    "array-of-characters": "array.array('u', 'ab')",
+    "array-subclass": "type('A', (array.array,), {'__eq__': lambda s, o: True})('q', [1])",
     "object-array": "np.array([object()], dtype=object)",
     "fraction-subclass": "type('F', (fractions.Fraction,), {'__eq__': lambda s, o: True})(1, 2)",
     "class-posing-as-fraction": (
@@ -103,7 +107,8 @@ def test_trusted_types_are_normalised_and_objects_with_their_own_equality_refuse
     sandbox: Sandbox, backend: str
 ) -> None:
     kinds = {**{k: v for k, (v, _) in (NORMALISED | DECIMALS).items()}, **REFUSED}
-    code = "import collections\nimport datetime\nimport decimal\nimport fractions\nimport numpy as np\n"
+    code = "import array\nimport collections\nimport datetime\nimport decimal\nimport fractions\n"
+    code += "import numpy as np\n"
     code += "VALUES = {\n"
     code += "".join(f"    {k!r}: lambda: {v},\n" for k, v in kinds.items()) + "}\n"
     code += "def f(kind):\n    return VALUES[kind]()\n"
@@ -262,3 +267,27 @@ def test_a_check_compares_trusted_values_as_python_does(sandbox: Sandbox, backen
     assert r.check_passed, r.cases
     fails = "def check(candidate):\n    assert candidate('deque') == [1, 2]\n"
     assert not sandbox.run_check(TRUSTED_IN_CHECK, fails, "f", limits=LIMITS, backend=backend).check_passed
+
+
+ARRAY_IN_CHECK = """
+import array
+
+
+def sort_third(l):
+    out = array.array("q", l)
+    out[::3] = array.array("q", sorted(l[::3]))
+    return out
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_check_reads_an_array_as_python_does(sandbox: Sandbox, backend: str) -> None:
+    """An ``array.array`` reaches the check as an array of the check guest's own: ``tuple()`` of it is
+    the tuple of its elements (HumanEval/33's check), and it is no list under ``==``."""
+    passes = "def check(candidate):\n"
+    passes += "    assert tuple(candidate([5, 6, 3, 4, 8, 9, 2])) == (2, 6, 3, 4, 8, 9, 5)\n"
+    r = sandbox.run_check(ARRAY_IN_CHECK, passes, "sort_third", limits=LIMITS, backend=backend)
+    assert r.check_passed, r.cases
+    fails = "def check(candidate):\n    assert candidate([1, 2]) == [1, 2]\n"
+    r = sandbox.run_check(ARRAY_IN_CHECK, fails, "sort_third", limits=LIMITS, backend=backend)
+    assert not r.check_passed

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import math
 import sys
+from array import array
 from collections import Counter, OrderedDict, defaultdict, deque
 from decimal import Decimal
 from fractions import Fraction
@@ -356,6 +357,10 @@ def test_tagged_values_are_rebuilt_with_the_hosts_own_classes() -> None:
     )
     assert parse_literal("{date(2020, 1, 2)}") == {datetime.date(2020, 1, 2)}
     assert parse_literal("time(1, 2, 3, 4)") == datetime.time(1, 2, 3, 4)
+    got = parse_literal("array('q', [1, -2])")
+    assert type(got) is array and got.typecode == "q" and got == array("q", [1, -2])
+    assert parse_literal("array('d', [0.5, 1e+300])") == array("d", [0.5, 1e300])
+    assert parse_literal("array('b')") == array("b")  # Python's repr of an empty array
 
 
 @pytest.mark.parametrize(
@@ -381,6 +386,12 @@ def test_tagged_values_are_rebuilt_with_the_hosts_own_classes() -> None:
         "Fraction",
         "Fraction(1, 2",
         "Enum(1)",
+        "array('u', ['a'])",
+        "array('q', [1.5])",
+        "array('d', [1])",
+        "array('b', [300])",
+        "array('qq', [1])",
+        "{array('q', [])}",
     ],
 )
 def test_tagged_values_the_sandbox_never_writes_are_refused(text: str) -> None:
@@ -393,6 +404,9 @@ def test_trusted_values_compare_as_python_compares_them() -> None:
     assert match("4", "Fraction(4, 1)") and not match("4", "Fraction(9, 2)")
     assert match("[1, 2]", "[1, Decimal('2.0')]")
     assert not match("[1, 2]", "deque([1, 2])")  # a deque is not == a list: never normalised into one
+    assert not match("[1, 2]", "array('q', [1, 2])")  # nor an array
+    # arrays compare their elements, as == does (a probe compares two programs' answers so)
+    assert values_match(parse_literal("array('q', [1, 2])"), parse_literal("array('b', [1, 2])"), NUMERIC)
     assert not match("(1, 2)", "[1, 2]")
     assert match("{'a': 2}", "Counter({'a': 2})") and match("{'a': 2}", "defaultdict({'a': 2})")
     assert match("{'a': 1, 'b': 2}", "OrderedDict([('b', 2), ('a', 1)])")
