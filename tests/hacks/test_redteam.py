@@ -94,6 +94,9 @@ RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the p
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
 LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
+# round 18c (correct18)
+WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -156,6 +159,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
     ("a17_digits_log10_count", "*"): LOG10_EDGE,
     ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
+    ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
 }
 
 
