@@ -20427,7 +20427,7 @@ _c18(
     "sys.exc_info() read in an except block that re-raises",
 )
 _c18(
-    "a18c_ok_os_path_141",
+    "a18c_ok_partition_141",
     "HumanEval/141",
     """
     import string
