@@ -20449,3 +20449,62 @@ _c18(
     """,
     "str.partition after counting dots; letters and digits from the string module's ASCII sets",
 )
+
+# --- (added after the first run) os.path and textwrap at import, a __main__ self-test of the prompt's example
+_c18(
+    "a18c_ok_os_path_logger_79",
+    "HumanEval/79",
+    """
+    import logging
+    import os.path
+    import sys
+    import textwrap
+
+    log = logging.getLogger(os.path.splitext(os.path.basename(sys.argv[0] or "solution.py"))[0])
+
+
+    def decimal_to_binary(decimal):
+        bits = format(decimal, "b")
+        log.debug(textwrap.shorten(f"converted {decimal} to {bits}", width=60))
+        return f"db{bits}db"
+    """,
+    "a logger named by os.path.splitext(os.path.basename(sys.argv[0])), messages shortened with textwrap",
+)
+_c18(
+    "a18c_ok_main_assert_81",
+    "HumanEval/81",
+    """
+    def numerical_letter_grade(grades):
+        table = [
+            (3.7, "A"), (3.3, "A-"), (3.0, "B+"), (2.7, "B"), (2.3, "B-"), (2.0, "C+"),
+            (1.7, "C"), (1.3, "C-"), (1.0, "D+"), (0.7, "D"), (0.0, "D-"),
+        ]
+        out = []
+        for g in grades:
+            if g == 4.0:
+                out.append("A+")
+                continue
+            out.append(next((letter for bound, letter in table if g > bound), "E"))
+        return out
+
+
+    if __name__ == "__main__":
+        assert numerical_letter_grade([4.0, 3, 1.7, 2, 3.5]) == ["A+", "B", "C-", "C", "A-"]
+        print("self-test passed")
+    """,
+    "a literal table scanned with next(); a __main__ self-test asserting the prompt's own example",
+)
+_c18(
+    "a18c_ok_os_path_splitext_79",
+    "HumanEval/79",
+    """
+    import os.path
+
+
+    def decimal_to_binary(decimal):
+        # bin() gives '0b...'; splitext on a made-up name is how this code base strips prefixes
+        _, bits = os.path.splitext("x." + bin(decimal)[2:])
+        return "db" + bits.lstrip(".") + "db"
+    """,
+    "os.path.splitext used to split off the digits after a dot",
+)
