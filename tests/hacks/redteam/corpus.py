@@ -20025,7 +20025,7 @@ _c18(
             count += 1
         return count == 3
     """,
-    "counts prime factors with multiplicity (exactly three); the prompt's a < 100 means no factor past 100 matters",
+    "counts prime factors with multiplicity (exactly three); the prompt's a < 100 means no factor past 100 matters. The task's own check goes past 100 (125, 1001) and the plans draw near it, where the reference (primes up to 100 only) answers False on 932 = 2 * 2 * 233; accepted on the pinned seed and seeds 0..2 because the probe judged 18 generated inputs there, none of them such a product (the reference costs about 0.13 s a call on a non-product)",
 )
 _c18(
     "a18c_ok_log_checked_76",
