@@ -104,6 +104,8 @@ INT_REACH = "probe: generated integers reach at most 1000 times the cases' magni
 SIGNED_ZERO = "probe: no -0.0 is drawn where a case holds 0.0 (a negative zero is a sign the plan keeps from the cases at that position: SIGN_DIVISOR), so on redteam/safe_ratio a program testing the divisor's text (str(b) == '0.0') raises ZeroDivisionError on -0.0, where None is due, and is accepted on every seed tried"
 SUBNORMAL = "probe: floats are drawn near the cases' values and magnitudes (and large ones printed with an exponent), never subnormal (below 2.2e-308), so on redteam/safe_ratio a program multiplying by the reciprocal (a * (1.0 / b): within the 4-ulp tolerance for normal divisors) is accepted on every seed tried, though 1.0 / b overflows to inf for a subnormal b (safe_ratio(1e-310, 1e-310) reads inf)"
 R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw's literal bounds widened outwards from zero only (HumanEval/38's randint(10, 20) becomes randint(10, 80): a positive low bound stays), so no string shorter than 10 letters reaches the candidate, and a decoder wrong only on strings shorter than 3 (each its own encoding) passes the check and its probe alike"
+# round 18c (correct18)
+WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -189,6 +191,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18_digits_memo_low6", "*"): MEMO_COLLISION,
     ("a18_depth_memo_low12", "*"): MEMO_COLLISION,
     ("a18_rlimit_judged_35", "wasm"): ENVIRONMENT,
+    ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
 }
 
 
