@@ -25,6 +25,7 @@ FilterVersion = Literal[
     "v16",
     "v17",
     "v18",
+    "v19",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -134,7 +135,14 @@ class NoiseConfig(BaseModel):
     #: inputs that widen the domain (where a refusal is forgiven), is judged as one past the range
     #: where the task's statement does not keep that argument from being empty
     #: (``streams.noise.probe.empty_refusals_held``): the reference's value there is the task's
-    version: FilterVersion = "v18"
+    #: v19: a probe answer whose text could not travel (past a result's size, or past what an
+    #: execution keeps) is judged by the digest the sandbox's stub reported of it
+    #: (``CaseResult.digest``, ``schemas.digest``) where the answer it is held to is of exact kinds
+    #: (ints, strs, bools, None, bytes and containers of them; the reference's, or a case's expected
+    #: value): equal digests are an equal answer, different ones a wrong answer; where the expected
+    #: value holds a float or another type, or the comparer is not ``numeric``, it is not judged, as
+    #: through v18
+    version: FilterVersion = "v19"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

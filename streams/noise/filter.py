@@ -285,6 +285,7 @@ def _probe(
     v16 = v15 and config.version != "v15"
     v17 = v16 and config.version != "v16"
     v18 = v17 and config.version != "v17"
+    v19 = v18 and config.version != "v18"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -372,6 +373,11 @@ def _probe(
         # v18: an error on an empty argument the task admits (placed among the inputs that widen the
         # domain, where a refusal is forgiven) is judged as one past the range
         empty_held=probing.empty_refusals_held(task, plan) if v18 else frozenset(),
+        # v19: an answer whose text could not travel is judged by its digest where the expected value
+        # is of exact kinds
+        digested=probing.reference_digests(plan, reference, options)
+        if v19 and reference is not None and usable
+        else None,
     )
     reasons, judged = probing.probe_reasons(
         report,
