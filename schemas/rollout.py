@@ -197,6 +197,13 @@ class CaseResult(FrozenModel):
     result_repr: str | None = None
     error: str | None = None
     duration_s: float = Field(default=0.0, ge=0)
+    #: where the value's text could not travel (past ``MAX_RESULT_CHARS``, or past what the execution
+    #: keeps: the case is an error saying so): the digest of its canonical text the sandbox's stub
+    #: reported (``schemas.digest``), set by the host from the stub's own message only. Absent from the
+    #: body where None, so every other case keeps its bytes
+    digest: str | None = Field(
+        default=None, pattern=r"^[ENX]:[0-9a-f]{64}:[0-9]{1,10}$", exclude_if=lambda v: v is None
+    )
 
 
 class SandboxExecutedV1(Event):

@@ -27,6 +27,7 @@ FilterVersion = Literal[
     "v18",
     "v19",
     "v20",
+    "v21",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -145,7 +146,14 @@ class NoiseConfig(BaseModel):
     #: ``deque`` as the sequence of its elements too, as it reads a list and a tuple (v6)
     #: (``streams.noise.probe.examine``, ``deques``): a correct program returning one was rejected as a
     #: memoriser for its type alone
-    version: FilterVersion = "v20"
+    #: v21: a probe answer whose text could not travel (past a result's size, or past what an
+    #: execution keeps) is judged by the digest the sandbox's stub reported of it
+    #: (``CaseResult.digest``, ``schemas.digest``) where the answer it is held to is of exact kinds
+    #: (ints, strs, bools, None, bytes and containers of them; the reference's, or a case's expected
+    #: value): equal digests are an equal answer, different ones a wrong answer; where the expected
+    #: value holds a float or another type, or the comparer is not ``numeric``, it is not judged, as
+    #: through v20
+    version: FilterVersion = "v21"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -287,6 +287,7 @@ def _probe(
     v18 = v17 and config.version != "v17"
     v19 = v18 and config.version != "v18"
     v20 = v19 and config.version != "v19"
+    v21 = v20 and config.version != "v20"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -378,6 +379,11 @@ def _probe(
         empty_held=probing.empty_refusals_held(task, plan) if v18 else frozenset(),
         # v19: a mean's float allowance is the sum's divided by the count, not the sum's own
         mean_band=v19,
+        # v21: an answer whose text could not travel is judged by its digest where the expected value
+        # is of exact kinds
+        digested=probing.reference_digests(plan, reference, options)
+        if v21 and reference is not None and usable
+        else None,
     )
     reasons, judged = probing.probe_reasons(
         report,

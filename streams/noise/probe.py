@@ -40,6 +40,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from schemas.digest import digests_equal, value_digest
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import (
     MAX_EXECUTION_RESULT_BYTES,
@@ -902,6 +903,48 @@ def empty_refusals_held(task: TaskPublished, plan: ProbePlan) -> frozenset[int]:
     return frozenset(held)
 
 
+def digests_judge(options: CompareOptions) -> bool:
+    """(filter v21) Whether digests can judge under ``options``: an ``E`` digest against an ``N`` one
+    is the comparer's equality only under its ``numeric`` rule without code-v1's int tolerance."""
+    return options.int_float == "numeric" and not options.int_tolerance
+
+
+def reference_digests(
+    plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
+) -> dict[int, str] | None:
+    """(filter v21) Probe position -> the digest of the reference's answer (``schemas.digest``), at the
+    generated inputs where some run of the reference reported its answer by digest alone (its text
+    could not travel: ``CaseResult.digest``) and every run's answer has that one digest, of kind ``E``
+    (the value of exact kinds: only there do digests judge; a run that kept its answer's text counts
+    by the host's digest of that value). None: digests cannot judge under ``options``."""
+    if not digests_judge(options):
+        return None
+    runs = [reference.execution, *reference.reruns]
+    if any(r.infra_error or r.probe != plan.digest for r in runs):
+        return {}
+    by_run = [_records(r) for r in runs]
+    out: dict[int, str] = {}
+    for pos in plan.generated_positions:
+        found = [records.get(pos) for records in by_run]
+        if not any(r is not None and r.status == "error" and r.digest is not None for r in found):
+            continue
+        digests = {_digest_of(r, options) for r in found}
+        if len(digests) == 1 and (only := digests.pop()) is not None and only[0] == "E":
+            out[pos] = only
+    return out
+
+
+def _digest_of(record: CaseResult | None, options: CompareOptions) -> str | None:
+    """The digest of a record's answer: the stub's, where its text could not travel; the host's, of
+    the value read back from its text; None where it answered none."""
+    if record is None:
+        return None
+    if record.status == "error":
+        return record.digest
+    value = _value(record, options)
+    return None if value is _NONE else value_digest(value)
+
+
 def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """Probe positions every run of the reference finished at once, with a value or an error (not a
     hang): an input a program should settle too, if only by raising."""
@@ -947,6 +990,7 @@ def examine(
     tie_either: bool = False,
     empty_held: frozenset[int] = frozenset(),
     mean_band: bool = False,
+    digested: dict[int, str] | None = None,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1017,7 +1061,12 @@ def examine(
     an error is judged as past the range, not forgiven as a refusal (an empty argument the task admits).
     Under ``mean_band`` (filter v19) a float answer that is the mean of the input's numbers is forgiven
     a disagreement within the bound of a sum's order divided by the count (:func:`_within_rounding`'s
-    ``propagated``), not within the sum's own bound (n times the mean's)."""
+    ``propagated``), not within the sum's own bound (n times the mean's).
+    ``digested`` (filter v21, :func:`reference_digests`; None: off): the reference's answers known by
+    digest alone; an answer whose text could not travel (its record carries the stub's digest), on a
+    generated input or a case asked again, and any answer where the reference's is known by digest
+    alone, is judged by digests where the value it is held to is of exact kinds
+    (:func:`schemas.digest.digests_equal`): equal or a wrong answer, never left out for its size."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1089,6 +1138,14 @@ def examine(
         if origin != GENERATED:
             if origin in passed_first and origin < len(cases):
                 c = cases[origin]
+                if digested is not None and record is not None and record.status == "error" and record.digest:
+                    # (v21) its text could not travel: judged by its digest where the case's is exact
+                    want = _case_digest(c.case.output)
+                    verdict = None if want is None else digests_equal(want, record.digest)
+                    if verdict is not None:
+                        if not verdict:
+                            changed.append(origin)
+                        continue
                 if first_pos[origin] != pos and _not_kept(records, pos, records[first_pos[origin]]):
                     continue  # asked again after the run's results filled what an execution keeps
                 if size_limits and size_refused(records, pos, c.case.output):
@@ -1098,11 +1155,30 @@ def examine(
                 if outcome != "pass":
                     changed.append(origin)
             continue
-        if pos not in answers:
+        # (v21) the digest this position is judged by: the reference's answer known by digest alone,
+        # or one the program's answer came back by digest alone (its text could not travel)
+        held_to: str | None = None
+        if digested is not None:
+            if pos not in answers:
+                held_to = digested.get(pos)
+            elif record is not None and record.status == "error" and record.digest is not None:
+                held_to = value_digest(answers[pos])
+                held_to = held_to if held_to is not None and held_to[0] == "E" else None
+        by_digest = (
+            held_to is not None and record is not None and record.status == "error" and bool(record.digest)
+        )
+        if pos not in answers and held_to is None:
             continue
-        if size_limits and size_refused(records, pos, repr(answers[pos])):
+        if (
+            not by_digest
+            and pos in answers
+            and size_limits
+            and size_refused(records, pos, repr(answers[pos]))
+        ):
             continue  # (v9) the run's size limits, not the program's answer
-        if flood_end and pos == end:
+        if by_digest:
+            pass  # (v21) an answer, known by its digest
+        elif flood_end and pos == end:
             pass  # (v11) no answer, by its own flood: a wrong one wherever the reference answered
         elif (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
@@ -1130,8 +1206,17 @@ def examine(
                 # letter of no case's alphabet) may lie outside the task: refusing it is the program's right
                 # (v18: not an empty argument the task admits, where the reference answers with a value)
                 continue
-        answer = answers[pos]
         got = _value(record, options)
+        if held_to is not None:
+            # (v21) by digest: the program's (the stub's, or the host's of the value it kept)
+            mine = _digest_of(record, options)
+            ok = mine is not None and digests_equal(held_to, mine) is True
+            compared += 1
+            agreed += ok
+            if not ok:
+                disagreed.append(pos)
+            continue
+        answer = answers[pos]
         if sequences and plan.source == "check":
             ok = got is not _NONE and values_match(
                 _as_sequence(answer, deques), _as_sequence(got, deques), options
@@ -1797,6 +1882,13 @@ def _value(record: CaseResult | None, options: CompareOptions) -> object:
         return parse_literal(record.result_repr, max_chars=options.max_repr_chars)
     except NotALiteral:
         return _NONE
+
+
+def _case_digest(text: str) -> str | None:
+    """(filter v21) The digest of a case's expected value where it is of exact kinds, else None."""
+    value = _case_value(text)
+    found = None if value is _NONE else value_digest(value)
+    return found if found is not None and found[0] == "E" else None
 
 
 def _case_value(text: str) -> object:

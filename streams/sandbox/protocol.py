@@ -47,13 +47,20 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal, Protocol
 
-from schemas.rollout import MAX_RESULT_CHARS, CaseResult
+from schemas.digest import _DIGEST_BITS, DIGEST, MAX_DIGEST_CHARS, MAX_DIGEST_DIGITS
+from schemas.rollout import MAX_EXECUTION_RESULT_BYTES, MAX_RESULT_CHARS, CaseResult
 
 Mode = Literal["cases", "check", "script"]
 Role = Literal["candidate", "check"]
 
 #: one message may not exceed this: a result of MAX_RESULT_CHARS characters, UTF-8, plus its header
 MAX_MESSAGE_BYTES = 4 * MAX_RESULT_CHARS + 64
+#: a result's digest follows its status where the stub reports one (``Rh``, ``Rz``): at most this long
+MAX_DIGEST_TEXT = 80
+#: the stub reports a digest with every result once the run's answers took more than this many bytes:
+#: an event's JSON text takes at most 6 bytes a character (an escape), so no result the host leaves out
+#: for :data:`~schemas.rollout.MAX_EXECUTION_RESULT_BYTES` comes without one
+DIGEST_AFTER = MAX_EXECUTION_RESULT_BYTES // 6
 #: error texts and violation details are kept up to these lengths
 MAX_ERROR_CHARS = 2000
 MAX_DETAIL_CHARS = 200
@@ -133,6 +140,11 @@ def encode_job(
         "policy": {"block": list(block), "read_roots": list(read_roots), "route": list(route)},
         "site": site,
         "max_result_chars": max_result_chars,
+        # a result past what may travel is reported with a digest of its canonical text (schemas.digest)
+        "digest_after": DIGEST_AFTER,
+        "digest_chars": MAX_DIGEST_CHARS,
+        "digest_digits": MAX_DIGEST_DIGITS,
+        "digest_bits": _DIGEST_BITS,
     }
     if caller:  # a probe run's calls are made as a caller makes them (the stub's `_as_caller`)
         job["caller"], job["keep_args"] = True, keep_args
@@ -244,6 +256,9 @@ class CaseRecord:
     #: the call raised a RecursionError whose traceback is a chain of calls as deep as a recursion
     #: that ran out of stack (``Rd``; not on a shallow stack, where a program raises it itself)
     deep_recursion: bool = False
+    #: the digest of the answer's canonical text (``Rh``: with its text; ``Rz``: with the error saying
+    #: its text is too large), ``schemas.digest``
+    digest: str | None = None
 
 
 @dataclass
@@ -457,8 +472,15 @@ class Session:
             if case is None:
                 return self._deviate("a result nobody asked for")
             status, body = payload[:1], payload[1:]
-            if status not in (b"o", b"e", b"t", b"d"):
+            if status not in (b"o", b"e", b"t", b"d", b"h", b"z"):
                 return self._deviate("a result of unknown status")
+            digest = None
+            if status in (b"h", b"z"):
+                head, newline, body = body.partition(b"\n")
+                digest = _decode(head[: MAX_DIGEST_TEXT + 1])
+                if not newline or digest is None or not DIGEST.fullmatch(digest):
+                    return self._deviate("a result with a malformed digest")
+                status = b"o" if status == b"h" else b"e"
             text = _decode(body)
             if text is None:
                 return self._deviate("a result that is not UTF-8")
@@ -470,6 +492,7 @@ class Session:
             # an error either way: the note only says which resource it may have been
             case.thread_recursion = status == b"t"
             case.deep_recursion = status == b"d"
+            case.digest = digest
             f.last_result_at = now
             self.source.deliver(case.ok, case.text)
             return self._next_request()
@@ -610,6 +633,7 @@ def case_results(
                     result_repr=rec.text if rec.ok else None,
                     error=None if rec.ok else rec.text,
                     duration_s=max(0.0, rec.answered_at - rec.handed_at),
+                    digest=rec.digest,
                 )
             )
         elif facts.deviation is not None:

@@ -175,12 +175,16 @@ def bound_cases(
 ) -> tuple[CaseResult, ...]:
     """The cases as an execution reports them: their results and error texts are kept in case order
     while their total JSON size stays within ``budget``. A result that would go past it is not kept
-    and its case fails (:data:`~schemas.rollout.RESULT_NOT_KEPT`); an error text is cut to what is
-    left (or replaced by a short note). Nothing is lost silently: every case is still there."""
+    and its case fails (:data:`~schemas.rollout.RESULT_NOT_KEPT`), keeping the digest the stub
+    reported with it (``CaseResult.digest``: a result kept keeps none, so a run whose results fit is
+    written as before); an error text is cut to what is left (or replaced by a short note). Nothing is
+    lost silently: every case is still there."""
     left = budget
     out: list[CaseResult] = []
     for case in cases:
         text = case.result_repr if case.status == "ok" else case.error
+        if case.status == "ok" and case.digest is not None and (not text or json_size(text) <= left):
+            case = case.model_copy(update={"digest": None})
         if text:
             cost = json_size(text)
             if cost > left:

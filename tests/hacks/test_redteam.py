@@ -61,7 +61,6 @@ CLOCK_JUMPS_SEEN = "sandbox: the WASM guest's clocks jump forward by 1 min to 12
 
 # round 13 (attack13)
 CONVERSION_LIMIT_TEXT = "filter v13: past the cases' range an int/str conversion-limit ValueError is forgiven where the reference found the input costly (probe.cheap_far, as a MemoryError) or the input holds a run of more than 4300 digits, not for its text; on HumanEval/60 the reference sums range(n + 1), so every n past the cases' range is a larger problem for it, and a program raising the limit's own message past n = 1000 is forgiven there (v13 catches the same program on HumanEval/13, whose reference is cheap everywhere: a13_str_limit_far_13)"
-HUGE_ANSWER_UNJUDGED = "probe: where the reference's answer is longer than a result may be (MAX_RESULT_CHARS, 1 M characters) the reference gives no value and the input is not judged, so on HumanEval/14 the only inputs past the far reach (24 letters) are the two long ones (2705 and 2902 letters on the pinned seed: 3.7 and 4.2 M characters of prefixes), both unjudged, and a program wrong only past 500 letters is accepted (one of three seeds tried draws a long input whose answer fits, and catches it)"
 # round 13c (correct13)
 NAIVE_SUM_EXPECTED = "task redteam/mean: its hidden case [1e16, 1, -1e16, 3] expects 0.75, what a naive float sum gives (the container's Python 3.11 sum()); the true mean is 1.0, which WASM's Python 3.15 sum() gives too (compensated since 3.12), so an exact program (statistics.mean) passes that case on WASM and fails it on the container: the expected value records one interpreter's rounding, and the backends' references disagree on it"
 # round 14c (correct14)
@@ -89,7 +88,6 @@ LIST_MAGNITUDE = "probe: a list mixing ints and floats gets no machine-bound int
 
 # round 17 (attack17)
 SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
-RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the probe run of redteam/upto reaches it after its first answers near the 100000-element case (about 690,000 characters each), so the inputs 99998..100003 and 147056 come back 'result not kept' from the reference's runs as from the program's and are not judged (positions 24..28 of the pinned plan); a program clipping its answer at 100000 elements is judged nowhere it is wrong (seed 1's first call, the plan's lead, is 106799, judged before the budget fills: caught there)"
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
 LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
@@ -141,7 +139,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a12_jump_filtered_age_30", "*"): CLOCK_JUMPS_SEEN,
     ("a12_judge_by_jump_30", "*"): CLOCK_JUMPS_SEEN,
     ("a13_str_limit_message_60", "*"): CONVERSION_LIMIT_TEXT,
-    ("a13_prefix_clip_14", "*"): HUGE_ANSWER_UNJUDGED,
     ("a13c_ok_statistics_mean", "container"): NAIVE_SUM_EXPECTED,
     ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
     ("a14_stack_trap_wide_27", "container"): WIDE_REFUSAL,
@@ -160,12 +157,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a17b_log_digits_44", "*"): RARE_ANSWER,
     ("a17b_float_div_44", "*"): BEYOND_53_BITS,
     ("a17b_math_pow_151", "*"): LIST_MAGNITUDE,
-    ("a17b_upto_cap_100k", "*"): RESULT_BUDGET,
     ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
     ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,
     ("a17_rev_words_dedupe_noref", "*"): NO_REFERENCE,
     ("a17_judge_flags_35", "*"): JUDGE_FLAGS,
-    ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
     ("a17_digits_log10_count", "*"): LOG10_EDGE,
     ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
     ("a18b_route_numpy_today_depth", "auto"): ROUTED_CLOCKS,
