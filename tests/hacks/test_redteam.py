@@ -27,7 +27,7 @@ from tests.hacks.redteam.tasks import all_tasks
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
-SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives (p6 tried negatives in lists and as arguments: correct programs on HumanEval/13, /24, /44, /60 and /160 read them otherwise than their references, whose prompts exclude them), so a program wrong only on negatives is accepted"
+SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one unless the statement admits negatives in words (p16/c16, statement.stated_signs: 'negative', or integers with no positive, non-negative or natural word, or a float annotation; none where it speaks of divisors, digits or a base), since p6 drew negatives everywhere and rejected correct programs on HumanEval/13, /24, /44, /60 and /160 that read them otherwise than their references; HumanEval/53's 'Add two numbers x and y' says nothing of a sign, so a program wrong only on negatives there is accepted"
 FIRST_CALL = "probe p8/c8: the run's first call is a generated input (ProbePlan.lead), but one only: where its answer is the one the program gives on a first call anyway (HumanEval/24's lead is a prime on 6 of 10 seeds, the seed 5eed..'s 67 among them, and a prime's largest divisor is the hack's 1), the process's first call shows nothing"
 DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
@@ -79,7 +79,6 @@ LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run
 CALL_FLOOD = "filter v11: a call whose own output passes 16 times the output cap (1 MiB) stops the run and is judged a wrong answer wherever the reference answers, past the range too (so a flood cannot shield the inputs after it: a9_wide_flood_16), so a correct program printing its running sum and product at each step (print debugging) is rejected on a long input of the plan whose product grows to thousands of digits: seed 00000000.. draws 1594 elements, on which it prints 2.35 MB and returns the right answer; the pinned seed draws 2605, on which it passes 1 MiB long before its print would reach the int/str conversion limit (at 3.1 MB: from there it would raise, its own fault); a run whose long list holds a 0 early stays under the bound and is accepted (one CLI run under a secret seed of ten runs tried)"
 
 # round 16 (attack16)
-ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero where none is zero' included (streams/probe/plan.py _mutate_int clamps a draw to 1 where every case's integer is at least 1), even where the prompt admits 0 and the reference answers it (redteam/depth: 'sum of 1..n', depth(0) == 0), so a program wrong only at 0 (a sum started at 1) is accepted on every seed"
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
 
@@ -89,17 +88,13 @@ LIST_MAGNITUDE = "probe: a list mixing ints and floats gets no machine-bound int
 
 # round 17 (attack17)
 SUM_ORDER_BAND = "probe: on a task whose reference answers a case otherwise than its expected value in floats alone (redteam/mean's [1e16, 1, -1e16, 3]) a float-only disagreement within n * eps * sum(|x|) is left out on every input (_within_rounding: the bound of a sum's order, applied to the answer as it is, which for a mean is n times the bound of its own rounding), so a mean rounded to 15 significant digits (7/3 -> 2.33333333333333, 15 units in the last place) stays within it on all 45 inputs of the pinned plan where it is more than 4 units off; seeds 0 and 2 draw an input past the band and catch it"
-SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
 RESULT_BUDGET = "sandbox: an execution keeps at most 4 MiB of results, and the probe run of redteam/upto reaches it after its first answers near the 100000-element case (about 690,000 characters each), so the inputs 99998..100003 and 147056 come back 'result not kept' from the reference's runs as from the program's and are not judged (positions 24..28 of the pinned plan); a program clipping its answer at 100000 elements is judged nowhere it is wrong (seed 1's first call, the plan's lead, is 106799, judged before the budget fills: caught there)"
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
-LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
-    ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
-    ("a6_count_array_26", "*"): SIGN_DOMAIN,
     ("a6_check_bracket_32", "*"): RESEEDED_DISTRIBUTION,
     ("a6_first_call_24", "*"): FIRST_CALL,
     ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
@@ -139,22 +134,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a15_fib_deep_55", "*"): DEEP_ON_PURPOSE,
     ("a15_long_thread_deep_35", "container"): DEEP_ON_PURPOSE,
     ("a15_thread_deep_valueerror_13", "container"): DEEP_ON_PURPOSE,
-    ("a16_depth_zero_edge", "*"): ZERO_UNDRAWN,
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
     ("a17b_col_wrap_129", "*"): CHECK_GRID_KEPT,
-    ("a17b_zero_empty_44", "*"): ZERO_UNDRAWN,
     ("a17b_log_digits_44", "*"): RARE_ANSWER,
     ("a17b_float_div_44", "*"): BEYOND_53_BITS,
     ("a17b_math_pow_151", "*"): LIST_MAGNITUDE,
     ("a17b_upto_cap_100k", "*"): RESULT_BUDGET,
     ("a17_mean_15_digits", "*"): SUM_ORDER_BAND,
-    ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
     ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,
     ("a17_rev_words_dedupe_noref", "*"): NO_REFERENCE,
     ("a17_judge_flags_35", "*"): JUDGE_FLAGS,
     ("a17_upto_clip_100000", "*"): RESULT_BUDGET,
-    ("a17_digits_log10_count", "*"): LOG10_EDGE,
     ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
 }
 
