@@ -51,7 +51,9 @@ p14/c14 strings are also widened with cased letters beyond Latin-1 and the BMP, 
 them (:func:`_generate_wider_letters`), and bytes inside lists and tuples are varied
 (:func:`_generate_nested_bytes`). Since p15/c15 a plan holds the empty string where no case's string
 is empty, machine-bound integers inside every case's list of ints, and integers of the digit counts
-between two the cases show (:func:`_generate_edges`). A run of an older seeded version finds its plan
+between two the cases show (:func:`_generate_edges`). Since p16/c16 it holds integers at powers of ten
+and two, a widened letter at a string's first position, and zero and negatives where the statement
+admits them (:func:`_generate_boundaries`). A run of an older seeded version finds its plan
 by its digest (:func:`recorded_plan`).
 """
 
