@@ -2358,15 +2358,16 @@ def _generate_boundaries(
 ) -> list[tuple[str, tuple[int, ...]]]:
     """(p16/c16) Inputs every earlier plan reached by chance only, each with the case it was made from, all
     laid among those that widen the cases' domain (``ProbePlan.wide``: a refusal is no error, a value
-    other than the reference's is wrong):
+    other than the reference's is wrong), before the far inputs, so none is larger than the cases' own
+    (a reference whose cost grows with its number, fib's naive recursion, answers each as fast):
 
     - **powers of ten and two**: per integer argument (top-level, no length of another),
       :data:`BOUNDARY_INPUTS` cases with it set to ``10**k - 1``, ``10**k``, ``2**k - 1`` or ``2**k``
-      for the digit and bit counts the cases span there (``10**k`` only below their most digits, ``2**k``
-      below their most bits), of the sign of the value replaced; first the largest ``10**k - 1`` and
-      ``2**k - 1`` (past 2**53 a float reads them as the power itself: ``math.log10(10**18 - 1)`` is
-      18.0), then drawn. Near inputs mutate the cases' digits and far ones scale them, so a number of
-      nines only was drawn by chance;
+      for the digit and bit counts the cases span there, none larger than the cases' largest magnitude
+      there, of the sign of the value replaced; first the largest ``10**k - 1`` and ``2**k - 1`` (past
+      2**53 a float reads them as the power itself: ``math.log10(10**18 - 1)`` is 18.0), then drawn.
+      Near inputs mutate the cases' digits and far ones scale them, so a number of nines only was
+      drawn by chance;
     - **a widened letter first**: per position where the cases pass strings (or flat lists of them)
       with cased letters, :data:`FIRST_LETTER_INPUTS` inputs with the first character of one string
       (where it is a cased letter) replaced by a letter of :data:`WIDER_LETTERS` of its case, the first
@@ -2399,14 +2400,16 @@ def _generate_boundaries(
             continue
         digits = [_digit_count(v) for v in column]  # type: ignore[arg-type]
         bits = [abs(v).bit_length() for v in column]  # type: ignore[arg-type]
-        nines = [10**k - 1 for k in range(min(digits), max(digits) + 1)]
-        tens = [10**k for k in range(min(digits), max(digits))]
-        ones = [2**k - 1 for k in range(max(1, min(bits)), max(bits) + 1)]
-        twos = [2**k for k in range(max(1, min(bits)), max(bits))]
-        rest = sorted(set(nines + tens + ones + twos) - {nines[-1], ones[-1]})
+        top = max(abs(v) for v in column)  # type: ignore[arg-type]
+        nines = [v for k in range(min(digits), max(digits) + 1) if (v := 10**k - 1) <= top]
+        tens = [v for k in range(min(digits), max(digits)) if (v := 10**k) <= top]
+        ones = [v for k in range(max(1, min(bits)), max(bits) + 1) if (v := 2**k - 1) <= top]
+        twos = [v for k in range(max(1, min(bits)), max(bits)) if (v := 2**k) <= top]
+        first = [*nines[-1:], *ones[-1:]]
+        rest = sorted(set(nines + tens + ones + twos) - set(first))
         rng.shuffle(rest)
         count = 0
-        for value in dict.fromkeys([nines[-1], ones[-1], *rest]):
+        for value in dict.fromkeys([*first, *rest]):
             if count >= BOUNDARY_INPUTS:
                 break
             for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
