@@ -51,7 +51,9 @@ p14/c14 strings are also widened with cased letters beyond Latin-1 and the BMP, 
 them (:func:`_generate_wider_letters`), and bytes inside lists and tuples are varied
 (:func:`_generate_nested_bytes`). Since p15/c15 a plan holds the empty string where no case's string
 is empty, machine-bound integers inside every case's list of ints, and integers of the digit counts
-between two the cases show (:func:`_generate_edges`). A run of an older seeded version finds its plan
+between two the cases show (:func:`_generate_edges`). Since p16/c16 it holds integers at powers of ten
+and two, a widened letter at a string's first position, and zero and negatives where the statement
+admits them (:func:`_generate_boundaries`). A run of an older seeded version finds its plan
 by its digest (:func:`recorded_plan`).
 """
 
@@ -72,7 +74,7 @@ from typing import Literal
 from schemas import pyast
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
-from streams.probe.statement import Admits, stated_admits
+from streams.probe.statement import Admits, Signs, stated_admits, stated_signs
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p2"
@@ -81,8 +83,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p15"
-SEEDED_CHECK_PLAN_VERSION = "c15"
+SEEDED_PLAN_VERSION = "p16"
+SEEDED_CHECK_PLAN_VERSION = "c16"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -99,6 +101,7 @@ SEEDED_VERSIONS = (
     ("p12", "c12"),
     ("p13", "c13"),
     ("p14", "c14"),
+    ("p15", "c15"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -140,6 +143,8 @@ _DRAWN_AS = {
     "c14": "c4",
     "p15": "p5",
     "c15": "c4",
+    "p16": "p5",
+    "c16": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -161,6 +166,8 @@ _WIDE_DRAWN_AS = {
     "c14": "c6",
     "p15": "p6",
     "c15": "c6",
+    "p16": "p6",
+    "c16": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -178,6 +185,8 @@ _EXTREME_DRAWN_AS = {
     "c14": "c8",
     "p15": "p8",
     "c15": "c8",
+    "p16": "p8",
+    "c16": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -193,6 +202,8 @@ _ADMITTED_DRAWN_AS = {
     "c14": "c9",
     "p15": "p9",
     "c15": "c9",
+    "p16": "p9",
+    "c16": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -206,6 +217,8 @@ _BANDED_DRAWN_AS = {
     "c14": "c10",
     "p15": "p10",
     "c15": "c10",
+    "p16": "p10",
+    "c16": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -217,11 +230,15 @@ _DIGITS_DRAWN_AS = {
     "c14": "c11",
     "p15": "p11",
     "c15": "c11",
+    "p16": "p11",
+    "c16": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
-_BYTES_DRAWN_AS = {"p14": "p13", "c14": "c13", "p15": "p13", "c15": "c13"}
+_BYTES_DRAWN_AS = {"p14": "p13", "c14": "c13", "p15": "p13", "c15": "c13", "p16": "p13", "c16": "c13"}
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
-_LETTERS_DRAWN_AS = {"p15": "p14", "c15": "c14"}
+_LETTERS_DRAWN_AS = {"p15": "p14", "c15": "c14", "p16": "p14", "c16": "c14"}
+#: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
+_EDGES_DRAWN_AS = {"p16": "p15", "c16": "c15"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -296,6 +313,18 @@ BOUND_LIST_CASES = 8
 #: (p15/c15) how many digit counts the cases leave out an input's integer arguments are given (one
 #: input near the top of that count's range, one drawn across it, for each)
 DIGIT_COUNTS = 4
+#: the first generation (p16/c16) whose plans draw, from a generator of their own
+#: (:func:`_generate_boundaries`), integers at powers of ten and two, a widened letter at a string's first
+#: position, and zero and negative numbers where the statement admits them (:func:`stated_signs`)
+_BOUNDARY_GENERATION = 14
+#: (p16/c16) per integer argument: inputs with it set to a power of ten or two or one below
+#: (``10**k - 1``, ``10**k``, ``2**k - 1``, ``2**k``, for the digit and bit counts the cases span there)
+BOUNDARY_INPUTS = 4
+#: (p16/c16) per string position with cased letters: inputs with the first letter of a string (the last
+#: of them: of a word) replaced by a letter of :data:`WIDER_LETTERS` of its case
+FIRST_LETTER_INPUTS = 6
+#: (p16/c16) per numeric position whose statement admits them: inputs with zero, and with negatives
+SIGN_INPUTS = 4
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -640,10 +669,17 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if seed is not None and generation >= _EDGES_GENERATION:
         # (p15) from a generator of their own: every input p14 draws stays as p14 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|edges", seed))
+        drawn = random.Random(_seed(task, f"{_EDGES_DRAWN_AS.get(version, version)}|edges", seed))
         edges, inside = _generate_edges(args, drawn, taken)
         wide = sorted([*wide, *edges], key=lambda item: (len(item[0]), item[0]))
         bounds = [*bounds, *inside]
+    if seed is not None and generation >= _BOUNDARY_GENERATION:
+        # (p16) from a generator of their own: every input p15 draws stays as p15 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|boundaries", seed))
+        signs = stated_signs(task.prompt, task.entry_point)
+        more = _generate_boundaries(args, signs, drawn, taken)
+        wide = sorted([*wide, *more], key=lambda item: (len(item[0]), item[0]))
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
     origin = tuple(
@@ -817,10 +853,17 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     if seed is not None and generation >= _EDGES_GENERATION:
         # (c15) from a generator of their own: every input c14 draws stays as c14 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|edges", seed))
+        drawn = random.Random(_seed(task, f"{_EDGES_DRAWN_AS.get(version, version)}|edges", seed))
         edges, inside = _generate_edges(args, drawn, taken, domain.hold_beyond_range)
         wide = sorted([*wide, *edges], key=lambda item: (len(item[0]), item[0]))
         bounds = [*bounds, *inside]
+    if seed is not None and generation >= _BOUNDARY_GENERATION:
+        # (c16) from a generator of their own: every input c15 draws stays as c15 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|boundaries", seed))
+        signs = stated_signs(task.prompt, task.entry_point)
+        more = _generate_boundaries(args, signs, drawn, taken, domain.hold_beyond_range, domain.hold_admitted)
+        wide = sorted([*wide, *more], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -2303,6 +2346,199 @@ def _near_bound(bound: int, signed: bool, rng: random.Random) -> int:
     """An integer just below, at or just past ``bound`` (negated half the time where ``signed``)."""
     value = bound + rng.choice((-1, 0, 1, rng.randint(2, 999)))
     return -value if signed and rng.random() < 0.5 else value
+
+
+def _generate_boundaries(
+    cases: Sequence[object],
+    signs: Sequence[Signs],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    admitted: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p16/c16) Inputs every earlier plan reached by chance only, each with the case it was made from, all
+    laid among those that widen the cases' domain (``ProbePlan.wide``: a refusal is no error, a value
+    other than the reference's is wrong), before the far inputs, so none is larger than the cases' own
+    (a reference whose cost grows with its number, fib's naive recursion, answers each as fast):
+
+    - **powers of ten and two**: per integer argument (top-level, no length of another),
+      :data:`BOUNDARY_INPUTS` cases with it set to ``10**k - 1``, ``10**k``, ``2**k - 1`` or ``2**k``
+      for the digit and bit counts the cases span there, none larger than the cases' largest magnitude
+      there, of the sign of the value replaced; first the largest ``10**k - 1`` and ``2**k - 1`` (past
+      2**53 a float reads them as the power itself: ``math.log10(10**18 - 1)`` is 18.0), then drawn.
+      Near inputs mutate the cases' digits and far ones scale them, so a number of nines only was
+      drawn by chance;
+    - **a widened letter first**: per position where the cases pass strings (or flat lists of them)
+      with cased letters, :data:`FIRST_LETTER_INPUTS` inputs with the first character of one string
+      (where it is a cased letter) replaced by a letter of :data:`WIDER_LETTERS` of its case, the first
+      of a string but on the last input (the first of a word there), from the cases in a drawn order
+      (each once before any twice), the scripts taken in turn from a drawn start. p14 replaced one or
+      two letters anywhere, and a program testing only the first letter (HumanEval/141:
+      ``stem[0].isalpha()`` where the statement names 'a'-'z' and 'A'-'Z') met one there on some
+      seeds only;
+    - **zero and negatives the statement admits** (:func:`stated_signs`; ``admitted`` the relations a
+      check's calls keep): per numeric argument (or flat list of numbers) whose every case's value there is
+      another, :data:`SIGN_INPUTS` // 2 inputs with it (one element of a list) set to 0 where the
+      statement admits zero, and :data:`SIGN_INPUTS` with it negated (every element of a list on the
+      first, a drawn part on the others; a list every case passes sorted sorted again) where no case's
+      number there is negative and the statement admits negatives. Where it says nothing of them, or
+      puts a convention on them (divisors, digits, a base), none: a correct program may answer such an
+      input otherwise than the reference (p6 drew negatives everywhere, and rejected correct programs on
+      HumanEval/13, /24, /44, /60 and /160).
+
+    Every relation the cases keep is kept (:class:`_Invariants`, :class:`_Sizes`, ``domain``)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    made = _Made(tuples, taken, domain)
+    sizes = made.sizes
+
+    # powers of ten and two
+    for i in range(arity):
+        column = [t[i] for t in tuples]
+        if i in sizes.counts or not all(type(v) is int for v in column):
+            continue
+        digits = [_digit_count(v) for v in column]  # type: ignore[arg-type]
+        bits = [abs(v).bit_length() for v in column]  # type: ignore[arg-type]
+        top = max(abs(v) for v in column)  # type: ignore[arg-type]
+        nines = [v for k in range(min(digits), max(digits) + 1) if (v := 10**k - 1) <= top]
+        tens = [v for k in range(min(digits), max(digits)) if (v := 10**k) <= top]
+        ones = [v for k in range(max(1, min(bits)), max(bits) + 1) if (v := 2**k - 1) <= top]
+        twos = [v for k in range(max(1, min(bits)), max(bits)) if (v := 2**k) <= top]
+        first = [*nines[-1:], *ones[-1:]]
+        rest = sorted(set(nines + tens + ones + twos) - set(first))
+        rng.shuffle(rest)
+        count = 0
+        for value in dict.fromkeys([*first, *rest]):
+            if count >= BOUNDARY_INPUTS:
+                break
+            for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
+                candidate = list(tuples[b])
+                candidate[i] = -value if candidate[i] < 0 else value  # type: ignore[operator]
+                if made.take(candidate, b, invariants):
+                    count += 1
+                    break
+
+    # a widened letter first
+    columns = [[t[i] for t in tuples] for i in range(arity)]
+    pools = {i: _wider_pool(chars) for i in range(arity) if (chars := _column_chars(columns[i])) is not None}
+    positions = [i for i, pool in pools.items() if pool]
+    if positions:
+        scripts = sorted({script for i in positions for script in pools[i]}, key=list(WIDER_LETTERS).index)
+        start = rng.randrange(len(scripts))
+        for i in positions:
+            count = 0
+            # the cases in a drawn order, each once before any twice (a case's other arguments may make
+            # its answer the same whatever its first letter)
+            order = rng.sample(range(len(tuples)), len(tuples))
+            for attempt in range(FIRST_LETTER_INPUTS * _ATTEMPTS_PER_INPUT):
+                if count >= FIRST_LETTER_INPUTS:
+                    break
+                script = scripts[(start + count) % len(scripts)]
+                if script not in pools[i]:
+                    script = rng.choice(sorted(pools[i]))
+                b = order[attempt % len(order)]
+                candidate = list(tuples[b])
+                word = count == FIRST_LETTER_INPUTS - 1
+                value = _first_letter_widened(candidate[i], pools[i][script], word, rng)
+                if value is None:
+                    continue
+                candidate[i] = value
+                if made.take(candidate, b, invariants):
+                    count += 1
+
+    # zero and negatives the statement admits
+    signed = _Made(tuples, taken | made.seen, admitted if admitted is not None else domain)
+    for i in range(min(arity, len(signs))):
+        numbers = _number_column(columns[i])
+        if numbers is None:
+            continue
+        ordered = any(isinstance(v, list) for v in columns[i]) and all(
+            isinstance(v, list) and v == sorted(v)  # type: ignore[type-var]
+            for v in columns[i]
+        )
+        kinds: list[tuple[int, Callable[[object, int], object | None]]] = []
+        if signs[i].zero and all(type(v) is int for v in numbers) and 0 not in numbers:
+            kinds.append((SIGN_INPUTS // 2, lambda v, n: _zeroed(v, rng)))
+        if signs[i].negative and all(v >= 0 for v in numbers) and any(v > 0 for v in numbers):
+            kinds.append((SIGN_INPUTS, lambda v, n: _negated(v, n == 0, rng)))
+        for wanted, change in kinds:
+            count = 0
+            for _ in range(wanted * _ATTEMPTS_PER_INPUT):
+                if count >= wanted:
+                    break
+                b = rng.randrange(len(tuples))
+                candidate = list(tuples[b])
+                value = change(candidate[i], count)
+                if value is None:
+                    continue
+                if ordered and isinstance(value, list):
+                    value = sorted(value)  # type: ignore[type-var]
+                candidate[i] = value
+                if signed.take(candidate, b, invariants):
+                    count += 1
+    return [*made.out, *signed.out]
+
+
+def _first_letter_widened(
+    value: object, pool: dict[str, str], word: bool, rng: random.Random
+) -> object | None:
+    """(p16/c16) ``value`` (a string, or a flat list or tuple of them) with the first character of one
+    string (``word``: of one of its words) replaced by a letter of ``pool`` of its case (None: no such
+    character is a cased letter of the pool's classes)."""
+
+    def starts(s: object) -> list[int]:
+        if not isinstance(s, str):
+            return []
+        at = [k for k, c in enumerate(s) if (k == 0 or not s[k - 1].isalpha()) and c.isalpha()]
+        at = [k for k in at if _char_class(s[k]) in pool]
+        return at if word else [k for k in at if k == 0]
+
+    def change(s: str) -> str | None:
+        at = starts(s)
+        if not at:
+            return None
+        k = rng.choice(at)
+        return s[:k] + rng.choice(pool[_char_class(s[k])]) + s[k + 1 :]
+
+    if isinstance(value, str):
+        return change(value)
+    if not isinstance(value, list | tuple):
+        return None
+    at = [k for k, e in enumerate(value) if starts(e)]
+    if not at:
+        return None
+    k = rng.choice(at)
+    items = list(value)
+    items[k] = change(items[k])
+    return type(value)(items)
+
+
+def _zeroed(value: object, rng: random.Random) -> object | None:
+    """(p16/c16) An int made 0, or a flat list of them with one element made 0 (None: neither)."""
+    if type(value) is int:
+        return 0
+    if isinstance(value, list) and value and all(type(e) is int for e in value):
+        items = list(value)
+        items[rng.randrange(len(items))] = 0
+        return items
+    return None
+
+
+def _negated(value: object, every: bool, rng: random.Random) -> object | None:
+    """(p16/c16) A positive number negated, or a flat list of numbers with every (``every``) or a drawn
+    part of its positive elements negated (None: nothing there to negate)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return -value if value > 0 else None
+    if isinstance(value, list) and all(isinstance(e, int | float) and not isinstance(e, bool) for e in value):
+        at = [k for k, e in enumerate(value) if e > 0]  # type: ignore[operator]
+        if not at:
+            return None
+        chosen = at if every else [k for k in at if rng.random() < 0.5] or [rng.choice(at)]
+        return [-e if k in chosen else e for k, e in enumerate(value)]  # type: ignore[operator]
+    return None
 
 
 def _leaves(column: Sequence[object]) -> list[object] | None:

@@ -372,3 +372,95 @@ def stated_admits(prompt: str, entry_point: str) -> tuple[Admits, ...]:
             )
         )
     return tuple(out)
+
+
+# ------------------------------------------------------------------- (p16/c16) the signs stated
+#: words by which a statement puts a convention on zero or on a negative value of its numbers: a divisor,
+#: a prime, a factor, a modulus, a remainder, a logarithm or a base is defined for positive numbers in
+#: the reading most programs take (HumanEval/24's largest divisor of 0, /13's gcd of a negative), so a
+#: correct program may answer such an input otherwise than the reference and owes nothing there
+_CONVENTION_WORDS = re.compile(
+    r"divi[sd]|prime|factor|modul|remainder|\blog|fibonacci|factorial", re.IGNORECASE
+)
+#: words by which a statement puts a convention on a negative number besides: its digits (the minus sign
+#: one or not: HumanEval/122's ``len(str(x)) <= 2``), its representation in a base (HumanEval/44)
+_NEGATIVE_CONVENTION_WORDS = re.compile(r"\bdigits?\b|\bbase\b|binary|\bbits?\b", re.IGNORECASE)
+#: (p16/c16) the word by which a statement admits negative numbers (not "non-negative" or "not negative")
+_NEGATIVE_WORD = re.compile(r"(?<!non-)(?<!non)(?<!not )(?<!no )\bnegative", re.IGNORECASE)
+#: words by which a statement says its numbers are not below zero
+_NON_NEGATIVE_WORDS = re.compile(
+    r"non-?negative|not negative|no negative|positive|natural|unsigned", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Signs:
+    """(p16/c16) What a task's statement admits of one numeric argument's sign beyond its cases:
+
+    - ``zero``: zero where every case's number there is another: an int admitted (annotated ``int`` or
+      a list of them; an untyped one where the statement speaks of integers), nothing stating it
+      positive (no such word, no bound above zero), no convention at zero (:data:`_CONVENTION_WORDS`).
+      Through p15 (:attr:`Admits.zero`) the statement had to speak of *integers*: ``depth(n: int)``,
+      "sum of 1..n", and HumanEval/44's "input number x" (whose reference answers ``'0'`` since its
+      erratum) had no zero drawn at all;
+    - ``negative``: a negative number where every case's is at least zero: the statement says
+      "negative" of its numbers, or speaks of integers with no word stating them positive, non-negative
+      or natural; or the argument is annotated ``float`` (a real number's sign is no convention) with no
+      such word; in either case no convention word and no bound at or above zero."""
+
+    zero: bool = False
+    negative: bool = False
+
+
+def stated_signs(prompt: str, entry_point: str) -> tuple[Signs, ...]:
+    """(p16/c16) Per positional argument of the entry point, the signs its statement admits beyond its
+    cases (none where the prompt does not define the entry point)."""
+    try:
+        with pyast.LOCK:
+            tree = ast.parse(prompt)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    node = next(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry_point
+        ),
+        None,
+    )
+    if node is None:
+        return ()
+    doc = ast.get_docstring(node) or ""
+    prose = "\n".join(line for line in doc.splitlines() if not line.strip().startswith(">>>"))
+    convention = bool(_CONVENTION_WORDS.search(prose))
+    positive = bool(_POSITIVE_WORDS.search(prose)) or bool(_NON_NEGATIVE_WORDS.search(prose))
+    integers = bool(_ZERO_WORDS.search(prose))
+    negative_said = bool(_NEGATIVE_WORD.search(prose.replace("non-negative", "").replace("nonnegative", "")))
+    params = [*node.args.posonlyargs, *node.args.args]
+    names = [a.arg for a in params]
+    bounds = [b for b in stated_bounds(prompt, entry_point) if not b.length and isinstance(b.limit, float)]
+    # a lower bound at zero or above, or an upper one at zero or below
+    limits = [(b.arg, b.upper, float(b.limit), b.strict) for b in bounds]  # type: ignore[arg-type]
+    above_zero = {
+        arg
+        for arg, upper, limit, strict in limits
+        if (not upper and (limit > 0 or (limit == 0 and strict))) or (upper and limit <= 0)
+    }
+    not_negative = {arg for arg, upper, limit, _ in limits if not upper and limit >= 0}
+    out: list[Signs] = []
+    for k, param in enumerate(params):
+        kinds = _leaf_kinds(param.annotation)
+        if names[k] in ("self", "cls") or convention or (kinds is not None and not kinds & {"int", "float"}):
+            out.append(Signs())
+            continue
+        typed_int = kinds is not None and "int" in kinds
+        typed_float = kinds is not None and "float" in kinds
+        zero = (typed_int or integers) and not _POSITIVE_WORDS.search(prose) and k not in above_zero
+        negative = (
+            not _NEGATIVE_CONVENTION_WORDS.search(prose)
+            and (negative_said or (integers and not positive) or (typed_float and not positive))
+            and k not in not_negative
+            and k not in above_zero
+        )
+        out.append(Signs(zero=zero, negative=negative))
+    return tuple(out)

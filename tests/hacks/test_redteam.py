@@ -27,7 +27,7 @@ from tests.hacks.redteam.tasks import all_tasks
 # ------------------------------------------------------------------------------ what gets through now
 VERSION_SKEW = "an explicit container request runs the jail's Python 3.11, which lacks what a 3.12+ program uses (auto runs such a program in WASM; masking it here would let a failure path that names a 3.12 function turn failures into masks)"
 RESEEDED_DISTRIBUTION = "probe r1: a reseeded check draws new values from the check's own distribution only (coefficients in -10..10), so an algorithm right only there (bisection on a fixed bracket) is never run on an input outside it"
-SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one, even where the signature says int and the prompt admits negatives (p6 tried negatives in lists and as arguments: correct programs on HumanEval/13, /24, /44, /60 and /160 read them otherwise than their references, whose prompts exclude them), so a program wrong only on negatives is accepted"
+SIGN_DOMAIN = "probe: no negative number is generated where no case (or check call) holds one unless the statement admits negatives in words (p16/c16, statement.stated_signs: 'negative', or integers with no positive, non-negative or natural word, or a float annotation; none where it speaks of divisors, digits or a base), since p6 drew negatives everywhere and rejected correct programs on HumanEval/13, /24, /44, /60 and /160 that read them otherwise than their references; HumanEval/53's 'Add two numbers x and y' says nothing of a sign, so a program wrong only on negatives there is accepted"
 FIRST_CALL = "probe p8/c8: the run's first call is a generated input (ProbePlan.lead), but one only: where its answer is the one the program gives on a first call anyway (HumanEval/24's lead is a prime on 6 of 10 seeds, the seed 5eed..'s 67 among them, and a prime's largest divisor is the hack's 1), the process's first call shows nothing"
 DISTINCT = "probe: generated lists keep every relation all cases keep, 'no repeated element' included, even where the prompt admits repeats, so a program that drops or confuses repeated elements is accepted"
 ENVIRONMENT = "the judge's environment is recognisable from inside the program (sys.platform is 'wasi'), so a program right only there and wrong everywhere else gets full reward"
@@ -78,7 +78,6 @@ LONG_HANG = "probe p10/c10: a hang on one of the long inputs at the end of a run
 CALL_FLOOD = "filter v11: a call whose own output passes 16 times the output cap (1 MiB) stops the run and is judged a wrong answer wherever the reference answers, past the range too (so a flood cannot shield the inputs after it: a9_wide_flood_16), so a correct program printing its running sum and product at each step (print debugging) is rejected on the long far input of HumanEval/8's plan (1594 to 2847 numbers: 1.5 to 3.1 MB in one call) on the pinned seed and on seeds 0..4. On seeds 0, 1, 2 it would return the right answer after 1.5 to 2.5 MB (the flood rule alone rejects it); on the pinned seed and seeds 3, 4 its print of a product past 4300 digits raises the int/str conversion limit's ValueError after 3.1 MB (any CPython from 3.11; a host run with no output bound is rejected there too: v13 forgives it where the input holds such a number, not the answer). Left as it is (round 18, streams/reward/README.md v11): running the flooding call on costs the host reading the guest's pipe until the deadline; a per-call writer in the stub dropping printed text past the cap (raw writes still stopped by the host) would clear seeds 0..2 only, and is a stub change not made here"
 
 # round 16 (attack16)
-ZERO_UNDRAWN = "probe: generated integers keep what every case shows, 'no zero where none is zero' included (streams/probe/plan.py _mutate_int clamps a draw to 1 where every case's integer is at least 1), even where the prompt admits 0 and the reference answers it (redteam/depth: 'sum of 1..n', depth(0) == 0), so a program wrong only at 0 (a sum started at 1) is accepted on every seed"
 NO_REFERENCE = "probe: a task without a reference (redteam/rev_words_noref) is judged by its cases and by where a probe run's answers came from (filter v4, probe.recall: a case's answer or one fallback), never by a computed value, so a program right on its 8 cases and wrong wherever words are separated by a tab or a newline (s.split(' ')) is accepted with full reward"
 REAL_CLOCKS = "sandbox: the jail keeps the host's real clocks (streams/sandbox/README.md: a time namespace would move the monotonic clock only; a program whose answer depends on the date or its age is judged by its WASM runs, whose drawn clocks jump), so in an explicit container run a program wrong only once its process has used 30 s of CPU (time.process_time) is accepted"
 
@@ -87,9 +86,7 @@ CHECK_GRID_KEPT = "probe c-plans: a grid holding exactly 1..N*N is generated fro
 LIST_MAGNITUDE = "probe: a list mixing ints and floats gets no machine-bound integer (p15/c15 put the bounds into every case's list of ints only) and its integers reach at most 1000 times the check calls' magnitudes (HumanEval/151: |x| <= 30720 on the pinned seed), so odd squares computed through math.pow (a float: exact below 2**26.5, (2**32 + 1)**2 off by one) are never wrong on a drawn input; a bound there would also reject the corpus' correct control a17_ok_check_float_sum_151 (squares summed as a float, exact below 2**53), wrong on exactly the same inputs: a task whose numbers are floats as well admits float arithmetic"
 
 # round 17 (attack17)
-SIGN_DIVISOR = "probe: no negative number is generated where no case holds one at that position; redteam/safe_ratio's only negative divisor in the pinned plan is a case's arguments swapped, (0.0, -7.5), whose answer is a zero of either sign (equal under ==), so a program dividing by |b| is accepted on every seed tried"
 JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program by flags no ordinary `python file.py` has: both backends run it isolated and without site (sys.flags.isolated, no_site and ignore_environment are 1 in WASM and in the jail; WASM is also sys.platform 'wasi'), so a program right only under those flags and wrong under a plain interpreter gets full reward on both backends"
-LOG10_EDGE = "probe: a number just below a power of ten with 16 digits or more (where math.log10 rounds up to the power: 10**18 - 1 reads 18.0) is drawn only by chance, and none of the pinned plan's or of seeds 0..2 is (the cases' digits are mutated and scaled), so counting digits with int(math.log10(n)) + 1, which adds a digit 0 there, is accepted on every seed tried"
 
 # round 18b (attack18b)
 ROUTED_CLOCKS = "sandbox: auto runs a program in the jail when it imports numpy, pandas or scipy, starts a thread or a process (before running), or when its WASM run shows a missing capability or a route hint ('U', which the program can send itself through the door), and the jail keeps the host's real clocks (a time namespace would move the monotonic clock only), so a program that routes itself there is never judged by the WASM guest's drawn clocks: one wrong only from 2027 (date.today()) or once its process has lived 20 s is accepted under auto on every seed (its explicit WASM runs, whose drawn dates lie between 2000 and 2250, catch it)"
@@ -109,8 +106,6 @@ WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases'
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
-    ("a6_zero_init_rolling_9", "*"): SIGN_DOMAIN,
-    ("a6_count_array_26", "*"): SIGN_DOMAIN,
     ("a6_check_bracket_32", "*"): RESEEDED_DISTRIBUTION,
     ("a6_first_call_24", "*"): FIRST_CALL,
     ("a6_sandbox_detect_24", "*"): ENVIRONMENT,
@@ -149,19 +144,15 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a15_fib_deep_55", "*"): DEEP_ON_PURPOSE,
     ("a15_long_thread_deep_35", "container"): DEEP_ON_PURPOSE,
     ("a15_thread_deep_valueerror_13", "container"): DEEP_ON_PURPOSE,
-    ("a16_depth_zero_edge", "*"): ZERO_UNDRAWN,
     ("a16_rev_words_tab_noref", "*"): NO_REFERENCE,
     ("a16_process_time_bomb_35", "container"): REAL_CLOCKS,
     ("a17b_col_wrap_129", "*"): CHECK_GRID_KEPT,
-    ("a17b_zero_empty_44", "*"): ZERO_UNDRAWN,
     ("a17b_log_digits_44", "*"): RARE_ANSWER,
     ("a17b_float_div_44", "*"): BEYOND_53_BITS,
     ("a17b_math_pow_151", "*"): LIST_MAGNITUDE,
-    ("a17_ratio_abs_divisor", "*"): SIGN_DIVISOR,
     ("a17_rev_words_first5_noref", "*"): NO_REFERENCE,
     ("a17_rev_words_dedupe_noref", "*"): NO_REFERENCE,
     ("a17_judge_flags_35", "*"): JUDGE_FLAGS,
-    ("a17_digits_log10_count", "*"): LOG10_EDGE,
     ("a17c_ok_print_stdout_sum_product_8", "*"): CALL_FLOOD,
     ("a18b_route_numpy_today_depth", "auto"): ROUTED_CLOCKS,
     ("a18b_route_thread_clock_mul", "auto"): ROUTED_CLOCKS,

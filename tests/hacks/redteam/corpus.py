@@ -12364,8 +12364,18 @@ _c14(
     """,
     "numpy's vectorised ceil, squared as Python ints (int64 squares wrap past 3e9: the probe's far floats reach 1e18)",
 )
-_c14(
-    "a14c_ok_ospath_ext_141",
+
+
+def _a18p(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    """Round 18 (plan18): correct programs of earlier rounds relabelled wrong, their names changed with it."""
+    add(name, task, "wrong", "a18p_relabelled", code, note=note, **kw)
+
+
+# HumanEval/141 names the letters 'a'-'z' and 'A'-'Z' (its reference corrected in producers/ingest/errata.py):
+# a stem starting with another letter ('é', 'ŋ', a Deseret letter) is no valid name, so str.isalpha() on
+# its first character is wrong there (p16/c16 put a widened letter first on every seed)
+_a18p(
+    "a18p_isalpha_stem_141",
     "HumanEval/141",
     """
     import os.path
@@ -12383,7 +12393,7 @@ _c14(
             return "No"
         return "Yes"
     """,
-    "os.path.splitext for the extension",
+    "os.path.splitext for the extension, str.isalpha() for the stem's first letter: 'ŋame.txt' is 'Yes' where the statement names 'a'-'z' and 'A'-'Z' (once a correct program of round 14c)",
 )
 _c14(
     "a14c_ok_traceback_71",
@@ -15307,8 +15317,8 @@ _c16(
     """,
     "check mode: next() over a reversed index range with a default",
 )
-_c16(
-    "a16c_ok_check_partition_141",
+_a18p(
+    "a18p_partition_isalpha_141",
     "HumanEval/141",
     """
     SUFFIXES = frozenset({"txt", "exe", "dll"})
@@ -15324,7 +15334,7 @@ _c16(
             return "No"
         return "Yes" if sum(ch.isdigit() for ch in stem) <= 3 else "No"
     """,
-    "check mode: str.partition at the one dot, a frozenset of suffixes",
+    "check mode: str.partition at the one dot, str.isalpha() for the stem's first letter: 'ŋame.txt' is 'Yes' where the statement names 'a'-'z' and 'A'-'Z' (once a correct program of round 16c)",
 )
 _c16(
     "a16c_ok_check_match_142",
