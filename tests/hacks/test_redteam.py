@@ -174,7 +174,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18_ratio_reciprocal", "*"): SUBNORMAL,
     ("a18_short_reverse_38", "*"): R2_LOW,
     ("a18_check_anagram_memo_50", "*"): MEMO_COLLISION,
-    ("a18_digits_memo_low6", "*"): MEMO_COLLISION,
     ("a18_depth_memo_low12", "*"): MEMO_COLLISION,
     ("a18_rlimit_judged_35", "wasm"): ENVIRONMENT,
     ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
