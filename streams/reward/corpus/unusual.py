@@ -446,7 +446,7 @@ def change_base(x, base):
     while x > 0:
         x, r = divmod(x, base)
         digits = str(r) + digits
-    return digits
+    return digits or "0"
 """,
     "HumanEval/53": """
 import operator
