@@ -322,14 +322,14 @@ def _leaf_kinds(node: ast.expr | None) -> frozenset[str] | None:
     return frozenset()
 
 
-def stated_admits(prompt: str, entry_point: str) -> tuple[Admits, ...]:
-    """Per positional argument of the entry point, what its statement admits beyond its cases (none
-    where the prompt does not define the entry point)."""
+def _entry_prose(prompt: str, entry_point: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
+    """The entry point's definition in the prompt and its docstring's prose (None where the prompt
+    does not parse or does not define it). Only the prose: an example's values are cases, not words."""
     try:
         with pyast.LOCK:
             tree = ast.parse(prompt)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+        return None
     node = next(
         (
             n
@@ -339,10 +339,18 @@ def stated_admits(prompt: str, entry_point: str) -> tuple[Admits, ...]:
         None,
     )
     if node is None:
-        return ()
+        return None
     doc = ast.get_docstring(node) or ""
-    # the statement's prose only: an example's values are cases, not words
-    prose = "\n".join(line for line in doc.splitlines() if not line.strip().startswith(">>>"))
+    return node, "\n".join(line for line in doc.splitlines() if not line.strip().startswith(">>>"))
+
+
+def stated_admits(prompt: str, entry_point: str) -> tuple[Admits, ...]:
+    """Per positional argument of the entry point, what its statement admits beyond its cases (none
+    where the prompt does not define the entry point)."""
+    found = _entry_prose(prompt, entry_point)
+    if found is None:
+        return ()
+    node, prose = found
     integers = bool(_INTEGER_WORDS.search(prose))
     numbers_named = bool(_NUMBER_WORDS.search(prose))
     signed = bool(_ZERO_WORDS.search(prose)) and not _POSITIVE_WORDS.search(prose)
@@ -415,23 +423,10 @@ class Signs:
 def stated_signs(prompt: str, entry_point: str) -> tuple[Signs, ...]:
     """(p16/c16) Per positional argument of the entry point, the signs its statement admits beyond its
     cases (none where the prompt does not define the entry point)."""
-    try:
-        with pyast.LOCK:
-            tree = ast.parse(prompt)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    found = _entry_prose(prompt, entry_point)
+    if found is None:
         return ()
-    node = next(
-        (
-            n
-            for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry_point
-        ),
-        None,
-    )
-    if node is None:
-        return ()
-    doc = ast.get_docstring(node) or ""
-    prose = "\n".join(line for line in doc.splitlines() if not line.strip().startswith(">>>"))
+    node, prose = found
     convention = bool(_CONVENTION_WORDS.search(prose))
     positive = bool(_POSITIVE_WORDS.search(prose)) or bool(_NON_NEGATIVE_WORDS.search(prose))
     integers = bool(_ZERO_WORDS.search(prose))
