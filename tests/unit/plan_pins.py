@@ -1,4 +1,4 @@
-"""What the seeded probe-plan generation tests (test_probe_v9 .. v14) share: the red-team library's tasks,
+"""What the seeded probe-plan generation tests (test_probe_v9 .. v16) share: the red-team library's tasks,
 a plan input's arguments, and the promise each new generation keeps, that runs of the one before it find
 their plans byte for byte (the digests each test pins were taken from the code before its generation
 existed)."""
@@ -14,6 +14,7 @@ from streams.probe.plan import (
     SEEDED_CHECK_PLAN_VERSION,
     SEEDED_PLAN_VERSION,
     SEEDED_VERSIONS,
+    ProbePlan,
     _plan,
     plan_for,
     recorded_plan,
@@ -50,3 +51,19 @@ def assert_pinned_plans_found(
             for later in (_plan(t, seed, generation + 1), newest):
                 assert later is not None and later.digest != digest, (task_id, seed)
                 assert recorded_plan(t, seed, later.digest) == later
+
+
+def against_previous(t: TaskPublished, seed: str, generation: int) -> tuple[ProbePlan, ProbePlan]:
+    """The plans ``generation`` and the one before it draw for ``t`` under ``seed`` (both of one kind:
+    case plans or check plans)."""
+    new, old = _plan(t, seed, generation), _plan(t, seed, generation - 1)
+    assert new is not None and old is not None
+    now, before = SEEDED_VERSIONS[generation], SEEDED_VERSIONS[generation - 1]
+    assert (new.version, old.version) in ((now[0], before[0]), (now[1], before[1]))
+    return new, old
+
+
+def added_positions(new: ProbePlan, old: ProbePlan) -> list[int]:
+    """The positions of ``new``'s inputs that ``old`` does not hold."""
+    kept = set(old.inputs)
+    return [pos for pos, text in enumerate(new.inputs) if text not in kept]

@@ -21,13 +21,11 @@ from streams.probe.plan import (
     SEEDED_CHECK_PLAN_VERSION,
     SEEDED_PLAN_VERSION,
     SEEDED_VERSIONS,
-    ProbePlan,
-    _plan,
 )
 from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.corpus import PROGRAMS
+from tests.unit.plan_pins import added_positions, against_previous, assert_pinned_plans_found
 from tests.unit.plan_pins import args as _args
-from tests.unit.plan_pins import assert_pinned_plans_found
 from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import OPTS, SEEDS
 
@@ -107,18 +105,6 @@ UNCHANGED = (
 CHANGED = ("HumanEval/61", "HumanEval/90", "redteam/mul")
 
 
-def _plans(task: TaskPublished, seed: str) -> tuple[ProbePlan, ProbePlan]:
-    new, old = _plan(task, seed, P15), _plan(task, seed, P14)
-    assert new is not None and old is not None
-    assert (new.version, old.version) in (("p15", "p14"), ("c15", "c14"))
-    return new, old
-
-
-def _added(new: ProbePlan, old: ProbePlan) -> list[int]:
-    kept = set(old.inputs)
-    return [pos for pos, text in enumerate(new.inputs) if text not in kept]
-
-
 def test_runs_of_p14_and_c14_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P14] == ("p14", "c14") and SEEDED_VERSIONS[P15] == ("p15", "c15")
     assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p16", "c16")
@@ -128,23 +114,23 @@ def test_runs_of_p14_and_c14_find_their_plans_byte_for_byte() -> None:
 @pytest.mark.parametrize("task_id", UNCHANGED)
 def test_a_task_without_those_edges_draws_p14s_inputs(task_id: str) -> None:
     for seed in (MATRIX_SEED, *SEEDS[:2]):
-        new, old = _plans(_task(task_id), seed)
+        new, old = against_previous(_task(task_id), seed, P15)
         assert new.inputs == old.inputs and new.far == old.far and new.wide == old.wide, seed
 
 
 @pytest.mark.parametrize("task_id", CHANGED)
 def test_every_p14_input_stays_and_the_added_ones_judge_only_a_value(task_id: str) -> None:
     for seed in (MATRIX_SEED, *SEEDS[:3]):
-        new, old = _plans(_task(task_id), seed)
+        new, old = against_previous(_task(task_id), seed, P15)
         assert set(old.inputs) <= set(new.inputs), seed
-        added = _added(new, old)
+        added = added_positions(new, old)
         assert added and all(pos in new.wide for pos in added), seed
 
 
 def test_a_string_of_brackets_is_emptied_and_an_error_there_is_judged() -> None:
     task = _task("HumanEval/61")
     for seed in (MATRIX_SEED, *SEEDS):
-        new, old = _plans(task, seed)
+        new, old = against_previous(task, seed, P15)
         assert "('',)" not in old.inputs, seed  # p14 dropped letters and digits only
         pos = new.inputs.index("('',)")
         assert pos in new.wide and pos in empty_refusals_held(task, new), seed
@@ -153,10 +139,10 @@ def test_a_string_of_brackets_is_emptied_and_an_error_there_is_judged() -> None:
 def test_a_bound_lands_in_every_case_list_of_two() -> None:
     task = _task("HumanEval/90")
     for seed in (MATRIX_SEED, *SEEDS):
-        new, old = _plans(task, seed)
+        new, old = against_previous(task, seed, P15)
         pairs = [
             (pos, values)
-            for pos in _added(new, old)
+            for pos in added_positions(new, old)
             if len(values := _args(new.inputs[pos])[0]) == 2 and 1 in values
         ]
         for bound in MACHINE_BOUNDS:
@@ -171,8 +157,8 @@ def test_two_odd_factors_of_eight_digits_meet_where_the_cases_pass_nine() -> Non
     shown = {len(str(abs(v))) for c in (*task.tests, *task.hidden_tests) for v in _args(c.input)}
     assert 9 in shown and 8 not in shown
     for seed in (MATRIX_SEED, *SEEDS):
-        new, old = _plans(task, seed)
-        factors = [_args(new.inputs[pos]) for pos in _added(new, old)]
+        new, old = against_previous(task, seed, P15)
+        factors = [_args(new.inputs[pos]) for pos in added_positions(new, old)]
         eight = [(a, b) for a, b in factors if len(str(abs(a))) == len(str(abs(b))) == 8]
         assert any(abs(a * b) > 2**53 and a % 2 == b % 2 == 1 for a, b in eight), seed
         assert not any(len(str(abs(a))) == 8 for a, _ in (_args(t) for t in old.inputs)), seed
@@ -195,8 +181,8 @@ def _answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, o
 def _judged(task: TaskPublished, code: str, seed: str) -> list[str]:
     """The inputs p15 adds where ``code`` gets what the filter counts as wrong against the reference: a
     value other than its value, or an error where an error is judged (an empty argument the task admits)."""
-    new, old = _plans(task, seed)
-    added = _added(new, old)
+    new, old = against_previous(task, seed, P15)
+    added = added_positions(new, old)
     texts = [new.inputs[pos] for pos in added]
     assert task.reference is not None
     held = empty_refusals_held(task, new)

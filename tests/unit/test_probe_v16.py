@@ -19,14 +19,12 @@ from streams.probe.plan import (
     SEEDED_PLAN_VERSION,
     SEEDED_VERSIONS,
     WIDER_LETTERS,
-    ProbePlan,
-    _plan,
 )
 from streams.probe.statement import Signs, stated_signs
 from streams.reward.literals import CompareOptions, values_match
 from tests.hacks.redteam.corpus import PROGRAMS
+from tests.unit.plan_pins import added_positions, against_previous, assert_pinned_plans_found
 from tests.unit.plan_pins import args as _args
-from tests.unit.plan_pins import assert_pinned_plans_found
 from tests.unit.plan_pins import task as _task
 
 MATRIX_SEED = "5eed" * 8
@@ -114,18 +112,6 @@ CORRECT = tuple(
 )
 
 
-def _plans(task: TaskPublished, seed: str) -> tuple[ProbePlan, ProbePlan]:
-    new, old = _plan(task, seed, P16), _plan(task, seed, P15)
-    assert new is not None and old is not None
-    assert (new.version, old.version) in (("p16", "p15"), ("c16", "c15"))
-    return new, old
-
-
-def _added(new: ProbePlan, old: ProbePlan) -> list[int]:
-    kept = set(old.inputs)
-    return [pos for pos, text in enumerate(new.inputs) if text not in kept]
-
-
 def test_runs_of_p15_and_c15_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P15] == ("p15", "c15") and SEEDED_VERSIONS[P16] == ("p16", "c16")
     assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p16", "c16")
@@ -135,9 +121,9 @@ def test_runs_of_p15_and_c15_find_their_plans_byte_for_byte() -> None:
 @pytest.mark.parametrize("task_id", sorted(P15_DIGESTS))
 def test_every_p15_input_stays_and_the_added_ones_judge_only_a_value(task_id: str) -> None:
     for seed in SEEDS[:3]:
-        new, old = _plans(_task(task_id), seed)
+        new, old = against_previous(_task(task_id), seed, P16)
         assert set(old.inputs) <= set(new.inputs), seed
-        assert all(pos in new.wide for pos in _added(new, old)), seed
+        assert all(pos in new.wide for pos in added_positions(new, old)), seed
 
 
 def test_what_the_statements_admit_of_signs() -> None:
@@ -163,8 +149,8 @@ def test_what_the_statements_admit_of_signs() -> None:
 def test_a_number_of_nines_past_a_doubles_precision_on_every_seed() -> None:
     task = _task("redteam/digits_set")
     for seed in SEEDS:
-        new, old = _plans(task, seed)
-        nines = [v for pos in _added(new, old) if set(str(v := _args(new.inputs[pos])[0])) == {"9"}]
+        new, old = against_previous(task, seed, P16)
+        nines = [v for pos in added_positions(new, old) if set(str(v := _args(new.inputs[pos])[0])) == {"9"}]
         assert any(len(str(v)) >= 16 for v in nines), seed
         assert not any(set(str(_args(t)[0])) == {"9"} and len(str(_args(t)[0])) >= 16 for t in old.inputs)
 
@@ -173,17 +159,17 @@ def test_a_number_of_nines_past_a_doubles_precision_on_every_seed() -> None:
 def test_zero_where_the_statement_admits_it(task_id: str) -> None:
     task = _task(task_id)
     for seed in SEEDS:
-        new, old = _plans(task, seed)
+        new, old = against_previous(task, seed, P16)
         assert not any(_args(t)[0] == 0 for t in old.inputs), seed
-        assert any(_args(new.inputs[pos])[0] == 0 for pos in _added(new, old)), seed
+        assert any(_args(new.inputs[pos])[0] == 0 for pos in added_positions(new, old)), seed
 
 
 @pytest.mark.parametrize("task_id", ["HumanEval/24", "HumanEval/13", "HumanEval/60", "HumanEval/53"])
 def test_no_negative_where_the_answer_hinges_on_a_convention(task_id: str) -> None:
     task = _task(task_id)
     for seed in SEEDS[:3]:
-        new, old = _plans(task, seed)
-        for pos in _added(new, old):
+        new, old = against_previous(task, seed, P16)
+        for pos in added_positions(new, old):
             values = [v for v in _args(new.inputs[pos]) if isinstance(v, int)]
             assert all(v >= 0 for v in values), (seed, new.inputs[pos])
             if task_id in ("HumanEval/24", "HumanEval/13"):
@@ -193,8 +179,8 @@ def test_no_negative_where_the_answer_hinges_on_a_convention(task_id: str) -> No
 def test_a_widened_letter_first_on_every_seed() -> None:
     task = _task("HumanEval/141")
     for seed in SEEDS:
-        new, old = _plans(task, seed)
-        assert any(_args(new.inputs[pos])[0][:1] in WIDER for pos in _added(new, old)), seed
+        new, old = against_previous(task, seed, P16)
+        assert any(_args(new.inputs[pos])[0][:1] in WIDER for pos in added_positions(new, old)), seed
 
 
 def _answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, object]]:
@@ -214,8 +200,8 @@ def _answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, o
 def _judged(task: TaskPublished, code: str, seed: str) -> list[str]:
     """The inputs p16 adds where ``code`` answers a value other than the reference's, as the comparer
     judges one (every added input widens the domain: a refusal there is no error)."""
-    new, old = _plans(task, seed)
-    texts = [new.inputs[pos] for pos in _added(new, old)]
+    new, old = against_previous(task, seed, P16)
+    texts = [new.inputs[pos] for pos in added_positions(new, old)]
     assert task.reference is not None
     return [
         text
