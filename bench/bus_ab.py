@@ -17,42 +17,21 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from confluent_kafka import Producer
 
 from bench.bus import PRODUCER_SETTINGS, Span, broker, make_topic, raw_consume
+from bench.revision import load_at
 from infra.kafka.consumer import EventConsumer
 from infra.kafka.producer import EventProducer
 from schemas import export
 from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.rollout import CodeGenerated
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load(name: str, rev: str, path: str, folder: Path) -> ModuleType:
-    """``path`` as it is at ``rev``, imported as module ``name``."""
-    import importlib.util
-
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
-    ).stdout
-    file = folder / f"{name}.py"
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def produce(producer_cls: Any, server: str, topic: str, event: CodeGenerated, n: int) -> float:
@@ -108,8 +87,8 @@ def main() -> None:
     event = CodeGenerated.model_validate(doc["body"])
     record = encode(event, Envelope.for_event(event, source="bench", run_id="bench"))
     with tempfile.TemporaryDirectory() as folder:
-        old_producer = load("rlstream_producer_then", args.rev, "infra/kafka/producer.py", Path(folder))
-        old_consumer = load("rlstream_consumer_then", args.rev, "infra/kafka/consumer.py", Path(folder))
+        old_producer = load_at("rlstream_producer_then", args.rev, "infra/kafka/producer.py", Path(folder))
+        old_consumer = load_at("rlstream_consumer_then", args.rev, "infra/kafka/consumer.py", Path(folder))
     sides: dict[str, tuple[Any, Any]] = {
         args.rev: (old_producer.EventProducer, old_consumer.EventConsumer),
         "this tree": (EventProducer, EventConsumer),

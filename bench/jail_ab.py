@@ -12,31 +12,14 @@ by more than the change being measured.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str, rev: str, path: str, folder: Path) -> ModuleType:
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
-    ).stdout
-    file = folder / f"{name}.py"
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from bench.revision import ROOT, load_at
 
 
 def _usage() -> tuple[float, float]:
@@ -57,8 +40,8 @@ def main() -> int:
     now = sandbox.container()
     with tempfile.TemporaryDirectory() as folder:
         here = Path(folder)
-        old = _load("rlstream_jail_then", args.rev, "streams/sandbox/container.py", here)
-        old.cgroups = _load(  # type: ignore[attr-defined]
+        old = load_at("rlstream_jail_then", args.rev, "streams/sandbox/container.py", here)
+        old.cgroups = load_at(  # type: ignore[attr-defined]
             "rlstream_cgroups_then", args.rev, "streams/sandbox/cgroups.py", here
         )
     then = old.ContainerBackend(python=now.python, require_cgroup=now.require_cgroup, site=now.site)
