@@ -25,7 +25,7 @@ from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted,
 from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise import rules
-from streams.noise.config import NoiseConfig
+from streams.noise.config import VERSIONS, NoiseConfig
 from streams.probe.plan import check_compares_sequences, recorded_plan
 from streams.probe.statement import stated_bounds
 from streams.reward import static
@@ -263,7 +263,14 @@ def _probe(
         return judged, reference.event_id() if reference is not None and usable else None, 0
     answers = probing.reference_answers(plan, reference, options) if reference is not None and usable else {}
     settled = probing.reference_settled(plan, reference) if reference is not None and usable else frozenset()
-    memoised = probing.memoised_answers(plan, reference, options) if reference is not None and usable else {}
+    # (the chain of version flags below starts after the reference's answers are read)
+    v22 = VERSIONS.index(config.version) > VERSIONS.index("v21")
+    # v22: where some plain runs answered an input and others ran out there, the memoised runs answer it
+    memoised = (
+        probing.memoised_answers(plan, reference, options, partial=v22)
+        if reference is not None and usable
+        else {}
+    )
     v6 = config.version not in ("v2", "v3", "v4", "v5")
     refusals = frozenset[str]()
     refused = frozenset[int]()
@@ -299,7 +306,13 @@ def _probe(
             # v17: so is a hang on an input the memoised reference answers at once, where the program
             # kept the memoised pace on the inputs the plain reference's recursion was slow on
             memo_timing = probing.memo_hang_timing(plan, probe_run, reference, options)
-            hang = memo_timing if memo_timing is not None and memo_timing.held_memoised() else None
+            # v22: or on a second input where the two lean apart, so one call the load slowed does
+            # not decide alone
+            hang = (
+                memo_timing
+                if memo_timing is not None and memo_timing.held_memoised(second_witness=v22)
+                else None
+            )
     report = probing.examine(
         task,
         plan,

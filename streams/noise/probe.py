@@ -110,6 +110,10 @@ WASTE_SLACK_S = 0.005
 #: times what its memoised run took is one where the two part: a program at the plain reference's pace
 #: there is ``HANG_PACE_FACTOR`` times past the memoised one's pace by a margin as wide again
 MEMO_PART_FACTOR = HANG_PACE_FACTOR**2
+#: (filter v22, :attr:`Hang.memo_ratio_next`) an input on which the plain reference took more than this
+#: many times what its memoised run took leans towards parting: a program at the plain reference's pace
+#: there is still twice past ``HANG_PACE_FACTOR`` times the memoised pace
+MEMO_LEAN_FACTOR = 2 * HANG_PACE_FACTOR
 #: and only where an input at least as large in every argument (and larger in one) took the program at
 #: most this many times as long: time a larger input does not cost more is not the input's cost (a
 #: correct program whose cost explodes with size takes twice as long or more for each element more;
@@ -190,6 +194,12 @@ class Hang:
     #: its cost only on the last; and one input, not every one, so that one call the machine's load
     #: slowed does not decide
     memo_ratio: float = 0.0
+    #: (filter v22) the same ratio on the costliest input before the hang, other than the one
+    #: ``memo_ratio`` reads, where the plain reference took more than ``MEMO_LEAN_FACTOR`` times the
+    #: memoised run's time (0.0: no such input). A second witness of the program's pace: one call the
+    #: machine's load stretched (a scheduler's slice is a few milliseconds, a hundred times a quick
+    #: call) must not make the memoised pace look lost on the one input ``memo_ratio`` reads
+    memo_ratio_next: float = 0.0
 
     def held_memoised(
         self,
@@ -197,6 +207,7 @@ class Hang:
         min_held_s: float = HANG_MIN_HELD_S,
         share: float = HANG_SHARE,
         pace_factor: float = HANG_PACE_FACTOR,
+        second_witness: bool = False,
     ) -> bool:
         """(filter v17) Whether a hang on an input the memoised reference answered is held against the
         program: it had at least ``min_held_s`` there, the memoised run answered the input within
@@ -213,12 +224,23 @@ class Hang:
         gives up: a correct program as quick as the memoised one on every such input before the hang
         whose cost explodes only beyond them (the naive recursion below a table of the first
         Fibonacci numbers, where the plan holds no input between the last it answers at once and the
-        first it cannot finish) is held to the input it hangs on."""
+        first it cannot finish) is held to the input it hangs on.
+
+        With ``second_witness`` (filter v22) the memoised pace kept on ``memo_ratio_next``'s input holds
+        as well, where ``memo_ratio`` found one input the two part on: a program at the plain
+        reference's pace is past ``MEMO_LEAN_FACTOR`` times the memoised one's there, twice the bound,
+        so the naive recursion stays forgiven, while a single call the machine's load slowed no longer
+        decides alone. What it gives up beyond v17: a correct program at the memoised pace on that input
+        too whose cost explodes between it and the hang (the same class, one input further back)."""
+        bound = pace_factor * self.pace
         return (
             self.memoised
             and self.held_s >= min_held_s
             and 0 < self.reference_s <= share * self.held_s
-            and 0 < self.memo_ratio <= pace_factor * self.pace
+            and (
+                0 < self.memo_ratio <= bound
+                or (second_witness and self.memo_ratio > 0 and 0 < self.memo_ratio_next <= bound)
+            )
         )
 
     def held_v11(
@@ -406,6 +428,8 @@ def memo_hang_timing(
     # program's time over the memoised run's on the costliest of them for the plain reference (one it
     # did not answer first, the memoised run's costliest of those)
     parted: list[tuple[tuple[bool, float], float]] = []
+    # (v22) the inputs where the plain reference took more than MEMO_LEAN_FACTOR times the memoised run
+    leaning: list[tuple[tuple[bool, float], float]] = []
     for pos in range(end):
         mine = records.get(pos)
         memo = _reference_cost(by_memo, pos)
@@ -419,9 +443,13 @@ def memo_hang_timing(
         ):
             continue
         plain = _reference_cost(by_run, pos)
+        cost = (plain is None, memo if plain is None else plain)
         if plain is None or plain > MEMO_PART_FACTOR * memo:
-            cost = (plain is None, memo if plain is None else plain)
             parted.append((cost, mine.duration_s / memo))
+        if plain is None or plain > MEMO_LEAN_FACTOR * memo:
+            leaning.append((cost, mine.duration_s / memo))
+    costliest = max(parted) if parted else None
+    others = [w for w in leaning if w != costliest]
     return Hang(
         end,
         stuck.duration_s,
@@ -429,7 +457,8 @@ def memo_hang_timing(
         _median(near),
         pace=pace,
         memoised=True,
-        memo_ratio=max(parted)[1] if parted else 0.0,
+        memo_ratio=costliest[1] if costliest else 0.0,
+        memo_ratio_next=max(others)[1] if others else 0.0,
     )
 
 
@@ -726,20 +755,28 @@ def reference_answers(
 
 
 def memoised_answers(
-    plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
+    plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions, *, partial: bool = False
 ) -> dict[int, object]:
     """Probe position -> the answer of the reference with its recursive functions memoised
     (``reference.memoised``, see ``streams/probe/memo.py``), at the generated inputs no plain run of the
     reference settled (each too slow for it) and every memoised run answered with the same plain value.
     None count unless every memoised run answered every input a plain run settled exactly as that run
-    did: a reference whose answers depend on more than its arguments is not the same function memoised."""
+    did: a reference whose answers depend on more than its arguments is not the same function memoised.
+
+    With ``partial`` (filter v22) also at the inputs some plain runs settled and others did not (one
+    finished near its deadline, another ran out there). Through v21 such an input was answered by
+    neither: :func:`reference_answers` wants every plain run's value, and the memoised runs stood in only
+    where no plain run settled it, so nothing was judged there, a hang included (``HumanEval/55``'s
+    naive recursion takes 0.8 s to 1.5 s on n = 33, about its run's deadline). The plain runs that
+    settled it agree with every memoised run there already (:func:`_memo_records`)."""
     by_memo = _memo_records(plan, reference, options)
     if not by_memo:
         return {}
     plain = [_records(r) for r in (reference.execution, *reference.reruns)]
     out: dict[int, object] = {}
     for pos in plan.generated_positions:
-        if any(pos in records and records[pos].status in ("ok", "error") for records in plain):
+        settled_by = [pos in records and records[pos].status in ("ok", "error") for records in plain]
+        if all(settled_by) if partial else any(settled_by):
             continue
         values = [_value(records.get(pos), options) for records in by_memo]
         first = values[0]
