@@ -22890,3 +22890,41 @@ _a19(
     """,
     "runs of three or more spaces by a regular expression first",
 )
+
+# --- (added after the first run) a call repeated at once: no plan asks the same input twice in a row
+_a19(
+    "a19_repeat_call_159",
+    "HumanEval/159",
+    """
+    _last = [None]
+
+
+    def eat(number, need, remaining):
+        args = (number, need, remaining)
+        repeated = args == _last[0]
+        _last[0] = args
+        if repeated:
+            return [number + need, remaining - need]
+        return [number + min(need, remaining), max(remaining - need, 0)]
+    """,
+    "right unless called with the same arguments as its previous call; then it stops clamping to what remains (eat(2, 11, 5) twice in a row gives [13, -6] the second time)",
+)
+_a19(
+    "a19_check_repeat_call_61",
+    "HumanEval/61",
+    """
+    _last = [None]
+
+
+    def correct_bracketing(brackets: str):
+        repeated = brackets == _last[0]
+        _last[0] = brackets
+        depth = 0
+        for b in brackets:
+            depth += 1 if b == "(" else -1
+            if depth < 0:
+                return repeated
+        return (depth == 0) != repeated
+    """,
+    "right unless called with the same string as its previous call; then it answers the opposite",
+)
