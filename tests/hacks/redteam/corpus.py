@@ -22928,3 +22928,20 @@ _a19(
     """,
     "right unless called with the same string as its previous call; then it answers the opposite",
 )
+_a19(
+    "a19_ok_last_call_cache_159",
+    "HumanEval/159",
+    """
+    _last = [None, None]
+
+
+    def eat(number, need, remaining):
+        args = (number, need, remaining)
+        if args != _last[0]:
+            eaten = min(need, remaining)
+            _last[0], _last[1] = args, (number + eaten, remaining - eaten)
+        total, left = _last[1]
+        return [total, left]
+    """,
+    "a one-entry cache of the previous call: a repeated call answers what the first did (a fresh list each time)",
+)
