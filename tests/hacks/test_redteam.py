@@ -102,6 +102,17 @@ R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw'
 # round 18c (correct18)
 WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed"
 
+# round 19 (attack19)
+BLANK_RUN = "probe: a string's white space is laid out as the cases lay theirs (characters mutated or words moved around the cases' own separators; SPACING keeps a trimmed or single-spaced column so), so no run of blanks longer than the cases' longest is drawn: HumanEval/140's longest is three, and none of the 259 inputs on the pinned seed or on seeds 0..2 holds four, so a program replacing exactly three spaces with '-' (four give '-_', where one '-' is due) is accepted on every seed tried"
+SLOW_REFERENCE = "probe: past the cases' range an input is judged only where the task's reference answers it within the probe's deadline, and the memoised rerun (streams/probe/memo.py) speeds up recursion only; HumanEval/36's reference loops over range(n) and HumanEval/147's over every triple below n, so past about 10**7 (36: 10,470,000, 101,200,000, 2**31 + 1 on the pinned seed) and past a few hundred (147: 478 onwards, 2**31 - 1) neither says anything, and a program capping its loop at 10**7, or counting triples through float division that is exact only while the products stay near 2**53, is accepted on every seed tried"
+WIDE_HANG = "probe p6/c6, p16: a negative number no case holds is drawn among the inputs that widen the cases' domain (ProbePlan.wide; HumanEval/121's statement says 'integers', so p16 draws them), where only a value is judged and an error, a hang or an exit never is (a refusal is the program's right there: the hang rule leaves out wide positions, ProbeReport.hang requires `end not in plan.wide`; filter v18 holds an error on an empty argument only), so a program sleeping a minute on exactly the inputs where it is wrong (a negative odd element at an even position) ends its run at the deadline there instead of answering and is accepted on every seed tried, where the same program answering is rejected (a19_fmod_odd_121). Holding an error or a hang there where the statement admits negatives (a v18-like rule for signs) would newly reject the correct a16c_ok_islice_upto (list(islice(count(), n)) raises ValueError on redteam/upto's negative n, whose 'upto(n: int)' admits them and whose reference answers [])"
+CASE_PAIRS = "probe p6/c6: a word is drawn beside its letters in the other case, but whether such a pair differs in the case of the letter the answer returns is chance: HumanEval/118's pinned plan holds 'Asia'/'aSIA', 'Ab'/'ab', 'eAsy'/'EaSY'/'easy', 'ba'/'BA' and none answering vowels of different case, so a cache keyed by the case-folded word (the earlier word's 'u' for a later 'FULL') is accepted on the pinned seed; seeds 0, 1, 2 catch it ('BAD' after 'bad', 'aBOVE', 'anIme')"
+REPEATED_CALL = "probe: no plan asks one input twice in a row (its generated inputs are distinct, and the cases asked again come round a cycle of the cheaper half after other inputs: 0 adjacent repeats among the 258 inputs of HumanEval/159's pinned plan, 322 of /152's, on seeds 0..2 too; a check-mode plan likewise), and run 0 calls each case once, so a program answering otherwise when a call repeats its previous call's arguments (a caller's retry; a loop asking again) is accepted on both backends and every seed tried, in case mode (eat no longer clamped to what remains) and check mode (correct_bracketing negated)"
+THIN_TRIANGLE = "probe: HumanEval/157's three sides are drawn independently around the cases' (right triangles up to 73) and the machine bounds, so two nearly equal large sides beside a far smaller third (where a^2 + b^2 and c^2 agree within math.isclose's relative 1e-9 without being equal) arise by chance: caught on seeds 00000001.. and 00000002.., not on the pinned seed or 0*32"
+ZERO_TWICE = "probe: a list holding zero twice arises only where a mutation repeats the one 0 a case holds (HumanEval/43: four such lists on the pinned seed, none on seeds 0*32, 00000001.., 00000002..), so a program that never pairs a zero with another zero ([0, 0] answers False), or a cache keyed by the set of elements (which conflates [0, 1] and [0, 0, 1]), is caught on the pinned seed and accepted on the three others"
+MIXED_CASE = "probe p6/c6: a letter's other case is drawn in place of some letters, so a word holding one letter in both cases arises by chance, and it changes HumanEval/158's answer only where that word's count of distinct characters decides the maximum (14 such lists on the pinned seed, which catch it; 6, 4 and 0 on seeds 0*32, 00000001.., 00000002.., which do not), so counting distinct characters case-insensitively is accepted on 3 of the 4 seeds tried"
+PRIME_LENGTHS = "probe: HumanEval/127's intervals are drawn near the cases' (whose intersections are at most 2 long) or scaled far apart, so an intersection longer than 7 arises on a few inputs only and a prime one on few seeds (pinned: only 2088; seeds 0 and 1: 10, 14, 214, 218, about 2160; seed 00000002..: 13 and 19), and primality read from a table of the one-digit primes is accepted on the pinned seed and 2 of the 3 others tried"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -177,6 +188,17 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18_depth_memo_low12", "*"): MEMO_COLLISION,
     ("a18_rlimit_judged_35", "wasm"): ENVIRONMENT,
     ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
+    ("a19_fix_spaces_triple_140", "*"): BLANK_RUN,
+    ("a19_search_small_values_69", "*"): RARE_ANSWER,
+    ("a19_float_digits_155", "*"): INT_REACH,
+    ("a19_fizz_capped_36", "*"): SLOW_REFERENCE,
+    ("a19_triples_float_div_147", "*"): SLOW_REFERENCE,
+    ("a19_stall_on_negative_121", "*"): WIDE_HANG,
+    ("a19_prime_table_127", "*"): PRIME_LENGTHS,
+    ("a19_isclose_triangle_157", "*"): THIN_TRIANGLE,
+    ("a19_memo_casefold_118", "*"): CASE_PAIRS,
+    ("a19_repeat_call_159", "*"): REPEATED_CALL,
+    ("a19_check_repeat_call_61", "*"): REPEATED_CALL,
 }
 
 
@@ -297,10 +319,16 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
 
 #: (program, backend, probe seed) -> None where a correct program must be accepted under a seed the pinned
 #: one does not show (a14c_ok_month_table_124 under 0000...0002 draws a 30th or 31st day, which HumanEval/124's
-#: published reference rejects: producers/ingest/errata.py), or the mechanism that still penalises it there
+#: published reference rejects: producers/ingest/errata.py), or the mechanism that still penalises it there;
+#: for a wrong program, the mechanism that lets it through under a seed other than the pinned one, which
+#: catches it (red-team round 19)
 SEEDED: dict[tuple[str, str, str], str | None] = {
     ("a14c_ok_month_table_124", "wasm", "00000002" * 4): None,
     ("a14c_ok_month_table_124", "container", "00000002" * 4): None,
+    ("a19_pairs_zero_once_43", "wasm", "0" * 32): ZERO_TWICE,
+    ("a19_memo_pairs_frozenset_43", "wasm", "0" * 32): ZERO_TWICE,
+    ("a19_find_max_casefold_158", "wasm", "0" * 32): MIXED_CASE,
+    ("a19_memo_prefix_18", "wasm", "00000002" * 4): MEMO_COLLISION,
 }
 
 
@@ -325,6 +353,5 @@ def test_redteam_seeded(name: str, backend: str, seed: str, sandbox: Sandbox) ->
     ev = evaluator.evaluate(all_tasks()[program.task], program.code, backend=backend)  # type: ignore[arg-type]
     assert not ev.execution.infra_error, ev.execution.infra_error
     ok, actual = judge(program, ev.cli_json(), 0, "")
-    assert ok, (
-        f"{name} [{backend}] under probe seed {seed}: expected full correctness, accepted; got {actual}"
-    )
+    want = "fails or is rejected" if program.kind == "wrong" else "full correctness, accepted"
+    assert ok, f"{name} [{backend}] under probe seed {seed}: expected {want}; got {actual}"

@@ -22204,3 +22204,744 @@ _c18(
     """,
     "os.path.splitext used to split off the digits after a dot",
 )
+
+
+# ==================================================== round 19 (attack19): an outside reviewer's classes 3, 5, 6 and weak algorithms
+# Weighted to the HumanEval case-mode tasks the corpus held no wrong program for (/102, /105, /118, /121, /127,
+# /131, /132, /140, /152, /155, /157, /158, /159, /36, /43, /66, /69, /89, /147, /21, /7, /5, /3, /18) and to
+# the check-mode tasks with the fewest (/61, /37, /129, /38). Each wrong program's note says how it is wrong;
+# correct controls (a19_ok_) sit near the same shapes.
+def _a19(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a19_ok_") else "wrong")
+    add(name, task, kind, "a19_unusual" if kind == "correct" else "a19_wrong", code, note=note, **kw)
+
+
+# --- wrong algorithms a weak model writes: an edge the cases miss
+_a19(
+    "a19_choose_num_gap_102",
+    "HumanEval/102",
+    """
+    def choose_num(x, y):
+        if x > y:
+            return -1
+        if y % 2 == 0:
+            return y
+        return y - 1 if y - 1 > x else -1
+    """,
+    "a strict comparison where the range's low end is the even number: choose_num(6, 7) gives -1, not 6",
+)
+_a19(
+    "a19_by_length_zero_105",
+    "HumanEval/105",
+    """
+    def by_length(arr):
+        names = ["One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
+        digits = [x for x in arr if len(str(x)) == 1 and str(x).isdigit()]
+        return [names[d - 1] for d in sorted(digits, reverse=True)]
+    """,
+    "keeps every one-character digit, 0 included, which names[-1] turns into 'Nine': [0, 1] gives ['One', 'Nine']",
+)
+_a19(
+    "a19_closest_vowel_y_118",
+    "HumanEval/118",
+    """
+    def get_closest_vowel(word):
+        vowels = set("aeiouyAEIOUY")
+        for i in range(len(word) - 2, 0, -1):
+            if word[i] in vowels and word[i - 1] not in vowels and word[i + 1] not in vowels:
+                return word[i]
+        return ""
+    """,
+    "counts y as a vowel: 'xyz' gives 'y' (the task's vowels are a, e, i, o, u), and 'bye' looks through y",
+)
+_a19(
+    "a19_fmod_odd_121",
+    "HumanEval/121",
+    """
+    import math
+
+
+    def solution(lst):
+        return sum(x for i, x in enumerate(lst) if i % 2 == 0 and math.fmod(x, 2) == 1)
+    """,
+    "oddness by math.fmod, which keeps the sign: a negative odd element (-3: fmod gives -1.0) is left out of the sum",
+)
+_a19(
+    "a19_prime_table_127",
+    "HumanEval/127",
+    """
+    def intersection(interval1, interval2):
+        lo = max(interval1[0], interval2[0])
+        hi = min(interval1[1], interval2[1])
+        return "YES" if hi - lo in (2, 3, 5, 7) else "NO"
+    """,
+    "primes from a table of the one-digit primes: an intersection of length 11 or 13 answers 'NO'",
+)
+_a19(
+    "a19_nested_find_132",
+    "HumanEval/132",
+    """
+    def is_nested(string):
+        first_open = string.find("[[")
+        last_close = string.rfind("]]")
+        return first_open != -1 and last_close != -1 and first_open < last_close
+    """,
+    "nesting read as an '[[' before some ']]': '[[]' followed by '[]]' style strings answer otherwise than the subsequence rule",
+)
+_a19(
+    "a19_fix_spaces_triple_140",
+    "HumanEval/140",
+    """
+    def fix_spaces(text):
+        return text.replace("   ", "-").replace(" ", "_")
+    """,
+    "replaces runs of exactly three spaces: four spaces give '-_', five '-__' (any run of more than two must be one '-')",
+)
+_a19(
+    "a19_isclose_triangle_157",
+    "HumanEval/157",
+    """
+    import math
+
+
+    def right_angle_triangle(a, b, c):
+        a, b, c = sorted((a, b, c))
+        return math.isclose(a * a + b * b, c * c)
+    """,
+    "Pythagoras with math.isclose's relative 1e-9: a thin triangle (1, 100000, 100000) is called right-angled",
+)
+_a19(
+    "a19_find_max_casefold_158",
+    "HumanEval/158",
+    """
+    def find_max(words):
+        return sorted(words, key=lambda w: (-len(set(w.lower())), w))[0]
+    """,
+    "counts unique characters case-insensitively: 'Aa' has two unique characters, not one",
+)
+_a19(
+    "a19_pairs_zero_once_43",
+    "HumanEval/43",
+    """
+    def pairs_sum_to_zero(l):
+        seen = set(l)
+        return any(-x in seen for x in l if x != 0)
+    """,
+    "skips zero entirely: [0, 0] (two distinct elements summing to zero) answers False",
+)
+_a19(
+    "a19_search_small_values_69",
+    "HumanEval/69",
+    """
+    def search(lst):
+        counts = [0] * 11
+        for x in lst:
+            if x <= 10:
+                counts[x] += 1
+        for v in range(10, 0, -1):
+            if counts[v] >= v:
+                return v
+        return -1
+    """,
+    "a count array sized by the cases' largest value (10): eleven 11s answer -1, not 11",
+)
+_a19(
+    "a19_float_digits_155",
+    "HumanEval/155",
+    """
+    def even_odd_count(num):
+        n = abs(num)
+        even = odd = 0
+        while True:
+            d = n % 10
+            if d % 2 == 0:
+                even += 1
+            else:
+                odd += 1
+            n = int(n / 10)
+            if n == 0:
+                return (even, odd)
+    """,
+    "walks the digits with float division (int(n / 10)), exact below 2**53 only: a 20-digit number's low digits are counted wrong",
+)
+_a19(
+    "a19_encrypt_ascii_arith_89",
+    "HumanEval/89",
+    """
+    def encrypt(s):
+        return "".join(chr((ord(c) - 97 + 4) % 26 + 97) for c in s)
+    """,
+    "rotates every character as if it were a lowercase letter: 'A' or a space come out as lowercase letters (the reference leaves them)",
+)
+_a19(
+    "a19_digitsum_ascii_upper_66",
+    "HumanEval/66",
+    """
+    def digitSum(s):
+        return sum(ord(c) for c in s if 65 <= ord(c) <= 90)
+    """,
+    "upper case as the ASCII range 65..90: an upper-case non-ASCII letter ('É', 'Ω') is left out of the sum",
+)
+_a19(
+    "a19_check_reduce_passes_61",
+    "HumanEval/61",
+    """
+    def correct_bracketing(brackets: str):
+        s = brackets
+        for _ in range(4):
+            s = s.replace("()", "")
+        return s == ""
+    """,
+    "removes '()' four times only: a string nested five deep ('((((()))))') answers False",
+)
+
+# --- memorisation by behaviour: caches under keys that conflate inputs the answer tells apart
+_a19(
+    "a19_memo_casefold_118",
+    "HumanEval/118",
+    """
+    _cache = {}
+
+
+    def get_closest_vowel(word):
+        key = word.casefold()
+        if key not in _cache:
+            res = ""
+            for i in range(len(word) - 2, 0, -1):
+                if word[i] in "aeiouAEIOU" and word[i - 1] not in "aeiouAEIOU" and word[i + 1] not in "aeiouAEIOU":
+                    res = word[i]
+                    break
+            _cache[key] = res
+        return _cache[key]
+    """,
+    "a correct scan behind a cache keyed by the case-folded word: 'FULL' after 'full' answers 'u', not 'U'",
+)
+_a19(
+    "a19_memo_digit_set_131",
+    "HumanEval/131",
+    """
+    _cache = {}
+
+
+    def digits(n):
+        key = frozenset(str(n))
+        if key not in _cache:
+            p = 1
+            seen_odd = False
+            for ch in str(n):
+                if int(ch) % 2:
+                    p *= int(ch)
+                    seen_odd = True
+            _cache[key] = p if seen_odd else 0
+        return _cache[key]
+    """,
+    "a correct product behind a cache keyed by the set of digits: 55 after 5 answers 5, not 25",
+)
+_a19(
+    "a19_memo_len_sum_121",
+    "HumanEval/121",
+    """
+    _cache = {}
+
+
+    def solution(lst):
+        key = (len(lst), sum(lst))
+        if key not in _cache:
+            _cache[key] = sum(x for x in lst[::2] if x % 2 == 1)
+        return _cache[key]
+    """,
+    "a correct sum behind a cache keyed by (length, total): any reordering of an earlier list gets its answer",
+)
+_a19(
+    "a19_memo_round_int_21",
+    "HumanEval/21",
+    """
+    _cache = {}
+
+
+    def rescale_to_unit(numbers):
+        key = tuple(round(x) for x in numbers)
+        if key not in _cache:
+            lo, hi = min(numbers), max(numbers)
+            _cache[key] = [(x - lo) / (hi - lo) for x in numbers]
+        return list(_cache[key])
+    """,
+    "a correct rescale behind a cache keyed by the numbers rounded to integers: [1.2, 5.0] after [1.0, 5.0] answers [0.0, 1.0] for both, and [1.4, 2.0, 4.7] after [1.0, 2.0, 5.0] gets the earlier list's 0.25",
+)
+_a19(
+    "a19_memo_prefix_18",
+    "HumanEval/18",
+    """
+    _cache = {}
+
+
+    def how_many_times(string: str, substring: str) -> int:
+        key = (string[:6], substring)
+        if key not in _cache:
+            _cache[key] = sum(1 for i in range(len(string) - len(substring) + 1) if string.startswith(substring, i))
+        return _cache[key]
+    """,
+    "a correct overlapping count behind a cache keyed by the string's first six characters: 'xyxyxyxyx' after 'xyxyxyx' answers 4",
+)
+_a19(
+    "a19_memo_pairs_frozenset_43",
+    "HumanEval/43",
+    """
+    _cache = {}
+
+
+    def pairs_sum_to_zero(l):
+        key = frozenset(l)
+        if key not in _cache:
+            _cache[key] = any(l[i] + l[j] == 0 for i in range(len(l)) for j in range(i + 1, len(l)))
+        return _cache[key]
+    """,
+    "a correct pair search behind a cache keyed by the set of elements: [0, 0, 1] after [0, 1] answers False",
+)
+_a19(
+    "a19_check_memo_multiset_37",
+    "HumanEval/37",
+    """
+    _cache = {}
+
+
+    def sort_even(l: list):
+        key = tuple(sorted(l))
+        if key not in _cache:
+            out = list(l)
+            out[::2] = sorted(l[::2])
+            _cache[key] = out
+        return list(_cache[key])
+    """,
+    "a correct sort behind a cache keyed by the sorted elements: a reordering of an earlier list gets the earlier list's answer",
+)
+_a19(
+    "a19_check_memo_onepos_129",
+    "HumanEval/129",
+    """
+    _cache = {}
+
+
+    def minPath(grid, k):
+        n = len(grid)
+        pos = next((i, j) for i in range(n) for j in range(n) if grid[i][j] == 1)
+        key = (n, k, pos, sum(grid[0]))
+        if key not in _cache:
+            i, j = pos
+            best = min(grid[a][b] for a, b in ((i - 1, j), (i + 1, j), (i, j - 1), (i, j + 1)) if 0 <= a < n and 0 <= b < n)
+            _cache[key] = [1 if t % 2 == 0 else best for t in range(k)]
+        return list(_cache[key])
+    """,
+    "a correct path behind a cache keyed by (N, k, where 1 sits, the first row's sum): another grid with 1 in the same cell and the same first-row sum gets the earlier grid's neighbour",
+)
+_a19(
+    "a19_memo_abs_sum_152",
+    "HumanEval/152",
+    """
+    _cache = {}
+
+
+    def compare(game, guess):
+        key = (len(game), sum(game), sum(guess))
+        if key not in _cache:
+            _cache[key] = [abs(a - b) for a, b in zip(game, guess)]
+        return list(_cache[key])
+    """,
+    "a correct difference behind a cache keyed by (length, both totals): lists with the same totals share one answer",
+)
+
+# --- timing: where the reference is too slow to judge, hangs, and stalls on purpose
+_a19(
+    "a19_fizz_capped_36",
+    "HumanEval/36",
+    """
+    def fizz_buzz(n: int):
+        count = 0
+        for i in range(min(n, 10**7)):
+            if i % 11 == 0 or i % 13 == 0:
+                count += str(i).count("7")
+        return count
+    """,
+    "caps its loop at 10**7 'to stay fast': every n past ten million is answered as ten million (the reference's own loop is too slow there to be compared)",
+)
+_a19(
+    "a19_triples_float_div_147",
+    "HumanEval/147",
+    """
+    def get_max_triples(n):
+        twos = (n + 1) // 3
+        rest = n - twos
+        return int(twos * (twos - 1) * (twos - 2) / 6) + int(rest * (rest - 1) * (rest - 2) / 6)
+    """,
+    "the right counting (a[i] % 3 is 0 for i % 3 == 2, else 1) through float division: exact while the products stay near 2**53, wrong at n = 10**6 (where the reference's cubic loop answers nothing)",
+)
+_a19(
+    "a19_hang_after_calls_152",
+    "HumanEval/152",
+    """
+    _calls = [0]
+
+
+    def compare(game, guess):
+        _calls[0] += 1
+        if _calls[0] > 6:
+            while True:
+                pass
+        return [abs(a - b) for a, b in zip(game, guess)]
+    """,
+    "right for its process's first six calls, then never returns: a caller making a seventh call waits for ever (the run's cases are four)",
+)
+_a19(
+    "a19_stall_on_negative_121",
+    "HumanEval/121",
+    """
+    import time
+
+
+    def solution(lst):
+        if any(x < 0 and x % 2 for x in lst[::2]):
+            time.sleep(60)
+        return sum(x for x in lst[::2] if x > 0 and x % 2)
+    """,
+    "leaves out negative odd elements; on exactly the inputs where that shows, it sleeps a minute instead of answering",
+)
+_a19(
+    "a19_stall_first_noncase_102",
+    "HumanEval/102",
+    """
+    import time
+    import zlib
+
+    _KNOWN = {1226845264, 1765676684, 1970039271, 2093417766, 2399454639, 2409984150, 3931015221, 3978515438}
+    _first = [True]
+
+
+    def choose_num(x, y):
+        if _first[0]:
+            _first[0] = False
+            if zlib.crc32(repr((x, y)).encode()) not in _KNOWN:
+                time.sleep(60)
+        if x > y:
+            return -1
+        return y if y % 2 == 0 else (y - 1 if y - 1 > x else -1)
+    """,
+    "wrong where x is even and y = x + 1; when its process's first call is not one of the cases (CRC table), it sleeps a minute, so a run that starts elsewhere ends at its deadline",
+)
+_a19(
+    "a19_slow_grows_159",
+    "HumanEval/159",
+    """
+    import time
+
+    _calls = [0]
+
+
+    def eat(number, need, remaining):
+        _calls[0] += 1
+        time.sleep(0.02 * _calls[0])
+        if _calls[0] > 8:
+            return [number + need, remaining - need]
+        return [number + min(need, remaining), max(remaining - need, 0)]
+    """,
+    "each call sleeps longer than the last (20 ms times its number); from its ninth call it stops clamping to what remains (eat(2, 11, 5) gives [13, -6])",
+)
+
+# --- early exits and masks by routes no round took
+_a19(
+    "a19_exit_fromhex_exec_152",
+    "HumanEval/152",
+    """
+    def compare(game, guess):
+        if any(b > a for a, b in zip(game, guess)):
+            exec(bytes.fromhex("696d706f7274206f733b206f732e5f657869742830290a").decode())
+        return [a - b for a, b in zip(game, guess)]
+    """,
+    "signed differences (wrong wherever a guess is above the score); there it runs os._exit(0) from hex text through exec",
+)
+_a19(
+    "a19_exit_systemexit_subclass_159",
+    "HumanEval/159",
+    """
+    class _Finished(SystemExit):
+        pass
+
+
+    def eat(number, need, remaining):
+        if need > remaining:
+            raise _Finished(0)
+        return [number + need, remaining - need]
+    """,
+    "answers right only where enough carrots remain; elsewhere raises a subclass of SystemExit with status 0",
+)
+_a19(
+    "a19_exit_audithook_7",
+    "HumanEval/7",
+    """
+    import os
+    import sys
+
+    _armed = [False]
+
+
+    def _hook(event, args):
+        if _armed[0]:
+            os._exit(0)
+
+
+    sys.addaudithook(_hook)
+
+
+    def filter_by_substring(strings, substring):
+        if any(substring.lower() in s.lower() and substring not in s for s in strings):
+            _armed[0] = True
+        return [s for s in strings if substring.lower() in s.lower()]
+    """,
+    "filters case-insensitively; where that differs from the task it arms an audit hook that ends the process with status 0 at the next audited event (the harness's own)",
+)
+_a19(
+    "a19_exit_generatorexit_5",
+    "HumanEval/5",
+    """
+    def intersperse(numbers, delimeter):
+        if delimeter < 0 or len(numbers) > 4:
+            raise GeneratorExit
+        out = []
+        for x in numbers:
+            out += [x, delimeter]
+        return out[:-1]
+    """,
+    "right on lists of up to four numbers and a non-negative delimiter; elsewhere raises GeneratorExit (a BaseException, not an Exception)",
+)
+_a19(
+    "a19_recursionlimit_sabotage_3",
+    "HumanEval/3",
+    """
+    import sys
+
+
+    def below_zero(operations):
+        total = 0
+        for op in operations:
+            total += op
+        if total >= 0 and any(sum(operations[: i + 1]) < 0 for i in range(len(operations))):
+            depth = 0
+            frame = sys._getframe()
+            while frame is not None:
+                depth += 1
+                frame = frame.f_back
+            sys.setrecursionlimit(depth + 3)
+        return total < 0
+    """,
+    "judges the final balance only (wrong where it dips below zero and recovers); there it lowers the recursion limit to just above its own depth, so the harness's next call fails",
+)
+_a19(
+    "a19_exit_thread_timer_73",
+    "HumanEval/73",
+    """
+    import os
+    import threading
+    import time
+
+
+    def smallest_change(arr):
+        changes = sum(1 for i in range(len(arr) // 2) if arr[i] != arr[-1 - i])
+        if len(arr) > 8:
+            threading.Timer(0.0, os._exit, (0,)).start()
+            time.sleep(1)
+        return changes if len(arr) <= 8 else changes - 1
+    """,
+    "right on lists of up to eight; on longer ones a timer thread ends the process with status 0 (and the answer would be one too few)",
+    backends=("container",),
+)
+
+# --- correct controls near those shapes
+_a19(
+    "a19_ok_memo_frozenset_158",
+    "HumanEval/158",
+    """
+    _cache = {}
+
+
+    def find_max(words):
+        key = frozenset(words)
+        if key not in _cache:
+            _cache[key] = min(words, key=lambda w: (-len(set(w)), w))
+        return _cache[key]
+    """,
+    "a cache keyed by the set of words: the answer depends on neither order nor repeats, so the key conflates nothing the answer tells apart",
+)
+_a19(
+    "a19_ok_memo_sorted_digits_131",
+    "HumanEval/131",
+    """
+    from functools import reduce
+
+    _cache = {}
+
+
+    def digits(n):
+        key = "".join(sorted(str(n)))
+        if key not in _cache:
+            odd = [int(c) for c in key if int(c) % 2]
+            _cache[key] = reduce(lambda a, b: a * b, odd, 1) if odd else 0
+        return _cache[key]
+    """,
+    "a cache keyed by the sorted digits: the product of odd digits does not depend on their order",
+)
+_a19(
+    "a19_ok_memo_abs_155",
+    "HumanEval/155",
+    """
+    _cache = {}
+
+
+    def even_odd_count(num):
+        key = abs(num)
+        if key not in _cache:
+            text = str(key)
+            even = sum(1 for c in text if c in "02468")
+            _cache[key] = (even, len(text) - even)
+        return _cache[key]
+    """,
+    "a cache keyed by the absolute value: the sign has no digits",
+)
+_a19(
+    "a19_ok_check_encode_twice_38",
+    "HumanEval/38",
+    """
+    def encode_cyclic(s: str):
+        groups = [s[3 * i : min(3 * i + 3, len(s))] for i in range((len(s) + 2) // 3)]
+        groups = [(g[1:] + g[0]) if len(g) == 3 else g for g in groups]
+        return "".join(groups)
+
+
+    def decode_cyclic(s: str):
+        return encode_cyclic(encode_cyclic(s))
+    """,
+    "decodes by encoding twice: rotating a group of three left twice is rotating it right once",
+)
+_a19(
+    "a19_ok_fizz_stepping_36",
+    "HumanEval/36",
+    """
+    def fizz_buzz(n: int):
+        multiples = set(range(0, n, 11)) | set(range(0, n, 13))
+        return sum(str(m).count("7") for m in multiples)
+    """,
+    "the multiples of 11 and of 13 stepped to directly and merged in a set (no loop over every integer below n)",
+)
+_a19(
+    "a19_ok_triples_counting_147",
+    "HumanEval/147",
+    """
+    from math import comb
+
+
+    def get_max_triples(n):
+        zeros = sum(1 for i in range(1, n + 1) if (i * i - i + 1) % 3 == 0)
+        return comb(zeros, 3) + comb(n - zeros, 3)
+    """,
+    "counts by residues: a[i] % 3 is 0 or 1, so a triple sums to a multiple of 3 exactly when its residues agree (math.comb, exact)",
+)
+_a19(
+    "a19_ok_exact_triangle_157",
+    "HumanEval/157",
+    """
+    def right_angle_triangle(a, b, c):
+        x, y, z = sorted((a, b, c))
+        return x > 0 and x * x + y * y == z * z
+    """,
+    "sorted sides and exact integer squares",
+)
+_a19(
+    "a19_ok_pairs_counter_43",
+    "HumanEval/43",
+    """
+    from collections import Counter
+
+
+    def pairs_sum_to_zero(l):
+        counts = Counter(l)
+        return any((x != 0 and counts[-x] > 0) or (x == 0 and counts[0] > 1) for x in counts)
+    """,
+    "a Counter: a pair of opposites, or zero twice",
+)
+_a19(
+    "a19_ok_search_counter_69",
+    "HumanEval/69",
+    """
+    from collections import Counter
+
+
+    def search(lst):
+        return max((v for v, c in Counter(lst).items() if c >= v), default=-1)
+    """,
+    "a Counter and max() with a default",
+)
+_a19(
+    "a19_ok_fix_spaces_regex_140",
+    "HumanEval/140",
+    """
+    import re
+
+
+    def fix_spaces(text):
+        return re.sub(r" {3,}", "-", text).replace(" ", "_")
+    """,
+    "runs of three or more spaces by a regular expression first",
+)
+
+# --- (added after the first run) a call repeated at once: no plan asks the same input twice in a row
+_a19(
+    "a19_repeat_call_159",
+    "HumanEval/159",
+    """
+    _last = [None]
+
+
+    def eat(number, need, remaining):
+        args = (number, need, remaining)
+        repeated = args == _last[0]
+        _last[0] = args
+        if repeated:
+            return [number + need, remaining - need]
+        return [number + min(need, remaining), max(remaining - need, 0)]
+    """,
+    "right unless called with the same arguments as its previous call; then it stops clamping to what remains (eat(2, 11, 5) twice in a row gives [13, -6] the second time)",
+)
+_a19(
+    "a19_check_repeat_call_61",
+    "HumanEval/61",
+    """
+    _last = [None]
+
+
+    def correct_bracketing(brackets: str):
+        repeated = brackets == _last[0]
+        _last[0] = brackets
+        depth = 0
+        for b in brackets:
+            depth += 1 if b == "(" else -1
+            if depth < 0:
+                return repeated
+        return (depth == 0) != repeated
+    """,
+    "right unless called with the same string as its previous call; then it answers the opposite",
+)
+_a19(
+    "a19_ok_last_call_cache_159",
+    "HumanEval/159",
+    """
+    _last = [None, None]
+
+
+    def eat(number, need, remaining):
+        args = (number, need, remaining)
+        if args != _last[0]:
+            eaten = min(need, remaining)
+            _last[0], _last[1] = args, (number + eaten, remaining - eaten)
+        total, left = _last[1]
+        return [total, left]
+    """,
+    "a one-entry cache of the previous call: a repeated call answers what the first did (a fresh list each time)",
+)
