@@ -28,6 +28,7 @@ FilterVersion = Literal[
     "v19",
     "v20",
     "v21",
+    "v23",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -153,7 +154,12 @@ class NoiseConfig(BaseModel):
     #: value): equal digests are an equal answer, different ones a wrong answer; where the expected
     #: value holds a float or another type, or the comparer is not ``numeric``, it is not judged, as
     #: through v20
-    version: FilterVersion = "v21"
+    #: v23: where a float disagreement within a sum's order is forgiven (v19), and the reference's float
+    #: is the input's numbers' sum or mean as some order evaluates it, the program's float must also lie
+    #: within the spread of those evaluations widened by half of it, not just within the worst-case bound
+    #: (``streams.noise.probe._within_rounding``'s ``attainable``): on numbers that cancel the bound
+    #: allowed an answer no order gives (0.0 for a mean every order puts between 0.8 and 1.6)
+    version: FilterVersion = "v23"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -106,7 +106,6 @@ WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases'
 NONFINITE_UNDRAWN = "probe: floats are drawn near the cases' values and magnitudes (large ones printed with an exponent), never NaN, inf or -inf where no case holds one (none of redteam/safe_ratio's 256 inputs nor of redteam/mean's 262 to 274, pinned seed and seeds 0..2), so a program wrong only on a non-finite number is never shown one: answering None for a NaN or an infinite divisor (a / b, nan or a signed zero, is due) or leaving NaN elements out of a mean is accepted on every seed tried"
 CASED_PAIRS_ONLY = "probe p14/c14: the non-ASCII letters drawn are cased letters with a one-to-one case pair (Latin-1, Latin Extended, Greek, Cyrillic, Deseret, Adlam), never one whose case folding changes its length ('ß' folds to 'ss', the ligature 'ﬁ' to 'fi') or that decomposes (streams/reward/README.md, not guaranteed), so on redteam/longest_word a program measuring words by len(w.casefold()) is never shown a word it measures wrong and is accepted on every seed tried"
 REFERENCE_DEADLINE = "probe: past the cases' range an input is judged only where the task's reference answers it within the probe's deadline, and redteam/depth's reference loops n times (not memoisable: no recursion), so of its drawn integers those near 2**31 and 2**32 are never answered and nothing between 4.4 million and 2**31 is drawn (pinned seed and seeds 0..2); a program exact below 2**26 and computing n*(n+1)/2 through a float above (inexact from about 9.5e7) is never held to an answer where it errs, on every seed tried"
-MEAN_BAND_WIDE = "filter v19: where a float disagreement is forgiven (a task whose reference answers a case otherwise than its expected value in floats alone, as redteam/mean's [1e16, 1, -1e16, 3] in WASM; past the range), an answer that is the mean of the input's numbers is forgiven anything within eps * (sum(|x|) + |mean|) of the reference's, the worst case of any summation order, which on an input whose magnitudes cancel is wider than every order's actual spread ([2, 1e16, 1, -1e16, 3]: 4.44 either side, where every order of the sum gives a mean of 0.8 to 1.6), so a program answering 0.0 on such inputs (more than four numbers whose sum(|x|) passes 10**12 times |sum|) is accepted on the pinned seed"
 BALANCED_DEPTH = "probe c-plans: HumanEval/61's balanced inputs are the check's own strings mutated and nest at most 6 deep, its long inputs of up to 3000 characters included (36 to 40 balanced inputs, pinned seed and seeds 0..2), so a balanced string nesting 128 deep is never drawn and a program keeping the depth in a signed byte (wrapping to -128 at 128) is accepted on every seed tried"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -192,8 +191,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a19b_check_int8_depth_61", "*"): BALANCED_DEPTH,
     ("a19b_depth_gauss_negative", "*"): SIGN_DOMAIN,
     ("a19b_check_change_base_nine_44", "*"): SIGN_DOMAIN,
-    ("a19b_mean_illcond_zero", "*"): MEAN_BAND_WIDE,
-    ("a19b_mean_order_tie_zero", "wasm"): MEAN_BAND_WIDE,
 }
 
 

@@ -23341,3 +23341,35 @@ _a19b(
     """,
     "answers 0.0 for a list of more than four numbers whose magnitudes cancel (sum(|x|) above 10**12 times |sum(x)|): [2, 1e16, 1, -1e16, 3] gives 0.0 where 1.2 is the mean and every summation order gives 0.8 to 1.6",
 )
+
+# --- (added after the fourth run) the two check-mode tasks the round had not reached
+_a19b(
+    "a19b_check_init_subclass_eq_38",
+    "HumanEval/38",
+    """
+    class _Base(str):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            type.__setattr__(cls, "__eq__", lambda self, other: True)
+            type.__setattr__(cls, "__hash__", str.__hash__)
+
+
+    class _Decoded(_Base):
+        pass
+
+
+    def decode_cyclic(s: str):
+        return _Decoded(s)
+    """,
+    "returns the encoded string unchanged as a str subclass whose always-true __eq__ its base's __init_subclass__ installs through type.__setattr__ (no __eq__ in the class body, no setattr call)",
+)
+_a19b(
+    "a19b_check_bool_for_one_53",
+    "HumanEval/53",
+    """
+    def add(x: int, y: int):
+        total = x + y
+        return total == 1 if total in (0, 1) else total
+    """,
+    "answers the bools False and True where the sum is 0 or 1: the check's `== 1` lets True through, an int is due",
+)
