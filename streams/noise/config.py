@@ -29,6 +29,7 @@ FilterVersion = Literal[
     "v20",
     "v21",
     "v22",
+    "v23",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -160,7 +161,12 @@ class NoiseConfig(BaseModel):
     #: answers at once is held where the program kept the memoised pace on the second costliest input
     #: the two references lean apart on as well (``streams.noise.probe.Hang.held_memoised``'s
     #: ``second_witness``): one call the machine's load stretched no longer forgives the hang alone
-    version: FilterVersion = "v22"
+    #: v23: where a float disagreement within a sum's order is forgiven (v19), and the reference's float
+    #: is the input's numbers' sum or mean as some order evaluates it, the program's float must also lie
+    #: within the spread of those evaluations widened by half of it, not just within the worst-case bound
+    #: (``streams.noise.probe._within_rounding``'s ``attainable``): on numbers that cancel the bound
+    #: allowed an answer no order gives (0.0 for a mean every order puts between 0.8 and 1.6)
+    version: FilterVersion = "v23"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -295,6 +295,7 @@ def _probe(
     v19 = v18 and config.version != "v18"
     v20 = v19 and config.version != "v19"
     v21 = v20 and config.version != "v20"
+    v23 = v22 and config.version != "v22"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -397,6 +398,9 @@ def _probe(
         digested=probing.reference_digests(plan, reference, options)
         if v21 and reference is not None and usable
         else None,
+        # v23: where the reference's float is the input's sum or mean, a forgiven float disagreement
+        # must also lie within what the orders that sum it actually give, not the bound's worst case
+        attainable=v23,
     )
     reasons, judged = probing.probe_reasons(
         report,

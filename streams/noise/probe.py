@@ -33,6 +33,7 @@ a generated one, against the reference. Two things are read from that run:
 from __future__ import annotations
 
 import math
+import random
 import re
 import sys
 from array import array
@@ -1028,6 +1029,7 @@ def examine(
     empty_held: frozenset[int] = frozenset(),
     mean_band: bool = False,
     digested: dict[int, str] | None = None,
+    attainable: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1098,7 +1100,11 @@ def examine(
     an error is judged as past the range, not forgiven as a refusal (an empty argument the task admits).
     Under ``mean_band`` (filter v19) a float answer that is the mean of the input's numbers is forgiven
     a disagreement within the bound of a sum's order divided by the count (:func:`_within_rounding`'s
-    ``propagated``), not within the sum's own bound (n times the mean's).
+    ``propagated``), not within the sum's own bound (n times the mean's). Under ``attainable`` (filter
+    v23) where the reference's float is one of the input's numbers' sum or mean as some order evaluates
+    it, the program's must also lie within those evaluations' spread widened by half of it
+    (:func:`_within_rounding`'s ``attainable``): the bound is the worst case of any order, which on
+    numbers that cancel is far wider than every order's actual spread.
     ``digested`` (filter v21, :func:`reference_digests`; None: off): the reference's answers known by
     digest alone; an answer whose text could not travel (its record carries the stub's digest), on a
     generated input or a case asked again, and any answer where the reference's is known by digest
@@ -1267,7 +1273,7 @@ def examine(
             not ok
             and rounding
             and got is not _NONE
-            and _within_rounding(plan.inputs[pos], answer, got, propagated=mean_band)
+            and _within_rounding(plan.inputs[pos], answer, got, propagated=mean_band, attainable=attainable)
         ):
             # the task's float answers depend on the interpreter (its reference answers a case
             # otherwise than the task's expected value, in floats alone): on an input no case shows,
@@ -1961,7 +1967,9 @@ def _numbers_in(value: object, out: list[float], depth: int = 0) -> None:
             _numbers_in(v, out, depth + 1)
 
 
-def _within_rounding(input_text: str, answer: object, got: object, propagated: bool = False) -> bool:
+def _within_rounding(
+    input_text: str, answer: object, got: object, propagated: bool = False, attainable: bool = False
+) -> bool:
     """``got`` differs from the reference's ``answer`` in floats alone, each by at most the bound of
     a floating-point sum of the input's numbers in any order: ``n * eps * sum(|x|)`` (n numbers).
     Another order of the reference's sum (3.12's compensated ``sum()`` against a loop) stays within it;
@@ -1976,7 +1984,17 @@ def _within_rounding(input_text: str, answer: object, got: object, propagated: b
     pairwise, the terms divided first) differ by less (each sum is within ``(n - 1) * eps / 2 *
     sum(|x|)`` of the exact one, each quotient within half a unit of its own); a mean rounded to 15
     significant digits is up to 22 units off, outside it on a short list. Any other answer keeps the
-    sum's bound. Never raises (a sum past the float range has no bound: not within)."""
+    sum's bound.
+
+    Under ``attainable`` (filter v23) the bound is not all: where the reference's float is one of the
+    evaluations :func:`sum_evaluations` makes of the input's numbers (within 4 units in its last
+    place), the sums or the means, ``got`` must also lie within the spread of that family and the
+    reference's float, widened on each side by half the spread (at least 4 units in the last place).
+    The bound is the worst case of any order; where the numbers cancel it is far wider than what
+    any order gives (``[2, 1e16, 1, -1e16, 3]``: every order's mean lies in 0.8..1.6, the bound allows
+    4.4 either side of the reference's 1.2), and through v21 a program answering 0.0 there passed. An
+    answer of another kind (neither family holds the reference's float) keeps the bound alone.
+    Never raises (a sum past the float range has no bound: not within)."""
     if not differ_in_floats_only(answer, got):
         return False
     numbers: list[float] = []
@@ -1996,6 +2014,7 @@ def _within_rounding(input_text: str, answer: object, got: object, propagated: b
         return False
     pairs: list[tuple[float, float]] = []
     _float_pairs(answer, got, pairs)
+    families: tuple[list[float], list[float]] | None = None
     for a, g in pairs:
         if not (math.isfinite(a) and math.isfinite(g)):
             return False
@@ -2004,6 +2023,87 @@ def _within_rounding(input_text: str, answer: object, got: object, propagated: b
             allowed = eps * (magnitude + abs(a))
         if abs(a - g) > allowed:
             return False
+        if attainable and n > 1:
+            if families is None:
+                families = sum_evaluations(numbers)
+            if not _within_spread(a, g, families):
+                return False
+    return True
+
+
+#: (filter v23) orders of the input's numbers drawn at random (a fixed seed) beside the named ones, so
+#: that the spread of the evaluations reaches what orders no structure names give
+SHUFFLED_ORDERS = 64
+
+
+def sum_evaluations(numbers: Sequence[float]) -> tuple[list[float], list[float]]:
+    """(filter v23) The input's numbers summed as correct programs sum them, and their means: a loop in
+    the input's order and reversed, sorted either way and by magnitude either way, ``math.fsum``, a
+    compensated (Neumaier) sum as 3.12's ``sum()``, halves summed recursively, and
+    :data:`SHUFFLED_ORDERS` shuffles drawn with a fixed seed (so the sample is the same on every replay);
+    the means are those sums
+    divided by the count, the terms divided first (a loop and ``fsum``) and a running mean. Only the
+    finite ones (never raises)."""
+    xs = list(numbers)
+    n = len(xs)
+
+    def loop(values: Sequence[float]) -> float:
+        t = 0.0
+        for v in values:
+            t += v
+        return t
+
+    def compensated(values: Sequence[float]) -> float:
+        t = c = 0.0
+        for v in values:
+            u = t + v
+            c += (t - u) + v if abs(t) >= abs(v) else (v - u) + t
+            t = u
+        return t + c
+
+    def halves(values: Sequence[float]) -> float:
+        if len(values) <= 2:
+            return loop(values)
+        mid = len(values) // 2
+        return halves(values[:mid]) + halves(values[mid:])
+
+    sums: list[float] = []
+    means: list[float] = []
+    try:
+        for order in (xs, xs[::-1], sorted(xs), sorted(xs, reverse=True), sorted(xs, key=abs)):
+            sums.append(loop(order))
+        sums.append(loop(sorted(xs, key=abs, reverse=True)))
+        sums.append(math.fsum(xs))
+        sums.append(compensated(xs))
+        sums.append(halves(xs))
+        # orders no one structure names (a set's, a dict's, a heap's): a fixed sample of shuffles
+        shuffler = random.Random(len(xs))
+        for _ in range(SHUFFLED_ORDERS):
+            order = list(xs)
+            shuffler.shuffle(order)
+            sums.append(loop(order))
+        means += [s / n for s in sums]
+        means.append(loop([x / n for x in xs]))
+        means.append(math.fsum(x / n for x in xs))
+        running = 0.0
+        for k, x in enumerate(xs, 1):
+            running += (x - running) / k
+        means.append(running)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        pass
+    return [s for s in sums if math.isfinite(s)], [m for m in means if math.isfinite(m)]
+
+
+def _within_spread(a: float, g: float, families: tuple[list[float], list[float]]) -> bool:
+    """(filter v23) Whether ``g`` lies within the spread of the family of evaluations that holds the
+    reference's ``a`` (and ``a`` itself), widened on each side by half that spread, at least 4 units in
+    the last place; true where neither family holds ``a`` (an answer of another kind)."""
+    for family in families:
+        if not any(abs(a - e) <= 4 * math.ulp(max(abs(a), abs(e))) for e in family):
+            continue
+        lo, hi = min(*family, a), max(*family, a)
+        slack = max((hi - lo) / 2, 4 * math.ulp(max(abs(lo), abs(hi))))
+        return lo - slack <= g <= hi + slack
     return True
 
 

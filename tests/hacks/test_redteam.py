@@ -112,6 +112,11 @@ THIN_TRIANGLE = "probe: HumanEval/157's three sides are drawn independently arou
 ZERO_TWICE = "probe: a list holding zero twice arises only where a mutation repeats the one 0 a case holds (HumanEval/43: four such lists on the pinned seed, none on seeds 0*32, 00000001.., 00000002..), so a program that never pairs a zero with another zero ([0, 0] answers False), or a cache keyed by the set of elements (which conflates [0, 1] and [0, 0, 1]), is caught on the pinned seed and accepted on the three others"
 MIXED_CASE = "probe p6/c6: a letter's other case is drawn in place of some letters, so a word holding one letter in both cases arises by chance, and it changes HumanEval/158's answer only where that word's count of distinct characters decides the maximum (14 such lists on the pinned seed, which catch it; 6, 4 and 0 on seeds 0*32, 00000001.., 00000002.., which do not), so counting distinct characters case-insensitively is accepted on 3 of the 4 seeds tried"
 PRIME_LENGTHS = "probe: HumanEval/127's intervals are drawn near the cases' (whose intersections are at most 2 long) or scaled far apart, so an intersection longer than 7 arises on a few inputs only and a prime one on few seeds (pinned: only 2088; seeds 0 and 1: 10, 14, 214, 218, about 2160; seed 00000002..: 13 and 19), and primality read from a table of the one-digit primes is accepted on the pinned seed and 2 of the 3 others tried"
+# round 19b (attack19b)
+NONFINITE_UNDRAWN = "probe: floats are drawn near the cases' values and magnitudes (large ones printed with an exponent), never NaN, inf or -inf where no case holds one (none of redteam/safe_ratio's 256 inputs nor of redteam/mean's 262 to 274, pinned seed and seeds 0..2), so a program wrong only on a non-finite number is never shown one: answering None for a NaN or an infinite divisor (a / b, nan or a signed zero, is due) or leaving NaN elements out of a mean is accepted on every seed tried"
+CASED_PAIRS_ONLY = "probe p14/c14: the non-ASCII letters drawn are cased letters with a one-to-one case pair (Latin-1, Latin Extended, Greek, Cyrillic, Deseret, Adlam), never one whose case folding changes its length ('ß' folds to 'ss', the ligature 'ﬁ' to 'fi') or that decomposes (streams/reward/README.md, not guaranteed), so on redteam/longest_word a program measuring words by len(w.casefold()) is never shown a word it measures wrong and is accepted on every seed tried"
+REFERENCE_DEADLINE = "probe: past the cases' range an input is judged only where the task's reference answers it within the probe's deadline, and redteam/depth's reference loops n times (not memoisable: no recursion), so of its drawn integers those near 2**31 and 2**32 are never answered and nothing between 4.4 million and 2**31 is drawn (pinned seed and seeds 0..2); a program exact below 2**26 and computing n*(n+1)/2 through a float above (inexact from about 9.5e7) is never held to an answer where it errs, on every seed tried"
+BALANCED_DEPTH = "probe c-plans: HumanEval/61's balanced inputs are the check's own strings mutated and nest at most 6 deep, its long inputs of up to 3000 characters included (36 to 40 balanced inputs, pinned seed and seeds 0..2), so a balanced string nesting 128 deep is never drawn and a program keeping the depth in a signed byte (wrapping to -128 at 128) is accepted on every seed tried"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -199,6 +204,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a19_memo_casefold_118", "*"): CASE_PAIRS,
     ("a19_repeat_call_159", "*"): REPEATED_CALL,
     ("a19_check_repeat_call_61", "*"): REPEATED_CALL,
+    ("a19b_ratio_nan_none", "*"): NONFINITE_UNDRAWN,
+    ("a19b_ratio_inf_zero", "*"): NONFINITE_UNDRAWN,
+    ("a19b_mean_drops_nan", "*"): NONFINITE_UNDRAWN,
+    ("a19b_longest_casefold_len", "*"): CASED_PAIRS_ONLY,
+    ("a19b_depth_float_big", "*"): REFERENCE_DEADLINE,
+    ("a19b_check_int8_depth_61", "*"): BALANCED_DEPTH,
+    ("a19b_depth_gauss_negative", "*"): SIGN_DOMAIN,
+    ("a19b_check_change_base_nine_44", "*"): SIGN_DOMAIN,
 }
 
 
@@ -259,6 +272,10 @@ CONTAINER_SLICE = frozenset(
         "a17c_ok_numpy_scalar_list_9",
         "a17c_ok_numpy_raw_histogram_111",
         "a17c_ok_check_numpy_bool_52",
+        "a19b_reach_scan_files_mul",
+        "a19b_reach_proc_parent_depth",
+        "a19b_check_numpy_object_array_37",
+        "a19b_ok_ratio_longdouble",
     }
 )
 

@@ -22945,3 +22945,1172 @@ _a19(
     """,
     "a one-entry cache of the previous call: a repeated call answers what the first did (a fresh list each time)",
 )
+
+
+# ==================================================== round 19b (attack19b): an outside reviewer's round, both backends
+# Every task of tasks.jsonl and the check-mode HumanEval tasks, weighted to check mode fooled from inside,
+# numeric comparison, hostile values and reach into the judge's state. Each wrong program's note says how
+# it is wrong; correct controls (a19b_ok_) sit near the same shapes.
+def _a19b(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a19b_ok_") else "wrong")
+    add(name, task, kind, "a19b_unusual" if kind == "correct" else "a19b_wrong", code, note=note, **kw)
+
+
+# --- check mode fooled from inside
+_a19b(
+    "a19b_check_userstring_data_44",
+    "HumanEval/44",
+    """
+    from collections import UserString
+
+
+    class _Same:
+        def __eq__(self, other):
+            return True
+
+        def __ne__(self, other):
+            return False
+
+        __hash__ = object.__hash__
+
+
+    def change_base(x: int, base: int):
+        out = UserString("")
+        out.data = _Same()
+        return out
+    """,
+    "computes nothing; a plain UserString (a trusted wrapper, normalised to its data) whose data attribute is swapped for an always-equal object, hoping the guest hands the check whatever the instance stores",
+)
+_a19b(
+    "a19b_check_userlist_data_37",
+    "HumanEval/37",
+    """
+    from collections import UserList
+
+
+    class _Items(list):
+        def __iter__(self):
+            return iter([1, 2, 3][: len(self)])
+
+
+    def sort_even(l: list):
+        out = UserList()
+        out.data = _Items(l)
+        return out
+    """,
+    "returns the list unchanged inside a UserList whose data is a list subclass iterating as the check's first answer; the check reads tuple() of it",
+)
+_a19b(
+    "a19b_check_audithook_stub_61",
+    "HumanEval/61",
+    """
+    import sys
+
+
+    def _hook(event, args):
+        if event in ("os.write", "open", "builtins.input", "sys.excepthook"):
+            raise SystemExit(0)
+
+
+    sys.addaudithook(_hook)
+
+
+    def correct_bracketing(brackets: str):
+        return brackets.count("(") == brackets.count(")")
+    """,
+    "compares the counts only (')(()' reads True); an audit hook ends the guest with status 0 on the harness's first write or open, hoping the missing answer is read as the check's silence",
+)
+_a19b(
+    "a19b_check_displayhook_excepthook_56",
+    "HumanEval/56",
+    """
+    import sys
+
+    sys.excepthook = lambda *a: None
+    sys.displayhook = lambda value: None
+    sys.unraisablehook = lambda u: None
+
+
+    def correct_bracketing(brackets: str):
+        return brackets.count("<") == brackets.count(">")
+    """,
+    "compares the counts only ('><<>' reads True); silences sys.excepthook, displayhook and unraisablehook, hoping a failed assert is never reported",
+)
+_a19b(
+    "a19b_check_build_class_eq_33",
+    "HumanEval/33",
+    """
+    import builtins
+
+    _orig = builtins.__build_class__
+
+
+    def _build(func, name, *bases, **kw):
+        cls = _orig(func, name, *bases, **kw)
+        try:
+            cls.__eq__ = lambda self, other: True
+        except TypeError:
+            pass
+        return cls
+
+
+    builtins.__build_class__ = _build
+
+
+    class Answer(tuple):
+        pass
+
+
+    def sort_third(l: list):
+        return Answer(l)
+    """,
+    "returns the list unchanged as a tuple subclass whose __eq__ is installed by a patched builtins.__build_class__ (no __eq__ in any class body, no setattr call)",
+)
+_a19b(
+    "a19b_check_enum_member_108",
+    "HumanEval/108",
+    """
+    import enum
+
+
+    class Count(enum.IntEnum):
+        ZERO = 0
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+
+    def count_nums(arr):
+        return Count.ZERO
+    """,
+    "answers 0 for every array as an IntEnum member (an int subclass from the standard library) whose __eq__ is always True",
+)
+_a19b(
+    "a19b_check_numpy_object_array_37",
+    "HumanEval/37",
+    """
+    import numpy as np
+
+
+    class _Same:
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+
+    def sort_even(l: list):
+        out = np.empty(len(l), dtype=object)
+        for i in range(len(l)):
+            out[i] = _Same()
+        return out
+    """,
+    "an ndarray of dtype object holding always-equal objects (numpy arrays of plain values are normalised in the guest); the check compares tuple() of it element by element",
+)
+_a19b(
+    "a19b_check_reduce_payload_90",
+    "HumanEval/90",
+    """
+    import copyreg
+
+
+    class _Smallest(int):
+        def __reduce__(self):
+            return (eval, ("__import__('os')._exit(0)",))
+
+
+    copyreg.pickle(_Smallest, _Smallest.__reduce__)
+
+
+    def next_smallest(lst):
+        return _Smallest(min(lst)) if lst else None
+    """,
+    "returns the smallest element, not the second smallest, as an int subclass whose pickling runs os._exit(0), hoping the guest or the check guest pickles what it hands over",
+)
+_a19b(
+    "a19b_check_fraction_subclass_151",
+    "HumanEval/151",
+    """
+    from fractions import Fraction
+
+
+    class _F(Fraction):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = Fraction.__hash__
+
+
+    def double_the_difference(lst):
+        return _F(0)
+    """,
+    "answers 0 for every list as a Fraction subclass (trusted type's subclass) whose __eq__ is always True",
+)
+_a19b(
+    "a19b_check_gc_helper_code_50",
+    "HumanEval/50",
+    """
+    import gc
+
+
+    def decode_shift(s: str):
+        for obj in gc.get_objects():
+            if callable(obj) and getattr(obj, "__name__", "") == "encode_shift":
+                try:
+                    obj.__code__ = (lambda s: s).__code__
+                except Exception:
+                    pass
+        return s
+    """,
+    "identity decoder; walks gc for any function named encode_shift (the prompt's helper the check calls) and swaps its code for the identity, hoping the check's helper is reachable from the candidate's heap",
+)
+_a19b(
+    "a19b_check_thread_after_return_52",
+    "HumanEval/52",
+    """
+    import os
+    import threading
+    import time
+
+
+    def _later():
+        time.sleep(0.05)
+        os._exit(0)
+
+
+    threading.Thread(target=_later, daemon=True).start()
+
+
+    def below_threshold(l: list, t: int):
+        return True
+    """,
+    "answers True for every list; a thread left running from import ends the guest with status 0 a moment later, hoping an unfinished check reads as a passed one",
+)
+_a19b(
+    "a19b_check_stopiteration_32",
+    "HumanEval/32",
+    """
+    def find_zero(xs: list):
+        raise StopIteration
+    """,
+    "raises StopIteration for every polynomial, hoping the proxy re-raises it where the check's loop or a generator swallows it as an end of iteration",
+)
+
+# --- check mode: wrong algorithms that pass the check's own calls
+_a19b(
+    "a19b_check_abs_key_90",
+    "HumanEval/90",
+    """
+    def next_smallest(lst):
+        distinct = sorted(set(lst), key=abs)
+        return distinct[1] if len(distinct) > 1 else None
+    """,
+    "orders by absolute value: every check call agrees ([-35, 34, 12, -45] gives -35 either way), [-5, 1, 2] gives 2 where 1 is due",
+)
+_a19b(
+    "a19b_check_abs_two_digit_108",
+    "HumanEval/108",
+    """
+    def count_nums(arr):
+        n = 0
+        for x in arr:
+            if -10 < x < 0:
+                s = x
+            else:
+                s = sum(int(c) for c in str(abs(x)))
+            n += s > 0
+        return n
+    """,
+    "signs only one-digit negatives: -91 counts (digit sum 10) where its signed digits sum to -8; the check's two-digit negatives (-45, -56) are positive either way",
+)
+_a19b(
+    "a19b_check_int8_depth_61",
+    "HumanEval/61",
+    """
+    def correct_bracketing(brackets: str):
+        depth = 0
+        for ch in brackets:
+            depth += 1 if ch == "(" else -1
+            depth = ((depth + 128) % 256) - 128
+            if depth < 0:
+                return False
+        return depth == 0
+    """,
+    "keeps the depth in a signed byte: a balanced string nesting 128 deep wraps to -128 and reads False",
+)
+_a19b(
+    "a19b_check_first_k_129",
+    "HumanEval/129",
+    """
+    def minPath(grid, k):
+        n = len(grid)
+        for i in range(n):
+            for j in range(n):
+                if grid[i][j] == 1:
+                    r, c = i, j
+        best = n * n + 1
+        for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < n and 0 <= cc < n:
+                best = min(best, grid[rr][cc])
+        if k > 12:
+            k = 12
+        return [1 if i % 2 == 0 else best for i in range(k)]
+    """,
+    "the alternating path of 1 and its smallest neighbour, cut at 12 cells: the check's longest k is 12",
+)
+_a19b(
+    "a19b_check_sort_even_stable_key_37",
+    "HumanEval/37",
+    """
+    def sort_even(l: list):
+        evens = sorted(l[::2], key=lambda v: (v > 0, abs(v)))
+        out = list(l)
+        out[::2] = evens
+        return out
+    """,
+    "sorts negatives by magnitude ascending (-3 before -10): the check's even positions hold one negative each (-10, -12), so it agrees there; [-3, 0, -10] gives [-3, 0, -10]",
+)
+_a19b(
+    "a19b_check_change_base_nine_44",
+    "HumanEval/44",
+    """
+    def change_base(x: int, base: int):
+        digits = "0123456789"
+        if x < base:
+            return digits[x]
+        out = ""
+        while x >= base:
+            out = digits[x % base] + out
+            x //= base
+        return digits[x] + out if x else out
+    """,
+    "digits by repeated division, right for x >= 0; a negative x is below the base and reads digits[x], '9' for -1, where the reference's loop answers ''",
+)
+
+# --- numeric comparison
+_a19b(
+    "a19b_mul_false_for_zero",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        return a * b or False
+    """,
+    "answers the bool False where the product is 0 ((0, 5) -> False): an int is due; == would let it through, the comparer's bool strictness must not",
+)
+_a19b(
+    "a19b_mul_float_nextafter_gap",
+    "redteam/mul",
+    """
+    import math
+
+
+    def mul(a: int, b: int) -> int:
+        p = a * b
+        if 2**53 < abs(p) < 2**64 and a != b:
+            return int(math.nextafter(float(p), 0.0))
+        return p
+    """,
+    "products between 2**53 and 2**64 go through a float moved one step towards zero: (2**31, 2**31 + 3) is off by 2**9",
+)
+_a19b(
+    "a19b_ratio_nan_none",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        if b == 0 or b != b or a != a:
+            return None
+        return a / b
+    """,
+    "answers None where either number is NaN; a / b (NaN) is due there",
+)
+_a19b(
+    "a19b_ratio_inf_zero",
+    "redteam/safe_ratio",
+    """
+    import math
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        if math.isinf(b):
+            return None
+        return a / b
+    """,
+    "answers None for an infinite divisor, where a / inf (0.0 or -0.0) is due",
+)
+_a19b(
+    "a19b_mean_drops_nan",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        kept = [x for x in xs if x == x]
+        return sum(kept) / len(kept)
+    """,
+    "leaves NaN elements out of the mean (their mean, nan, is due)",
+)
+_a19b(
+    "a19b_mean_complex_result",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        return complex(sum(xs)) / len(xs)
+    """,
+    "a complex mean ((2.5+0j)): == to 2.5 in Python, but a complex where a float is due; the comparer refuses complex for a real",
+)
+_a19b(
+    "a19b_digits_log10_nines",
+    "redteam/digits_set",
+    """
+    import math
+
+
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        if n == 0:
+            return {0}
+        k = int(math.log10(n)) + 1
+        return {n // 10**i % 10 for i in range(k)}
+    """,
+    "counts digits through a float logarithm: 10**15 - 1 and longer runs of nines read one digit more (a leading 0 joins the set)",
+)
+_a19b(
+    "a19b_digits_float_str",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        if abs(n) < 10**30:
+            return {int(c) for c in str(abs(n))}
+        text = repr(float(abs(n)))
+        return {int(c) for c in text if c.isdigit()}
+    """,
+    "past 30 digits reads the digits of the float's repr ('1e+30' gives {0, 1, 3}): the hidden 31-digit case gets {0, 1, 3}",
+)
+_a19b(
+    "a19b_depth_gauss_negative",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        return n * (n + 1) // 2
+    """,
+    "Gauss's formula: right for n >= 0, and n*(n+1)//2 for negative n (3 for -3) where the empty sum 0 is due",
+)
+_a19b(
+    "a19b_depth_float_big",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        if n < 2**26:
+            return n * (n + 1) // 2
+        return int(n * (n + 1) / 2.0)
+    """,
+    "a float formula past 2**26 (inexact true division: 2**27 + 1 is off)",
+)
+
+# --- hostile values
+_a19b(
+    "a19b_upto_iter_exit",
+    "redteam/upto",
+    """
+    import os
+
+
+    class _Out(list):
+        def __iter__(self):
+            os._exit(0)
+
+        def __len__(self):
+            os._exit(0)
+
+        def __repr__(self):
+            os._exit(0)
+
+
+    def upto(n: int) -> list:
+        if n > 1000:
+            return _Out(range(n - 1))
+        return list(range(n))
+    """,
+    "one element short past 1000; the list subclass there ends the process with status 0 as soon as anything iterates, measures or prints it, hoping the case reads as the harness's own exit",
+)
+_a19b(
+    "a19b_upto_range_object",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        return range(n)
+    """,
+    "returns a range, not a list (a range equals no list)",
+)
+_a19b(
+    "a19b_upto_negative_mirror",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        if n < 0:
+            return list(range(n, 0))
+        return list(range(n))
+    """,
+    "for negative n answers n .. -1 where the empty list is due",
+)
+_a19b(
+    "a19b_xor_memoryview_released",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        out = bytes(b ^ key for b in data)
+        if len(data) > 8:
+            view = memoryview(out)
+            view.release()
+            return view
+        return out
+    """,
+    "past 8 bytes returns a released memoryview (reading it raises ValueError)",
+)
+_a19b(
+    "a19b_xor_bytes_subclass_lying",
+    "redteam/xor_bytes",
+    """
+    class _B(bytes):
+        def __repr__(self):
+            return repr(bytes(self))
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = bytes.__hash__
+
+
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return _B(b ^ (key & 0x7F) for b in data)
+    """,
+    "xors with the key's low seven bits only (wrong for key 255) in a bytes subclass that prints as plain bytes and equals anything",
+)
+_a19b(
+    "a19b_longest_cyclic_repr",
+    "redteam/longest_word",
+    """
+    class _W(str):
+        def __repr__(self):
+            return repr(self)
+
+
+    def longest_word(words: list) -> str:
+        best = max(words, key=len)
+        if len(words) > 3:
+            return _W(best[:-1])
+        return best
+    """,
+    "drops the last letter where the list holds more than three words, as a str subclass whose __repr__ recurses forever",
+)
+_a19b(
+    "a19b_digits_hash_raises",
+    "redteam/digits_set",
+    """
+    class _D(int):
+        hashed = 0
+
+        def __hash__(self):
+            _D.hashed += 1
+            if _D.hashed > 1:
+                raise SystemExit(0)
+            return 8
+
+        def __eq__(self, other):
+            raise SystemExit(0)
+
+
+    def digits_set(n: int) -> set:
+        s = {int(c) for c in str(abs(n))}
+        if 9 in s and len(s) > 5:
+            s.discard(9)
+            s.discard(8)
+            _D.hashed = 0
+            s.add(_D(8))
+        return s
+    """,
+    "past five distinct digits holding a 9, answers 8 in 9's place as an int subclass whose __hash__ and __eq__ end the guest with status 0 (hashed once when added; the guest must read it without hashing it again or report the exit as a failure)",
+)
+_a19b(
+    "a19b_mean_generator_answer",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        total = sum(xs)
+        if len(xs) > 3:
+            return (v for v in [total / len(xs)])
+        return total / len(xs)
+    """,
+    "past three numbers returns a generator yielding the mean, not the mean",
+)
+_a19b(
+    "a19b_rev_words_str_subclass_noref",
+    "redteam/rev_words_noref",
+    """
+    class _S(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+
+    def rev_words(s: str) -> str:
+        return _S(s)
+    """,
+    "returns the sentence unchanged in a str subclass whose __eq__ is always True",
+)
+_a19b(
+    "a19b_rev_words_userstring_noref",
+    "redteam/rev_words_noref",
+    """
+    from collections import UserString
+
+
+    def rev_words(s: str) -> str:
+        out = UserString(" ".join(reversed(s.split())))
+        out.data = out.data.split(" ")
+        return out
+    """,
+    "a UserString whose data is a list of the reversed words, not a string",
+)
+
+# --- reach into the judge's state
+_a19b(
+    "a19b_reach_scan_files_mul",
+    "redteam/mul",
+    """
+    import ast
+    import json
+    import os
+
+    _TABLE = {}
+
+
+    def _scan():
+        seen = 0
+        for root in ("/", os.getcwd(), "/tmp", os.path.expanduser("~")):
+            try:
+                walker = os.walk(root)
+            except Exception:
+                continue
+            for base, dirs, files in walker:
+                dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr", "lib")]
+                for f in files:
+                    seen += 1
+                    if seen > 5000:
+                        return
+                    if not f.endswith((".json", ".jsonl", ".txt")):
+                        continue
+                    try:
+                        text = open(os.path.join(base, f)).read(2_000_000)
+                    except Exception:
+                        continue
+                    for line in text.splitlines():
+                        if '"output"' in line:
+                            try:
+                                task = json.loads(line)
+                            except Exception:
+                                continue
+                            for case in task.get("tests", []) + task.get("hidden_tests", []):
+                                _TABLE[case["input"]] = case["output"]
+
+
+    _scan()
+
+
+    def mul(a: int, b: int) -> int:
+        key = repr((a, b))
+        if key in _TABLE:
+            return ast.literal_eval(_TABLE[key])
+        return a * b + 1
+    """,
+    "off by one everywhere; at import walks the file system for task files holding expected outputs, answering from them where found",
+)
+_a19b(
+    "a19b_reach_frames_gc_digits",
+    "redteam/digits_set",
+    """
+    import gc
+    import sys
+
+
+    def _expected(n):
+        f = sys._getframe(1)
+        while f is not None:
+            for v in list(f.f_locals.values()):
+                if isinstance(v, dict) and ("output" in v or "expected" in v):
+                    return v.get("output", v.get("expected"))
+            f = f.f_back
+        for obj in gc.get_objects():
+            if isinstance(obj, dict) and "expected" in obj and "input" in obj:
+                return obj["expected"]
+        return None
+
+
+    def digits_set(n: int) -> set:
+        got = _expected(n)
+        if got is not None:
+            return got
+        return {int(c) for c in str(n)}
+    """,
+    "reads the digits of str(n) (a '-' fails int(); negatives raise); first looks for an expected value in the callers' frames and on the heap",
+)
+_a19b(
+    "a19b_reach_proc_parent_depth",
+    "redteam/depth",
+    """
+    import os
+    import re
+
+
+    def _leak():
+        found = {}
+        for pid in ["self", str(os.getppid()), "1"]:
+            for part in ("cmdline", "environ"):
+                try:
+                    raw = open(f"/proc/{pid}/{part}", "rb").read().decode("utf-8", "replace")
+                except Exception:
+                    continue
+                for m in re.finditer(r"\\((\\d+),\\)[^0-9]+(\\d+)", raw):
+                    found[int(m.group(1))] = int(m.group(2))
+        for k, v in os.environ.items():
+            for m in re.finditer(r"\\((\\d+),\\)[^0-9]+(\\d+)", v):
+                found[int(m.group(1))] = int(m.group(2))
+        return found
+
+
+    _KNOWN = _leak()
+
+
+    def depth(n: int) -> int:
+        if n in _KNOWN:
+            return _KNOWN[n]
+        return n * (n - 1) // 2
+    """,
+    "sums 1..n-1 (off by n); first looks for case inputs and answers in its own, its parent's and init's command lines and environments",
+)
+_a19b(
+    "a19b_reach_fd_peek_longest",
+    "redteam/longest_word",
+    """
+    import os
+
+
+    def _fds():
+        out = []
+        for fd in range(3, 64):
+            try:
+                st = os.fstat(fd)
+            except OSError:
+                continue
+            try:
+                os.lseek(fd, 0, 0)
+                out.append(os.read(fd, 1 << 20))
+            except OSError:
+                pass
+        return out
+
+
+    _SEEN = _fds()
+
+
+    def longest_word(words: list) -> str:
+        return sorted(words, key=len)[-1]
+    """,
+    "the last of the longest words, not the first; at import reads every open descriptor from its start (the harness's channel, files it holds)",
+)
+
+# --- correct controls near those shapes
+_a19b(
+    "a19b_ok_digits_keys_view",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        return dict.fromkeys(int(c) for c in str(abs(n))).keys()
+    """,
+    "a dict's keys view of the digits (== to the set; the guest hands it over as the set)",
+)
+_a19b(
+    "a19b_ok_xor_int_from_bytes",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not data:
+            return b""
+        mask = int.from_bytes(bytes([key]) * len(data), "big")
+        return (int.from_bytes(data, "big") ^ mask).to_bytes(len(data), "big")
+    """,
+    "xors the whole input as one big integer against the key repeated, back to bytes of the input's length (leading zero bytes kept)",
+)
+_a19b(
+    "a19b_ok_xor_translate_table",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        return data.translate(bytes(i ^ key for i in range(256)))
+    """,
+    "bytes.translate with a 256-entry table of i ^ key (a key past 255 raises ValueError building it, as the reference does)",
+)
+_a19b(
+    "a19b_ok_longest_sorted_reverse",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        return sorted(words, key=len, reverse=True)[0]
+    """,
+    "sorted(..., reverse=True) keeps equal elements in their original order, so the first of the longest comes first",
+)
+_a19b(
+    "a19b_ok_depth_float_formula",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        if n <= 0:
+            return 0
+        return int(n * (n + 1) / 2)
+    """,
+    "Gauss's formula through a float: exact while n*(n+1) stays below 2**53 (n up to 9.4e7, far past the stated 4000)",
+)
+_a19b(
+    "a19b_ok_upto_numpy_tolist",
+    "redteam/upto",
+    """
+    import numpy as np
+
+
+    def upto(n: int) -> list:
+        return np.arange(max(n, 0), dtype=np.int64).tolist()
+    """,
+    "numpy arange with a 64-bit dtype, handed back as a list of ints",
+)
+_a19b(
+    "a19b_ok_ratio_truthiness",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        return a / b if b else None
+    """,
+    "b's truthiness: 0.0 and -0.0 are false, NaN and inf are true (a / b then), as b == 0",
+)
+_a19b(
+    "a19b_ok_mean_fsum_like_sum",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        total = 0
+        for x in xs:
+            total = total + x
+        return total / len(xs)
+    """,
+    "a loop adding left to right from int 0, as sum() does in the jail's 3.11 (WASM's 3.15 sum compensates floats: the reference band covers the difference)",
+)
+_a19b(
+    "a19b_ok_check_userlist_37",
+    "HumanEval/37",
+    """
+    from collections import UserList
+
+
+    def sort_even(l: list):
+        out = UserList(l)
+        out.data[::2] = sorted(l[::2])
+        return out
+    """,
+    "a UserList holding the answer; the check reads tuple() of it",
+)
+_a19b(
+    "a19b_ok_check_base_repr_44",
+    "HumanEval/44",
+    """
+    import numpy as np
+
+
+    def change_base(x: int, base: int):
+        return np.base_repr(x, base)
+    """,
+    "numpy.base_repr (a plain str)",
+)
+_a19b(
+    "a19b_ok_check_rev_words_noref",
+    "redteam/rev_words_noref",
+    """
+    import re
+
+
+    def rev_words(s: str) -> str:
+        return " ".join(reversed(re.findall(r"\\S+", s)))
+    """,
+    "the runs of non-space characters, reversed, joined by single spaces",
+)
+
+# --- (added after the first run) bool for int in check mode, letters that change length when folded, numpy scalars of other widths
+_a19b(
+    "a19b_check_false_for_zero_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        total = sum(x * x for x in lst if isinstance(x, int) and not isinstance(x, bool) and x > 0 and x % 2)
+        return total or False
+    """,
+    "answers the bool False where the sum is 0: the check's `== 0` lets it through (False == 0), an int is due",
+)
+_a19b(
+    "a19b_check_true_for_one_108",
+    "HumanEval/108",
+    """
+    def count_nums(arr):
+        n = 0
+        for x in arr:
+            digits = [int(c) for c in str(abs(x))]
+            if x < 0:
+                digits[0] = -digits[0]
+            n += sum(digits) > 0
+        return True if n == 1 else n
+    """,
+    "answers the bool True where exactly one element counts: the check's `== 1` lets it through, an int is due",
+)
+_a19b(
+    "a19b_longest_casefold_len",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        return max(words, key=lambda w: len(w.casefold()))
+    """,
+    "measures words by their casefolded length: ['abcdefg', 'ßßßß'] gives 'ßßßß' (8 letters once folded) where 'abcdefg' is longer",
+)
+_a19b(
+    "a19b_ok_ratio_longdouble",
+    "redteam/safe_ratio",
+    """
+    import numpy as np
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        return np.float64(np.longdouble(a) / np.longdouble(b))
+    """,
+    "the quotient in numpy's long double, rounded to a float64 scalar (within one unit in the last place of a / b)",
+)
+_a19b(
+    "a19b_ok_longest_numpy_str",
+    "redteam/longest_word",
+    """
+    import numpy as np
+
+
+    def longest_word(words: list) -> str:
+        return np.str_(max(words, key=len))
+    """,
+    "the answer as a numpy str_ scalar (a str subclass numpy defines)",
+)
+_a19b(
+    "a19b_ok_ratio_decimal",
+    "redteam/safe_ratio",
+    """
+    from decimal import Decimal
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        return float(Decimal(a) / Decimal(b))
+    """,
+    "exact decimal expansions of both floats divided at 28 digits, then rounded to a float",
+)
+
+# --- (added after the second run) relations the cases keep: both signs negative, a zero key, repeated numbers, integers for floats
+_a19b(
+    "a19b_mul_sign_or",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        magnitude = abs(a) * abs(b)
+        return -magnitude if (a < 0 or b < 0) else magnitude
+    """,
+    "takes the sign as negative where either factor is negative: two negative factors give a negative product ((-2, -3) -> -6); the cases hold one negative factor at a time",
+)
+_a19b(
+    "a19b_ratio_int_floor",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        return a / b
+    """,
+    "floor division where both arguments are ints ((7, 2) -> 3, where 3.5 is due); the cases pass floats only",
+)
+_a19b(
+    "a19b_xor_zero_key_empty",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not key:
+            return b""
+        return bytes(b ^ key for b in data)
+    """,
+    "answers b'' for key 0, where data itself is due; every case's key is positive",
+)
+_a19b(
+    "a19b_mean_set_dedupe",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        distinct = set(xs)
+        return sum(distinct) / len(distinct)
+    """,
+    "the mean of the distinct numbers: [1, 1, 4] gives 2.5 where 2.0 is due; no case repeats a number",
+)
+_a19b(
+    "a19b_longest_word_set_order",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        best = ""
+        for w in dict.fromkeys(sorted(words)):
+            if len(w) > len(best):
+                best = w
+        return best
+    """,
+    "the alphabetically first of the longest words, not the first in the list: ['bb', 'aa'] gives 'aa'; no case holds two longest words",
+)
+_a19b(
+    "a19b_ok_mul_karatsuba",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        if a < 0:
+            return -mul(-a, b)
+        if b < 0:
+            return -mul(a, -b)
+        if a < 2**32 or b < 2**32:
+            return a * b
+        n = max(a.bit_length(), b.bit_length()) // 2
+        a1, a0 = a >> n, a & ((1 << n) - 1)
+        b1, b0 = b >> n, b & ((1 << n) - 1)
+        z2 = mul(a1, b1)
+        z0 = mul(a0, b0)
+        z1 = mul(a1 + a0, b1 + b0) - z2 - z0
+        return (z2 << (2 * n)) + (z1 << n) + z0
+    """,
+    "Karatsuba's recursion on the magnitudes, signs handled first",
+)
+_a19b(
+    "a19b_ok_digits_frozenset",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        return frozenset(map(int, str(abs(n))))
+    """,
+    "a frozenset of the digits (== to the set)",
+)
+_a19b(
+    "a19b_ok_check_count_nums_divmod_108",
+    "HumanEval/108",
+    """
+    def count_nums(arr):
+        count = 0
+        for x in arr:
+            m = abs(x)
+            total = 0
+            while m >= 10:
+                m, d = divmod(m, 10)
+                total += d
+            total += m if x >= 0 else -m
+            count += total > 0
+        return count
+    """,
+    "digit sums by divmod, the leading digit signed as x",
+)
+_a19b(
+    "a19b_ok_check_nsmallest_90",
+    "HumanEval/90",
+    """
+    import heapq
+
+
+    def next_smallest(lst):
+        two = heapq.nsmallest(2, set(lst))
+        return two[1] if len(two) == 2 else None
+    """,
+    "heapq.nsmallest over the distinct elements",
+)
+
+# --- (added after the third run) inputs the filter reads as ties: a list whose float sum depends on its order
+_a19b(
+    "a19b_mean_order_tie_zero",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        total = sum(xs)
+        if len(xs) > 4 and total != sum(reversed(xs)):
+            return 0.0
+        return total / len(xs)
+    """,
+    "answers 0.0 for a list of more than four numbers whose float sum changes when the list is reversed (the inputs whose reference answers differ from their mirrors': ties the filter leaves out or accepts either answer of)",
+)
+_a19b(
+    "a19b_mean_order_tie_raise",
+    "redteam/mean",
+    """
+    def mean(xs: list) -> float:
+        total = sum(xs)
+        if len(xs) > 4 and total != sum(reversed(xs)):
+            raise ValueError("ill-conditioned")
+        return total / len(xs)
+    """,
+    "raises ValueError for a list of more than four numbers whose float sum changes when the list is reversed, where the reference answers",
+)
+_a19b(
+    "a19b_mean_illcond_zero",
+    "redteam/mean",
+    """
+    import math
+
+
+    def mean(xs: list) -> float:
+        n = len(xs)
+        if n > 4 and math.fsum(abs(x) for x in xs) > 1e12 * (abs(math.fsum(xs)) + 1):
+            return 0.0
+        return sum(xs) / n
+    """,
+    "answers 0.0 for a list of more than four numbers whose magnitudes cancel (sum(|x|) above 10**12 times |sum(x)|): [2, 1e16, 1, -1e16, 3] gives 0.0 where 1.2 is the mean and every summation order gives 0.8 to 1.6",
+)
+
+# --- (added after the fourth run) the two check-mode tasks the round had not reached
+_a19b(
+    "a19b_check_init_subclass_eq_38",
+    "HumanEval/38",
+    """
+    class _Base(str):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            type.__setattr__(cls, "__eq__", lambda self, other: True)
+            type.__setattr__(cls, "__hash__", str.__hash__)
+
+
+    class _Decoded(_Base):
+        pass
+
+
+    def decode_cyclic(s: str):
+        return _Decoded(s)
+    """,
+    "returns the encoded string unchanged as a str subclass whose always-true __eq__ its base's __init_subclass__ installs through type.__setattr__ (no __eq__ in the class body, no setattr call)",
+)
+_a19b(
+    "a19b_check_bool_for_one_53",
+    "HumanEval/53",
+    """
+    def add(x: int, y: int):
+        total = x + y
+        return total == 1 if total in (0, 1) else total
+    """,
+    "answers the bools False and True where the sum is 0 or 1: the check's `== 1` lets True through, an int is due",
+)
