@@ -28,7 +28,7 @@ FilterVersion = Literal[
     "v19",
     "v20",
     "v21",
-    "v23",
+    "v24",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -154,10 +154,10 @@ class NoiseConfig(BaseModel):
     #: value): equal digests are an equal answer, different ones a wrong answer; where the expected
     #: value holds a float or another type, or the comparer is not ``numeric``, it is not judged, as
     #: through v20
-    #: v23: a bound the statement states on a name abbreviating a function's one argument (``1 <= num
+    #: v24: a bound the statement states on a name abbreviating a function's one argument (``1 <= num
     #: <= 1000`` of HumanEval/156's ``number``: ``stated_bounds(abbreviated=True)``) is read as v10 reads
     #: one on the argument's own name, so a generated input that breaks it is not judged
-    version: FilterVersion = "v23"
+    version: FilterVersion = "v24"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

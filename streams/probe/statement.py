@@ -25,7 +25,7 @@ were rejected for answering inputs the statement excludes otherwise than the ref
 - "a list|array|tuple of two|three|...|N WORD" of the one argument a function of one argument takes: its
   length is that number (HumanEval/119: "a list of two strings").
 
-From filter v23 (``abbreviated=True``) a comparison's name that abbreviates the one argument of a function
+From filter v24 (``abbreviated=True``) a comparison's name that abbreviates the one argument of a function
 of one argument (the argument's name starts with it, and it is at least three letters long) names that
 argument (HumanEval/156: ``int_to_mini_roman(number)`` states ``1 <= num <= 1000``).
 """
@@ -151,7 +151,7 @@ def _doc_after_imports(body: list[ast.stmt]) -> str | None:
 
 
 def _operand(term: str, names: list[str], abbreviated: bool = False) -> tuple[int, bool] | None:
-    """(argument index, whether its length) a term names, or None (``abbreviated``, filter v23: a name
+    """(argument index, whether its length) a term names, or None (``abbreviated``, filter v24: a name
     of at least three letters that the one argument's name starts with names that argument)."""
     m = re.fullmatch(r"len\(\s*(\w+)\s*\)|(\w+)\.length|(\w+)", term.strip())
     if m is None:
@@ -193,7 +193,7 @@ def stated_bounds(
 ) -> tuple[Bound, ...]:
     """The bounds the entry point's docstring states on its arguments (none where it states none);
     ``wider`` (filter v14): the forms the module docstring lists from v14 too; ``abbreviated`` (filter
-    v23): a comparison on an abbreviation of a function's one argument (``num`` for ``number``)."""
+    v24): a comparison on an abbreviation of a function's one argument (``num`` for ``number``)."""
     found = _signature(prompt, entry_point, wider)
     if found is None:
         return ()

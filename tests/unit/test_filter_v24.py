@@ -1,12 +1,12 @@
-"""Noise filter v23: a bound the statement states on an abbreviation of a function's one argument is read.
+"""Noise filter v24: a bound the statement states on an abbreviation of a function's one argument is read.
 
 Red-team round 19c: HumanEval/156 is ``int_to_mini_roman(number)`` and its statement says
 ``Restrictions: 1 <= num <= 1000``. v10 reads a bound only on a name the signature holds, so this one was
 never read, the plan drew 1001, 1002, 1011 and 1086 near the cases (1000 is one) and more past them, and
 a correct program that checks the stated restriction and raises outside it
 (``a19c_ok_validated_roman_156``) was rejected as ``wrong.disagrees_with_reference`` for refusing
-numbers the statement excludes. From v23 a comparison's name of at least three letters that the one
-argument's name starts with names that argument (``stated_bounds(abbreviated=True)``); v10 to v21 read
+numbers the statement excludes. From v24 a comparison's name of at least three letters that the one
+argument's name starts with names that argument (``stated_bounds(abbreviated=True)``); v10 to v23 read
 as before. Of the tasks we hold, HumanEval/156 alone reads differently.
 """
 
@@ -47,10 +47,10 @@ CASES_ONLY = (
 )
 
 
-def test_the_versions_run_past_v21_to_v23() -> None:
-    assert VERSIONS[VERSIONS.index("v23") - 1 : VERSIONS.index("v23") + 1] == ("v21", "v23")
-    assert NoiseConfig().version == "v23"
-    assert NoiseConfig().label() == "v23"
+def test_the_versions_run_past_v23_to_v24() -> None:
+    assert VERSIONS[VERSIONS.index("v24") - 1 : VERSIONS.index("v24") + 1] == ("v23", "v24")
+    assert NoiseConfig().version == "v24"
+    assert NoiseConfig().label() == "v24"
 
 
 # ------------------------------------------------------------------------------------ the statement
@@ -97,9 +97,9 @@ def _verdict(code: str, version: str) -> tuple[str, tuple[str, ...]]:
 def test_a_program_refusing_numbers_past_1000_is_accepted_where_v21_rejected_it() -> None:
     verdict, codes = _verdict(VALIDATED, "v21")
     assert verdict == "reject" and "wrong.disagrees_with_reference" in codes
-    assert _verdict(VALIDATED, "v23")[0] == "accept"
+    assert _verdict(VALIDATED, "v24")[0] == "accept"
 
 
-@pytest.mark.parametrize("version", ["v21", "v23"])
+@pytest.mark.parametrize("version", ["v21", "v24"])
 def test_a_program_right_on_the_cases_alone_is_still_rejected(version: str) -> None:
     assert _verdict(CASES_ONLY, version)[0] == "reject"
