@@ -296,6 +296,7 @@ def _probe(
     v20 = v19 and config.version != "v19"
     v21 = v20 and config.version != "v20"
     v23 = v22 and config.version != "v22"
+    v24 = v23 and config.version != "v23"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -358,7 +359,8 @@ def _probe(
         # v10: an input that breaks a bound the task's statement states is not judged
         # v14: read in three more forms (a docstring after imports, "(a) is less then 100", "a list of
         # two strings")
-        stated=stated_bounds(task.prompt, task.entry_point, wider=v14) if v10 else (),
+        # v24: and on a name abbreviating a function's one argument ("1 <= num <= 1000" of ``number``)
+        stated=stated_bounds(task.prompt, task.entry_point, wider=v14, abbreviated=v24) if v10 else (),
         # v11: a call that flooded its output is that call's failure; a RecursionError on one of the
         # program's threads is a resource limit as one raised by the call is
         flooded=probe_run.output_flood if v11 else None,

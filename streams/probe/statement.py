@@ -24,6 +24,10 @@ were rejected for answering inputs the statement excludes otherwise than the ref
 - the name in parentheses and "then" for "than" (HumanEval/75: "Knowing that (a) is less then 100");
 - "a list|array|tuple of two|three|...|N WORD" of the one argument a function of one argument takes: its
   length is that number (HumanEval/119: "a list of two strings").
+
+From filter v24 (``abbreviated=True``) a comparison's name that abbreviates the one argument of a function
+of one argument (the argument's name starts with it, and it is at least three letters long) names that
+argument (HumanEval/156: ``int_to_mini_roman(number)`` states ``1 <= num <= 1000``).
 """
 
 from __future__ import annotations
@@ -146,44 +150,50 @@ def _doc_after_imports(body: list[ast.stmt]) -> str | None:
     return None
 
 
-def _operand(term: str, names: list[str]) -> tuple[int, bool] | None:
-    """(argument index, whether its length) a term names, or None."""
+def _operand(term: str, names: list[str], abbreviated: bool = False) -> tuple[int, bool] | None:
+    """(argument index, whether its length) a term names, or None (``abbreviated``, filter v24: a name
+    of at least three letters that the one argument's name starts with names that argument)."""
     m = re.fullmatch(r"len\(\s*(\w+)\s*\)|(\w+)\.length|(\w+)", term.strip())
     if m is None:
         return None
     name = m.group(1) or m.group(2) or m.group(3)
     if name not in names:
+        if abbreviated and len(names) == 1 and len(name) >= 3 and names[0].startswith(name):
+            return 0, bool(m.group(1) or m.group(2))
         return None
     return names.index(name), bool(m.group(1) or m.group(2))
 
 
-def _limit(term: str, names: list[str]) -> Limit | None:
+def _limit(term: str, names: list[str], abbreviated: bool = False) -> Limit | None:
     number = _number(term) if re.fullmatch(_NUMBER, term.strip()) else None
     if number is not None:
         return number
-    operand = _operand(term, names)
+    operand = _operand(term, names, abbreviated)
     if operand is not None and operand[1]:
         return ("len", operand[0])
     return None
 
 
-def _pair(left: str, op: str, right: str, names: list[str]) -> list[Bound]:
+def _pair(left: str, op: str, right: str, names: list[str], abbreviated: bool = False) -> list[Bound]:
     op = {"≤": "<=", "≥": ">="}.get(op, op)
-    subject, limit_text, flip = _operand(left, names), right, False
+    subject, limit_text, flip = _operand(left, names, abbreviated), right, False
     if subject is None:
-        subject, limit_text, flip = _operand(right, names), left, True
+        subject, limit_text, flip = _operand(right, names, abbreviated), left, True
     if subject is None:
         return []
-    limit = _limit(limit_text, names)
+    limit = _limit(limit_text, names, abbreviated)
     if limit is None or limit == ("len", subject[0]):
         return []
     upper = op in ("<", "<=")
     return [Bound(subject[0], subject[1], upper != flip, limit, op in ("<", ">"))]
 
 
-def stated_bounds(prompt: str, entry_point: str, wider: bool = False) -> tuple[Bound, ...]:
+def stated_bounds(
+    prompt: str, entry_point: str, wider: bool = False, abbreviated: bool = False
+) -> tuple[Bound, ...]:
     """The bounds the entry point's docstring states on its arguments (none where it states none);
-    ``wider`` (filter v14): the forms the module docstring lists from v14 too."""
+    ``wider`` (filter v14): the forms the module docstring lists from v14 too; ``abbreviated`` (filter
+    v24): a comparison on an abbreviation of a function's one argument (``num`` for ``number``)."""
     found = _signature(prompt, entry_point, wider)
     if found is None:
         return ()
@@ -198,9 +208,9 @@ def stated_bounds(prompt: str, entry_point: str, wider: bool = False) -> tuple[B
         for m in _CHAIN.finditer(text):
             a, op1, b, op2, c = m.groups()
             if op2 is None:
-                bounds += _pair(a, op1, b, names)
+                bounds += _pair(a, op1, b, names, abbreviated)
             elif (op1 in ("<", "<=", "≤")) == (op2 in ("<", "<=", "≤")):
-                bounds += _pair(a, op1, b, names) + _pair(b, op2, c, names)
+                bounds += _pair(a, op1, b, names, abbreviated) + _pair(b, op2, c, names, abbreviated)
         for m in _WORDS.finditer(text):
             name, word, number = m.groups()
             limit = _number(number)

@@ -101,6 +101,8 @@ SUBNORMAL = "probe: floats are drawn near the cases' values and magnitudes (and 
 R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw's literal bounds widened outwards from zero only (HumanEval/38's randint(10, 20) becomes randint(10, 80): a positive low bound stays), so no string shorter than 10 letters reaches the candidate, and a decoder wrong only on strings shorter than 3 (each its own encoding) passes the check and its probe alike"
 # round 18c (correct18)
 WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed"
+# round 19c (correct19)
+WASM_C_STACK = "sandbox: the WASM guest's C stack holds about 112 kB (streams/sandbox/README.md), and a recursion through a C function (functools.lru_cache's wrapper) ends there near 250 levels with 'RecursionError: Stack overflow (used 112 kB)' whatever sys.setrecursionlimit says, so on redteam/depth, whose statement admits n up to 4000, a memoised recursive sum fails the hidden cases n = 4000 and 2500 under an explicit wasm on every seed; auto sees the stack guard's text and re-runs it in the container, where it passes (a wider guest stack is a runtime build setting, not changed here)"
 
 # round 19 (attack19)
 BLANK_RUN = "probe: a string's white space is laid out as the cases lay theirs (characters mutated or words moved around the cases' own separators; SPACING keeps a trimmed or single-spaced column so), so no run of blanks longer than the cases' longest is drawn: HumanEval/140's longest is three, and none of the 259 inputs on the pinned seed or on seeds 0..2 holds four, so a program replacing exactly three spaces with '-' (four give '-_', where one '-' is due) is accepted on every seed tried"
@@ -212,6 +214,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a19b_check_int8_depth_61", "*"): BALANCED_DEPTH,
     ("a19b_depth_gauss_negative", "*"): SIGN_DOMAIN,
     ("a19b_check_change_base_nine_44", "*"): SIGN_DOMAIN,
+    ("a19c_ok_memo_depth", "wasm"): WASM_C_STACK,
 }
 
 
@@ -276,6 +279,8 @@ CONTAINER_SLICE = frozenset(
         "a19b_reach_proc_parent_depth",
         "a19b_check_numpy_object_array_37",
         "a19b_ok_ratio_longdouble",
+        "a19c_ok_memo_depth",
+        "a19c_ok_numpy_int64_128",
     }
 )
 
