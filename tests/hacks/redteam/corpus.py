@@ -25923,3 +25923,1301 @@ _c19(
     """,
     "counts of odd and even numbers by arithmetic on x % 2",
 )
+
+
+# =============================================================================== round 19d (correct19b)
+# Correct programs none of the earlier rounds holds, on the HumanEval case-mode tasks 80-163 with the
+# fewest correct programs (two each; /141 one), the check-mode tasks with the fewest, and our own tasks,
+# in the shapes a policy under training writes: brute force (quadratic where the reference is linear),
+# recursion with a raised limit, memos (lru_cache, a module-level dict or list kept across calls), an
+# argument mutated then restored, copies, a tuple where the check compares with tuple(), Fraction and
+# Decimal intermediates converted back, numpy where natural, early returns, ValueError on inputs the
+# prompt excludes, logging, helper classes, dataclasses and enums, generators consumed into lists, a
+# __main__ block asserting the prompt's examples, type hints and doctests.
+_C19D = "a19d_correct"
+
+
+def _c19d(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    add(name, task, "correct", _C19D, code, note=note, **kw)
+
+
+# --- HumanEval case-mode tasks 101-163
+_c19d(
+    "a19d_ok_translate_main_101",
+    "HumanEval/101",
+    """
+    def words_string(s: str) -> list[str]:
+        \"\"\"Split on commas and blanks.
+
+        >>> words_string("Hi, my name is John")
+        ['Hi', 'my', 'name', 'is', 'John']
+        \"\"\"
+        return s.translate({ord(","): " "}).split()
+
+
+    if __name__ == "__main__":
+        assert words_string("Hi, my name is John") == ["Hi", "my", "name", "is", "John"]
+        assert words_string("One, two, three, four, five, six") == ["One", "two", "three", "four", "five", "six"]
+    """,
+    "commas mapped to blanks by str.translate with a dict table, then split(); a doctest and a __main__ self-test of the prompt's examples",
+)
+_c19d(
+    "a19d_ok_tokenizer_generator_101",
+    "HumanEval/101",
+    """
+    def _tokens(s):
+        word = []
+        for ch in s:
+            if ch == "," or ch.isspace():
+                if word:
+                    yield "".join(word)
+                    word.clear()
+            else:
+                word.append(ch)
+        if word:
+            yield "".join(word)
+
+
+    def words_string(s):
+        return list(_tokens(s))
+    """,
+    "a character-by-character tokenizer written as a generator, consumed into a list",
+)
+_c19d(
+    "a19d_ok_count_down_102",
+    "HumanEval/102",
+    """
+    def choose_num(x, y):
+        # walk down from y: the first even number met is the biggest one in [x, y]
+        for n in range(y, x - 1, -1):
+            if n % 2 == 0:
+                return n
+        return -1
+    """,
+    "a loop down from y returning the first even number (at most two steps), -1 when the range is empty",
+)
+_c19d(
+    "a19d_ok_digit_set_heap_104",
+    "HumanEval/104",
+    """
+    import heapq
+
+    EVEN = set("02468")
+
+
+    def unique_digits(x):
+        heap = []
+        for value in x:
+            if not EVEN & set(str(value)):
+                heapq.heappush(heap, value)
+        return [heapq.heappop(heap) for _ in range(len(heap))]
+    """,
+    "even digits found by set intersection with the number's text; sorted by pushing onto a heap and popping it empty",
+)
+_c19d(
+    "a19d_ok_recursive_digits_104",
+    "HumanEval/104",
+    """
+    def _all_odd(n: int) -> bool:
+        if n < 10:
+            return n % 2 == 1
+        return n % 2 == 1 and _all_odd(n // 10)
+
+
+    def unique_digits(x):
+        return sorted(v for v in x if _all_odd(v))
+    """,
+    "each number's digits tested by a recursion on n // 10",
+)
+_c19d(
+    "a19d_ok_counting_sort_105",
+    "HumanEval/105",
+    """
+    from collections import Counter
+
+    NAMES = dict(zip(range(1, 10), "One Two Three Four Five Six Seven Eight Nine".split()))
+
+
+    def by_length(arr):
+        counts = Counter(x for x in arr if x in NAMES)
+        return [NAMES[d] for d in range(9, 0, -1) for _ in range(counts[d])]
+    """,
+    "a counting sort: the digits 1..9 counted by a Counter and written out from 9 down; strange numbers never counted",
+)
+_c19d(
+    "a19d_ok_module_memo_106",
+    "HumanEval/106",
+    """
+    import math
+
+    _memo: dict[int, int] = {}
+
+
+    def f(n):
+        out = []
+        for i in range(1, n + 1):
+            if i not in _memo:
+                _memo[i] = math.factorial(i) if i % 2 == 0 else i * (i + 1) // 2
+            out.append(_memo[i])
+        return out
+    """,
+    "each element memoised in a module-level dict kept across calls (math.factorial, the triangular number's formula)",
+)
+_c19d(
+    "a19d_ok_reversed_join_main_107",
+    "HumanEval/107",
+    """
+    def even_odd_palindrome(n):
+        pal = [k for k in range(1, n + 1) if str(k) == "".join(reversed(str(k)))]
+        even = len([p for p in pal if p % 2 == 0])
+        return (even, len(pal) - even)
+
+
+    if __name__ == "__main__":
+        assert even_odd_palindrome(3) == (1, 2)
+        assert even_odd_palindrome(12) == (4, 6)
+    """,
+    "every number up to n tested against ''.join(reversed(...)) of its text; a __main__ self-test of the prompt's examples",
+)
+_c19d(
+    "a19d_ok_palindrome_builder_107",
+    "HumanEval/107",
+    """
+    def _palindromes(limit):
+        length = 1
+        while True:
+            half_len = (length + 1) // 2
+            for half in range(10 ** (half_len - 1), 10 ** half_len):
+                s = str(half)
+                p = int(s + s[-2::-1]) if length % 2 else int(s + s[::-1])
+                if p > limit:
+                    return
+                yield p
+            length += 1
+
+
+    def even_odd_palindrome(n):
+        even = odd = 0
+        for p in _palindromes(n):
+            if p % 2:
+                odd += 1
+            else:
+                even += 1
+        return even, odd
+    """,
+    "palindromes built from their first halves in increasing order by a generator, stopping past n",
+)
+_c19d(
+    "a19d_ok_rotations_brute_109",
+    "HumanEval/109",
+    """
+    def move_one_ball(arr):
+        if not arr:
+            return True
+        target = sorted(arr)
+        for k in range(len(arr)):
+            if arr[k:] + arr[:k] == target:
+                return True
+        return False
+    """,
+    "every rotation built and compared with the sorted list (quadratic where the reference is linear)",
+)
+_c19d(
+    "a19d_ok_rotate_restore_109",
+    "HumanEval/109",
+    """
+    def move_one_ball(arr):
+        n = len(arr)
+        ok = n == 0
+        for _ in range(n):
+            if all(arr[i] <= arr[i + 1] for i in range(n - 1)):
+                ok = True
+            arr.insert(0, arr.pop())  # one right shift, in place
+        # n right shifts bring the list back as the caller gave it
+        return ok
+    """,
+    "the argument right-shifted in place n times (which restores it), tested for order after each shift",
+)
+_c19d(
+    "a19d_ok_two_pointers_112",
+    "HumanEval/112",
+    """
+    def reverse_delete(s, c):
+        drop = set(c)
+        kept = "".join(ch for ch in s if ch not in drop)
+        i, j = 0, len(kept) - 1
+        while i < j:
+            if kept[i] != kept[j]:
+                return kept, False
+            i += 1
+            j -= 1
+        return kept, True
+    """,
+    "characters dropped through a set; the palindrome tested with two pointers and an early return",
+)
+_c19d(
+    "a19d_ok_recursive_palindrome_112",
+    "HumanEval/112",
+    """
+    import sys
+
+    sys.setrecursionlimit(10000)
+
+
+    def _pal(t: str) -> bool:
+        return len(t) < 2 or (t[0] == t[-1] and _pal(t[1:-1]))
+
+
+    def reverse_delete(s, c):
+        result = s
+        for ch in c:
+            result = result.replace(ch, "")
+        return (result, _pal(result))
+    """,
+    "characters removed by one str.replace per character of c; the palindrome tested by recursion on slices with a raised limit",
+)
+_c19d(
+    "a19d_ok_string_template_113",
+    "HumanEval/113",
+    """
+    from string import Template
+
+    SENTENCE = Template("the number of odd elements ${n}n the str${n}ng ${n} of the ${n}nput.")
+
+
+    def odd_count(lst):
+        return [SENTENCE.substitute(n=sum(int(d) % 2 for d in s)) for s in lst]
+    """,
+    "the sentence as a string.Template substituted with the count",
+)
+_c19d(
+    "a19d_ok_replace_i_113",
+    "HumanEval/113",
+    """
+    def odd_count(lst):
+        out = []
+        for s in lst:
+            n = len(s) - len(s.translate(str.maketrans("", "", "13579")))
+            text = "the number of odd elements in the string i of the input."
+            out.append(text.replace("i", str(n)))
+        return out
+    """,
+    "odd digits counted by deleting them with str.translate; every 'i' of the plain sentence replaced by the count",
+)
+_c19d(
+    "a19d_ok_all_subarrays_114",
+    "HumanEval/114",
+    """
+    def minSubArraySum(nums):
+        best = None
+        for i in range(len(nums)):
+            s = 0
+            for j in range(i, len(nums)):
+                s += nums[j]
+                if best is None or s < best:
+                    best = s
+        return best
+    """,
+    "every sub-array's sum (quadratic where the reference is linear)",
+)
+_c19d(
+    "a19d_ok_divide_conquer_114",
+    "HumanEval/114",
+    """
+    def _best(nums, lo, hi):
+        # the smallest sum of a non-empty sub-array of nums[lo:hi]
+        if hi - lo == 1:
+            return nums[lo]
+        mid = (lo + hi) // 2
+        left = _best(nums, lo, mid)
+        right = _best(nums, mid, hi)
+        s, best_l = 0, None
+        for i in range(mid - 1, lo - 1, -1):
+            s += nums[i]
+            if best_l is None or s < best_l:
+                best_l = s
+        s, best_r = 0, None
+        for i in range(mid, hi):
+            s += nums[i]
+            if best_r is None or s < best_r:
+                best_r = s
+        return min(left, right, best_l + best_r)
+
+
+    def minSubArraySum(nums):
+        if not nums:
+            raise ValueError("nums must not be empty")
+        return _best(nums, 0, len(nums))
+    """,
+    "divide and conquer (O(n log n)): the best of each half and of the sums crossing the middle; ValueError on the empty list the prompt excludes",
+)
+_c19d(
+    "a19d_ok_ceil_div_validate_115",
+    "HumanEval/115",
+    """
+    def max_fill(grid, capacity):
+        if capacity < 1:
+            raise ValueError("bucket capacity must be positive")
+        return sum(-(-sum(row) // capacity) for row in grid)
+    """,
+    "integer ceiling division per well; ValueError for a capacity the prompt excludes (1 <= capacity <= 10)",
+)
+_c19d(
+    "a19d_ok_format_b_key_116",
+    "HumanEval/116",
+    """
+    def sort_array(arr):
+        return sorted(arr, key=lambda x: (f"{x:b}".count("1"), x))
+    """,
+    "ones counted in an f-string's binary format (a sign shown as '-'), the value as the second key",
+)
+_c19d(
+    "a19d_ok_insertion_sort_116",
+    "HumanEval/116",
+    """
+    def sort_array(arr):
+        items = [(format(abs(v), "b").count("1"), v) for v in arr]
+        for i in range(1, len(items)):
+            j = i
+            while j > 0 and items[j - 1] > items[j]:
+                items[j - 1], items[j] = items[j], items[j - 1]
+                j -= 1
+        return [v for _, v in items]
+    """,
+    "insertion sort of (ones, value) pairs on a copy (quadratic)",
+)
+_c19d(
+    "a19d_ok_dataclass_words_117",
+    "HumanEval/117",
+    """
+    from dataclasses import dataclass
+
+    VOWELS = frozenset("aeiouAEIOU")
+
+
+    @dataclass
+    class Word:
+        text: str
+
+        @property
+        def consonants(self) -> int:
+            return sum(1 for ch in self.text if ch not in VOWELS)
+
+
+    def select_words(s, n):
+        if not s:
+            return []
+        return [w.text for w in map(Word, s.split()) if w.consonants == n]
+    """,
+    "a dataclass per word with a consonant-count property; an early return for the empty string the prompt names",
+)
+_c19d(
+    "a19d_ok_recursive_right_118",
+    "HumanEval/118",
+    """
+    import sys
+
+    sys.setrecursionlimit(10000)
+    V = set("aeiouAEIOU")
+
+
+    def get_closest_vowel(word, i=None):
+        if i is None:
+            i = len(word) - 2
+        if i < 1:
+            return ""
+        if word[i] in V and word[i - 1] not in V and word[i + 1] not in V:
+            return word[i]
+        return get_closest_vowel(word, i - 1)
+    """,
+    "a recursion from the right end with an index default argument and a raised limit",
+)
+_c19d(
+    "a19d_ok_unpack_both_orders_119",
+    "HumanEval/119",
+    """
+    def _good(s):
+        depth = 0
+        for ch in s:
+            depth += 1 if ch == "(" else -1
+            if depth < 0:
+                return False
+        return depth == 0
+
+
+    def match_parens(lst):
+        a, b = lst
+        return "Yes" if any(_good(x + y) for x, y in ((a, b), (b, a))) else "No"
+    """,
+    "the two strings unpacked (the prompt gives a list of two) and both concatenations tested",
+)
+_c19d(
+    "a19d_ok_sorted_slice_120",
+    "HumanEval/120",
+    """
+    def maximum(arr, k):
+        # len(arr) - k, not -k: arr[-0:] would be the whole list
+        return sorted(arr)[len(arr) - k:]
+    """,
+    "a sorted copy sliced from len(arr) - k (the k = 0 edge handled by the index, not a branch)",
+)
+_c19d(
+    "a19d_ok_repeated_max_validate_120",
+    "HumanEval/120",
+    """
+    def maximum(arr, k):
+        if not 0 <= k <= len(arr):
+            raise ValueError("k must be between 0 and len(arr)")
+        pool = arr.copy()
+        picked = []
+        for _ in range(k):
+            m = max(pool)
+            pool.remove(m)
+            picked.append(m)
+        return picked[::-1]
+    """,
+    "the largest taken out of a copy k times (O(nk)); ValueError for a k the prompt excludes (0 <= k <= len(arr))",
+)
+_c19d(
+    "a19d_ok_slice_step_121",
+    "HumanEval/121",
+    """
+    def solution(lst):
+        return sum(x for x in lst[::2] if x % 2)
+    """,
+    "the even positions as lst[::2]; oddness as a truthy x % 2",
+)
+_c19d(
+    "a19d_ok_recursive_index_121",
+    "HumanEval/121",
+    """
+    import sys
+
+    sys.setrecursionlimit(20000)
+
+
+    def solution(lst, i=0):
+        if i >= len(lst):
+            return 0
+        head = lst[i] if lst[i] % 2 == 1 else 0
+        return head + solution(lst, i + 2)
+    """,
+    "a recursion over the even positions with an index default argument and a raised limit",
+)
+_c19d(
+    "a19d_ok_lru_frozenset_123",
+    "HumanEval/123",
+    """
+    import sys
+    from functools import lru_cache
+
+    sys.setrecursionlimit(10000)
+
+
+    @lru_cache(maxsize=None)
+    def _odds(n: int) -> frozenset:
+        if n == 1:
+            return frozenset({1})
+        nxt = n // 2 if n % 2 == 0 else 3 * n + 1
+        here = {n} if n % 2 else set()
+        return frozenset(here) | _odds(nxt)
+
+
+    def get_odd_collatz(n):
+        return sorted(_odds(n))
+    """,
+    "the odd members of each sequence memoised by lru_cache on a recursion, as frozensets; sorted() of the set",
+)
+_c19d(
+    "a19d_ok_run_length_126",
+    "HumanEval/126",
+    """
+    def is_sorted(lst):
+        prev = None
+        run = 0
+        for x in lst:
+            if prev is not None and x < prev:
+                return False
+            run = run + 1 if x == prev else 1
+            if run > 2:
+                return False
+            prev = x
+        return True
+    """,
+    "one pass tracking the previous value and the length of its run (repeats are adjacent in a sorted list)",
+)
+_c19d(
+    "a19d_ok_six_k_prime_127",
+    "HumanEval/127",
+    """
+    def _is_prime(n):
+        if n < 2:
+            return False
+        if n < 4:
+            return True
+        if n % 2 == 0 or n % 3 == 0:
+            return False
+        k = 5
+        while k * k <= n:
+            if n % k == 0 or n % (k + 2) == 0:
+                return False
+            k += 6
+        return True
+
+
+    def intersection(interval1, interval2):
+        (a, b), (c, d) = interval1, interval2
+        length = min(b, d) - max(a, c)
+        return "YES" if _is_prime(length) else "NO"
+    """,
+    "6k +- 1 trial division; the intervals unpacked in the parameter list's place",
+)
+_c19d(
+    "a19d_ok_reduce_signs_128",
+    "HumanEval/128",
+    """
+    import operator
+    from functools import reduce
+
+
+    def prod_signs(arr):
+        if not arr:
+            return None
+        sign = reduce(operator.mul, ((x > 0) - (x < 0) for x in arr), 1)
+        return sign * sum(map(abs, arr))
+    """,
+    "the signs as (x > 0) - (x < 0) multiplied by functools.reduce",
+)
+_c19d(
+    "a19d_ok_math_prod_131",
+    "HumanEval/131",
+    """
+    import math
+
+
+    def digits(n):
+        odd = [d for d in map(int, str(n)) if d & 1]
+        return math.prod(odd) if odd else 0
+    """,
+    "math.prod of the odd digits, 0 when there are none",
+)
+_c19d(
+    "a19d_ok_find_rfind_132",
+    "HumanEval/132",
+    """
+    def is_nested(string):
+        first = string.find("[")
+        if first < 0:
+            return False
+        second = string.find("[", first + 1)
+        last = string.rfind("]")
+        before_last = string.rfind("]", 0, last) if last >= 0 else -1
+        # two openings before the last two closings
+        return second >= 0 and before_last > second
+    """,
+    "the two leftmost '[' and the two rightmost ']' found with find/rfind",
+)
+_c19d(
+    "a19d_ok_fraction_ceil_133",
+    "HumanEval/133",
+    """
+    import math
+    from fractions import Fraction
+
+
+    def sum_squares(lst):
+        total = Fraction(0)
+        for v in lst:
+            total += Fraction(math.ceil(Fraction(v))) ** 2
+        return int(total)
+    """,
+    "each element taken exactly as a Fraction, its ceiling squared and summed as Fractions, converted back with int()",
+)
+_c19d(
+    "a19d_ok_from_right_main_135",
+    "HumanEval/135",
+    """
+    def can_arrange(arr):
+        for i in range(len(arr) - 1, 0, -1):
+            if arr[i] < arr[i - 1]:
+                return i
+        return -1
+
+
+    if __name__ == "__main__":
+        assert can_arrange([1, 2, 4, 3, 5]) == 3
+        assert can_arrange([1, 2, 3]) == -1
+        print("ok")
+    """,
+    "a scan from the right with an early return; a __main__ self-test of the prompt's examples",
+)
+_c19d(
+    "a19d_ok_optional_sentinels_136",
+    "HumanEval/136",
+    """
+    from typing import Optional
+
+
+    def largest_smallest_integers(lst: list[int]) -> tuple[Optional[int], Optional[int]]:
+        a: Optional[int] = None
+        b: Optional[int] = None
+        for x in lst:
+            if x < 0 and (a is None or x > a):
+                a = x
+            elif x > 0 and (b is None or x < b):
+                b = x
+        return (a, b)
+    """,
+    "one pass with None sentinels and Optional type hints",
+)
+_c19d(
+    "a19d_ok_list_memo_139",
+    "HumanEval/139",
+    """
+    import math
+
+    _cache = [1]  # _cache[i] is the special factorial of i
+
+
+    def special_factorial(n):
+        while len(_cache) <= n:
+            i = len(_cache)
+            _cache.append(_cache[-1] * math.factorial(i))
+        return _cache[n] if n > 0 else 1
+    """,
+    "a module-level list of every special factorial computed so far, extended on demand across calls",
+)
+_c19d(
+    "a19d_ok_three_slices_142",
+    "HumanEval/142",
+    """
+    def sum_squares(lst):
+        squares = sum(v**2 for v in lst[::3])
+        cubes = sum(lst[i] ** 3 for i in range(4, len(lst), 4) if i % 3)
+        rest = sum(lst[i] for i in range(len(lst)) if i % 3 and i % 4)
+        return squares + cubes + rest
+    """,
+    "three separate sums: every third element squared, every fourth not a multiple of three cubed, the rest as is",
+)
+_c19d(
+    "a19d_ok_prime_memo_dict_143",
+    "HumanEval/143",
+    """
+    import math
+
+    _PRIME: dict[int, bool] = {}
+
+
+    def _is_prime(n: int) -> bool:
+        if n not in _PRIME:
+            _PRIME[n] = n > 1 and all(n % p for p in range(2, math.isqrt(n) + 1))
+        return _PRIME[n]
+
+
+    def words_in_sentence(sentence):
+        return " ".join(w for w in sentence.split() if _is_prime(len(w)))
+    """,
+    "word lengths tested for primality through a module-level memo dict",
+)
+_c19d(
+    "a19d_ok_insertion_stable_145",
+    "HumanEval/145",
+    """
+    def _points(n: int) -> int:
+        s = str(abs(n))
+        return int(s[0]) * (-1 if n < 0 else 1) + sum(int(c) for c in s[1:])
+
+
+    def order_by_points(nums):
+        out: list[int] = []
+        for x in nums:
+            key = _points(x)
+            i = len(out)
+            while i > 0 and _points(out[i - 1]) > key:
+                i -= 1
+            out.insert(i, x)
+        return out
+    """,
+    "a stable insertion sort by signed digit sum (quadratic, keys recomputed)",
+)
+_c19d(
+    "a19d_ok_str_digits_146",
+    "HumanEval/146",
+    """
+    ODD = set("13579")
+
+
+    def specialFilter(nums):
+        count = 0
+        for n in nums:
+            text = str(n)
+            if n > 10 and text[0] in ODD and text[-1] in ODD:
+                count += 1
+        return count
+    """,
+    "the first and last characters of the number's text tested against a set of odd digits",
+)
+_c19d(
+    "a19d_ok_arith_digits_146",
+    "HumanEval/146",
+    """
+    def specialFilter(nums):
+        count = 0
+        for n in nums:
+            if n <= 10:
+                continue
+            last = n % 10
+            first = n
+            while first >= 10:
+                first //= 10
+            if first % 2 == 1 and last % 2 == 1:
+                count += 1
+        return count
+    """,
+    "first and last digits by arithmetic (n % 10, repeated // 10), as on integers",
+)
+_c19d(
+    "a19d_ok_residue_dp_147",
+    "HumanEval/147",
+    """
+    def get_max_triples(n):
+        # ways[j][r]: ways to choose j of the values so far whose sum is r modulo 3
+        ways = [[1, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+        for i in range(1, n + 1):
+            v = (i * i - i + 1) % 3
+            for j in (3, 2, 1):
+                for r in range(3):
+                    ways[j][(r + v) % 3] += ways[j - 1][r]
+        return ways[3][0]
+    """,
+    "a dynamic programme over (chosen count, residue) instead of the reference's triple loop",
+)
+_c19d(
+    "a19d_ok_combinations_147",
+    "HumanEval/147",
+    """
+    from itertools import combinations
+
+
+    def get_max_triples(n):
+        a = [i * i - i + 1 for i in range(1, n + 1)]
+        return sum(1 for t in combinations(a, 3) if sum(t) % 3 == 0)
+    """,
+    "itertools.combinations over the array (cubic, as the reference)",
+)
+_c19d(
+    "a19d_ok_length_buckets_149",
+    "HumanEval/149",
+    """
+    from collections import defaultdict
+
+
+    def sorted_list_sum(lst):
+        buckets = defaultdict(list)
+        for w in lst:
+            if len(w) % 2 == 0:
+                buckets[len(w)].append(w)
+        return [w for n in sorted(buckets) for w in sorted(buckets[n])]
+    """,
+    "even-length words bucketed by length in a defaultdict, buckets and their words each sorted",
+)
+_c19d(
+    "a19d_ok_numpy_abs_152",
+    "HumanEval/152",
+    """
+    import numpy as np
+
+
+    def compare(game, guess):
+        return np.abs(np.array(game) - np.array(guess)).tolist()
+    """,
+    "numpy difference and abs, back to a list with tolist()",
+)
+_c19d(
+    "a19d_ok_enumerate_key_153",
+    "HumanEval/153",
+    """
+    def Strongest_Extension(class_name, extensions):
+        def strength(ext):
+            cap = sum(1 for ch in ext if ch.isupper())
+            sm = sum(1 for ch in ext if ch.islower())
+            return cap - sm
+
+        # the strongest, and of equally strong ones the earliest (largest -index)
+        _, best = max(enumerate(extensions), key=lambda p: (strength(p[1]), -p[0]))
+        return class_name + "." + best
+    """,
+    "max over enumerate() with (strength, -index) as the key",
+)
+_c19d(
+    "a19d_ok_deque_rotate_154",
+    "HumanEval/154",
+    """
+    from collections import deque
+
+
+    def cycpattern_check(a, b):
+        d = deque(b)
+        for _ in range(len(b) or 1):
+            if "".join(d) in a:
+                return True
+            d.rotate(1)
+        return False
+    """,
+    "the rotations of b made by deque.rotate",
+)
+_c19d(
+    "a19d_ok_fstring_parity_155",
+    "HumanEval/155",
+    """
+    def even_odd_count(num: int) -> tuple[int, int]:
+        digits = f"{abs(num)}"
+        odd = sum(int(d) & 1 for d in digits)
+        return len(digits) - odd, odd
+    """,
+    "digits of an f-string of abs(num), the odd ones counted by & 1",
+)
+_c19d(
+    "a19d_ok_permutations_157",
+    "HumanEval/157",
+    """
+    from itertools import permutations
+
+
+    def right_angle_triangle(a, b, c):
+        return any(x * x + y * y == z * z for x, y, z in permutations((a, b, c)))
+    """,
+    "every ordering of the sides tried with itertools.permutations",
+)
+_c19d(
+    "a19d_ok_cmp_to_key_158",
+    "HumanEval/158",
+    """
+    from functools import cmp_to_key
+
+
+    def _cmp(a, b):
+        ua, ub = len(set(a)), len(set(b))
+        if ua != ub:
+            return ub - ua
+        return (a > b) - (a < b)
+
+
+    def find_max(words):
+        return sorted(words, key=cmp_to_key(_cmp))[0]
+    """,
+    "an old-style comparison function through functools.cmp_to_key",
+)
+_c19d(
+    "a19d_ok_validate_bounds_159",
+    "HumanEval/159",
+    """
+    def eat(number, need, remaining):
+        for name, value in (("number", number), ("need", need), ("remaining", remaining)):
+            if not 0 <= value <= 1000:
+                raise ValueError(f"{name} must be within 0..1000, got {value}")
+        took = min(need, remaining)
+        return [number + took, remaining - took]
+    """,
+    "min(need, remaining); ValueError on values the prompt's constraints exclude (0 <= each <= 1000)",
+)
+_c19d(
+    "a19d_ok_swapcase_whole_161",
+    "HumanEval/161",
+    """
+    def solve(s):
+        if not any(ch.isalpha() for ch in s):
+            return s[::-1]
+        return s.swapcase()
+    """,
+    "str.swapcase() of the whole string, the reversal when no letter is present",
+)
+_c19d(
+    "a19d_ok_md5_utf8_162",
+    "HumanEval/162",
+    """
+    import hashlib
+
+
+    def string_to_md5(text):
+        if text == "":
+            return None
+        h = hashlib.md5()
+        h.update(text.encode("utf-8"))
+        return h.hexdigest()
+    """,
+    "hashlib.md5 fed the UTF-8 bytes through update(); None for the empty string",
+)
+_c19d(
+    "a19d_ok_sorted_set_163",
+    "HumanEval/163",
+    """
+    def generate_integers(a, b):
+        lo, hi = min(a, b), max(a, b)
+        return sorted({2, 4, 6, 8} & set(range(lo, min(hi, 8) + 1)))
+    """,
+    "sorted() of the intersection of the even digits with the (clipped) range as a set",
+)
+_c19d(
+    "a19d_ok_short_loop_163",
+    "HumanEval/163",
+    """
+    def generate_integers(a, b):
+        if a > b:
+            a, b = b, a
+        result = []
+        for i in range(a, min(b, 9) + 1):
+            if i % 2 == 0 and i < 10:
+                result.append(i)
+        return result
+    """,
+    "the arguments swapped into order, a loop over the range clipped at 9",
+)
+_c19d(
+    "a19d_ok_regex_ascii_141",
+    "HumanEval/141",
+    """
+    import re
+
+    _NAME = re.compile(r"[A-Za-z][^.]*\\.(txt|exe|dll)")
+
+
+    def file_name_check(file_name):
+        if not _NAME.fullmatch(file_name):
+            return "No"
+        if sum(ch in "0123456789" for ch in file_name) > 3:
+            return "No"
+        return "Yes"
+    """,
+    "one regular expression with an ASCII letter class, fullmatch, and the digits '0'-'9' counted",
+)
+_c19d(
+    "a19d_ok_isascii_split_141",
+    "HumanEval/141",
+    """
+    def file_name_check(file_name: str) -> str:
+        name, dot, ext = file_name.partition(".")
+        if not dot or "." in ext or ext not in ("txt", "exe", "dll"):
+            return "No"
+        if not name or not (name[0].isascii() and name[0].isalpha()):
+            return "No"
+        if sum(1 for ch in file_name if ch.isascii() and ch.isdigit()) > 3:
+            return "No"
+        return "Yes"
+    """,
+    "str.partition, a first letter tested by isascii() and isalpha(), ASCII digits counted",
+)
+
+
+# --- HumanEval check-mode tasks
+_c19d(
+    "a19d_ok_check_encode_25_times_50",
+    "HumanEval/50",
+    """
+    def encode_shift(s: str):
+        return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])
+
+
+    def decode_shift(s: str):
+        # 25 shifts by 5 are a shift by 125 = 4 * 26 + 21, i.e. back by 5
+        for _ in range(25):
+            s = encode_shift(s)
+        return s
+    """,
+    "the prompt's encode_shift applied 25 times (25x the reference's work)",
+)
+_c19d(
+    "a19d_ok_check_stack_pop_56",
+    "HumanEval/56",
+    """
+    def correct_bracketing(brackets: str):
+        stack = []
+        try:
+            for ch in brackets:
+                if ch == "<":
+                    stack.append(ch)
+                else:
+                    stack.pop()
+        except IndexError:  # a closing bracket with nothing open
+            return False
+        return not stack
+    """,
+    "a stack whose pop() on empty raises IndexError, caught as the failure",
+)
+_c19d(
+    "a19d_ok_check_reduce_depth_56",
+    "HumanEval/56",
+    """
+    from functools import reduce
+
+
+    def correct_bracketing(brackets: str):
+        def step(depth: int, ch: str) -> int:
+            if depth < 0:
+                return depth  # once below zero it stays broken
+            return depth + (1 if ch == "<" else -1)
+
+        return reduce(step, brackets, 0) == 0
+    """,
+    "the depth folded by functools.reduce, a negative depth kept as a sticky failure",
+)
+_c19d(
+    "a19d_ok_check_signed_text_108",
+    "HumanEval/108",
+    """
+    def _signed_digit_sum(n: int) -> int:
+        if n < 0:
+            s = str(-n)
+            return -int(s[0]) + sum(map(int, s[1:]))
+        return sum(map(int, str(n)))
+
+
+    def count_nums(arr):
+        return len([x for x in arr if _signed_digit_sum(x) > 0])
+    """,
+    "the signed first digit read from the text of -n",
+)
+_c19d(
+    "a19d_ok_check_greedy_walk_129",
+    "HumanEval/129",
+    """
+    def minPath(grid, k):
+        n = len(grid)
+        pos = {grid[i][j]: (i, j) for i in range(n) for j in range(n)}
+        r, c = pos[1]
+        path = []
+        for _ in range(k):
+            path.append(grid[r][c])
+            steps = [(r + dr, c + dc) for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))]
+            r, c = min(((i, j) for i, j in steps if 0 <= i < n and 0 <= j < n), key=lambda p: grid[p[0]][p[1]])
+        return path
+    """,
+    "the walk simulated step by step from 1, always to the smallest neighbour (values are distinct, so greedy is lexicographically least)",
+)
+_c19d(
+    "a19d_ok_check_numpy_roots_32",
+    "HumanEval/32",
+    """
+    import math
+
+    import numpy as np
+
+
+    def poly(xs: list, x: float):
+        return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+    def find_zero(xs: list):
+        roots = np.roots(list(reversed(xs)))
+        x = float(min(roots, key=lambda r: abs(r.imag)).real)
+        # polish the real root numpy found with a few Newton steps
+        deriv = [i * c for i, c in enumerate(xs)][1:]
+        for _ in range(50):
+            fx = poly(xs, x)
+            if abs(fx) < 1e-12:
+                break
+            d = poly(deriv, x)
+            if d == 0:
+                break
+            x -= fx / d
+        return x
+    """,
+    "numpy.roots, the root with the smallest imaginary part, polished by Newton steps; a float returned",
+)
+_c19d(
+    "a19d_ok_check_selection_tuple_37",
+    "HumanEval/37",
+    """
+    def sort_even(l: list):
+        out = list(l)
+        evens = list(range(0, len(out), 2))
+        for a in range(len(evens)):
+            smallest = a
+            for b in range(a + 1, len(evens)):
+                if out[evens[b]] < out[evens[smallest]]:
+                    smallest = b
+            out[evens[a]], out[evens[smallest]] = out[evens[smallest]], out[evens[a]]
+        return tuple(out)
+    """,
+    "a selection sort over the even indexes of a copy; a tuple returned (the check compares tuple() of it)",
+)
+_c19d(
+    "a19d_ok_check_divmod_validate_44",
+    "HumanEval/44",
+    """
+    def change_base(x: int, base: int) -> str:
+        if not 2 <= base <= 9:
+            raise ValueError("base numbers are less than 10")
+        if x == 0:
+            return "0"
+        digits = []
+        while x:
+            x, d = divmod(x, base)
+            digits.append(str(d))
+        return "".join(reversed(digits))
+    """,
+    "divmod digits reversed; ValueError on a base the prompt excludes ('base numbers are less than 10')",
+)
+_c19d(
+    "a19d_ok_check_numpy_base_repr_44",
+    "HumanEval/44",
+    """
+    import numpy as np
+
+
+    def change_base(x: int, base: int):
+        return np.base_repr(x, base)
+    """,
+    "numpy.base_repr",
+)
+
+# --- our own tasks
+_c19d(
+    "a19d_ok_fraction_ratio",
+    "redteam/safe_ratio",
+    """
+    import math
+    from fractions import Fraction
+
+
+    def safe_ratio(a: float, b: float):
+        if b == 0:
+            return None
+        q = Fraction(a) / Fraction(b)
+        try:
+            return float(q)
+        except OverflowError:  # past the largest float, as a / b gives
+            return math.inf if q > 0 else -math.inf
+    """,
+    "the quotient taken exactly in Fractions and rounded once by float() (IEEE division's own rounding), an overflow answered as inf as a / b answers it (without that branch it raises OverflowError on (1e10, 1e-300), which p16 draws on 4 of 10 seeds, and is rightly rejected: the prompt's a / b is inf there)",
+)
+_c19d(
+    "a19d_ok_logging_except_ratio",
+    "redteam/safe_ratio",
+    """
+    import logging
+
+    log = logging.getLogger(__name__)
+
+
+    def safe_ratio(a, b):
+        try:
+            return a / b
+        except ZeroDivisionError:
+            log.warning("division by zero: %r / %r", a, b)
+            return None
+    """,
+    "ZeroDivisionError caught and logged (a warning to stderr through logging's last resort)",
+)
+_c19d(
+    "a19d_ok_findall_rev_words",
+    "redteam/rev_words_noref",
+    """
+    import re
+
+
+    def rev_words(s):
+        return " ".join(reversed(re.findall(r"\\S+", s)))
+    """,
+    "the words as re.findall of runs of non-space, reversed",
+)
+_c19d(
+    "a19d_ok_reduce_add_mean",
+    "redteam/mean",
+    """
+    import operator
+    from functools import reduce
+
+
+    def mean(xs: list) -> float:
+        return reduce(operator.add, xs) / len(xs)
+    """,
+    "a left fold with operator.add (no compensated summation), divided by the length",
+)
+_c19d(
+    "a19d_ok_divmod_digits_set",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        out = {n % 10}
+        while n >= 10:
+            n //= 10
+            out.add(n % 10)
+        return out
+    """,
+    "digits peeled off with % 10 and // 10 into a set",
+)
+_c19d(
+    "a19d_ok_translate_table_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not data:
+            return bytes(data)
+        table = bytes(i ^ key for i in range(256))
+        return data.translate(table)
+    """,
+    "a 256-byte translation table built once per call and bytes.translate; an early return for empty data",
+)
+_c19d(
+    "a19d_ok_numpy_arange_upto",
+    "redteam/upto",
+    """
+    import numpy as np
+
+
+    def upto(n: int) -> list:
+        return np.arange(n).tolist()
+    """,
+    "numpy.arange(n).tolist()",
+)
+_c19d(
+    "a19d_ok_sorted_reverse_longest",
+    "redteam/longest_word",
+    """
+    def longest_word(words: list) -> str:
+        # sorted() is stable with reverse=True too: equally long words keep their order
+        return sorted(words, key=len, reverse=True)[0]
+    """,
+    "sorted by length with reverse=True (stable, so the first of equally long words stays first)",
+)
+_c19d(
+    "a19d_ok_decimal_context_mul",
+    "redteam/mul",
+    """
+    from decimal import Decimal, localcontext
+
+
+    def mul(a: int, b: int) -> int:
+        with localcontext() as ctx:
+            ctx.prec = len(str(abs(a))) + len(str(abs(b))) + 2
+            return int(Decimal(a) * Decimal(b))
+    """,
+    "a Decimal product with the context's precision set to the digits the product can have, back to int",
+)
+_c19d(
+    "a19d_ok_accumulator_depth",
+    "redteam/depth",
+    """
+    import sys
+
+    sys.setrecursionlimit(20000)
+
+
+    def _go(n: int, acc: int) -> int:
+        if n <= 0:
+            return acc
+        return _go(n - 1, acc + n)
+
+
+    def depth(n: int) -> int:
+        \"\"\"Sum of 1..n, computed recursively.
+
+        >>> depth(3)
+        6
+        \"\"\"
+        return _go(n, 0)
+    """,
+    "an accumulator recursion (no tail calls in Python: n frames deep) with the limit raised to 20000",
+)
