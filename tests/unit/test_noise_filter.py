@@ -397,7 +397,8 @@ def test_filter_sample_is_the_event_of_decide() -> None:
 
 
 def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
-    assert NoiseConfig().label() == "v21"
+    assert NoiseConfig().label() == "v23"
+    assert NoiseConfig(version="v21").label() == "v21"
     assert NoiseConfig(version="v20").label() == "v20"
     assert NoiseConfig(version="v19").label() == "v19"
     assert NoiseConfig(version="v18").label() == "v18"
