@@ -48,3 +48,43 @@ def test_correct_program_as_slow_as_the_reference_is_accepted() -> None:
     # it hung where the reference hangs (n = 12, the run's first call), and was resumed past it
     hung = next(c.index for c in probe.cases if c.status == "timeout")
     assert any(c.status == "ok" and c.index > hung for c in probe.cases)
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_the_sandbox_processor_resumes_a_probe_run_as_the_filter_expects(resume: bool) -> None:
+    """The pipeline's probe run of a sample (the sandbox processor's, with a probe seed of its own
+    group's): resumed past its hang on n = 12 only when the filter is v23 (``resume``)."""
+    from datetime import UTC, datetime
+
+    from infra.runtime.port import Incoming
+    from infra.runtime.state import State
+    from schemas.envelope import Envelope
+    from schemas.rollout import CodeGenerated, SandboxExecuted
+    from streams.sandbox.agent import SandboxAgent
+    from streams.sandbox.pool import SandboxPool
+
+    gen = CodeGenerated(
+        sample_id="g/0",
+        group_id="g",
+        task_id=TASK.task_id,
+        sample_index=0,
+        policy_version=0,
+        model="tiny",
+        prompt_text="p",
+        completion_text="c",
+        code=CODE["a12_ok_budget_search_39"],
+        completion_token_ids=(1,),
+        behaviour_logprobs=(-1.0,),
+    )
+    env = Envelope.for_event(gen, source="test", time=datetime.now(UTC))
+    pool = SandboxPool(SandboxConfig(backend="wasm", result_cache_entries=0), workers=1)
+    try:
+        agent = SandboxAgent(pool, {TASK.task_id: TASK}, probe=True, resume=resume)  # type: ignore[arg-type]
+        emitted = agent.handle([Incoming(env, gen, "t", 0, 0, 1_000_000)], State())
+    finally:
+        pool.close()
+    runs = [e.event for e in emitted if isinstance(e.event, SandboxExecuted)]
+    probe = next(r for r in runs if r.probe is not None)
+    hung = next(c.index for c in probe.cases if c.status == "timeout")
+    after = [c.status for c in probe.cases if c.index > hung]
+    assert ("ok" in after) is resume
