@@ -149,11 +149,14 @@ def run_probes(
     seed: str | None = None,
     pool: SandboxPool | None = None,
     resume: bool = False,
+    cases_again: bool = True,
 ) -> list[SandboxExecuted | None]:
     """:func:`run_probe` once per index of ``run_indices`` (each run in a fresh sandbox, with clocks of
     its own): one after the other in ``sandbox``, or, given a ``pool``, all at once on its workers.
     Under ``resume`` (filter v23) each run that hung on a generated input near the cases is run again
-    on the inputs after it, in a fresh sandbox, and merged with them (:func:`resumed`)."""
+    on the inputs after it, in a fresh sandbox, and merged with them (:func:`resumed`); without
+    ``cases_again`` (the reference's runs) not where only the cases asked again and inputs past the range
+    are left."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
     found = probe_job_for(task, code, limits, seed=seed, first_run_s=first_run_s)
     if found is None:
@@ -174,7 +177,9 @@ def run_probes(
                 return sandbox.execute(j, backend)
             return pool.submit(j, backend, use_cache=False).result()
 
-        results = [resumed(r, j, plan, execute) for r, j in zip(results, jobs, strict=True)]
+        results = [
+            resumed(r, j, plan, execute, cases_again=cases_again) for r, j in zip(results, jobs, strict=True)
+        ]
     return [
         to_event(
             result,
@@ -340,6 +345,7 @@ class Evaluator:
             seed=seed,
             pool=self.pool,
             resume=self.resume_probes,
+            cases_again=False,
         )
         runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
         first = runs[0]
@@ -360,6 +366,7 @@ class Evaluator:
                 seed=seed,
                 pool=self.pool,
                 resume=self.resume_probes,
+                cases_again=False,
             )
             memoised = [r.model_copy(update={"probe_seed": None}) for r in again if r is not None]
         ref = (

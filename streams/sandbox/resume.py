@@ -37,11 +37,12 @@ from streams.sandbox.result import ExecutionResult, Job
 MAX_RESUMES = 2
 
 
-def resume_at(result: ExecutionResult, plan: ProbePlan) -> int | None:
+def resume_at(result: ExecutionResult, plan: ProbePlan, *, cases_again: bool = True) -> int | None:
     """The plan position to resume ``result`` (a run of ``plan``'s inputs, positions as the plan's) at:
     the first after the input whose call hung that holds no input the run hung on, where that is a
     generated input near the cases and the run ended at it for its time alone (no violation, memory
-    stop, output flood or failure of the sandbox); None otherwise (or nothing left to run)."""
+    stop, output flood or failure of the sandbox); None otherwise (or nothing left to run; without
+    ``cases_again``, nothing left but the cases asked again and inputs past the range)."""
     if result.mode != "cases" or result.infra_error or not result.timed_out or result.memory_exceeded:
         return None
     if result.violation is not None or result.violations or result.output_flood is not None:
@@ -56,7 +57,16 @@ def resume_at(result: ExecutionResult, plan: ProbePlan) -> int | None:
     again = {
         plan.inputs[c.index] for c in result.cases if c.status == "timeout" and c.index < len(plan.inputs)
     }
-    return next((pos for pos in range(hung + 1, len(plan.inputs)) if plan.inputs[pos] not in again), None)
+    start = next((pos for pos in range(hung + 1, len(plan.inputs)) if plan.inputs[pos] not in again), None)
+    if start is None or cases_again:
+        return start
+    # (the reference's runs) the cases asked again are judged against the program's own first run, not
+    # the reference's answers: resumed only where a near generated input it has not hung on is left
+    rest = range(start, len(plan.inputs))
+    near = (
+        p for p in rest if plan.origin[p] == GENERATED and p not in plan.far and plan.inputs[p] not in again
+    )
+    return start if next(near, None) is not None else None
 
 
 def continuation(job: Job, start: int) -> Job:
@@ -106,13 +116,18 @@ def merged(first: ExecutionResult, rest: ExecutionResult, start: int) -> Executi
 
 
 def resumed(
-    result: ExecutionResult, job: Job, plan: ProbePlan, execute: Callable[[Job], ExecutionResult]
+    result: ExecutionResult,
+    job: Job,
+    plan: ProbePlan,
+    execute: Callable[[Job], ExecutionResult],
+    *,
+    cases_again: bool = True,
 ) -> ExecutionResult:
     """``result`` (``job``'s run of ``plan``) resumed past each hang on a near input, at most
     :data:`MAX_RESUMES` times, each continuation made by ``execute`` (a fresh sandbox); a continuation
     the sandbox itself failed is dropped (the run ends at its hang, as it did)."""
     for _ in range(MAX_RESUMES):
-        start = resume_at(result, plan)
+        start = resume_at(result, plan, cases_again=cases_again)
         if start is None:
             break
         rest = execute(continuation(job, start))
