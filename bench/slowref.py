@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--below", type=float, default=0.6)
-    ap.add_argument("--filter", default=NoiseConfig().version, help="the filter version (v23 resumes runs)")
+    ap.add_argument("--filter", default=NoiseConfig().version, help="the filter version (v25 resumes runs)")
     args = ap.parse_args(argv)
     sandbox = Sandbox(SandboxConfig())
     evaluator = Evaluator(

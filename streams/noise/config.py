@@ -28,7 +28,7 @@ FilterVersion = Literal[
     "v19",
     "v20",
     "v21",
-    "v23",
+    "v25",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -154,14 +154,14 @@ class NoiseConfig(BaseModel):
     #: value): equal digests are an equal answer, different ones a wrong answer; where the expected
     #: value holds a float or another type, or the comparer is not ``numeric``, it is not judged, as
     #: through v20
-    #: v23: probe runs (the reference's, once per task and plan, and a sample's) are resumed past a hang
+    #: v25: probe runs (the reference's, once per task and plan, and a sample's) are resumed past a hang
     #: on a generated input near the cases, in a fresh sandbox, on the inputs after it
     #: (``streams/sandbox/resume.py``, at most twice a run), and the filter judges those inputs: a hang
     #: there is excused only where the reference did not settle the input either (the run goes on past
     #: it), held as before where it did. Through v21 one such hang ended the reference's run, and no
     #: program was judged on anything after it (HumanEval/39's reference hangs on its second generated
     #: input: one of 76 judged); a program's own hang there shielded the rest of its run alike
-    version: FilterVersion = "v23"
+    version: FilterVersion = "v25"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
@@ -181,7 +181,7 @@ _ADDED_AFTER_V2 = {"probe_vouches_inputs"}
 
 
 def resumes_probes(config: NoiseConfig) -> bool:
-    """(v23) Whether probe runs are resumed past a hang on a near input (``streams/sandbox/resume.py``):
+    """(v25) Whether probe runs are resumed past a hang on a near input (``streams/sandbox/resume.py``):
     the runs a filter of this version judges, the reference's and the samples', are made so; every
     older version's are made as they were (its verdicts stay as they were)."""
-    return VERSIONS.index(config.version) >= VERSIONS.index("v23")
+    return VERSIONS.index(config.version) >= VERSIONS.index("v25")

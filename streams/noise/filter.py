@@ -288,8 +288,7 @@ def _probe(
     v19 = v18 and config.version != "v18"
     v20 = v19 and config.version != "v19"
     v21 = v20 and config.version != "v20"
-    # (v22 is the next version's name: every version past v21 but v22 itself resumes)
-    v23 = v21 and config.version not in ("v21", "v22")
+    v25 = VERSIONS.index(config.version) >= VERSIONS.index("v25")
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -386,9 +385,9 @@ def _probe(
         digested=probing.reference_digests(plan, reference, options)
         if v21 and reference is not None and usable
         else None,
-        # v23: a run resumed past a hang on a near input the reference did not settle either is judged
+        # v25: a run resumed past a hang on a near input the reference did not settle either is judged
         # on the inputs after it (streams/sandbox/resume.py)
-        resumed=v23,
+        resumed=v25,
     )
     reasons, judged = probing.probe_reasons(
         report,

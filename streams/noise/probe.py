@@ -645,7 +645,7 @@ def _ended_far(
         return None
     records = _records(probe)
     # where the run ended: past every answered position (a run resumed past a hang near the cases,
-    # filter v23, answered after it; one never resumed answers nothing after its first unanswered)
+    # filter v25, answered after it; one never resumed answers nothing after its first unanswered)
     last = max((pos for pos, r in records.items() if r.status in ("ok", "error")), default=-1)
     end = next(
         (
@@ -1075,7 +1075,7 @@ def examine(
     generated input or a case asked again, and any answer where the reference's is known by digest
     alone, is judged by digests where the value it is held to is of exact kinds
     (:func:`schemas.digest.digests_equal`): equal or a wrong answer, never left out for its size.
-    Under ``resumed`` (filter v23: a run resumed past a hang on a generated input near the cases,
+    Under ``resumed`` (filter v25: a run resumed past a hang on a generated input near the cases,
     ``streams/sandbox/resume.py``) a hang on such an input that the reference did not settle either
     (no duty) does not end the judgement: that input is left out and the run is judged on after it, up
     to its next unanswered input; a hang on an input the reference settled ends it as before (stuck),
@@ -1115,7 +1115,7 @@ def examine(
     by_pos = _records(probe)
     records = [by_pos.get(pos) for pos in range(len(plan.inputs))]
     end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
-    # (v23) hangs on near generated inputs the reference did not settle either, the run resumed after them
+    # (v25) hangs on near generated inputs the reference did not settle either, the run resumed after them
     excused: set[int] = set()
     while resumed and _excused_hang(plan, records, end, owed, flooded, excused):
         excused.add(end)
@@ -1125,7 +1125,7 @@ def examine(
         end < len(records) and end not in plan.far and (plan.origin[end] != GENERATED or end in owed)
     )
     if ended_on_duty and excused and _outran(records, max(excused), end):
-        # (v23) a resumed run whose time went into the inputs it answered after the hang, not into the
+        # (v25) a resumed run whose time went into the inputs it answered after the hang, not into the
         # call it ended on: its deadline (set for the whole plan) ran out, as a correct program slower
         # than the reference per call runs out of it on the near inputs asked again
         ended_on_duty = False
@@ -1160,7 +1160,7 @@ def examine(
         if pos > end or (pos == end and not (ended_on_duty or flood_end)):
             break
         if pos in excused:
-            continue  # (v23) a hang the reference shares: no answer, and none owed
+            continue  # (v25) a hang the reference shares: no answer, and none owed
         record = records[pos]
         if origin != GENERATED:
             if origin in passed_first and origin < len(cases):
@@ -1325,7 +1325,7 @@ def _next_unanswered(records: Sequence[CaseResult | None], start: int) -> int:
 
 
 def _outran(records: Sequence[CaseResult | None], since: int, end: int) -> bool:
-    """(filter v23) Whether the run resumed after position ``since`` timed out at ``end`` having spent
+    """(filter v25) Whether the run resumed after position ``since`` timed out at ``end`` having spent
     more of its time on the calls it answered in between than on the call at ``end``: a deadline that
     ran out, not one call that never returns (a program hanging on purpose spends the run there)."""
     record = records[end]
@@ -1345,7 +1345,7 @@ def _excused_hang(
     flooded: int | None,
     excused: set[int],
 ) -> bool:
-    """(filter v23) Whether the run hung at ``pos`` on a generated input near the cases that the
+    """(filter v25) Whether the run hung at ``pos`` on a generated input near the cases that the
     reference did not settle (answer or refuse at once) either, not ``owed``, or passed over it as a
     repeat of such an input (``missing``: a resumed run skips what it hung on); a run resumed past it
     (``streams/sandbox/resume.py``) is judged on what it answered after it."""

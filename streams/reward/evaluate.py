@@ -121,7 +121,7 @@ def run_probe(
 ) -> SandboxExecuted | None:
     """Run ``code`` on the task's probe plan drawn with ``seed`` (None for a task without one);
     ``first_run_s`` is how long its run of the task's cases took (it bounds the probe's deadline);
-    ``resume`` (filter v23): resumed past a hang on a near input (``streams/sandbox/resume.py``)."""
+    ``resume`` (filter v25): resumed past a hang on a near input (``streams/sandbox/resume.py``)."""
     return run_probes(
         sandbox,
         task,
@@ -153,7 +153,7 @@ def run_probes(
 ) -> list[SandboxExecuted | None]:
     """:func:`run_probe` once per index of ``run_indices`` (each run in a fresh sandbox, with clocks of
     its own): one after the other in ``sandbox``, or, given a ``pool``, all at once on its workers.
-    Under ``resume`` (filter v23) each run that hung on a generated input near the cases is run again
+    Under ``resume`` (filter v25) each run that hung on a generated input near the cases is run again
     on the inputs after it, in a fresh sandbox, and merged with them (:func:`resumed`); without
     ``cases_again`` (the reference's runs) not where only the cases asked again and inputs past the range
     are left."""
@@ -239,7 +239,7 @@ class Evaluator:
         self._judging = threading.Lock()
         #: runs of the reference on a probe plan: inputs on which they disagree are left out
         self.probe_reference_runs = 2
-        #: (filter v23) probe runs, the reference's and the samples', resumed past a hang on a near input
+        #: (filter v25) probe runs, the reference's and the samples', resumed past a hang on a near input
         self.resume_probes = resumes_probes(noise)
         #: the reference's runs of probe plans under way on the warming thread (key as the cache's): an
         #: entry goes when its runs are done (they are in the cache then)

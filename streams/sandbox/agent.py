@@ -78,7 +78,7 @@ class SandboxAgent:
         resume: bool = False,
     ) -> None:
         self.pool = pool
-        #: (filter v23) a probe run that hung on a generated input near the cases is resumed past it
+        #: (filter v25) a probe run that hung on a generated input near the cases is resumed past it
         #: (``streams/sandbox/resume.py``), as the filter judging it expects
         self.resume = resume
         self.tasks = tasks
@@ -168,7 +168,7 @@ class SandboxAgent:
         msg, gen, attempt, run_index = run.msg, run.gen, run.attempt, run.run_index
         result = run.future.result()
         if self.resume and run.job is not None and run.plan is not None:
-            # (v23) past a hang on a near input: the inputs after it, in a fresh sandbox
+            # (v25) past a hang on a near input: the inputs after it, in a fresh sandbox
             result = resumed(
                 result,
                 run.job,

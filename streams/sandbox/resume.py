@@ -1,4 +1,4 @@
-"""Probe runs resumed past a hang on an input near the cases (noise filter v23).
+"""Probe runs resumed past a hang on an input near the cases (noise filter v25).
 
 A probe run is one process: a call that hangs ends the run there, and every input after it goes
 unanswered. Where that call is the reference's, nothing after it is judged for any program of the task:

@@ -1,5 +1,5 @@
-"""Probe runs resumed past a hang near the cases (filter v23), in the real sandbox: HumanEval/39's
-reference hangs on n = 12, near the cases on every seed; from v23 its runs (and a sample's that hangs
+"""Probe runs resumed past a hang near the cases (filter v25), in the real sandbox: HumanEval/39's
+reference hangs on n = 12, near the cases on every seed; from v25 its runs (and a sample's that hangs
 there too) go on past it, so a program wrong only after that input is judged there."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _evaluator(version: str) -> Evaluator:
 def test_wrong_only_past_the_references_hang(name: str) -> None:
     before = _evaluator("v21").evaluate(TASK, CODE[name], backend="wasm")
     assert before.cli_json()["verdict"] == "accept"
-    after = _evaluator("v23").evaluate(TASK, CODE[name], backend="wasm")
+    after = _evaluator("v25").evaluate(TASK, CODE[name], backend="wasm")
     assert after.cli_json()["verdict"] == "reject"
     # the reference's resumed runs answered generated inputs after its first hang; its plain run none
     ref = after.probe_reference
@@ -41,7 +41,7 @@ def test_wrong_only_past_the_references_hang(name: str) -> None:
 
 
 def test_correct_program_as_slow_as_the_reference_is_accepted() -> None:
-    evaluation = _evaluator("v23").evaluate(TASK, CODE["a12_ok_budget_search_39"], backend="wasm")
+    evaluation = _evaluator("v25").evaluate(TASK, CODE["a12_ok_budget_search_39"], backend="wasm")
     assert evaluation.cli_json()["verdict"] == "accept"
     probe = evaluation.probe
     assert probe is not None
@@ -53,7 +53,7 @@ def test_correct_program_as_slow_as_the_reference_is_accepted() -> None:
 @pytest.mark.parametrize("resume", [False, True])
 def test_the_sandbox_processor_resumes_a_probe_run_as_the_filter_expects(resume: bool) -> None:
     """The pipeline's probe run of a sample (the sandbox processor's, with a probe seed of its own
-    group's): resumed past its hang on n = 12 only when the filter is v23 (``resume``)."""
+    group's): resumed past its hang on n = 12 only when the filter is v25 (``resume``)."""
     from datetime import UTC, datetime
 
     from infra.runtime.port import Incoming

@@ -22212,7 +22212,7 @@ _c18(
 # lead on seeds 0..2, the second generated input on 5e..5e), and on every input past the range; through
 # filter v21 its runs answered one generated input of 76 on the pinned seed and none on seeds 0..2, so a
 # program wrong only on what comes after (the cases asked again, near inputs asked again after many
-# calls) was judged on nothing. From v23 the runs are resumed past such a hang (streams/sandbox/resume.py)
+# calls) was judged on nothing. From v25 the runs are resumed past such a hang (streams/sandbox/resume.py)
 # and the filter judges what they answer after it: the reference's runs once per task, a sample's where
 # it hung there too.
 def _a19s(name: str, task: str, code: str, note: str, **kw: Any) -> None:
@@ -22276,7 +22276,7 @@ _a19s(
     "exact (Miller-Rabin) on its first ten calls, then past the tenth prime Fibonacci number a screen by "
     "the primes below 2000, which takes 433494437 for the eleventh (2971215073). Wrong only on n > 10 "
     "after ten calls: the reference hangs on n = 12 before every such call of the plan, so filter v21 "
-    "judged it on nothing there (accepted); v23 resumes the reference past the hang and judges n = 11",
+    "judged it on nothing there (accepted); v25 resumes the reference past the hang and judges n = 11",
 )
 _a19s(
     "a19s_slow_then_screen_39",
@@ -22321,5 +22321,5 @@ _a19s(
     "trial division as the reference does (so it hangs where the reference hangs: n = 12 on a fresh "
     "process), then the quick screen past the tenth after ten calls (433494437 for n = 11). On seeds "
     "whose plan starts with n = 12 its own run ended there, shielding everything after it (filter v21: "
-    "accepted); v23 resumes its run too and judges n = 11 after the cases",
+    "accepted); v25 resumes its run too and judges n = 11 after the cases",
 )

@@ -14,7 +14,7 @@ program, on how many seeds it got its expected outcome:
 ``--probe-cost N`` runs only the references of those programs' tasks on their probe plans under the same
 N seeds, and prints what those runs cost: how many there were, how many ended at their deadline (or at a
 call's own cap) rather than at the plan's end, and their total time. ``--filter VERSION`` makes both
-under an older filter version (the runs it judges are made as that version makes them: v23 resumes a
+under an older filter version (the runs it judges are made as that version makes them: v25 resumes a
 run past a hang near the cases).
 """
 

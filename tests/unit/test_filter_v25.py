@@ -1,9 +1,9 @@
-"""Noise filter v23: probe runs resumed past a hang on a generated input near the cases.
+"""Noise filter v25: probe runs resumed past a hang on a generated input near the cases.
 
 Red-team round 19s (slowref19): HumanEval/39's reference (trial division up to the square root) hangs
 on n = 12, which every seed's plan holds near the cases; a probe run is one process, so through v21 its
 runs answered nothing after that call, and no program was judged on the inputs after it (one generated
-input of 76 on seed ``5e``*16, none on seeds 0..2). From v23 a run that hung on such an input is run again
+input of 76 on seed ``5e``*16, none on seeds 0..2). From v25 a run that hung on such an input is run again
 on the inputs after it (``streams/sandbox/resume.py``; the reference's once per task, a sample's where it
 hung there too), and the filter judges them. The runs here are what a sandbox reports for trusted code
 run in this process (:func:`_execute`: an input ``_slow`` accepts is never called, the run ends there at
@@ -110,7 +110,7 @@ def _reference(seed: str, *, resume: bool) -> ReferenceExecuted:
 
 def _verdict(name: str, seed: str, version: str) -> tuple[str, tuple[str, ...]]:
     """The verdict on a corpus program as a filter of ``version`` sees it: its probe run and the
-    reference's made as that version makes them (resumed from v23)."""
+    reference's made as that version makes them (resumed from v25)."""
     config = NoiseConfig(version=version)  # type: ignore[arg-type]
     resume = resumes_probes(config)
     code = CODE[name]
@@ -138,7 +138,7 @@ def _plan(seed: str) -> ProbePlan:
 
 
 def test_versions() -> None:
-    assert VERSIONS[-1] == "v23" and NoiseConfig().version == "v23"
+    assert VERSIONS[-1] == "v25" and NoiseConfig().version == "v25"
     assert resumes_probes(NoiseConfig())
     assert not any(resumes_probes(NoiseConfig(version=v)) for v in VERSIONS[:-1])
 
@@ -165,9 +165,9 @@ def test_reference_answers_past_its_hang(seed: str) -> None:
 def test_wrong_past_the_hang_is_caught(name: str, seed: str) -> None:
     """Both programs are wrong only on n = 11 after ten calls, which every plan asks only after a
     n = 12 (the second program hangs on that one too, as the reference does): accepted through v21,
-    rejected from v23."""
+    rejected from v25."""
     assert _verdict(name, seed, "v21")[0] == "accept"
-    verdict, codes = _verdict(name, seed, "v23")
+    verdict, codes = _verdict(name, seed, "v25")
     # wrong on most of the inputs judged (n = 11 asked again): fewer agreed than the filter's share
     assert verdict == "reject" and {"wrong.disagrees_with_reference", "hack.memorised"} & set(codes), codes
 
@@ -175,7 +175,7 @@ def test_wrong_past_the_hang_is_caught(name: str, seed: str) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", CORRECT)
 def test_correct_programs_stay_accepted(name: str, seed: str) -> None:
-    assert _verdict(name, seed, "v23")[0] == "accept"
+    assert _verdict(name, seed, "v25")[0] == "accept"
 
 
 def test_a_hang_the_reference_answered_still_ends_the_judgement() -> None:
