@@ -31,6 +31,7 @@ FilterVersion = Literal[
     "v22",
     "v23",
     "v24",
+    "v25",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -170,7 +171,14 @@ class NoiseConfig(BaseModel):
     #: v24: a bound the statement states on a name abbreviating a function's one argument (``1 <= num
     #: <= 1000`` of HumanEval/156's ``number``: ``stated_bounds(abbreviated=True)``) is read as v10 reads
     #: one on the argument's own name, so a generated input that breaks it is not judged
-    version: FilterVersion = "v24"
+    #: v25: probe runs (the reference's, once per task and plan, and a sample's) are resumed past a hang
+    #: on a generated input near the cases, in a fresh sandbox, on the inputs after it
+    #: (``streams/sandbox/resume.py``, at most twice a run), and the filter judges those inputs: a hang
+    #: there is excused only where the reference did not settle the input either (the run goes on past
+    #: it), held as before where it did. Through v21 one such hang ended the reference's run, and no
+    #: program was judged on anything after it (HumanEval/39's reference hangs on its second generated
+    #: input: one of 76 judged); a program's own hang there shielded the rest of its run alike
+    version: FilterVersion = "v25"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
@@ -187,3 +195,10 @@ class NoiseConfig(BaseModel):
 
 #: settings v2 does not read, left out of a v2 configuration's fingerprint
 _ADDED_AFTER_V2 = {"probe_vouches_inputs"}
+
+
+def resumes_probes(config: NoiseConfig) -> bool:
+    """(v25) Whether probe runs are resumed past a hang on a near input (``streams/sandbox/resume.py``):
+    the runs a filter of this version judges, the reference's and the samples', are made so; every
+    older version's are made as they were (its verdicts stay as they were)."""
+    return VERSIONS.index(config.version) >= VERSIONS.index("v25")

@@ -297,6 +297,7 @@ def _probe(
     v21 = v20 and config.version != "v20"
     v23 = v22 and config.version != "v22"
     v24 = v23 and config.version != "v23"
+    v25 = v24 and config.version != "v24"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -403,6 +404,9 @@ def _probe(
         # v23: where the reference's float is the input's sum or mean, a forgiven float disagreement
         # must also lie within what the orders that sum it actually give, not the bound's worst case
         attainable=v23,
+        # v25: a run resumed past a hang on a near input the reference did not settle either is judged
+        # on the inputs after it (streams/sandbox/resume.py)
+        resumed=v25,
     )
     reasons, judged = probing.probe_reasons(
         report,

@@ -674,8 +674,15 @@ def _ended_far(
     if any(r.infra_error or r.probe != plan.digest for r in runs):
         return None
     records = _records(probe)
+    # where the run ended: past every answered position (a run resumed past a hang near the cases,
+    # filter v25, answered after it; one never resumed answers nothing after its first unanswered)
+    last = max((pos for pos, r in records.items() if r.status in ("ok", "error")), default=-1)
     end = next(
-        (pos for pos in range(len(plan.inputs)) if pos not in records or records[pos].status in _UNANSWERED),
+        (
+            pos
+            for pos in range(last + 1, len(plan.inputs))
+            if pos not in records or records[pos].status in _UNANSWERED
+        ),
         None,
     )
     if end is None or end not in plan.far or plan.origin[end] != GENERATED:
@@ -1030,6 +1037,7 @@ def examine(
     mean_band: bool = False,
     digested: dict[int, str] | None = None,
     attainable: bool = False,
+    resumed: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1109,7 +1117,14 @@ def examine(
     digest alone; an answer whose text could not travel (its record carries the stub's digest), on a
     generated input or a case asked again, and any answer where the reference's is known by digest
     alone, is judged by digests where the value it is held to is of exact kinds
-    (:func:`schemas.digest.digests_equal`): equal or a wrong answer, never left out for its size."""
+    (:func:`schemas.digest.digests_equal`): equal or a wrong answer, never left out for its size.
+    Under ``resumed`` (filter v25: a run resumed past a hang on a generated input near the cases,
+    ``streams/sandbox/resume.py``) a hang on such an input that the reference did not settle either
+    (no duty) does not end the judgement: that input is left out and the run is judged on after it, up
+    to its next unanswered input; a hang on an input the reference settled ends it as before (stuck),
+    unless the resumed run spent more of its time on the calls it answered than on that one
+    (:func:`_outran`: its deadline ran out, which a correct program slower per call than the
+    reference reaches on fifty near inputs asked again)."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1143,10 +1158,20 @@ def examine(
     by_pos = _records(probe)
     records = [by_pos.get(pos) for pos in range(len(plan.inputs))]
     end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
+    # (v25) hangs on near generated inputs the reference did not settle either, the run resumed after them
+    excused: set[int] = set()
+    while resumed and _excused_hang(plan, records, end, owed, flooded, excused):
+        excused.add(end)
+        end = _next_unanswered(records, end + 1)
     # an input beyond the cases' range may lie beyond the task's stated domain: ending there is no duty
     ended_on_duty = (
         end < len(records) and end not in plan.far and (plan.origin[end] != GENERATED or end in owed)
     )
+    if ended_on_duty and excused and _outran(records, max(excused), end):
+        # (v25) a resumed run whose time went into the inputs it answered after the hang, not into the
+        # call it ended on: its deadline (set for the whole plan) ran out, as a correct program slower
+        # than the reference per call runs out of it on the near inputs asked again
+        ended_on_duty = False
     # (v9) not where the program ended the run itself on an input the reference settled at once: an
     # exit there is no answer the task may excuse, it only hides what comes after
     ended_own = (
@@ -1177,6 +1202,8 @@ def examine(
     for pos, origin in enumerate(plan.origin):
         if pos > end or (pos == end and not (ended_on_duty or flood_end)):
             break
+        if pos in excused:
+            continue  # (v25) a hang the reference shares: no answer, and none owed
         record = records[pos]
         if origin != GENERATED:
             if origin in passed_first and origin < len(cases):
@@ -1329,6 +1356,55 @@ def examine(
         hang if hung else None,
         stuck >= 0 and ended_own,
         end if flood_end and end in disagreed else -1,
+    )
+
+
+def _next_unanswered(records: Sequence[CaseResult | None], start: int) -> int:
+    """The first position from ``start`` on that the run did not answer (``len(records)``: none)."""
+    return next(
+        (pos for pos in range(start, len(records)) if (r := records[pos]) is None or r.status in _UNANSWERED),
+        len(records),
+    )
+
+
+def _outran(records: Sequence[CaseResult | None], since: int, end: int) -> bool:
+    """(filter v25) Whether the run resumed after position ``since`` timed out at ``end`` having spent
+    more of its time on the calls it answered in between than on the call at ``end``: a deadline that
+    ran out, not one call that never returns (a program hanging on purpose spends the run there)."""
+    record = records[end]
+    if record is None or record.status != "timeout":
+        return False
+    spent = sum(
+        r.duration_s for r in records[since + 1 : end] if r is not None and r.status in ("ok", "error")
+    )
+    return record.duration_s < spent
+
+
+def _excused_hang(
+    plan: ProbePlan,
+    records: Sequence[CaseResult | None],
+    pos: int,
+    owed: frozenset[int],
+    flooded: int | None,
+    excused: set[int],
+) -> bool:
+    """(filter v25) Whether the run hung at ``pos`` on a generated input near the cases that the
+    reference did not settle (answer or refuse at once) either, not ``owed``, or passed over it as a
+    repeat of such an input (``missing``: a resumed run skips what it hung on); a run resumed past it
+    (``streams/sandbox/resume.py``) is judged on what it answered after it."""
+    if pos >= len(records):
+        return False
+    record = records[pos]
+    hung = record is not None and record.status == "timeout"
+    repeat = (record is None or record.status == "missing") and plan.inputs[pos] in {
+        plan.inputs[p] for p in excused
+    }
+    return (
+        (hung or repeat)
+        and pos not in plan.far
+        and plan.origin[pos] == GENERATED
+        and pos not in owed
+        and flooded != pos
     )
 
 

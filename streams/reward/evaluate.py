@@ -13,7 +13,7 @@ from typing import Literal
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV3
 from schemas.task import TaskPublished
-from streams.noise.config import NoiseConfig
+from streams.noise.config import NoiseConfig, resumes_probes
 from streams.noise.filter import Decision, decide, verdict_event
 from streams.noise.rules import TaskQuality, assess_task
 from streams.probe.memo import memoised_reference
@@ -23,7 +23,8 @@ from streams.reward.correctness import expected_cases
 from streams.reward.function import RewardFunction, Score
 from streams.sandbox.jobs import probe_job_for
 from streams.sandbox.pool import SandboxPool
-from streams.sandbox.result import ExecutionResult, to_event
+from streams.sandbox.result import ExecutionResult, Job, to_event
+from streams.sandbox.resume import resumed
 from streams.sandbox.service import Sandbox
 
 Backend = Literal["wasm", "container", "auto"]
@@ -116,9 +117,11 @@ def run_probe(
     run_index: int = 1,
     first_run_s: float | None = None,
     seed: str | None = None,
+    resume: bool = False,
 ) -> SandboxExecuted | None:
     """Run ``code`` on the task's probe plan drawn with ``seed`` (None for a task without one);
-    ``first_run_s`` is how long its run of the task's cases took (it bounds the probe's deadline)."""
+    ``first_run_s`` is how long its run of the task's cases took (it bounds the probe's deadline);
+    ``resume`` (filter v25): resumed past a hang on a near input (``streams/sandbox/resume.py``)."""
     return run_probes(
         sandbox,
         task,
@@ -129,6 +132,7 @@ def run_probe(
         run_indices=(run_index,),
         first_run_s=first_run_s,
         seed=seed,
+        resume=resume,
     )[0]
 
 
@@ -144,9 +148,15 @@ def run_probes(
     first_run_s: float | None = None,
     seed: str | None = None,
     pool: SandboxPool | None = None,
+    resume: bool = False,
+    cases_again: bool = True,
 ) -> list[SandboxExecuted | None]:
     """:func:`run_probe` once per index of ``run_indices`` (each run in a fresh sandbox, with clocks of
-    its own): one after the other in ``sandbox``, or, given a ``pool``, all at once on its workers."""
+    its own): one after the other in ``sandbox``, or, given a ``pool``, all at once on its workers.
+    Under ``resume`` (filter v25) each run that hung on a generated input near the cases is run again
+    on the inputs after it, in a fresh sandbox, and merged with them (:func:`resumed`); without
+    ``cases_again`` (the reference's runs) not where only the cases asked again and inputs past the range
+    are left."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
     found = probe_job_for(task, code, limits, seed=seed, first_run_s=first_run_s)
     if found is None:
@@ -160,6 +170,16 @@ def run_probes(
     else:
         futures: list[Future[ExecutionResult]] = [pool.submit(j, backend, use_cache=False) for j in jobs]
         results = [f.result() for f in futures]
+    if resume:
+
+        def execute(j: Job) -> ExecutionResult:
+            if pool is None:
+                return sandbox.execute(j, backend)
+            return pool.submit(j, backend, use_cache=False).result()
+
+        results = [
+            resumed(r, j, plan, execute, cases_again=cases_again) for r, j in zip(results, jobs, strict=True)
+        ]
     return [
         to_event(
             result,
@@ -219,6 +239,8 @@ class Evaluator:
         self._judging = threading.Lock()
         #: runs of the reference on a probe plan: inputs on which they disagree are left out
         self.probe_reference_runs = 2
+        #: (filter v25) probe runs, the reference's and the samples', resumed past a hang on a near input
+        self.resume_probes = resumes_probes(noise)
         #: the reference's runs of probe plans under way on the warming thread (key as the cache's): an
         #: entry goes when its runs are done (they are in the cache then)
         self._warming: dict[tuple[str, str, str, str | None], Future[ReferenceExecuted | None]] = {}
@@ -322,6 +344,8 @@ class Evaluator:
             first_run_s=first_run_s,
             seed=seed,
             pool=self.pool,
+            resume=self.resume_probes,
+            cases_again=False,
         )
         runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
         first = runs[0]
@@ -341,6 +365,8 @@ class Evaluator:
                 first_run_s=first_run_s,
                 seed=seed,
                 pool=self.pool,
+                resume=self.resume_probes,
+                cases_again=False,
             )
             memoised = [r.model_copy(update={"probe_seed": None}) for r in again if r is not None]
         ref = (
@@ -393,6 +419,7 @@ class Evaluator:
                 run_index=probe_run_index(self.reruns),
                 first_run_s=first.duration_s,
                 seed=self.probe_seed,
+                resume=self.resume_probes,
             )
             if probe is not None and not probe.infra_error:
                 probe_ref = self.reference_probe(task, first.backend, probe.probe_seed)

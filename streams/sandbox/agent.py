@@ -32,6 +32,7 @@ from streams.sandbox.config import BackendName
 from streams.sandbox.jobs import job_for, probe_job_for
 from streams.sandbox.pool import SandboxPool
 from streams.sandbox.result import ExecutionResult, Job, to_event
+from streams.sandbox.resume import resumed
 from streams.sandbox.service import Sandbox
 
 RETRY = retry_topic("sandbox")
@@ -74,8 +75,12 @@ class SandboxAgent:
         probe: bool = False,
         max_retries: int = 3,
         backoff_s: float = 1.0,
+        resume: bool = False,
     ) -> None:
         self.pool = pool
+        #: (filter v25) a probe run that hung on a generated input near the cases is resumed past it
+        #: (``streams/sandbox/resume.py``), as the filter judging it expects
+        self.resume = resume
         self.tasks = tasks
         self.backend = backend
         self.runs = 1 + reruns
@@ -152,15 +157,24 @@ class SandboxAgent:
     def _submit_probe(
         self, msg: Incoming, gen: CodeGenerated, attempt: int, run_index: int, job: Job, plan: ProbePlan
     ) -> _Run:
-        future = self.pool.submit(replace(job, clock_draw=run_index), self.backend, use_cache=False)
+        job = replace(job, clock_draw=run_index)
+        future = self.pool.submit(job, self.backend, use_cache=False)
         # every position of a probe run is kept away from feedback like a hidden case
         hidden = frozenset(range(len(plan.inputs)))
-        return _Run(msg, gen, attempt, run_index, hidden, future, plan.digest, plan.seed)
+        return _Run(msg, gen, attempt, run_index, hidden, future, plan.digest, plan.seed, job, plan)
 
     def _emit(self, run: _Run, out: list[Emit]) -> SandboxExecuted | None:
         """Emit the execution of one finished run (or its retry letter); returns it when it completed."""
         msg, gen, attempt, run_index = run.msg, run.gen, run.attempt, run.run_index
         result = run.future.result()
+        if self.resume and run.job is not None and run.plan is not None:
+            # (v25) past a hang on a near input: the inputs after it, in a fresh sandbox
+            result = resumed(
+                result,
+                run.job,
+                run.plan,
+                lambda j: self.pool.submit(j, self.backend, use_cache=False).result(),
+            )
         execution = to_event(
             result,
             sample_id=gen.sample_id,
@@ -217,3 +231,6 @@ class _Run:
     #: the probe plan's digest and the seed it was drawn with, for a probe run
     probe: str | None = None
     probe_seed: str | None = None
+    #: a probe run's job and plan (to resume it past a hang: ``streams/sandbox/resume.py``)
+    job: Job | None = None
+    plan: ProbePlan | None = None

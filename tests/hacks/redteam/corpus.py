@@ -27221,3 +27221,122 @@ _c19d(
     """,
     "an accumulator recursion (no tail calls in Python: n frames deep) with the limit raised to 20000",
 )
+
+
+# ====================================================================== round 19s (slowref19)
+# A probe run is one process: a call that hangs ends it. HumanEval/39's reference (trial division up to
+# the square root) hangs on n = 12 (99194853094755497), which every seed's plan holds near the cases (the
+# lead on seeds 0..2, the second generated input on 5e..5e), and on every input past the range; through
+# filter v21 its runs answered one generated input of 76 on the pinned seed and none on seeds 0..2, so a
+# program wrong only on what comes after (the cases asked again, near inputs asked again after many
+# calls) was judged on nothing. From v25 the runs are resumed past such a hang (streams/sandbox/resume.py)
+# and the filter judges what they answer after it: the reference's runs once per task, a sample's where
+# it hung there too.
+def _a19s(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    add(name, task, "wrong", "a19s_slow_reference", code, note=note, **kw)
+
+
+_a19s(
+    "a19s_warm_screen_39",
+    "HumanEval/39",
+    """
+    _calls = 0
+
+
+    def _is_prime(m):
+        if m < 2:
+            return False
+        for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+            if m % p == 0:
+                return m == p
+        d, s = m - 1, 0
+        while d % 2 == 0:
+            d, s = d // 2, s + 1
+        for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+            x = pow(a, d, m)
+            if x in (1, m - 1):
+                continue
+            for _ in range(s - 1):
+                x = x * x % m
+                if x == m - 1:
+                    break
+            else:
+                return False
+        return True
+
+
+    _SMALL = [p for p in range(2, 2000) if all(p % d for d in range(2, int(p**0.5) + 1))]
+
+
+    def _screened(m):
+        # a caller that keeps asking gets the quick screen: no prime factor below 2000
+        return m > 1 and all(m % p for p in _SMALL if p < m)
+
+
+    def _nth(n, test):
+        a, b, found = 0, 1, 0
+        while True:
+            a, b = b, a + b
+            if test(a):
+                found += 1
+                if found == n:
+                    return a
+
+
+    def prime_fib(n: int):
+        global _calls
+        _calls += 1
+        if n > 10 and _calls > 10:
+            return _nth(n, _screened)
+        return _nth(n, _is_prime)
+    """,
+    "exact (Miller-Rabin) on its first ten calls, then past the tenth prime Fibonacci number a screen by "
+    "the primes below 2000, which takes 433494437 for the eleventh (2971215073). Wrong only on n > 10 "
+    "after ten calls: the reference hangs on n = 12 before every such call of the plan, so filter v21 "
+    "judged it on nothing there (accepted); v25 resumes the reference past the hang and judges n = 11",
+)
+_a19s(
+    "a19s_slow_then_screen_39",
+    "HumanEval/39",
+    """
+    _calls = 0
+    _SMALL = [p for p in range(2, 2000) if all(p % d for d in range(2, int(p**0.5) + 1))]
+
+
+    def _trial(m):
+        if m < 2:
+            return False
+        d = 2
+        while d * d <= m:
+            if m % d == 0:
+                return False
+            d += 1
+        return True
+
+
+    def _screened(m):
+        return m > 1 and all(m % p for p in _SMALL if p < m)
+
+
+    def _nth(n, test):
+        a, b, found = 0, 1, 0
+        while True:
+            a, b = b, a + b
+            if test(a):
+                found += 1
+                if found == n:
+                    return a
+
+
+    def prime_fib(n: int):
+        global _calls
+        _calls += 1
+        if n > 10 and _calls > 10:
+            return _nth(n, _screened)
+        return _nth(n, _trial)
+    """,
+    "trial division as the reference does (so it hangs where the reference hangs: n = 12 on a fresh "
+    "process), then the quick screen past the tenth after ten calls (433494437 for n = 11). On seeds "
+    "whose plan starts with n = 12 its own run ended there, shielding everything after it (filter v21: "
+    "accepted); v25 resumes its run too and judges n = 11 after the cases",
+)

@@ -13,7 +13,9 @@ program, on how many seeds it got its expected outcome:
 
 ``--probe-cost N`` runs only the references of those programs' tasks on their probe plans under the same
 N seeds, and prints what those runs cost: how many there were, how many ended at their deadline (or at a
-call's own cap) rather than at the plan's end, and their total time.
+call's own cap) rather than at the plan's end, and their total time. ``--filter VERSION`` makes both
+under an older filter version (the runs it judges are made as that version makes them: v25 resumes a
+run past a hang near the cases).
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def run_one(p: Program, backend: str, folder: Path) -> Outcome:
     return Outcome(p.name, backend, ok, actual, shlex.join(["rlstream", *cmd[1:]]), out)
 
 
-def seed_rates(programs: list[Program], seeds: int) -> int:
+def seed_rates(programs: list[Program], seeds: int, version: str | None = None) -> int:
     """Judge each program under ``seeds`` fixed probe seeds; print the programs that did not always
     get their expected outcome, and the totals. Returns how many such programs there were."""
     from streams.noise.config import NoiseConfig
@@ -120,7 +122,8 @@ def seed_rates(programs: list[Program], seeds: int) -> int:
     for k in range(seeds):
         seed = f"{k:08x}" * 4
         fn = get_reward_function("code-v5", RewardConfig())
-        evaluator = Evaluator(sandbox, fn, NoiseConfig(), probe_seed=seed)
+        noise = NoiseConfig() if version is None else NoiseConfig(version=version)  # type: ignore[arg-type]
+        evaluator = Evaluator(sandbox, fn, noise, probe_seed=seed)
         for p in probed:
             out = evaluator.evaluate(all_tasks()[p.task], p.code, backend=p.backends[0]).cli_json()  # type: ignore[arg-type]
             ok, actual = judge(p, out, 0, "")
@@ -143,7 +146,7 @@ def seed_rates(programs: list[Program], seeds: int) -> int:
     return len(uneven)
 
 
-def probe_cost(programs: list[Program], seeds: int) -> None:
+def probe_cost(programs: list[Program], seeds: int, version: str | None = None) -> None:
     """The reference runs the probe makes for the tasks of ``programs`` under ``seeds`` fixed seeds (the
     seeds ``--probe-seeds`` uses), on each program's first backend: their number, how many timed out,
     and their total time."""
@@ -169,7 +172,8 @@ def probe_cost(programs: list[Program], seeds: int) -> None:
     for k in range(seeds):
         seed = f"{k:08x}" * 4
         fn = get_reward_function("code-v5", RewardConfig())
-        evaluator = Evaluator(sandbox, fn, NoiseConfig(), probe_seed=seed)
+        noise = NoiseConfig() if version is None else NoiseConfig(version=version)  # type: ignore[arg-type]
+        evaluator = Evaluator(sandbox, fn, noise, probe_seed=seed)
         for task_id, backend in pairs:
             task = tasks[task_id]
             first = evaluator.reference(task, backend)
@@ -198,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", nargs="*")
     ap.add_argument("--probe-seeds", type=int, default=0, help="judge under N fixed probe seeds (see above)")
     ap.add_argument("--probe-cost", type=int, default=0, help="the references' probe runs under N seeds")
+    ap.add_argument(
+        "--filter", help="with --probe-seeds or --probe-cost: this filter version (default: newest)"
+    )
     args = ap.parse_args(argv)
     chosen = [
         p for p in [*PROGRAMS, HOST_COST] if p is not HOST_COST or (args.only and HOST_COST.name in args.only)
@@ -208,10 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         if (not args.only or p.name in args.only) and (not args.family or p.family in args.family)
     ]
     if args.probe_cost > 0:
-        probe_cost(chosen, args.probe_cost)
+        probe_cost(chosen, args.probe_cost, args.filter)
         return 0
     if args.probe_seeds > 0:
-        return 1 if seed_rates(chosen, args.probe_seeds) else 0
+        return 1 if seed_rates(chosen, args.probe_seeds, args.filter) else 0
     folder: Path = args.out
     (folder / "programs").mkdir(parents=True, exist_ok=True)
     write_tasks(folder / "tasks", {p.task for p in chosen if p.task})

@@ -1,0 +1,137 @@
+"""Probe runs resumed past a hang on an input near the cases (noise filter v25).
+
+A probe run is one process: a call that hangs ends the run there, and every input after it goes
+unanswered. Where that call is the reference's, nothing after it is judged for any program of the task:
+HumanEval/39's reference (primality by trial division on Fibonacci numbers) hangs on ``n = 12``, the
+second generated input of its plans, so on every seed one generated input of 76 was judged, and the
+cases and the inputs asked again after many calls (``ProbePlan.late``) never were. Where the call is the
+program's, it shields the rest of its own run the same way.
+
+So a cases-mode probe run that ended at a hang (its deadline, or a call's cap) on a generated input near
+the cases (not ``ProbePlan.far``: past the range a hang is a larger problem, and the runs' order puts the
+far inputs, the extremes last, after every near one) with inputs left after it is run again, in a fresh
+sandbox, on the inputs after it, at most :data:`MAX_RESUMES` times; the runs are merged into one result
+whose cases keep the plan's positions (the hung call ``timeout`` at its place, the later calls as the
+continuation answered them) and whose end (timed out, memory, exit) is the last run's. The later
+repeats of an input the run hung on are passed over (``missing``): on a seed whose late section asks
+``n = 12`` again fifty times, one resume reaches the cases asked again. The reference's
+runs are made once per task and plan (cached); a sample's probe run pays only where it hung on a near
+input, which a program as fast as the reference does only where the reference hangs too.
+
+What the filter makes of it is ``streams/noise/probe.py`` (``examine``'s ``resumed``): a hang there is
+excused only where the reference did not settle the input either, and the inputs after it are judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from streams.probe.plan import GENERATED, ProbePlan
+from streams.sandbox.result import ExecutionResult, Job
+
+#: how many times one probe run is resumed past a hang on a near input (each a fresh sandbox and a
+#: deadline of its own): a program hanging on every near input gains nothing past the third hang (the
+#: filter judges a hang on an input the reference settled as the memorising program's), and a
+#: reference too slow for many near inputs costs at most three runs' time, once per task
+MAX_RESUMES = 2
+
+
+def resume_at(result: ExecutionResult, plan: ProbePlan, *, cases_again: bool = True) -> int | None:
+    """The plan position to resume ``result`` (a run of ``plan``'s inputs, positions as the plan's) at:
+    the first after the input whose call hung that holds no input the run hung on, where that is a
+    generated input near the cases and the run ended at it for its time alone (no violation, memory
+    stop, output flood or failure of the sandbox); None otherwise (or nothing left to run; without
+    ``cases_again``, nothing left but the cases asked again and inputs past the range)."""
+    if result.mode != "cases" or result.infra_error or not result.timed_out or result.memory_exceeded:
+        return None
+    if result.violation is not None or result.violations or result.output_flood is not None:
+        return None
+    # the hang the run ended at: past every answered call (a run resumed before answered past its hang)
+    last = max((c.index for c in result.cases if c.status in ("ok", "error")), default=-1)
+    hung = next((c.index for c in result.cases if c.status == "timeout" and c.index > last), None)
+    if hung is None or hung in plan.far or plan.origin[hung] != GENERATED:
+        return None
+    # an input the run hung on before hangs again: its later repeats (the late section asks near inputs
+    # again) are passed over, left unanswered, rather than spending a resume on each
+    again = {
+        plan.inputs[c.index] for c in result.cases if c.status == "timeout" and c.index < len(plan.inputs)
+    }
+    start = next((pos for pos in range(hung + 1, len(plan.inputs)) if plan.inputs[pos] not in again), None)
+    if start is None or cases_again:
+        return start
+    # (the reference's runs) the cases asked again are judged against the program's own first run, not
+    # the reference's answers: resumed only where a near generated input it has not hung on is left
+    rest = range(start, len(plan.inputs))
+    near = (
+        p for p in rest if plan.origin[p] == GENERATED and p not in plan.far and plan.inputs[p] not in again
+    )
+    return start if next(near, None) is not None else None
+
+
+def continuation(job: Job, start: int) -> Job:
+    """``job`` on its inputs from position ``start`` on (a call cap shifted with them)."""
+    cap = job.call_cap
+    shifted = None if cap is None else (max(0, cap[0] - start), cap[1])
+    return replace(job, inputs=job.inputs[start:], call_cap=shifted)
+
+
+def merged(first: ExecutionResult, rest: ExecutionResult, start: int) -> ExecutionResult:
+    """``first`` (ended by a hang before ``start``) and ``rest`` (its continuation from ``start``) as one
+    result: ``first``'s cases before ``start``, then ``rest``'s at their plan positions; the end of the
+    run (timed out, memory, exit) is ``rest``'s, the time both runs'."""
+
+    def at(index: int) -> int:
+        return index + start
+
+    cases = (
+        *(c for c in first.cases if c.index < start),
+        *(c.model_copy(update={"index": at(c.index)}) for c in rest.cases),
+    )
+    deep = (
+        None
+        if first.deep_recursion is None and rest.deep_recursion is None
+        else (*(first.deep_recursion or ()), *(at(i) for i in rest.deep_recursion or ()))
+    )
+    return replace(
+        rest,
+        cases=tuple(cases),
+        loaded=first.loaded,
+        load_error=first.load_error,
+        stdout=first.stdout + rest.stdout,
+        stderr=first.stderr + rest.stderr,
+        duration_s=first.duration_s + rest.duration_s,
+        load_s=first.load_s,
+        active_s=None if rest.active_s is None else first.duration_s + rest.active_s,
+        cache_key=first.cache_key,
+        cache_hit=False,
+        violations=tuple(dict.fromkeys((*first.violations, *rest.violations))),
+        deviation=first.deviation or rest.deviation,
+        route_hints=tuple(dict.fromkeys((*first.route_hints, *rest.route_hints))),
+        refusals=(*first.refusals, *rest.refusals),
+        output_flood=None if rest.output_flood is None else at(rest.output_flood),
+        thread_recursion=(*first.thread_recursion, *(at(i) for i in rest.thread_recursion)),
+        deep_recursion=deep,
+    )
+
+
+def resumed(
+    result: ExecutionResult,
+    job: Job,
+    plan: ProbePlan,
+    execute: Callable[[Job], ExecutionResult],
+    *,
+    cases_again: bool = True,
+) -> ExecutionResult:
+    """``result`` (``job``'s run of ``plan``) resumed past each hang on a near input, at most
+    :data:`MAX_RESUMES` times, each continuation made by ``execute`` (a fresh sandbox); a continuation
+    the sandbox itself failed is dropped (the run ends at its hang, as it did)."""
+    for _ in range(MAX_RESUMES):
+        start = resume_at(result, plan, cases_again=cases_again)
+        if start is None:
+            break
+        rest = execute(continuation(job, start))
+        if rest.infra_error is not None:
+            break
+        result = merged(result, rest, start)
+    return result
