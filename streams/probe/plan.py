@@ -359,6 +359,13 @@ _WIDTH_GENERATION = 15
 INT_WIDTHS = (31, 32, 53, 61, 63, 64)
 #: (p17/c17) and the digits of the one long decimal number (its last digit one no other digit is)
 LONG_DIGITS = 40
+#: (p17/c17) the largest of a double's run of exact integers: past it a reference that reads its numbers
+#: through a float answers a double's value
+EXACT_FLOAT_INTS = 2**53
+#: (p17/c17) and how far the integer widths reach where the reference reads its numbers through a float
+#: and no case passes a number past :data:`EXACT_FLOAT_INTS`: ``3 * n + 1`` of HumanEval/123's reference
+#: halved by ``/`` leaves a double's exact integers below 2**53 already
+FLOAT_READ_REACH = 2**32 + 1
 #: (p17/c17) per pair of integer arguments: inputs with both set to one large value
 EQUAL_INPUTS = 4
 #: (p17/c17) per integer argument: inputs log-uniform between 1000 times the cases' magnitude and 2**31
@@ -725,7 +732,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         # (p17) from a generator of their own: every input p16 draws stays as p16 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
         drawn = random.Random(_seed(task, f"{version}|widths", seed))
-        zeros, tiny, widths = _generate_widths(args, drawn, taken)
+        zeros, tiny, widths = _generate_widths(args, drawn, taken, exact=not _reads_float(task.reference))
         generated = sorted([*generated, *zeros], key=lambda item: (len(item[0]), item[0]))
         wide = sorted([*wide, *tiny], key=lambda item: (len(item[0]), item[0]))
         bounds = [*bounds, *widths]
@@ -917,7 +924,10 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         # (c17) from a generator of their own: every input c16 draws stays as c16 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
         drawn = random.Random(_seed(task, f"{version}|widths", seed))
-        zeros, tiny, widths = _generate_widths(args, drawn, taken, domain.hold, domain.hold_beyond_range)
+        exact = not _reads_float(task.reference)
+        zeros, tiny, widths = _generate_widths(
+            args, drawn, taken, domain.hold, domain.hold_beyond_range, exact=exact
+        )
         generated = sorted([*generated, *zeros], key=lambda item: (len(item[0]), item[0]))
         wide = sorted([*wide, *tiny], key=lambda item: (len(item[0]), item[0]))
         bounds = [*bounds, *widths]
@@ -2547,6 +2557,8 @@ def _generate_widths(
     taken: set[str],
     near_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
     domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    *,
+    exact: bool = True,
 ) -> tuple[_Inputs, _Inputs, _Inputs]:
     """(p17/c17) Integer widths, signed zeros and subnormals that every earlier plan reached by chance
     only, each input with the case it was made from. Returns the inputs laid near the cases, those laid
@@ -2568,11 +2580,17 @@ def _generate_widths(
       so a sign read from bit 63, an int64 wrap, ``hash(n)`` (zero at the hash modulus) or a product
       wrapped to 160 bits was accepted. Only a value counts there: a correct program on 64-bit integers
       (numpy) refuses them, and one whose cost grows with the number (``range(n)``) hangs, as the
-      reference does where it is such a program;
+      reference does where it is such a program. Only up to :data:`FLOAT_READ_REACH` (no long number)
+      at an argument no case passes a number past :data:`EXACT_FLOAT_INTS` at, where the task's
+      reference reads its numbers through a float (not ``exact``: :func:`_reads_float`, HumanEval/123's
+      ``n = n/2``): its answers past 2**53 are a double's, and an exact program's differ;
     - **equal integer arguments** (with the extremes): where two or more arguments are integers,
       :data:`EQUAL_INPUTS` cases with a pair of them set to one large value (2**k +- 1, the long number,
-      or drawn log-uniform up to it): independent draws meet only among small values, so ``a == b``
-      taken through ``math.pow(a, 2)`` was never shown a square past 2**53;
+      or drawn log-uniform up to it; none past :data:`EXACT_FLOAT_INTS` unless some case passes such a
+      number at both: a program reading the pair's mean through a float, ``round((n + m) / 2)``, is
+      wrong there but the cases never leave a double's exact integers, as ``a10_float_add_53``'s):
+      independent draws meet only among small values, so ``a == b`` taken through ``math.pow(a, 2)``
+      was never shown a square past 2**53;
     - **magnitudes in the gap** (with the extremes): per integer argument whose cases' magnitude times
       1000 lies below 2**31, :data:`GAP_INPUTS` values drawn log-uniform between the two, of the sign
       and parity of the value replaced: the far inputs stop at 1000 times the cases' magnitude and the
@@ -2631,11 +2649,15 @@ def _generate_widths(
         return ends.take(candidate, b, invariants)
 
     widths = [2**k + d for k in INT_WIDTHS for d in (-1, 0, 1)]
+    past = {i: any(abs(t[i]) > EXACT_FLOAT_INTS for t in tuples) for i in ints}  # type: ignore[arg-type]
     for i in ints:
+        reach = [*widths, _long_decimal(rng)]
+        if not exact and not past[i]:
+            reach = [v for v in reach if v <= FLOAT_READ_REACH]
         # each value on a case of every sign the cases pass there (hash(n) is 0 at the hash modulus and
         # -hash(-n): a sign read from it is wrong at +(2**61 - 1) alone)
         sides = [[b for b, t in enumerate(tuples) if (t[i] < 0) is negative] for negative in (False, True)]  # type: ignore[operator]
-        for value in [*widths, _long_decimal(rng)]:
+        for value in reach:
             for side in sides:
                 for b in rng.sample(side, min(len(side), 4)):
                     if placed(b, {i: value}):
@@ -2644,14 +2666,21 @@ def _generate_widths(
         large = [2**k + d for k in INT_WIDTHS for d in (-1, 1)]
         for count in range(EQUAL_INPUTS):
             for _ in range(_ATTEMPTS_PER_INPUT // 5):
-                if count == 0:
-                    value = _long_decimal(rng)
-                elif count == 1:
-                    value = rng.choice(large)
-                else:
-                    value = round(math.exp(rng.uniform(math.log(2**31), math.log(10**LONG_DIGITS))))
-                b = rng.randrange(len(tuples))
                 i, j = rng.sample(ints, 2)
+                top = (
+                    10**LONG_DIGITS
+                    if past[i] and past[j]
+                    else EXACT_FLOAT_INTS
+                    if exact
+                    else FLOAT_READ_REACH
+                )
+                if count == 0 and top > EXACT_FLOAT_INTS:
+                    value = _long_decimal(rng)
+                elif count <= 1:
+                    value = rng.choice([v for v in large if v <= top])
+                else:
+                    value = round(math.exp(rng.uniform(math.log(2**31), math.log(top))))
+                b = rng.randrange(len(tuples))
                 candidate = list(tuples[b])
                 value = -value if candidate[i] < 0 else value  # type: ignore[operator]
                 candidate[i] = candidate[j] = value
@@ -2669,6 +2698,41 @@ def _generate_widths(
                     break
     ends.out.sort(key=lambda item: (len(item[0]), item[0]))
     return near.out, wide.out, ends.out
+
+
+#: (p17/c17) the ``math`` functions that keep an integer exact
+_EXACT_MATH = frozenset({"isqrt", "gcd", "lcm", "comb", "perm", "factorial", "prod"})
+
+
+def _reads_float(source: str | None) -> bool:
+    """(p17/c17) Whether a reference reads numbers through a float: a true division, ``float()``, a
+    ``math`` function other than the exact ones, or a power with a float exponent (``n ** 0.5``). Read
+    from the task's own reference, never from a program; a source that does not parse reads as such."""
+    if not source:
+        return False
+    tree = _parsed(source)
+    if tree is None:
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
+            return True
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Pow)
+            and isinstance(node.right, ast.Constant)
+            and isinstance(node.right.value, float)
+        ):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float":
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "math"
+            and node.attr not in _EXACT_MATH
+        ):
+            return True
+    return False
 
 
 def _long_decimal(rng: random.Random) -> int:

@@ -254,3 +254,23 @@ def test_correct_programs_on_those_tasks_are_never_shown_wrong(name: str) -> Non
     task = _task(next(p.task for p in PROGRAMS if p.name == name))
     for seed in SEEDS:
         assert not _judged(task, CODE[name], seed), seed
+
+
+def test_no_width_past_a_doubles_integers_where_the_reference_reads_through_a_float() -> None:
+    # HumanEval/123's reference halves with n / 2: past 2**53 its answers are a double's (3 * n + 1 leaves
+    # the exact integers below 2**53 already), so an exact program would be held to them
+    task = _task("HumanEval/123")
+    for seed in SEEDS[:3]:
+        new, old = against_previous(task, seed, P17)
+        values = [
+            abs(v) for pos in added_positions(new, old) for v in _args(new.inputs[pos]) if type(v) is int
+        ]
+        assert values and max(values) <= 2**32 + 1, seed
+
+
+def test_equal_arguments_stay_within_a_doubles_integers_where_the_cases_do() -> None:
+    # HumanEval/103's cases are small: a program averaging through (n + m) / 2 is exact on every pair
+    # the cases admit below 2**53, and no pair past it is drawn
+    for seed in SEEDS[:3]:
+        equal = [a for a, b, *_ in _added_values("HumanEval/103", seed) if type(a) is int and a == b]
+        assert equal and all(abs(a) <= 2**53 for a in equal), seed
