@@ -2581,14 +2581,17 @@ def _generate_widths(
       wrapped to 160 bits was accepted. Only a value counts there: a correct program on 64-bit integers
       (numpy) refuses them, and one whose cost grows with the number (``range(n)``) hangs, as the
       reference does where it is such a program. Only up to :data:`FLOAT_READ_REACH` (no long number)
-      at an argument no case passes a number past :data:`EXACT_FLOAT_INTS` at, where the task's
-      reference reads its numbers through a float (not ``exact``: :func:`_reads_float`, HumanEval/123's
-      ``n = n/2``): its answers past 2**53 are a double's, and an exact program's differ;
+      where no case passes a number past :data:`EXACT_FLOAT_INTS` unless the task takes one integer
+      and its reference keeps it exact (``exact``, :func:`_reads_float`): HumanEval/123's reference
+      halves with ``n/2``, so its answers past 2**53 are a double's and an exact program's differ; and
+      two small integers are added or multiplied, which a correct program on numpy's int64 or on floats
+      (HumanEval/53's ``np.add(x, y)``, ``float(x) + float(y)``) does silently wrong past 2**63 or 2**53;
     - **equal integer arguments** (with the extremes): where two or more arguments are integers,
       :data:`EQUAL_INPUTS` cases with a pair of them set to one large value (2**k +- 1, the long number,
-      or drawn log-uniform up to it; none past :data:`EXACT_FLOAT_INTS` unless some case passes such a
-      number at both: a program reading the pair's mean through a float, ``round((n + m) / 2)``, is
-      wrong there but the cases never leave a double's exact integers, as ``a10_float_add_53``'s):
+      or drawn log-uniform up to it; none past :data:`FLOAT_READ_REACH` unless some case passes a
+      number past :data:`EXACT_FLOAT_INTS` at both: a program reading the pair's mean through a float,
+      ``round((n + m) / 2)``, is wrong past 2**53 but the cases never leave a double's exact integers,
+      as ``a10_float_add_53``'s):
       independent draws meet only among small values, so ``a == b`` taken through ``math.pow(a, 2)``
       was never shown a square past 2**53;
     - **magnitudes in the gap** (with the extremes): per integer argument whose cases' magnitude times
@@ -2650,9 +2653,14 @@ def _generate_widths(
 
     widths = [2**k + d for k in INT_WIDTHS for d in (-1, 0, 1)]
     past = {i: any(abs(t[i]) > EXACT_FLOAT_INTS for t in tuples) for i in ints}  # type: ignore[arg-type]
+    # past 2**32 + 1 only where some case holds a number past 2**53, or one integer argument meets an
+    # exact reference: two small ones are added or multiplied, which numpy's int64 and a float do
+    # silently wrong past 2**63 and 2**53 (HumanEval/53's np.add and float(x) + float(y) programs,
+    # correct on every pair the cases admit)
+    wider = any(past.values()) or (exact and len(ints) == 1)
     for i in ints:
         reach = [*widths, _long_decimal(rng)]
-        if not exact and not past[i]:
+        if not wider:
             reach = [v for v in reach if v <= FLOAT_READ_REACH]
         # each value on a case of every sign the cases pass there (hash(n) is 0 at the hash modulus and
         # -hash(-n): a sign read from it is wrong at +(2**61 - 1) alone)
@@ -2667,13 +2675,7 @@ def _generate_widths(
         for count in range(EQUAL_INPUTS):
             for _ in range(_ATTEMPTS_PER_INPUT // 5):
                 i, j = rng.sample(ints, 2)
-                top = (
-                    10**LONG_DIGITS
-                    if past[i] and past[j]
-                    else EXACT_FLOAT_INTS
-                    if exact
-                    else FLOAT_READ_REACH
-                )
+                top = 10**LONG_DIGITS if past[i] and past[j] else FLOAT_READ_REACH
                 if count == 0 and top > EXACT_FLOAT_INTS:
                     value = _long_decimal(rng)
                 elif count <= 1:
