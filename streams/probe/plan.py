@@ -2586,6 +2586,8 @@ def _generate_widths(
       halves with ``n/2``, so its answers past 2**53 are a double's and an exact program's differ; and
       two small integers are added or multiplied, which a correct program on numpy's int64 or on floats
       (HumanEval/53's ``np.add(x, y)``, ``float(x) + float(y)``) does silently wrong past 2**63 or 2**53;
+      and where two integer arguments meet, none a signed 32-bit integer holds (``2**31 - 1``,
+      ``-2**31``): numpy in WASM reads such a pair as int32 and a correct ``np.add`` wraps there;
     - **equal integer arguments** (with the extremes): where two or more arguments are integers,
       :data:`EQUAL_INPUTS` cases with a pair of them set to one large value (2**k +- 1, the long number,
       or drawn log-uniform up to it; none past :data:`FLOAT_READ_REACH` unless some case passes a
@@ -2658,20 +2660,27 @@ def _generate_widths(
     # silently wrong past 2**63 and 2**53 (HumanEval/53's np.add and float(x) + float(y) programs,
     # correct on every pair the cases admit)
     wider = any(past.values()) or (exact and len(ints) == 1)
+    # where two integers meet, none a signed 32-bit integer holds (2**31 - 1; -2**31): numpy in WASM reads
+    # such a pair as int32, and a correct np.add(x, y) wraps there (as p15's bounds inside lists avoid)
+    int32 = len(ints) >= 2
     for i in ints:
         reach = [*widths, _long_decimal(rng)]
         if not wider:
             reach = [v for v in reach if v <= FLOAT_READ_REACH]
+        if int32:
+            reach = [v for v in reach if v >= 2**31]
         # each value on a case of every sign the cases pass there (hash(n) is 0 at the hash modulus and
         # -hash(-n): a sign read from it is wrong at +(2**61 - 1) alone)
         sides = [[b for b, t in enumerate(tuples) if (t[i] < 0) is negative] for negative in (False, True)]  # type: ignore[operator]
         for value in reach:
             for side in sides:
+                if int32 and value == 2**31 and side is sides[1]:
+                    continue
                 for b in rng.sample(side, min(len(side), 4)):
                     if placed(b, {i: value}):
                         break
     if len(ints) >= 2:
-        large = [2**k + d for k in INT_WIDTHS for d in (-1, 1)]
+        large = [2**k + d for k in INT_WIDTHS for d in (-1, 1) if 2**k + d > 2**31]
         for count in range(EQUAL_INPUTS):
             for _ in range(_ATTEMPTS_PER_INPUT // 5):
                 i, j = rng.sample(ints, 2)
@@ -2681,7 +2690,7 @@ def _generate_widths(
                 elif count <= 1:
                     value = rng.choice([v for v in large if v <= top])
                 else:
-                    value = round(math.exp(rng.uniform(math.log(2**31), math.log(top))))
+                    value = round(math.exp(rng.uniform(math.log(2**31 + 1), math.log(top))))
                 b = rng.randrange(len(tuples))
                 candidate = list(tuples[b])
                 value = -value if candidate[i] < 0 else value  # type: ignore[operator]
