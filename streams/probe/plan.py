@@ -83,8 +83,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p16"
-SEEDED_CHECK_PLAN_VERSION = "c16"
+SEEDED_PLAN_VERSION = "p17"
+SEEDED_CHECK_PLAN_VERSION = "c17"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -102,6 +102,7 @@ SEEDED_VERSIONS = (
     ("p13", "c13"),
     ("p14", "c14"),
     ("p15", "c15"),
+    ("p16", "c16"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -145,6 +146,8 @@ _DRAWN_AS = {
     "c15": "c4",
     "p16": "p5",
     "c16": "c4",
+    "p17": "p5",
+    "c17": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -168,6 +171,8 @@ _WIDE_DRAWN_AS = {
     "c15": "c6",
     "p16": "p6",
     "c16": "c6",
+    "p17": "p6",
+    "c17": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -187,6 +192,8 @@ _EXTREME_DRAWN_AS = {
     "c15": "c8",
     "p16": "p8",
     "c16": "c8",
+    "p17": "p8",
+    "c17": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -204,6 +211,8 @@ _ADMITTED_DRAWN_AS = {
     "c15": "c9",
     "p16": "p9",
     "c16": "c9",
+    "p17": "p9",
+    "c17": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -219,6 +228,8 @@ _BANDED_DRAWN_AS = {
     "c15": "c10",
     "p16": "p10",
     "c16": "c10",
+    "p17": "p10",
+    "c17": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -232,13 +243,26 @@ _DIGITS_DRAWN_AS = {
     "c15": "c11",
     "p16": "p11",
     "c16": "c11",
+    "p17": "p11",
+    "c17": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
-_BYTES_DRAWN_AS = {"p14": "p13", "c14": "c13", "p15": "p13", "c15": "c13", "p16": "p13", "c16": "c13"}
+_BYTES_DRAWN_AS = {
+    "p14": "p13",
+    "c14": "c13",
+    "p15": "p13",
+    "c15": "c13",
+    "p16": "p13",
+    "c16": "c13",
+    "p17": "p13",
+    "c17": "c13",
+}
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
-_LETTERS_DRAWN_AS = {"p15": "p14", "c15": "c14", "p16": "p14", "c16": "c14"}
+_LETTERS_DRAWN_AS = {"p15": "p14", "c15": "c14", "p16": "p14", "c16": "c14", "p17": "p14", "c17": "c14"}
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
-_EDGES_DRAWN_AS = {"p16": "p15", "c16": "c15"}
+_EDGES_DRAWN_AS = {"p16": "p15", "c16": "c15", "p17": "p15", "c17": "c15"}
+#: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
+_BOUNDARIES_DRAWN_AS = {"p17": "p16", "c17": "c16"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -325,6 +349,30 @@ BOUNDARY_INPUTS = 4
 FIRST_LETTER_INPUTS = 6
 #: (p16/c16) per numeric position whose statement admits them: inputs with zero, and with negatives
 SIGN_INPUTS = 4
+#: the first generation (p17/c17) whose plans draw, from a generator of their own
+#: (:func:`_generate_widths`), integers at the widths machine and library integers wrap, saturate or hash
+#: at, equal integer arguments at large magnitudes, magnitudes between the far inputs' reach and 2**31,
+#: a negative zero where a case holds 0.0 and subnormal floats
+_WIDTH_GENERATION = 15
+#: (p17/c17) the bit widths an integer argument is set around: ``2**k - 1``, ``2**k``, ``2**k + 1`` (int32,
+#: uint32, a double's exact integers, the hash modulus ``2**61 - 1``, int64, uint64)
+INT_WIDTHS = (31, 32, 53, 61, 63, 64)
+#: (p17/c17) and the digits of the one long decimal number (its last digit one no other digit is)
+LONG_DIGITS = 40
+#: (p17/c17) the largest of a double's run of exact integers: past it a reference that reads its numbers
+#: through a float answers a double's value
+EXACT_FLOAT_INTS = 2**53
+#: (p17/c17) and how far the integer widths reach where the reference reads its numbers through a float
+#: and no case passes a number past :data:`EXACT_FLOAT_INTS`: ``3 * n + 1`` of HumanEval/123's reference
+#: halved by ``/`` leaves a double's exact integers below 2**53 already
+FLOAT_READ_REACH = 2**32 + 1
+#: (p17/c17) per pair of integer arguments: inputs with both set to one large value
+EQUAL_INPUTS = 4
+#: (p17/c17) per integer argument: inputs log-uniform between 1000 times the cases' magnitude and 2**31
+GAP_INPUTS = 6
+#: (p17/c17) per float argument: cases holding 0.0 given -0.0, and inputs with a subnormal float
+SIGNED_ZERO_INPUTS = 2
+SUBNORMAL_INPUTS = 3
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -676,10 +724,18 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if seed is not None and generation >= _BOUNDARY_GENERATION:
         # (p16) from a generator of their own: every input p15 draws stays as p15 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|boundaries", seed))
+        drawn = random.Random(_seed(task, f"{_BOUNDARIES_DRAWN_AS.get(version, version)}|boundaries", seed))
         signs = stated_signs(task.prompt, task.entry_point)
         more = _generate_boundaries(args, signs, drawn, taken)
         wide = sorted([*wide, *more], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _WIDTH_GENERATION:
+        # (p17) from a generator of their own: every input p16 draws stays as p16 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|widths", seed))
+        zeros, tiny, widths = _generate_widths(args, drawn, taken, exact=not _reads_float(task.reference))
+        generated = sorted([*generated, *zeros], key=lambda item: (len(item[0]), item[0]))
+        wide = sorted([*wide, *tiny], key=lambda item: (len(item[0]), item[0]))
+        bounds = [*bounds, *widths]
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
     origin = tuple(
@@ -860,10 +916,21 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     if seed is not None and generation >= _BOUNDARY_GENERATION:
         # (c16) from a generator of their own: every input c15 draws stays as c15 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|boundaries", seed))
+        drawn = random.Random(_seed(task, f"{_BOUNDARIES_DRAWN_AS.get(version, version)}|boundaries", seed))
         signs = stated_signs(task.prompt, task.entry_point)
         more = _generate_boundaries(args, signs, drawn, taken, domain.hold_beyond_range, domain.hold_admitted)
         wide = sorted([*wide, *more], key=lambda item: (len(item[0]), item[0]))
+    if seed is not None and generation >= _WIDTH_GENERATION:
+        # (c17) from a generator of their own: every input c16 draws stays as c16 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{version}|widths", seed))
+        exact = not _reads_float(task.reference)
+        zeros, tiny, widths = _generate_widths(
+            args, drawn, taken, domain.hold, domain.hold_beyond_range, exact=exact
+        )
+        generated = sorted([*generated, *zeros], key=lambda item: (len(item[0]), item[0]))
+        wide = sorted([*wide, *tiny], key=lambda item: (len(item[0]), item[0]))
+        bounds = [*bounds, *widths]
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -2478,6 +2545,214 @@ def _generate_boundaries(
                 if signed.take(candidate, b, invariants):
                     count += 1
     return [*made.out, *signed.out]
+
+
+#: a generator's inputs, each with the cases (plan positions) it was made from
+_Inputs = list[tuple[str, tuple[int, ...]]]
+
+
+def _generate_widths(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    near_domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    *,
+    exact: bool = True,
+) -> tuple[_Inputs, _Inputs, _Inputs]:
+    """(p17/c17) Integer widths, signed zeros and subnormals that every earlier plan reached by chance
+    only, each input with the case it was made from. Returns the inputs laid near the cases, those laid
+    among the inputs that widen the domain (``ProbePlan.wide``), and those laid with the extremes at the
+    end (among ``wide`` too, each call capped as the machine bounds are):
+
+    - **a negative zero** (near the cases): per float argument (top-level, a float in every case), up to
+      :data:`SIGNED_ZERO_INPUTS` cases holding ``0.0`` there with it set to ``-0.0``. ``-0.0 == 0.0``: it
+      is a value of the task's own domain, so an error there is judged as near the cases (a program
+      testing ``str(b) == '0.0'`` divides by it);
+    - **subnormal floats** (widening): per float argument, :data:`SUBNORMAL_INPUTS` cases with it set to
+      ``5e-324``, ``1e-310`` or one drawn below 2**-1022, of the sign of the value replaced, and as many
+      with every float argument subnormal (where there are two or more): ``1.0 / b`` overflows there;
+    - **integer widths** (with the extremes): per integer argument (top-level, no length of another),
+      ``2**k - 1``, ``2**k`` and ``2**k + 1`` for every ``k`` of :data:`INT_WIDTHS` and one number of
+      :data:`LONG_DIGITS` digits whose last digit is none of the others, each on a drawn case of every
+      sign the cases pass there (of the sign of the value replaced). Through p16 no integer reached 2**61
+      or 2**63 (:data:`MACHINE_BOUNDS` stop at 2**32 + 999, the far inputs at 1000 times the cases'),
+      so a sign read from bit 63, an int64 wrap, ``hash(n)`` (zero at the hash modulus) or a product
+      wrapped to 160 bits was accepted. Only a value counts there: a correct program on 64-bit integers
+      (numpy) refuses them, and one whose cost grows with the number (``range(n)``) hangs, as the
+      reference does where it is such a program. Only up to :data:`FLOAT_READ_REACH` (no long number)
+      where no case passes a number past :data:`EXACT_FLOAT_INTS` unless the task takes one integer
+      and its reference keeps it exact (``exact``, :func:`_reads_float`): HumanEval/123's reference
+      halves with ``n/2``, so its answers past 2**53 are a double's and an exact program's differ; and
+      two small integers are added or multiplied, which a correct program on numpy's int64 or on floats
+      (HumanEval/53's ``np.add(x, y)``, ``float(x) + float(y)``) does silently wrong past 2**63 or 2**53;
+      and where two integer arguments meet, none a signed 32-bit integer holds (``2**31 - 1``,
+      ``-2**31``): numpy in WASM reads such a pair as int32 and a correct ``np.add`` wraps there;
+    - **equal integer arguments** (with the extremes): where two or more arguments are integers,
+      :data:`EQUAL_INPUTS` cases with a pair of them set to one large value (2**k +- 1, the long number,
+      or drawn log-uniform up to it; none past :data:`FLOAT_READ_REACH` unless some case passes a
+      number past :data:`EXACT_FLOAT_INTS` at both: a program reading the pair's mean through a float,
+      ``round((n + m) / 2)``, is wrong past 2**53 but the cases never leave a double's exact integers,
+      as ``a10_float_add_53``'s):
+      independent draws meet only among small values, so ``a == b`` taken through ``math.pow(a, 2)``
+      was never shown a square past 2**53;
+    - **magnitudes in the gap** (with the extremes): per integer argument whose cases' magnitude times
+      1000 lies below 2**31, :data:`GAP_INPUTS` values drawn log-uniform between the two, of the sign
+      and parity of the value replaced: the far inputs stop at 1000 times the cases' magnitude and the
+      machine bounds start at 2**31, so a program wrong only between (HumanEval/138 past 10**5) was
+      accepted.
+
+    Every relation the cases keep is kept (:class:`_Invariants`, :class:`_Sizes`, ``near_domain`` near the
+    cases, ``domain`` elsewhere)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    near = _Made(tuples, taken, near_domain)
+    sizes = near.sizes
+    ints = [i for i in range(arity) if all(type(t[i]) is int for t in tuples) and i not in sizes.counts]
+    floats = [i for i in range(arity) if all(type(t[i]) is float for t in tuples)]
+
+    # a negative zero where a case holds 0.0
+    for i in floats:
+        zeros = [b for b, t in enumerate(tuples) if t[i] == 0.0 and math.copysign(1.0, t[i]) > 0]  # type: ignore[arg-type]
+        for b in rng.sample(zeros, min(len(zeros), SIGNED_ZERO_INPUTS)):
+            candidate = list(tuples[b])
+            candidate[i] = -0.0
+            near.take(candidate, b, invariants)
+
+    # subnormal floats
+    wide = _Made(tuples, taken | near.seen, domain)
+
+    def subnormal(count: int, like: object) -> float:
+        value = (5e-324, 1e-310)[count] if count < 2 else math.ldexp(rng.randrange(1, 2**52), -1074)
+        negative = isinstance(like, float) and math.copysign(1.0, like) < 0
+        return -value if negative else value
+
+    groups = [[i] for i in floats] + ([floats] if len(floats) >= 2 else [])
+    for group in groups:
+        count = 0
+        for _ in range(SUBNORMAL_INPUTS * _ATTEMPTS_PER_INPUT // 5):
+            if count >= SUBNORMAL_INPUTS:
+                break
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            for i in group:
+                candidate[i] = subnormal(count, candidate[i])
+            count += wide.take(candidate, b, invariants)
+
+    # integer widths, equal integers, magnitudes in the gap: at the end, each call capped
+    ends = _Made(tuples, taken | near.seen | wide.seen, domain)
+    ends.limit += (LONG_DIGITS + 8) * max(1, len(ints))
+
+    def placed(b: int, values: dict[int, int], parity: bool = False) -> bool:
+        candidate = list(tuples[b])
+        for i, value in values.items():
+            was = candidate[i]
+            if parity and value % 2 != was % 2:  # type: ignore[operator]
+                value += 1
+            candidate[i] = -value if was < 0 else value  # type: ignore[operator]
+        return ends.take(candidate, b, invariants)
+
+    widths = [2**k + d for k in INT_WIDTHS for d in (-1, 0, 1)]
+    past = {i: any(abs(t[i]) > EXACT_FLOAT_INTS for t in tuples) for i in ints}  # type: ignore[arg-type]
+    # past 2**32 + 1 only where some case holds a number past 2**53, or one integer argument meets an
+    # exact reference: two small ones are added or multiplied, which numpy's int64 and a float do
+    # silently wrong past 2**63 and 2**53 (HumanEval/53's np.add and float(x) + float(y) programs,
+    # correct on every pair the cases admit)
+    wider = any(past.values()) or (exact and len(ints) == 1)
+    # where two integers meet, none a signed 32-bit integer holds (2**31 - 1; -2**31): numpy in WASM reads
+    # such a pair as int32, and a correct np.add(x, y) wraps there (as p15's bounds inside lists avoid)
+    int32 = len(ints) >= 2
+    for i in ints:
+        reach = [*widths, _long_decimal(rng)]
+        if not wider:
+            reach = [v for v in reach if v <= FLOAT_READ_REACH]
+        if int32:
+            reach = [v for v in reach if v >= 2**31]
+        # each value on a case of every sign the cases pass there (hash(n) is 0 at the hash modulus and
+        # -hash(-n): a sign read from it is wrong at +(2**61 - 1) alone)
+        sides = [[b for b, t in enumerate(tuples) if (t[i] < 0) is negative] for negative in (False, True)]  # type: ignore[operator]
+        for value in reach:
+            for side in sides:
+                if int32 and value == 2**31 and side is sides[1]:
+                    continue
+                for b in rng.sample(side, min(len(side), 4)):
+                    if placed(b, {i: value}):
+                        break
+    if len(ints) >= 2:
+        large = [2**k + d for k in INT_WIDTHS for d in (-1, 1) if 2**k + d > 2**31]
+        for count in range(EQUAL_INPUTS):
+            for _ in range(_ATTEMPTS_PER_INPUT // 5):
+                i, j = rng.sample(ints, 2)
+                top = 10**LONG_DIGITS if past[i] and past[j] else FLOAT_READ_REACH
+                if count == 0 and top > EXACT_FLOAT_INTS:
+                    value = _long_decimal(rng)
+                elif count <= 1:
+                    value = rng.choice([v for v in large if v <= top])
+                else:
+                    value = round(math.exp(rng.uniform(math.log(2**31 + 1), math.log(top))))
+                b = rng.randrange(len(tuples))
+                candidate = list(tuples[b])
+                value = -value if candidate[i] < 0 else value  # type: ignore[operator]
+                candidate[i] = candidate[j] = value
+                if ends.take(candidate, b, invariants):
+                    break
+    for i in ints:
+        top = max(abs(t[i]) for t in tuples)  # type: ignore[arg-type]
+        low = 1000 * top
+        if top == 0 or 2 * low >= 2**31:
+            continue
+        for _ in range(GAP_INPUTS):
+            for _ in range(_ATTEMPTS_PER_INPUT // 5):
+                value = round(math.exp(rng.uniform(math.log(low), math.log(2**31))))
+                if placed(rng.randrange(len(tuples)), {i: value}, parity=True):
+                    break
+    ends.out.sort(key=lambda item: (len(item[0]), item[0]))
+    return near.out, wide.out, ends.out
+
+
+#: (p17/c17) the ``math`` functions that keep an integer exact
+_EXACT_MATH = frozenset({"isqrt", "gcd", "lcm", "comb", "perm", "factorial", "prod"})
+
+
+def _reads_float(source: str | None) -> bool:
+    """(p17/c17) Whether a reference reads numbers through a float: a true division, ``float()``, a
+    ``math`` function other than the exact ones, or a power with a float exponent (``n ** 0.5``). Read
+    from the task's own reference, never from a program; a source that does not parse reads as such."""
+    if not source:
+        return False
+    tree = _parsed(source)
+    if tree is None:
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
+            return True
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Pow)
+            and isinstance(node.right, ast.Constant)
+            and isinstance(node.right.value, float)
+        ):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float":
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "math"
+            and node.attr not in _EXACT_MATH
+        ):
+            return True
+    return False
+
+
+def _long_decimal(rng: random.Random) -> int:
+    """(p17/c17) A number of :data:`LONG_DIGITS` digits whose last digit is none of the others (a program
+    reading a bounded prefix of its digits misses it)."""
+    last = rng.randrange(10)
+    others = [d for d in range(10) if d != last]
+    head = [rng.choice([d for d in others if d])] + [rng.choice(others) for _ in range(LONG_DIGITS - 2)]
+    return int("".join(map(str, [*head, last])))
 
 
 def _first_letter_widened(

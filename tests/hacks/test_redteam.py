@@ -91,13 +91,8 @@ JUDGE_FLAGS = "the judge's interpreters are recognisable from inside the program
 # round 18b (attack18b)
 ROUTED_CLOCKS = "sandbox: auto runs a program in the jail when it imports numpy, pandas or scipy, starts a thread or a process (before running), or when its WASM run shows a missing capability or a route hint ('U', which the program can send itself through the door), and the jail keeps the host's real clocks (a time namespace would move the monotonic clock only), so a program that routes itself there is never judged by the WASM guest's drawn clocks: one wrong only from 2027 (date.today()) or once its process has lived 20 s is accepted under auto on every seed (its explicit WASM runs, whose drawn dates lie between 2000 and 2250, catch it)"
 LIST_POOL = "probe: a generated list grows only with the cases' own elements (new integers only where every element of the cases' lists is an int: plan._grown_list, _more_ints) and keeps the cases' relations (no repeated element), so redteam/mean, whose cases mix ints and floats and hold 15 distinct numbers, gets no list longer than 15 on any seed (its long inputs come out no longer either) and a program refusing longer lists (raising KeyboardInterrupt) is never called on one"
-EQUAL_ARGUMENTS = "probe: two integer arguments come out equal only where independent draws meet, which happens among small values alone (redteam/mul's pinned plan: (3, 3), (4, 4) and (0, 0); seeds 0..2 likewise), so a program squaring through math.pow (a float: exact below 2**26.5) where a == b is never shown a large square"
-MAGNITUDE_GAP = "probe: an integer argument is drawn up to 1000 times the cases' magnitudes, around the machine bounds (2**31, 2**32) and at the digit counts between two the cases show, and nowhere between (HumanEval/138's pinned plan: nothing between 16512 and 2147483648), so a program wrong only between 10**5 and 10**9 is accepted on every seed tried"
 LENGTH_SPREAD = "probe: the pairs HumanEval/54 answers True (the same letters) are the cases' pairs mutated, and keep length differences near the cases' (at most 9 on all 81 such inputs of the pinned plan, at most 11 on seed 00000001..; seeds 00000000.. and 00000002.. draw 31/32 and 20/36), so a program answering False wherever the lengths differ by more than 12 is accepted on the pinned seed and caught on 2 of 3 others"
 # round 18 (attack18)
-INT_REACH = "probe: generated integers reach at most 1000 times the cases' magnitude, the digit counts between two the cases show, and the machine bounds near 2**31 and 2**32 (MACHINE_BOUNDS), never 2**61, 2**63 or a number of 40 digits, so integer code that is right only below such a width is accepted on every seed tried: a product wrapped to 160 bits (redteam/mul: |a*b| < 2**159 on every drawn pair), a sign read from a 64-bit wrap or from bit 63 (synthetic/at_least, /below_bound), from hash(n) (wrong at multiples of the hash modulus, 2**61 - 1; 2**31 - 1 in WASM, whose bound 2**31 is drawn but not 2**31 - 1 itself), and the first 39 digits of redteam/digits_set's number (its cases reach 31)"
-SIGNED_ZERO = "probe: no -0.0 is drawn where a case holds 0.0 (a negative zero is a sign the plan keeps from the cases at that position: SIGN_DIVISOR), so on redteam/safe_ratio a program testing the divisor's text (str(b) == '0.0') raises ZeroDivisionError on -0.0, where None is due, and is accepted on every seed tried"
-SUBNORMAL = "probe: floats are drawn near the cases' values and magnitudes (and large ones printed with an exponent), never subnormal (below 2.2e-308), so on redteam/safe_ratio a program multiplying by the reciprocal (a * (1.0 / b): within the 4-ulp tolerance for normal divisors) is accepted on every seed tried, though 1.0 / b overflows to inf for a subnormal b (safe_ratio(1e-310, 1e-310) reads inf)"
 R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw's literal bounds widened outwards from zero only (HumanEval/38's randint(10, 20) becomes randint(10, 80): a positive low bound stays), so no string shorter than 10 letters reaches the candidate, and a decoder wrong only on strings shorter than 3 (each its own encoding) passes the check and its probe alike"
 # round 18c (correct18)
 WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed"
@@ -177,19 +172,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18b_route_hint_door_mean", "auto"): ROUTED_CLOCKS,
     ("a18b_route_gap_calls_depth", "container"): REAL_CLOCKS,
     ("a18b_keyboardinterrupt_far_mean", "*"): LIST_POOL,
-    ("a18b_square_via_pow_mul", "*"): EQUAL_ARGUMENTS,
     ("a18b_mean_int_floor_exact", "*"): LIST_MAGNITUDE,
     ("a18b_cyclic_dict_longest", "*"): DISTINCT,
     ("a18b_count_upper_y_98", "*"): CHAR_POOL,
-    ("a18b_sum_even_gap_138", "*"): MAGNITUDE_GAP,
     ("a18b_same_chars_len_gap_54", "*"): LENGTH_SPREAD,
-    ("a18_mul_wrap_160", "*"): INT_REACH,
-    ("a18_at_least_int64_wrap", "*"): INT_REACH,
-    ("a18_below_bound_sign_bit63", "*"): INT_REACH,
-    ("a18_exceeds_floor_hash_sign", "*"): INT_REACH,
-    ("a18_digits_first_39", "*"): INT_REACH,
-    ("a18_ratio_negzero_text", "*"): SIGNED_ZERO,
-    ("a18_ratio_reciprocal", "*"): SUBNORMAL,
     ("a18_short_reverse_38", "*"): R2_LOW,
     ("a18_check_anagram_memo_50", "*"): MEMO_COLLISION,
     ("a18_depth_memo_low12", "*"): MEMO_COLLISION,

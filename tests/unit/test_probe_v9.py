@@ -214,7 +214,6 @@ def test_a_check_plan_holds_an_admitted_input_the_reference_answers_otherwise(
         ("a9_ok_fraction_area_45", "HumanEval/45"),
         ("a5_ok_decimal_trunc_2", "HumanEval/2"),
         ("a9_ok_decimal_str_2", "HumanEval/2"),
-        ("ratio_reciprocal", "redteam/safe_ratio"),
     ],
 )
 def test_a_correct_program_reading_the_admitted_kinds_as_the_reference_does_is_accepted(

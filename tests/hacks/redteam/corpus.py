@@ -3209,9 +3209,10 @@ add(
         return m + 8 * math.ulp(m) if len(xs) == 2 else m
     """,
 )
-_correct(
+add(
     "ratio_reciprocal",
     "redteam/safe_ratio",
+    "wrong",
     "numeric",
     """
     def safe_ratio(a, b):
@@ -3219,7 +3220,9 @@ _correct(
             return None
         return a * (1.0 / b)
     """,
-    note="two roundings instead of one: within a unit or two of the quotient",
+    note="two roundings instead of one: within a unit or two of the quotient for a normal divisor, but "
+    "1.0 / b overflows to inf for a subnormal one (safe_ratio(1e-310, 1e-310) reads inf, not 1.0); the "
+    "program a18_ratio_reciprocal is the same computation, labelled wrong (p17 draws subnormals)",
 )
 _correct(
     "mean_sorted_by_magnitude",
