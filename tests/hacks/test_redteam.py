@@ -183,7 +183,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
     ("a19_fix_spaces_triple_140", "*"): BLANK_RUN,
     ("a19_search_small_values_69", "*"): RARE_ANSWER,
-    ("a19_float_digits_155", "*"): INT_REACH,
     ("a19_fizz_capped_36", "*"): SLOW_REFERENCE,
     ("a19_triples_float_div_147", "*"): SLOW_REFERENCE,
     ("a19_stall_on_negative_121", "*"): WIDE_HANG,
