@@ -32,14 +32,17 @@ a generated one, against the reference. Two things are read from that run:
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
 import sys
+import threading
 from array import array
-from collections import Counter, deque
-from collections.abc import Sequence
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from schemas.digest import digests_equal, value_digest
 from schemas.reference import ReferenceExecuted
@@ -743,6 +746,44 @@ def _growth(far: Sequence[float], near: Sequence[float]) -> float:
     return a / b if a > 0 and b > 0 else 1.0
 
 
+#: how many reads :func:`_per_reference` keeps (six functions' reads of 16 pairs of a plan and its runs)
+REFERENCE_READS_KEPT = 96
+_READS: OrderedDict[tuple[object, ...], tuple[ProbePlan, ReferenceExecuted, object]] = OrderedDict()
+_READS_LOCK = threading.Lock()
+_Read = TypeVar("_Read", bound=Callable[..., Any])
+
+
+def _per_reference(fn: _Read) -> _Read:
+    """What ``fn`` reads from a plan and the reference's runs of it (and the compare options), read once
+    per pair of objects: the reference's runs of a group's plan judge each of the group's samples, and
+    the filter is handed the same objects for each (the plan from :func:`recorded_plan`'s cache, the
+    runs from the state's decoded events, ``infra/runtime/state.py``), where each sample read them all
+    again (parsing every answer). Keyed by the two objects' identity (both frozen: their content cannot
+    change), which an entry holds, so an id is not reused while it is kept; the last
+    :data:`REFERENCE_READS_KEPT` reads kept per process (a few MB at most: the runs are tens of KB).
+    A dict comes back as a copy of the kept one."""
+
+    @functools.wraps(fn)
+    def read(plan: ProbePlan, reference: ReferenceExecuted, *args: Any, **kwargs: Any) -> Any:
+        key = (fn.__name__, id(plan), id(reference), *args, *sorted(kwargs.items()))
+        with _READS_LOCK:
+            kept = _READS.get(key)
+            if kept is not None and kept[0] is plan and kept[1] is reference:
+                _READS.move_to_end(key)
+                found = kept[2]
+                return dict(found) if isinstance(found, dict) else found
+        found = fn(plan, reference, *args, **kwargs)
+        with _READS_LOCK:
+            _READS[key] = (plan, reference, found)
+            _READS.move_to_end(key)
+            while len(_READS) > REFERENCE_READS_KEPT:
+                _READS.popitem(last=False)
+        return dict(found) if isinstance(found, dict) else found
+
+    return read  # type: ignore[return-value]
+
+
+@_per_reference
 def reference_answers(
     plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
 ) -> dict[int, object]:
@@ -762,6 +803,7 @@ def reference_answers(
     return out
 
 
+@_per_reference
 def memoised_answers(
     plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions, *, partial: bool = False
 ) -> dict[int, object]:
@@ -818,6 +860,7 @@ def _memo_records(
     return by_memo
 
 
+@_per_reference
 def reference_refusals(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[str]:
     """The errors (``Name: text``, as the guest reports them) the reference raises on inputs of the plan
     beyond the cases' range (``ProbePlan.far``), each at a position where every run of it raised that
@@ -837,6 +880,7 @@ def reference_refusals(plan: ProbePlan, reference: ReferenceExecuted) -> frozens
     return frozenset(out - {RESULT_NOT_KEPT})
 
 
+@_per_reference
 def refused_alike(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """(filter v7) The generated positions past the cases' range (``ProbePlan.far``) whose input is
     *alike* an input of the plan the reference refuses there (raises in every run the same error), where
@@ -954,6 +998,7 @@ def digests_judge(options: CompareOptions) -> bool:
     return options.int_float == "numeric" and not options.int_tolerance
 
 
+@_per_reference
 def reference_digests(
     plan: ProbePlan, reference: ReferenceExecuted, options: CompareOptions
 ) -> dict[int, str] | None:
@@ -990,6 +1035,7 @@ def _digest_of(record: CaseResult | None, options: CompareOptions) -> str | None
     return None if value is _NONE else value_digest(value)
 
 
+@_per_reference
 def reference_settled(plan: ProbePlan, reference: ReferenceExecuted) -> frozenset[int]:
     """Probe positions every run of the reference finished at once, with a value or an error (not a
     hang): an input a program should settle too, if only by raising."""

@@ -248,12 +248,20 @@ def _parse(code: str) -> tuple[ast.Module | None, str]:
         return None, host_error
 
 
+@lru_cache(maxsize=64)
+def _parsed(code: str) -> tuple[ast.Module | None, str]:
+    """:func:`parse_program` of ``code``, kept for the last 64 sources: the filter analyses a sample's
+    program with its entry point and without one (the hard-coding rule), which parsed it twice. The
+    analysis only reads the tree (nothing here or in its callers rewrites one in place)."""
+    return parse_program(code)
+
+
 @lru_cache(maxsize=1024)
 def analyse(code: str, entry_point: str = "") -> Analysis:
     """Findings and literals of one program (cached: a task's reference is analysed for every sample).
     ``entry_point`` is the function the judge calls: a frame read is judged by whose frames it reaches
     (see ``_frame_depths``); without it any function may be the judge's first call."""
-    tree, error = parse_program(code)
+    tree, error = _parsed(code)
     if tree is None:
         return Analysis(None, error)
     try:

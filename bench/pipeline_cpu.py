@@ -1,0 +1,129 @@
+"""CPU per sample of each processor of ``bench.pipeline``'s flood (the trivial program, split layout), for
+this tree and an earlier revision's, run after run alternating, so a change's effect on the processes'
+own CPU shows beside the machine's load.
+
+Each processor's own CPU (user + system of its process, all its threads; not its children, the sandbox
+pool's and the reference runner's guests) is read from ``/proc/<pid>/stat`` right before the timed samples are
+published and right after their last verdict, over the timed samples only (the warm-up group first).
+The earlier revision runs from a detached checkout of it (``git worktree add --detach``, made here under
+``--trees`` and removed at the end): the processors are started with that tree first on ``PYTHONPATH``.
+With ``--profile DIR`` each processor of this tree runs under the profiler and writes ``DIR/<name>.prof``
+(the profiler inflates Python: the shares matter, not the times).
+
+    .venv/bin/python -m bench.pipeline_cpu [--rev REV] [--samples N] [--rounds R] [--profile DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from bench import pipeline as bp
+from bench.bus import broker
+from bench.revision import ROOT
+
+NAMES = ("sandbox", "reward", "filter")
+
+
+@contextmanager
+def _tree(rev: str | None, folder: Path) -> Iterator[Path]:
+    """This tree, or a detached checkout of ``rev`` (removed on exit)."""
+    if rev is None:
+        yield ROOT
+        return
+    path = folder / f"rev-{rev}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), rev], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of the process (all its threads; not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path | None) -> dict[str, float]:
+    """Own CPU (ms) per timed sample of each processor, and the samples/s of the run."""
+    env = {"PYTHONPATH": str(tree)}
+    popen = subprocess.Popen
+    started: dict[str, int] = {}
+
+    def spawn(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        name = cmd[-1]
+        if profile is not None:
+            # the worker leaves by os._exit after running the exit handlers: the profile is written by one
+            out = str(profile / f"{name}.prof")
+            boot = (
+                "import atexit, cProfile, runpy, sys; p = cProfile.Profile(); "
+                f"atexit.register(lambda: (p.disable(), p.dump_stats({out!r}))); "
+                f"sys.argv = ['rlstream', *{cmd[3:]!r}]; p.enable(); "
+                "runpy.run_module('rlstream.cli', run_name='__main__')"
+            )
+            cmd = [cmd[0], "-c", boot]
+        p = popen(cmd, **kw)
+        started[name] = p.pid
+        return p
+
+    subprocess.Popen = spawn  # type: ignore[assignment, misc]
+    try:
+        with bp._processors(server, workers, env, "split") as run_id:
+            bp._publish_and_wait(server, run_id, "warm", 8, timeout_s=600)
+            before = {n: _cpu(started[n]) for n in NAMES}
+            _, elapsed = bp._publish_and_wait(server, run_id, "timed", samples, timeout_s=1200)
+            after = {n: _cpu(started[n]) for n in NAMES}
+    finally:
+        subprocess.Popen = popen  # type: ignore[misc]
+    out = {n: 1000 * (after[n] - before[n]) / samples for n in NAMES}
+    out["own"] = sum(out[n] for n in NAMES)
+    out["samples_per_s"] = samples / elapsed
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rev", default=None, help="an earlier revision to alternate with (none: this tree)")
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--profile", type=Path, default=None, help="profile this tree's processors into DIR")
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--trees", type=Path, default=Path(tempfile.gettempdir()))
+    args = parser.parse_args()
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[dict[str, float]]] = {"after": [], "before": []}
+    with broker(args.bootstrap, bp.CACHE / "kafka") as server, _tree(args.rev, args.trees) as base:
+        for r in range(args.rounds):
+            # the order alternates round by round, so a trend in the machine's load falls on both
+            sides = [("after", ROOT), ("before", base)] if args.rev else [("after", ROOT)]
+            for side, tree in sides if r % 2 == 0 else sides[::-1]:
+                got = one_run(
+                    server, tree, args.samples, args.workers, args.profile if side == "after" else None
+                )
+                got["load_1m"] = os.getloadavg()[0]
+                results[side].append(got)
+                print(side, json.dumps({k: round(v, 2) for k, v in got.items()}), file=sys.stderr, flush=True)
+    summary = {
+        side: {k: round(median(x[k] for x in runs), 2) for k in runs[0]}
+        for side, runs in results.items()
+        if runs
+    }
+    print(json.dumps({"rounds": results, "median": summary}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
