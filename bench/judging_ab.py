@@ -19,14 +19,14 @@ from pathlib import Path
 
 from bench.pipeline import TASK, program
 from bench.revision import load_at
+from harness.redteam_tasks import all_tasks
+from harness.simulated import simulated_reference_probe, simulated_run
 from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise.config import NoiseConfig
 from streams.noise.filter import decide
 from streams.probe import plan as new
 from streams.reward.literals import CompareOptions
-from tests.hacks.fixtures import simulated_reference_probe, simulated_run
-from tests.hacks.redteam.tasks import all_tasks
 
 OPTS = CompareOptions()
 

@@ -30,6 +30,7 @@ def answered(run: SandboxExecutedV3 | None, positions: list[int]) -> set[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from harness.redteam_tasks import all_tasks
     from streams.noise.config import NoiseConfig
     from streams.probe.plan import GENERATED, plan_for
     from streams.reward.config import RewardConfig
@@ -37,7 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     from streams.reward.function import get_reward_function
     from streams.sandbox import Sandbox, SandboxConfig
     from streams.sandbox.jobs import probe_job_for
-    from tests.hacks.redteam.tasks import all_tasks
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="wasm")

@@ -162,7 +162,12 @@ def test_past_the_cases_range_only_a_different_value_counts() -> None:
     assert d.verdict == "accept", d.reasons
     wrong = GCD_REF.replace("    while b:", f"    if max(a, b) > {top}:\n        return 1\n    while b:")
     d = decision_of(GCD_TASK, wrong, S1)
-    assert d.verdict == "reject" and "wrong.disagrees_with_reference" in codes(d)
+    # from p17 the plan draws integer widths, equal pairs and the magnitude gap past the cases too, so a
+    # program wrong everywhere past them disagrees on a quarter of the generated inputs, and the rule
+    # that reads such wide disagreement beside full agreement on the cases names it first: either
+    # reason rejects, and a rejected sample is trained as a failure
+    assert d.verdict == "reject"
+    assert codes(d) & {"wrong.disagrees_with_reference", "hack.memorised"}, d.reasons
 
 
 def test_the_probe_job_holds_the_plans_inputs_and_never_the_seed() -> None:

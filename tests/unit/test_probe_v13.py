@@ -42,7 +42,7 @@ P13 = 11
 XOR = "redteam/xor_bytes"
 #: the data the cases of redteam/xor_bytes pass (11 bytes at most)
 XOR_DATA = {b"abc", b"", b"\x00\xff", b"hello world", b"\x10" * 5}
-TASKS_JSONL = Path(__file__).resolve().parents[1] / "hacks" / "redteam" / "tasks.jsonl"
+TASKS_JSONL = Path(__file__).resolve().parents[2] / "harness" / "redteam_tasks.jsonl"
 CODE = {p.name: p.code for p in PROGRAMS}
 WRONG_XOR = ("a16_xor_memo_len_key", "a16_xor_rstrip_nul", "a16_xor_long_data", "a16_xor_ascii_only")
 CORRECT_XOR = tuple(p.name for p in PROGRAMS if p.task == XOR and p.kind == "correct")

@@ -1,30 +1,12 @@
-"""The tasks the red-team corpus runs against: HumanEval (case and check mode), the synthetic family,
-and a few JSONL tasks of our own (``tasks.jsonl``) that reach comparer edges HumanEval never does
-(integers past a float's precision, NaN, sets, bytes, a 600 KB result, deep recursion)."""
+"""The tasks the red-team corpus runs against (``harness/redteam_tasks.py``: HumanEval, the synthetic
+family and our own JSONL tasks), and the task files ``rlstream score`` reads for them."""
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 
-from producers.ingest.humaneval import humaneval_tasks
-from producers.ingest.jsonl import parse_line
-from producers.ingest.synthetic import synthetic_tasks
-from schemas.task import TaskPublished
-
-HERE = Path(__file__).parent
-
-
-@lru_cache(maxsize=1)
-def all_tasks() -> dict[str, TaskPublished]:
-    tasks: dict[str, TaskPublished] = {t.task_id: t for t in humaneval_tasks()}
-    tasks.update({t.task_id: t for t in synthetic_tasks()})
-    for line in (HERE / "tasks.jsonl").read_text("utf-8").splitlines():
-        if line.strip():
-            t = parse_line(line)
-            tasks[t.task_id] = t
-    return tasks
+from harness.redteam_tasks import all_tasks as all_tasks
 
 
 def task_file_name(task_id: str) -> str:
