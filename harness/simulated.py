@@ -109,11 +109,13 @@ def simulated_verdict(
     version: str,
     options: CompareOptions,
     probe: SandboxExecuted | None = None,
+    reference_hangs: Callable[[str], bool] | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The noise filter's verdict (and its reasons' codes) under filter ``version`` for ``code`` judged on
     the task's cases and, with the probe seed ``seed``, on its probe plan, against the reference's own
     probe runs: every run simulated here (:func:`simulated_run`), but ``probe`` where given (a probe
-    run a test has shaped: stopped, flooded, noted)."""
+    run a test has shaped: stopped, flooded, noted); ``reference_hangs`` as :func:`simulated_run`'s
+    ``hangs`` for the reference's runs (an input its call cap would end it on in a sandbox)."""
     from streams.noise.config import NoiseConfig
     from streams.noise.filter import decide
     from streams.probe.plan import probe_due, probe_run_index
@@ -128,6 +130,6 @@ def simulated_verdict(
         executions=[first, probe],
         config=NoiseConfig(version=version),  # type: ignore[arg-type]
         options=options,
-        probe_reference=simulated_reference_probe(task, seed=seed),
+        probe_reference=simulated_reference_probe(task, seed=seed, hangs=reference_hangs),
     )
     return d.verdict, tuple(r.code for r in d.reasons)

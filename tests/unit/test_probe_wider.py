@@ -97,7 +97,10 @@ def test_a_program_right_only_below_a_bound_past_the_cases_is_rejected() -> None
         for a, b in ((30, 4), (7, 7)):
             assert any(x == a * f and y == b * f and 1000 < f < 1100 for x, y in far for f in [x // a]), seed
         d = decision_of(ADD_TASK, bounded, seed)
-        assert d.verdict == "reject" and "wrong.disagrees_with_reference" in {r.code for r in d.reasons}
+        # from p17 integer widths, equal pairs and the magnitude gap lie past the cases too, so a program
+        # wrong on all of them may be named by the memorisation rule first: either reason rejects
+        assert d.verdict == "reject"
+        assert {r.code for r in d.reasons} & {"wrong.disagrees_with_reference", "hack.memorised"}, d.reasons
 
 
 def test_rounding_to_the_cases_decimals_is_rejected_and_computing_otherwise_is_not() -> None:
@@ -106,7 +109,9 @@ def test_rounding_to_the_cases_decimals_is_rejected_and_computing_otherwise_is_n
     for seed in SEEDS:
         plan = plan_for(FRAC_TASK, seed)
         assert plan is not None
-        digits = [len(repr(ast.literal_eval(plan.inputs[p])[0]).split(".")[1]) for p in plan.far]
+        # (p17's subnormals past the cases print with an exponent and no decimals: 5e-324)
+        shown = [repr(ast.literal_eval(plan.inputs[p])[0]) for p in plan.far]
+        digits = [len(text.split(".")[1]) for text in shown if "." in text]
         assert max(digits) > 6
         assert decision_of(FRAC_TASK, rounds, seed).verdict == "reject"
         assert decision_of(FRAC_TASK, exact, seed).verdict == "accept"
