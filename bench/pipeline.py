@@ -49,13 +49,13 @@ from typing import Any, Literal
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from bench.bus import broker
+from harness.trivial import TASK, program
 from infra.kafka.admin import ensure_topics
 from infra.kafka.config import KafkaConfig
 from infra.kafka.consumer import decode_message
 from infra.kafka.producer import EventProducer
 from rlstream.layout import RunConfig, resolve
 from schemas.rollout import CodeGenerated, NoiseVerdict
-from schemas.task import TaskPublished, TestCase
 from schemas.topics import CATALOG, EXECUTIONS, REWARDS, VERDICTS
 from streams.probe.plan import new_probe_seed
 from streams.sandbox.config import SandboxConfig
@@ -65,18 +65,6 @@ from streams.sandbox.pool import SandboxPool
 from streams.sandbox.service import Sandbox
 
 CACHE = Path.home() / ".rlstream"
-TASK = TaskPublished(
-    task_id="bench/identity",
-    prompt='def ident(x):\n    """Return x."""\n',
-    entry_point="ident",
-    tests=(TestCase(input="(1,)", output="1"),),
-    hidden_tests=(TestCase(input="('a',)", output="'a'"), TestCase(input="([2, 3],)", output="[2, 3]")),
-    reference="def ident(x):\n    return x\n",
-)
-
-
-def program(i: int) -> str:
-    return f"def ident(x):\n    # sample {i}\n    return x\n"
 
 
 def sandbox_only(n: int, workers: int) -> float:

@@ -67,3 +67,17 @@ def added_positions(new: ProbePlan, old: ProbePlan) -> list[int]:
     """The positions of ``new``'s inputs that ``old`` does not hold."""
     kept = set(old.inputs)
     return [pos for pos, text in enumerate(new.inputs) if text not in kept]
+
+
+def answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, object]]:
+    """``code``'s answer to each input, run here: ('ok', value) or ('error', the exception's type)."""
+    namespace: dict[str, object] = {}
+    exec(compile(code, "<solution>", "exec"), namespace)
+    fn = namespace[entry_point]
+    out: list[tuple[str, object]] = []
+    for text in texts:
+        try:
+            out.append(("ok", fn(*args(text))))  # type: ignore[operator]
+        except Exception as exc:
+            out.append(("error", type(exc).__name__))
+    return out

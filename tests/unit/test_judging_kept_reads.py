@@ -18,9 +18,10 @@ import dataclasses
 
 import pytest
 
+from harness.trivial import TASK, program
 from schemas import pyast
 from schemas.rollout import CaseResult
-from schemas.task import TaskPublished, TestCase
+from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.filter import Decision, decide
@@ -33,19 +34,6 @@ from tests.hacks.fixtures import simulated_reference_probe, simulated_run
 from tests.hacks.redteam.tasks import all_tasks
 
 SEEDS = ("5" * 32, "a" * 32)
-#: the trivial task the pipeline bench runs (bench/pipeline.py), the cheapest a plan and a judging get
-TASK = TaskPublished(
-    task_id="bench/identity",
-    prompt='def ident(x):\n    """Return x."""\n',
-    entry_point="ident",
-    tests=(TestCase(input="(1,)", output="1"),),
-    hidden_tests=(TestCase(input="('a',)", output="'a'"), TestCase(input="([2, 3],)", output="[2, 3]")),
-    reference="def ident(x):\n    return x\n",
-)
-
-
-def program(i: int) -> str:
-    return f"def ident(x):\n    # sample {i}\n    return x\n"
 
 
 OPTS = CompareOptions()

@@ -25,6 +25,7 @@ from streams.probe.plan import (
 from tests.hacks.fixtures import simulated_verdict
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.unit.plan_pins import added_positions, against_previous, assert_pinned_plans_found
+from tests.unit.plan_pins import answers as _answers
 from tests.unit.plan_pins import args as _args
 from tests.unit.plan_pins import task as _task
 from tests.unit.test_probe_wider import OPTS, SEEDS
@@ -162,20 +163,6 @@ def test_two_odd_factors_of_eight_digits_meet_where_the_cases_pass_nine() -> Non
         eight = [(a, b) for a, b in factors if len(str(abs(a))) == len(str(abs(b))) == 8]
         assert any(abs(a * b) > 2**53 and a % 2 == b % 2 == 1 for a, b in eight), seed
         assert not any(len(str(abs(a))) == 8 for a, _ in (_args(t) for t in old.inputs)), seed
-
-
-def _answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, object]]:
-    """``code``'s answer to each input, run here: ('ok', value) or ('error', the exception's type)."""
-    namespace: dict[str, object] = {}
-    exec(compile(code, "<solution>", "exec"), namespace)
-    fn = namespace[entry_point]
-    out: list[tuple[str, object]] = []
-    for text in texts:
-        try:
-            out.append(("ok", fn(*_args(text))))  # type: ignore[operator]
-        except Exception as exc:
-            out.append(("error", type(exc).__name__))
-    return out
 
 
 def _judged(task: TaskPublished, code: str, seed: str) -> list[str]:

@@ -24,6 +24,7 @@ from streams.probe.statement import Signs, stated_signs
 from streams.reward.literals import CompareOptions, values_match
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.unit.plan_pins import added_positions, against_previous, assert_pinned_plans_found
+from tests.unit.plan_pins import answers as _answers
 from tests.unit.plan_pins import args as _args
 from tests.unit.plan_pins import task as _task
 
@@ -181,20 +182,6 @@ def test_a_widened_letter_first_on_every_seed() -> None:
     for seed in SEEDS:
         new, old = against_previous(task, seed, P16)
         assert any(_args(new.inputs[pos])[0][:1] in WIDER for pos in added_positions(new, old)), seed
-
-
-def _answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, object]]:
-    """``code``'s answer to each input, run here: ('ok', value) or ('error', the exception's type)."""
-    namespace: dict[str, object] = {}
-    exec(compile(code, "<solution>", "exec"), namespace)
-    fn = namespace[entry_point]
-    out: list[tuple[str, object]] = []
-    for text in texts:
-        try:
-            out.append(("ok", fn(*_args(text))))  # type: ignore[operator]
-        except Exception as exc:
-            out.append(("error", type(exc).__name__))
-    return out
 
 
 def _judged(task: TaskPublished, code: str, seed: str) -> list[str]:

@@ -24,6 +24,7 @@ from streams.probe.plan import (
 from streams.reward.literals import CompareOptions, values_match
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.unit.plan_pins import added_positions, against_previous, assert_pinned_plans_found
+from tests.unit.plan_pins import answers as _answers
 from tests.unit.plan_pins import args as _args
 from tests.unit.plan_pins import task as _task
 
@@ -198,20 +199,6 @@ def test_a_negative_zero_near_the_cases_and_subnormals_widening() -> None:
         assert any(all(0 < abs(v) < 2.2250738585072014e-308 for v in _args(new.inputs[p])) for p in tiny), (
             seed
         )  # type: ignore[arg-type]
-
-
-def _answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, object]]:
-    """``code``'s answer to each input, run here: ('ok', value) or ('error', the exception's type)."""
-    namespace: dict[str, object] = {}
-    exec(compile(code, "<solution>", "exec"), namespace)
-    fn = namespace[entry_point]
-    out: list[tuple[str, object]] = []
-    for text in texts:
-        try:
-            out.append(("ok", fn(*_args(text))))  # type: ignore[operator]
-        except Exception as exc:
-            out.append(("error", type(exc).__name__))
-    return out
 
 
 def _judged(task: TaskPublished, code: str, seed: str) -> list[str]:
