@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.pipeline import TASK, program
 from bench.revision import load_at
 from harness.redteam_tasks import all_tasks
 from harness.simulated import simulated_reference_probe, simulated_run
+from harness.trivial import TASK, program
 from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise.config import NoiseConfig

@@ -94,7 +94,8 @@ def test_no_other_task_reads_differently() -> None:
 def _huge(text: str) -> bool:
     """An input the reference's loop of one letter per thousand cannot answer within a call's cap (p17
     draws 2**31 .. 10**40 among the extremes): a sandbox ends its run there, this process would not."""
-    return abs(ast.literal_eval(text)[0]) > 10**7
+    value: int = ast.literal_eval(text)[0]
+    return abs(value) > 10**7
 
 
 def _verdict(code: str, version: str) -> tuple[str, tuple[str, ...]]:
