@@ -6,6 +6,8 @@ existed)."""
 from __future__ import annotations
 
 import ast
+import decimal
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -70,14 +72,23 @@ def added_positions(new: ProbePlan, old: ProbePlan) -> list[int]:
 
 
 def answers(code: str, entry_point: str, texts: list[str]) -> list[tuple[str, object]]:
-    """``code``'s answer to each input, run here: ('ok', value) or ('error', the exception's type)."""
-    namespace: dict[str, object] = {}
-    exec(compile(code, "<solution>", "exec"), namespace)
-    fn = namespace[entry_point]
-    out: list[tuple[str, object]] = []
-    for text in texts:
-        try:
-            out.append(("ok", fn(*args(text))))  # type: ignore[operator]
-        except Exception as exc:
-            out.append(("error", type(exc).__name__))
-    return out
+    """``code``'s answer to each input, run here: ('ok', value) or ('error', the exception's type).
+    What the code sets for the whole process (the recursion limit, the integer-string conversion limit,
+    the decimal context), as a sandbox would, ends with it: a corpus program raising the recursion limit
+    or lifting the conversion limit changed what later tests in this process measured."""
+    recursion, digits = sys.getrecursionlimit(), sys.get_int_max_str_digits()
+    try:
+        with decimal.localcontext():
+            namespace: dict[str, object] = {}
+            exec(compile(code, "<solution>", "exec"), namespace)
+            fn = namespace[entry_point]
+            out: list[tuple[str, object]] = []
+            for text in texts:
+                try:
+                    out.append(("ok", fn(*args(text))))  # type: ignore[operator]
+                except Exception as exc:
+                    out.append(("error", type(exc).__name__))
+            return out
+    finally:
+        sys.setrecursionlimit(recursion)
+        sys.set_int_max_str_digits(digits)
