@@ -25,7 +25,7 @@ from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted,
 from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise import rules
-from streams.noise.config import VERSIONS, NoiseConfig
+from streams.noise.config import VERSIONS, NoiseConfig, resumes_probes
 from streams.probe.plan import check_compares_sequences, recorded_plan
 from streams.probe.statement import stated_bounds
 from streams.reward import static
@@ -297,7 +297,8 @@ def _probe(
     v21 = v20 and config.version != "v20"
     v23 = v22 and config.version != "v22"
     v24 = v23 and config.version != "v23"
-    v25 = v24 and config.version != "v24"
+    # v25 judges runs resumed past a hang: the same test decides how they are made (resumes_probes)
+    v25 = resumes_probes(config)
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's

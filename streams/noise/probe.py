@@ -1203,7 +1203,7 @@ def examine(
     band = reference_band(task, probe, reference, options)
     by_pos = _records(probe)
     records = [by_pos.get(pos) for pos in range(len(plan.inputs))]
-    end = next((pos for pos, r in enumerate(records) if r is None or r.status in _UNANSWERED), len(records))
+    end = _next_unanswered(records, 0)
     # (v25) hangs on near generated inputs the reference did not settle either, the run resumed after them
     excused: set[int] = set()
     while resumed and _excused_hang(plan, records, end, owed, flooded, excused):
