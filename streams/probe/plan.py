@@ -411,6 +411,9 @@ _TWICE_GENERATION = 16
 #: (p18/c18) at most this many inputs near the cases asked twice in a row: one made from each case (a
 #: check's call) as far as they go, each drawn among the cheaper half of those inputs
 TWICE_INPUTS = 8
+#: (p18/c18) per string position where some case holds a run of two or more blanks (white space in a
+#: row): inputs with one such run of a case lengthened past the cases' longest (:func:`_generate_blank_runs`)
+BLANK_RUN_INPUTS = 3
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -778,6 +781,9 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if seed is not None and generation >= _TWICE_GENERATION:
         # (p18) from a generator of their own: every input p17 draws stays as p17 draws it, but those
         # whose groups break the balance every case's groups keep
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        blanks = _generate_blank_runs(args, random.Random(_seed(task, f"{version}|blanks", seed)), taken)
+        wide = sorted([*wide, *blanks], key=lambda item: (len(item[0]), item[0]))
         drawn = random.Random(_seed(task, f"{version}|twice", seed))
         lead, generated, far, wide, ends, bounds = _groups_kept(
             args, drawn, public, lead, generated, far, wide, ends, bounds
@@ -1002,6 +1008,11 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     if seed is not None and generation >= _TWICE_GENERATION:
         # (c18) from a generator of their own: every input c17 draws stays as c17 draws it, but those
         # whose groups break the balance every call's groups keep
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        blanks = _generate_blank_runs(
+            args, random.Random(_seed(task, f"{version}|blanks", seed)), taken, domain.hold_beyond_range
+        )
+        wide = sorted([*wide, *blanks], key=lambda item: (len(item[0]), item[0]))
         drawn = random.Random(_seed(task, f"{version}|twice", seed))
         lead, generated, far, wide, ends, bounds = _groups_kept(
             args, drawn, public, lead, generated, far, wide, ends, bounds
@@ -2175,6 +2186,70 @@ def _twice(near: Sequence[tuple[str, tuple[int, ...]]], rng: random.Random) -> f
         texts = by_case[case]
         chosen.add(rng.choice([t for t in texts if not _degenerate(t)] or texts))
     return frozenset(chosen)
+
+
+def _blank_runs(s: str) -> list[tuple[int, int]]:
+    """(p18/c18) The spans (start, end) of the runs of two or more white space characters in ``s``."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for blank, run in itertools.groupby(s, key=str.isspace):
+        length = len(list(run))
+        if blank and length >= 2:
+            out.append((start, start + length))
+        start += length
+    return out
+
+
+def _generate_blank_runs(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p18/c18) Inputs with a run of blanks longer than any case's, each with the case it was made from:
+    per string position where some case holds a run of two or more blanks (the cases' spacing is then
+    the task's subject, or at least in its domain: :class:`_Invariants` keeps a single-spaced column
+    single-spaced), :data:`BLANK_RUN_INPUTS` inputs with one such run of a case lengthened, the first
+    tried to one blank past the cases' longest run, the others drawn up to twice it and two more; the run's
+    first character repeated, every other character of the case kept. Through p17/c17 strings were
+    mutated character by character and words moved around the cases' own separators, so no run longer
+    than the cases' longest was drawn: HumanEval/140's longest is three, and a program replacing
+    exactly three spaces with '-' (four give '-_', where one '-' is due) was accepted. Laid among the
+    inputs that widen the domain: a run past the cases' may lie past the task's, so only a value is
+    judged there."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    invariants = _Invariants(tuples, seeded=True)
+    seen = {repr(t) for t in tuples} | set(taken)
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for i in range(min(len(t) for t in tuples)):
+        if not all(isinstance(t[i], str) for t in tuples):
+            continue
+        runs = {k: _blank_runs(t[i]) for k, t in enumerate(tuples)}  # type: ignore[arg-type]
+        holding = [k for k, found in runs.items() if found]
+        if not holding:
+            continue
+        longest = max(end - start for found in runs.values() for start, end in found)
+        made = 0
+        for attempt in range(BLANK_RUN_INPUTS * _ATTEMPTS_PER_INPUT):
+            if made >= BLANK_RUN_INPUTS:
+                break
+            k = rng.choice(holding)
+            start, end = rng.choice(runs[k])
+            text: str = tuples[k][i]  # type: ignore[assignment]
+            length = longest + 1 if attempt == 0 else rng.randint(longest + 1, 2 * longest + 2)
+            candidate = list(tuples[k])
+            candidate[i] = text[:start] + text[start] * length + text[end:]
+            made_text = repr(tuple(candidate))
+            if made_text in seen or not invariants.hold(candidate):
+                continue
+            if domain is not None and not domain(candidate, {k}):
+                continue
+            if not _is_input_literal(made_text, tuple(candidate)):
+                continue
+            seen.add(made_text)
+            out.append((made_text, (k,)))
+            made += 1
+    return out
 
 
 def _balanced_groups(cases: Sequence[object]) -> list[tuple[int, str]]:

@@ -1,11 +1,12 @@
-"""Seeded probe plans p18/c18: a few cheap inputs near the cases asked twice in a row, and a string's
-groups kept balanced where every case's groups balance (red-team row REPEATED_CALL; HumanEval/6's
-correct programs). Through p17/c17 no plan asked one input twice in a row (the generated inputs are
-distinct, the inputs asked again come round a cycle after others), so a program answering otherwise when
-a call repeats the previous call's arguments was never seen; and HumanEval/6's strings were kept balanced
-as a whole only, so a bracket moved across a space made groups whose depth the task leaves undefined,
-where the reference's answer rejected correct programs. p18/c18 keep every other input p17/c17 draw, and
-runs of p17/c17 find their plans byte for byte."""
+"""Seeded probe plans p18/c18: a few cheap inputs near the cases asked twice in a row, a string's groups
+kept balanced where every case's groups balance, and runs of blanks longer than the cases' (red-team rows
+REPEATED_CALL and BLANK_RUN; HumanEval/6's correct programs). Through p17/c17 no plan asked one input
+twice in a row (the generated inputs are distinct, the inputs asked again come round a cycle after
+others), so a program answering otherwise when a call repeats the previous call's arguments was never
+seen; HumanEval/6's strings were kept balanced as a whole only, so a bracket moved across a space made
+groups whose depth the task leaves undefined, where the reference's answer rejected correct programs; and
+no run of blanks longer than the cases' longest was drawn. p18/c18 keep every other input p17/c17 draw,
+and runs of p17/c17 find their plans byte for byte."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from streams.probe.plan import (
     ProbePlan,
     _balanced,
     _balanced_groups,
+    _blank_runs,
     _plan,
 )
 from streams.reward.literals import CompareOptions, values_match
@@ -88,11 +90,15 @@ P17_DIGESTS = {
 }
 #: the programs p17/c17 accepted on every seed tried, and the task of each
 WRONG = {"a19_repeat_call_159": "HumanEval/159", "a19_check_repeat_call_61": "HumanEval/61"}
-#: the corpus' correct programs on those tasks and on HumanEval/6 (run in-process here)
+#: the program p17 accepted on every seed tried for want of a run of blanks longer than the cases'
+BLANKS = {"a19_fix_spaces_triple_140": "HumanEval/140"}
+#: the corpus' correct programs on those tasks, on HumanEval/6 and on /101 (whose plans p18 changes)
 CORRECT = tuple(
     p.name
     for p in PROGRAMS
-    if p.task in {*WRONG.values(), "HumanEval/6"} and p.kind == "correct" and p.mode == "score"
+    if p.task in {*WRONG.values(), *BLANKS.values(), "HumanEval/6", "HumanEval/101"}
+    and p.kind == "correct"
+    and p.mode == "score"
 )
 #: correct programs for HumanEval/6 that read a group otherwise than the reference where it does not
 #: balance (from its end; by removing matched pairs), alike wherever it does
@@ -141,11 +147,21 @@ def _twice(plan: ProbePlan) -> list[int]:
 
 
 @pytest.mark.parametrize("task_id", sorted(P17_DIGESTS))
-def test_every_p17_input_stays_but_unbalanced_groups(task_id: str) -> None:
+def test_every_p17_input_stays_but_unbalanced_groups_and_blank_runs_are_added(task_id: str) -> None:
     for seed in SEEDS[:3]:
         new, old = against_previous(_task(task_id), seed, P18)
-        assert set(new.inputs) <= set(old.inputs), seed
-        groups = _balanced_groups([_args(text) for text in old.inputs[old.lead : old.lead + old.seeds]])
+        cases = [_args(text) for text in old.inputs[old.lead : old.lead + old.seeds]]
+        longest = max(
+            (e - s for args in cases for v in args if isinstance(v, str) for s, e in _blank_runs(v)),
+            default=0,
+        )
+        for pos, text in enumerate(new.inputs):
+            if text not in set(old.inputs):
+                # only a run of blanks past the cases' longest, widening the domain
+                assert pos in new.wide and any(
+                    e - s > longest for v in _args(text) if isinstance(v, str) for s, e in _blank_runs(v)
+                ), (seed, text)
+        groups = _balanced_groups(cases)
         for text in set(old.inputs) - set(new.inputs):
             assert groups and any(
                 not all(_balanced(w, pair) for w in _args(text)[i].split()) for i, pair in groups
@@ -186,15 +202,17 @@ def _answers(code: str, entry_point: str, texts: tuple[str, ...]) -> list[tuple[
 
 
 def _judged(task: TaskPublished, code: str, plan: ProbePlan) -> list[int]:
-    """The positions near the cases where ``code`` answers otherwise than the reference (an error counts
-    there), the whole plan called in turn."""
+    """The positions where ``code`` answers otherwise than the reference, the whole plan called in turn:
+    a value anywhere, an error near the cases (past them raising may be the task's own rule)."""
     assert task.reference is not None
     mine = _answers(code, task.entry_point, plan.inputs)
     theirs = _answers(task.reference, task.entry_point, plan.inputs)
     return [
         pos
         for pos, ((kind, value), (ref_kind, expected)) in enumerate(zip(mine, theirs, strict=True))
-        if pos not in plan.far and ref_kind == "ok" and not (kind == "ok" and _same(expected, value))
+        if ref_kind == "ok"
+        and (kind == "ok" or pos not in plan.far)
+        and not (kind == "ok" and _same(expected, value))
     ]
 
 
@@ -252,3 +270,30 @@ def test_the_group_rule_reads_what_every_case_shows() -> None:
     assert _balanced_groups([("() (()",), ("(()) ()",)]) == []
     # the second argument is no string in every case: no rule there
     assert _balanced_groups([("() ()", 1), ("(()) ()", "() ()")]) == [(0, "()")]
+
+
+@pytest.mark.parametrize("name", BLANKS)
+def test_a_program_wrong_only_on_longer_blank_runs_is_shown_wrong_on_every_seed(name: str) -> None:
+    task = _task(BLANKS[name])
+    for seed in SEEDS:
+        new, old = against_previous(task, seed, P18)
+        assert not _judged(task, CODE[name], old), seed
+        wrong = _judged(task, CODE[name], new)
+        assert wrong and all(pos in new.wide for pos in wrong), seed
+
+
+def test_blank_runs_past_the_cases_longest_widen_the_domain() -> None:
+    # HumanEval/140's longest run is three blanks ('Exa   mple'); /101's five
+    for task_id, longest in (("HumanEval/140", 3), ("HumanEval/101", 5)):
+        for seed in SEEDS:
+            new, old = against_previous(_task(task_id), seed, P18)
+            added = [pos for pos in range(len(new.inputs)) if new.inputs[pos] not in set(old.inputs)]
+            runs = [max(e - s for s, e in _blank_runs(_args(new.inputs[pos])[0])) for pos in added]
+            assert all(pos in new.wide for pos in added), seed
+            # (a run p17 drew already, past the cases' range, is not drawn again)
+            assert 1 <= len(runs) <= 3 and longest < min(runs) and max(runs) <= 2 * longest + 2, seed
+            assert len(runs) == 3 or task_id != "HumanEval/140", seed
+    # no case holds two blanks in a row: nothing added (HumanEval/125's single-spaced words)
+    for seed in SEEDS[:3]:
+        new, old = against_previous(_task("HumanEval/125"), seed, P18)
+        assert set(new.inputs) <= set(old.inputs), seed
