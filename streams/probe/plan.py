@@ -53,8 +53,13 @@ them (:func:`_generate_wider_letters`), and bytes inside lists and tuples are va
 is empty, machine-bound integers inside every case's list of ints, and integers of the digit counts
 between two the cases show (:func:`_generate_edges`). Since p16/c16 it holds integers at powers of ten
 and two, a widened letter at a string's first position, and zero and negatives where the statement
-admits them (:func:`_generate_boundaries`). A run of an older seeded version finds its plan
-by its digest (:func:`recorded_plan`).
+admits them (:func:`_generate_boundaries`). Since p17/c17 it holds integers at the widths machine and
+library integers wrap at, equal integers at large magnitudes, a negative zero and subnormal floats
+(:func:`_generate_widths`). Since p18/c18 a few cheap inputs near the cases come twice in a row
+(:func:`_twice`), a string whose cases are groups of balanced brackets keeps each group balanced
+(:func:`_balanced_groups`), and a run of blanks is lengthened past the cases' longest
+(:func:`_generate_blank_runs`). A run of an older seeded version finds its plan by its digest
+(:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -400,13 +405,15 @@ GAP_INPUTS = 6
 SIGNED_ZERO_INPUTS = 2
 SUBNORMAL_INPUTS = 3
 #: the first generation (p18/c18) whose plans ask a few cheap inputs near the cases twice in a row
-#: (:func:`_twice`), and keep each group of a string balanced where every case's groups balance
-#: (:func:`_balanced_groups`). Through p17/c17 no plan asked one input twice in a row: the generated
+#: (:func:`_twice`), keep each group of a string balanced where every case's groups balance
+#: (:func:`_balanced_groups`), and lengthen a run of blanks past the cases' longest
+#: (:func:`_generate_blank_runs`). Through p17/c17 no plan asked one input twice in a row: the generated
 #: inputs are distinct, and the inputs asked again (p5's cheap half, p6's late cases) come round a
 #: cycle after other inputs, so a program answering otherwise when a call repeats the previous call's
 #: arguments was never seen; and a string whose cases are space-separated balanced groups
 #: (HumanEval/6's ``'(()()) ((())) () ((())()())'``) was kept balanced as a whole only, so a character
-#: moved across a space (``'()( (())()())'``) made groups whose depth the task leaves undefined
+#: moved across a space (``'()( (())()())'``) made groups whose depth the task leaves undefined; and no
+#: run of blanks longer than the cases' longest was drawn
 _TWICE_GENERATION = 16
 #: (p18/c18) at most this many inputs near the cases asked twice in a row: one made from each case (a
 #: check's call) as far as they go, each drawn among the cheaper half of those inputs
