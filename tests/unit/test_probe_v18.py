@@ -239,7 +239,9 @@ def test_a_program_wrong_only_on_a_repeated_call_is_shown_wrong_on_every_seed(na
 def test_correct_programs_on_those_tasks_are_never_shown_wrong(name: str) -> None:
     task = _task(next(p.task for p in PROGRAMS if p.name == name))
     for seed in SEEDS:
-        assert not _judged(task, CODE[name], _plan(task, seed, P18)), seed
+        plan = _plan(task, seed, P18)
+        assert plan is not None
+        assert not _judged(task, CODE[name], plan), seed
 
 
 def test_humaneval_6_holds_balanced_groups_only() -> None:
