@@ -53,8 +53,13 @@ them (:func:`_generate_wider_letters`), and bytes inside lists and tuples are va
 is empty, machine-bound integers inside every case's list of ints, and integers of the digit counts
 between two the cases show (:func:`_generate_edges`). Since p16/c16 it holds integers at powers of ten
 and two, a widened letter at a string's first position, and zero and negatives where the statement
-admits them (:func:`_generate_boundaries`). A run of an older seeded version finds its plan
-by its digest (:func:`recorded_plan`).
+admits them (:func:`_generate_boundaries`). Since p17/c17 it holds integers at the widths machine and
+library integers wrap at, equal integers at large magnitudes, a negative zero and subnormal floats
+(:func:`_generate_widths`). Since p18/c18 a few cheap inputs near the cases come twice in a row
+(:func:`_twice`), a string whose cases are groups of balanced brackets keeps each group balanced
+(:func:`_balanced_groups`), and a run of blanks is lengthened past the cases' longest
+(:func:`_generate_blank_runs`). A run of an older seeded version finds its plan by its digest
+(:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -83,8 +88,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p17"
-SEEDED_CHECK_PLAN_VERSION = "c17"
+SEEDED_PLAN_VERSION = "p18"
+SEEDED_CHECK_PLAN_VERSION = "c18"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -103,6 +108,7 @@ SEEDED_VERSIONS = (
     ("p14", "c14"),
     ("p15", "c15"),
     ("p16", "c16"),
+    ("p17", "c17"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -148,6 +154,8 @@ _DRAWN_AS = {
     "c16": "c4",
     "p17": "p5",
     "c17": "c4",
+    "p18": "p5",
+    "c18": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -173,6 +181,8 @@ _WIDE_DRAWN_AS = {
     "c16": "c6",
     "p17": "p6",
     "c17": "c6",
+    "p18": "p6",
+    "c18": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -194,6 +204,8 @@ _EXTREME_DRAWN_AS = {
     "c16": "c8",
     "p17": "p8",
     "c17": "c8",
+    "p18": "p8",
+    "c18": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -213,6 +225,8 @@ _ADMITTED_DRAWN_AS = {
     "c16": "c9",
     "p17": "p9",
     "c17": "c9",
+    "p18": "p9",
+    "c18": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -230,6 +244,8 @@ _BANDED_DRAWN_AS = {
     "c16": "c10",
     "p17": "p10",
     "c17": "c10",
+    "p18": "p10",
+    "c18": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -245,6 +261,8 @@ _DIGITS_DRAWN_AS = {
     "c16": "c11",
     "p17": "p11",
     "c17": "c11",
+    "p18": "p11",
+    "c18": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -256,13 +274,26 @@ _BYTES_DRAWN_AS = {
     "c16": "c13",
     "p17": "p13",
     "c17": "c13",
+    "p18": "p13",
+    "c18": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
-_LETTERS_DRAWN_AS = {"p15": "p14", "c15": "c14", "p16": "p14", "c16": "c14", "p17": "p14", "c17": "c14"}
+_LETTERS_DRAWN_AS = {
+    "p15": "p14",
+    "c15": "c14",
+    "p16": "p14",
+    "c16": "c14",
+    "p17": "p14",
+    "c17": "c14",
+    "p18": "p14",
+    "c18": "c14",
+}
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
-_EDGES_DRAWN_AS = {"p16": "p15", "c16": "c15", "p17": "p15", "c17": "c15"}
+_EDGES_DRAWN_AS = {"p16": "p15", "c16": "c15", "p17": "p15", "c17": "c15", "p18": "p15", "c18": "c15"}
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
-_BOUNDARIES_DRAWN_AS = {"p17": "p16", "c17": "c16"}
+_BOUNDARIES_DRAWN_AS = {"p17": "p16", "c17": "c16", "p18": "p16", "c18": "c16"}
+#: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
+_WIDTHS_DRAWN_AS = {"p18": "p17", "c18": "c17"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -373,6 +404,23 @@ GAP_INPUTS = 6
 #: (p17/c17) per float argument: cases holding 0.0 given -0.0, and inputs with a subnormal float
 SIGNED_ZERO_INPUTS = 2
 SUBNORMAL_INPUTS = 3
+#: the first generation (p18/c18) whose plans ask a few cheap inputs near the cases twice in a row
+#: (:func:`_twice`), keep each group of a string balanced where every case's groups balance
+#: (:func:`_balanced_groups`), and lengthen a run of blanks past the cases' longest
+#: (:func:`_generate_blank_runs`). Through p17/c17 no plan asked one input twice in a row: the generated
+#: inputs are distinct, and the inputs asked again (p5's cheap half, p6's late cases) come round a
+#: cycle after other inputs, so a program answering otherwise when a call repeats the previous call's
+#: arguments was never seen; and a string whose cases are space-separated balanced groups
+#: (HumanEval/6's ``'(()()) ((())) () ((())()())'``) was kept balanced as a whole only, so a character
+#: moved across a space (``'()( (())()())'``) made groups whose depth the task leaves undefined; and no
+#: run of blanks longer than the cases' longest was drawn
+_TWICE_GENERATION = 16
+#: (p18/c18) at most this many inputs near the cases asked twice in a row: one made from each case (a
+#: check's call) as far as they go, each drawn among the cheaper half of those inputs
+TWICE_INPUTS = 8
+#: (p18/c18) per string position where some case holds a run of two or more blanks (white space in a
+#: row): inputs with one such run of a case lengthened past the cases' longest (:func:`_generate_blank_runs`)
+BLANK_RUN_INPUTS = 3
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -731,13 +779,27 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
     if seed is not None and generation >= _WIDTH_GENERATION:
         # (p17) from a generator of their own: every input p16 draws stays as p16 draws it
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|widths", seed))
+        drawn = random.Random(_seed(task, f"{_WIDTHS_DRAWN_AS.get(version, version)}|widths", seed))
         zeros, tiny, widths = _generate_widths(args, drawn, taken, exact=not _reads_float(task.reference))
         generated = sorted([*generated, *zeros], key=lambda item: (len(item[0]), item[0]))
         wide = sorted([*wide, *tiny], key=lambda item: (len(item[0]), item[0]))
         bounds = [*bounds, *widths]
+    twice: frozenset[str] = frozenset()
+    if seed is not None and generation >= _TWICE_GENERATION:
+        # (p18) from a generator of their own: every input p17 draws stays as p17 draws it, but those
+        # whose groups break the balance every case's groups keep
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        blanks = _generate_blank_runs(args, random.Random(_seed(task, f"{version}|blanks", seed)), taken)
+        wide = sorted([*wide, *blanks], key=lambda item: (len(item[0]), item[0]))
+        drawn = random.Random(_seed(task, f"{version}|twice", seed))
+        lead, generated, far, wide, ends, bounds = _groups_kept(
+            args, drawn, public, lead, generated, far, wide, ends, bounds
+        )
+        twice = _twice(generated, drawn)
     every = seed is not None and generation >= _MIRRORED_GENERATION
-    laid = _with_mirrors(head, generated, far, args, again, wide, late, lead, ends, bounds, every=every)
+    laid = _with_mirrors(
+        head, generated, far, args, again, wide, late, lead, ends, bounds, every=every, twice=twice
+    )
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
         for pos in range(len(laid.inputs))
@@ -941,7 +1003,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
     if seed is not None and generation >= _WIDTH_GENERATION:
         # (c17) from a generator of their own: every input c16 draws stays as c16 draws it
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{version}|widths", seed))
+        drawn = random.Random(_seed(task, f"{_WIDTHS_DRAWN_AS.get(version, version)}|widths", seed))
         exact = not _reads_float(task.reference)
         zeros, tiny, widths = _generate_widths(
             args, drawn, taken, domain.hold, domain.hold_beyond_range, exact=exact
@@ -949,6 +1011,20 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         generated = sorted([*generated, *zeros], key=lambda item: (len(item[0]), item[0]))
         wide = sorted([*wide, *tiny], key=lambda item: (len(item[0]), item[0]))
         bounds = [*bounds, *widths]
+    twice: frozenset[str] = frozenset()
+    if seed is not None and generation >= _TWICE_GENERATION:
+        # (c18) from a generator of their own: every input c17 draws stays as c17 draws it, but those
+        # whose groups break the balance every call's groups keep
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        blanks = _generate_blank_runs(
+            args, random.Random(_seed(task, f"{version}|blanks", seed)), taken, domain.hold_beyond_range
+        )
+        wide = sorted([*wide, *blanks], key=lambda item: (len(item[0]), item[0]))
+        drawn = random.Random(_seed(task, f"{version}|twice", seed))
+        lead, generated, far, wide, ends, bounds = _groups_kept(
+            args, drawn, public, lead, generated, far, wide, ends, bounds
+        )
+        twice = _twice(generated, drawn)
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -961,6 +1037,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         placed(ends),
         placed(bounds),
         every=generation >= _MIRRORED_GENERATION,
+        twice=twice,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -1157,6 +1234,7 @@ def _with_mirrors(
     bounds: Sequence[tuple[str, tuple[int, ...]]] = (),
     *,
     every: bool = False,
+    twice: frozenset[str] = frozenset(),
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -1184,7 +1262,12 @@ def _with_mirrors(
     With ``every`` (p12/c12) every input with a list argument to reverse gets its mirror, the inputs
     outside the seeded domain included (see :func:`_mirror`); before, only those inside it did. And every
     input but the long ones at the end gets its sorted twins (``ProbePlan.orders``,
-    :func:`_sorted_twins`), laid with the mirrors."""
+    :func:`_sorted_twins`), laid with the mirrors.
+    With ``twice`` (p18/c18: texts of inputs near the cases, :func:`_twice`) each of those inputs is
+    asked again right after itself (``repeats``), before any mirror: a program answering otherwise when
+    a call repeats the previous call's arguments answers the second otherwise than the reference. A
+    repeat gets no mirror or twin of its own (its input's are laid), and is not among the inputs the
+    ``again`` section asks once more."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -1197,6 +1280,7 @@ def _with_mirrors(
     parents: list[tuple[int, ...]] = []
     mirrors: list[tuple[int, int]] = []
     orders: list[tuple[int, int]] = []
+    repeats: dict[int, int] = {}
 
     def lay(
         section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants, *, twins: bool = True
@@ -1214,6 +1298,8 @@ def _with_mirrors(
             return where[text]
 
         for pos in range(start, start + len(section)):
+            if pos in repeats:
+                continue  # (p18/c18) asked twice in a row: the first asking's mirror and twins serve
             text = _mirror(texts[pos], ordered, check, every=every)
             if text is not None and where.get(text) != pos:
                 mirrors.append((pos, placed(text, pos)))
@@ -1222,14 +1308,22 @@ def _with_mirrors(
                 if where.get(text) != pos:
                     orders.append((pos, placed(text, pos)))
 
-    lay([*lead, *head, *near])
+    first: list[tuple[str, tuple[int, ...]]] = [*lead, *head]
+    for item in near:
+        first.append(item)
+        if item[0] in twice:
+            # (p18/c18) the same input again, right after itself
+            repeats[len(first)] = len(first) - 1
+            first.append(item)
+    lay(first)
     shift = len(lead)
-    repeats: dict[int, int] = {}
     if again is not None:
         asked = len(texts)
         # the smaller half of the inputs near the cases (by their text: what a call costs grows with
         # it), so asking again costs a fraction of the run it follows
-        near_positions = [pos for pos in range(asked) if not shift <= pos < shift + len(head)]
+        near_positions = [
+            pos for pos in range(asked) if not shift <= pos < shift + len(head) and pos not in repeats
+        ]
         cheap = sorted(near_positions, key=lambda pos: (len(texts[pos]), pos))
         cheap = cheap[: (len(cheap) + 1) // 2]
         pad = itertools.cycle(cheap) if cheap else iter(())
@@ -2077,6 +2171,149 @@ def _degenerate(text: str) -> bool:
         or (isinstance(v, str | list | tuple | dict | set) and not v)
         for v in values
     )
+
+
+def _twice(near: Sequence[tuple[str, tuple[int, ...]]], rng: random.Random) -> frozenset[str]:
+    """(p18/c18) The inputs near the cases to ask twice in a row (see :func:`_with_mirrors`): among the
+    cheaper half of ``near`` (by their text, as the ``again`` section's), one made from each case (a
+    check's call; the first each was made from) as far as :data:`TWICE_INPUTS` go, the cases drawn where
+    there are more, each input drawn among that case's without a degenerate argument where it has any
+    (:func:`_degenerate`: an empty list's answer is one that many programs give however they are called).
+    One per case: a program answering otherwise on a repeated call may do so only on part of the domain
+    (``eat(2, 11, 5)``: more is needed than remains), and the cases are where the task shows its parts."""
+    ranked = sorted(near, key=lambda item: (len(item[0]), item[0]))
+    by_case: dict[int, list[str]] = {}
+    for text, made_from in ranked[: (len(ranked) + 1) // 2]:
+        by_case.setdefault(made_from[0] if made_from else GENERATED, []).append(text)
+    cases = sorted(by_case)
+    if len(cases) > TWICE_INPUTS:
+        cases = sorted(rng.sample(cases, TWICE_INPUTS))
+    chosen: set[str] = set()
+    for case in cases:
+        texts = by_case[case]
+        chosen.add(rng.choice([t for t in texts if not _degenerate(t)] or texts))
+    return frozenset(chosen)
+
+
+def _blank_runs(s: str) -> list[tuple[int, int]]:
+    """(p18/c18) The spans (start, end) of the runs of two or more white space characters in ``s``."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for blank, run in itertools.groupby(s, key=str.isspace):
+        length = len(list(run))
+        if blank and length >= 2:
+            out.append((start, start + length))
+        start += length
+    return out
+
+
+def _generate_blank_runs(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p18/c18) Inputs with a run of blanks longer than any case's, each with the case it was made from:
+    per string position where some case holds a run of two or more blanks (the cases' spacing is then
+    the task's subject, or at least in its domain: :class:`_Invariants` keeps a single-spaced column
+    single-spaced), :data:`BLANK_RUN_INPUTS` inputs with one such run of a case lengthened, the first
+    tried to one blank past the cases' longest run, the others drawn up to twice it and two more; the run's
+    first character repeated, every other character of the case kept. Through p17/c17 strings were
+    mutated character by character and words moved around the cases' own separators, so no run longer
+    than the cases' longest was drawn: HumanEval/140's longest is three, and a program replacing
+    exactly three spaces with '-' (four give '-_', where one '-' is due) was accepted. Laid among the
+    inputs that widen the domain: a run past the cases' may lie past the task's, so only a value is
+    judged there."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    invariants = _Invariants(tuples, seeded=True)
+    seen = {repr(t) for t in tuples} | set(taken)
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for i in range(min(len(t) for t in tuples)):
+        if not all(isinstance(t[i], str) for t in tuples):
+            continue
+        runs = {k: _blank_runs(t[i]) for k, t in enumerate(tuples)}  # type: ignore[arg-type]
+        holding = [k for k, found in runs.items() if found]
+        if not holding:
+            continue
+        longest = max(end - start for found in runs.values() for start, end in found)
+        made = 0
+        for attempt in range(BLANK_RUN_INPUTS * _ATTEMPTS_PER_INPUT):
+            if made >= BLANK_RUN_INPUTS:
+                break
+            k = rng.choice(holding)
+            start, end = rng.choice(runs[k])
+            text: str = tuples[k][i]  # type: ignore[assignment]
+            length = longest + 1 if attempt == 0 else rng.randint(longest + 1, 2 * longest + 2)
+            candidate = list(tuples[k])
+            candidate[i] = text[:start] + text[start] * length + text[end:]
+            made_text = repr(tuple(candidate))
+            if made_text in seen or not invariants.hold(candidate):
+                continue
+            if domain is not None and not domain(candidate, {k}):
+                continue
+            if not _is_input_literal(made_text, tuple(candidate)):
+                continue
+            seen.add(made_text)
+            out.append((made_text, (k,)))
+            made += 1
+    return out
+
+
+def _balanced_groups(cases: Sequence[object]) -> list[tuple[int, str]]:
+    """(p18/c18) The string argument positions and bracket pairs at which every case's string is made of
+    balanced groups: each of its words (a run without white space) closes as many brackets of the pair
+    as it opens and never one it has not opened, where some case's string has two or more words holding
+    that bracket (one word: :class:`_Invariants` keeps the whole string balanced already). Such a task's
+    answer is per group (HumanEval/6's depth of each group), and a group that does not balance is one the
+    task leaves undefined: the reference's depth of ``'()('`` is 1 and of ``'(())()())'`` 2, where a
+    correct program reading a group by its matching brackets answers otherwise. General: any string
+    position, any pair of :data:`_Invariants._BRACKETS`, whatever the task, where the cases show it."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    out: list[tuple[int, str]] = []
+    for i in range(min(len(t) for t in tuples)):
+        column = [t[i] for t in tuples]
+        if not all(isinstance(v, str) for v in column):
+            continue
+        words = [w for v in column for w in v.split()]  # type: ignore[union-attr]
+        for pair in _Invariants._BRACKETS:
+            grouped = any(sum(pair[0] in w for w in v.split()) >= 2 for v in column)  # type: ignore[union-attr]
+            if grouped and all(_balanced(w, pair) for w in words):
+                out.append((i, pair))
+    return out
+
+
+def _keeps_groups(text: str, groups: Sequence[tuple[int, str]]) -> bool:
+    """(p18/c18) Whether each string of the input at those positions is made of balanced groups (a value
+    of another kind there, one that widens the domain in kind, is none of this rule's)."""
+    args = pyast.literal_eval(text)
+    values = args if isinstance(args, tuple) else (args,)
+    return all(
+        not isinstance(values[i], str) or all(_balanced(w, pair) for w in values[i].split())
+        for i, pair in groups
+        if i < len(values)
+    )
+
+
+_Section = list[tuple[str, tuple[int, ...]]]
+
+
+def _groups_kept(
+    cases: Sequence[object],
+    rng: random.Random,
+    public: set[str],
+    lead: _Section,
+    *sections: _Section,
+) -> tuple[_Section, ...]:
+    """(p18/c18) The plan's sections (the lead, then the others as given) without the inputs whose
+    groups break the balance every case's keep (:func:`_balanced_groups`); a lead so left out is drawn
+    again among the first section's inputs (those near the cases, :func:`_lead`)."""
+    groups = _balanced_groups(cases)
+    if not groups:
+        return (lead, *sections)
+    kept = [[item for item in section if _keeps_groups(item[0], groups)] for section in (lead, *sections)]
+    if lead and not kept[0] and sections:
+        kept[0], kept[1] = _lead(kept[1], rng, public)
+    return tuple(kept)
 
 
 def _generate_extreme(

@@ -108,7 +108,7 @@ CHANGED = ("HumanEval/61", "HumanEval/90", "redteam/mul")
 
 def test_runs_of_p14_and_c14_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P14] == ("p14", "c14") and SEEDED_VERSIONS[P15] == ("p15", "c15")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p17", "c17")
+    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) not in SEEDED_VERSIONS[: P15 + 1]
     assert_pinned_plans_found(P14_DIGESTS, P14_SEEDS, P14)
 
 

@@ -115,7 +115,7 @@ CORRECT = tuple(
 
 def test_runs_of_p15_and_c15_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P15] == ("p15", "c15") and SEEDED_VERSIONS[P16] == ("p16", "c16")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p17", "c17")
+    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) not in SEEDED_VERSIONS[: P16 + 1]
     assert_pinned_plans_found(P15_DIGESTS, P15_SEEDS, P15)
 
 

@@ -120,7 +120,7 @@ CORRECT = tuple(
 
 def test_runs_of_p16_and_c16_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P16] == ("p16", "c16") and SEEDED_VERSIONS[P17] == ("p17", "c17")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p17", "c17")
+    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) not in SEEDED_VERSIONS[: P17 + 1]
     assert_pinned_plans_found(P16_DIGESTS, P16_SEEDS, P16)
 
 
