@@ -1,5 +1,5 @@
 """Load a module as it was at an earlier revision, beside this tree's, so an A/B bench can run both in
-one process (``bench.jail_ab``, ``bench.bus_ab``)."""
+one process (``bench.jail_ab``, ``bench.bus_ab``, ``bench.wasm_ab``)."""
 
 from __future__ import annotations
 

@@ -10,11 +10,14 @@ the cache on.
 
     .venv/bin/python bench/sandbox.py [--workers N] [--repeat R] [--limit N] [--backends wasm,container,auto]
                                       [--cpu]
+    .venv/bin/python -m bench.sandbox --profile          where one execution's CPU goes (step differences)
+    .venv/bin/python -m bench.sandbox --breakdown [N]    where one WASM execution's wall time goes (marks)
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import subprocess
@@ -373,6 +376,128 @@ def profile(n: int = 200) -> dict[str, float]:
     return out | _container_profile(sandbox, job, max(50, n // 4))
 
 
+#: ``--breakdown``: what each stretch between two marks of a WASM run is (``WasmBackend.spans``),
+#: by the mark that ends it; the guest's own stretches are named by the phase they end
+SPAN_NAMES = {
+    "encoded": "host: cache key, job encoded (JSON)",
+    "run": "host: sessions made (check mode: the candidate's thread started)",
+    "store": "store, WASI context (capped stdout/stderr), stdlib preopen, limits, clocks",
+    "thread": "hand-over to a guest thread (reused, 64 MiB stack)",
+    "instance": "instantiation of the warm snapshot (copy-on-write image), exports looked up",
+    "turn": "bootstrap written into the guest's memory",
+    "start": "guest: interpreter start (bootstrap compiled, random reseeded) to the stub's job request",
+    "load": "guest: stub set-up (audit hook, tracing guard), program compiled and run as `solution`",
+    "calls": "guest: the program's calls (argument literal parsed, call, result normalised)",
+    "door J": "channel: the job handed out (copy in, session, reply out)",
+    "door P": "channel: the stub handed out (the warm module holds another version)",
+    "door": "channel: requests handed out, results taken (check mode: waiting for the check's calls)",
+    "door A": "channel: the check's `candidate(...)` calls, waiting for the candidate's guest",
+    "exit": "guest: stub finish and interpreter exit after the last answer",
+    "closed": "store closed (instance and its memory unmapped)",
+    "joined": "hand-back from the guest thread to the caller",
+    "thread joined": "check mode: the candidate's thread joined",
+    "done": "host: results interpreted, execution result built",
+}
+
+
+def _spans_of(marks: list[tuple[str, str, float]], start: float, end: float) -> dict[str, dict[str, float]]:
+    """ms per stretch, per role (``host``, ``candidate``, ``check``), from one execution's marks
+    between ``start`` and ``end``. A guest's stretches run on its own thread; in check mode the two
+    guests overlap in time, so their stretches add up to more than the execution's wall time."""
+    out: dict[str, dict[str, float]] = {}
+    by_role: dict[str, list[tuple[str, float]]] = {}
+    for role, what, t in marks:
+        by_role.setdefault(role, []).append((what, t))
+    host = dict(by_role.pop("host", []))
+    first_run = min(seq[0][1] for seq in by_role.values())
+    last_joined = max(t for seq in by_role.values() for what, t in seq if what == "joined")
+    steps = {"encoded": host["encoded"] - start, "run": first_run - host["encoded"]}
+    if "thread joined" in host:
+        steps["thread joined"] = host["thread joined"] - last_joined
+        last_joined = host["thread joined"]
+    steps["done"] = end - last_joined
+    out["host"] = {k: 1000 * v for k, v in steps.items()}
+    for role, seq in by_role.items():
+        steps = out.setdefault(role, {})
+        phase = "start"
+        for (_, t0), (what, t1) in itertools.pairwise(seq):
+            if what.startswith("door "):
+                kind = what[5:]
+                key = f"door {kind}" if kind in ("J", "P", "A") else "door"
+            elif what.startswith("guest "):
+                kind = what[6:]
+                key = "start" if kind in ("P", "J") or phase == "start" else phase
+                if kind == "J":
+                    phase = "load"
+                elif kind in ("N", "L", "A", "D", "R"):
+                    phase = "calls"
+            else:
+                key = what
+            steps[key] = steps.get(key, 0.0) + 1000 * (t1 - t0)
+    return out
+
+
+def breakdown(n: int = 30) -> dict[str, Any]:
+    """Where one WASM execution's wall time goes, step by step, from ``perf_counter`` marks the backend
+    takes while ``WasmBackend.spans`` is set (median over ``n`` executions of each job, the jobs
+    interleaved): an empty program with one case, HumanEval/0's canonical solution on its cases, and
+    the same with its check (two guests). Also each execution's CPU and minor page faults."""
+    import statistics
+
+    from streams.sandbox import Sandbox
+
+    sandbox = Sandbox(SandboxConfig())
+    wasm = sandbox.wasm()
+    limits = Limits(timeout_s=10.0, memory_mb=512)
+    checks, cases = humaneval_jobs(1, 1, limits)
+    jobs = {
+        "empty program, one case": Job(
+            mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits
+        ),
+        f"HumanEval/0 canonical, {len(cases[0].inputs)} cases": cases[0],
+        "HumanEval/0 canonical with its check (2 guests)": checks[0],
+    }
+    for job in jobs.values():
+        for _ in range(3):
+            sandbox.execute(job, "wasm")
+    seen: dict[str, list[dict[str, float]]] = {label: [] for label in jobs}
+    for _ in range(n):
+        for label, job in jobs.items():
+            marks: list[tuple[str, str, float]] = []
+            faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            cpu = _cpu()
+            wasm.spans = marks
+            start = time.perf_counter()
+            r = sandbox.execute(job, "wasm")
+            end = time.perf_counter()
+            wasm.spans = None
+            row = {"cpu": 1000 * (_cpu() - cpu), "wall": 1000 * (end - start)}
+            row["faults"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+            ok = r.check_passed if job.mode == "check" else all(c.status == "ok" for c in r.cases)
+            if not ok or r.infra_error:
+                raise SystemExit(f"{label}: the execution failed: {r}")
+            for role, steps in _spans_of(marks, start, end).items():
+                row |= {f"{role}|{k}": v for k, v in steps.items()}
+            seen[label].append(row)
+    out: dict[str, Any] = {"executions_each": n, "load_average": os.getloadavg()[0], "jobs": {}}
+    print(
+        f"WASM: where one execution's wall time goes (median of {n} each, ms; {os.cpu_count()} cores, "
+        f"load average {out['load_average']:.1f})"
+    )
+    for label, rows in seen.items():
+        keys = list(dict.fromkeys(k for row in rows for k in row))
+        med = {k: statistics.median(row.get(k, 0.0) for row in rows) for k in keys}
+        out["jobs"][label] = med
+        print(
+            f"  {label}: wall {med['wall']:.2f} ms, CPU {med['cpu']:.2f} ms, {med['faults']:.0f} page faults"
+        )
+        for key in keys:
+            if "|" in key:
+                role, step = key.split("|", 1)
+                print(f"    {med[key]:7.3f}  {role:9s} {SPAN_NAMES.get(step, step)}")
+    return out
+
+
 def _container_profile(sandbox: Any, job: Job, n: int) -> dict[str, float]:
     """The jail's steps: the processes it starts (each measured alone), its cgroup, the rest."""
     from streams.sandbox import cgroups
@@ -417,9 +542,16 @@ def main() -> int:
         "--cpu", action="store_true", help="also CPU ms per job of each side, interleaved, and the goals"
     )
     ap.add_argument("--profile", action="store_true", help="only where one execution's CPU goes")
+    ap.add_argument(
+        "--breakdown", type=int, nargs="?", const=30, default=None, metavar="N",
+        help="only where one WASM execution's wall time goes, step by step (median of N, default 30)",
+    )  # fmt: skip
     args = ap.parse_args()
     if args.profile:
         profile()
+        return 0
+    if args.breakdown is not None:
+        breakdown(args.breakdown)
         return 0
     measure(args.workers, args.repeat, args.limit, args.backends)
     if args.cpu:

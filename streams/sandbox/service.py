@@ -232,6 +232,10 @@ class Sandbox:
             keep_args=job.keep_args,
             reuse_from=caller_reuse_from(len(job.inputs)),
         )
+        # ``bench.sandbox --breakdown`` marks the host's steps where the backend collects marks
+        spans = getattr(impl, "spans", None)
+        if spans is not None:
+            spans.append(("host", "encoded", time.perf_counter()))
         if job.mode != "check":
             session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)
             raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate"))
@@ -268,6 +272,8 @@ class Sandbox:
 
         thread = threading.Thread(target=run_candidate, name="rlstream-candidate")
         thread.start()
+        if spans is not None:
+            spans.append(("host", "thread started", time.perf_counter()))
         try:
             check_raw = check_impl.run(
                 checker, job.limits, deadline=deadline, **self._clocks(check_impl, key, "check")
@@ -275,6 +281,8 @@ class Sandbox:
         finally:
             bridge.check_done()
             thread.join()
+        if spans is not None:
+            spans.append(("host", "thread joined", time.perf_counter()))
         if "error" in ran:
             raise ran["error"]
         return Outcome(ran["raw"], candidate.facts, check_raw, checker.facts)

@@ -305,3 +305,44 @@ def test_a_call_past_its_own_cap_ends_the_run_as_its_deadline_would(
             Job(mode="cases", code=CAPPED, entry_point="f", inputs=inputs, limits=limits), backend=backend
         )
         assert [c.status for c in uncapped.cases] == ["ok"] * 5
+
+
+def test_wasm_marks_each_step_of_a_run_only_while_asked(sandbox: Sandbox) -> None:
+    # bench.sandbox --breakdown reads these marks: every step of a run, in order, on the host's clock
+    from bench.sandbox import _spans_of
+
+    wasm = sandbox.wasm()
+    job = Job(mode="cases", code=ADD, entry_point="add", inputs=("(1, 2)", "(3, 4)"), limits=LIMITS)
+    checked = "def check(c):\n    assert c(1, 2) == 3\n"
+    check = Job(mode="check", code=ADD, entry_point="add", check=checked, limits=LIMITS)
+    marks: list[tuple[str, str, float]] = []
+    wasm.spans = marks
+    try:
+        start = time.perf_counter()
+        r = sandbox.execute(job, "wasm")
+        end = time.perf_counter()
+    finally:
+        wasm.spans = None
+    assert [c.result_repr for c in r.cases] == ["3", "7"]
+    assert [what for role, what, _ in marks if role == "candidate"] == [
+        "run", "store", "thread", "instance", "turn", "guest J", "door J", "guest N", "door N",
+        "guest R", "door R", "guest R", "door R", "exit", "closed", "joined",
+    ]  # fmt: skip
+    times = [t for _, _, t in marks]
+    assert times == sorted(times) and start <= times[0] and times[-1] <= end
+    steps = _spans_of(marks, start, end)
+    # the stretches of a one-guest run tile it: they add up to its wall time
+    assert sum(sum(s.values()) for s in steps.values()) == pytest.approx(1000 * (end - start))
+    assert steps["candidate"]["calls"] > 0 and steps["candidate"]["load"] > 0
+    # both guests of a check are marked, each under its role; nothing is marked once the list is gone
+    marks.clear()
+    wasm.spans = marks
+    try:
+        assert sandbox.execute(check, "wasm").check_passed
+    finally:
+        wasm.spans = None
+    assert {role for role, _, _ in marks} == {"host", "candidate", "check"}
+    assert ("check", "door A") in {(role, what) for role, what, _ in marks}
+    count = len(marks)
+    sandbox.execute(job, "wasm")
+    assert len(marks) == count

@@ -1,0 +1,83 @@
+"""The WASM backend against an earlier revision of itself, job by job in one process.
+
+Loads ``streams/sandbox/wasm.py`` as it is at a git revision beside this tree's (each with an engine
+of its own, the same runtime), then runs each job on both alternately: an empty program with one case,
+HumanEval/0's canonical solution on its cases, and the same with its check (two guests). Prints the
+CPU of this process per execution (mean and median) and the median wall time. Interleaving job by job
+puts the machine's load on both sides alike; two runs minutes apart on shared cores differ by more
+than a change of a few percent.
+
+    .venv/bin/python -m bench.wasm_ab [--rev main] [--rounds 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.revision import ROOT, load_at
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rev", default="main", help="the revision to compare against")
+    ap.add_argument("--rounds", type=int, default=200)
+    args = ap.parse_args()
+
+    from bench.sandbox import EMPTY_PROGRAM, _cpu, humaneval_jobs
+    from streams.sandbox import Job, Limits, Sandbox, SandboxConfig
+
+    sandbox = Sandbox(SandboxConfig())
+    now = sandbox.wasm()
+    with tempfile.TemporaryDirectory() as folder:
+        old = load_at("rlstream_wasm_then", args.rev, "streams/sandbox/wasm.py", Path(folder))
+    then = old.WasmBackend(now.runtime)
+    limits = Limits(timeout_s=10.0, memory_mb=512)
+    checks, cases = humaneval_jobs(1, 1, limits)
+    jobs = {
+        "empty program, one case": Job(
+            mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits
+        ),
+        f"HumanEval/0, {len(cases[0].inputs)} cases": cases[0],
+        "HumanEval/0 with its check": checks[0],
+    }
+    sides: dict[str, Any] = {args.rev: then, "this tree": now}
+    seen: dict[tuple[str, str], list[tuple[float, float]]] = {(j, s): [] for j in jobs for s in sides}
+    for rnd in range(args.rounds + 3):
+        for label, job in jobs.items():
+            # each side goes first every other round: the one that follows finds the caches warmer
+            for side, backend in list(sides.items())[:: 1 if rnd % 2 else -1]:
+                sandbox._wasm = backend
+                cpu0, wall0 = _cpu(), time.perf_counter()
+                r = sandbox.execute(job, "wasm")
+                wall1, cpu1 = time.perf_counter(), _cpu()
+                ok = r.check_passed if job.mode == "check" else all(c.status == "ok" for c in r.cases)
+                if r.infra_error or not ok:
+                    print(f"{side}, {label}: the execution failed: {r}", file=sys.stderr)
+                    return 1
+                if rnd >= 3:  # the first rounds warm both sides up
+                    seen[label, side].append((1000 * (cpu1 - cpu0), 1000 * (wall1 - wall0)))
+    sandbox._wasm = now
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    print(f"WASM, {args.rounds} rounds job by job, load average {load}")
+    for label in jobs:
+        print(f"  {label}")
+        for side in sides:
+            rows = seen[label, side]
+            cpu, wall = [c for c, _ in rows], [w for _, w in rows]
+            mean, median = statistics.mean(cpu), statistics.median(cpu)
+            print(
+                f"    {side:>10}: CPU mean {mean:6.2f} ms  median {median:6.2f} ms"
+                f"  wall median {statistics.median(wall):6.2f} ms"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())
