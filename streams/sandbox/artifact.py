@@ -55,10 +55,15 @@ WARM_MODULES = (
 #: the environment up), then the memory is read. ``exit``/``quit`` are put back to the interpreter's
 #: own (the first turn makes them end a session), ``sys.argv`` is what a ``-c`` program sees, no file
 #: may be left open (a descriptor the new instances do not have), ``__main__`` is emptied, and every
-#: object is moved to the permanent GC generation so a guest's collections never walk them. The
-#: stub's code, compiled by the guest, is kept as ``_host.rls_stub`` = (digest, code): a guest whose
-#: stub has that digest runs it from there instead of unmarshalling it (~1 ms of CPU), any other asks
-#: for it through the door (the stub changed since the warm module was made).
+#: object is moved to the permanent GC generation so a guest's collections never walk them.
+#: The stub is compiled by the guest and run up to its job request (its captures of the interpreter's
+#: own functions and types, its helpers, its classes: the same in every guest, and no program has run
+#: yet), where it pauses (``_rls_main`` is a generator; guest_harness.pysrc). ``_host.rls_boot`` is
+#: what each guest's bootstrap calls: it removes itself from ``_host``, reseeds ``random`` and hands
+#: back the stub's ``_rls_run`` (which goes on from the pause) when the guest's stub has the digest
+#: of the one held, else the stub's code asked for through the door (the stub changed since the
+#: warm module was made: ~1 ms a guest slower until ``prepare`` runs again). Every guest is a fresh
+#: instance of this memory: the paused stub is each guest's own copy, never resumed twice.
 _WARM_INIT = """\
 def _rls_warm(modules, stub):
     import builtins, _sitebuiltins, gc, os, sys
@@ -67,8 +72,23 @@ def _rls_warm(modules, stub):
     sys.argv = ["-c"]
     for name in modules:
         __import__(name)
+    held = None
     if stub is not None:
-        sys.modules["_host"].rls_stub = (stub[0], compile(stub[1], "<string>", "exec"))
+        space = {"__name__": "__main__", "__builtins__": builtins, "_rls_pause": True}
+        exec(compile(stub[1], "<string>", "exec"), space)
+        del space["_rls_pause"]
+        held = (stub[0], space["_rls_run"])
+
+    def boot(digest, _held=held, _host=sys.modules["_host"], _seed=sys.modules["random"].seed,
+             _loads=__import__("marshal").loads, _partial=sys.modules["functools"].partial, _exec=exec,
+             _main=sys.modules["__main__"].__dict__):
+        _host.__dict__.pop("rls_boot", None)
+        _seed()
+        if _held is not None and _held[0] == digest:
+            return _held[1]
+        return _partial(_exec, _loads(_host.call(b"P")), _main)
+
+    sys.modules["_host"].rls_boot = boot
     for fd in range(4, 256):
         try:
             os.fstat(fd)
@@ -92,7 +112,8 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 #: Bumped when the way the warm module is made changes (part of its file name and the runtime hash).
 #: 2: every memory.grow counted when refused (:mod:`streams.sandbox.growth`).
 #: 3: and every out-of-memory error the interpreter raises (:data:`OUT_OF_MEMORY`).
-WARM_VERSION = 3
+#: 4: the stub run up to its job request, paused there; ``_host.rls_boot`` starts a guest.
+WARM_VERSION = 4
 #: the interpreter's functions that raise its out-of-memory error: a request the guest's memory could
 #: not serve, refused by the allocator or, before any allocation, by the interpreter's own size checks
 OUT_OF_MEMORY = ("_PyErr_NoMemory", "PyErr_NoMemory")

@@ -49,17 +49,12 @@ MAX_FRAMES = 100_000
 #: (labelled output_limit; ``Session.output``)
 FLOOD_FACTOR = 16
 _STACK_LOCK = threading.Lock()
-#: What each guest runs, as the reactor's ``turn`` in the warm interpreter: reseed ``random`` (the
-#: warm module imported it, so its state would be the same in every guest otherwise), then run the
-#: stub: the code the warm module holds when it is this version's, else the code the door hands out.
-#: (The final ``pass``: a last expression would be echoed.)
-BOOTSTRAP = (
-    "import _host, marshal, random\n"
-    "random.seed()\n"
-    "_rls_s = getattr(_host, 'rls_stub', None)\n"
-    "exec(_rls_s[1] if _rls_s is not None and _rls_s[0] == {digest!r} else marshal.loads(_host.call(b'P')))\n"
-    "pass\n"
-)
+#: What each guest runs, as the reactor's ``turn`` in the warm interpreter (which compiles it in every
+#: guest, so it is one call): ``_host.rls_boot`` (artifact.py) reseeds ``random`` (the warm module
+#: imported it, so its state would be the same in every guest otherwise) and hands back the stub to
+#: run: the one the warm module holds, paused at its job request, when it is this version's, else the
+#: code the door hands out. (The final ``pass``: a last expression would be echoed.)
+BOOTSTRAP = "import _host\n_host.rls_boot({digest!r})()\npass\n"
 #: the guest may not run anything else than the harness, and sees only these files
 GUEST_READ_ROOTS = (STDLIB_GUEST_DIR + "/", "/dev/null", "/dev/urandom")
 GUEST_BLOCK = (
@@ -561,13 +556,14 @@ class WasmBackend:
         self.harness = harness_source()
         self.ticker = _Ticker(self.engine)
         self.threads = _GuestThreads()
+        #: while a list, every run appends ``perf_counter`` marks of its steps to it (``Spans``;
+        #: ``bench.sandbox --breakdown``); None otherwise, where a step costs one test of it. Set
+        #: before the harness is compiled below: that compiling is a run too.
+        self.spans: Spans | None = None
         # compiled once per harness version, then handed to each guest through the door (its first
         # message): no file to open, no source to compile
         self.harness_code = (Path(self._compiled_harness()) / "harness.pyc").read_bytes()[16:]
         self.bootstrap = BOOTSTRAP.format(digest=stub_digest())
-        #: while a list, every run appends ``perf_counter`` marks of its steps to it (``Spans``;
-        #: ``bench.sandbox --breakdown``); None otherwise, where a step costs one test of it
-        self.spans: Spans | None = None
 
     def _compiled_harness(self) -> str:
         """The harness compiled to a .pyc by the guest interpreter itself, once per harness version:
