@@ -1,7 +1,9 @@
 """The WASM backend against an earlier revision of itself, job by job in one process.
 
 Loads ``streams/sandbox/wasm.py`` as it is at a git revision beside this tree's (each with an engine
-of its own, the same runtime), then runs each job on both alternately: an empty program with one case,
+of its own; the revision's side with its own stub, and its own warm module where the way it is made
+differs: ``rlstream sandbox prepare`` at that revision makes it), then runs each job on both
+alternately: an empty program with one case,
 HumanEval/0's canonical solution on its cases, and the same with its check (two guests). Prints the
 CPU of this process per execution (mean and median) and the median wall time. Interleaving job by job
 puts the machine's load on both sides alike; two runs minutes apart on shared cores differ by more
@@ -13,7 +15,9 @@ than a change of a few percent.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +27,12 @@ from typing import Any
 from bench.revision import ROOT, load_at
 
 
+def _show(rev: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rev", default="main", help="the revision to compare against")
@@ -30,13 +40,32 @@ def main() -> int:
     args = ap.parse_args()
 
     from bench.sandbox import EMPTY_PROGRAM, _cpu, humaneval_jobs
-    from streams.sandbox import Job, Limits, Sandbox, SandboxConfig
+    from streams.sandbox import Job, Limits, Sandbox, SandboxConfig, artifact
 
     sandbox = Sandbox(SandboxConfig())
     now = sandbox.wasm()
     with tempfile.TemporaryDirectory() as folder:
         old = load_at("rlstream_wasm_then", args.rev, "streams/sandbox/wasm.py", Path(folder))
-    then = old.WasmBackend(now.runtime)
+        old_artifact = load_at(
+            "rlstream_artifact_then", args.rev, "streams/sandbox/artifact.py", Path(folder)
+        )
+    # The revision's side runs its own stub from its own warm module (each holds the stub it was made
+    # with: run beside this tree's, the revision's stub would come through the door, ~1 ms slower).
+    stub = _show(args.rev, "streams/sandbox/guest_harness.pysrc")
+    digest = hashlib.sha256(stub.encode()).hexdigest()[:16]
+    # (the names its WasmBackend reads them by)
+    vars(old).update(harness_source=lambda: stub, stub_digest=lambda: digest)
+    runtime = now.runtime
+    if old_artifact.warm_recipe() != artifact.warm_recipe():
+        runtime = old_artifact.load(sandbox.cache_dir)
+        held = runtime.warm.with_suffix(".stub")
+        if not held.is_file() or held.read_text() != digest:
+            print(
+                f"{runtime.warm} does not hold {args.rev}'s stub: prepare it at {args.rev} first",
+                file=sys.stderr,
+            )
+            return 1
+    then = old.WasmBackend(runtime)
     limits = Limits(timeout_s=10.0, memory_mb=512)
     checks, cases = humaneval_jobs(1, 1, limits)
     jobs = {
