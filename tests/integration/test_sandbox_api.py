@@ -154,6 +154,31 @@ def test_a_stub_the_warm_interpreter_does_not_hold_comes_through_the_door(sandbo
     assert [c.result_repr for c in r.cases] == ["3", "'ab'"] and not r.deviation
 
 
+def test_the_stub_the_warm_module_holds_paused_is_each_guests_own(sandbox: Sandbox) -> None:
+    # the warm module holds the stub run up to its job request: a guest that reaches it (its frames,
+    # its globals, what it captured, _host) changes only its own copy, and _host keeps nothing of it
+    tamper = (
+        "import sys, _host\n"
+        "seen = [hasattr(_host, n) for n in ('rls_boot', 'rls_stub', 'leak')]\n"
+        "f, spaces = sys._getframe(), {}\n"
+        "while f is not None:\n"
+        "    spaces[id(f.f_globals)] = f.f_globals\n"
+        "    f = f.f_back\n"
+        "for g in spaces.values():\n"
+        "    if '_rls_run' in g:\n"
+        "        seen.append('_rls_leak' in g)\n"
+        "        g['_rls_leak'] = 1\n"
+        "        g['_rls_run'].__defaults__ = (None, None)\n"
+        "_host.leak = 1\n"
+        "print(seen)\n"
+    )
+    for _ in range(2):
+        r = sandbox.run_script(tamper, limits=LIMITS, backend="wasm")
+        assert r.exit_code == 0 and r.stdout == "[False, False, False, False]\n", r.stderr
+        after = sandbox.run_cases(ADD, "add", ["(1, 2)"], limits=LIMITS, backend="wasm")
+        assert [c.result_repr for c in after.cases] == ["3"] and not after.deviation
+
+
 def test_pool_caches_by_content() -> None:
     with SandboxPool(SandboxConfig(), workers=1) as pool:
         job = Job(mode="cases", code=ADD, entry_point="add", inputs=("(1, 2)",), limits=LIMITS)
