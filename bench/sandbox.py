@@ -289,7 +289,7 @@ STEPS = {
     "store": "store, WASI context, stdlib preopen, limits",
     "instance": "instantiation (copy-on-write image of the warm interpreter)",
     "start": "interpreter start: the reactor's turn (parse, compile) and exit",
-    "stub": "stub: random reseeded, stub run, job fetched, audit hook, program compiled",
+    "stub": "stub: random reseeded, paused stub resumed, job fetched, audit hook, program compiled",
     "case": "one case: request, argument literal parsed, call, repr, result",
 }
 
@@ -385,8 +385,8 @@ SPAN_NAMES = {
     "thread": "hand-over to a guest thread (reused, 64 MiB stack)",
     "instance": "instantiation of the warm snapshot (copy-on-write image), exports looked up",
     "turn": "bootstrap written into the guest's memory",
-    "start": "guest: interpreter start (bootstrap compiled, random reseeded) to the stub's job request",
-    "load": "guest: stub set-up (audit hook, tracing guard), program compiled and run as `solution`",
+    "start": "guest: interpreter start (one-call bootstrap compiled, random reseeded) to the job request",
+    "load": "guest: job read, audit hook made and installed, program compiled and run as `solution`",
     "calls": "guest: the program's calls (argument literal parsed, call, result normalised)",
     "door J": "channel: the job handed out (copy in, session, reply out)",
     "door P": "channel: the stub handed out (the warm module holds another version)",
