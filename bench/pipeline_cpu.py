@@ -66,7 +66,7 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
             # the worker leaves by os._exit after running the exit handlers: the profile is written by one
             out = str(profile / f"{name}.prof")
             boot = (
-                "import atexit, cProfile, runpy, sys; p = cProfile.Profile(); "
+                "import atexit, cProfile, runpy, sys, time; p = cProfile.Profile(time.thread_time); "
                 f"atexit.register(lambda: (p.disable(), p.dump_stats({out!r}))); "
                 f"sys.argv = ['rlstream', *{cmd[3:]!r}]; p.enable(); "
                 "runpy.run_module('rlstream.cli', run_name='__main__')"
