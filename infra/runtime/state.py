@@ -90,6 +90,8 @@ class Remembered(Generic[V]):
         self._decode = decode
         self._kept = kept
         self._seen: dict[int, tuple[JSON, V]] = {}
+        #: value (by identity, held) -> the object :meth:`encoding` made of it, for ``once``
+        self._made: dict[int, tuple[V, JSON]] = {}
 
     def _note(self, raw: JSON, value: V) -> None:
         if len(self._seen) >= self._kept:
@@ -106,13 +108,24 @@ class Remembered(Generic[V]):
         self._note(raw, value)
         return value
 
-    def encoding(self, encode: Callable[[V], JSON]) -> Callable[[V], JSON]:
-        """``encode``, each object it gives remembered as the value it encodes."""
+    def encoding(self, encode: Callable[[V], JSON], *, once: bool = False) -> Callable[[V], JSON]:
+        """``encode``, each object it gives remembered as the value it encodes. With ``once``, a value
+        (frozen) encoded again gives the object it gave the first time, while the last ``kept`` are
+        remembered: whoever holds it must not change it (the state's records are never changed in
+        place, only replaced)."""
 
         def encoded(value: V) -> JSON:
+            if once:
+                made = self._made.get(id(value))
+                if made is not None and made[0] is value:
+                    return made[1]
             raw = encode(value)
             if isinstance(raw, (dict, list)):
                 self._note(raw, value)
+                if once:
+                    if len(self._made) >= self._kept:
+                        self._made.clear()
+                    self._made[id(value)] = (value, raw)
             return raw
 
         return encoded

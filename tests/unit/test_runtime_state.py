@@ -275,3 +275,30 @@ def test_an_event_kept_reads_back_as_what_its_record_decodes_to(cls: type[Event]
     assert decoded == event
     assert decoded.model_dump_json() == event.model_dump_json()
     assert decoded.event_id() == event.event_id() and decoded.event_id(2) == event.event_id(2)
+
+
+def test_a_waiting_sample_is_stored_as_its_model_dumps_and_its_runs_read_back_as_they_were() -> None:
+    """The filter's waiting sample is written as pydantic's dump of it (the changelog's bytes unchanged),
+    each run encoded once; read back, its runs are the events that were written (equal to what their
+    records decode to), and a record restored from the changelog is decoded anew."""
+    from pydantic import TypeAdapter
+
+    from streams.noise.agent import SAMPLE, Waiting
+
+    first = passing(make_task(), sample_id="a")
+    probe = first.model_copy(update={"run_index": 1, "probe": "ab" * 8, "probe_seed": "cd" * 8})
+    s = State((SAMPLE,))
+    s.restored([0])
+    for runs in ({"0": first}, {"0": first, "1": probe}):
+        entry = Waiting(code="c", runs=runs)
+        s.put(0, SAMPLE, "a", entry)
+        (written,) = s.take_writes().values()
+        assert json.dumps(written) == json.dumps(TypeAdapter(Waiting).dump_python(entry, mode="json"))
+        read = s.get(0, SAMPLE, "a")
+        assert read is not None and read == entry and read is not entry
+        assert all(read.runs[k] is run for k, run in runs.items())
+    s.disown(0)
+    s.load(0, "sample:a", json.loads(json.dumps(written)))
+    s.restored([0])
+    again = s.get(0, SAMPLE, "a")
+    assert again == entry and again is not None and again.runs["1"] is not probe
