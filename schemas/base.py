@@ -35,7 +35,7 @@ def make_event_id(ce_type: str, *causation: str, attempt: int = 0) -> str:
 #: the event ids derived so far, per live event object (by id(), with a weak reference that tells the
 #: object from a later one at the same address and drops the entry when the object goes):
 #: {(derivation, attempt): event id}
-_IDS: dict[int, tuple[weakref.ref[Any], dict[tuple[Any, int], str]]] = {}
+_IDS: dict[int, tuple[weakref.ref[Any], dict[tuple[Any, int], Any]]] = {}
 
 F = TypeVar("F", bound=Callable[..., str])
 
@@ -55,18 +55,41 @@ def remembered(derive: F) -> F:
 
     @functools.wraps(derive)
     def event_id(self: Any, attempt: int = 0) -> str:
-        key = id(self)
-        entry = _IDS.get(key)
-        if entry is None or entry[0]() is not self:
-            entry = (weakref.ref(self, functools.partial(_forget, key)), {})
-            _IDS[key] = entry
-        ids = entry[1]
-        found = ids.get((derive, attempt))
+        ids = _derived(self)
+        found: str | None = ids.get((derive, attempt))
         if found is None:
             found = ids[(derive, attempt)] = derive(self, attempt)
         return found
 
     return cast(F, event_id)
+
+
+def _derived(self: Any) -> dict[tuple[Any, int], Any]:
+    """What has been derived of the live event object ``self`` (see :data:`_IDS`)."""
+    key = id(self)
+    entry = _IDS.get(key)
+    if entry is None or entry[0]() is not self:
+        entry = (weakref.ref(self, functools.partial(_forget, key)), {})
+        _IDS[key] = entry
+    return entry[1]
+
+
+G = TypeVar("G", bound=Callable[[Any], Any])
+
+
+def derived_once(derive: G) -> G:
+    """A method of no argument derived once per event object, then remembered while the object lives
+    (as :func:`remembered`): an event is frozen, so what it derives from itself alone never changes."""
+
+    @functools.wraps(derive)
+    def once(self: Any) -> Any:
+        derived = _derived(self)
+        marker = (derive, -1)
+        if marker not in derived:
+            derived[marker] = derive(self)
+        return derived[marker]
+
+    return cast(G, once)
 
 
 def content_hash(payload: Any) -> str:
