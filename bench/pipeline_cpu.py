@@ -54,6 +54,21 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _threads(pid: int) -> dict[str, float]:
+    """CPU seconds of the process's live threads, by name with its digits left out (``rdk:broker1`` and
+    ``rdk:broker2`` together); a thread that ended (each transactional call's) is in no entry."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = "".join(c for c in (task / "comm").read_text().strip() if not c.isdigit())
+        except OSError:  # ended meanwhile
+            continue
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[name] = out.get(name, 0.0) + cpu
+    return out
+
+
 def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path | None) -> dict[str, float]:
     """Own CPU (ms) per timed sample of each processor, and the samples/s of the run."""
     env = {"PYTHONPATH": str(tree)}
@@ -81,11 +96,23 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
         with bp._processors(server, workers, env, "split") as run_id:
             bp._publish_and_wait(server, run_id, "warm", 8, timeout_s=600)
             before = {n: _cpu(started[n]) for n in NAMES}
+            threads_before = {n: _threads(started[n]) for n in NAMES}
             _, elapsed = bp._publish_and_wait(server, run_id, "timed", samples, timeout_s=1200)
             after = {n: _cpu(started[n]) for n in NAMES}
+            threads_after = {n: _threads(started[n]) for n in NAMES}
     finally:
         subprocess.Popen = popen  # type: ignore[misc]
     out = {n: 1000 * (after[n] - before[n]) / samples for n in NAMES}
+    # each process's own CPU by thread (ms per sample; "ended": threads gone by the end, e.g. the
+    # bounded transactional calls'), the busiest first
+    for n in NAMES:
+        by_thread = {
+            name: 1000 * (cpu - threads_before[n].get(name, 0.0)) / samples
+            for name, cpu in threads_after[n].items()
+        }
+        by_thread["ended"] = out[n] - sum(by_thread.values())
+        for name, ms in sorted(by_thread.items(), key=lambda kv: -kv[1])[:6]:
+            out[f"{n}/{name}"] = ms
     out["own"] = sum(out[n] for n in NAMES)
     out["samples_per_s"] = samples / elapsed
     return out
@@ -118,7 +145,7 @@ def main() -> None:
                 results[side].append(got)
                 print(side, json.dumps({k: round(v, 2) for k, v in got.items()}), file=sys.stderr, flush=True)
     summary = {
-        side: {k: round(median(x[k] for x in runs), 2) for k in runs[0]}
+        side: {k: round(median(x.get(k, 0.0) for x in runs), 2) for k in runs[0]}
         for side, runs in results.items()
         if runs
     }
