@@ -7,8 +7,9 @@ pool's and the reference runner's guests) is read from ``/proc/<pid>/stat`` righ
 published and right after their last verdict, over the timed samples only (the warm-up group first).
 The earlier revision runs from a detached checkout of it (``git worktree add --detach``, made here under
 ``--trees`` and removed at the end): the processors are started with that tree first on ``PYTHONPATH``.
-With ``--profile DIR`` each processor of this tree runs under the profiler and writes ``DIR/<name>.prof``
-(the profiler inflates Python: the shares matter, not the times).
+With ``--profile DIR`` each processor of this tree runs under the profiler (each thread's CPU) and writes
+``DIR/<name>.prof`` (its main thread) and ``DIR/<name>.threads.prof`` (its other threads: the pools',
+the reference runner's, the transactional calls'); the profiler inflates Python: the shares matter.
 
     .venv/bin/python -m bench.pipeline_cpu [--rev REV] [--samples N] [--rounds R] [--profile DIR]
 """
@@ -69,6 +70,49 @@ def _threads(pid: int) -> dict[str, float]:
     return out
 
 
+def profiled(out: str, argv: list[str]) -> None:
+    """Run ``rlstream`` with ``argv`` under the profiler, each thread's CPU (``time.thread_time``)
+    profiled: the main thread's into ``<out>.prof``, every other thread's (the pools' threads, the
+    reference runner's, the transactional calls') into ``<out>.threads.prof``. The worker leaves by
+    ``os._exit`` after running the exit handlers: the profiles are written by one."""
+    import atexit
+    import cProfile
+    import pstats
+    import runpy
+    import threading
+    import time
+
+    main = cProfile.Profile(time.thread_time)
+    others: list[cProfile.Profile] = []
+    bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def inner(self: threading.Thread) -> None:
+        prof = cProfile.Profile(time.thread_time)
+        others.append(prof)
+        prof.enable()
+        try:
+            bootstrap(self)
+        finally:
+            prof.disable()
+
+    def dump() -> None:
+        main.disable()
+        main.dump_stats(f"{out}.prof")
+        stats: pstats.Stats | None = None
+        for prof in list(others):
+            prof.create_stats()
+            if getattr(prof, "stats", None):
+                stats = pstats.Stats(prof) if stats is None else stats.add(prof)
+        if stats is not None:
+            stats.dump_stats(f"{out}.threads.prof")
+
+    threading.Thread._bootstrap_inner = inner  # type: ignore[attr-defined]
+    atexit.register(dump)
+    sys.argv = ["rlstream", *argv]
+    main.enable()
+    runpy.run_module("rlstream.cli", run_name="__main__")
+
+
 def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path | None) -> dict[str, float]:
     """Own CPU (ms) per timed sample of each processor, and the samples/s of the run."""
     env = {"PYTHONPATH": str(tree)}
@@ -78,14 +122,7 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
     def spawn(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
         name = cmd[-1]
         if profile is not None:
-            # the worker leaves by os._exit after running the exit handlers: the profile is written by one
-            out = str(profile / f"{name}.prof")
-            boot = (
-                "import atexit, cProfile, runpy, sys, time; p = cProfile.Profile(time.thread_time); "
-                f"atexit.register(lambda: (p.disable(), p.dump_stats({out!r}))); "
-                f"sys.argv = ['rlstream', *{cmd[3:]!r}]; p.enable(); "
-                "runpy.run_module('rlstream.cli', run_name='__main__')"
-            )
+            boot = f"from bench.pipeline_cpu import profiled; profiled({str(profile / name)!r}, {cmd[3:]!r})"
             cmd = [cmd[0], "-c", boot]
         p = popen(cmd, **kw)
         started[name] = p.pid
