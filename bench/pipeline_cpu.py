@@ -124,7 +124,10 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
         if profile is not None:
             boot = f"from bench.pipeline_cpu import profiled; profiled({str(profile / name)!r}, {cmd[3:]!r})"
             cmd = [cmd[0], "-c", boot]
-        p = popen(cmd, **kw)
+        # run from the tree: ``python -m`` puts the working directory first on the path, before
+        # PYTHONPATH, so a processor started from this checkout imported this tree's modules whatever
+        # revision PYTHONPATH named (the earlier revision's runs were this tree's)
+        p = popen(cmd, cwd=str(tree), **kw)
         started[name] = p.pid
         return p
 
