@@ -7,8 +7,9 @@ pool's and the reference runner's guests) is read from ``/proc/<pid>/stat`` righ
 published and right after their last verdict, over the timed samples only (the warm-up group first).
 The earlier revision runs from a detached checkout of it (``git worktree add --detach``, made here under
 ``--trees`` and removed at the end): the processors are started with that tree first on ``PYTHONPATH``.
-With ``--profile DIR`` each processor of this tree runs under the profiler and writes ``DIR/<name>.prof``
-(the profiler inflates Python: the shares matter, not the times).
+With ``--profile DIR`` each processor of this tree runs under the profiler (each thread's CPU) and writes
+``DIR/<name>.prof`` (its main thread) and ``DIR/<name>.threads.prof`` (its other threads: the pools',
+the reference runner's, the transactional calls'); the profiler inflates Python: the shares matter.
 
     .venv/bin/python -m bench.pipeline_cpu [--rev REV] [--samples N] [--rounds R] [--profile DIR]
 """
@@ -54,6 +55,64 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _threads(pid: int) -> dict[str, float]:
+    """CPU seconds of the process's live threads, by name with its digits left out (``rdk:broker1`` and
+    ``rdk:broker2`` together); a thread that ended (each transactional call's) is in no entry."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = "".join(c for c in (task / "comm").read_text().strip() if not c.isdigit())
+        except OSError:  # ended meanwhile
+            continue
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[name] = out.get(name, 0.0) + cpu
+    return out
+
+
+def profiled(out: str, argv: list[str]) -> None:
+    """Run ``rlstream`` with ``argv`` under the profiler, each thread's CPU (``time.thread_time``)
+    profiled: the main thread's into ``<out>.prof``, every other thread's (the pools' threads, the
+    reference runner's, the transactional calls') into ``<out>.threads.prof``. The worker leaves by
+    ``os._exit`` after running the exit handlers: the profiles are written by one."""
+    import atexit
+    import cProfile
+    import pstats
+    import runpy
+    import threading
+    import time
+
+    main = cProfile.Profile(time.thread_time)
+    others: list[cProfile.Profile] = []
+    bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def inner(self: threading.Thread) -> None:
+        prof = cProfile.Profile(time.thread_time)
+        others.append(prof)
+        prof.enable()
+        try:
+            bootstrap(self)
+        finally:
+            prof.disable()
+
+    def dump() -> None:
+        main.disable()
+        main.dump_stats(f"{out}.prof")
+        stats: pstats.Stats | None = None
+        for prof in list(others):
+            prof.create_stats()
+            if getattr(prof, "stats", None):
+                stats = pstats.Stats(prof) if stats is None else stats.add(prof)
+        if stats is not None:
+            stats.dump_stats(f"{out}.threads.prof")
+
+    threading.Thread._bootstrap_inner = inner  # type: ignore[attr-defined]
+    atexit.register(dump)
+    sys.argv = ["rlstream", *argv]
+    main.enable()
+    runpy.run_module("rlstream.cli", run_name="__main__")
+
+
 def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path | None) -> dict[str, float]:
     """Own CPU (ms) per timed sample of each processor, and the samples/s of the run."""
     env = {"PYTHONPATH": str(tree)}
@@ -63,16 +122,12 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
     def spawn(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
         name = cmd[-1]
         if profile is not None:
-            # the worker leaves by os._exit after running the exit handlers: the profile is written by one
-            out = str(profile / f"{name}.prof")
-            boot = (
-                "import atexit, cProfile, runpy, sys; p = cProfile.Profile(); "
-                f"atexit.register(lambda: (p.disable(), p.dump_stats({out!r}))); "
-                f"sys.argv = ['rlstream', *{cmd[3:]!r}]; p.enable(); "
-                "runpy.run_module('rlstream.cli', run_name='__main__')"
-            )
+            boot = f"from bench.pipeline_cpu import profiled; profiled({str(profile / name)!r}, {cmd[3:]!r})"
             cmd = [cmd[0], "-c", boot]
-        p = popen(cmd, **kw)
+        # run from the tree: ``python -m`` puts the working directory first on the path, before
+        # PYTHONPATH, so a processor started from this checkout imported this tree's modules whatever
+        # revision PYTHONPATH named (the earlier revision's runs were this tree's)
+        p = popen(cmd, cwd=str(tree), **kw)
         started[name] = p.pid
         return p
 
@@ -81,11 +136,23 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
         with bp._processors(server, workers, env, "split") as run_id:
             bp._publish_and_wait(server, run_id, "warm", 8, timeout_s=600)
             before = {n: _cpu(started[n]) for n in NAMES}
+            threads_before = {n: _threads(started[n]) for n in NAMES}
             _, elapsed = bp._publish_and_wait(server, run_id, "timed", samples, timeout_s=1200)
             after = {n: _cpu(started[n]) for n in NAMES}
+            threads_after = {n: _threads(started[n]) for n in NAMES}
     finally:
         subprocess.Popen = popen  # type: ignore[misc]
     out = {n: 1000 * (after[n] - before[n]) / samples for n in NAMES}
+    # each process's own CPU by thread (ms per sample; "ended": threads gone by the end, e.g. the
+    # bounded transactional calls'), the busiest first
+    for n in NAMES:
+        by_thread = {
+            name: 1000 * (cpu - threads_before[n].get(name, 0.0)) / samples
+            for name, cpu in threads_after[n].items()
+        }
+        by_thread["ended"] = out[n] - sum(by_thread.values())
+        for name, ms in sorted(by_thread.items(), key=lambda kv: -kv[1])[:6]:
+            out[f"{n}/{name}"] = ms
     out["own"] = sum(out[n] for n in NAMES)
     out["samples_per_s"] = samples / elapsed
     return out
@@ -118,7 +185,7 @@ def main() -> None:
                 results[side].append(got)
                 print(side, json.dumps({k: round(v, 2) for k, v in got.items()}), file=sys.stderr, flush=True)
     summary = {
-        side: {k: round(median(x[k] for x in runs), 2) for k in runs[0]}
+        side: {k: round(median(x.get(k, 0.0) for x in runs), 2) for k in runs[0]}
         for side, runs in results.items()
         if runs
     }

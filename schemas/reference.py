@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from schemas.base import Event, content_hash, make_event_id, remembered
+from schemas.base import Event, content_hash, derived_once, make_event_id, remembered
 from schemas.rollout import SandboxExecuted, SandboxExecutedV1, SandboxExecutedV2, SandboxExecutedV3
 
 
@@ -159,7 +159,10 @@ class ReferenceExecuted(ReferenceExecutedV3):
             return tuple(_written(v) for v in value)
         return value
 
+    @derived_once
     def _as_v3(self) -> ReferenceExecutedV3 | None:
+        # once per object: its id and its written form (each a dump and a validation of every run's
+        # cases) were derived from it separately, and the filter asks for both
         if self.memoised:
             return None
         body = self.model_dump(mode="json")

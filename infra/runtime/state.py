@@ -75,27 +75,60 @@ def event_from_state(cls: type[E], raw: JSON) -> E:
 DECODED_KEPT = 32
 
 
-def remembering(decode: Callable[[JSON], V], kept: int = DECODED_KEPT) -> Callable[[JSON], V]:
-    """``decode`` of a frozen value (an event), remembered for the last ``kept`` encoded objects read:
-    the same stored object (a dict or list, by identity; held here so its identity stays its own) gives
-    the same decoded value without validating it again. A record read once per sample (the filter's
+class Remembered(Generic[V]):
+    """``decode`` of a frozen value (an event), remembered for the last ``kept`` encoded objects read or
+    written: the same stored object (a dict or list, by identity; held here so its identity stays its
+    own) gives the same value without validating it again. A record read once per sample (the filter's
     reference runs of a group's plan, tens of KB each) was validated anew each time, and each fresh
-    object derived its event id anew too. Another stored object (a write, a restore) is decoded anew."""
-    seen: dict[int, tuple[JSON, V]] = {}
+    object derived its event id anew too. An object this kind encoded reads back as the value it was
+    encoded from (:meth:`encoding`), which decoding it gives, equal (an event's JSON reads back as the
+    event): the filter's reference runs, kept with a group's first verdict, were decoded again for the
+    second sample, which then read the runs (every answer parsed) and derived their id anew. Another
+    stored object (a restore) is decoded anew."""
 
-    def decoded(raw: JSON) -> V:
+    def __init__(self, decode: Callable[[JSON], V], kept: int = DECODED_KEPT) -> None:
+        self._decode = decode
+        self._kept = kept
+        self._seen: dict[int, tuple[JSON, V]] = {}
+        #: value (by identity, held) -> the object :meth:`encoding` made of it, for ``once``
+        self._made: dict[int, tuple[V, JSON]] = {}
+
+    def _note(self, raw: JSON, value: V) -> None:
+        if len(self._seen) >= self._kept:
+            self._seen.clear()  # dict operations alone: safe for kinds read from several threads
+        self._seen[id(raw)] = (raw, value)
+
+    def __call__(self, raw: JSON) -> V:
         if not isinstance(raw, (dict, list)):
-            return decode(raw)
-        hit = seen.get(id(raw))
+            return self._decode(raw)
+        hit = self._seen.get(id(raw))
         if hit is not None and hit[0] is raw:
             return hit[1]
-        value = decode(raw)
-        if len(seen) >= kept:
-            seen.clear()  # dict operations alone: safe for kinds read from several threads
-        seen[id(raw)] = (raw, value)
+        value = self._decode(raw)
+        self._note(raw, value)
         return value
 
-    return decoded
+    def encoding(self, encode: Callable[[V], JSON], *, once: bool = False) -> Callable[[V], JSON]:
+        """``encode``, each object it gives remembered as the value it encodes. With ``once``, a value
+        (frozen) encoded again gives the object it gave the first time, while the last ``kept`` are
+        remembered: whoever holds it must not change it (the state's records are never changed in
+        place, only replaced)."""
+
+        def encoded(value: V) -> JSON:
+            if once:
+                made = self._made.get(id(value))
+                if made is not None and made[0] is value:
+                    return made[1]
+            raw = encode(value)
+            if isinstance(raw, (dict, list)):
+                self._note(raw, value)
+                if once:
+                    if len(self._made) >= self._kept:
+                        self._made.clear()
+                    self._made[id(value)] = (value, raw)
+            return raw
+
+        return encoded
 
 
 class Kind(Generic[V]):
@@ -120,7 +153,10 @@ class Kind(Generic[V]):
         self._encode: Callable[[V], JSON] = encode or (lambda v: adapter.dump_python(v, mode="json"))  # type: ignore[union-attr]
         if decode is None and isinstance(value_type, type) and issubclass(value_type, Event):
             event_cls: Any = value_type
-            decode = remembering(lambda raw: event_from_state(event_cls, raw))
+            kept: Remembered[V] = Remembered(lambda raw: event_from_state(event_cls, raw))
+            decode = kept
+            if encode is None:
+                self._encode = kept.encoding(self._encode)
         self._decode: Callable[[JSON], V] = decode or adapter.validate_python  # type: ignore[union-attr]
 
     def encode(self, value: V) -> JSON:

@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from infra.runtime.port import Emit, Incoming, PoisonRecord
-from infra.runtime.state import Cached, Kind, Marker, State, event_from_state
+from infra.runtime.state import Cached, Kind, Marker, Remembered, State, event_from_state
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import CodeGenerated, NoiseVerdict, RewardScored, SandboxExecuted
 from schemas.task import TaskPublished
@@ -56,6 +56,11 @@ from streams.reward.literals import CompareOptions
 INPUT_TOPICS = (GENERATIONS.name, EXECUTIONS.name, REWARDS.name)
 #: where it writes: verdicts, and the reference runs of the probe plans they judged with
 OUTPUT_TOPICS = (VERDICTS.name, REFERENCES.name)
+
+
+#: runs of waiting samples kept encoded and decoded (a few batches' worth: each sample's runs are
+#: read back within its group's batches)
+WAITING_RUNS_KEPT = 64
 
 
 def _lift_reward(reward: Any) -> Any:
@@ -105,7 +110,32 @@ def _seeded_legacy(raw: Any) -> tuple[float, Any]:
     return float(raw["used_s"]), raw["reference"]
 
 
-SAMPLE = Kind("sample", Waiting)
+#: a waiting sample's runs as the state holds them: each run encoded once, and a stored run read back as
+#: the event it was (a sample is read and written again with each of its events, and its probe run's
+#: hundreds of cases were dumped and validated anew each time: ~1 ms per sample)
+_RUNS: Remembered[SandboxExecuted] = Remembered(
+    lambda raw: event_from_state(SandboxExecuted, raw), kept=WAITING_RUNS_KEPT
+)
+_run_json = _RUNS.encoding(lambda run: run.model_dump(mode="json"), once=True)
+
+
+def _waiting_json(entry: Waiting) -> dict[str, Any]:
+    """What ``TypeAdapter(Waiting).dump_python(entry, mode="json")`` gives, each run encoded once."""
+    return {
+        "code": entry.code,
+        "runs": {k: _run_json(run) for k, run in entry.runs.items()},
+        "reward": None if entry.reward is None else entry.reward.model_dump(mode="json"),
+    }
+
+
+def _waiting_from(raw: Any) -> Waiting:
+    if isinstance(raw, dict) and isinstance(raw.get("runs"), dict):
+        runs = {k: _RUNS(v) if isinstance(v, dict) else v for k, v in raw["runs"].items()}
+        raw = {**raw, "runs": runs}
+    return Waiting.model_validate(raw)
+
+
+SAMPLE = Kind("sample", Waiting, encode=_waiting_json, decode=_waiting_from)
 EPISODE = Kind("episode", WaitingEpisode)
 #: a sample already judged: its re-delivered records are ignored
 JUDGED = Marker("judged")

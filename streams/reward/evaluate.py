@@ -162,8 +162,10 @@ def run_probes(
     if found is None:
         return [None for _ in run_indices]
     job, plan = found
-    # each run its own clocks (a reference's two runs of one plan too)
-    jobs = [replace(job, clock_draw=i) for i in run_indices]
+    # each run its own clocks (a reference's two runs of one plan too); every position is hidden, marked
+    # so as the result is read (not copied case by case into the event)
+    hidden = frozenset(range(len(plan.inputs)))
+    jobs = [replace(job, clock_draw=i, hidden=hidden) for i in run_indices]
     results: list[ExecutionResult]
     if pool is None:
         results = [sandbox.execute(j, backend) for j in jobs]
@@ -187,7 +189,7 @@ def run_probes(
             group_id=group_id,
             task_id=task.task_id,
             run_index=i,
-            hidden=frozenset(range(len(plan.inputs))),
+            hidden=hidden,
         ).model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
         for i, result in zip(run_indices, results, strict=True)
     ]

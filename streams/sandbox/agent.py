@@ -157,10 +157,11 @@ class SandboxAgent:
     def _submit_probe(
         self, msg: Incoming, gen: CodeGenerated, attempt: int, run_index: int, job: Job, plan: ProbePlan
     ) -> _Run:
-        job = replace(job, clock_draw=run_index)
-        future = self.pool.submit(job, self.backend, use_cache=False)
-        # every position of a probe run is kept away from feedback like a hidden case
+        # every position of a probe run is kept away from feedback like a hidden case: marked so as its
+        # result is read
         hidden = frozenset(range(len(plan.inputs)))
+        job = replace(job, clock_draw=run_index, hidden=hidden)
+        future = self.pool.submit(job, self.backend, use_cache=False)
         return _Run(msg, gen, attempt, run_index, hidden, future, plan.digest, plan.seed, job, plan)
 
     def _emit(self, run: _Run, out: list[Emit]) -> SandboxExecuted | None:

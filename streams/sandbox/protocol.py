@@ -617,37 +617,44 @@ def case_results(
     *,
     timed_out: bool,
     ended: str | None = None,
+    hidden: frozenset[int] = frozenset(),
 ) -> tuple[CaseResult, ...]:
     """One result per case, in order. Answered ones as answered (their duration the host's); the one
     out when time ran out is ``timeout`` (its duration: from its hand-out to the run's end, where the
     backend stamped it: ``Session.end``); after a load failure or a deviation every other case is an
-    error saying so; any other unanswered case is ``missing`` (never a pass)."""
-    out: list[CaseResult] = []
-    for i in range(n_cases):
-        rec = facts.cases[i] if i < len(facts.cases) else None
-        if rec is not None and rec.answered_at is not None:
-            out.append(
-                CaseResult(
-                    index=i,
-                    status="ok" if rec.ok else "error",
-                    result_repr=rec.text if rec.ok else None,
-                    error=None if rec.ok else rec.text,
-                    duration_s=max(0.0, rec.answered_at - rec.handed_at),
-                    digest=rec.digest,
-                )
-            )
-        elif facts.deviation is not None:
-            out.append(CaseResult(index=i, status="error", error=f"protocol deviation: {facts.deviation}"))
-        elif facts.load_error is not None:
-            out.append(CaseResult(index=i, status="error", error=f"{LOAD_FAILED}{facts.load_error}"))
-        elif rec is not None and timed_out:
-            # how long the host waited for it before the deadline stopped the guest (0: not stamped)
-            held = max(0.0, facts.ended_at - rec.handed_at) if facts.ended_at is not None else 0.0
-            out.append(
-                CaseResult(index=i, status="timeout", error="wall-clock limit reached", duration_s=held)
-            )
-        elif rec is not None and ended:
-            out.append(CaseResult(index=i, status="missing", error=ended))
-        else:
-            out.append(CaseResult(index=i, status="missing"))
-    return tuple(out)
+    error saying so; any other unanswered case is ``missing`` (never a pass). The cases in ``hidden``
+    are marked so."""
+    return tuple(
+        _case_result(facts, i, timed_out=timed_out, ended=ended, hidden=i in hidden) for i in range(n_cases)
+    )
+
+
+def _case_result(
+    facts: SessionFacts, i: int, *, timed_out: bool, ended: str | None, hidden: bool
+) -> CaseResult:
+    rec = facts.cases[i] if i < len(facts.cases) else None
+    if rec is not None and rec.answered_at is not None:
+        return CaseResult(
+            index=i,
+            hidden=hidden,
+            status="ok" if rec.ok else "error",
+            result_repr=rec.text if rec.ok else None,
+            error=None if rec.ok else rec.text,
+            duration_s=max(0.0, rec.answered_at - rec.handed_at),
+            digest=rec.digest,
+        )
+    if facts.deviation is not None:
+        return CaseResult(
+            index=i, hidden=hidden, status="error", error=f"protocol deviation: {facts.deviation}"
+        )
+    if facts.load_error is not None:
+        return CaseResult(index=i, hidden=hidden, status="error", error=f"{LOAD_FAILED}{facts.load_error}")
+    if rec is not None and timed_out:
+        # how long the host waited for it before the deadline stopped the guest (0: not stamped)
+        held = max(0.0, facts.ended_at - rec.handed_at) if facts.ended_at is not None else 0.0
+        return CaseResult(
+            index=i, hidden=hidden, status="timeout", error="wall-clock limit reached", duration_s=held
+        )
+    if rec is not None and ended:
+        return CaseResult(index=i, hidden=hidden, status="missing", error=ended)
+    return CaseResult(index=i, hidden=hidden, status="missing")

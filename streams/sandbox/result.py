@@ -55,6 +55,10 @@ class Job:
     #: which of the job's clock draws its WASM guests see (``streams.sandbox.clocks``): a run's index, so
     #: a program's re-run reads other clocks than its first run, and the same run again the same ones
     clock_draw: int = 0
+    #: cases mode: the cases its result marks hidden as it reads them (a probe run's are all hidden), so
+    #: the execution event takes them as they are instead of a copy of each to mark it (``to_event``
+    #: still marks any case whose mark is not the one it is given). Host-side only, not in the cache key
+    hidden: frozenset[int] = frozenset()
 
     def cache_key(self, backend: str, runtime_hash: str) -> str:
         fields: list[object] = [
@@ -179,6 +183,17 @@ def bound_cases(
     reported with it (``CaseResult.digest``: a result kept keeps none, so a run whose results fit is
     written as before); an error text is cut to what is left (or replaced by a short note). Nothing is
     lost silently: every case is still there."""
+    # a JSON character takes at most 6 bytes: cases without digests whose texts fit that many times
+    # over are all kept as they are (a probe run's hundreds of short answers: no JSON size to measure)
+    if 6 * sum(len((c.result_repr if c.status == "ok" else c.error) or "") for c in cases) <= budget and all(
+        c.digest is None for c in cases
+    ):
+        return cases
+    return _bound_each(cases, budget)
+
+
+def _bound_each(cases: tuple[CaseResult, ...], budget: int) -> tuple[CaseResult, ...]:
+    """:func:`bound_cases` case by case, each text's JSON size measured."""
     left = budget
     out: list[CaseResult] = []
     for case in cases:
@@ -235,7 +250,9 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
     check_passed: bool | None = None
     loaded: bool | None = None
     if job.mode == "cases":
-        cases = bound_cases(case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended))
+        cases = bound_cases(
+            case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended, hidden=job.hidden)
+        )
     elif job.mode == "check":
         assert check_facts is not None and check_raw is not None
         check_passed = bool(

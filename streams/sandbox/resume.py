@@ -73,7 +73,8 @@ def continuation(job: Job, start: int) -> Job:
     """``job`` on its inputs from position ``start`` on (a call cap shifted with them)."""
     cap = job.call_cap
     shifted = None if cap is None else (max(0, cap[0] - start), cap[1])
-    return replace(job, inputs=job.inputs[start:], call_cap=shifted)
+    hidden = frozenset(i - start for i in job.hidden if i >= start)
+    return replace(job, inputs=job.inputs[start:], call_cap=shifted, hidden=hidden)
 
 
 def merged(first: ExecutionResult, rest: ExecutionResult, start: int) -> ExecutionResult:

@@ -68,3 +68,22 @@ def test_a_reference_keeping_an_older_versions_id_remembers_that_one() -> None:
     assert isinstance(ref, ReferenceExecuted)
     first = ref.event_id()
     assert ref.event_id() == first == derived(ref, 0)
+
+
+def test_a_references_written_form_is_derived_once_per_object_and_is_the_derived_one() -> None:
+    """A reference's v3 form (its written version, and what its id is derived from) is made once per
+    object: the same object each time it is asked for, equal to the form made afresh, with its bytes."""
+    sample = golden(ReferenceExecuted)
+    assert isinstance(sample, ReferenceExecuted)
+    reference = sample.model_copy(update={"memoised": ()})  # written as v3
+    written = reference.as_written()
+    assert reference.previous_version() is written and reference.as_written() is written
+    fresh = ReferenceExecuted._as_v3.__wrapped__(reference)  # type: ignore[attr-defined]
+    assert written == fresh and written.model_dump_json() == fresh.model_dump_json()
+    assert reference.event_id() == written.event_id() == derived(reference, 0)
+    other = reference.model_copy()
+    assert other.as_written() is not written and other.as_written() == written
+    key = id(reference)
+    del reference, written
+    gc.collect()
+    assert key not in base._IDS  # nothing kept once the object is gone

@@ -5,11 +5,16 @@ state was typed still read back."""
 from __future__ import annotations
 
 import base64
+import json
+from pathlib import Path
 
 import pytest
 
 from infra.runtime.port import MAX_KEPT_BYTES, dead_letter
-from infra.runtime.state import Cached, Kind, Marker, State
+from infra.runtime.state import Cached, Kind, Marker, State, event_from_state
+from schemas import export
+from schemas.base import Event
+from schemas.registry import LATEST
 from schemas.rollout import SandboxExecuted
 from tests.hacks.fixtures import make_task, passing
 
@@ -217,28 +222,32 @@ def test_cached_records_restore_with_their_time_and_old_plain_records_read_back(
 
 def test_a_stored_event_read_again_is_the_same_value_and_a_new_write_or_restore_reads_anew() -> None:
     """An event read from the state again (a group's samples reading the same reference runs) is the
-    value decoded the first time, with the id it derived then; what is written or restored since is
-    decoded anew, and values that are not events are decoded anew on every read."""
+    value decoded the first time, with the id it derived then; an event written reads back as itself
+    (what decoding its record gives: equal, with the same id); what is restored is decoded anew, and
+    values that are not events are decoded anew on every read."""
     s = State((REF, COUNT), grace_s=100.0)
     s.restored([0])
     first, second = passing(make_task(), sample_id="a"), passing(make_task(), sample_id="b")
     s.keep(0, REF, "k", first, limit=4)
     s.take_writes()
     read = s.use(0, REF, "k")
-    assert read == first and read is not first
-    assert read is not None and read.event_id() == first.event_id()
-    # read again, restamped as used in between: the same decoded value
+    assert read is first
+    assert REF.decode({"used_s": 0.0, "value": REF.encode(first)}) is first
+    decoded = event_from_state(SandboxExecuted, json.loads(json.dumps(REF.encode(first))))
+    assert decoded == first and decoded.event_id() == first.event_id()
+    # read again, restamped as used in between: the same value
     s.advance(0, 50.0)
     assert s.use(0, REF, "k") is read and s.get(0, REF, "k") is read
-    # written anew: the new value, decoded
+    # written anew: the new value
     s.keep(0, REF, "k", second, limit=4)
-    assert s.use(0, REF, "k") == second and s.get(0, REF, "k") is not read
+    assert s.use(0, REF, "k") is second and s.get(0, REF, "k") is not read
     # restored from the changelog: decoded from the restored record
     s.disown(0)
     s.load(0, "ref:k", {"used_s": 1.0, "value": first.model_dump(mode="json")})
     s.restored([0])
     again = s.get(0, REF, "k")
     assert again == first and again is not read
+    assert s.get(0, REF, "k") is again
     # more records than a kind keeps decoded: each still reads back as itself
     runs = [passing(make_task(), sample_id=f"s{i}") for i in range(40)]
     for i, run in enumerate(runs):
@@ -248,3 +257,48 @@ def test_a_stored_event_read_again_is_the_same_value_and_a_new_write_or_restore_
     assert [s.get(0, REF, f"r{i}") for i in range(40)] == runs
     s.put(0, COUNT, "n", 3)
     assert s.get(0, COUNT, "n") == 3
+
+
+@pytest.mark.parametrize("cls", [LATEST[name] for name in sorted(LATEST)], ids=sorted(LATEST))
+def test_an_event_kept_reads_back_as_what_its_record_decodes_to(cls: type[Event]) -> None:
+    """An event written to the state reads back as itself: what its record, through the changelog's
+    JSON text, decodes to is equal to it and has its ids (the golden sample of every newest version)."""
+    golden = Path(export.__file__).parent / "golden" / f"{cls.ce_type()}.json"
+    event = cls.model_validate(json.loads(golden.read_text())["body"])
+    kind = Cached("k", cls)
+    s = State((kind,), grace_s=100.0)
+    s.restored([0])
+    s.keep(0, kind, "e", event, limit=4)
+    (written,) = s.take_writes().values()
+    assert s.use(0, kind, "e") is event
+    decoded = event_from_state(cls, json.loads(json.dumps(written))["value"])
+    assert decoded == event
+    assert decoded.model_dump_json() == event.model_dump_json()
+    assert decoded.event_id() == event.event_id() and decoded.event_id(2) == event.event_id(2)
+
+
+def test_a_waiting_sample_is_stored_as_its_model_dumps_and_its_runs_read_back_as_they_were() -> None:
+    """The filter's waiting sample is written as pydantic's dump of it (the changelog's bytes unchanged),
+    each run encoded once; read back, its runs are the events that were written (equal to what their
+    records decode to), and a record restored from the changelog is decoded anew."""
+    from pydantic import TypeAdapter
+
+    from streams.noise.agent import SAMPLE, Waiting
+
+    first = passing(make_task(), sample_id="a")
+    probe = first.model_copy(update={"run_index": 1, "probe": "ab" * 8, "probe_seed": "cd" * 8})
+    s = State((SAMPLE,))
+    s.restored([0])
+    for runs in ({"0": first}, {"0": first, "1": probe}):
+        entry = Waiting(code="c", runs=runs)
+        s.put(0, SAMPLE, "a", entry)
+        (written,) = s.take_writes().values()
+        assert json.dumps(written) == json.dumps(TypeAdapter(Waiting).dump_python(entry, mode="json"))
+        read = s.get(0, SAMPLE, "a")
+        assert read is not None and read == entry and read is not entry
+        assert all(read.runs[k] is run for k, run in runs.items())
+    s.disown(0)
+    s.load(0, "sample:a", json.loads(json.dumps(written)))
+    s.restored([0])
+    again = s.get(0, SAMPLE, "a")
+    assert again == entry and again is not None and again.runs["1"] is not probe
