@@ -17,7 +17,6 @@ the cache on.
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import resource
 import subprocess
@@ -32,6 +31,7 @@ from typing import Any
 from producers.ingest.humaneval import humaneval_tasks, load_rows
 from streams.sandbox import Job, Limits, SandboxConfig, SandboxPool
 from streams.sandbox.config import BackendName
+from streams.sandbox.spans import steps_of
 
 #: a real interpreter binary (a version manager's shim script would make the baseline look slow)
 BASELINE_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").is_file() else sys.executable
@@ -400,43 +400,6 @@ SPAN_NAMES = {
 }
 
 
-def _spans_of(marks: list[tuple[str, str, float]], start: float, end: float) -> dict[str, dict[str, float]]:
-    """ms per stretch, per role (``host``, ``candidate``, ``check``), from one execution's marks
-    between ``start`` and ``end``. A guest's stretches run on its own thread; in check mode the two
-    guests overlap in time, so their stretches add up to more than the execution's wall time."""
-    out: dict[str, dict[str, float]] = {}
-    by_role: dict[str, list[tuple[str, float]]] = {}
-    for role, what, t in marks:
-        by_role.setdefault(role, []).append((what, t))
-    host = dict(by_role.pop("host", []))
-    first_run = min(seq[0][1] for seq in by_role.values())
-    last_joined = max(t for seq in by_role.values() for what, t in seq if what == "joined")
-    steps = {"encoded": host["encoded"] - start, "run": first_run - host["encoded"]}
-    if "thread joined" in host:
-        steps["thread joined"] = host["thread joined"] - last_joined
-        last_joined = host["thread joined"]
-    steps["done"] = end - last_joined
-    out["host"] = {k: 1000 * v for k, v in steps.items()}
-    for role, seq in by_role.items():
-        steps = out.setdefault(role, {})
-        phase = "start"
-        for (_, t0), (what, t1) in itertools.pairwise(seq):
-            if what.startswith("door "):
-                kind = what[5:]
-                key = f"door {kind}" if kind in ("J", "P", "A") else "door"
-            elif what.startswith("guest "):
-                kind = what[6:]
-                key = "start" if kind in ("P", "J") or phase == "start" else phase
-                if kind == "J":
-                    phase = "load"
-                elif kind in ("N", "L", "A", "D", "R"):
-                    phase = "calls"
-            else:
-                key = what
-            steps[key] = steps.get(key, 0.0) + 1000 * (t1 - t0)
-    return out
-
-
 def breakdown(n: int = 30) -> dict[str, Any]:
     """Where one WASM execution's wall time goes, step by step, from ``perf_counter`` marks the backend
     takes while ``WasmBackend.spans`` is set (median over ``n`` executions of each job, the jobs
@@ -476,7 +439,7 @@ def breakdown(n: int = 30) -> dict[str, Any]:
             ok = r.check_passed if job.mode == "check" else all(c.status == "ok" for c in r.cases)
             if not ok or r.infra_error:
                 raise SystemExit(f"{label}: the execution failed: {r}")
-            for role, steps in _spans_of(marks, start, end).items():
+            for role, steps in steps_of(marks, start, end).items():
                 row |= {f"{role}|{k}": v for k, v in steps.items()}
             seen[label].append(row)
     out: dict[str, Any] = {"executions_each": n, "load_average": os.getloadavg()[0], "jobs": {}}

@@ -15,6 +15,7 @@ import pytest
 from schemas.errors import DependencyError
 from streams.sandbox import Job, Limits, Sandbox, SandboxConfig, SandboxPool
 from streams.sandbox.protocol import stub_digest
+from streams.sandbox.spans import steps_of
 
 LIMITS = Limits(timeout_s=5.0, memory_mb=256)
 ADD = "def add(a, b):\n    return a + b\n"
@@ -334,8 +335,6 @@ def test_a_call_past_its_own_cap_ends_the_run_as_its_deadline_would(
 
 def test_wasm_marks_each_step_of_a_run_only_while_asked(sandbox: Sandbox) -> None:
     # bench.sandbox --breakdown reads these marks: every step of a run, in order, on the host's clock
-    from bench.sandbox import _spans_of
-
     wasm = sandbox.wasm()
     job = Job(mode="cases", code=ADD, entry_point="add", inputs=("(1, 2)", "(3, 4)"), limits=LIMITS)
     checked = "def check(c):\n    assert c(1, 2) == 3\n"
@@ -355,7 +354,7 @@ def test_wasm_marks_each_step_of_a_run_only_while_asked(sandbox: Sandbox) -> Non
     ]  # fmt: skip
     times = [t for _, _, t in marks]
     assert times == sorted(times) and start <= times[0] and times[-1] <= end
-    steps = _spans_of(marks, start, end)
+    steps = steps_of(marks, start, end)
     # the stretches of a one-guest run tile it: they add up to its wall time
     assert sum(sum(s.values()) for s in steps.values()) == pytest.approx(1000 * (end - start))
     assert steps["candidate"]["calls"] > 0 and steps["candidate"]["load"] > 0
