@@ -58,7 +58,10 @@ library integers wrap at, equal integers at large magnitudes, a negative zero an
 (:func:`_generate_widths`). Since p18/c18 a few cheap inputs near the cases come twice in a row
 (:func:`_twice`), a string whose cases are groups of balanced brackets keeps each group balanced
 (:func:`_balanced_groups`), and a run of blanks is lengthened past the cases' longest
-(:func:`_generate_blank_runs`). A run of an older seeded version finds its plan by its digest
+(:func:`_generate_blank_runs`). Since p19/c19 it holds bracket strings nesting 100 to 300 deeper than
+any case (:func:`_generate_deep_nesting`) and lists whose cases mix ints and floats grown past the cases'
+own numbers with new ones (:func:`_generate_grown_numbers`). A run of an older seeded version finds its
+plan by its digest
 (:func:`recorded_plan`).
 """
 
