@@ -856,8 +856,9 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         grown, long = _generate_grown_numbers(
             args, random.Random(_seed(task, f"{drawn_as}|numbers", seed)), taken
         )
-        far = sorted([*far, *deep, *grown], key=lambda item: (len(item[0]), item[0]))
-        ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
+        far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
+        # the deep strings among the long inputs at the end: past the far inputs' size limit
+        ends = sorted([*ends, *deep, *long], key=lambda item: (len(item[0]), item[0]))
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
         head, generated, far, args, again, wide, late, lead, ends, bounds, every=every, twice=twice
@@ -1101,8 +1102,9 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         grown, long = _generate_grown_numbers(
             args, random.Random(_seed(task, f"{drawn_as}|numbers", seed)), taken, domain.hold_beyond_range
         )
-        far = sorted([*far, *deep, *grown], key=lambda item: (len(item[0]), item[0]))
-        ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
+        far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
+        # the deep strings among the long inputs at the end: past the far inputs' size limit
+        ends = sorted([*ends, *deep, *long], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -2445,8 +2447,9 @@ def _generate_deep_nesting(
     (HumanEval/61: 6 levels), and a program keeping the depth in a signed byte (wrapping at 128) was
     accepted. Every relation the cases keep is kept (:class:`_Invariants`: a balanced string stays
     balanced, p18's groups each stay balanced), but the longest word: a group nested deeper is a longer
-    word, and bracket groups are no words of a vocabulary. Laid past the cases' range (a value and an
-    error are judged, a stack the recursion runs out of is not): the depth is the input's size."""
+    word, and bracket groups are no words of a vocabulary. Laid among the long inputs at the end (a value
+    and an error are judged, a stack the recursion runs out of or a hang is not): the depth is the
+    input's size, past the far inputs' size limit."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     seen = {repr(t) for t in tuples} | set(taken)
     groups = set(_balanced_groups(tuples))
