@@ -58,7 +58,10 @@ library integers wrap at, equal integers at large magnitudes, a negative zero an
 (:func:`_generate_widths`). Since p18/c18 a few cheap inputs near the cases come twice in a row
 (:func:`_twice`), a string whose cases are groups of balanced brackets keeps each group balanced
 (:func:`_balanced_groups`), and a run of blanks is lengthened past the cases' longest
-(:func:`_generate_blank_runs`). A run of an older seeded version finds its plan by its digest
+(:func:`_generate_blank_runs`). Since p19/c19 it holds bracket strings nesting 100 to 300 deeper than
+any case (:func:`_generate_deep_nesting`) and lists whose cases mix ints and floats grown past the cases'
+own numbers with new ones (:func:`_generate_grown_numbers`). A run of an older seeded version finds its
+plan by its digest
 (:func:`recorded_plan`).
 """
 
@@ -88,8 +91,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p18"
-SEEDED_CHECK_PLAN_VERSION = "c18"
+SEEDED_PLAN_VERSION = "p19"
+SEEDED_CHECK_PLAN_VERSION = "c19"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -109,6 +112,7 @@ SEEDED_VERSIONS = (
     ("p15", "c15"),
     ("p16", "c16"),
     ("p17", "c17"),
+    ("p18", "c18"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -156,6 +160,8 @@ _DRAWN_AS = {
     "c17": "c4",
     "p18": "p5",
     "c18": "c4",
+    "p19": "p5",
+    "c19": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -183,6 +189,8 @@ _WIDE_DRAWN_AS = {
     "c17": "c6",
     "p18": "p6",
     "c18": "c6",
+    "p19": "p6",
+    "c19": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -206,6 +214,8 @@ _EXTREME_DRAWN_AS = {
     "c17": "c8",
     "p18": "p8",
     "c18": "c8",
+    "p19": "p8",
+    "c19": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -227,6 +237,8 @@ _ADMITTED_DRAWN_AS = {
     "c17": "c9",
     "p18": "p9",
     "c18": "c9",
+    "p19": "p9",
+    "c19": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -246,6 +258,8 @@ _BANDED_DRAWN_AS = {
     "c17": "c10",
     "p18": "p10",
     "c18": "c10",
+    "p19": "p10",
+    "c19": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -263,6 +277,8 @@ _DIGITS_DRAWN_AS = {
     "c17": "c11",
     "p18": "p11",
     "c18": "c11",
+    "p19": "p11",
+    "c19": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -276,6 +292,8 @@ _BYTES_DRAWN_AS = {
     "c17": "c13",
     "p18": "p13",
     "c18": "c13",
+    "p19": "p13",
+    "c19": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
 _LETTERS_DRAWN_AS = {
@@ -287,13 +305,24 @@ _LETTERS_DRAWN_AS = {
     "c17": "c14",
     "p18": "p14",
     "c18": "c14",
+    "p19": "p14",
+    "c19": "c14",
 }
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
-_EDGES_DRAWN_AS = {"p16": "p15", "c16": "c15", "p17": "p15", "c17": "c15", "p18": "p15", "c18": "c15"}
+_EDGES_DRAWN_AS = {
+    "p16": "p15",
+    "c16": "c15",
+    "p17": "p15",
+    "c17": "c15",
+    "p18": "p15",
+    "c18": "c15",
+    "p19": "p15",
+    "c19": "c15",
+}
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
-_BOUNDARIES_DRAWN_AS = {"p17": "p16", "c17": "c16", "p18": "p16", "c18": "c16"}
+_BOUNDARIES_DRAWN_AS = {"p17": "p16", "c17": "c16", "p18": "p16", "c18": "c16", "p19": "p16", "c19": "c16"}
 #: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
-_WIDTHS_DRAWN_AS = {"p18": "p17", "c18": "c17"}
+_WIDTHS_DRAWN_AS = {"p18": "p17", "c18": "c17", "p19": "p17", "c19": "c17"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -421,6 +450,26 @@ TWICE_INPUTS = 8
 #: (p18/c18) per string position where some case holds a run of two or more blanks (white space in a
 #: row): inputs with one such run of a case lengthened past the cases' longest (:func:`_generate_blank_runs`)
 BLANK_RUN_INPUTS = 3
+#: the version whose seed draws the repeated inputs and the blank runs (p18/c18 on)
+_TWICE_DRAWN_AS = {"p19": "p18", "c19": "c18"}
+#: the first generation (p19/c19) whose plans draw, from generators of their own, bracket strings
+#: nesting far deeper than any case (:func:`_generate_deep_nesting`) and lists of numbers of both kinds
+#: grown past the cases' own numbers (:func:`_generate_grown_numbers`). Through p18/c18 a bracket string
+#: was the cases' strings mutated a character at a time or joined end to end, so none nested deeper than
+#: a case does (HumanEval/61: 6 levels, its 3000-character inputs included), and a list whose cases mix
+#: ints and floats grew with the cases' own numbers only (new numbers came where every element is an
+#: int), so with distinct elements none grew past the cases' distinct numbers (redteam/mean: 15)
+_DEEP_GENERATION = 17
+#: (p19/c19) per string position and bracket pair where every case's string is made of brackets alone or
+#: balances (:func:`_deep_positions`): inputs with one balanced part of a case wrapped in this many more
+#: pairs, drawn in DEEP_NESTING (past a signed byte's 127 on most draws)
+DEEP_INPUTS = 3
+DEEP_NESTING = (100, 300)
+#: (p19/c19) per list position whose cases mix ints and floats: inputs grown with new numbers of both
+#: kinds, two within the far inputs' reach and one each in the two long bands (:data:`LONG_BANDED_INPUTS`)
+GROWN_FAR_INPUTS = 2
+#: the version whose seed draws the deep bracket strings and the grown lists (p19/c19 on)
+_DEEP_DRAWN_AS: dict[str, str] = {}
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -789,13 +838,27 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         # (p18) from a generator of their own: every input p17 draws stays as p17 draws it, but those
         # whose groups break the balance every case's groups keep
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        blanks = _generate_blank_runs(args, random.Random(_seed(task, f"{version}|blanks", seed)), taken)
+        blanks = _generate_blank_runs(
+            args, random.Random(_seed(task, f"{_TWICE_DRAWN_AS.get(version, version)}|blanks", seed)), taken
+        )
         wide = sorted([*wide, *blanks], key=lambda item: (len(item[0]), item[0]))
-        drawn = random.Random(_seed(task, f"{version}|twice", seed))
+        drawn = random.Random(_seed(task, f"{_TWICE_DRAWN_AS.get(version, version)}|twice", seed))
         lead, generated, far, wide, ends, bounds = _groups_kept(
             args, drawn, public, lead, generated, far, wide, ends, bounds
         )
         twice = _twice(generated, drawn)
+    if seed is not None and generation >= _DEEP_GENERATION:
+        # (p19) from generators of their own: every input p18 draws stays as p18 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn_as = _DEEP_DRAWN_AS.get(version, version)
+        deep = _generate_deep_nesting(args, random.Random(_seed(task, f"{drawn_as}|deep", seed)), taken)
+        taken |= {t for t, _ in deep}
+        grown, long = _generate_grown_numbers(
+            args, random.Random(_seed(task, f"{drawn_as}|numbers", seed)), taken
+        )
+        far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
+        # the deep strings among the long inputs at the end: past the far inputs' size limit
+        ends = sorted([*ends, *deep, *long], key=lambda item: (len(item[0]), item[0]))
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
         head, generated, far, args, again, wide, late, lead, ends, bounds, every=every, twice=twice
@@ -1017,14 +1080,31 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         # whose groups break the balance every call's groups keep
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
         blanks = _generate_blank_runs(
-            args, random.Random(_seed(task, f"{version}|blanks", seed)), taken, domain.hold_beyond_range
+            args,
+            random.Random(_seed(task, f"{_TWICE_DRAWN_AS.get(version, version)}|blanks", seed)),
+            taken,
+            domain.hold_beyond_range,
         )
         wide = sorted([*wide, *blanks], key=lambda item: (len(item[0]), item[0]))
-        drawn = random.Random(_seed(task, f"{version}|twice", seed))
+        drawn = random.Random(_seed(task, f"{_TWICE_DRAWN_AS.get(version, version)}|twice", seed))
         lead, generated, far, wide, ends, bounds = _groups_kept(
             args, drawn, public, lead, generated, far, wide, ends, bounds
         )
         twice = _twice(generated, drawn)
+    if seed is not None and generation >= _DEEP_GENERATION:
+        # (c19) from generators of their own: every input c18 draws stays as c18 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn_as = _DEEP_DRAWN_AS.get(version, version)
+        deep = _generate_deep_nesting(
+            args, random.Random(_seed(task, f"{drawn_as}|deep", seed)), taken, domain.hold_beyond_range
+        )
+        taken |= {t for t, _ in deep}
+        grown, long = _generate_grown_numbers(
+            args, random.Random(_seed(task, f"{drawn_as}|numbers", seed)), taken, domain.hold_beyond_range
+        )
+        far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
+        # the deep strings among the long inputs at the end: past the far inputs' size limit
+        ends = sorted([*ends, *deep, *long], key=lambda item: (len(item[0]), item[0]))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -2314,6 +2394,226 @@ def _groups_kept(
     if lead and not kept[0] and sections:
         kept[0], kept[1] = _lead(kept[1], rng, public)
     return tuple(kept)
+
+
+def _deep_positions(tuples: Sequence[tuple[object, ...]]) -> list[tuple[int, str]]:
+    """(p19/c19) The string argument positions and bracket pairs where every case's string is made of
+    brackets alone (white space aside: HumanEval/61's ``')(()'`` as well as its ``'(()())'``) or balances
+    in the pair, and some case's string holds the pair's opening bracket. Such a string's nesting is
+    what the task reads, and every depth keeps the cases' domain: a string of brackets alone is one
+    whatever it nests, a balanced one stays balanced when a balanced part of it is wrapped in more pairs."""
+    brackets = "".join(_Invariants._BRACKETS)
+    out: list[tuple[int, str]] = []
+    for i in range(min(len(t) for t in tuples)):
+        column = [v for t in tuples if isinstance(v := t[i], str)]
+        if len(column) < len(tuples):
+            continue
+        only = all(c in brackets or c.isspace() for v in column for c in v)
+        for pair in _Invariants._BRACKETS:
+            if not any(pair[0] in v for v in column):
+                continue
+            if only or all(_balanced(v, pair) for v in column):
+                out.append((i, pair))
+    return out
+
+
+def _balanced_parts(s: str, pair: str, grouped: bool) -> list[tuple[int, int]]:
+    """(p19/c19) The spans of ``s`` that balance in ``pair`` and hold its opening bracket: each word (a
+    run without white space), and the whole string unless its groups are the task's
+    (:func:`_balanced_groups`: wrapping the whole would make a group of its spaces)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for blank, run in itertools.groupby(s, key=str.isspace):
+        length = len(list(run))
+        if not blank and pair[0] in s[start : start + length] and _balanced(s[start : start + length], pair):
+            spans.append((start, start + length))
+        start += length
+    if not grouped and pair[0] in s and _balanced(s, pair) and (0, len(s)) not in spans:
+        spans.append((0, len(s)))
+    return spans
+
+
+def _generate_deep_nesting(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p19/c19) Bracket strings nesting far deeper than any case, each with the case it was made from:
+    per position and pair of :func:`_deep_positions`, :data:`DEEP_INPUTS` inputs with one balanced part of
+    a case (:func:`_balanced_parts`) wrapped in ``d`` more pairs, ``d`` drawn in :data:`DEEP_NESTING`,
+    every other character of the case kept. Through p18/c18 a bracket string was a case's mutated a
+    character at a time, or cases' strings joined end to end, so none nested deeper than the cases
+    (HumanEval/61: 6 levels), and a program keeping the depth in a signed byte (wrapping at 128) was
+    accepted. Every relation the cases keep is kept (:class:`_Invariants`: a balanced string stays
+    balanced, p18's groups each stay balanced), but the longest word: a group nested deeper is a longer
+    word, and bracket groups are no words of a vocabulary. Laid among the long inputs at the end (a value
+    and an error are judged, a stack the recursion runs out of or a hang is not): the depth is the
+    input's size, past the far inputs' size limit."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    seen = {repr(t) for t in tuples} | set(taken)
+    groups = set(_balanced_groups(tuples))
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for i, pair in _deep_positions(tuples):
+        invariants = _Invariants(tuples, seeded=True)
+        invariants.word_max.pop(i, None)
+        parts = {k: _balanced_parts(t[i], pair, (i, pair) in groups) for k, t in enumerate(tuples)}  # type: ignore[arg-type]
+        holding = [k for k, found in parts.items() if found]
+        made = 0
+        for _ in range(DEEP_INPUTS * _ATTEMPTS_PER_INPUT):
+            if made >= DEEP_INPUTS or not holding:
+                break
+            k = rng.choice(holding)
+            start, end = rng.choice(parts[k])
+            text: str = tuples[k][i]  # type: ignore[assignment]
+            depth = rng.randint(*DEEP_NESTING)
+            candidate = list(tuples[k])
+            candidate[i] = text[:start] + pair[0] * depth + text[start:end] + pair[1] * depth + text[end:]
+            made_text = repr(tuple(candidate))
+            if made_text in seen or len(made_text) > _FAR_MAX_CHARS or not invariants.hold(candidate):
+                continue
+            if domain is not None and not domain(candidate, {k}):
+                continue
+            if not _is_input_literal(made_text, tuple(candidate)):
+                continue
+            seen.add(made_text)
+            out.append((made_text, (k,)))
+            made += 1
+    return out
+
+
+def _mixed_numbers(column: Sequence[object]) -> tuple[list[int], list[float]] | None:
+    """(p19/c19) The ints and the finite floats of a column of flat lists of numbers that holds both
+    kinds (None: another column)."""
+    if not all(isinstance(v, list) for v in column):
+        return None
+    elements = [e for v in column for e in v]  # type: ignore[attr-defined]
+    if not all(type(e) in (int, float) for e in elements):
+        return None
+    ints = [e for e in elements if type(e) is int]
+    floats = [e for e in elements if type(e) is float and math.isfinite(e)]
+    return (ints, floats) if ints and floats else None
+
+
+def _plain(e: object) -> bool:
+    """(p19/c19) An int, or a finite float printed without an exponent."""
+    return type(e) is int or (type(e) is float and math.isfinite(e) and "e" not in repr(e))  # type: ignore[arg-type]
+
+
+def _decimals(floats: Sequence[float]) -> int:
+    """(p19/c19) The most decimals a float printed without an exponent shows (1 to 3)."""
+    shown = [len(repr(f).partition(".")[2]) for f in floats if "e" not in repr(f)]
+    return min(3, max([1, *shown]))
+
+
+def _grown_numbers(
+    xs: list[object],
+    n: int,
+    pool: list[object],
+    numbers: tuple[list[int], list[float]],
+    rng: random.Random,
+) -> list[object]:
+    """(p19/c19) ``xs`` with numbers inserted up to ``n`` distinct ones: the cases' own (``pool``) and new
+    ones drawn alike while the cases' last, then new ones only. A new number is a float with as many
+    decimals as the cases' show (:func:`_decimals`) in the share of the cases' numbers that are floats,
+    an int otherwise, drawn within the range of the cases' numbers (those printed without an exponent:
+    redteam/mean's 1e+16 is an edge, not a scale), its top moved up only as far as a list this long
+    needs distinct numbers (as :func:`_more_ints` does); zero and negatives only where the cases'
+    numbers reach them."""
+    ints, floats = numbers
+    plain = [*ints, *(f for f in floats if _plain(f))]
+    lo, hi = min(plain), max(plain)
+    top = max(hi, lo + 2 * n)
+    decimals = _decimals(floats)
+    share = len(floats) / (len(ints) + len(floats))
+    zero = any(v == 0 for v in plain)
+    out = list(xs)
+    present = {repr(e) for e in out}
+    fresh = [e for e in pool if repr(e) not in present]
+    rng.shuffle(fresh)
+    for _ in range(8 * n):
+        if len(out) >= n:
+            break
+        e: object
+        if fresh and rng.random() < 0.5:
+            e = fresh.pop()
+        elif rng.random() < share:
+            e = round(rng.uniform(lo, top), decimals)
+        else:
+            e = rng.randint(math.ceil(lo), math.floor(top))
+        if repr(e) in present or (e == 0 and not zero):
+            continue
+        present.add(repr(e))
+        out.insert(rng.randint(0, len(out)), e)
+    return out
+
+
+def _generate_grown_numbers(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p19/c19) Inputs whose list of numbers (the cases mix ints and floats there) grows past the cases'
+    own numbers, each with the case it was made from: per such position :data:`GROWN_FAR_INPUTS` within
+    the far inputs' reach (2 to :data:`FAR_REACH` times the cases' longest list) and one each of a length
+    in the two bands of the long inputs (past that reach up to :data:`MID_BAND_TOP`, and
+    :data:`LONG_LENGTHS`), grown by :func:`_grown_numbers`. Through p18/c18 such a list grew with the
+    cases' numbers alone (new ones came only where every element is an int: :meth:`_Sized._grown_list`),
+    so with distinct elements none grew past the cases' distinct numbers, the long inputs included
+    (redteam/mean: 15), and a program refusing longer lists was never called on one. Every relation the
+    cases keep is kept (distinct, sorted, no more repeats, an argument equal to the list's length); a
+    number printed with an exponent (a case's edge: ``1e+16``) is neither added nor grown beside.
+    Returns those within the far reach, then the long ones."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    invariants = _Invariants(tuples, seeded=True)
+    sizes = _Sizes(tuples, related=True)
+    seen = {repr(t) for t in tuples} | set(taken)
+    near_cap = min(_FAR_MAX_CHARS, FAR_REACH * max(len(repr(t)) for t in tuples) + _SIZE_SLACK)
+    far: list[tuple[str, tuple[int, ...]]] = []
+    long: list[tuple[str, tuple[int, ...]]] = []
+    for i in range(min(len(t) for t in tuples)):
+        numbers = _mixed_numbers([t[i] for t in tuples])
+        sized = sizes.positions.get(i)
+        if numbers is None or sized is None:
+            continue
+        # numbers printed with an exponent (redteam/mean's 1e+16 and -1e+16) are the cases' edges, not
+        # their scale: a long list holding them beside many others has a mean that the order of summing
+        # decides (correct programs summing otherwise part from the reference by more than rounding)
+        pool = [e for e in _unique(sized.elements) if _plain(e)]
+        bases = [k for k, t in enumerate(tuples) if all(_plain(e) for e in t[i])]  # type: ignore[attr-defined]
+        if not bases:
+            continue
+        shown = sized.longest
+        reach = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
+        low = min(MID_BAND_TOP, reach + 1)
+        bands = [(min(reach, max(shown + 1, 2 * shown)), reach, near_cap, far)] * GROWN_FAR_INPUTS
+        bands += [(low, MID_BAND_TOP, _LONG_MAX_CHARS, long), (*LONG_LENGTHS, _LONG_MAX_CHARS, long)]
+        for first, last, cap, section in bands:
+            for _ in range(_ATTEMPTS_PER_INPUT):
+                n = round(math.exp(rng.uniform(math.log(first), math.log(last))))
+                k = rng.choice(bases)
+                candidate = list(tuples[k])
+                grown = _grown_numbers(candidate[i], min(last, max(first, n)), pool, numbers, rng)  # type: ignore[arg-type]
+                if sized.sorted:
+                    grown.sort()  # type: ignore[call-overload]
+                candidate[i] = grown
+                for count, j in sizes.counts.items():
+                    if j == i:
+                        candidate[count] = len(grown)
+                made_text = repr(tuple(candidate))
+                if made_text in seen or len(made_text) > cap or len(grown) <= shown:
+                    continue
+                if not invariants.hold(candidate) or not sizes.keeps(candidate):
+                    continue
+                if domain is not None and not domain(candidate, {k}):
+                    continue
+                if not _is_input_literal(made_text, tuple(candidate)):
+                    continue
+                seen.add(made_text)
+                section.append((made_text, (k,)))
+                break
+    return far, long
 
 
 def _generate_extreme(
