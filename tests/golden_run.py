@@ -44,6 +44,7 @@ VOLATILE = {
         "load_s",
         "active_s",
         "cases.*.duration_s",
+        "cases.*.cpu_s",
         "runtime_hash",
         "cache_key",
     ),
@@ -53,6 +54,7 @@ VOLATILE = {
         "execution.load_s",
         "execution.active_s",
         "execution.cases.*.duration_s",
+        "execution.cases.*.cpu_s",
         "execution.runtime_hash",
         "execution.cache_key",
         "reruns.*.runtime_hash",
@@ -62,6 +64,7 @@ VOLATILE = {
         "reruns.*.load_s",
         "reruns.*.active_s",
         "reruns.*.cases.*.duration_s",
+        "reruns.*.cases.*.cpu_s",
     ),
     # names the reference's probe runs, whose id hashes their timings
     "rlstream.rollout.filtered": ("probe_reference_event_id",),
@@ -160,6 +163,11 @@ def run_records(
     return log.written
 
 
+#: timings measured since the recording (a WASM case's CPU time, filter v26): left out, not blanked, so
+#: the recording stays as it was written
+DROPPED = frozenset({"cpu_s"})
+
+
 def _blank(body: Any, path: list[str]) -> None:
     if not path or not isinstance(body, dict | list):
         return
@@ -168,7 +176,9 @@ def _blank(body: Any, path: list[str]) -> None:
         body if head == "*" and isinstance(body, list) else [body.get(head)] if isinstance(body, dict) else []
     )
     if not rest:
-        if isinstance(body, dict) and head in body:
+        if isinstance(body, dict) and head in DROPPED:
+            body.pop(head, None)
+        elif isinstance(body, dict) and head in body:
             body[head] = "<volatile>"
         return
     for child in targets:

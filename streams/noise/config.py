@@ -32,6 +32,7 @@ FilterVersion = Literal[
     "v23",
     "v24",
     "v25",
+    "v26",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -178,7 +179,13 @@ class NoiseConfig(BaseModel):
     #: it), held as before where it did. Through v21 one such hang ended the reference's run, and no
     #: program was judged on anything after it (HumanEval/39's reference hangs on its second generated
     #: input: one of 76 judged); a program's own hang there shielded the rest of its run alike
-    version: FilterVersion = "v25"
+    #: v26: where the cost rules read a call's time (a memory or stack stop, or a ``MemoryError``, past
+    #: the cases' range held where the input is cheap for the reference and the program kept its pace:
+    #: ``streams.noise.probe._grew``, ``cheap_far``), they read the CPU the guest's thread spent on it
+    #: where the runs carry it (``CaseResult.cpu_s``: WASM), not its wall time, which the machine's load
+    #: stretches: a program answering in microseconds whose largest far calls waited for a core read as
+    #: one whose cost grew, and its memory stop or ``MemoryError`` on a long input was forgiven
+    version: FilterVersion = "v26"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

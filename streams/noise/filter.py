@@ -299,6 +299,7 @@ def _probe(
     v24 = v23 and config.version != "v23"
     # v25 judges runs resumed past a hang: the same test decides how they are made (resumes_probes)
     v25 = resumes_probes(config)
+    v26 = v25 and config.version != "v25"
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -345,14 +346,14 @@ def _probe(
                 v11
                 and reference is not None
                 and usable
-                and probing.memory_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17)
+                and probing.memory_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17, cpu=v26)
             )
             # v15: so is a stack stop there
             or (
                 v15
                 and reference is not None
                 and usable
-                and probing.stack_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17)
+                and probing.stack_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17, cpu=v26)
             )
             # v16: a memory or stack stop on a long input too, where the program kept the reference's pace
         ),
@@ -383,6 +384,8 @@ def _probe(
             probe_run if v16 else None,
             frozenset(memoised) if v17 else frozenset(),
             steady=v17,
+            # v26: a call's time read as its CPU where the runs carry it, not as its stretched wall time
+            cpu=v26,
         )
         if v12 and reference is not None and usable
         else None,

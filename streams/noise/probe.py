@@ -473,6 +473,7 @@ def memory_stop_held(
     *,
     long_paced: bool = False,
     steady: bool = False,
+    cpu: bool = False,
 ) -> bool:
     """(filter v11) Whether a probe run the host stopped for its memory ended on a generated input past
     the cases' range that every run of the reference answered with a value within ``HANG_NEAR_FACTOR``
@@ -484,7 +485,7 @@ def memory_stop_held(
     explodes with the input's size (every permutation of a list kept) where the reference's does not."""
     if not probe.memory_exceeded or probe.timed_out or probe.infra_error:
         return False
-    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady, cpu=cpu)
 
 
 def stack_stop_held(
@@ -494,6 +495,7 @@ def stack_stop_held(
     *,
     long_paced: bool = False,
     steady: bool = False,
+    cpu: bool = False,
 ) -> bool:
     """(filter v15) Whether a probe run the host stopped for its stack (``stack_overflow``: the WASM
     guest's C stack trapped, or the jail's interpreter faulted on its C stack, which kills the guest
@@ -508,7 +510,7 @@ def stack_stop_held(
     rule does: a correct program whose C recursion traps on a far input the reference answers cheaply."""
     if "stack_overflow" not in probe.violations or probe.timed_out or probe.infra_error:
         return False
-    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady, cpu=cpu)
 
 
 def _cheap_end(
@@ -518,11 +520,12 @@ def _cheap_end(
     *,
     long_paced: bool = False,
     steady: bool = False,
+    cpu: bool = False,
 ) -> bool:
     """The run ended on a generated input past the range, not a long one, that every run of the
     reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases. Under
     ``long_paced`` (filter v16) a long one too, where the program kept the reference's pace before it
-    (:func:`_grew`)."""
+    (:func:`_grew`). ``cpu`` (filter v26): times read as CPU where the runs carry it (:func:`_cost`)."""
     found = _ended_far(plan, probe, reference)
     if found is None:
         return False
@@ -533,12 +536,14 @@ def _cheap_end(
         return (
             long_paced
             and _reference_cost(by_run, end) is not None
-            and not _grew(plan, records, by_run, end, steady=steady)
+            and not _grew(plan, records, by_run, end, steady=steady, cpu=cpu)
         )
     near = [
-        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
+        c
+        for pos in range(len(plan.inputs))
+        if pos not in plan.far and (c := _reference_cost(by_run, pos, cpu=cpu))
     ]
-    took = _reference_cost(by_run, end)
+    took = _reference_cost(by_run, end, cpu=cpu)
     return bool(took and near) and took <= HANG_NEAR_FACTOR * _median(near)  # type: ignore[operator]
 
 
@@ -549,6 +554,7 @@ def cheap_far(
     memoised: frozenset[int] = frozenset(),
     *,
     steady: bool = False,
+    cpu: bool = False,
 ) -> frozenset[int] | None:
     """(filter v12) The generated positions past the cases' range that every run of the reference
     answered with a value within ``HANG_NEAR_FACTOR`` times its median input near the cases, as
@@ -557,13 +563,16 @@ def cheap_far(
     reference's runs are not of this plan, or it timed nothing near the cases). With ``probe`` (filter
     v16) also the long inputs the reference answered, and (filter v17) the positions of ``memoised``
     (:func:`memoised_answers`: answered by the memoised reference alone) that no plain run answered,
-    each where the program kept the plain reference's pace before it (:func:`_grew`)."""
+    each where the program kept the plain reference's pace before it (:func:`_grew`). ``cpu`` (filter
+    v26): times read as CPU where the runs carry it (:func:`_cost`)."""
     runs = [reference.execution, *reference.reruns]
     if any(r.infra_error or r.probe != plan.digest for r in runs):
         return None
     by_run = [_records(r) for r in runs]
     near = [
-        c for pos in range(len(plan.inputs)) if pos not in plan.far and (c := _reference_cost(by_run, pos))
+        c
+        for pos in range(len(plan.inputs))
+        if pos not in plan.far and (c := _reference_cost(by_run, pos, cpu=cpu))
     ]
     if not near:
         return None
@@ -573,7 +582,7 @@ def cheap_far(
         for pos in plan.far
         if plan.origin[pos] == GENERATED
         and not long_input(plan, pos)
-        and (took := _reference_cost(by_run, pos))
+        and (took := _reference_cost(by_run, pos, cpu=cpu))
         and took <= bound
     )
     if probe is None:
@@ -591,7 +600,7 @@ def cheap_far(
             (long_input(plan, pos) and _reference_cost(by_run, pos) is not None)
             or (pos in memoised and _reference_cost(by_run, pos) is None)
         )
-        and not _grew(plan, records, by_run, pos, steady=steady)
+        and not _grew(plan, records, by_run, pos, steady=steady, cpu=cpu)
     )
 
 
@@ -611,6 +620,7 @@ def _grew(
     before: int,
     *,
     steady: bool = False,
+    cpu: bool = False,
 ) -> bool:
     """(filter v16) Whether the program was slower than the reference, on the largest inputs past the
     cases' range it answered before position ``before`` (the largest ``GREW_SHARE`` of them by their
@@ -629,14 +639,24 @@ def _grew(
     machine's load stretches some calls of a run and not others, and under v16 a program answering in
     microseconds whose three largest far inputs happened to be two of the stretched ones counted as
     grown, so its memory stop on a long input was forgiven (red-team ``a15_long_memory_fill_35`` accepted
-    in a full test run beside other load, rejected alone)."""
+    in a full test run beside other load, rejected alone).
+
+    ``cpu`` (filter v26): each time is the CPU the guest's thread spent on the call where the program's
+    run and every run of the reference carry it (:func:`_cost`; a WASM run does), wall time otherwise.
+    v17's ``steady`` made a stretch that forgives rare without removing it: a stretch is time the guest
+    spent off a core, which its CPU clock does not count."""
 
     # the program's time and the reference's (its fastest run) on each input answered before ``before``
     timed: dict[int, tuple[float, float]] = {}
     for pos in range(before):
-        mine, theirs = records.get(pos), _reference_cost(by_run, pos)
-        if mine is not None and mine.status == "ok" and mine.duration_s > 0 and theirs:
-            timed[pos] = (mine.duration_s, theirs)
+        mine = records.get(pos)
+        if mine is None or mine.status != "ok":
+            continue
+        on_cpu = cpu and mine.cpu_s is not None and _reference_cost(by_run, pos, cpu=True, only=True)
+        theirs = _reference_cost(by_run, pos, cpu=bool(on_cpu))
+        took = _cost(mine, cpu=bool(on_cpu))
+        if took > 0 and theirs:
+            timed[pos] = (took, theirs)
     near = [m / t for pos, (m, t) in timed.items() if pos not in plan.far]
     far = sorted(
         (pos for pos in timed if pos in plan.far), key=lambda pos: len(plan.inputs[pos]), reverse=True
@@ -693,13 +713,27 @@ def _ended_far(
     return end, records, [_records(r) for r in runs]
 
 
-def _reference_cost(by_run: Sequence[dict[int, CaseResult]], pos: int) -> float | None:
+def _reference_cost(
+    by_run: Sequence[dict[int, CaseResult]], pos: int, *, cpu: bool = False, only: bool = False
+) -> float | None:
     """The reference's time on a position: the fastest of its runs (None: a run did not answer it with
-    a value; 0: no duration was measured)."""
-    found = [records.get(pos) for records in by_run]
-    if any(r is None or r.status != "ok" for r in found):
+    a value; 0: no duration was measured). ``cpu`` (filter v26): its CPU time where every run carries
+    one (:func:`_cost`); with ``only``, None where one does not, rather than its wall time."""
+    found = [r for records in by_run if (r := records.get(pos)) is not None and r.status == "ok"]
+    if len(found) < len(by_run):
         return None
-    return min(r.duration_s for r in found if r is not None)
+    on_cpu = cpu and all(r.cpu_s is not None for r in found)
+    if only and not on_cpu:
+        return None
+    return min(_cost(r, cpu=on_cpu) for r in found)
+
+
+def _cost(record: CaseResult, *, cpu: bool) -> float:
+    """(filter v26) A call's time: the CPU its guest's thread spent on it where ``cpu`` and the run
+    measured one (``CaseResult.cpu_s``: WASM), its wall time otherwise. Wall time grows with the
+    machine's load (a call of microseconds stretched to milliseconds while the guest waits for a
+    core); CPU time grows with the work the call does, which is what a cost rule asks about."""
+    return record.cpu_s if cpu and record.cpu_s is not None else record.duration_s
 
 
 def _sizes(text: str) -> tuple[float, ...] | None:

@@ -246,6 +246,9 @@ class CaseRecord:
     index: int
     handed_at: float
     answered_at: float | None = None
+    #: the guest thread's CPU clock at the same two moments (``Session.cpu_clock``; None without one)
+    handed_cpu: float | None = None
+    answered_cpu: float | None = None
     ok: bool = False
     text: str = ""
     #: what the program wrote to stdout and stderr while this request was out (the host's count of
@@ -318,6 +321,7 @@ class Session:
         source: RequestSource | None = None,
         caller: Callable[[str], tuple[str, str]] | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        cpu_clock: Callable[[], float] | None = None,
         max_bytes: int = 64 << 20,
         call_cap: tuple[int, float] | None = None,
     ) -> None:
@@ -328,6 +332,10 @@ class Session:
         self.source = source if source is not None else CaseInputs(())
         self.caller = caller
         self.clock = clock
+        #: the CPU clock of the thread the guest's messages arrive on, where that thread is the one
+        #: running the guest (WASM: ``time.thread_time``): each case's CPU time is read there
+        #: (``CaseResult.cpu_s``), which the machine's load does not stretch as it stretches wall time
+        self.cpu_clock = cpu_clock
         self.max_bytes = max_bytes
         self.facts = SessionFacts(started_at=clock())
         self._lock = threading.Lock()
@@ -489,6 +497,8 @@ class Session:
             if status != b"o" and len(text) > MAX_ERROR_CHARS:
                 text = text[:MAX_ERROR_CHARS] + "…"
             case.answered_at, case.ok, case.text = now, status == b"o", text
+            if self.cpu_clock is not None:
+                case.answered_cpu = self.cpu_clock()
             # an error either way: the note only says which resource it may have been
             case.thread_recursion = status == b"t"
             case.deep_recursion = status == b"d"
@@ -518,7 +528,13 @@ class Session:
         literal = self.source.next_request()
         if literal is None:
             return END
-        self.facts.cases.append(CaseRecord(index=len(self.facts.cases), handed_at=self.clock()))
+        self.facts.cases.append(
+            CaseRecord(
+                index=len(self.facts.cases),
+                handed_at=self.clock(),
+                handed_cpu=None if self.cpu_clock is None else self.cpu_clock(),
+            )
+        )
         return b"C" + literal.encode("utf-8")
 
     def _handle_check(self, kind: bytes, payload: bytes) -> bytes | None:
@@ -642,6 +658,9 @@ def _case_result(
             error=None if rec.ok else rec.text,
             duration_s=max(0.0, rec.answered_at - rec.handed_at),
             digest=rec.digest,
+            cpu_s=None
+            if rec.handed_cpu is None or rec.answered_cpu is None
+            else max(0.0, rec.answered_cpu - rec.handed_cpu),
         )
     if facts.deviation is not None:
         return CaseResult(

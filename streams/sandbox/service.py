@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,12 @@ class Sandbox:
         except (DependencyError, SandboxError):
             return impl
 
+    def _cpu_clock(self, impl: Any) -> Callable[[], float] | None:
+        """The clock a session reads each case's CPU time on: a WASM guest's messages reach the host on
+        the thread that runs it (its door), so that thread's CPU clock holds the guest's own work and
+        nothing else; a jailed guest is another process (None: wall time only)."""
+        return time.thread_time if impl is not None and impl is self._wasm else None
+
     def _clocks(self, impl: Any, key: str, role: str) -> dict[str, Any]:
         """A WASM guest's clocks are drawn from its job's cache key (``streams.sandbox.clocks``); the
         jail keeps the host's (README: the container jail)."""
@@ -237,14 +244,19 @@ class Sandbox:
         if spans is not None:
             spans.append(("host", "encoded", time.perf_counter()))
         if job.mode != "check":
-            session = Session(candidate_job, source=CaseInputs(job.inputs), call_cap=job.call_cap)
+            session = Session(
+                candidate_job,
+                source=CaseInputs(job.inputs),
+                call_cap=job.call_cap,
+                cpu_clock=self._cpu_clock(impl),
+            )
             raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate"))
             session.end()
             return Outcome(raw, session.facts)
         # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
         check_impl = self._check_backend(impl, job)
         bridge = Bridge(deadline)
-        candidate = Session(candidate_job, source=bridge)
+        candidate = Session(candidate_job, source=bridge, cpu_clock=self._cpu_clock(impl))
         checker = Session(
             encode_job(
                 role="check",
