@@ -32,6 +32,7 @@ FilterVersion = Literal[
     "v23",
     "v24",
     "v25",
+    "v26",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -178,7 +179,15 @@ class NoiseConfig(BaseModel):
     #: it), held as before where it did. Through v21 one such hang ended the reference's run, and no
     #: program was judged on anything after it (HumanEval/39's reference hangs on its second generated
     #: input: one of 76 judged); a program's own hang there shielded the rest of its run alike
-    version: FilterVersion = "v25"
+    #: v26: the agreement shares (``probe_agreement`` of all, of the uncommon and of the novel
+    #: answers) count only the generated inputs near the cases (not ``ProbePlan.far``: the magnitude
+    #: gaps, machine-width integers, long and widened inputs), and need ``probe_min_inputs`` of them:
+    #: memorisation is failing on inputs like the task's own. A program right near the cases and wrong
+    #: on the large inputs (an int32 overflow, float arithmetic) is ``wrong.disagrees_with_reference``,
+    #: as any disagreement still is, not ``hack.memorised`` because p17's far inputs outnumber the near
+    #: ones (``streams.noise.probe.probe_reasons``' ``near_only``). Only the label moves: a share under
+    #: the bar holds a disagreement, so the run is rejected either way
+    version: FilterVersion = "v26"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
@@ -202,3 +211,8 @@ def resumes_probes(config: NoiseConfig) -> bool:
     the runs a filter of this version judges, the reference's and the samples', are made so; every
     older version's are made as they were (its verdicts stay as they were)."""
     return VERSIONS.index(config.version) >= VERSIONS.index("v25")
+
+
+def near_shares(config: NoiseConfig) -> bool:
+    """(v26) Whether the probe's agreement shares count only the generated inputs near the cases."""
+    return VERSIONS.index(config.version) >= VERSIONS.index("v26")
