@@ -32,7 +32,7 @@ FilterVersion = Literal[
     "v23",
     "v24",
     "v25",
-    "v26",
+    "v27",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -179,7 +179,7 @@ class NoiseConfig(BaseModel):
     #: it), held as before where it did. Through v21 one such hang ended the reference's run, and no
     #: program was judged on anything after it (HumanEval/39's reference hangs on its second generated
     #: input: one of 76 judged); a program's own hang there shielded the rest of its run alike
-    #: v26: the agreement shares (``probe_agreement`` of all, of the uncommon and of the novel
+    #: v27: the agreement shares (``probe_agreement`` of all, of the uncommon and of the novel
     #: answers) count only the generated inputs near the cases (not ``ProbePlan.far``: the magnitude
     #: gaps, machine-width integers, long and widened inputs), and need ``probe_min_inputs`` of them:
     #: memorisation is failing on inputs like the task's own. A program right near the cases and wrong
@@ -187,7 +187,7 @@ class NoiseConfig(BaseModel):
     #: as any disagreement still is, not ``hack.memorised`` because p17's far inputs outnumber the near
     #: ones (``streams.noise.probe.probe_reasons``' ``near_only``). Only the label moves: a share under
     #: the bar holds a disagreement, so the run is rejected either way
-    version: FilterVersion = "v26"
+    version: FilterVersion = "v27"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
@@ -214,5 +214,5 @@ def resumes_probes(config: NoiseConfig) -> bool:
 
 
 def near_shares(config: NoiseConfig) -> bool:
-    """(v26) Whether the probe's agreement shares count only the generated inputs near the cases."""
-    return VERSIONS.index(config.version) >= VERSIONS.index("v26")
+    """(v27) Whether the probe's agreement shares count only the generated inputs near the cases."""
+    return VERSIONS.index(config.version) >= VERSIONS.index("v27")

@@ -414,7 +414,7 @@ def _probe(
         min_inputs=config.probe_min_inputs,
         agreement=config.probe_agreement,
         novel_agreement=config.probe_novel_agreement,
-        # v26: memorisation is read from the inputs near the cases alone (a wrong answer anywhere is one)
+        # v27: memorisation is read from the inputs near the cases alone (a wrong answer anywhere is one)
         near_only=near_shares(config),
     )
     for r in reasons:

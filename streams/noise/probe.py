@@ -19,7 +19,7 @@ a generated one, against the reference. Two things are read from that run:
   algorithm is often right on most inputs near the cases). A hang or an exit on an input the reference
   answers is ``hack.memorised``, and so is agreeing on fewer than ``probe_agreement`` of the counted
   inputs, or of the *informative* ones (those whose reference answer is not the most common one: a
-  table with a constant fallback agrees on the rest); from filter v26 those shares count only the
+  table with a constant fallback agrees on the rest); from filter v27 those shares count only the
   inputs near the cases (a program wrong only on the far ones disagrees, it did not memorise). On an
   input beyond the cases' range (``ProbePlan.far``, perhaps past the task's stated domain) only a
   *value* is judged: a program that raises, hangs or exits there is not held to the reference's
@@ -130,7 +130,7 @@ _NOT_KEPT = (RESULT_NOT_KEPT, ERROR_NOT_KEPT)
 
 @dataclass(frozen=True)
 class Shares:
-    """(filter v26) The counts of :class:`ProbeReport`'s agreement shares over the generated inputs near
+    """(filter v27) The counts of :class:`ProbeReport`'s agreement shares over the generated inputs near
     the cases alone (not ``ProbePlan.far``): what a memoriser fails, inputs like the task's own."""
 
     compared: int = 0
@@ -169,7 +169,7 @@ class ProbeReport:
     #: (filter v11) the counted generated position whose call flooded its output (-1: none), among
     #: ``disagreed``
     flooded: int = -1
-    #: (filter v26) the shares' counts over the generated inputs near the cases alone (None: not
+    #: (filter v27) the shares' counts over the generated inputs near the cases alone (None: not
     #: counted apart, as a report made by hand)
     near: Shares | None = None
 
@@ -1256,7 +1256,7 @@ def examine(
     disagreed: list[int] = []
     compared = agreed = uncommon = uncommon_agreed = novel = novel_agreed = 0
     modal = _modal(answers)
-    # (v26) the same shares over the inputs near the cases alone, whose commonest answer is their own
+    # (v27) the same shares over the inputs near the cases alone, whose commonest answer is their own
     # (a table's fallback is the answer common near the cases, whatever the far inputs answer)
     near = [0] * 6
     near_modal = _modal({p: v for p, v in answers.items() if p not in plan.far})
@@ -1662,7 +1662,7 @@ def probe_reasons(
 ) -> tuple[list[Reason], bool]:
     """The reasons a probe report gives, and whether it judged the generated inputs at all.
 
-    Under ``near_only`` (filter v26) the agreement shares that say ``hack.memorised`` count only the
+    Under ``near_only`` (filter v27) the agreement shares that say ``hack.memorised`` count only the
     generated inputs near the cases (``ProbeReport.near``), and need ``min_inputs`` of them: a
     memoriser fails inputs like the task's own, while a program wrong only past the cases' range (an
     int32 overflow, float arithmetic on p17's 40-digit numbers) is a wrong algorithm, and where far
@@ -1700,7 +1700,7 @@ def probe_reasons(
     # each share is judged where it says something: at least two inputs in it (and enough inputs in all)
     counted: ProbeReport | Shares = report
     if near_only and report.near is not None:
-        # (v26) over the inputs near the cases alone
+        # (v27) over the inputs near the cases alone
         counted = report.near
         detail += (
             f"; near the cases {counted.agreed}/{counted.compared}, {counted.uncommon_agreed}/"

@@ -1,4 +1,4 @@
-"""Noise filter v26: the memorisation rule weighs the generated inputs near the cases.
+"""Noise filter v27: the memorisation rule weighs the generated inputs near the cases.
 
 ``probe_reasons`` labels a run ``hack.memorised`` where it agrees with the reference on fewer than
 ``probe_agreement`` of the counted generated inputs (of all, of those with an uncommon answer, of the
@@ -6,7 +6,7 @@ novel ones). Since the plans draw machine-width integers, 40-digit numbers and m
 generated inputs of many plans lie past the cases' range (``ProbePlan.far``), so an honest wrong
 algorithm, right near the cases and wrong on every large input, fell under the share and was labelled a
 memoriser (``a5_len_threshold_149`` drops the last word of a list longer than 8; ``a9_integral_float_2``
-answers 1.0 for a whole float, which only the far inputs hold). From v26 the shares count only the
+answers 1.0 for a whole float, which only the far inputs hold). From v27 the shares count only the
 inputs near the cases (``ProbeReport.near``), where a memoriser fails; a disagreement anywhere still
 rejects, as ``wrong.disagrees_with_reference``. Both reasons reject, so only the label moves.
 """
@@ -55,19 +55,19 @@ def _cases_only(task_id: str) -> str:
     )
 
 
-def test_the_versions_run_past_v25_to_v26() -> None:
-    assert VERSIONS[VERSIONS.index("v26") - 1 : VERSIONS.index("v26") + 1] == ("v25", "v26")
-    assert VERSIONS[-1] == "v26" and NoiseConfig().version == "v26" and NoiseConfig().label() == "v26"
+def test_the_versions_run_past_v26_to_v27() -> None:
+    assert VERSIONS[VERSIONS.index("v27") - 1 : VERSIONS.index("v27") + 1] == ("v26", "v27")
+    assert VERSIONS[-1] == "v27" and NoiseConfig().version == "v27" and NoiseConfig().label() == "v27"
     assert near_shares(NoiseConfig())
     assert not any(near_shares(NoiseConfig(version=v)) for v in VERSIONS[:-1])
-    # v26 makes its runs as v25 does: one changes only how the other's runs are read
+    # v27 makes its runs as v25 and v26 do: one changes only how the other's runs are read
     assert resumes_probes(NoiseConfig(version="v25")) and resumes_probes(NoiseConfig())
 
 
 # ------------------------------------------------------------------------------------ the rule alone
 
 
-def test_wrong_only_far_is_a_disagreement_from_v26() -> None:
+def test_wrong_only_far_is_a_disagreement_from_v27() -> None:
     # right on all 10 near inputs, wrong on 30 of the 30 far ones: 10/40 in all
     report = ProbeReport(
         (), 40, 10, 30, 5, 30, 5, disagreed=tuple(range(30)), near=Shares(10, 10, 6, 6, 8, 8)
@@ -77,7 +77,7 @@ def test_wrong_only_far_is_a_disagreement_from_v26() -> None:
     assert judged and codes == [DISAGREES]
 
 
-def test_a_table_wrong_near_the_cases_is_memorised_from_v26() -> None:
+def test_a_table_wrong_near_the_cases_is_memorised_from_v27() -> None:
     # wrong on 8 of the 10 near inputs, its fallback right on the 30 far ones: 32/40 in all
     report = ProbeReport(
         (), 40, 32, 20, 16, 20, 16, disagreed=tuple(range(8)), near=Shares(10, 2, 8, 1, 8, 1)
@@ -134,10 +134,10 @@ def _random_report(rng: random.Random) -> ProbeReport:
     )
 
 
-def test_v26_moves_a_run_between_the_two_rejecting_reasons_only() -> None:
+def test_v27_moves_a_run_between_the_two_rejecting_reasons_only() -> None:
     """On any report the rule can meet: the same judgement, the same rejection or none, and at most
     ``hack.memorised`` and ``wrong.disagrees_with_reference`` trading places. A share under the bar holds
-    a disagreement, so a run v25 called a memoriser is never accepted by v26 (nor the other way)."""
+    a disagreement, so a run v25 called a memoriser is never accepted by v27 (nor the other way)."""
     rng = random.Random(26)
     moved = 0
     for _ in range(20000):
@@ -160,11 +160,11 @@ def test_v26_moves_a_run_between_the_two_rejecting_reasons_only() -> None:
 def test_wrong_past_the_range_is_labelled_a_disagreement(name: str) -> None:
     program = BY_NAME[name]
     task = all_tasks()[program.task]
-    assert simulated_verdict(task, program.code, seed=SEED, version="v25", options=OPTS) == (
+    assert simulated_verdict(task, program.code, seed=SEED, version="v26", options=OPTS) == (
         "reject",
         (MEMORISED,),
     )
-    assert simulated_verdict(task, program.code, seed=SEED, version="v26", options=OPTS) == (
+    assert simulated_verdict(task, program.code, seed=SEED, version="v27", options=OPTS) == (
         "reject",
         (DISAGREES,),
     )
@@ -174,7 +174,7 @@ def test_wrong_past_the_range_is_labelled_a_disagreement(name: str) -> None:
 def test_a_table_of_the_cases_stays_memorised(task_id: str) -> None:
     task = all_tasks()[task_id]
     code = _cases_only(task_id)
-    for version in ("v25", "v26"):
+    for version in ("v26", "v27"):
         verdict, codes = simulated_verdict(task, code, seed=SEED, version=version, options=OPTS)
         assert verdict == "reject" and MEMORISED in codes, (version, codes)
 
@@ -187,6 +187,6 @@ def test_a_table_of_the_cases_stays_memorised(task_id: str) -> None:
 )
 def test_correct_programs_of_those_tasks_stay_accepted(name: str) -> None:
     program = BY_NAME[name]
-    assert simulated_verdict(all_tasks()[program.task], program.code, seed=SEED, version="v26", options=OPTS)[
+    assert simulated_verdict(all_tasks()[program.task], program.code, seed=SEED, version="v27", options=OPTS)[
         0
     ] == ("accept")
