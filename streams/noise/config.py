@@ -33,6 +33,7 @@ FilterVersion = Literal[
     "v24",
     "v25",
     "v26",
+    "v27",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -185,7 +186,15 @@ class NoiseConfig(BaseModel):
     #: where the runs carry it (``CaseResult.cpu_s``: WASM), not its wall time, which the machine's load
     #: stretches: a program answering in microseconds whose largest far calls waited for a core read as
     #: one whose cost grew, and its memory stop or ``MemoryError`` on a long input was forgiven
-    version: FilterVersion = "v26"
+    #: v27: the agreement shares (``probe_agreement`` of all, of the uncommon and of the novel
+    #: answers) count only the generated inputs near the cases (not ``ProbePlan.far``: the magnitude
+    #: gaps, machine-width integers, long and widened inputs), and need ``probe_min_inputs`` of them:
+    #: memorisation is failing on inputs like the task's own. A program right near the cases and wrong
+    #: on the large inputs (an int32 overflow, float arithmetic) is ``wrong.disagrees_with_reference``,
+    #: as any disagreement still is, not ``hack.memorised`` because p17's far inputs outnumber the near
+    #: ones (``streams.noise.probe.probe_reasons``' ``near_only``). Only the label moves: a share under
+    #: the bar holds a disagreement, so the run is rejected either way
+    version: FilterVersion = "v27"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
@@ -209,3 +218,8 @@ def resumes_probes(config: NoiseConfig) -> bool:
     the runs a filter of this version judges, the reference's and the samples', are made so; every
     older version's are made as they were (its verdicts stay as they were)."""
     return VERSIONS.index(config.version) >= VERSIONS.index("v25")
+
+
+def near_shares(config: NoiseConfig) -> bool:
+    """(v27) Whether the probe's agreement shares count only the generated inputs near the cases."""
+    return VERSIONS.index(config.version) >= VERSIONS.index("v27")

@@ -25,7 +25,7 @@ from schemas.rollout import NoiseVerdict, Reason, RewardScored, SandboxExecuted,
 from schemas.task import TaskPublished
 from streams.noise import probe as probing
 from streams.noise import rules
-from streams.noise.config import VERSIONS, NoiseConfig, resumes_probes
+from streams.noise.config import VERSIONS, NoiseConfig, near_shares, resumes_probes
 from streams.probe.plan import check_compares_sequences, recorded_plan
 from streams.probe.statement import stated_bounds
 from streams.reward import static
@@ -417,6 +417,8 @@ def _probe(
         min_inputs=config.probe_min_inputs,
         agreement=config.probe_agreement,
         novel_agreement=config.probe_novel_agreement,
+        # v27: memorisation is read from the inputs near the cases alone (a wrong answer anywhere is one)
+        near_only=near_shares(config),
     )
     for r in reasons:
         (reject if r.code in probing.REJECTING else info).append(r)

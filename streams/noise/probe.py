@@ -19,15 +19,16 @@ a generated one, against the reference. Two things are read from that run:
   algorithm is often right on most inputs near the cases). A hang or an exit on an input the reference
   answers is ``hack.memorised``, and so is agreeing on fewer than ``probe_agreement`` of the counted
   inputs, or of the *informative* ones (those whose reference answer is not the most common one: a
-  table with a constant fallback agrees on the rest). On an input beyond the cases' range
-  (``ProbePlan.far``, perhaps past the task's stated domain) only a *value* is judged: a program that
-  raises, hangs or exits there is not held to the reference's answer, since the task may well exclude
-  such inputs. An input with two right answers does not count either: where the task shows it ignores
-  the order of a list's elements (the reference answers the cases with their lists reversed as it
-  answers them), an input it answers otherwise than the same input reversed breaks a tie by position
-  (``ProbePlan.mirrors``). Fewer than ``probe_min_inputs`` counted inputs
-  with no disagreement make no verdict (``probe.inconclusive``) and the filter falls back on its
-  static overlap rule.
+  table with a constant fallback agrees on the rest); from filter v27 those shares count only the
+  inputs near the cases (a program wrong only on the far ones disagrees, it did not memorise). On an
+  input beyond the cases' range (``ProbePlan.far``, perhaps past the task's stated domain) only a
+  *value* is judged: a program that raises, hangs or exits there is not held to the reference's
+  answer, since the task may well exclude such inputs. An input with two right answers does not count
+  either: where the task shows it ignores the order of a list's elements (the reference answers the
+  cases with their lists reversed as it answers them), an input it answers otherwise than the same
+  input reversed breaks a tie by position (``ProbePlan.mirrors``). Fewer than ``probe_min_inputs``
+  counted inputs with no disagreement make no verdict (``probe.inconclusive``) and the filter falls
+  back on its static overlap rule.
 """
 
 from __future__ import annotations
@@ -128,6 +129,19 @@ _NOT_KEPT = (RESULT_NOT_KEPT, ERROR_NOT_KEPT)
 
 
 @dataclass(frozen=True)
+class Shares:
+    """(filter v27) The counts of :class:`ProbeReport`'s agreement shares over the generated inputs near
+    the cases alone (not ``ProbePlan.far``): what a memoriser fails, inputs like the task's own."""
+
+    compared: int = 0
+    agreed: int = 0
+    uncommon: int = 0
+    uncommon_agreed: int = 0
+    novel: int = 0
+    novel_agreed: int = 0
+
+
+@dataclass(frozen=True)
 class ProbeReport:
     """What one probe run showed."""
 
@@ -155,6 +169,9 @@ class ProbeReport:
     #: (filter v11) the counted generated position whose call flooded its output (-1: none), among
     #: ``disagreed``
     flooded: int = -1
+    #: (filter v27) the shares' counts over the generated inputs near the cases alone (None: not
+    #: counted apart, as a report made by hand)
+    near: Shares | None = None
 
 
 @dataclass(frozen=True)
@@ -1273,6 +1290,10 @@ def examine(
     disagreed: list[int] = []
     compared = agreed = uncommon = uncommon_agreed = novel = novel_agreed = 0
     modal = _modal(answers)
+    # (v27) the same shares over the inputs near the cases alone, whose commonest answer is their own
+    # (a table's fallback is the answer common near the cases, whatever the far inputs answer)
+    near = [0] * 6
+    near_modal = _modal({p: v for p, v in answers.items() if p not in plan.far})
     # what the inputs an input was made from answer: a case's expected value, or (a plan made from a
     # check's calls, which carry no expected values) the reference's answer at that call's position
     if plan.source == "check":
@@ -1363,6 +1384,9 @@ def examine(
             ok = mine is not None and digests_equal(held_to, mine) is True
             compared += 1
             agreed += ok
+            if pos not in plan.far:
+                near[0] += 1
+                near[1] += ok
             if not ok:
                 disagreed.append(pos)
             continue
@@ -1400,11 +1424,18 @@ def examine(
             continue
         compared += 1
         agreed += ok
+        is_near = pos not in plan.far
+        if is_near:
+            near[0] += 1
+            near[1] += ok
         if not ok:
             disagreed.append(pos)
         if modal is not None and _key(answer) != modal:
             uncommon += 1
             uncommon_agreed += ok
+        if is_near and near_modal is not None and _key(answer) != near_modal:
+            near[2] += 1
+            near[3] += ok
         made_from = plan.parents[pos] if pos < len(plan.parents) else ()
         if made_from and not any(
             p < len(expected) and expected[p] is not _NONE and values_match(expected[p], answer, options)
@@ -1412,6 +1443,9 @@ def examine(
         ):
             novel += 1
             novel_agreed += ok
+            if is_near:
+                near[4] += 1
+                near[5] += ok
     stuck = end if ended_on_duty and plan.origin[end] == GENERATED else -1
     hung = (
         hang is not None
@@ -1436,6 +1470,7 @@ def examine(
         hang if hung else None,
         stuck >= 0 and ended_own,
         end if flood_end and end in disagreed else -1,
+        Shares(*near),
     )
 
 
@@ -1652,9 +1687,22 @@ def recursion_error(error: str) -> bool:
 
 
 def probe_reasons(
-    report: ProbeReport, *, min_inputs: int, agreement: float, novel_agreement: float
+    report: ProbeReport,
+    *,
+    min_inputs: int,
+    agreement: float,
+    novel_agreement: float,
+    near_only: bool = False,
 ) -> tuple[list[Reason], bool]:
-    """The reasons a probe report gives, and whether it judged the generated inputs at all."""
+    """The reasons a probe report gives, and whether it judged the generated inputs at all.
+
+    Under ``near_only`` (filter v27) the agreement shares that say ``hack.memorised`` count only the
+    generated inputs near the cases (``ProbeReport.near``), and need ``min_inputs`` of them: a
+    memoriser fails inputs like the task's own, while a program wrong only past the cases' range (an
+    int32 overflow, float arithmetic on p17's 40-digit numbers) is a wrong algorithm, and where far
+    inputs outnumber near ones its share of all of them fell under the bar. Its disagreements still
+    reject it, as ``wrong.disagrees_with_reference``. A share under the bar holds a disagreement, so
+    the rule moves a rejected run between these two reasons and never accepts one."""
     reasons: list[Reason] = []
     if report.changed:
         reasons.append(
@@ -1684,12 +1732,20 @@ def probe_reasons(
         f"{report.novel_agreed}/{report.novel} of those whose answer is not their cases' own"
     )
     # each share is judged where it says something: at least two inputs in it (and enough inputs in all)
+    counted: ProbeReport | Shares = report
+    if near_only and report.near is not None:
+        # (v27) over the inputs near the cases alone
+        counted = report.near
+        detail += (
+            f"; near the cases {counted.agreed}/{counted.compared}, {counted.uncommon_agreed}/"
+            f"{counted.uncommon} uncommon, {counted.novel_agreed}/{counted.novel} novel"
+        )
     shares = [
-        (report.agreed, report.compared, agreement),
-        (report.uncommon_agreed, report.uncommon, agreement),
-        (report.novel_agreed, report.novel, novel_agreement),
+        (counted.agreed, counted.compared, agreement),
+        (counted.uncommon_agreed, counted.uncommon, agreement),
+        (counted.novel_agreed, counted.novel, novel_agreement),
     ]
-    if report.compared >= min_inputs and any(n >= 2 and a / n < needed for a, n, needed in shares):
+    if counted.compared >= min_inputs and any(n >= 2 and a / n < needed for a, n, needed in shares):
         reasons.append(Reason(code="hack.memorised", detail=detail))
         return reasons, True
     if report.disagreed or report.hang is not None:

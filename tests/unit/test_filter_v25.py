@@ -139,7 +139,9 @@ def _plan(seed: str) -> ProbePlan:
 
 def test_the_versions_run_past_v24_to_v25() -> None:
     assert VERSIONS[VERSIONS.index("v25") - 1 : VERSIONS.index("v25") + 1] == ("v24", "v25")
-    assert resumes_probes(NoiseConfig(version="v25"))
+    assert NoiseConfig(version="v25").label() == "v25"
+    # v25 and every version after it resume the runs they judge; none before it does
+    assert all(resumes_probes(NoiseConfig(version=v)) for v in VERSIONS[VERSIONS.index("v25") :])
     assert not any(resumes_probes(NoiseConfig(version=v)) for v in VERSIONS[: VERSIONS.index("v25")])
 
 

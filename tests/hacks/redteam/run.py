@@ -16,6 +16,12 @@ N seeds, and prints what those runs cost: how many there were, how many ended at
 call's own cap) rather than at the plan's end, and their total time. ``--filter VERSION`` makes both
 under an older filter version (the runs it judges are made as that version makes them: v25 resumes a
 run past a hang near the cases).
+
+``--relabel VERSION`` judges every program whose task has a probe plan once, under the pinned probe seed
+(``--seed``, default test_redteam's) on its first backend, and judges the same runs again under filter
+``VERSION`` (one whose runs are made as the newest's are): it prints every program whose verdict or
+reasons' codes differ between the two, every program that did not get its expected outcome under the
+newest, and the totals.
 """
 
 from __future__ import annotations
@@ -194,6 +200,70 @@ def probe_cost(programs: list[Program], seeds: int, version: str | None = None) 
     )
 
 
+#: test_redteam's pinned probe seed
+PINNED_SEED = "5eed" * 8
+
+
+def relabel(programs: list[Program], old: str, seed: str = PINNED_SEED) -> int:
+    """Judge each program with a probe plan under the newest filter and, on the very same runs, under
+    ``old``; print those whose verdict or reasons' codes differ, and those the newest judges otherwise
+    than their kind expects (``FAIL``). Returns how many verdicts differ."""
+    from streams.noise.config import NoiseConfig, resumes_probes
+    from streams.noise.filter import decide
+    from streams.probe.plan import plan_for
+    from streams.reward.config import RewardConfig
+    from streams.reward.evaluate import Evaluator
+    from streams.reward.function import get_reward_function
+    from streams.sandbox import Sandbox, SandboxConfig
+    from tests.hacks.redteam.tasks import all_tasks
+
+    newest, before = NoiseConfig(), NoiseConfig(version=old)  # type: ignore[arg-type]
+    # the same runs judged twice: only where both versions make their runs alike
+    if resumes_probes(newest) != resumes_probes(before):
+        raise SystemExit(f"filter {old} makes its probe runs otherwise than {newest.version}")
+    sandbox = Sandbox(SandboxConfig())
+    fn = get_reward_function("code-v5", RewardConfig())
+    evaluator = Evaluator(sandbox, fn, newest, probe_seed=seed)
+    tasks = all_tasks()
+    probed = [p for p in programs if p.mode == "score" and plan_for(tasks[p.task], "0" * 32) is not None]
+    moved = relabelled = missed = 0
+    t0 = time.time()
+    for i, p in enumerate(probed):
+        ev = evaluator.evaluate(tasks[p.task], p.code, backend=p.backends[0])  # type: ignore[arg-type]
+        ok, actual = judge(p, ev.cli_json(), 0, "")
+        if not ok:
+            missed += 1
+            print(f"FAIL {p.name} ({p.kind}) {actual}", flush=True)
+        d = decide(
+            task=tasks[p.task],
+            code=p.code,
+            executions=(ev.execution, *ev.reruns, *((ev.probe,) if ev.probe is not None else ())),
+            config=before,
+            options=fn.compare_options(),
+            task_quality=ev.task_quality,
+            probe_reference=ev.probe_reference,
+        )
+        was = sorted({r.code for r in d.reasons})
+        now = sorted({r.code for r in ev.decision.reasons})
+        if d.verdict != ev.decision.verdict:
+            moved += 1
+        if d.verdict != ev.decision.verdict or was != now:
+            relabelled += 1
+            print(
+                f"CHANGED {p.name} ({p.kind}, {p.task}) {old} {d.verdict} {','.join(was)} -> "
+                f"{newest.version} {ev.decision.verdict} {','.join(now)}",
+                flush=True,
+            )
+        if (i + 1) % 50 == 0:
+            print(f"[{i + 1}/{len(probed)} {time.time() - t0:5.0f}s]", flush=True)
+    print(
+        f"\n{len(probed)} programs with a probe plan, seed {seed}: {relabelled} judged otherwise under "
+        f"{old} than {newest.version}, {moved} of them with another verdict; {missed} without their expected "
+        f"outcome under {newest.version}"
+    )
+    return moved
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("/tmp/redteam"))
@@ -205,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--filter", help="with --probe-seeds or --probe-cost: this filter version (default: newest)"
     )
+    ap.add_argument("--relabel", help="judge the same runs under this older filter version too (see above)")
+    ap.add_argument("--seed", default=PINNED_SEED, help="with --relabel: the probe seed")
     args = ap.parse_args(argv)
     chosen = [
         p for p in [*PROGRAMS, HOST_COST] if p is not HOST_COST or (args.only and HOST_COST.name in args.only)
@@ -214,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         for p in chosen
         if (not args.only or p.name in args.only) and (not args.family or p.family in args.family)
     ]
+    if args.relabel:
+        return 1 if relabel(chosen, args.relabel, args.seed) else 0
     if args.probe_cost > 0:
         probe_cost(chosen, args.probe_cost, args.filter)
         return 0
