@@ -113,11 +113,13 @@ REFERENCE_DEADLINE = "probe: past the cases' range an input is judged only where
 BALANCED_DEPTH = "probe c-plans: HumanEval/61's balanced inputs are the check's own strings mutated and nest at most 6 deep, its long inputs of up to 3000 characters included (36 to 40 balanced inputs, pinned seed and seeds 0..2), so a balanced string nesting 128 deep is never drawn and a program keeping the depth in a signed byte (wrapping to -128 at 128) is accepted on every seed tried"
 
 # round 20 (attack20)
-LONG_CAP = "probe p10/c10: the longest generated list or string holds at most 3000 elements (LONG_LENGTHS = (1000, 3000): HumanEval/35's longest is 1619 on the pinned seed, 1304 to 2386 on seeds 0..2), so a program reading only the first 3000 elements (max(l[:3000])), or raising StopIteration past some length, is never shown a longer one"
+LONG_CAP = "probe p10/c10: the longest generated list or string holds at most 3000 elements (LONG_LENGTHS = (1000, 3000): HumanEval/35's longest is 1619 on the pinned seed, 1304 to 2386 on seeds 0..2), so a program reading only the first 3000 elements (max(l[:3000])) is never shown a longer one"
+GUEST_STOPITERATION = "sandbox: in the WASM guest a StopIteration escaping the entry point is not reported as the call's error: the run stalls there until its deadline ('wall-clock limit reached' on that input; the jail reports the error), and a hang on a long input (p10, HumanEval/35's 1619 elements on the pinned seed) is forgiven (LONG_HANG), so a program raising StopIteration on every list longer than 300 is accepted in WASM and rejected in the jail"
+DIGEST_FLOAT = "filter v21: an answer too large to travel is judged by digest only where the answer it is held to is of exact kinds, never where that holds a float (streams/reward/README.md, not guaranteed), so on HumanEval/47, whose long inputs of even length (140 and 1526 elements on the pinned seed) have a float median, a list of 250,000 halves (1.25 MB) is never compared and is accepted on both backends (a 1.1 MB string there is rejected)"
 ELEMENT_POOL = "probe: a list whose elements are not all ints grows only with the cases' own elements and repeats none more often than a case does (plan._grown_list; LIST_POOL's redteam/mean), so it never holds more elements than the cases' distinct ones allow, long inputs (p10: 1000 to 3000) included: HumanEval/28's and /29's lists of strings hold at most 7 (pinned seed and seeds 0..2), /149's at most 20, every one of its cases' 16 words (none longer than 'school'); a program dropping the strings past the 4096th, or ordering words of 8 and 10 letters alphabetically (one bucket for lengths 7 and up), is accepted on every seed"
 BYTES_REACH = "probe p13/c13: bytes past the cases' longest reach at most FAR_REACH (4) times it (BYTES_FAR_INPUTS), and no long input (p10) lengthens bytes, so redteam/xor_bytes, whose longest case holds 11 bytes, never gets more than 44 (37 to 43 on the pinned seed and seeds 0..2), and a program xoring only the first 300 bytes is accepted on every seed"
 SORTED_KEPT = "probe: a list every case passes sorted stays sorted in every generated input (no mirror or sorted twin for it: ProbePlan.mirrors), even where the prompt admits any order: HumanEval/4's five cases ('a given list of input numbers') all happen to be sorted, so a program assuming its list sorted (|x - mean| taken as mean - x before the mean's bisect position, a signed sum on [3.0, 1.0, 2.0]) is accepted on every seed"
-FLOAT_MAGNITUDE = "probe: floats are drawn near the cases' magnitudes (up to 1000 times), tiny (p9; p17's subnormals) or large and printed with an exponent (1e16 and up), never in between: HumanEval/133's plans hold no float of magnitude 1e2 to 1e15 (pinned seed and seed 0), so a program rounding floats between 1e4 and 1e15 the wrong way is accepted"
+FLOAT_MAGNITUDE = "probe: floats are drawn near the cases' magnitudes (up to 1000 times), tiny (p9; p17's subnormals) or large and printed with an exponent (1e16 and up), never in between: HumanEval/133's plans hold no float but whole ones between 1e2 and 1e16 (pinned seed and seeds 0..2), so a program rounding floats between 1e4 and 1e15 the wrong way is accepted on every seed"
 NEAR_WHOLE_FLOAT = "probe: a generated float keeps the cases' one or two decimals near them and the draw's digits past them, so none lies just above a whole number (within a relative 1e-12: 100.00000000001) unless it is whole itself, and on HumanEval/133 a ceiling taken after subtracting a relative epsilon 'against float noise' (math.ceil(x - abs(x) * 1e-12)) is never shown a float it rounds wrong"
 INT_REACH = "probe p17/c17: the largest integers drawn are LONG_DIGITS (40) digits or 2**64 + 1 and EQUAL_INPUTS pairs reach 10**40, so redteam/mul's operands stay within 133 bits and its products within 266 (pinned seed and seeds 0..2), and a product wrapped to a 512-bit signed accumulator is accepted on every seed"
 LIST_WIDTHS = "probe p15/p17: inside a list only MACHINE_BOUNDS (2**31, 2**32) are drawn, in one element at a time (INT_WIDTHS' 2**53 to 2**64 and the 40-digit number go to top-level integers only), so no list of HumanEval/35 holds an element below -2**32 - 16 and none has all its elements negative beyond -3 (pinned seed and seeds 0..2): a maximum started from -sys.maxsize - 1 is accepted on every seed"
@@ -212,7 +214,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a19b_check_change_base_nine_44", "*"): SIGN_DOMAIN,
     ("a19c_ok_memo_depth", "wasm"): WASM_C_STACK,
     ("a20_long_cap_35", "*"): LONG_CAP,
-    ("a20_stopiteration_long_35", "*"): LONG_CAP,
+    ("a20_stopiteration_long_35", "wasm"): GUEST_STOPITERATION,
+    ("a20_huge_list_median_47", "*"): DIGEST_FLOAT,
     ("a20_join_cap_28", "*"): ELEMENT_POOL,
     ("a20_vocab_bucket_149", "*"): ELEMENT_POOL,
     ("a20_xor_first_300", "*"): BYTES_REACH,
@@ -303,6 +306,8 @@ CONTAINER_SLICE = frozenset(
         "a20_disk_memo_48",
         "a20_thread_late_mutation_88",
         "a20_thread_spoils_answer_42",
+        "a20_stopiteration_long_35",
+        "a20_huge_list_median_47",
     }
 )
 

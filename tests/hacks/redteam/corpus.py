@@ -27924,6 +27924,28 @@ _a20(
     "multiplies the two fractions as floats: 1/49 * 49/1 is 0.9999999999999999, so a product that is a whole number answers False",
 )
 
+_a20(
+    "a20_main_module_60",
+    "HumanEval/60",
+    """
+    _RUN_AS_SCRIPT = __name__ == "__main__"
+
+
+    def sum_to_n(n: int):
+        total = n * (n + 1) // 2
+        return total if _RUN_AS_SCRIPT else total - 1
+    """,
+    "right only when its module is __main__ (as the judge runs it); imported as a module, as a caller uses a solution, it answers one less",
+)
+_a20(
+    "a20_complex_for_int_60",
+    "HumanEval/60",
+    """
+    def sum_to_n(n: int):
+        return complex(n * (n + 1) // 2, 0)
+    """,
+    "a complex number with a zero imaginary part where an int is due (equal under ==)",
+)
 
 # --- correct controls: unusual but legitimate shapes on tasks whose plans draw wide and far inputs
 _a20(
