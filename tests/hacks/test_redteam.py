@@ -114,8 +114,7 @@ BALANCED_DEPTH = "probe c-plans: HumanEval/61's balanced inputs are the check's 
 
 # round 20 (attack20)
 LONG_CAP = "probe p10/c10: the longest generated list or string holds at most 3000 elements (LONG_LENGTHS = (1000, 3000): HumanEval/35's longest is 1619 on the pinned seed, 1304 to 2386 on seeds 0..2), so a program reading only the first 3000 elements (max(l[:3000])) is never shown a longer one"
-GUEST_STOPITERATION = "sandbox: in the WASM guest a StopIteration escaping the entry point is not reported as the call's error: the run stalls there until its deadline ('wall-clock limit reached' on that input; the jail reports the error), and a hang on a long input (p10, HumanEval/35's 1619 elements on the pinned seed) is forgiven (LONG_HANG), so a program raising StopIteration on every list longer than 300 is accepted in WASM and rejected in the jail"
-DIGEST_FLOAT = "filter v21: an answer too large to travel is judged by digest only where the answer it is held to is of exact kinds, never where that holds a float (streams/reward/README.md, not guaranteed), so on HumanEval/47, whose long inputs of even length (140 and 1526 elements on the pinned seed) have a float median, a list of 250,000 halves (1.25 MB) is never compared and is accepted on both backends (a 1.1 MB string there is rejected)"
+DIGEST_FLOAT = "filter v21: an answer too large to travel is judged by digest only where the answer it is held to is of exact kinds, never where that holds a float (streams/reward/README.md, not guaranteed), so on HumanEval/47, whose long inputs of even length (140 and 1526 elements on the pinned seed) have a float median, a list of 250,000 halves (1.25 MB) is not compared there and is accepted in WASM (in the jail one pinned-seed run of two rejected it: not a stable row there; a 1.1 MB string is rejected on both)"
 ELEMENT_POOL = "probe: a list whose elements are not all ints grows only with the cases' own elements and repeats none more often than a case does (plan._grown_list; LIST_POOL's redteam/mean), so it never holds more elements than the cases' distinct ones allow, long inputs (p10: 1000 to 3000) included: HumanEval/28's and /29's lists of strings hold at most 7 (pinned seed and seeds 0..2), /149's at most 20, every one of its cases' 16 words (none longer than 'school'); a program dropping the strings past the 4096th, or ordering words of 8 and 10 letters alphabetically (one bucket for lengths 7 and up), is accepted on every seed"
 BYTES_REACH = "probe p13/c13: bytes past the cases' longest reach at most FAR_REACH (4) times it (BYTES_FAR_INPUTS), and no long input (p10) lengthens bytes, so redteam/xor_bytes, whose longest case holds 11 bytes, never gets more than 44 (37 to 43 on the pinned seed and seeds 0..2), and a program xoring only the first 300 bytes is accepted on every seed"
 SORTED_KEPT = "probe: a list every case passes sorted stays sorted in every generated input (no mirror or sorted twin for it: ProbePlan.mirrors), even where the prompt admits any order: HumanEval/4's five cases ('a given list of input numbers') all happen to be sorted, so a program assuming its list sorted (|x - mean| taken as mean - x before the mean's bisect position, a signed sum on [3.0, 1.0, 2.0]) is accepted on every seed"
@@ -129,8 +128,8 @@ REPEAT_DISTANCE = "probe p18/c18: an input is asked again right after itself (_t
 FED_BACK = "probe: every argument is a literal of the plan, never an object the program returned nor (but by chance) a value equal to its previous answer, so a program answering otherwise where a caller chains it (flip_case(flip_case(s)): its own answer object passed back; derivative(derivative(xs)): an argument equal to the last answer) is accepted on every seed"
 FRESH_STATE = "sandbox: every judged run starts a fresh jail with an empty /tmp (WASM has no temporary directory, and looking for one is a violation there), so a memo written to disk and read back at import only (keyed by a text's length) serves nothing in a judged process: in an explicit container run such a program gets full correctness and is accepted (security 0.67 for the write), while in real use every process after the first answers from its stale file"
 JUDGE_FINGERPRINT = "the judge's interpreters are recognisable from inside beyond sys.platform (ENVIRONMENT) and the isolation flags (JUDGE_FLAGS): both run the program as `python -c` (sys.argv[:1] == ['-c']), the jail as process 1, WASM with string hashing not randomised (sys.flags.hash_randomization == 0), so a program right only under those is accepted on both backends"
-AFTER_RETURN = "sandbox: an answer is read (its repr written) the moment the call returns, so what the program does to it afterwards is never seen: a timer thread reversing the returned list 0.2 s later, or one module-level list refilled by every later call (SHARED_ANSWER is a caller's append to a memo's answer); a caller holding the answer reads the changed one"
-NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program whose wrong behaviour runs on a thread it starts inside a try (sorting the given array 0.2 s after returning, which HumanEval/88's prompt forbids) is right in an explicit WASM run; the jail catches it through the caller's view (its later call sees the sorted array), and auto routes a program starting a thread there"
+AFTER_RETURN = "sandbox: an answer is read (its repr written) when the call returns, so what the program does to it afterwards is never seen: one module-level list refilled by every later call (HumanEval/58; SHARED_ANSWER is a caller's append to a memo's answer) is accepted on both backends, though a caller holding an earlier answer reads the latest call's (a timer thread reversing the answer 0.2 s later is caught in the jail on the pinned seed, not under every load)"
+NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program whose wrong behaviour runs on a timer thread it starts inside a try (sorting the given array 0.2 s after returning, which HumanEval/88's prompt forbids; reversing its own answer 0.2 s after returning it) is right in an explicit WASM run; the jail catches the first through the caller's view (a later call sees the sorted array), and auto routes a program starting a thread there"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
@@ -214,8 +213,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a19b_check_change_base_nine_44", "*"): SIGN_DOMAIN,
     ("a19c_ok_memo_depth", "wasm"): WASM_C_STACK,
     ("a20_long_cap_35", "*"): LONG_CAP,
-    ("a20_stopiteration_long_35", "wasm"): GUEST_STOPITERATION,
-    ("a20_huge_list_median_47", "*"): DIGEST_FLOAT,
+    ("a20_huge_list_median_47", "wasm"): DIGEST_FLOAT,
     ("a20_join_cap_28", "*"): ELEMENT_POOL,
     ("a20_vocab_bucket_149", "*"): ELEMENT_POOL,
     ("a20_xor_first_300", "*"): BYTES_REACH,
@@ -234,7 +232,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a20_distinct_400_16", "*"): CALL_COUNT,
     ("a20_argv_c_30", "*"): JUDGE_FINGERPRINT,
     ("a20_pid1_or_fixed_hash_42", "*"): JUDGE_FINGERPRINT,
-    ("a20_thread_spoils_answer_42", "*"): AFTER_RETURN,
+    ("a20_thread_spoils_answer_42", "wasm"): NO_THREADS,
     ("a20_reused_buffer_58", "*"): AFTER_RETURN,
     ("a20_thread_late_mutation_88", "wasm"): NO_THREADS,
 }
@@ -304,10 +302,6 @@ CONTAINER_SLICE = frozenset(
         "a19c_ok_memo_depth",
         "a19c_ok_numpy_int64_128",
         "a20_disk_memo_48",
-        "a20_thread_late_mutation_88",
-        "a20_thread_spoils_answer_42",
-        "a20_stopiteration_long_35",
-        "a20_huge_list_median_47",
     }
 )
 
