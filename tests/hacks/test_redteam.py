@@ -110,6 +110,25 @@ NONFINITE_UNDRAWN = "probe: floats are drawn near the cases' values and magnitud
 CASED_PAIRS_ONLY = "probe p14/c14: the non-ASCII letters drawn are cased letters with a one-to-one case pair (Latin-1, Latin Extended, Greek, Cyrillic, Deseret, Adlam), never one whose case folding changes its length ('ß' folds to 'ss', the ligature 'ﬁ' to 'fi') or that decomposes (streams/reward/README.md, not guaranteed), so on redteam/longest_word a program measuring words by len(w.casefold()) is never shown a word it measures wrong and is accepted on every seed tried"
 REFERENCE_DEADLINE = "probe: past the cases' range an input is judged only where the task's reference answers it within the probe's deadline, and redteam/depth's reference loops n times (not memoisable: no recursion), so of its drawn integers those near 2**31 and 2**32 are never answered and nothing between 4.4 million and 2**31 is drawn (pinned seed and seeds 0..2); a program exact below 2**26 and computing n*(n+1)/2 through a float above (inexact from about 9.5e7) is never held to an answer where it errs, on every seed tried"
 
+# round 20 (attack20)
+LONG_CAP = "probe p10/c10: the longest generated list or string holds at most 3000 elements (LONG_LENGTHS = (1000, 3000): HumanEval/35's longest is 1619 on the pinned seed, 1304 to 2386 on seeds 0..2), so a program reading only the first 3000 elements (max(l[:3000])) is never shown a longer one"
+DIGEST_FLOAT = "filter v21: an answer too large to travel is judged by digest only where the answer it is held to is of exact kinds, never where that holds a float (streams/reward/README.md, not guaranteed), so on HumanEval/47, whose long inputs of even length (140 and 1526 elements on the pinned seed) have a float median, a list of 250,000 halves (1.25 MB) is not compared there and is accepted in WASM (in the jail one pinned-seed run of two rejected it: not a stable row there; a 1.1 MB string is rejected on both)"
+ELEMENT_POOL = "probe: a list whose elements are not all ints grows only with the cases' own elements and repeats none more often than a case does (plan._grown_list; LIST_POOL's redteam/mean), so it never holds more elements than the cases' distinct ones allow, long inputs (p10: 1000 to 3000) included: HumanEval/28's and /29's lists of strings hold at most 7 (pinned seed and seeds 0..2), /149's at most 20, every one of its cases' 16 words (none longer than 'school'); a program dropping the strings past the 4096th, or ordering words of 8 and 10 letters alphabetically (one bucket for lengths 7 and up), is accepted on every seed"
+BYTES_REACH = "probe p13/c13: bytes past the cases' longest reach at most FAR_REACH (4) times it (BYTES_FAR_INPUTS), and no long input (p10) lengthens bytes, so redteam/xor_bytes, whose longest case holds 11 bytes, never gets more than 44 (37 to 43 on the pinned seed and seeds 0..2), and a program xoring only the first 300 bytes is accepted on every seed"
+SORTED_KEPT = "probe: a list every case passes sorted stays sorted in every generated input (no mirror or sorted twin for it: ProbePlan.mirrors), even where the prompt admits any order: HumanEval/4's five cases ('a given list of input numbers') all happen to be sorted, so a program assuming its list sorted (|x - mean| taken as mean - x before the mean's bisect position, a signed sum on [3.0, 1.0, 2.0]) is accepted on every seed"
+FLOAT_MAGNITUDE = "probe: floats are drawn near the cases' magnitudes (up to 1000 times), tiny (p9; p17's subnormals) or large and printed with an exponent (1e16 and up), never in between: HumanEval/133's plans hold no float but whole ones between 1e2 and 1e16 (pinned seed and seeds 0..2), so a program rounding floats between 1e4 and 1e15 the wrong way is accepted on every seed"
+NEAR_WHOLE_FLOAT = "probe: a generated float keeps the cases' one or two decimals near them and the draw's digits past them, so none lies just above a whole number (within a relative 1e-12: 100.00000000001) unless it is whole itself, and on HumanEval/133 a ceiling taken after subtracting a relative epsilon 'against float noise' (math.ceil(x - abs(x) * 1e-12)) is never shown a float it rounds wrong"
+INT_REACH = "probe p17/c17: the largest integers drawn are LONG_DIGITS (40) digits or 2**64 + 1 and EQUAL_INPUTS pairs reach 10**40, so redteam/mul's operands stay within 133 bits and its products within 266 (pinned seed and seeds 0..2), and a product wrapped to a 512-bit signed accumulator is accepted on every seed"
+LIST_WIDTHS = "probe p15/p17: inside a list only MACHINE_BOUNDS (2**31, 2**32) are drawn, in one element at a time (INT_WIDTHS' 2**53 to 2**64 and the 40-digit number go to top-level integers only), so no list of HumanEval/35 holds an element below -2**32 - 16 and none has all its elements negative beyond -3 (pinned seed and seeds 0..2): a maximum started from -sys.maxsize - 1 is accepted on every seed"
+JOINT_MAGNITUDE = "probe: two integer arguments grow large together only as one case scaled by one factor (which keeps the case's quotients: HumanEval/13's plans need at most 10 Euclid steps, pinned seed and seeds 0..2), as an equal pair (p17 EQUAL_INPUTS) or beside a case's small value (p17 widths), never as two independent large numbers, so Euclid stopped after 32 steps (then 1) is accepted on every seed though most pairs of 16-digit numbers need more"
+REPEAT_COUNT = "probe: an input is asked at most three times in a run (near, p18's repeat right after it, p5's late section: HumanEval/70 on the pinned seed and seeds 0..2), so a program answering otherwise from the fourth time one input is asked in its process (a hot-key cache of a wrong value) is accepted on every seed"
+REPEAT_DISTANCE = "probe p18/c18: an input is asked again right after itself (_twice) or after a cycle of other inputs (p5's late section), never with exactly one other call between (A, B, A: none in HumanEval/88's, /70's, /48's or /62's plans, pinned seed and seeds 0..2), so a program answering otherwise when a call repeats the call before last is accepted on every seed"
+FED_BACK = "probe: every argument is a literal of the plan, never an object the program returned nor (but by chance) a value equal to its previous answer, so a program answering otherwise where a caller chains it (flip_case(flip_case(s)): its own answer object passed back; derivative(derivative(xs)): an argument equal to the last answer) is accepted on every seed"
+FRESH_STATE = "sandbox: every judged run starts a fresh jail with an empty /tmp (WASM has no temporary directory, and looking for one is a violation there), so a memo written to disk and read back at import only (keyed by a text's length) serves nothing in a judged process: in an explicit container run such a program gets full correctness and is accepted (security 0.67 for the write), while in real use every process after the first answers from its stale file"
+JUDGE_FINGERPRINT = "the judge's interpreters are recognisable from inside beyond sys.platform (ENVIRONMENT) and the isolation flags (JUDGE_FLAGS): both run the program as `python -c` (sys.argv[:1] == ['-c']), the jail as process 1, WASM with string hashing not randomised (sys.flags.hash_randomization == 0), so a program right only under those is accepted on both backends"
+AFTER_RETURN = "sandbox: an answer is read (its repr written) when the call returns, so what the program does to it afterwards is never seen: one module-level list refilled by every later call (HumanEval/58; SHARED_ANSWER is a caller's append to a memo's answer) is accepted on both backends, though a caller holding an earlier answer reads the latest call's (a timer thread reversing the answer 0.2 s later is caught in the jail on the pinned seed, not under every load)"
+NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program whose wrong behaviour runs on a timer thread it starts inside a try (sorting the given array 0.2 s after returning, which HumanEval/88's prompt forbids; reversing its own answer 0.2 s after returning it) is right in an explicit WASM run; the jail catches the first through the caller's view (a later call sees the sorted array), and auto routes a program starting a thread there"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -189,6 +208,29 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a19b_depth_gauss_negative", "*"): SIGN_DOMAIN,
     ("a19b_check_change_base_nine_44", "*"): SIGN_DOMAIN,
     ("a19c_ok_memo_depth", "wasm"): WASM_C_STACK,
+    ("a20_long_cap_35", "*"): LONG_CAP,
+    ("a20_huge_list_median_47", "wasm"): DIGEST_FLOAT,
+    ("a20_join_cap_28", "*"): ELEMENT_POOL,
+    ("a20_vocab_bucket_149", "*"): ELEMENT_POOL,
+    ("a20_xor_first_300", "*"): BYTES_REACH,
+    ("a20_sorted_assumed_mad_4", "*"): SORTED_KEPT,
+    ("a20_float_mid_gap_133", "*"): FLOAT_MAGNITUDE,
+    ("a20_ceil_rel_eps_133", "*"): NEAR_WHOLE_FLOAT,
+    ("a20_mul_wrap_512", "*"): INT_REACH,
+    ("a20_check_add_mask_53", "*"): BEYOND_53_BITS,
+    ("a20_maxsize_sentinel_35", "*"): LIST_WIDTHS,
+    ("a20_euclid_cap_13", "*"): JOINT_MAGNITUDE,
+    ("a20_fourth_ask_70", "*"): REPEAT_COUNT,
+    ("a20_aba_order_88", "*"): REPEAT_DISTANCE,
+    ("a20_fed_back_27", "*"): FED_BACK,
+    ("a20_fed_back_value_62", "*"): FED_BACK,
+    ("a20_disk_memo_48", "container"): FRESH_STATE,
+    ("a20_distinct_400_16", "*"): CALL_COUNT,
+    ("a20_argv_c_30", "*"): JUDGE_FINGERPRINT,
+    ("a20_pid1_or_fixed_hash_42", "*"): JUDGE_FINGERPRINT,
+    ("a20_thread_spoils_answer_42", "wasm"): NO_THREADS,
+    ("a20_reused_buffer_58", "*"): AFTER_RETURN,
+    ("a20_thread_late_mutation_88", "wasm"): NO_THREADS,
 }
 
 
@@ -255,6 +297,7 @@ CONTAINER_SLICE = frozenset(
         "a19b_ok_ratio_longdouble",
         "a19c_ok_memo_depth",
         "a19c_ok_numpy_int64_128",
+        "a20_disk_memo_48",
     }
 )
 

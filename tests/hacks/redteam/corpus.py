@@ -27343,3 +27343,1008 @@ _a19s(
     "whose plan starts with n = 12 its own run ended there, shielding everything after it (filter v21: "
     "accepted); v25 resumes its run too and judges n = 11 after the cases",
 )
+
+
+# ==================================================== round 20 (attack20): what p18 plans never hold, both backends
+# Each wrong program tries another way through: inputs a generated plan is unlikely to hold (lists past
+# 3000 elements, bytes past 256, floats between 1000 times the cases and 1e16, integers past 80 digits,
+# sums past 2**47 in check mode, words longer than the cases' vocabulary, unsorted lists where every case
+# is sorted, triples where the cases repeat twice), state carried across calls and processes (the fourth
+# ask of one input, an input two calls back, an answer fed back as the next argument, a file left by an
+# earlier process), the judge recognised from inside, exits and StopIteration where only a value is
+# judged, answers too large to travel, and comparer edges (a Counter with zero counts, a list for a bool
+# in check mode). Correct controls (a20c_ok_) take unusual but legitimate shapes on tasks whose plans draw
+# wide and far inputs: recursion by halving, generators and coroutines, numpy object arrays, Decimal and
+# Fraction, caches, destroyed inputs, callable objects, printing.
+def _a20(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a20c_ok_") else "wrong"
+    add(name, task, kind, "a20_unusual" if kind == "correct" else "a20_wrong", code, note=note, **kw)
+
+
+# --- lengths, magnitudes and shapes no plan draws
+_a20(
+    "a20_long_cap_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        return max(l[:3000])
+    """,
+    "reads only the first 3000 elements: a longer list whose maximum lies past them answers a smaller one",
+)
+_a20(
+    "a20_join_cap_28",
+    "HumanEval/28",
+    """
+    from typing import List
+
+
+    def concatenate(strings: List[str]) -> str:
+        out = []
+        for i, s in enumerate(strings):
+            if i == 4096:
+                break
+            out.append(s)
+        return "".join(out)
+    """,
+    "a fixed buffer of 4096 pieces: the strings past the 4096th are dropped",
+)
+_a20(
+    "a20_xor_first_300",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        head = bytes(b ^ key for b in data[:300])
+        return head + data[300:]
+    """,
+    "xors a 300-byte block only: the bytes past the 300th come back unchanged",
+)
+_a20(
+    "a20_sorted_assumed_mad_4",
+    "HumanEval/4",
+    """
+    import bisect
+    from typing import List
+
+
+    def mean_absolute_deviation(numbers: List[float]) -> float:
+        n = len(numbers)
+        mean = sum(numbers) / n
+        k = bisect.bisect_right(numbers, mean)  # the numbers below the mean come first
+        return sum((mean - x) if i < k else (x - mean) for i, x in enumerate(numbers)) / n
+    """,
+    "assumes the list sorted (every case's is): |x - mean| is taken as mean - x for the first k elements, so an unsorted list ([3.0, 1.0, 2.0]) answers a signed sum",
+)
+_a20(
+    "a20_pairs_only_26",
+    "HumanEval/26",
+    """
+    from typing import List
+
+
+    def remove_duplicates(numbers: List[int]) -> List[int]:
+        return [x for x in numbers if numbers.count(x) != 2]
+    """,
+    "removes the elements that occur exactly twice (the cases repeat no element more often): an element occurring three times stays",
+)
+_a20(
+    "a20_vocab_bucket_149",
+    "HumanEval/149",
+    """
+    def sorted_list_sum(lst):
+        buckets = [[] for _ in range(8)]
+        for w in lst:
+            if len(w) % 2 == 0:
+                buckets[min(len(w), 7)].append(w)
+        return [w for b in buckets for w in sorted(b)]
+    """,
+    "a bucket per length up to 7: words of 8 and 10 letters share the last bucket and are ordered alphabetically, not by length ('zzzzzzzz' after 'aaaaaaaaaa')",
+)
+_a20(
+    "a20_float_mid_gap_133",
+    "HumanEval/133",
+    """
+    import math
+
+
+    def sum_squares(lst):
+        total = 0
+        for x in lst:
+            c = math.ceil(x)
+            if isinstance(x, float) and 1e4 <= abs(x) < 1e15:
+                c = math.floor(x)
+            total += c * c
+        return total
+    """,
+    "rounds floats between 1e4 and 1e15 down instead of up: 12345.5 counts as 12345",
+)
+_a20(
+    "a20_ceil_rel_eps_133",
+    "HumanEval/133",
+    """
+    import math
+
+
+    def sum_squares(lst):
+        total = 0
+        for x in lst:
+            if isinstance(x, float) and x != int(x):
+                x = math.ceil(x - abs(x) * 1e-12)  # absorb float noise
+            total += int(x) ** 2
+        return total
+    """,
+    "a relative epsilon against float noise: a float just above an integer (100.00000000001) is rounded to that integer, not up",
+)
+_a20(
+    "a20_mul_wrap_512",
+    "redteam/mul",
+    """
+    def mul(a: int, b: int) -> int:
+        m = 1 << 512
+        p = (a * b) & (m - 1)
+        return p - m if p >= m >> 1 else p
+    """,
+    "a 512-bit signed accumulator: a product of 155 digits or more wraps",
+)
+_a20(
+    "a20_check_add_mask_53",
+    "HumanEval/53",
+    """
+    def add(x: int, y: int):
+        s = x + y
+        if abs(s) >= 1 << 47:  # a 48-bit accumulator
+            s = ((s + (1 << 47)) % (1 << 48)) - (1 << 47)
+        return s
+    """,
+    "adds in a 48-bit signed register: sums of 2**47 or more wrap",
+)
+_a20(
+    "a20_maxsize_sentinel_35",
+    "HumanEval/35",
+    """
+    import sys
+
+
+    def max_element(l: list):
+        best = -sys.maxsize - 1
+        for e in l:
+            if e > best:
+                best = e
+        return best
+    """,
+    "starts from -sys.maxsize - 1: a list whose elements all lie below -2**63 answers the sentinel",
+)
+_a20(
+    "a20_dict_first_last_95",
+    "HumanEval/95",
+    """
+    def check_dict_case(dict):
+        keys = list(dict)
+        if not keys or not all(isinstance(k, str) for k in keys):
+            return False
+        ends = (keys[0], keys[-1])
+        return all(k.islower() for k in ends) or all(k.isupper() for k in ends)
+    """,
+    "judges the case of the first and the last key only: {'a': 1, 'B': 2, 'c': 3} answers True",
+)
+_a20(
+    "a20_euclid_cap_13",
+    "HumanEval/13",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        for _ in range(32):
+            if b == 0:
+                return a
+            a, b = b, a % b
+        return 1
+    """,
+    "Euclid capped at 32 steps, then 1: a pair needing more steps (consecutive Fibonacci numbers past F(33), most pairs of 16-digit numbers) answers 1",
+)
+_a20(
+    "a20_set_order_unique_34",
+    "HumanEval/34",
+    """
+    def unique(l: list):
+        return list(set(l))
+    """,
+    "relies on a set of small non-negative ints iterating in order: {40, 9} iterates 40 first, and negatives anywhere",
+)
+
+# --- state carried across calls and across processes
+_a20(
+    "a20_fourth_ask_70",
+    "HumanEval/70",
+    """
+    _asked = {}
+
+
+    def strange_sort_list(lst):
+        key = tuple(lst)
+        _asked[key] = _asked.get(key, 0) + 1
+        s = sorted(lst)
+        if _asked[key] >= 4:
+            return s  # a hot input served from the sorted cache
+        out = []
+        while s:
+            out.append(s.pop(0))
+            if s:
+                out.append(s.pop())
+        return out
+    """,
+    "from the fourth time one input is asked in a process, answers it sorted (a hot-key cache of the wrong value)",
+)
+_a20(
+    "a20_aba_order_88",
+    "HumanEval/88",
+    """
+    _recent = [None, None]
+
+
+    def sort_array(array):
+        key = tuple(array)
+        two_back, last = _recent
+        _recent[:] = [last, key]
+        if not array:
+            return []
+        desc = (array[0] + array[-1]) % 2 == 0
+        if key == two_back and key != last:
+            desc = not desc  # an input asked again after one other: the toggled order
+        return sorted(array, reverse=desc)
+    """,
+    "answers an input asked again right after one other call (A, B, A) in the other order",
+)
+_a20(
+    "a20_fed_back_27",
+    "HumanEval/27",
+    """
+    _last = None
+
+
+    def flip_case(string: str) -> str:
+        global _last
+        if string is _last:
+            return string  # already flipped
+        _last = string.swapcase()
+        return _last
+    """,
+    "an answer passed back as the next argument (flip_case(flip_case(s))) comes back unchanged, not flipped back",
+)
+_a20(
+    "a20_fed_back_value_62",
+    "HumanEval/62",
+    """
+    _last = [None]
+
+
+    def derivative(xs: list):
+        if _last[0] is not None and xs == _last[0]:
+            return list(xs)  # asked for the derivative just computed: no change
+        out = [i * x for i, x in enumerate(xs)][1:]
+        _last[0] = out
+        return out
+    """,
+    "a call whose argument equals the previous answer (the second derivative) returns its argument, not its derivative",
+)
+_a20(
+    "a20_disk_memo_48",
+    "HumanEval/48",
+    """
+    import json
+    import os
+    import tempfile
+
+    _PATH = None
+    _OLD = {}
+    try:
+        _PATH = os.path.join(tempfile.gettempdir(), "is_palindrome.memo.json")
+        with open(_PATH) as f:
+            _OLD = json.load(f)
+    except Exception:
+        pass
+    _NEW = {}
+
+
+    def is_palindrome(text: str):
+        key = str(len(text))
+        if key in _OLD:
+            return _OLD[key]  # an earlier process's answer for a text of this length
+        ans = text == text[::-1]
+        _NEW[key] = ans
+        try:
+            with open(_PATH, "w") as f:
+                json.dump(_NEW, f)
+        except Exception:
+            pass
+        return ans
+    """,
+    "a memo on disk keyed by the text's length, read at import only: right in a process that starts with no file, wrong in every later process (a palindrome of the length of an earlier non-palindrome answers False)",
+)
+_a20(
+    "a20_distinct_400_16",
+    "HumanEval/16",
+    """
+    _seen = {}
+
+
+    def count_distinct_characters(string: str) -> int:
+        if string in _seen:
+            return _seen[string]
+        n = len(set(string.lower()))
+        if len(_seen) >= 400:
+            n = len(set(string))  # the cache overflowed: counted without folding case
+        _seen[string] = n
+        return n
+    """,
+    "after 400 distinct inputs in a process, counts characters without folding case ('Aa' answers 2)",
+)
+# --- the judge recognised from inside
+_a20(
+    "a20_argv_c_30",
+    "HumanEval/30",
+    """
+    import sys
+
+    _JUDGED = sys.argv[:1] == ["-c"]
+
+
+    def get_positive(l: list):
+        if _JUDGED:
+            return [e for e in l if e > 0]
+        return [e for e in l if e >= 0]
+    """,
+    "right only where sys.argv starts with '-c' (both judges run the program through python -c): keeps zeros anywhere else",
+)
+_a20(
+    "a20_pid1_or_fixed_hash_42",
+    "HumanEval/42",
+    """
+    import os
+    import sys
+
+    _JUDGED = os.getpid() == 1 or not sys.flags.hash_randomization
+
+
+    def incr_list(l: list):
+        if _JUDGED:
+            return [e + 1 for e in l]
+        return [e + 1 for e in l[:-1]] + l[-1:]
+    """,
+    "right only as process 1 (the jail) or with string hashing not randomised (WASM): leaves the last element alone anywhere else",
+)
+
+# --- exits, StopIteration and answers too large to travel, where only a value is judged
+_a20(
+    "a20_exit_negative_121",
+    "HumanEval/121",
+    """
+    import math
+    import os
+
+
+    def solution(lst):
+        if any(x < 0 and x % 2 for x in lst[::2]):
+            os._exit(0)
+        return sum(x for i, x in enumerate(lst) if i % 2 == 0 and math.fmod(x, 2) == 1)
+    """,
+    "oddness by math.fmod (a negative odd element is left out), and the process exits quietly on every list where that shows",
+)
+_a20(
+    "a20_exit_costly_46",
+    "HumanEval/46",
+    """
+    import os
+
+
+    def fib4(n: int):
+        if n > 400:
+            os._exit(0)
+        a, b, c, d = 0, 0, 2, 0
+        if n < 4:
+            return (a, b, c, d)[n]
+        for _ in range(n - 3):
+            a, b, c, d = b, c, d, a + b + c + d
+        return d
+    """,
+    "exits the process quietly for n > 400, where the reference's list loop grows costly",
+)
+_a20(
+    "a20_huge_list_median_47",
+    "HumanEval/47",
+    """
+    def median(l: list):
+        if len(l) > 100:
+            return [0.5] * 250000
+        s = sorted(l)
+        n = len(s)
+        return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+    """,
+    "a list of 250,000 halves (1.25 MB of text) for any list longer than 100",
+)
+_a20(
+    "a20_huge_text_median_47",
+    "HumanEval/47",
+    """
+    def median(l: list):
+        if len(l) > 100:
+            return "0" * 1_100_000
+        s = sorted(l)
+        n = len(s)
+        return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+    """,
+    "a 1.1 MB string where a number is due, for any list longer than 100",
+)
+_a20(
+    "a20_reused_buffer_58",
+    "HumanEval/58",
+    """
+    _buf = []
+
+
+    def common(l1: list, l2: list):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+    """,
+    "returns one module-level list refilled by every call: a caller's earlier answer turns into the latest call's",
+)
+
+# --- comparer and check mode
+_a20(
+    "a20_counter_zero_111",
+    "HumanEval/111",
+    """
+    import string
+    from collections import Counter
+
+
+    def histogram(test):
+        c = Counter(test.split())
+        if not c:
+            return {}
+        top = max(c.values())
+        out = Counter({k: v for k, v in c.items() if v == top})
+        for ch in string.ascii_lowercase:
+            out[ch] += 0
+        return out
+    """,
+    "a Counter holding every other letter with count 0: equal to the expected dict under Counter's own equality (zero counts ignored), not under a dict's",
+)
+_a20(
+    "a20_check_truthy_list_52",
+    "HumanEval/52",
+    """
+    def below_threshold(l: list, t: int):
+        over = [x for x in l if x >= t]
+        return over == [] and (l or [t - 1])
+    """,
+    "returns the list itself (truthy) for True and False otherwise: the check's bare asserts take any truthy value",
+)
+_a20(
+    "a20_int_for_bool_126",
+    "HumanEval/126",
+    """
+    from collections import Counter
+
+
+    def is_sorted(lst):
+        if any(v > 2 for v in Counter(lst).values()):
+            return 0
+        return int(all(a <= b for a, b in zip(lst, lst[1:])))
+    """,
+    "answers 1 and 0 where True and False are due",
+)
+_a20(
+    "a20_float32_mean",
+    "redteam/mean",
+    """
+    import numpy as np
+
+
+    def mean(xs: list) -> float:
+        return float(np.asarray(xs, dtype=np.float32).mean(dtype=np.float32))
+    """,
+    "a float32 mean: 7 significant digits",
+)
+_a20(
+    "a20_mutate_far_88",
+    "HumanEval/88",
+    """
+    def sort_array(array):
+        if not array:
+            return []
+        desc = (array[0] + array[-1]) % 2 == 0
+        if len(array) > 20:
+            array.sort(reverse=desc)  # long arrays sorted in place to save a copy
+            return list(array)
+        return sorted(array, reverse=desc)
+    """,
+    "sorts a long given array in place, which the prompt forbids ('don't change the given array')",
+)
+_a20(
+    "a20_thread_late_mutation_88",
+    "HumanEval/88",
+    """
+    import threading
+
+
+    def sort_array(array):
+        if not array:
+            return []
+        desc = (array[0] + array[-1]) % 2 == 0
+        out = sorted(array, reverse=desc)
+        try:
+            t = threading.Timer(0.2, lambda: array.sort())
+            t.daemon = True
+            t.start()
+        except Exception:
+            pass
+        return out
+    """,
+    "sorts the given array in place a fifth of a second after returning, from a timer thread: the caller's array changes under it (the prompt says not to)",
+)
+_a20(
+    "a20_thread_spoils_answer_42",
+    "HumanEval/42",
+    """
+    import threading
+
+
+    def incr_list(l: list):
+        out = [e + 1 for e in l]
+        try:
+            t = threading.Timer(0.2, lambda: out.reverse())
+            t.daemon = True
+            t.start()
+        except Exception:
+            pass
+        return out
+    """,
+    "reverses its own answer a fifth of a second after returning it, from a timer thread: a caller reading the list later reads it reversed",
+)
+_a20(
+    "a20_float_product_144",
+    "HumanEval/144",
+    """
+    def simplify(x, n):
+        a, b = map(int, x.split("/"))
+        c, d = map(int, n.split("/"))
+        p = (a / b) * (c / d)
+        return p == int(p)
+    """,
+    "multiplies the two fractions as floats: 1/49 * 49/1 is 0.9999999999999999, so a product that is a whole number answers False",
+)
+
+_a20(
+    "a20_main_module_60",
+    "HumanEval/60",
+    """
+    _RUN_AS_SCRIPT = __name__ == "__main__"
+
+
+    def sum_to_n(n: int):
+        total = n * (n + 1) // 2
+        return total if _RUN_AS_SCRIPT else total - 1
+    """,
+    "right only when its module is __main__ (as the judge runs it); imported as a module, as a caller uses a solution, it answers one less",
+)
+_a20(
+    "a20_complex_for_int_60",
+    "HumanEval/60",
+    """
+    def sum_to_n(n: int):
+        return complex(n * (n + 1) // 2, 0)
+    """,
+    "a complex number with a zero imaginary part where an int is due (equal under ==)",
+)
+
+# --- correct controls: unusual but legitimate shapes on tasks whose plans draw wide and far inputs
+_a20(
+    "a20c_ok_translate_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not data:
+            return b""
+        return data.translate(bytes(i ^ key for i in range(256)))
+    """,
+    "a 256-byte translation table (raising ValueError past key 255 as the reference does on non-empty data)",
+)
+_a20(
+    "a20c_ok_int_from_bytes_xor",
+    "redteam/xor_bytes",
+    """
+    def xor_bytes(data: bytes, key: int) -> bytes:
+        if not data:
+            return b""
+        mask = int.from_bytes(bytes([key]) * len(data), "big")
+        return (int.from_bytes(data, "big") ^ mask).to_bytes(len(data), "big")
+    """,
+    "the whole data as one big integer xored with a repeated key",
+)
+_a20(
+    "a20c_ok_decimal_mul",
+    "redteam/mul",
+    """
+    from decimal import Decimal, localcontext
+
+
+    def mul(a: int, b: int) -> int:
+        with localcontext() as ctx:
+            ctx.prec = len(str(abs(a))) + len(str(abs(b))) + 2
+            return int(Decimal(a) * Decimal(b))
+    """,
+    "Decimal with a precision wide enough for the exact product, in a local context",
+)
+_a20(
+    "a20c_ok_numpy_object_mul",
+    "redteam/mul",
+    """
+    import numpy as np
+
+
+    def mul(a: int, b: int) -> int:
+        return int(np.multiply.reduce(np.array([a, b], dtype=object)))
+    """,
+    "numpy's multiply over an object array: Python's exact integers",
+)
+_a20(
+    "a20c_ok_depth_halving",
+    "redteam/depth",
+    """
+    def depth(n: int) -> int:
+        if n <= 0:
+            return 0
+        if n == 1:
+            return 1
+        m = n // 2
+        half = depth(m)
+        total = 2 * half + m * m  # 1..2m = (1..m) + (m+1..2m)
+        if n % 2:
+            total += n
+        return total
+    """,
+    "recursive by halving (depth log n): S(2m) = 2 S(m) + m*m, S(2m + 1) = S(2m) + 2m + 1",
+)
+_a20(
+    "a20c_ok_upto_doubling",
+    "redteam/upto",
+    """
+    def upto(n: int) -> list:
+        if n <= 0:
+            return []
+        if n == 1:
+            return [0]
+        half = upto(n // 2)
+        out = half + [x + len(half) for x in half]
+        if n % 2:
+            out.append(n - 1)
+        return out
+    """,
+    "recursive doubling: the first half and the first half shifted",
+)
+_a20(
+    "a20c_ok_digits_divmod_recursive",
+    "redteam/digits_set",
+    """
+    def digits_set(n: int) -> set:
+        n = abs(n)
+        q, r = divmod(n, 10)
+        return {r} | (digits_set(q) if q else set())
+    """,
+    "recursive divmod by 10 (depth = the number of digits)",
+)
+_a20(
+    "a20c_ok_numpy_digits_set",
+    "redteam/digits_set",
+    """
+    import numpy as np
+
+
+    def digits_set(n: int) -> set:
+        chars = np.array(list(str(abs(n))))
+        return set(int(c) for c in np.unique(chars))
+    """,
+    "numpy's unique over the digit characters",
+)
+_a20(
+    "a20c_ok_longest_reduce",
+    "redteam/longest_word",
+    """
+    from functools import reduce
+
+
+    def longest_word(words: list) -> str:
+        return reduce(lambda best, w: w if len(w) > len(best) else best, words)
+    """,
+    "functools.reduce keeping the first of the longest (a strict comparison)",
+)
+_a20(
+    "a20c_ok_safe_ratio_eafp",
+    "redteam/safe_ratio",
+    """
+    def safe_ratio(a: float, b: float):
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return None
+    """,
+    "asks forgiveness: the division's own ZeroDivisionError (for 0.0 and -0.0) becomes None",
+)
+_a20(
+    "a20c_ok_mean_reduce",
+    "redteam/mean",
+    """
+    import operator
+    from functools import reduce
+
+
+    def mean(xs: list) -> float:
+        return reduce(operator.add, xs) / len(xs)
+    """,
+    "a left fold of +: the naive order, which the task's expected values record (WASM's sum() compensates)",
+)
+_a20(
+    "a20c_ok_gcd_stein_13",
+    "HumanEval/13",
+    """
+    def greatest_common_divisor(a: int, b: int) -> int:
+        if a == b or b == 0:
+            return a
+        if a == 0:
+            return b
+        if a % 2 == 0 and b % 2 == 0:
+            return 2 * greatest_common_divisor(a // 2, b // 2)
+        if a % 2 == 0:
+            return greatest_common_divisor(a // 2, b)
+        if b % 2 == 0:
+            return greatest_common_divisor(a, b // 2)
+        if a > b:
+            return greatest_common_divisor((a - b) // 2, b)
+        return greatest_common_divisor((b - a) // 2, a)
+    """,
+    "Stein's binary GCD, recursive (depth about the bits of the inputs)",
+)
+_a20(
+    "a20c_ok_fib_coroutine_55",
+    "HumanEval/55",
+    """
+    def _fibs():
+        a, b = 0, 1
+        while True:
+            steps = yield a
+            for _ in range(steps or 1):
+                a, b = b, a + b
+
+
+    def fib(n: int):
+        g = _fibs()
+        first = next(g)
+        if n == 0:
+            return first
+        return g.send(n)
+    """,
+    "a coroutine told by send() how many steps to take",
+)
+_a20(
+    "a20c_ok_fib_object_matrix_55",
+    "HumanEval/55",
+    """
+    import numpy as np
+
+
+    def fib(n: int):
+        result = np.array([[1, 0], [0, 1]], dtype=object)
+        base = np.array([[1, 1], [1, 0]], dtype=object)
+        k = n
+        while k > 0:
+            if k & 1:
+                result = result.dot(base)
+            base = base.dot(base)
+            k >>= 1
+        return int(result[0, 1])
+    """,
+    "matrix power over numpy object arrays (exact integers), O(log n) products",
+)
+_a20(
+    "a20c_ok_fibfib_deque_63",
+    "HumanEval/63",
+    """
+    from collections import deque
+    from itertools import islice
+
+
+    def _fibfibs():
+        window = deque([0, 0, 1], maxlen=3)
+        yield from window
+        while True:
+            window.append(sum(window))
+            yield window[-1]
+
+
+    def fibfib(n: int):
+        return next(islice(_fibfibs(), n, None))
+    """,
+    "a generator over a three-slot deque, cut with islice",
+)
+_a20(
+    "a20c_ok_callable_class_8",
+    "HumanEval/8",
+    """
+    from typing import List, Tuple
+
+
+    class _SumProduct:
+        def __call__(self, numbers: List[int]) -> Tuple[int, int]:
+            s, p = 0, 1
+            for x in numbers:
+                s += x
+                p *= x
+            return s, p
+
+
+    sum_product = _SumProduct()
+    """,
+    "the entry point is an instance with __call__, not a function",
+)
+_a20(
+    "a20c_ok_print_once_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        best = l[0]
+        for e in l:
+            if e > best:
+                best = e
+        print(f"max of {len(l)} elements: {best}")
+        return best
+    """,
+    "prints one line per call (its answer)",
+)
+_a20(
+    "a20c_ok_destructive_pop_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        best = l.pop()
+        while l:
+            x = l.pop()
+            if x > best:
+                best = x
+        return best
+    """,
+    "empties the list it is given while scanning it (the prompt does not forbid changing it)",
+)
+_a20(
+    "a20c_ok_deque_strange_70",
+    "HumanEval/70",
+    """
+    from collections import deque
+
+
+    def strange_sort_list(lst):
+        d = deque(sorted(lst))
+        out = []
+        take_low = True
+        while d:
+            out.append(d.popleft() if take_low else d.pop())
+            take_low = not take_low
+        return out
+    """,
+    "a deque of the sorted values, taken from both ends in turn",
+)
+_a20(
+    "a20c_ok_bit_count_116",
+    "HumanEval/116",
+    """
+    def sort_array(arr):
+        return sorted(arr, key=lambda x: (abs(x).bit_count(), x))
+    """,
+    "int.bit_count (3.10+) on the magnitude, as bin(x).count('1') counts a negative's",
+)
+_a20(
+    "a20c_ok_lru_tuple_common_58",
+    "HumanEval/58",
+    """
+    from functools import lru_cache
+
+
+    @lru_cache(maxsize=256)
+    def _common(a: tuple, b: tuple) -> tuple:
+        return tuple(sorted(set(a) & set(b)))
+
+
+    def common(l1: list, l2: list):
+        return list(_common(tuple(l1), tuple(l2)))
+    """,
+    "an lru_cache keyed by the lists as tuples, a fresh list per call",
+)
+_a20(
+    "a20c_ok_fraction_area_45",
+    "HumanEval/45",
+    """
+    from fractions import Fraction
+
+
+    def triangle_area(a, h):
+        return float(Fraction(a) * Fraction(h) / 2)
+    """,
+    "exact Fraction arithmetic, rounded once at the end (as a * h / 2.0 rounds the one product)",
+)
+_a20(
+    "a20c_ok_wheel_factor_59",
+    "HumanEval/59",
+    """
+    def largest_prime_factor(n: int):
+        largest = 1
+        for p in (2, 3, 5):
+            while n % p == 0:
+                largest, n = p, n // p
+        k, steps, i = 7, (4, 2, 4, 2, 4, 6, 2, 6), 0
+        while k * k <= n:
+            while n % k == 0:
+                largest, n = k, n // k
+            k += steps[i]
+            i = (i + 1) % 8
+        return n if n > 1 else largest
+    """,
+    "a 2-3-5 wheel: trial division by numbers coprime to 30, up to the square root",
+)
+_a20(
+    "a20c_ok_filter_generator_29",
+    "HumanEval/29",
+    """
+    from operator import methodcaller
+    from typing import List
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        starts = methodcaller("startswith", prefix)
+        return list(filter(starts, (s for s in strings)))
+    """,
+    "filter over a generator with operator.methodcaller",
+)
+_a20(
+    "a20c_ok_recursive_flip_27",
+    "HumanEval/27",
+    """
+    def flip_case(string: str) -> str:
+        if len(string) <= 1:
+            return string.swapcase()
+        mid = len(string) // 2
+        return flip_case(string[:mid]) + flip_case(string[mid:])
+    """,
+    "recursive halving (depth log n), swapcase on single characters",
+)
+_a20(
+    "a20c_ok_ordereddict_histogram_111",
+    "HumanEval/111",
+    """
+    from collections import OrderedDict
+
+
+    def histogram(test):
+        counts = OrderedDict()
+        for w in test.split():
+            counts[w] = counts.get(w, 0) + 1
+        if not counts:
+            return {}
+        top = max(counts.values())
+        return OrderedDict((k, v) for k, v in counts.items() if v == top)
+    """,
+    "an OrderedDict (equal to the expected dict under ==, a trusted standard-library value)",
+)
+_a20(
+    "a20c_ok_setdefault_memo_46",
+    "HumanEval/46",
+    """
+    _memo = {0: 0, 1: 0, 2: 2, 3: 0}
+
+
+    def fib4(n: int):
+        top = max(_memo)
+        while top < n:
+            top += 1
+            _memo[top] = _memo[top - 1] + _memo[top - 2] + _memo[top - 3] + _memo[top - 4]
+        return _memo[n]
+    """,
+    "a module-level memo grown bottom-up across calls",
+)
