@@ -669,9 +669,12 @@ def _grew(
         mine = records.get(pos)
         if mine is None or mine.status != "ok":
             continue
-        on_cpu = cpu and mine.cpu_s is not None and _reference_cost(by_run, pos, cpu=True, only=True)
-        theirs = _reference_cost(by_run, pos, cpu=bool(on_cpu))
-        took = _cost(mine, cpu=bool(on_cpu))
+        # both on one clock: CPU where the program's call and every reference run carry it, else wall
+        theirs_cpu = (
+            _reference_cost(by_run, pos, cpu=True, only=True) if cpu and mine.cpu_s is not None else None
+        )
+        took = _cost(mine, cpu=True) if theirs_cpu else mine.duration_s
+        theirs = theirs_cpu or _reference_cost(by_run, pos)
         if took > 0 and theirs:
             timed[pos] = (took, theirs)
     near = [m / t for pos, (m, t) in timed.items() if pos not in plan.far]
