@@ -44,8 +44,25 @@ DEFAULT = (
 )
 
 
+#: correct programs of middling efficiency (the corpus's are mostly as fast as the reference, or far
+#: slower): the reference's loop with more work per step
+SLOWER = {
+    "twice:redteam/depth": (
+        "def depth(n: int) -> int:\n"
+        "    total = 0\n"
+        "    for i in range(1, n + 1):\n"
+        "        total += i\n"
+        "        total = total + 0 * i\n"
+        "    return total\n"
+    ),
+    "sorted:HumanEval/35": "def max_element(l):\n    return sorted(list(l) * 20)[-1]\n",
+}
+
+
 def program(name: str) -> tuple[TaskPublished, str]:
     tasks = all_tasks()
+    if name in SLOWER:
+        return tasks[name.split(":", 1)[1]], SLOWER[name]
     if name.startswith("reference:"):
         task = tasks[name.split(":", 1)[1]]
         assert task.reference is not None
@@ -54,13 +71,18 @@ def program(name: str) -> tuple[TaskPublished, str]:
     return tasks[p.task], p.code
 
 
-def trial(sandbox: Sandbox, task: TaskPublished, code: str) -> dict[str, Any]:
+def trial(sandbox: Sandbox, task: TaskPublished, code: str, ref_first: bool = True) -> dict[str, Any]:
     assert task.reference is not None
 
     def one(source: str, sample: str) -> SandboxExecuted:
         return run_program(sandbox, task, source, sample_id=sample, group_id="g", backend="wasm")
 
-    ref, run = one(task.reference, "ref"), one(code, "s")
+    # the first of two runs of a task is the colder one (measured: ~0.3 ms more of ~3.5 ms): the order
+    # alternates between trials so neither side always pays it
+    if ref_first:
+        ref, run = one(task.reference, "ref"), one(code, "s")
+    else:
+        run, ref = one(code, "s"), one(task.reference, "ref")
     row: dict[str, Any] = {
         "active_s": run.active_s,
         "active_cpu_s": run.active_cpu_s,
@@ -76,9 +98,9 @@ def trial(sandbox: Sandbox, task: TaskPublished, code: str) -> dict[str, Any]:
 
 def phase(sandbox: Sandbox, names: list[str], runs: int) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
-    for _ in range(runs):
+    for i in range(runs):
         for name in names:  # interleaved, so a change of load lands on every program alike
-            out[name].append(trial(sandbox, *program(name)))
+            out[name].append(trial(sandbox, *program(name), ref_first=i % 2 == 0))
     return out
 
 
