@@ -59,8 +59,9 @@ class Settings(BaseSettings):
     sandbox: SandboxConfig = SandboxConfig()
     generator: GeneratorConfig = GeneratorConfig()
     pipeline: PipelineConfig = PipelineConfig()
-    #: the registered reward function (name-version) the pipeline scores with
-    reward_function: str = "code-v5"
+    #: the registered reward function (name-version) the pipeline scores one-turn samples with (code-v7:
+    #: code-v5 with its efficiency read on the guest's own time, which the machine's load does not move)
+    reward_function: str = "code-v7"
     reward: RewardConfig = RewardConfig()
     noise: NoiseConfig = NoiseConfig()
     #: multi-turn episodes: turns per episode (``RLSTREAM_EPISODES__MAX_TURNS``), their reward, feedback caps

@@ -62,7 +62,13 @@ class ReferenceExecutedV2(ReferenceExecutedV1):
 
     def _says_only_v1(self) -> bool:
         x = self.execution
-        return x.load_s is None and x.active_s is None and len(x.violations) <= 1
+        return (
+            x.load_s is None
+            and x.active_s is None
+            and x.load_cpu_s is None
+            and x.active_cpu_s is None
+            and len(x.violations) <= 1
+        )
 
     def identity(self) -> tuple[str, ...]:
         if not self._says_only_v1():

@@ -250,7 +250,8 @@ class SandboxExecutedV2(SandboxExecutedV1):
 
     v2 carries every label (``violations``; ``violation`` is the first of them) and the host's own
     timings of the run: ``load_s`` from the guest's start to its first request, ``active_s`` from the
-    start to the last result (module load and everything between cases included)."""
+    start to the last result (module load and everything between cases included), and where measured
+    the same two on the guest's own time (``load_cpu_s``, ``active_cpu_s``)."""
 
     model_config = ConfigDict(title="SandboxExecuted")
 
@@ -263,6 +264,13 @@ class SandboxExecutedV2(SandboxExecutedV1):
     load_s: float | None = Field(default=None, ge=0)
     #: the guest's start to its last result (None: no result came back)
     active_s: float | None = Field(default=None, ge=0)
+    #: ``load_s`` and ``active_s`` on the guest's own time: the CPU its thread spent, read by the host at
+    #: the door on that thread (WASM), plus the sleeps it asked for, counted as asked. The machine's load
+    #: does not stretch them as it stretches the host's clock. None where not measured (a jailed guest is
+    #: another process; runs written before them); absent from the body where None, so every other run
+    #: keeps its bytes
+    load_cpu_s: float | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    active_cpu_s: float | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
 
     @model_validator(mode="before")
     @classmethod

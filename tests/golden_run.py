@@ -43,6 +43,8 @@ VOLATILE = {
         "duration_s",
         "load_s",
         "active_s",
+        "load_cpu_s",
+        "active_cpu_s",
         "cases.*.duration_s",
         "cases.*.cpu_s",
         "runtime_hash",
@@ -53,6 +55,8 @@ VOLATILE = {
         "execution.duration_s",
         "execution.load_s",
         "execution.active_s",
+        "execution.load_cpu_s",
+        "execution.active_cpu_s",
         "execution.cases.*.duration_s",
         "execution.cases.*.cpu_s",
         "execution.runtime_hash",
@@ -63,6 +67,8 @@ VOLATILE = {
         "reruns.*.duration_s",
         "reruns.*.load_s",
         "reruns.*.active_s",
+        "reruns.*.load_cpu_s",
+        "reruns.*.active_cpu_s",
         "reruns.*.cases.*.duration_s",
         "reruns.*.cases.*.cpu_s",
     ),
@@ -163,9 +169,9 @@ def run_records(
     return log.written
 
 
-#: timings measured since the recording (a WASM case's CPU time, filter v26): left out, not blanked, so
-#: the recording stays as it was written
-DROPPED = frozenset({"cpu_s"})
+#: timings measured since the recording (a WASM case's CPU time, filter v26; a run's load and active span
+#: on the guest's own time, code-v7): left out, not blanked, so the recording stays as it was written
+DROPPED = frozenset({"cpu_s", "load_cpu_s", "active_cpu_s"})
 
 
 def _blank(body: Any, path: list[str]) -> None:

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         code: Path = typer.Option(..., "--code", help="FILE.py: the program to score"),
         backend: str = typer.Option(None, "--backend", help="wasm | container | auto (default: settings)"),
         reward: str = typer.Option(
-            None, "--reward", help="registered reward function, name-version (default: settings, code-v5)"
+            None, "--reward", help="registered reward function, name-version (default: settings, code-v7)"
         ),
         reruns: int = typer.Option(
             None, "--reruns", min=0, max=10, help="extra runs to detect flaky results"

@@ -41,6 +41,7 @@ class EpisodeConfig(BaseModel):
     #: turns an episode may take when its task does not say (1: one shot, the log of a one-turn run)
     max_turns: int = Field(default=1, ge=1, le=MAX_TURNS_LIMIT)
     #: the registered reward function episodes of several turns are scored with (its final turn's code,
-    #: against every case, less a cost per turn beyond the first; code-v5's comparison)
-    reward_function: str = "code-v6"
+    #: against every case, less a cost per turn beyond the first; code-v5's comparison; code-v7's
+    #: efficiency on the guest's own time, as one-turn samples' default reads it)
+    reward_function: str = "code-v8"
     feedback: FeedbackConfig = FeedbackConfig()

@@ -128,7 +128,7 @@ def register(spec: str) -> Callable[[type[RewardFunction]], type[RewardFunction]
 def _load_versions() -> None:
     """Import the later versions, which register themselves (they build on the classes here). Done
     on first use rather than at the end of this module, so importing any of them first is no cycle."""
-    from streams.reward import code_v2, code_v3, code_v4, code_v5, code_v6  # noqa: F401
+    from streams.reward import code_v2, code_v3, code_v4, code_v5, code_v6, code_v7, code_v8  # noqa: F401
 
 
 def available() -> list[str]:
@@ -163,10 +163,14 @@ def _fmt(x: float) -> str:
     return format(x, ".6g")
 
 
-def _runtime(x: SandboxExecutedV2, *, host_clock: bool) -> float:
+def _runtime(x: SandboxExecutedV2, *, host_clock: bool, own_time: bool = False) -> float:
     """Host-measured time from the guest's start to its last result: module load and whatever ran
     between cases (a finaliser, a gc callback) included, nothing the program can move out of it.
-    Executions written before the host timed them (v1) fall back to their per-case durations."""
+    With ``own_time`` that span on the guest's own time (``active_cpu_s``: its thread's CPU plus the
+    sleeps it asked for), which the machine's load does not stretch. Executions written before the
+    host timed them (v1) fall back to their per-case durations."""
+    if own_time and x.active_cpu_s is not None:
+        return x.active_cpu_s
     if host_clock and x.active_s is not None:
         return x.active_s
     per_case = sum(c.duration_s for c in x.cases)
@@ -182,6 +186,9 @@ class CodeRewardV1(RewardFunction):
     version = "v1"
     #: the comparison rule when the configuration names none
     default_compare: ClassVar[CompareConfig] = V1_COMPARE
+    #: efficiency read on the guest's own time where both runs carry it (code-v7 and code-v8); the wall
+    #: clock otherwise, and always for the versions before them
+    own_time_efficiency: ClassVar[bool] = False
 
     def __init__(self, config: RewardConfig, *, linter: Linter | None = None) -> None:
         self.config = config
@@ -317,8 +324,13 @@ class CodeRewardV1(RewardFunction):
             details["efficiency"] = "the reference run failed"
             return 0.0
         floor = self.config.efficiency_floor_s
-        # both sides on one clock: the host's when both runs have it
+        # both sides on one clock: the guest's own time when both runs carry it and this version reads
+        # it, else the host's wall clock when both runs have it
+        own = self.own_time_efficiency and x.active_cpu_s is not None and ref.active_cpu_s is not None
         host_clock = x.active_s is not None and ref.active_s is not None
-        mine, theirs = _runtime(x, host_clock=host_clock), _runtime(ref, host_clock=host_clock)
+        mine = _runtime(x, host_clock=host_clock, own_time=own)
+        theirs = _runtime(ref, host_clock=host_clock, own_time=own)
         details["runtime_ratio"] = _fmt((mine + floor) / (theirs + floor))
+        if self.own_time_efficiency:
+            details["runtime_clock"] = "cpu" if own else "wall"
         return min(1.0, (theirs + floor) / (mine + floor))

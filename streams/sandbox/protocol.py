@@ -31,6 +31,10 @@ case", which it could have returned anyway, so nothing in the guest is secret.
 
 Timings are the host's own clock: per case from handing out the request to receiving its result, the
 load from the guest's start to its first request, and ``active_s`` from the start to the last result.
+Where the guest runs on the thread its messages arrive on (WASM), the same moments are also read on
+that thread's CPU clock (``Session.cpu_clock``): per case its CPU alone (``cpu_s``), for the load and
+the active span its CPU plus the sleeps it asked for (``load_cpu_s``, ``active_cpu_s``: what the
+program costs its caller, less the time the machine's load kept it off a core).
 Nothing here raises on what a guest sends, and nothing compares results with expected outputs: that
 belongs to the reward.
 """
@@ -275,6 +279,11 @@ class SessionFacts:
     job_sent: bool = False
     first_request_at: float | None = None
     last_result_at: float | None = None
+    #: the guest's own time (:meth:`Session.own_time`) at its start, its first request and its last
+    #: result (None without a CPU clock, or where start() was not called on the guest's thread)
+    started_cpu: float | None = None
+    first_request_cpu: float | None = None
+    last_result_cpu: float | None = None
     load_error: str | None = None
     cases: list[CaseRecord] = field(default_factory=list)
     #: refusals the guest's audit hook reported, first MAX_RECORDS distinct ones
@@ -336,6 +345,10 @@ class Session:
         #: running the guest (WASM: ``time.thread_time``): each case's CPU time is read there
         #: (``CaseResult.cpu_s``), which the machine's load does not stretch as it stretches wall time
         self.cpu_clock = cpu_clock
+        #: the sleeps the guest asked for so far, as long as it asked (capped at its deadline), which the
+        #: backend serves on the host and reports here (:meth:`slept`): a wait the guest chose costs its
+        #: caller time as surely as work does, and uses no CPU
+        self.asleep_s = 0.0
         self.max_bytes = max_bytes
         self.facts = SessionFacts(started_at=clock())
         self._lock = threading.Lock()
@@ -345,8 +358,21 @@ class Session:
         self.stub_code: bytes | None = None
 
     def start(self) -> None:
-        """The guest starts now (the load time counts from here)."""
+        """The guest starts now (the load time counts from here). Called on the thread that runs the
+        guest, where its own time is read too."""
         self.facts.started_at = self.clock()
+        self.facts.started_cpu = self.own_time()
+
+    def own_time(self) -> float | None:
+        """The guest's own time so far: its thread's CPU clock plus the sleeps it asked for (None
+        without a CPU clock). Unlike the wall clock, a wait for a core (the machine's load) is not in
+        it; unlike the CPU clock alone, a ``time.sleep`` the program chose is."""
+        return None if self.cpu_clock is None else self.cpu_clock() + self.asleep_s
+
+    def slept(self, seconds: float) -> None:
+        """The guest asked to sleep ``seconds`` (the backend serves it; counted as asked, so a late
+        wake-up on a loaded machine adds nothing)."""
+        self.asleep_s += max(0.0, seconds)
 
     def end(self) -> None:
         """The backend's run of the guest returned now: a request still out was out until here (the
@@ -474,6 +500,7 @@ class Session:
                 return self._deviate("a request after the program failed to load")
             if f.first_request_at is None:
                 f.first_request_at = now
+                f.first_request_cpu = self.own_time()
             return self._next_request()
         if kind == b"R":
             case = f.outstanding
@@ -504,6 +531,7 @@ class Session:
             case.deep_recursion = status == b"d"
             case.digest = digest
             f.last_result_at = now
+            f.last_result_cpu = self.own_time()
             self.source.deliver(case.ok, case.text)
             return self._next_request()
         if kind == b"L":

@@ -103,6 +103,10 @@ class ExecutionResult:
     #: the host's clock: the guest's start to its first request, and to its last result
     load_s: float | None = None
     active_s: float | None = None
+    #: the same two spans on the guest's own time (its thread's CPU plus the sleeps it asked for;
+    #: ``Session.own_time``): None where the guest is another process (the jail)
+    load_cpu_s: float | None = None
+    active_cpu_s: float | None = None
     runtime_hash: str = ""
     cache_key: str = ""
     cache_hit: bool = False
@@ -228,6 +232,10 @@ def _seconds(at: float | None, start: float) -> float | None:
     return None if at is None else max(0.0, at - start)
 
 
+def _own_seconds(at: float | None, start: float | None) -> float | None:
+    return None if at is None or start is None else max(0.0, at - start)
+
+
 def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> ExecutionResult:
     raw, facts = outcome.raw, outcome.facts
     check_raw, check_facts = outcome.check_raw, outcome.check_facts
@@ -296,6 +304,8 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
         duration_s=raw.duration_s,
         load_s=_seconds(facts.first_request_at, facts.started_at),
         active_s=_seconds(facts.last_result_at, facts.started_at),
+        load_cpu_s=_own_seconds(facts.first_request_cpu, facts.started_cpu),
+        active_cpu_s=_own_seconds(facts.last_result_cpu, facts.started_cpu),
         runtime_hash=runtime_hash,
         deviation=facts.deviation,
         route_hints=tuple(facts.hints),
@@ -372,6 +382,8 @@ def to_event(
         duration_s=result.duration_s,
         load_s=result.load_s,
         active_s=result.active_s,
+        load_cpu_s=result.load_cpu_s,
+        active_cpu_s=result.active_cpu_s,
         runtime_hash=result.runtime_hash,
         cache_key=result.cache_key,
         cache_hit=result.cache_hit,

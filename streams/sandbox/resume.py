@@ -104,6 +104,10 @@ def merged(first: ExecutionResult, rest: ExecutionResult, start: int) -> Executi
         duration_s=first.duration_s + rest.duration_s,
         load_s=first.load_s,
         active_s=None if rest.active_s is None else first.duration_s + rest.active_s,
+        # the first run's own time up to its hang is not known (the hung call never answered): the
+        # merged run's active span is read on wall time only
+        load_cpu_s=first.load_cpu_s,
+        active_cpu_s=None,
         cache_key=first.cache_key,
         cache_hit=False,
         violations=tuple(dict.fromkeys((*first.violations, *rest.violations))),

@@ -283,6 +283,10 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
             until = time.perf_counter() + due_ns / 1e9
             if call is not None:
                 until = min(until, call.deadline)
+                # the wait the guest asked for, up to its deadline, counts as its own time (the
+                # session's ``own_time``): read as asked, not as served, so a late wake-up on a loaded
+                # machine adds nothing
+                call.session.slept(min(due_ns / 1e9, max(0.0, call.deadline - now_ns / 1e9)))
             while (left := until - time.perf_counter()) > 0:
                 time.sleep(min(left, TICK_S))
             if call is not None and time.perf_counter() >= call.deadline:

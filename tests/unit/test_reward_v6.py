@@ -28,8 +28,10 @@ def _final_turn(result: str, turn: int) -> SandboxExecuted:
     )
 
 
-def test_episodes_are_scored_with_code_v6_by_default() -> None:
-    assert EpisodeConfig().reward_function == "code-v6"
+def test_episodes_are_scored_by_default_with_code_v5s_comparison() -> None:
+    # the default itself is the newest episode version's to assert (test_reward_v7.py: code-v8)
+    default = get_reward_function(EpisodeConfig().reward_function, RewardConfig())
+    assert default.compare_options() == get_reward_function("code-v5", RewardConfig()).compare_options()
 
 
 def test_a_final_turn_off_in_the_tenth_digit_passes_under_v4_and_fails_under_v6() -> None:
