@@ -209,6 +209,14 @@ class CaseResult(FrozenModel):
     #: ``duration_s`` it does not grow while the machine's load keeps the guest off a core. Absent from
     #: the body where None, so every other case keeps its bytes
     cpu_s: float | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    #: a call the run's deadline or its own cap ended (``timeout``) in a WASM guest: how many bytes the
+    #: guest's linear memory grew while the call was out, and how many more the store's memory limit
+    #: still allowed it when the call was stopped, read by the host (linear memory never shrinks: what
+    #: the call grew is what it took at its height). A call that grew the memory to the limit's edge
+    #: was about to be stopped for it (filter v28). Absent from the body where None (every other case,
+    #: and every jailed one), so they keep their bytes
+    memory_grown: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    memory_left: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
 
 
 class SandboxExecutedV1(Event):

@@ -47,6 +47,8 @@ VOLATILE = {
         "active_cpu_s",
         "cases.*.duration_s",
         "cases.*.cpu_s",
+        "cases.*.memory_grown",
+        "cases.*.memory_left",
         "runtime_hash",
         "cache_key",
     ),
@@ -59,6 +61,8 @@ VOLATILE = {
         "execution.active_cpu_s",
         "execution.cases.*.duration_s",
         "execution.cases.*.cpu_s",
+        "execution.cases.*.memory_grown",
+        "execution.cases.*.memory_left",
         "execution.runtime_hash",
         "execution.cache_key",
         "reruns.*.runtime_hash",
@@ -71,6 +75,8 @@ VOLATILE = {
         "reruns.*.active_cpu_s",
         "reruns.*.cases.*.duration_s",
         "reruns.*.cases.*.cpu_s",
+        "reruns.*.cases.*.memory_grown",
+        "reruns.*.cases.*.memory_left",
     ),
     # names the reference's probe runs, whose id hashes their timings
     "rlstream.rollout.filtered": ("probe_reference_event_id",),
@@ -172,6 +178,9 @@ def run_records(
 #: timings measured since the recording (a WASM case's CPU time, filter v26; a run's load and active span
 #: on the guest's own time, code-v7): left out, not blanked, so the recording stays as it was written
 DROPPED = frozenset({"cpu_s", "load_cpu_s", "active_cpu_s"})
+#: timings measured since the recording (a WASM case's CPU time, filter v26; a stopped call's memory,
+#: filter v28): left out, not blanked, so the recording stays as it was written
+DROPPED = frozenset({"cpu_s", "memory_grown", "memory_left"})
 
 
 def _blank(body: Any, path: list[str]) -> None:

@@ -34,6 +34,7 @@ FilterVersion = Literal[
     "v25",
     "v26",
     "v27",
+    "v28",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -194,7 +195,15 @@ class NoiseConfig(BaseModel):
     #: as any disagreement still is, not ``hack.memorised`` because p17's far inputs outnumber the near
     #: ones (``streams.noise.probe.probe_reasons``' ``near_only``). Only the label moves: a share under
     #: the bar holds a disagreement, so the run is rejected either way
-    version: FilterVersion = "v27"
+    #: v28: a hang (the run's deadline, or a call's cap) on an input past the cases' range whose call grew
+    #: the guest's memory by at least half the room it had (``CaseResult.memory_grown``
+    #: against ``memory_left``, read by the WASM host at the stop) is the memory stop it was about to
+    #: be, held where such a stop is (an input the reference answers as cheaply as the cases, or a long
+    #: one where the program kept its pace: ``streams.noise.probe.memory_hang_held``): a program filling
+    #: the memory at a long input was rejected on an idle machine (the limit stopped it) and accepted
+    #: beside other load (its filling slowed until the call's cap came first, and a hang on a long input
+    #: is forgiven whatever its cause)
+    version: FilterVersion = "v28"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -300,6 +300,16 @@ def _probe(
     # v25 judges runs resumed past a hang: the same test decides how they are made (resumes_probes)
     v25 = resumes_probes(config)
     v26 = v25 and config.version != "v25"
+    v28 = v26 and config.version not in ("v26", "v27")
+    # v28: a hang on an input past the range that grew the guest's memory to the limit's edge is the
+    # memory stop it was about to be, held where that stop would be (the machine's load slowed the filling
+    # until the call's cap or the deadline came first)
+    memory_hang = (
+        v28
+        and reference is not None
+        and usable
+        and probing.memory_hang_held(plan, probe_run, reference, long_paced=True, steady=True, cpu=True)
+    )
     if v8 and reference is not None and usable:
         # v8: a hang past the cases' range on an input the reference answers as fast as the task's own,
         # after keeping its pace, in a second or so the host gave it, is no slow program's
@@ -356,6 +366,8 @@ def _probe(
                 and probing.stack_stop_held(plan, probe_run, reference, long_paced=v16, steady=v17, cpu=v26)
             )
             # v16: a memory or stack stop on a long input too, where the program kept the reference's pace
+            # v28: so is a hang that was a memory stop about to be
+            or memory_hang
         ),
         # v9: an equal answer refused for its size where the reference's fit is a resource limit
         size_limits=v9,
@@ -411,6 +423,8 @@ def _probe(
         # v25: a run resumed past a hang on a near input the reference did not settle either is judged
         # on the inputs after it (streams/sandbox/resume.py)
         resumed=v25,
+        # v28: the run's end at a call its time stopped is judged as a memory stop there (own_end)
+        memory_hang=memory_hang,
     )
     reasons, judged = probing.probe_reasons(
         report,

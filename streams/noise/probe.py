@@ -530,6 +530,67 @@ def stack_stop_held(
     return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady, cpu=cpu)
 
 
+#: (filter v28, :func:`memory_hang_held`) the share of the memory a call had room for when it was
+#: handed its input (what it grew while out, plus what the store's limit still allowed at the stop) that
+#: it must have grown for its hang to read as a memory stop: at least this much of the room taken means
+#: the guest's memory reached at least this much of its limit too. Measured (``a15_long_memory_fill_35``
+#: on HumanEval/35's 256 MiB, WASM, the pinned seed): the long input's call cap stopped the filling at
+#: 125 to 157 MiB of the 215 it had room for beside six busy processes, 141 on an idle machine whose
+#: fresh pages were slow to come (58% to 73%); a spin grows none of it
+MEMORY_HANG_SHARE = 0.5
+#: (filter v28) and at least this many bytes: a call handed its input with the memory already at the
+#: limit's edge (an earlier call grew it, and a guest's memory is never given back) takes most of the
+#: little room left by growing a few pages, which says nothing of the call
+MEMORY_HANG_MIN_BYTES = 32 << 20
+
+
+def memory_hang_held(
+    plan: ProbePlan,
+    probe: SandboxExecuted,
+    reference: ReferenceExecuted,
+    *,
+    long_paced: bool = False,
+    steady: bool = False,
+    cpu: bool = False,
+) -> bool:
+    """(filter v28) Whether a probe run that ended at its deadline or a call's cap (a hang) on a
+    generated input past the cases' range was about to be stopped for its memory there, and that stop
+    would be held (:func:`memory_stop_held`): the stopped call had grown the guest's linear memory by at
+    least ``MEMORY_HANG_SHARE`` of the room it had when handed its input (``CaseResult.memory_grown``
+    against ``memory_left``, read by the host at the stop; so at least that share of the store's limit
+    was taken), and the input is one the reference answers as cheaply as the cases, or a long one where
+    the program kept the reference's pace before it (:func:`_cheap_end`). A program filling the memory
+    at a long input is stopped by the limit on an idle machine and by the call's cap on a loaded one
+    (its filling slowed): through v27 the first was held and the second forgiven as a hang (a hang on a
+    long input is forgiven whatever its cause: a correct cubic program hangs there too). The hang read
+    as the stop it was about to be judges both alike. What it gives up is what the memory stop rule
+    gives up: a correct program whose memory grows to most of the limit with the input's size where the
+    reference's does not, on an input the reference answers cheaply, after keeping its pace (on an
+    idle machine the same program runs into the limit and is held by v16), and one that peaks there,
+    under the limit, and answers in time on an idle machine. A hang that grew the memory less (a cubic
+    program's tables, a spin) is judged as any hang, and so is one whose call grew it by less than
+    ``MEMORY_HANG_MIN_BYTES``. A run the limit also refused a grow (``memory_exceeded``: a program
+    that caught the ``MemoryError`` of its filling and spun on) is read alike: through v27 its end at its
+    time was no memory stop (:func:`memory_stop_held` reads a run that did not time out)."""
+    if not probe.timed_out or probe.infra_error:
+        return False
+    found = _ended_far(plan, probe, reference)
+    if found is None:
+        return False
+    record = found[1].get(found[0])
+    if (
+        record is None
+        or record.status != "timeout"
+        or record.memory_grown is None
+        or record.memory_left is None
+    ):
+        return False
+    room = record.memory_grown + record.memory_left
+    if record.memory_grown < max(MEMORY_HANG_MIN_BYTES, MEMORY_HANG_SHARE * room):
+        return False
+    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady, cpu=cpu)
+
+
 def _cheap_end(
     plan: ProbePlan,
     probe: SandboxExecuted,
@@ -1138,6 +1199,7 @@ def examine(
     digested: dict[int, str] | None = None,
     attainable: bool = False,
     resumed: bool = False,
+    memory_hang: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1224,7 +1286,10 @@ def examine(
     to its next unanswered input; a hang on an input the reference settled ends it as before (stuck),
     unless the resumed run spent more of its time on the calls it answered than on that one
     (:func:`_outran`: its deadline ran out, which a correct program slower per call than the
-    reference reaches on fifty near inputs asked again)."""
+    reference reaches on fifty near inputs asked again). Under ``memory_hang`` (filter v28,
+    :func:`memory_hang_held`: the run's hang was a memory stop about to be, held as one) with
+    ``own_end``, a run that ended at a call its time stopped (``timeout``) is judged as ``own_end``
+    judges one the program ended itself: the end is the program's doing."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1279,7 +1344,12 @@ def examine(
         and end < len(records)
         and end in plan.far
         and end in settled
-        and (records[end] is None or records[end].status == "missing")  # type: ignore[union-attr]
+        and (
+            records[end] is None
+            or records[end].status == "missing"  # type: ignore[union-attr]
+            # (v28) a hang that was a memory stop about to be
+            or (memory_hang and records[end].status == "timeout")  # type: ignore[union-attr]
+        )
     )
     ended_on_duty = ended_on_duty or ended_own
     # (v11) a call that flooded its output ended the run: judged there, as the wrong answer it is

@@ -266,6 +266,11 @@ class CaseRecord:
     #: the digest of the answer's canonical text (``Rh``: with its text; ``Rz``: with the error saying
     #: its text is too large), ``schemas.digest``
     digest: str | None = None
+    #: (WASM) a call still out when the run's deadline or its cap stopped the guest: the bytes the
+    #: guest's linear memory grew while it was out, and those the store's limit still allowed then (set
+    #: by the backend once the guest is stopped: ``CaseResult.memory_grown``/``memory_left``)
+    memory_grown: int | None = None
+    memory_left: int | None = None
 
 
 @dataclass
@@ -700,7 +705,13 @@ def _case_result(
         # how long the host waited for it before the deadline stopped the guest (0: not stamped)
         held = max(0.0, facts.ended_at - rec.handed_at) if facts.ended_at is not None else 0.0
         return CaseResult(
-            index=i, hidden=hidden, status="timeout", error="wall-clock limit reached", duration_s=held
+            index=i,
+            hidden=hidden,
+            status="timeout",
+            error="wall-clock limit reached",
+            duration_s=held,
+            memory_grown=rec.memory_grown,
+            memory_left=rec.memory_left,
         )
     if rec is not None and ended:
         return CaseResult(index=i, hidden=hidden, status="missing", error=ended)

@@ -170,6 +170,8 @@ class _Call:
     walls: list[tuple[str, str]] = field(default_factory=list)
     #: where the run's steps are marked (``WasmBackend.spans``), or None
     spans: Spans | None = None
+    #: the guest's linear memory, in bytes, when the request out was handed to it (None: none yet)
+    handed_memory: int | None = None
 
 
 _current = threading.local()
@@ -243,6 +245,23 @@ class _GuestThreads:
                 fn(*args)
             finally:
                 done.set()
+
+
+def _memory_of_stopped_call(
+    session: Session, call: _Call, outcome: dict[str, Any], limits: Limits, *, timed_out: bool
+) -> None:
+    """A call the run's deadline or its cap stopped is marked with what it grew the guest's memory by
+    and what the store's limit still allowed (``CaseRecord.memory_grown``/``memory_left``): a call
+    stopped for its time while filling the memory (its filling slowed by the machine's load) was about
+    to be stopped for its memory, which the filter (v28) reads as such. The host's own reading of the
+    store, never the guest's word; the memory a guest grew is never given back, so its size at the stop
+    is its height."""
+    rec = session.facts.outstanding
+    size = outcome.get("memory_size")
+    if not timed_out or rec is None or size is None or call.handed_memory is None:
+        return
+    rec.memory_grown = max(0, size - call.handed_memory)
+    rec.memory_left = max(0, (limits.memory_mb << 20) - size)
 
 
 def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: int) -> int:
@@ -370,6 +389,8 @@ def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int
             # one copy straight out of linear memory (bounds checked above)
             message = ctypes.string_at(_base(memory, caller) + ptr, length)
             reply = call.session.handle(message)
+            if reply is not None and reply[:1] == b"C":
+                call.handed_memory = size  # what the call grows is read against this
             if call.spans is not None:
                 _door_marks(call, message[:1], entered)
         if reply is None:
@@ -688,6 +709,7 @@ class WasmBackend:
                 labels.append("stack_overflow")
             elif time.perf_counter() >= deadline:
                 timed_out = True
+        _memory_of_stopped_call(session, call, outcome, limits, timed_out=timed_out)
         return RawRun(
             backend=self.name,
             exit_code=None if timed_out else exit_code,
@@ -751,6 +773,10 @@ class WasmBackend:
                 # guest's memory size is the program's to choose (grow, free, exit), this count is not
                 with contextlib.suppress(Exception):
                     outcome["grow_refused"] = int(refused.value(store))
+            if memory is not None:
+                # the linear memory's size where the guest stopped (it never shrinks): its height
+                with contextlib.suppress(Exception):
+                    outcome["memory_size"] = int(memory.data_len(store))
             _current.call = None
             store.close()
             if spans is not None:
