@@ -218,6 +218,15 @@ def evaluator() -> Evaluator:
     )
 
 
+#: correct programs whose memory grows with a long input's size past what the limit allows, where the
+#: reference's does not (every combination of up to 3 of 449 indices): given the time, they raise
+#: ``MemoryError`` there, which the filter holds (v16); where the probe run's deadline stops them first,
+#: the stopped call's memory decides (v28: at least half its room taken is the memory stop it was about
+#: to be). Which comes first depends on the machine's speed, so either verdict is right, but a rejection
+#: may only be that stop, read as the run ending past the cases' range.
+MEMORY_BOUND = frozenset({"sum_over_every_subset_of_size_one"})
+
+
 @pytest.mark.parametrize("name", [*sorted(WRONG)[:4], *sorted(CORRECT)])
 def test_in_the_real_sandbox_under_the_probe_runs_deadline(evaluator: Evaluator, name: str) -> None:
     wrong = name in WRONG
@@ -228,5 +237,9 @@ def test_in_the_real_sandbox_under_the_probe_runs_deadline(evaluator: Evaluator,
     assert out["passed"] == out["total"], out  # every case right: only the probe can tell
     if wrong:
         assert out["verdict"] == "reject", out
+    elif name in MEMORY_BOUND and out["verdict"] == "reject":
+        assert [(r["code"], "past the cases' range" in r["detail"]) for r in out["reasons"]] == [
+            ("hack.memorised", True)
+        ], out
     else:
         assert out["verdict"] == "accept", out
