@@ -233,12 +233,14 @@ def test_in_the_real_sandbox_under_the_probe_runs_deadline(evaluator: Evaluator,
     task, code = (WRONG if wrong else CORRECT)[name]
     plan = plan_for(task, SEEDS[0])
     assert plan is not None and plan.version == SEEDED_PLAN_VERSION
-    out = evaluator.evaluate(task, code, backend="wasm").cli_json()
+    evaluation = evaluator.evaluate(task, code, backend="wasm")
+    out = evaluation.cli_json()
     assert out["passed"] == out["total"], out  # every case right: only the probe can tell
     if wrong:
         assert out["verdict"] == "reject", out
     elif name in MEMORY_BOUND and out["verdict"] == "reject":
-        assert [(r["code"], "past the cases' range" in r["detail"]) for r in out["reasons"]] == [
+        reasons = evaluation.verdict.reasons
+        assert [(r.code, "past the cases' range" in r.detail) for r in reasons] == [
             ("hack.memorised", True)
         ], out
     else:
