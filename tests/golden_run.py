@@ -176,11 +176,9 @@ def run_records(
 
 
 #: timings measured since the recording (a WASM case's CPU time, filter v26; a run's load and active span
-#: on the guest's own time, code-v7): left out, not blanked, so the recording stays as it was written
-DROPPED = frozenset({"cpu_s", "load_cpu_s", "active_cpu_s"})
-#: timings measured since the recording (a WASM case's CPU time, filter v26; a stopped call's memory,
-#: filter v28): left out, not blanked, so the recording stays as it was written
-DROPPED = frozenset({"cpu_s", "memory_grown", "memory_left"})
+#: on the guest's own time, code-v7; a stopped call's memory, filter v28): left out, not blanked, so the
+#: recording stays as it was written
+DROPPED = frozenset({"cpu_s", "load_cpu_s", "active_cpu_s", "memory_grown", "memory_left"})
 
 
 def _blank(body: Any, path: list[str]) -> None:
