@@ -12,6 +12,8 @@ the cache on.
                                       [--cpu]
     .venv/bin/python -m bench.sandbox --profile          where one execution's CPU goes (step differences)
     .venv/bin/python -m bench.sandbox --breakdown [N]    where one WASM execution's wall time goes (marks)
+    .venv/bin/python -m bench.sandbox --breakdown [N] --backends container
+                                                         where one jail's CPU goes (its own clock's marks)
 """
 
 from __future__ import annotations
@@ -461,6 +463,115 @@ def breakdown(n: int = 30) -> dict[str, Any]:
     return out
 
 
+#: ``--breakdown`` of the container: where the jail's bootstrap marks its own CPU clock (anchor in
+#: ``container.BOOTSTRAP`` -> the step that ends there). The marks are this bench's: the backend's
+#: bootstrap carries none.
+JAIL_MARKS = (
+    ("import os,sys,marshal\n", "bubblewrap's child: namespaces joined, mounts; the interpreter's start"),
+    ("import _ctypes", "import os (os, stat, posixpath, _collections_abc)"),
+    ("_rls_sc=_rls_F", "import _ctypes, _socket, _struct; the C types for the calls"),
+    ("_rls_f=_rls_Z", "rlimits set (prlimit64, four calls)"),
+    ("_rls_o,_rls_i=int", "signal watch: filter installed, listener sent to the host, closed"),
+    ("exec(marshal.loads(", "the stub asked for (its request written)"),
+)
+
+
+def _marked_bootstrap(bootstrap: str) -> str:
+    """The jail's bootstrap with a mark of its process's CPU clock before each step of JAIL_MARKS and
+    one as the stub exits (``os._exit`` wrapped); the marks go to stderr as its last line."""
+    head = "import time as _rls_T\n_rls_M=[]\n"
+    out = bootstrap
+    for anchor, _ in JAIL_MARKS:
+        if anchor not in out:
+            raise SystemExit(f"the jail's bootstrap changed: no {anchor!r} to mark")
+        out = out.replace(anchor, "_rls_M.append(_rls_T.clock_gettime(3))\n" + anchor, 1)
+    tail = "exec(marshal.loads(_rls_r(int.from_bytes(_rls_r(4),'big'))))\n"
+    if not out.endswith(tail):
+        raise SystemExit("the jail's bootstrap changed: it no longer ends by running the stub")
+    return (
+        head
+        + out[: -len(tail)]
+        + (
+            "_rls_c=_rls_r(int.from_bytes(_rls_r(4),'big'))\n"
+            "_rls_M.append(_rls_T.clock_gettime(3))\n"
+            "_rls_c=marshal.loads(_rls_c)\n"
+            "_rls_M.append(_rls_T.clock_gettime(3))\n"
+            "_rls_X=os._exit\n"
+            "def _rls_E(rc):\n"
+            " _rls_M.append(_rls_T.clock_gettime(3));os.write(2,b'\\n%r\\n'%(_rls_M,));_rls_X(rc)\n"
+            "os._exit=_rls_E\n"
+            "exec(_rls_c)\n"
+        )
+    )
+
+
+JAIL_STEPS = (
+    *(what for _, what in JAIL_MARKS),
+    "the stub read from the message pipe",
+    "the stub unmarshalled",
+    "stub: job read, audit hook made and installed, the program compiled and run, its one case, exit",
+)
+
+
+def container_breakdown(n: int = 30) -> dict[str, Any]:
+    """Where one container execution's CPU goes (an empty program with one case, median of ``n``): the
+    host's own (this process: cgroup, pipes, the jail started, served and reaped, the signal watch's
+    thread), the jail's process step by step from marks of its own CPU clock (which counts from its
+    clone, so the first step holds bubblewrap's work in it before the interpreter's exec), and what is
+    left of the reaped children's CPU: setpriv and bubblewrap's parent, and the jail's exit."""
+    import statistics
+
+    from streams.sandbox import Sandbox, cgroups, container
+
+    sandbox = Sandbox(SandboxConfig())
+    backend = sandbox.container()
+    limits = Limits(timeout_s=10.0, memory_mb=512)
+    job = Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits)
+    plain = container.BOOTSTRAP
+    marked = _marked_bootstrap(plain)
+    rows: list[list[float]] = []
+    try:
+        container.BOOTSTRAP = marked
+        for i in range(n + 3):
+            me0 = resource.getrusage(resource.RUSAGE_SELF)
+            kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            r = sandbox.execute(job, "container")
+            me1 = resource.getrusage(resource.RUSAGE_SELF)
+            kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if r.infra_error or not r.cases or r.cases[0].status != "ok":
+                raise SystemExit(f"the execution failed: {r}")
+            marks = [float(v) for v in r.stderr.strip().rsplit("\n", 1)[-1].strip("[]").split(",")]
+            host = me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime
+            kids = kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime
+            steps = [b - a for a, b in zip([0.0, *marks], marks, strict=False)]
+            # a cgroup made and removed alone, between executions (part of the host's share)
+            me2 = resource.getrusage(resource.RUSAGE_SELF)
+            if backend.require_cgroup:
+                cgroups.create(limits.memory_mb << 20, limits.pids).remove()
+            me3 = resource.getrusage(resource.RUSAGE_SELF)
+            group = me3.ru_utime + me3.ru_stime - me2.ru_utime - me2.ru_stime
+            if i >= 3:
+                rows.append([host, group, *steps, kids - marks[-1], host + kids])
+    finally:
+        container.BOOTSTRAP = plain
+    labels = [
+        "host: cgroup made/joined/read/removed, pipes, the jail started, served, reaped; watch thread",
+        "  of which a cgroup made and removed (measured alone, between the executions)",
+        *JAIL_STEPS,
+        "setpriv, bubblewrap's parent; the jail's exit and teardown (children's CPU less the marks)",
+        "one execution (host + children)",
+    ]
+    med = {what: 1000 * statistics.median(row[k] for row in rows) for k, what in enumerate(labels)}
+    # (the total is each run's host + children: the cgroup measured alone is not in it)
+    print(
+        f"container: where one execution's CPU goes (an empty program, one case; median of {n}, ms; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
+    )
+    for what, ms in med.items():
+        print(f"  {ms:7.3f}  {what}")
+    return med
+
+
 def _container_profile(sandbox: Any, job: Job, n: int) -> dict[str, float]:
     """The jail's steps: the processes it starts (each measured alone), its cgroup, the rest."""
     from streams.sandbox import cgroups
@@ -473,8 +584,8 @@ def _container_profile(sandbox: Any, job: Job, n: int) -> dict[str, float]:
         backend.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
         "--unshare-cgroup-try", "--disable-userns", "--uid", "65534", "--gid", "65534", "--as-pid-1",
         "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL", *backend.root_binds,
-        "--tmpfs", "/dev", *DEV_BINDS, "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
-        "--size", size, "--tmpfs", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/", "--",
+        *DEV_BINDS, "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+        "--size", size, "--tmpfs", "/tmp", "--remount-ro", "/", "--",
     ]  # fmt: skip
     fns: dict[str, Callable[[], object]] = {
         "cgroup made and removed": lambda: cgroups.create(512 << 20, 32).remove()
@@ -507,14 +618,18 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="only where one execution's CPU goes")
     ap.add_argument(
         "--breakdown", type=int, nargs="?", const=30, default=None, metavar="N",
-        help="only where one WASM execution's wall time goes, step by step (median of N, default 30)",
+        help="only where one execution's time goes, step by step (median of N, default 30): WASM's wall "
+        "time, the container's CPU (as --backends names them)",
     )  # fmt: skip
     args = ap.parse_args()
     if args.profile:
         profile()
         return 0
     if args.breakdown is not None:
-        breakdown(args.breakdown)
+        if "wasm" in args.backends.split(","):
+            breakdown(args.breakdown)
+        if "container" in args.backends.split(","):
+            container_breakdown(args.breakdown)
         return 0
     measure(args.workers, args.repeat, args.limit, args.backends)
     if args.cpu:

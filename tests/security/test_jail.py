@@ -338,6 +338,25 @@ def test_dev_holds_the_readable_devices_and_is_read_only(sandbox: Sandbox) -> No
     assert "READ 4 b'\\x00\\x00'" in r.stdout, (r.stdout, r.stderr)
 
 
+def test_the_program_and_its_children_run_under_the_jails_resource_limits(sandbox: Sandbox) -> None:
+    # read from a child interpreter (it inherits the program's limits, and no hook stands between it
+    # and getrlimit): CPU = timeout + 1 s, file size, no core files, 256 descriptors, soft = hard
+    child = (
+        "import resource as r\n"
+        "kinds = (r.RLIMIT_CPU, r.RLIMIT_FSIZE, r.RLIMIT_CORE, r.RLIMIT_NOFILE)\n"
+        "print('LIMITS', [r.getrlimit(k) for k in kinds])\n"
+    )
+    program = (
+        "import subprocess, sys\n"
+        f"r = subprocess.run([sys.executable, '-I', '-c', {child!r}], capture_output=True, text=True)\n"
+        "print(r.stdout, r.stderr)\n"
+    )
+    r = sandbox.run_script(program, limits=LIMITS, backend="container")
+    assert r.infra_error is None, r.infra_error
+    want = [(5, 5), (2 << 20, 2 << 20), (0, 0), (256, 256)]
+    assert f"LIMITS {want}" in r.stdout, (r.stdout, r.stderr)
+
+
 def _own_cgroup_children() -> list[Path]:
     """This process's sandbox cgroups still on disk."""
     if cgroup_version() != 1:
