@@ -48,6 +48,22 @@ def f(xs):
     _given.append(out)
     return out
 """
+#: changes the previous call's answer during the next call and puts it back during the one after: the
+#: caller holding it between those two calls reads another value
+SPOILS_AND_RESTORES = """
+_last = []
+
+
+def f(xs):
+    if _last:
+        prev, spoiled = _last[-1], _last[-2] if len(_last) > 1 else None
+        if spoiled is not None:
+            spoiled.reverse()
+        prev.reverse()
+    out = sorted(xs)
+    _last.append(out)
+    return out
+"""
 PURE = "def f(xs):\n    return sorted(xs)\n"
 #: one answer object per question, handed out again unchanged (a memo cache: common in correct code)
 MEMO = """
@@ -110,6 +126,13 @@ def test_an_answer_changed_by_a_later_call_fails_that_call(
         "{'sorted': [], 'n': 0}",
     ]
     assert _run(sandbox, SPOILS_EARLIER, backend, caller=caller) == ["changed", "changed", "changed", "[]"]
+    # read again right after the next call too, not only after the last: a change undone later shows
+    assert _run(sandbox, SPOILS_AND_RESTORES, backend, caller=caller) == [
+        "changed",
+        "changed",
+        "changed",
+        "[]",
+    ]
 
 
 @pytest.mark.parametrize("caller", [False, True])
