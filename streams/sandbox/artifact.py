@@ -113,7 +113,9 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 #: 2: every memory.grow counted when refused (:mod:`streams.sandbox.growth`).
 #: 3: and every out-of-memory error the interpreter raises (:data:`OUT_OF_MEMORY`).
 #: 4: the stub run up to its job request, paused there; ``_host.rls_boot`` starts a guest.
-WARM_VERSION = 4
+#: 5: the stub it holds keeps the answers a case run returned and reads them again after the last call
+#: (a module of its own, so one made for the stub before it is not remade under another's feet).
+WARM_VERSION = 5
 #: the interpreter's functions that raise its out-of-memory error: a request the guest's memory could
 #: not serve, refused by the allocator or, before any allocation, by the interpreter's own size checks
 OUT_OF_MEMORY = ("_PyErr_NoMemory", "PyErr_NoMemory")

@@ -15,6 +15,9 @@ guest   meaning                             host answer
         | ``d`` + error text                one of the program's threads during the call; ``d``:
                                             a RecursionError raised on a deep stack of calls)
 ``L``   error text                          ``k``: the program failed while loading
+``S``   a case's index                      ``k``: after the last call, that case's answer (the
+                                            object the call returned) reads as another value: the
+                                            case becomes an error (:data:`CHANGED_AFTER_RETURN`)
 ``V``   kind ``\\n`` detail                  ``k``: the audit hook refused something (append-only)
 ``U``   module name                         ``k``: the program imports what another backend runs
 ``A``   the argument tuple's literal        check guest only: ``o`` + repr | ``e`` + name ``\\n``
@@ -94,6 +97,11 @@ STOP = b"X"
 
 #: how every case's error starts when the program failed to load (no case ran)
 LOAD_FAILED = "program failed: "
+#: the error of a case whose answer the program changed after returning it (``S``): a caller holding
+#: that answer reads another value than the one the call returned
+CHANGED_AFTER_RETURN = (
+    "CallerStateError: the answer changed after the call returned (a caller holding it reads another value)"
+)
 
 
 def harness_source() -> str:
@@ -271,6 +279,8 @@ class CaseRecord:
     #: by the backend once the guest is stopped: ``CaseResult.memory_grown``/``memory_left``)
     memory_grown: int | None = None
     memory_left: int | None = None
+    #: the stub read this answer again after the last call and it had changed (``S``)
+    changed: bool = False
 
 
 @dataclass
@@ -548,6 +558,16 @@ class Session:
             f.load_error = text or "the program failed to load"
             self.source.candidate_gone(f"the program failed to load: {f.load_error}")
             return ACK
+        if kind == b"S":
+            index = _decode(payload[:12])
+            if index is None or not index.isascii() or not index.isdigit() or len(payload) > 10:
+                return self._deviate("a malformed changed-answer note")
+            i = int(index)
+            rec = f.cases[i] if i < len(f.cases) else None
+            if rec is None or rec.answered_at is None or not rec.ok:
+                return self._deviate("a changed-answer note for no answer")
+            rec.changed = True
+            return ACK
         if kind == b"U":
             name = _text(payload, 64)
             if name is None or not name.isidentifier():
@@ -683,6 +703,18 @@ def _case_result(
 ) -> CaseResult:
     rec = facts.cases[i] if i < len(facts.cases) else None
     if rec is not None and rec.answered_at is not None:
+        if rec.changed:
+            # what the caller holds is not what was read when the call returned: the call's failure
+            return CaseResult(
+                index=i,
+                hidden=hidden,
+                status="error",
+                error=CHANGED_AFTER_RETURN,
+                duration_s=max(0.0, rec.answered_at - rec.handed_at),
+                cpu_s=None
+                if rec.handed_cpu is None or rec.answered_cpu is None
+                else max(0.0, rec.answered_cpu - rec.handed_cpu),
+            )
         return CaseResult(
             index=i,
             hidden=hidden,

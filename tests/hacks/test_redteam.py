@@ -126,7 +126,6 @@ REPEAT_DISTANCE = "probe p18/c18: an input is asked again right after itself (_t
 FED_BACK = "probe: every argument is a literal of the plan, never an object the program returned nor (but by chance) a value equal to its previous answer, so a program answering otherwise where a caller chains it (flip_case(flip_case(s)): its own answer object passed back; derivative(derivative(xs)): an argument equal to the last answer) is accepted on every seed"
 FRESH_STATE = "sandbox: every judged run starts a fresh jail with an empty /tmp (WASM has no temporary directory, and looking for one is a violation there), so a memo written to disk and read back at import only (keyed by a text's length) serves nothing in a judged process: in an explicit container run such a program gets full correctness and is accepted (security 0.67 for the write), while in real use every process after the first answers from its stale file"
 JUDGE_FINGERPRINT = "the judge's interpreters are recognisable from inside beyond sys.platform (ENVIRONMENT) and the isolation flags (JUDGE_FLAGS): both run the program as `python -c` (sys.argv[:1] == ['-c']), the jail as process 1, WASM with string hashing not randomised (sys.flags.hash_randomization == 0), so a program right only under those is accepted on both backends"
-AFTER_RETURN = "sandbox: an answer is read (its repr written) when the call returns, so what the program does to it afterwards is never seen: one module-level list refilled by every later call (HumanEval/58; SHARED_ANSWER is a caller's append to a memo's answer) is accepted on both backends, though a caller holding an earlier answer reads the latest call's (a timer thread reversing the answer 0.2 s later is caught in the jail on the pinned seed, not under every load)"
 NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program whose wrong behaviour runs on a timer thread it starts inside a try (sorting the given array 0.2 s after returning, which HumanEval/88's prompt forbids; reversing its own answer 0.2 s after returning it) is right in an explicit WASM run; the jail catches the first through the caller's view (a later call sees the sorted array), and auto routes a program starting a thread there"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -229,7 +228,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a20_argv_c_30", "*"): JUDGE_FINGERPRINT,
     ("a20_pid1_or_fixed_hash_42", "*"): JUDGE_FINGERPRINT,
     ("a20_thread_spoils_answer_42", "wasm"): NO_THREADS,
-    ("a20_reused_buffer_58", "*"): AFTER_RETURN,
     ("a20_thread_late_mutation_88", "wasm"): NO_THREADS,
 }
 

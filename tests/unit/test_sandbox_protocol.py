@@ -17,6 +17,7 @@ from streams.sandbox import ExecutionResult, Job, Limits, ResultCache, seccomp, 
 from streams.sandbox.limits import RawRun
 from streams.sandbox.pool import result_size
 from streams.sandbox.protocol import (
+    CHANGED_AFTER_RETURN,
     MAX_MESSAGE_BYTES,
     MAX_RECORDS,
     Bridge,
@@ -70,6 +71,25 @@ def test_the_host_hands_out_one_request_at_a_time_and_times_it() -> None:
     assert out[0].duration_s == 0.25
 
 
+def test_an_answer_changed_after_its_call_is_that_cases_error() -> None:
+    s = session(("(1,)", "(2,)", "(3,)"))
+    s.handle(b"J")
+    assert s.handle(b"N") == b"C(1,)"
+    assert s.handle(b"Ro[1]") == b"C(2,)"
+    assert s.handle(b"Ro[2]") == b"C(3,)"
+    assert s.handle(b"Ro[3]") == b"E"
+    # after the last call the stub read answers 0 and 1 again, and they had changed (a note twice is one)
+    assert s.handle(b"S0") == b"k" and s.handle(b"S1") == b"k" and s.handle(b"S0") == b"k"
+    assert s.facts.deviation is None
+    out = case_results(s.facts, 3, timed_out=False)
+    assert [(c.status, c.result_repr, c.error) for c in out] == [
+        ("error", None, CHANGED_AFTER_RETURN),
+        ("error", None, CHANGED_AFTER_RETURN),
+        ("ok", "[3]", None),
+    ]
+    assert CHANGED_AFTER_RETURN.startswith("CallerStateError: ")
+
+
 def test_the_stubs_code_is_handed_out_once_and_only_first() -> None:
     s = session()
     s.stub_code = b"code"
@@ -101,6 +121,10 @@ def test_the_stubs_code_is_handed_out_once_and_only_first() -> None:
         ([b"J", b"U../x"], "route hint"),
         ([b"J", b"A(1,)"], "unknown message kind"),
         ([b"J", b"N", b"Ro" + b"1" * (MAX_RESULT_CHARS + 1)], "size limit"),
+        ([b"J", b"N", b"Ro1", b"S"], "malformed changed-answer"),
+        ([b"J", b"N", b"Ro1", b"S-0"], "malformed changed-answer"),
+        ([b"J", b"N", b"Ro1", b"S1"], "for no answer"),  # case 1 is out, not answered
+        ([b"J", b"N", b"ReValueError", b"S0"], "for no answer"),  # an error is no answer a caller holds
     ],
 )
 def test_every_deviation_stops_the_guest_and_fails_the_rest(messages: list[bytes], why: str) -> None:

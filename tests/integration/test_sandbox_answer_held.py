@@ -1,0 +1,148 @@
+"""A caller keeps the answer it got: an answer object the program changes after its call returned is
+that call's failure (the stub reads every kept answer again after the last call, by references the
+program cannot patch; ``protocol.CHANGED_AFTER_RETURN``), on both backends. Fresh answers, and one
+cached answer object handed out again unchanged, read the same and pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from streams.sandbox import Limits, Sandbox, SandboxConfig
+from streams.sandbox.protocol import CHANGED_AFTER_RETURN
+from streams.sandbox.result import Job
+
+BACKENDS = ["wasm", "container"]
+LIMITS = Limits(timeout_s=30.0, memory_mb=512)
+INPUTS = ("([3, 1, 2],)", "([5, 9, 4],)", "([3, 1, 2],)", "([],)")
+
+#: one module-level list refilled by every call (red-team a20_reused_buffer_58)
+REUSED_BUFFER = """
+_buf = []
+
+
+def f(xs):
+    _buf.clear()
+    _buf.extend(sorted(xs))
+    return _buf
+"""
+#: the answer is fresh, but the list inside it is shared and refilled
+NESTED_BUFFER = """
+_buf = []
+
+
+def f(xs):
+    _buf[:] = sorted(xs)
+    return {"sorted": _buf, "n": len(xs)}
+"""
+#: keeps every answer it gave and appends to them on the next call
+SPOILS_EARLIER = """
+_given = []
+
+
+def f(xs):
+    for g in _given:
+        g.append(0)
+    out = sorted(xs)
+    _given.append(out)
+    return out
+"""
+#: changes the previous call's answer during the next call and puts it back during the one after: the
+#: caller holding it between those two calls reads another value
+SPOILS_AND_RESTORES = """
+_last = []
+
+
+def f(xs):
+    if _last:
+        prev, spoiled = _last[-1], _last[-2] if len(_last) > 1 else None
+        if spoiled is not None:
+            spoiled.reverse()
+        prev.reverse()
+    out = sorted(xs)
+    _last.append(out)
+    return out
+"""
+PURE = "def f(xs):\n    return sorted(xs)\n"
+#: one answer object per question, handed out again unchanged (a memo cache: common in correct code)
+MEMO = """
+_made = {}
+
+
+def f(xs):
+    key = tuple(xs)
+    if key not in _made:
+        _made[key] = sorted(xs)
+    return _made[key]
+"""
+#: the first answer is a dict later calls order anew (its first key moved last), its value unchanged
+REORDERED = """
+_d = {}
+
+
+def f(xs):
+    if not _d:
+        _d.update({3: 1, 1: 1, 2: 1})
+        return _d
+    if xs:
+        k = next(iter(_d))
+        _d[k] = _d.pop(k)
+    return sorted(xs)
+"""
+#: sorts its argument in place and returns it: the probe's caller refills that very list for the
+#: next call (its own doing, never the program's)
+IN_PLACE = "def f(xs):\n    xs.sort()\n    return xs\n"
+
+
+@pytest.fixture(scope="module")
+def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
+    return ready_sandbox(SandboxConfig())
+
+
+def _run(sandbox: Sandbox, code: str, backend: str, *, caller: bool = False) -> list[str | None]:
+    job = Job(mode="cases", code=code, entry_point="f", inputs=INPUTS, limits=LIMITS, caller=caller)
+    r = sandbox.execute(job, backend)  # type: ignore[arg-type]
+    assert r.infra_error is None, r.infra_error
+    assert r.deviation is None, r.deviation
+    assert r.backend == backend
+    return [
+        c.result_repr if c.status == "ok" else ("changed" if c.error == CHANGED_AFTER_RETURN else c.error)
+        for c in r.cases
+    ]
+
+
+@pytest.mark.parametrize("caller", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_answer_changed_by_a_later_call_fails_that_call(
+    sandbox: Sandbox, backend: str, caller: bool
+) -> None:
+    # read when each call returned, every answer was right; a caller holding one reads the last call's
+    assert _run(sandbox, REUSED_BUFFER, backend, caller=caller) == ["changed", "changed", "changed", "[]"]
+    assert _run(sandbox, NESTED_BUFFER, backend, caller=caller) == [
+        "changed",
+        "changed",
+        "changed",
+        "{'sorted': [], 'n': 0}",
+    ]
+    assert _run(sandbox, SPOILS_EARLIER, backend, caller=caller) == ["changed", "changed", "changed", "[]"]
+    # read again right after the next call too, not only after the last: a change undone later shows
+    assert _run(sandbox, SPOILS_AND_RESTORES, backend, caller=caller) == [
+        "changed",
+        "changed",
+        "changed",
+        "[]",
+    ]
+
+
+@pytest.mark.parametrize("caller", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fresh_and_unchanged_answers_pass(sandbox: Sandbox, backend: str, caller: bool) -> None:
+    want = ["[1, 2, 3]", "[4, 5, 9]", "[1, 2, 3]", "[]"]
+    assert _run(sandbox, PURE, backend, caller=caller) == want
+    assert _run(sandbox, MEMO, backend, caller=caller) == want
+    # a probe run refills the argument objects it handed; an answer that is one of them is not the
+    # program's to keep unchanged
+    assert _run(sandbox, IN_PLACE, backend, caller=caller) == want
+    # the same value with its keys in another order is the same answer (dict == dict)
+    assert _run(sandbox, REORDERED, backend, caller=caller) == ["{3: 1, 1: 1, 2: 1}", *want[1:]]
