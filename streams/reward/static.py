@@ -892,7 +892,25 @@ _MODULE_CALLS = frozenset(
 )
 
 
+#: per syntax tree (by identity, held): whether its program may rebind its ``__name__``. A sample's one
+#: tree (kept by ``_parsed``) was asked this four times or more (each analysis, its literals, the
+#: judged literals), a scan of the whole tree each time; trees are only read, so the answer holds
+_RENAMES: dict[int, tuple[ast.Module, bool]] = {}
+RENAMES_KEPT = 64
+
+
 def _renames_module(tree: ast.Module) -> bool:
+    found = _RENAMES.get(id(tree))
+    if found is not None and found[0] is tree:
+        return found[1]
+    renames = _scan_renames(tree)
+    if len(_RENAMES) >= RENAMES_KEPT:
+        _RENAMES.clear()  # dict operations alone: safe for callers on several threads
+    _RENAMES[id(tree)] = (tree, renames)
+    return renames
+
+
+def _scan_renames(tree: ast.Module) -> bool:
     """Whether the program may rebind its own ``__name__`` — by name, by writing its namespace
     (``globals()[k] = v``, ``globals().update(...)``, through a name bound to ``globals()``), or by
     writing the ``__name__`` of a module object (``sys.modules[__name__].__name__ = ...``, ``setattr``
