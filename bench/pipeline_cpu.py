@@ -10,8 +10,14 @@ The earlier revision runs from a detached checkout of it (``git worktree add --d
 With ``--profile DIR`` each processor of this tree runs under the profiler (each thread's CPU) and writes
 ``DIR/<name>.prof`` (its main thread) and ``DIR/<name>.threads.prof`` (its other threads: the pools',
 the reference runner's, the transactional calls'); the profiler inflates Python: the shares matter.
+It inflates fine-grained code most (the filter's judging ~17x, a thread's start not at all), so its
+shares mislead; ``--sample DIR`` instead looks at every thread's stack every 2 ms and charges it the CPU
+that thread used since the last look (``DIR/<name>.stacks``: one line per stack, ``frame;frame... us``;
+the look costs ~2 ms per sample of each process). A thread caught waiting is charged the CPU it used
+just before: a wait's share is the work before it.
 
-    .venv/bin/python -m bench.pipeline_cpu [--rev REV] [--samples N] [--rounds R] [--profile DIR]
+    .venv/bin/python -m bench.pipeline_cpu [--rev REV] [--samples N] [--rounds R]
+        [--profile DIR | --sample DIR]
 """
 
 from __future__ import annotations
@@ -113,7 +119,56 @@ def profiled(out: str, argv: list[str]) -> None:
     runpy.run_module("rlstream.cli", run_name="__main__")
 
 
-def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path | None) -> dict[str, float]:
+def sampled(out: str, argv: list[str], period_s: float = 0.002) -> None:
+    """Run ``rlstream`` with ``argv``, a thread of its own charging each other thread's stack with the
+    CPU that thread used since the last look (``time.pthread_getcpuclockid``), every ``period_s``;
+    written to ``<out>.stacks`` by an exit handler."""
+    import atexit
+    import collections
+    import runpy
+    import threading
+    import time
+
+    used: dict[str, float] = collections.defaultdict(float)
+    clocks: dict[int, float] = {}
+
+    def look() -> None:
+        me = threading.get_ident()
+        main = threading.main_thread().ident
+        while True:
+            time.sleep(period_s)
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                try:
+                    now = time.clock_gettime(time.pthread_getcpuclockid(ident))
+                except OSError:  # ended meanwhile
+                    continue
+                before, clocks[ident] = clocks.get(ident), now
+                if before is None or now <= before:
+                    continue
+                names = []
+                at: Any = frame
+                while at is not None:
+                    code = at.f_code
+                    names.append(f"{code.co_filename.rsplit('/', 2)[-1]}:{code.co_name}")
+                    at = at.f_back
+                names.append("main" if ident == main else "thread")
+                used[";".join(reversed(names))] += now - before
+
+    def dump() -> None:
+        with open(f"{out}.stacks", "w") as f:
+            f.writelines(f"{stack} {1e6 * s:.0f}\n" for stack, s in used.items())
+
+    threading.Thread(target=look, name="stack-sampler", daemon=True).start()
+    atexit.register(dump)
+    sys.argv = ["rlstream", *argv]
+    runpy.run_module("rlstream.cli", run_name="__main__")
+
+
+def one_run(
+    server: str, tree: Path, samples: int, workers: int, profile: Path | None, how: str = "profiled"
+) -> dict[str, float]:
     """Own CPU (ms) per timed sample of each processor, and the samples/s of the run."""
     env = {"PYTHONPATH": str(tree)}
     popen = subprocess.Popen
@@ -122,7 +177,7 @@ def one_run(server: str, tree: Path, samples: int, workers: int, profile: Path |
     def spawn(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
         name = cmd[-1]
         if profile is not None:
-            boot = f"from bench.pipeline_cpu import profiled; profiled({str(profile / name)!r}, {cmd[3:]!r})"
+            boot = f"from bench.pipeline_cpu import {how}; {how}({str(profile / name)!r}, {cmd[3:]!r})"
             cmd = [cmd[0], "-c", boot]
         # run from the tree: ``python -m`` puts the working directory first on the path, before
         # PYTHONPATH, so a processor started from this checkout imported this tree's modules whatever
@@ -167,9 +222,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--profile", type=Path, default=None, help="profile this tree's processors into DIR")
+    parser.add_argument(
+        "--sample", type=Path, default=None, help="sample this tree's processors' stacks into DIR"
+    )
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--trees", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
+    how = "sampled" if args.sample is not None else "profiled"
+    args.profile = args.sample if args.sample is not None else args.profile
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[dict[str, float]]] = {"after": [], "before": []}
@@ -179,7 +239,7 @@ def main() -> None:
             sides = [("after", ROOT), ("before", base)] if args.rev else [("after", ROOT)]
             for side, tree in sides if r % 2 == 0 else sides[::-1]:
                 got = one_run(
-                    server, tree, args.samples, args.workers, args.profile if side == "after" else None
+                    server, tree, args.samples, args.workers, args.profile if side == "after" else None, how
                 )
                 got["load_1m"] = os.getloadavg()[0]
                 results[side].append(got)

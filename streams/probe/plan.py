@@ -1972,6 +1972,12 @@ def _generate(
     limit = _SIZE_FACTOR * max(len(repr(t)) for t in tuples) + _SIZE_SLACK
     invariants = _Invariants(tuples, seeded=seeded)
     seen = {repr(t) for t in tuples}
+    # what each attempt read of its base case, derived once per case (most attempts of a small task
+    # make an input already seen, so these were most of the loop's work): its strings, whether its
+    # arguments share one type, and per position the cases with an argument of the same type there
+    strings_of: dict[int, list[str]] = {}
+    one_type = [len({type(v) for v in t}) == 1 for t in tuples]
+    alike: dict[tuple[int, type], list[int]] = {}
     out: list[tuple[str, tuple[int, ...]]] = []
     for _ in range(wanted * _ATTEMPTS_PER_INPUT):
         if len(out) >= wanted:
@@ -1981,16 +1987,24 @@ def _generate(
         strategy = rng.random()
         if strategy < 0.15 and len(tuples) > 1 and arity > 1:
             candidate, parents = _recombine(tuples, rng)
-        elif strategy < 0.4 and len(base) > 1 and len({type(v) for v in base}) == 1:
+        elif strategy < 0.4 and len(base) > 1 and one_type[b]:
             candidate = list(base)  # the same arguments in another order (a symmetric task's cases)
             rng.shuffle(candidate)
         else:
             candidate = list(base)
             positions = list(range(len(candidate)))
             touched = positions if strategy > 0.85 else [rng.choice(positions)] if positions else []
-            strings = _strings_in(base)
+            strings = strings_of.get(b)
+            if strings is None:
+                strings = strings_of[b] = _strings_in(base)
             for i in touched:
-                others = [k for k, t in enumerate(tuples) if len(t) > i and type(t[i]) is type(candidate[i])]
+                # candidate[i] is still base[i] here: each position is touched once
+                kind = type(candidate[i])
+                others = alike.get((i, kind))
+                if others is None:
+                    others = alike[(i, kind)] = [
+                        k for k, t in enumerate(tuples) if len(t) > i and type(t[i]) is kind
+                    ]
                 if len(touched) > 1 and others and rng.random() < 0.3:
                     k = rng.choice(others)  # another case's value here, with its neighbours'
                     candidate[i] = tuples[k][i]

@@ -4,6 +4,8 @@ the noise filter (reward-hacking signatures). Pure: parses, never executes."""
 from __future__ import annotations
 
 import ast
+import os
+import queue
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -222,11 +224,49 @@ def parse_program(code: str) -> tuple[ast.Module | None, str]:
     judge was called from (the pipeline, ``rlstream score``, an audit)."""
     if not code.strip():
         return None, "empty"
-    out: list[tuple[ast.Module | None, str]] = []
-    worker = threading.Thread(target=lambda: out.append(_parse(code)), name="rlstream-parse")
-    worker.start()
-    worker.join()
-    return out[0] if out else (None, "MemoryError")
+    return _PARSER(code)
+
+
+class _Parser:
+    """One long-lived thread per process that parses, each program from the same depth: the depth a
+    thread started for each program parsed it from (its target called by ``Thread.run``, as
+    :meth:`_serve` is), so every program parses, or fails to, exactly as it did. Starting and joining
+    a thread per program cost more CPU than parsing a small one (~0.1 ms against ~0.01), and under
+    load milliseconds of waiting for the new thread to be scheduled. Callers on several threads queue;
+    a forked child starts its own (a thread does not survive a fork)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: queue.SimpleQueue[tuple[str, queue.SimpleQueue[tuple[ast.Module | None, str]]]]
+        self._pid = 0
+
+    def __call__(self, code: str) -> tuple[ast.Module | None, str]:
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._requests = queue.SimpleQueue()
+                    worker = threading.Thread(
+                        target=self._serve, args=(self._requests,), name="rlstream-parse", daemon=True
+                    )
+                    worker.start()
+                    self._pid = os.getpid()
+        reply: queue.SimpleQueue[tuple[ast.Module | None, str]] = queue.SimpleQueue()
+        self._requests.put((code, reply))
+        return reply.get()
+
+    @staticmethod
+    def _serve(
+        requests: queue.SimpleQueue[tuple[str, queue.SimpleQueue[tuple[ast.Module | None, str]]]],
+    ) -> None:
+        while True:
+            code, reply = requests.get()
+            try:
+                reply.put(_parse(code))
+            except BaseException:  # what a thread of its own that died before answering gave
+                reply.put((None, "MemoryError"))
+
+
+_PARSER = _Parser()
 
 
 def _parse(code: str) -> tuple[ast.Module | None, str]:
@@ -852,7 +892,25 @@ _MODULE_CALLS = frozenset(
 )
 
 
+#: per syntax tree (by identity, held): whether its program may rebind its ``__name__``. A sample's one
+#: tree (kept by ``_parsed``) was asked this four times or more (each analysis, its literals, the
+#: judged literals), a scan of the whole tree each time; trees are only read, so the answer holds
+_RENAMES: dict[int, tuple[ast.Module, bool]] = {}
+RENAMES_KEPT = 64
+
+
 def _renames_module(tree: ast.Module) -> bool:
+    found = _RENAMES.get(id(tree))
+    if found is not None and found[0] is tree:
+        return found[1]
+    renames = _scan_renames(tree)
+    if len(_RENAMES) >= RENAMES_KEPT:
+        _RENAMES.clear()  # dict operations alone: safe for callers on several threads
+    _RENAMES[id(tree)] = (tree, renames)
+    return renames
+
+
+def _scan_renames(tree: ast.Module) -> bool:
     """Whether the program may rebind its own ``__name__`` — by name, by writing its namespace
     (``globals()[k] = v``, ``globals().update(...)``, through a name bound to ``globals()``), or by
     writing the ``__name__`` of a module object (``sys.modules[__name__].__name__ = ...``, ``setattr``
