@@ -133,8 +133,14 @@ FORK_SERVER = (
     " os._exit(3)\n"
     "def _rls_serve():\n"
     " ctl=_rls_s.socket(fileno=int(sys.argv[1]))\n"
-    # the keepers are reaped by the kernel
-    " _signal.signal(_signal.SIGCHLD,_signal.SIG_IGN)\n"
+    # the keepers are reaped as they end (waited for, so their CPU counts in this process's children's,
+    # which the host reads: bench.sandbox)
+    " def reap(*_):\n"
+    "  while True:\n"
+    "   try:\n"
+    "    if os.waitpid(-1,os.WNOHANG)[0]<=0:return\n"
+    "   except ChildProcessError:return\n"
+    " _signal.signal(_signal.SIGCHLD,reap)\n"
     " space=_rls_s.CMSG_SPACE(8*4)\n"
     " while True:\n"
     "  msg,anc,flags,_=ctl.recvmsg(4097,space)\n"
@@ -513,7 +519,7 @@ class ContainerBackend:
             str(self.arch.numbers["prlimit64"]), *rlimits(limits),
         ]  # fmt: skip
 
-    def server_command(self, filter_fd: int, control_fd: int) -> list[str]:
+    def server_command(self, filter_fd: int, control_fd: int, info_fd: int) -> list[str]:
         """The fork server's jail: the same bubblewrap options as :meth:`command` (its user, pid, net,
         ipc, uts and cgroup namespaces, no /proc, the read-only root), plus ``CAP_SYS_ADMIN`` in its own
         user namespace (to make each execution's namespaces and /tmp; every execution drops it) and the
@@ -528,6 +534,7 @@ class ContainerBackend:
         return [
             *drop,
             self.bwrap,
+            "--info-fd", str(info_fd),
             "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try", "--disable-userns", "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--as-pid-1",
@@ -679,7 +686,6 @@ class ContainerBackend:
             if group is not None:
                 group.remove()
 
-
     def _run_forked(self, session: Session, limits: Limits, *, deadline: float | None) -> RawRun:
         """Run one execution forked by the fork server (FORK_SERVER): fresh pipes and a fresh cgroup as
         for a jail of its own; the execution's pid comes from the kernel's credentials of its first
@@ -769,7 +775,9 @@ class ContainerBackend:
             if jailed is None:
                 kill()
             rc = forked.wait(10)
-            return self._outcome(t0, rc, group, channel, watch, session, jailed is not None, timed_out, killed)
+            return self._outcome(
+                t0, rc, group, channel, watch, session, jailed is not None, timed_out, killed
+            )
         finally:
             if watch is not None:
                 watch.stop()
@@ -835,17 +843,14 @@ class ContainerBackend:
             session.facts.messages == 0
             and ((b"bwrap:" in head and rc not in (0, 1)) or (head.startswith(b"rlstream: ") and rc == 3))
         ):
-            raise SandboxError(
-                f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}"
-            )
+            raise SandboxError(f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}")
         if watch is not None and not watch.installed.is_set() and watch.is_alive():
             # stopped, the watch still takes a listener the jail sent: give a thread the load kept
             # from running the time to look (a watch not installed fails the execution below)
             watch.join(timeout=30)
         if watch is not None and not watch.installed.is_set() and not timed_out and not killed.is_set():
             raise SandboxError(
-                "the jail's signal watch was not installed: "
-                + bytes(err.data[:400]).decode(errors="replace")
+                "the jail's signal watch was not installed: " + bytes(err.data[:400]).decode(errors="replace")
             )
         return RawRun(
             backend=self.name,
@@ -870,32 +875,50 @@ class _ForkServer:
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
+        self.pid: int | None = None  # the server's process, as the host sees it
         self.owner = os.getpid()
 
     def _start(self) -> None:
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         filt_r, filt_w = os.pipe()
+        info_r, info_w = os.pipe()
         try:
             os.write(filt_w, seccomp.program(self.backend.arch, server=True))
             os.close(filt_w)
-            argv = self.backend.server_command(filt_r, theirs.fileno())
+            argv = self.backend.server_command(filt_r, theirs.fileno(), info_w)
             self.proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                pass_fds=(filt_r, theirs.fileno()),
+                pass_fds=(filt_r, theirs.fileno(), info_w),
                 start_new_session=True,
                 close_fds=True,
                 env={"PATH": "/usr/bin:/bin"},
             )
+            os.close(info_w)
+            info_w = -1
+            self.pid = _child_pid(info_r, time.perf_counter() + 60)
         except OSError as exc:
             control.close()
             raise SandboxError(f"cannot start the fork server: {exc}") from exc
         finally:
-            os.close(filt_r)
+            for fd in (filt_r, info_r, info_w):
+                if fd >= 0:
+                    os.close(fd)
             theirs.close()
         self.control = control
+
+    def cpu(self) -> float:
+        """CPU seconds the server's jail has spent so far: the server's own and its reaped keepers'
+        (each holding its execution's), from the host's /proc (0 when no server runs)."""
+        if self.pid is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
     def submit(self, job: bytes, fds: tuple[int, ...]) -> None:
         with self.lock:
@@ -920,7 +943,7 @@ class _ForkServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(Exception):
                 self.proc.wait(timeout=5)
-            self.proc = None
+            self.proc, self.pid = None, None
 
     def stop(self) -> None:
         with self.lock:
