@@ -886,15 +886,8 @@ class _ForkServer:
             os.write(filt_w, seccomp.program(self.backend.arch, server=True))
             os.close(filt_w)
             argv = self.backend.server_command(filt_r, theirs.fileno(), info_w)
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(filt_r, theirs.fileno(), info_w),
-                start_new_session=True,
-                close_fds=True,
-                env={"PATH": "/usr/bin:/bin"},
+            self.proc = _spawn_held(
+                argv, pass_fds=(filt_r, theirs.fileno(), info_w), name="rlstream-fork-server"
             )
             os.close(info_w)
             info_w = -1
@@ -948,6 +941,43 @@ class _ForkServer:
     def stop(self) -> None:
         with self.lock:
             self._stop()
+
+
+def _spawn_held(argv: list[str], *, pass_fds: tuple[int, ...], name: str) -> subprocess.Popen[bytes]:
+    """``argv`` started from a thread of its own that waits for it: bubblewrap's ``--die-with-parent``
+    follows the thread that started it, and a server started from a short-lived thread (a check's
+    program runs on one) would die with that thread, ending the executions it holds."""
+    started = threading.Event()
+    box: dict[str, object] = {}
+
+    def hold() -> None:
+        try:
+            proc = box["proc"] = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=pass_fds,
+                start_new_session=True,
+                close_fds=True,
+                env={"PATH": "/usr/bin:/bin"},
+            )
+        except OSError as exc:
+            box["error"] = exc
+            return
+        finally:
+            started.set()
+        proc.wait()
+
+    threading.Thread(target=hold, name=name, daemon=True).start()
+    started.wait()
+    error = box.get("error")
+    if isinstance(error, OSError):
+        raise error
+    proc = box.get("proc")
+    if not isinstance(proc, subprocess.Popen):
+        raise OSError("the process was not started")
+    return proc
 
 
 class _Forked:
