@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from schemas.errors import DependencyError, SandboxError
 from streams.sandbox import cgroups, seccomp
@@ -187,19 +188,25 @@ FORK_SERVER = (
     "if _rls_x(2,0x02000000)<0:_rls_die(b'the cgroup namespace was not made')\n"
     # a fresh /tmp and /dev/shm of this execution alone (a later execution never sees these files)
     "for _rls_a in (b'/tmp',b'/dev/shm'):\n"
-    " if _rls_x(3,_rls_Z(b'tmpfs'),_rls_Z(_rls_a),_rls_Z(b'tmpfs'),6,_rls_Z(b'size=%s,mode=1777'%_rls_j[0]))<0:\n"
+    " _rls_v=_rls_Z(b'size=%s,mode=1777'%_rls_j[0])\n"
+    # MS_NOSUID | MS_NODEV
+    " if _rls_x(3,_rls_Z(b'tmpfs'),_rls_Z(_rls_a),_rls_Z(b'tmpfs'),6,_rls_v)<0:\n"
     "  _rls_die(b'a tmpfs was not mounted')\n"
     "os.chdir('/tmp')\n"
     "for _rls_a in _rls_j[1:]:\n"
     " _rls_k2,_rls_v=map(int,_rls_a.split(b':'))\n"
-    " if _rls_x(1,0,_rls_k2,_rls_Z(_struct.pack('=QQ',_rls_v,_rls_v)),0)<0:_rls_die(b'a resource limit was not set')\n"
+    " if _rls_x(1,0,_rls_k2,_rls_Z(_struct.pack('=QQ',_rls_v,_rls_v)),0)<0:\n"
+    "  _rls_die(b'a resource limit was not set')\n"
     # no capability survives into the program: none held, none ambient (its bounding set needs
     # CAP_SETPCAP to lower; no_new_privs keeps an exec from gaining any)
     "if _rls_x(4,47,4,0,0,0)<0:_rls_die(b'the ambient capabilities were not cleared')\n"
-    "if _rls_x(5,_rls_Z(_struct.pack('=Ii',0x20080522,0)),_rls_Z(bytes(24)))<0:_rls_die(b'the capabilities were not dropped')\n"
+    # capset(version 3, this process): nothing effective, permitted or inheritable
+    "if _rls_x(5,_rls_Z(_struct.pack('=Ii',0x20080522,0)),_rls_Z(bytes(24)))<0:\n"
+    " _rls_die(b'the capabilities were not dropped')\n"
     # the program's filter, as bubblewrap installs it in a fresh jail (it stacks on the server's)
     "_rls_a=_rls_Z(bytes.fromhex(_rls_PF))\n"
-    "if _rls_x(0,1,0,_rls_Z(_struct.pack('=H6xQ',len(_rls_PF)//16,_rls_L.from_buffer(_rls_a).value)))<0:\n"
+    "_rls_n=_rls_Z(_struct.pack('=H6xQ',len(_rls_PF)//16,_rls_L.from_buffer(_rls_a).value))\n"
+    "if _rls_x(0,1,0,_rls_n)<0:\n"
     " _rls_die(b'the seccomp filter was not installed')\n"
     # the signal watch, as in a fresh jail (BOOTSTRAP)
     "_rls_a=_rls_Z(bytes.fromhex(_rls_WF))\n"
@@ -223,6 +230,12 @@ FORK_SERVER = (
     " return b\n"
     "exec(marshal.loads(_rls_r(int.from_bytes(_rls_r(4),'big'))))\n"
 )
+
+
+class _Exits(Protocol):
+    """What the channel asks of the jail's leader: a jail's process, or a forked execution."""
+
+    def poll(self) -> int | None: ...
 
 
 class _Capped:
@@ -272,7 +285,7 @@ class _Channel:
         for fd in (messages, self.records, out, err):
             self.poller.register(fd, select.POLLIN)
 
-    def serve(self, until: float, proc: subprocess.Popen[bytes] | None, pidfd: int | None) -> bool:
+    def serve(self, until: float, proc: _Exits | None, pidfd: int | None) -> bool:
         """Serve the pipes until ``proc`` exits (True; ``pidfd`` readable, or polled every 10 ms
         without one), ``until`` passes (False) or, with no ``proc``, every pipe is at its end."""
         if pidfd is not None:
@@ -1049,7 +1062,7 @@ def _hello(sock: socket.socket, status: int, deadline: float) -> int | None:
     data, anc, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(struct.calcsize("iII")))
     for level, kind, payload in anc:
         if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= 12:
-            pid = struct.unpack("iII", payload[:12])[0]
+            pid: int = struct.unpack("iII", payload[:12])[0]
             if data == b"h" and pid > 1:
                 return pid
     return None
