@@ -170,7 +170,8 @@ FORK_SERVER = (
     "    return fds[:6],job\n"
     "   for fd in fds[:6]:os.close(fd)\n"
     "   while True:\n"
-    "    try:st=os.waitstatus_to_exitcode(os.waitpid(b,0)[1]);break\n"
+    # a signal's death as bubblewrap reports its child's: 128 + the signal
+    "    try:st=os.waitstatus_to_exitcode(os.waitpid(b,0)[1]);st=st if st>=0 else 128-st;break\n"
     "    except ChildProcessError:st=255;break\n"
     "   os.write(fds[6],b'%d'%st)\n"
     "   os._exit(0)\n"
@@ -995,7 +996,8 @@ def _spawn_held(argv: list[str], *, pass_fds: tuple[int, ...], name: str) -> sub
 
 class _Forked:
     """One forked execution as the channel and the result see a process: exited once its keeper has
-    written the status (``-signal`` or the exit code, a few digits checked here) or has gone."""
+    written the status (the exit code, or 128 + the signal that ended it, as bubblewrap reports a
+    jail's; a few digits, checked here) or has gone."""
 
     def __init__(self, status: int) -> None:
         self.status = status
@@ -1033,7 +1035,7 @@ class _Forked:
             data += chunk
         os.close(self.status)
         self.status = -1
-        if not re.fullmatch(rb"-?[0-9]{1,3}", data):
+        if not re.fullmatch(rb"[0-9]{1,3}", data):
             raise SandboxError(f"the fork server's keeper reported no exit status ({data[:16]!r})")
         self.returncode = int(data)
         return self.returncode

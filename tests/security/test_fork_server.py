@@ -220,3 +220,11 @@ def test_the_server_is_started_again_once_it_has_ended(forked: Sandbox) -> None:
     r = forked.run_script("print('FINE')\n", limits=LIMITS, backend="container")
     assert "FINE" in r.stdout, (r.stdout, r.stderr)
     assert server.pid not in (None, first)
+
+
+def test_an_execution_ends_with_the_same_status_in_both_modes(jail: Sandbox) -> None:
+    r = jail.run_script("import os\nos._exit(7)\n", limits=LIMITS, backend="container")
+    assert r.infra_error is None and r.exit_code == 7 and not r.violations, (r.exit_code, r.violations)
+    limits = Limits(timeout_s=1.0, memory_mb=128, pids=16, tmpfs_mb=4, file_mb=2)
+    r = jail.run_script("while True:\n    pass\n", limits=limits, backend="container")
+    assert r.infra_error is None and r.timed_out, r
