@@ -788,7 +788,14 @@ class ContainerBackend:
                 kill()
             if jailed is None:
                 kill()
-            rc = forked.wait(10)
+            try:
+                rc = forked.wait(30)
+            except SandboxError:
+                if jailed is not None:
+                    raise
+                rc = None  # it never started: _outcome says so with what it wrote
+            if rc is None and jailed is not None:
+                raise SandboxError("the execution's keeper did not report its exit status")
             return self._outcome(
                 t0, rc, group, channel, watch, session, jailed is not None, timed_out, killed
             )
