@@ -12,6 +12,7 @@ import os
 import select
 import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -228,3 +229,29 @@ def test_an_execution_ends_with_the_same_status_in_both_modes(jail: Sandbox) -> 
     limits = Limits(timeout_s=1.0, memory_mb=128, pids=16, tmpfs_mb=4, file_mb=2)
     r = jail.run_script("while True:\n    pass\n", limits=limits, backend="container")
     assert r.infra_error is None and r.timed_out, r
+
+
+def test_concurrent_executions_each_get_their_own_answer_and_tmp(forked: Sandbox) -> None:
+    # one server, four threads of executions at once: each gets back its own value, and its /tmp holds
+    # its own file alone (the descriptors and namespaces of one job never reach another's fork)
+    code = (
+        "import os\n"
+        "def f(a):\n"
+        "    open('/tmp/m', 'w').write(str(a))\n"
+        "    return (a, sorted(os.listdir('/tmp')), open('/tmp/m').read())\n"
+    )
+    wrong: list[object] = []
+
+    def worker(k: int) -> None:
+        for i in range(8):
+            n = 100 * k + i
+            r = forked.run_cases(code, "f", [f"({n},)"], limits=LIMITS, backend="container")
+            if r.infra_error or [c.result_repr for c in r.cases] != [f"({n}, ['m'], '{n}')"]:
+                wrong.append((n, r.infra_error, r.cases))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == [], wrong[:3]
