@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -255,3 +256,17 @@ def test_concurrent_executions_each_get_their_own_answer_and_tmp(forked: Sandbox
     for t in threads:
         t.join()
     assert wrong == [], wrong[:3]
+
+
+def test_an_executions_mounts_stay_in_its_own_namespace(forked: Sandbox) -> None:
+    # its /tmp and /dev/shm are mounted in the keeper's new mount namespace: none of them appears in
+    # the server's (which would keep an execution's files alive, and stack under the next execution's)
+    server = forked.container().server
+    assert server is not None
+    forked.run_script("pass\n", limits=LIMITS, backend="container")
+    table = Path(f"/proc/{server.pid}/mountinfo")
+    before = table.read_text()
+    r = forked.run_script("open('/tmp/big', 'wb').write(b'x' * 100000)\n", limits=LIMITS, backend="container")
+    assert r.infra_error is None and r.exit_code == 0, (r.exit_code, r.stderr)
+    assert table.read_text() == before
+    assert "shared:" not in before  # nothing the server mounts propagates anywhere
