@@ -198,8 +198,11 @@ FORK_SERVER = (
     " _rls_k2,_rls_v=map(int,_rls_a.split(b':'))\n"
     " if _rls_x(1,0,_rls_k2,_rls_Z(_struct.pack('=QQ',_rls_v,_rls_v)),0)<0:\n"
     "  _rls_die(b'a resource limit was not set')\n"
-    # no capability survives into the program: none held, none ambient (its bounding set needs
-    # CAP_SETPCAP to lower; no_new_privs keeps an exec from gaining any)
+    # no capability survives into the program: none in its bounding set (PR_CAPBSET_DROP of each, up to
+    # the first the kernel does not know), none ambient, none held
+    "_rls_a=0\n"
+    "while _rls_x(4,24,_rls_a,0,0,0)==0:_rls_a+=1\n"
+    "if _rls_a<32:_rls_die(b'the bounding set was not cleared')\n"
     "if _rls_x(4,47,4,0,0,0)<0:_rls_die(b'the ambient capabilities were not cleared')\n"
     # capset(version 3, this process): nothing effective, permitted or inheritable
     "if _rls_x(5,_rls_Z(_struct.pack('=Ii',0x20080522,0)),_rls_Z(bytes(24)))<0:\n"
@@ -536,7 +539,8 @@ class ContainerBackend:
     def server_command(self, filter_fd: int, control_fd: int, info_fd: int) -> list[str]:
         """The fork server's jail: the same bubblewrap options as :meth:`command` (its user, pid, net,
         ipc, uts and cgroup namespaces, no /proc, the read-only root), plus ``CAP_SYS_ADMIN`` in its own
-        user namespace (to make each execution's namespaces and /tmp; every execution drops it) and the
+        user namespace (to make each execution's namespaces and /tmp) and ``CAP_SETPCAP`` (to empty
+        each execution's bounding set; every execution drops both) and the
         server's seccomp filter (the program's, less ``unshare`` and ``mount``; each execution installs
         the program's own over it). Its /tmp and /dev/shm are tiny: each execution mounts its own."""
         drop = (
@@ -553,7 +557,7 @@ class ContainerBackend:
             "--unshare-cgroup-try", "--disable-userns", "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--as-pid-1",
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
-            "--cap-add", "CAP_SYS_ADMIN",
+            "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
             "--seccomp", str(filter_fd),
             *self.root_binds, *self.extra_binds,
             *DEV_BINDS,

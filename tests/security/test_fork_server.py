@@ -88,10 +88,12 @@ def test_the_programs_process_holds_no_capability(jail: Sandbox) -> None:
         "    data = (ctypes.c_uint32 * 6)()\n"
         f"    r = libc.syscall(ctypes.c_long({CAPGET}), hdr, data)\n"
         "    out[str(pid)] = [int(r), list(data)]\n"
+        # the bounding set (PR_CAPBSET_READ; a child inherits the program's): no capability in it
+        "out['bounding'] = [c for c in range(64) if libc.prctl(23, c, 0, 0, 0) == 1]\n"
         "print('OUT' + json.dumps(out))\n"
     )
     seen = _child(jail, child)
-    assert seen == {"1": [0, [0] * 6], "0": [0, [0] * 6]}, seen
+    assert seen == {"1": [0, [0] * 6], "0": [0, [0] * 6], "bounding": []}, seen
 
 
 def test_nothing_an_execution_leaves_reaches_a_later_one(jail: Sandbox) -> None:
