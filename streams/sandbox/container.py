@@ -774,11 +774,11 @@ class ContainerBackend:
                     forked.attach(jailed)
                     if group is not None:
                         group.join(jailed)
+                    watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
+                    watch_host.sendall(b"g")
                 except OSError as exc:
                     kill()
                     raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
-                watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
-                watch_host.sendall(b"g")
                 watch = SignalWatch(watch_host, jailed, self.arch, deadline)
                 watch_host = None  # the watch closes it
                 watch.start()
@@ -790,8 +790,11 @@ class ContainerBackend:
             if jailed is not None and not channel.serve(deadline, forked, status_r) and forked.poll() is None:
                 timed_out = not killed.is_set()
                 kill()
-            if jailed is None:
-                kill()
+            if jailed is None and watch_host is not None:
+                # not started by the deadline, or its keeper failed: an execution still waiting to be
+                # let go reads the end of its socket and exits, and its keeper reports
+                watch_host.close()
+                watch_host = None
             try:
                 rc = forked.wait(30)
             except SandboxError:
@@ -1072,7 +1075,10 @@ def _hello(sock: socket.socket, status: int, deadline: float) -> int | None:
     ready = {fd for fd, _ in poller.poll(max(1, math.ceil(left * 1000)))}
     if sock.fileno() not in ready:
         return None
-    data, anc, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(struct.calcsize("iII")))
+    try:
+        data, anc, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(struct.calcsize("iII")))
+    except OSError:
+        return None
     for level, kind, payload in anc:
         if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= 12:
             pid: int = struct.unpack("iII", payload[:12])[0]
