@@ -107,9 +107,12 @@ def measure(
     print(f"{'python3 -I subprocess':24s} {base:7.1f} exec/s   ratio 1.00   passed {ok}/{n}")
 
     config = SandboxConfig(workers=workers)
-    with SandboxPool(config, workers=workers) as pool:
-        for name in [b.strip() for b in backends.split(",") if b.strip()]:
-            backend: BackendName = name  # type: ignore[assignment]
+    names = _with_fork_server([b.strip() for b in backends.split(",") if b.strip()])
+    forks = SandboxPool(config.model_copy(update={"container_fork_server": True}), workers=workers)
+    with SandboxPool(config, workers=workers) as plain, forks:
+        for name in names:
+            pool = forks if name == FORK_SIDE else plain
+            backend: BackendName = "container" if name == FORK_SIDE else name  # type: ignore[assignment]
             pool.warm_up(backend)
             t0 = time.perf_counter()
             results = pool.run_many(jobs, backend, use_cache=False)
@@ -140,16 +143,25 @@ def measure(
                 f"every case answered {loaded}/{len(case_jobs)}"
             )
         if "wasm" in backends:
-            pool.run_many(jobs, "wasm")
+            plain.run_many(jobs, "wasm")
             t0 = time.perf_counter()
-            pool.run_many(jobs, "wasm")
+            plain.run_many(jobs, "wasm")
             rate = n / (time.perf_counter() - t0)
-            out["cached_wasm"] = {"per_s": rate, "ratio": rate / base, "cache_hits": pool.cache.hits}
+            out["cached_wasm"] = {"per_s": rate, "ratio": rate / base, "cache_hits": plain.cache.hits}
             print(
                 f"{'wasm, cached results':24s} {rate:7.1f} exec/s   ratio {rate / base:4.2f}   "
-                f"cache hits {pool.cache.hits}"
+                f"cache hits {plain.cache.hits}"
             )
     return out
+
+
+#: the container's second mode, measured beside it whenever the container is: its executions forked
+#: by one long-lived jail (SandboxConfig.container_fork_server)
+FORK_SIDE = "container-fork"
+
+
+def _with_fork_server(names: list[str]) -> list[str]:
+    return [m for n in names for m in ((n, FORK_SIDE) if n == "container" else (n,))]
 
 
 #: the issue's goals: WASM and the container against a plain ``python3 -I`` subprocess, and the
@@ -180,11 +192,22 @@ def cpu_side_by_side(
     limits = Limits(timeout_s=20.0, memory_mb=512)
     checks, cases = humaneval_jobs(limit, repeat, limits)
     empty = [Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits)] * 100
-    names = [b.strip() for b in backends.split(",") if b.strip()]
-    sandbox = Sandbox(SandboxConfig())
+    names = _with_fork_server([b.strip() for b in backends.split(",") if b.strip()])
+    plain, forks = Sandbox(SandboxConfig()), Sandbox(SandboxConfig(container_fork_server=True))
+    # the fork server's executions are not this process's children: their CPU is read from the
+    # server's jail (its own and its reaped keepers', each holding its execution's)
+    server = forks.container().server if FORK_SIDE in names else None
+
+    def cpu(name: str) -> float:
+        return _cpu() + (server.cpu() if name == FORK_SIDE and server is not None else 0.0)
+
+    def run(job: Job, name: str) -> Any:
+        return forks.execute(job, "container") if name == FORK_SIDE else plain.execute(job, name)  # type: ignore[arg-type]
+
     for name in names:
-        sandbox.ensure(name)
-        sandbox.execute(empty[0], name)  # engine, module and stub loaded before anything is timed
+        if name != FORK_SIDE:
+            plain.ensure(name)  # type: ignore[arg-type]
+        run(empty[0], name)  # engine, module, stub and server loaded before anything is timed
     out: dict[str, Any] = {"load_average": os.getloadavg()[0], "modes": {}}
     print(
         f"CPU per execution, one at a time, interleaved job by job ({os.cpu_count()} cores, "
@@ -203,9 +226,9 @@ def cpu_side_by_side(
                 spent["baseline"] += _cpu() - t0
                 passed["baseline"] += proc.returncode == 0
                 for name in names:
-                    t0 = _cpu()
-                    r = sandbox.execute(job, name)
-                    spent[name] += _cpu() - t0
+                    t0 = cpu(name)
+                    r = run(job, name)
+                    spent[name] += cpu(name) - t0
                     ok = r.check_passed if job.mode == "check" else all(c.status == "ok" for c in r.cases)
                     passed[name] += bool(ok) and r.infra_error is None
             base = spent["baseline"]
@@ -221,7 +244,7 @@ def cpu_side_by_side(
             label = {"check": "check mode", "cases": "case mode", "empty": "empty program"}[mode]
             for name, row in result.items():
                 print(
-                    f"  {label:14s} {name:9s} {row['ms']:7.2f} ms   ratio {row['ratio']:5.2f}   "
+                    f"  {label:14s} {name:14s} {row['ms']:7.2f} ms   ratio {row['ratio']:5.2f}   "
                     f"passed {row['passed']:.0f}/{len(jobs)}"
                 )
     return out
@@ -243,16 +266,11 @@ def goals(cpu: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
         if "wasm" in modes[mode]:
             r = modes[mode]["wasm"]["ratio"]
             out.append((f"wasm vs python3 -I, {mode} mode (x)", r, GOAL_WASM_RATIO, r >= GOAL_WASM_RATIO))
-        if "container" in modes[mode]:
-            r = modes[mode]["container"]["ratio"]
-            out.append(
-                (
-                    f"container vs python3 -I, {mode} mode (x)",
-                    r,
-                    GOAL_CONTAINER_RATIO,
-                    r >= GOAL_CONTAINER_RATIO,
-                )
-            )
+        for side in ("container", FORK_SIDE):
+            if side in modes[mode]:
+                r = modes[mode][side]["ratio"]
+                what = f"{side} vs python3 -I, {mode} mode (x)"
+                out.append((what, r, GOAL_CONTAINER_RATIO, r >= GOAL_CONTAINER_RATIO))
     # the fixed cost of an execution is the WASM backend's goal; the container's is its ratio
     if "wasm" in modes["empty"]:
         ms = modes["empty"]["wasm"]["ms"]

@@ -41,3 +41,7 @@ class SandboxConfig(BaseModel):
     container_file_mb: int = Field(default=8, ge=1, le=4096)
     #: refuse to run the container backend without cgroup memory/pids limits (else rlimits only)
     container_require_cgroup: bool = True
+    #: run container executions in one long-lived jail that forks each of them, with namespaces,
+    #: cgroup, rlimits, /tmp and seccomp filter of its own (README.md, *The fork server*); off until
+    #: it has been proven in production
+    container_fork_server: bool = False

@@ -12,20 +12,24 @@ See README.md for running the same jail under gVisor or Kata.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import json
 import math
 import os
+import re
 import resource
 import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from schemas.errors import DependencyError, SandboxError
 from streams.sandbox import cgroups, seccomp
@@ -99,6 +103,144 @@ BOOTSTRAP = (
     "exec(marshal.loads(_rls_r(int.from_bytes(_rls_r(4),'big'))))\n"
 )
 
+#: namespaces each execution gets from inside the fork server's jail: net, ipc, pid, mount, uts (the
+#: cgroup namespace is unshared by the execution itself once the host has moved it into its cgroup)
+FORK_NAMESPACES = 0x40000000 | 0x08000000 | 0x20000000 | 0x00020000 | 0x04000000
+#: what the fork server runs (argv: the control socket, then the system call numbers seccomp,
+#: prlimit64, unshare, mount, prctl, capset, then the watch filter and the program's filter in hex).
+#: It imports the stub's modules once, then serves jobs: each a datagram of the control socket (the
+#: /tmp bytes and the rlimits, at most 4096 bytes, checked) with exactly seven descriptors (message,
+#: answer, record pipes, stdout, stderr, the watch socket, the status pipe). Per job it forks a keeper
+#: that unshares fresh namespaces and forks the execution, pid 1 of its new pid namespace; the keeper
+#: writes the execution's exit status to the status pipe and exits. The server never runs the program
+#: and holds nothing of any execution after the fork.
+FORK_SERVER = (
+    "import os,sys,marshal,_signal\n"
+    "import _ctypes as _rls_c,_socket as _rls_s,_struct\n"
+    # the stub's modules, imported once for every execution (a fresh jail pays ~3.5 ms of CPU for them)
+    "import _json,_ast,collections,array\n"
+    "try:import _sha2\n"
+    "except ImportError:import _sha256\n"
+    "class _rls_L(_rls_c._SimpleCData):_type_='l'\n"
+    "class _rls_Z(_rls_c._SimpleCData):_type_='z'\n"
+    "class _rls_F(_rls_c.CFuncPtr):_flags_=_rls_c.FUNCFLAG_CDECL|_rls_c.FUNCFLAG_USE_ERRNO;_restype_=_rls_L\n"
+    "_rls_sc=_rls_F(_rls_c.dlsym(_rls_c.dlopen(None,2),'syscall'))\n"
+    "_rls_N=[int(a) for a in sys.argv[2:8]]\n"
+    "_rls_WF,_rls_PF=sys.argv[8],sys.argv[9]\n"
+    "def _rls_x(nr,*a):\n"
+    " return _rls_sc(_rls_L(_rls_N[nr]),*(x if type(x) is _rls_Z else _rls_L(x) for x in a))\n"
+    "def _rls_die(what):\n"
+    " os.write(2,b'rlstream: %s (errno %d)\\n'%(what,_rls_c.get_errno()))\n"
+    " os._exit(3)\n"
+    "def _rls_serve():\n"
+    " ctl=_rls_s.socket(fileno=int(sys.argv[1]))\n"
+    # the keepers are reaped as they end (waited for, so their CPU counts in this process's children's,
+    # which the host reads: bench.sandbox)
+    " def reap(*_):\n"
+    "  while True:\n"
+    "   try:\n"
+    "    if os.waitpid(-1,os.WNOHANG)[0]<=0:return\n"
+    "   except ChildProcessError:return\n"
+    " _signal.signal(_signal.SIGCHLD,reap)\n"
+    " space=_rls_s.CMSG_SPACE(8*4)\n"
+    " while True:\n"
+    "  msg,anc,flags,_=ctl.recvmsg(4097,space)\n"
+    "  if not msg and not anc:os._exit(0)\n"
+    "  fds=[]\n"
+    "  for lv,ty,data in anc:\n"
+    "   if lv==_rls_s.SOL_SOCKET and ty==_rls_s.SCM_RIGHTS:\n"
+    "    fds+=[int.from_bytes(data[i:i+4],sys.byteorder) for i in range(0,len(data)-3,4)]\n"
+    "  job=msg.split(b' ')\n"
+    "  ok=len(fds)==7 and len(msg)<=4096 and not flags&(_rls_s.MSG_TRUNC|_rls_s.MSG_CTRUNC)\n"
+    "  ok=ok and 1<len(job)<=8 and all(p.isdigit() for p in job[:1]) and all(\n"
+    "   len(p.split(b':'))==2 and all(q.isdigit() for q in p.split(b':')) for p in job[1:])\n"
+    "  pid=-1\n"
+    "  if ok:\n"
+    "   try:pid=os.fork()\n"
+    "   except OSError:pass\n"
+    "  if pid==0:\n"
+    "   ctl.close()\n"
+    "   _rls_x(4,1,9)\n"  # PR_SET_PDEATHSIG, SIGKILL: the keeper dies with the server
+    "   _signal.signal(_signal.SIGCHLD,_signal.SIG_DFL)\n"
+    "   os.dup2(fds[4],2)\n"
+    f"   if _rls_x(2,{FORK_NAMESPACES})<0:_rls_die(b'the namespaces were not made')\n"
+    "   b=os.fork()\n"
+    "   if b==0:\n"
+    "    os.close(fds[6])\n"
+    "    return fds[:6],job\n"
+    "   for fd in fds[:6]:os.close(fd)\n"
+    "   while True:\n"
+    # a signal's death as bubblewrap reports its child's: 128 + the signal
+    "    try:st=os.waitstatus_to_exitcode(os.waitpid(b,0)[1]);st=st if st>=0 else 128-st;break\n"
+    "    except ChildProcessError:st=255;break\n"
+    "   os.write(fds[6],b'%d'%st)\n"
+    "   os._exit(0)\n"
+    "  for fd in fds:os.close(fd)\n"
+    "_rls_f,_rls_j=_rls_serve()\n"
+    # from here on: the execution, pid 1 of its own pid namespace (the server's code is not on its stack)
+    "_rls_x(4,1,9)\n"  # dies with its keeper
+    "os.setsid()\n"
+    "os.dup2(_rls_f[3],1);os.close(_rls_f[3]);os.close(_rls_f[4])\n"
+    # the host moves this process into its cgroup (its pid from the kernel's credentials of this
+    # message), then lets it go on: everything of the program starts inside the cgroup
+    "_rls_k=_rls_s.socket(fileno=_rls_f[5])\n"
+    "_rls_k.sendall(b'h')\n"
+    "if _rls_k.recv(1)!=b'g':os._exit(1)\n"
+    "if _rls_x(2,0x02000000)<0:_rls_die(b'the cgroup namespace was not made')\n"
+    # a fresh /tmp and /dev/shm of this execution alone (a later execution never sees these files)
+    "for _rls_a in (b'/tmp',b'/dev/shm'):\n"
+    " _rls_v=_rls_Z(b'size=%s,mode=1777'%_rls_j[0])\n"
+    # MS_NOSUID | MS_NODEV
+    " if _rls_x(3,_rls_Z(b'tmpfs'),_rls_Z(_rls_a),_rls_Z(b'tmpfs'),6,_rls_v)<0:\n"
+    "  _rls_die(b'a tmpfs was not mounted')\n"
+    "os.chdir('/tmp')\n"
+    "for _rls_a in _rls_j[1:]:\n"
+    " _rls_k2,_rls_v=map(int,_rls_a.split(b':'))\n"
+    " if _rls_x(1,0,_rls_k2,_rls_Z(_struct.pack('=QQ',_rls_v,_rls_v)),0)<0:\n"
+    "  _rls_die(b'a resource limit was not set')\n"
+    # no capability survives into the program: none in its bounding set (PR_CAPBSET_DROP of each, up to
+    # the first the kernel does not know), none ambient, none held
+    "_rls_a=0\n"
+    "while _rls_x(4,24,_rls_a,0,0,0)==0:_rls_a+=1\n"
+    "if _rls_a<32:_rls_die(b'the bounding set was not cleared')\n"
+    "if _rls_x(4,47,4,0,0,0)<0:_rls_die(b'the ambient capabilities were not cleared')\n"
+    # capset(version 3, this process): nothing effective, permitted or inheritable
+    "if _rls_x(5,_rls_Z(_struct.pack('=Ii',0x20080522,0)),_rls_Z(bytes(24)))<0:\n"
+    " _rls_die(b'the capabilities were not dropped')\n"
+    # the program's filter, as bubblewrap installs it in a fresh jail (it stacks on the server's)
+    "_rls_a=_rls_Z(bytes.fromhex(_rls_PF))\n"
+    "_rls_n=_rls_Z(_struct.pack('=H6xQ',len(_rls_PF)//16,_rls_L.from_buffer(_rls_a).value))\n"
+    "if _rls_x(0,1,0,_rls_n)<0:\n"
+    " _rls_die(b'the seccomp filter was not installed')\n"
+    # the signal watch, as in a fresh jail (BOOTSTRAP)
+    "_rls_a=_rls_Z(bytes.fromhex(_rls_WF))\n"
+    "_rls_n=_rls_x(0,1,8,_rls_Z(_struct.pack('=H6xQ',len(_rls_WF)//16,_rls_L.from_buffer(_rls_a).value)))\n"
+    "if _rls_n<0:_rls_die(b'the signal watch was not installed')\n"
+    "_rls_k.sendmsg([b'w'],[(_rls_s.SOL_SOCKET,_rls_s.SCM_RIGHTS,_rls_n.to_bytes(4,sys.byteorder))])\n"
+    "_rls_k.close()\n"
+    "os.close(_rls_n)\n"
+    "sys.argv[1:]=[str(_rls_f[0]),str(_rls_f[1]),str(_rls_f[2])]\n"
+    "del _rls_c,_rls_s,_rls_L,_rls_Z,_rls_F,_rls_sc,_rls_N,_rls_WF,_rls_PF,_rls_x,_rls_die,_rls_serve\n"
+    "del _rls_f,_rls_j,_rls_k,_rls_k2,_rls_v,_rls_a,_rls_n\n"
+    "for _rls_m in ('_ctypes','_socket','_struct'):sys.modules.pop(_rls_m,None)\n"
+    "_rls_o,_rls_i=int(sys.argv[1]),int(sys.argv[2])\n"
+    "os.write(_rls_o,b'\\x00\\x00\\x00\\x01P')\n"
+    "def _rls_r(n):\n"
+    " b=b''\n"
+    " while len(b)<n:\n"
+    "  c=os.read(_rls_i,n-len(b))\n"
+    "  if not c:os._exit(1)\n"
+    "  b+=c\n"
+    " return b\n"
+    "exec(marshal.loads(_rls_r(int.from_bytes(_rls_r(4),'big'))))\n"
+)
+
+
+class _Exits(Protocol):
+    """What the channel asks of the jail's leader: a jail's process, or a forked execution."""
+
+    def poll(self) -> int | None: ...
+
 
 class _Capped:
     """What one output pipe brought: at most ``cap`` bytes kept, the total counted."""
@@ -147,7 +289,7 @@ class _Channel:
         for fd in (messages, self.records, out, err):
             self.poller.register(fd, select.POLLIN)
 
-    def serve(self, until: float, proc: subprocess.Popen[bytes] | None, pidfd: int | None) -> bool:
+    def serve(self, until: float, proc: _Exits | None, pidfd: int | None) -> bool:
         """Serve the pipes until ``proc`` exits (True; ``pidfd`` readable, or polled every 10 ms
         without one), ``until`` passes (False) or, with no ``proc``, every pipe is at its end."""
         if pidfd is not None:
@@ -299,6 +441,7 @@ class ContainerBackend:
         python: str = "/usr/bin/python3",
         require_cgroup: bool = True,
         site: Path | None = None,
+        fork_server: bool = False,
     ) -> None:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
@@ -319,6 +462,8 @@ class ContainerBackend:
         self.arch = seccomp.host_arch()  # raises DependencyError on an architecture without a table
         self.filter = seccomp.program(self.arch)
         self.watch_filter = seccomp.watch_program(self.arch)
+        #: one long-lived jail that forks every execution (see FORK_SERVER); None: a jail per execution
+        self.server: _ForkServer | None = _ForkServer(self) if fork_server else None
         self.stub_code = _compile_stub(python, harness_source())
         self.root_binds = _root_binds()  # the host's top directories, looked at once
         real = Path(python).resolve()
@@ -391,8 +536,51 @@ class ContainerBackend:
             str(self.arch.numbers["prlimit64"]), *rlimits(limits),
         ]  # fmt: skip
 
+    def server_command(self, filter_fd: int, control_fd: int, info_fd: int) -> list[str]:
+        """The fork server's jail: the same bubblewrap options as :meth:`command` (its user, pid, net,
+        ipc, uts and cgroup namespaces, no /proc, the read-only root), plus ``CAP_SYS_ADMIN`` in its own
+        user namespace (to make each execution's namespaces and /tmp) and ``CAP_SETPCAP`` (to empty
+        each execution's bounding set; every execution drops both) and the
+        server's seccomp filter (the program's, less ``unshare`` and ``mount``; each execution installs
+        the program's own over it). Its /tmp and /dev/shm are tiny: each execution mounts its own."""
+        drop = (
+            [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+            if os.geteuid() == 0 and self.setpriv
+            else []
+        )
+        n = self.arch.numbers
+        return [
+            *drop,
+            self.bwrap,
+            "--info-fd", str(info_fd),
+            "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+            "--unshare-cgroup-try", "--disable-userns", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--as-pid-1",
+            "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+            "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
+            "--seccomp", str(filter_fd),
+            *self.root_binds, *self.extra_binds,
+            *DEV_BINDS,
+            "--perms", "1777", "--size", "4096", "--tmpfs", "/dev/shm",
+            "--size", "4096", "--tmpfs", "/tmp",
+            "--remount-ro", "/",
+            "--chdir", "/tmp", "--hostname", "sandbox",
+            "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+            "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0",
+            "--", self.python, "-I", "-S", "-B", "-c", FORK_SERVER, str(control_fd),
+            *(str(n[c]) for c in ("seccomp", "prlimit64", "unshare", "mount", "prctl", "capset")),
+            self.watch_filter.hex(), self.filter.hex(),
+        ]  # fmt: skip
+
+    def close(self) -> None:
+        """Stop the fork server, if one runs (the next forked execution starts a new one)."""
+        if self.server is not None:
+            self.server.stop()
+
     def run(self, session: Session, limits: Limits, *, deadline: float | None = None) -> RawRun:
         """Run one jail to its end, answering its messages with ``session``."""
+        if self.server is not None:
+            return self._run_forked(session, limits, deadline=deadline)
         t0 = time.perf_counter()
         if deadline is None:
             deadline = t0 + limits.timeout_s
@@ -497,62 +685,8 @@ class ContainerBackend:
                 if pidfd is not None:
                     os.close(pidfd)
             proc.wait()
-            duration = time.perf_counter() - t0
-            # The jail's leader is gone; anything it left behind in the cgroup goes now, and what
-            # it wrote is read to the pipes' ends (messages no later than the deadline).
-            if group is not None:
-                group.kill_all()
-            channel.serve(time.perf_counter() + 2, None, None)
-            channel.close()
-            out, err = channel.out, channel.err
-            refusals: list[tuple[str, str]] = []
-            if watch is not None:
-                watch.stop()
-                watch.join(timeout=2)
-                refusals = list(watch.records)
-            labels: list[str] = ["signal"] if refusals else []
-            memory_exceeded = False
-            rc = proc.returncode
-            if group is not None:
-                memory_exceeded = group.oom_killed()
-                if group.pids_limit_hit():
-                    labels.append("pids_limit")
-            if out.dropped or err.dropped or channel.flooded or session.over_budget:
-                labels.append("output_limit")
-            if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
-                timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
-            if rc in (128 + signal.SIGSEGV, -signal.SIGSEGV) and not refusals and not memory_exceeded:
-                # A segmentation fault here is the interpreter's own: a signal the program sends itself
-                # is held and refused by the watch (labelled "signal"), and ctypes is refused by the
-                # hook, so what faults is the C stack running out (a recursion through C functions,
-                # lru_cache's wrapper, past what the stack rlimit holds): the stack limit, as WASM labels
-                # its own trap
-                labels.append("stack_overflow")
-            if jailed is None or (
-                b"bwrap:" in bytes(err.data[:400]) and rc not in (0, 1) and session.facts.messages == 0
-            ):
-                raise SandboxError(
-                    f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}"
-                )
-            if watch is not None and not watch.installed.is_set() and watch.is_alive():
-                # stopped, the watch still takes a listener the jail sent: give a thread the load kept
-                # from running the time to look (a watch not installed fails the execution below)
-                watch.join(timeout=30)
-            if watch is not None and not watch.installed.is_set() and not timed_out and not killed.is_set():
-                raise SandboxError(
-                    "the jail's signal watch was not installed: "
-                    + bytes(err.data[:400]).decode(errors="replace")
-                )
-            return RawRun(
-                backend=self.name,
-                exit_code=rc,
-                stdout=bytes(out.data),
-                stderr=bytes(err.data),
-                duration_s=duration,
-                timed_out=timed_out,
-                memory_exceeded=memory_exceeded,
-                limit_labels=labels,
-                wall_refusals=refusals,
+            return self._outcome(
+                t0, proc.returncode, group, channel, watch, session, jailed is not None, timed_out, killed
             )
         finally:
             if watch is not None:
@@ -569,6 +703,388 @@ class ContainerBackend:
                 channel.close()
             if group is not None:
                 group.remove()
+
+    def _run_forked(self, session: Session, limits: Limits, *, deadline: float | None) -> RawRun:
+        """Run one execution forked by the fork server (FORK_SERVER): fresh pipes and a fresh cgroup as
+        for a jail of its own; the execution's pid comes from the kernel's credentials of its first
+        message on the watch socket, and its exit status from its keeper's status pipe."""
+        assert self.server is not None
+        t0 = time.perf_counter()
+        if deadline is None:
+            deadline = t0 + limits.timeout_s
+        group: cgroups.Cgroup | None = None
+        owned: list[int] = []
+        forked: _Forked | None = None
+        killed = threading.Event()
+        watch: SignalWatch | None = None
+        watch_host: socket.socket | None = None
+        channel: _Channel | None = None
+
+        def kill() -> None:
+            killed.set()
+            if forked is not None:
+                forked.kill()  # pid 1 of its pid namespace: the kernel ends every process in it
+            if group is not None:
+                group.kill_all()
+
+        def pipe() -> tuple[int, int]:
+            r, w = os.pipe()
+            owned.extend((r, w))
+            return r, w
+
+        def close(fd: int) -> None:
+            if fd in owned:
+                owned.remove(fd)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+        try:
+            try:
+                group = cgroups.create(limits.memory_mb << 20, limits.pids)
+            except DependencyError:
+                if self.require_cgroup:
+                    raise
+            try:
+                msg_r, msg_w = pipe()
+                ans_r, ans_w = pipe()
+                rec_r, rec_w = pipe()
+                out_r, out_w = pipe()
+                err_r, err_w = pipe()
+                status_r, status_w = pipe()
+                watch_host, watch_jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                owned.append(watch_jail.detach())
+                watch_jail_fd = owned[-1]
+                # the kernel attaches the sender's pid, as this process sees it, to what arrives
+                watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+            except OSError as exc:
+                raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
+            os.set_blocking(ans_w, False)
+            session.stub_code = self.stub_code
+            session.start()
+            job = " ".join((str(limits.tmpfs_mb << 20), *rlimits(limits))).encode()
+            sent = (msg_w, ans_r, rec_w, out_w, err_w, watch_jail_fd, status_w)
+            self.server.submit(job, sent)
+            for fd in sent:
+                close(fd)
+            forked = _Forked(status_r)
+            owned.remove(status_r)  # _Forked closes it
+            jailed = _hello(watch_host, status_r, deadline)
+            if jailed is not None:
+                try:
+                    forked.attach(jailed)
+                    if group is not None:
+                        group.join(jailed)
+                    watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
+                    watch_host.sendall(b"g")
+                except OSError as exc:
+                    kill()
+                    raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
+                watch = SignalWatch(watch_host, jailed, self.arch, deadline)
+                watch_host = None  # the watch closes it
+                watch.start()
+            served = (msg_r, rec_r, ans_w, out_r, err_r)
+            channel = _Channel(session, served, limits.output_bytes, deadline, kill)
+            for fd in served:
+                owned.remove(fd)  # the channel closes them
+            timed_out = False
+            if jailed is not None and not channel.serve(deadline, forked, status_r) and forked.poll() is None:
+                timed_out = not killed.is_set()
+                kill()
+            if jailed is None and watch_host is not None:
+                # not started by the deadline, or its keeper failed: an execution still waiting to be
+                # let go reads the end of its socket and exits, and its keeper reports
+                watch_host.close()
+                watch_host = None
+            try:
+                rc = forked.wait(30)
+            except SandboxError:
+                if jailed is not None:
+                    raise
+                rc = None  # it never started: _outcome says so with what it wrote
+            if rc is None and jailed is not None:
+                raise SandboxError("the execution's keeper did not report its exit status")
+            return self._outcome(
+                t0, rc, group, channel, watch, session, jailed is not None, timed_out, killed
+            )
+        finally:
+            if watch is not None:
+                watch.stop()
+            if watch_host is not None:
+                watch_host.close()
+            if forked is not None:
+                if forked.returncode is None:
+                    kill()
+                forked.close()
+            for fd in list(owned):
+                close(fd)
+            if channel is not None:
+                channel.close()
+            if group is not None:
+                group.remove()
+
+    def _outcome(
+        self,
+        t0: float,
+        rc: int | None,
+        group: cgroups.Cgroup | None,
+        channel: _Channel,
+        watch: SignalWatch | None,
+        session: Session,
+        started: bool,
+        timed_out: bool,
+        killed: threading.Event,
+    ) -> RawRun:
+        """The run's result once its jail's leader is gone: the rest of the cgroup killed, the pipes read
+        to their ends, the labels from the host's facts (cgroup counters, the watch, the exit status)."""
+        duration = time.perf_counter() - t0
+        # The jail's leader is gone; anything it left behind in the cgroup goes now, and what
+        # it wrote is read to the pipes' ends (messages no later than the deadline).
+        if group is not None:
+            group.kill_all()
+        channel.serve(time.perf_counter() + 2, None, None)
+        channel.close()
+        out, err = channel.out, channel.err
+        refusals: list[tuple[str, str]] = []
+        if watch is not None:
+            watch.stop()
+            watch.join(timeout=2)
+            refusals = list(watch.records)
+        labels: list[str] = ["signal"] if refusals else []
+        memory_exceeded = False
+        if group is not None:
+            memory_exceeded = group.oom_killed()
+            if group.pids_limit_hit():
+                labels.append("pids_limit")
+        if out.dropped or err.dropped or channel.flooded or session.over_budget:
+            labels.append("output_limit")
+        if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
+            timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
+        if rc in (128 + signal.SIGSEGV, -signal.SIGSEGV) and not refusals and not memory_exceeded:
+            # A segmentation fault here is the interpreter's own: a signal the program sends itself
+            # is held and refused by the watch (labelled "signal"), and ctypes is refused by the
+            # hook, so what faults is the C stack running out (a recursion through C functions,
+            # lru_cache's wrapper, past what the stack rlimit holds): the stack limit, as WASM labels
+            # its own trap
+            labels.append("stack_overflow")
+        head = bytes(err.data[:400])
+        if not started or (
+            session.facts.messages == 0
+            and ((b"bwrap:" in head and rc not in (0, 1)) or (head.startswith(b"rlstream: ") and rc == 3))
+        ):
+            raise SandboxError(f"the jail failed to start: {bytes(err.data[:400]).decode(errors='replace')}")
+        if watch is not None and not watch.installed.is_set() and watch.is_alive():
+            # stopped, the watch still takes a listener the jail sent: give a thread the load kept
+            # from running the time to look (a watch not installed fails the execution below)
+            watch.join(timeout=30)
+        if watch is not None and not watch.installed.is_set() and not timed_out and not killed.is_set():
+            raise SandboxError(
+                "the jail's signal watch was not installed: " + bytes(err.data[:400]).decode(errors="replace")
+            )
+        return RawRun(
+            backend=self.name,
+            exit_code=rc,
+            stdout=bytes(out.data),
+            stderr=bytes(err.data),
+            duration_s=duration,
+            timed_out=timed_out,
+            memory_exceeded=memory_exceeded,
+            limit_labels=labels,
+            wall_refusals=refusals,
+        )
+
+
+class _ForkServer:
+    """The long-lived jail that forks executions (FORK_SERVER), started on first use and again when it
+    has ended. Jobs go to it over a datagram socket: the job's few numbers and its seven descriptors;
+    nothing comes back on it (each execution's status has a pipe of its own)."""
+
+    def __init__(self, backend: ContainerBackend) -> None:
+        self.backend = backend
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.control: socket.socket | None = None
+        self.pid: int | None = None  # the server's process, as the host sees it
+        self.owner = os.getpid()
+
+    def _start(self) -> None:
+        control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        filt_r, filt_w = os.pipe()
+        info_r, info_w = os.pipe()
+        try:
+            os.write(filt_w, seccomp.program(self.backend.arch, server=True))
+            os.close(filt_w)
+            argv = self.backend.server_command(filt_r, theirs.fileno(), info_w)
+            self.proc = _spawn_held(
+                argv, pass_fds=(filt_r, theirs.fileno(), info_w), name="rlstream-fork-server"
+            )
+            os.close(info_w)
+            info_w = -1
+            self.pid = _child_pid(info_r, time.perf_counter() + 60)
+        except OSError as exc:
+            control.close()
+            raise SandboxError(f"cannot start the fork server: {exc}") from exc
+        finally:
+            for fd in (filt_r, info_r, info_w):
+                if fd >= 0:
+                    os.close(fd)
+            theirs.close()
+        self.control = control
+
+    def cpu(self) -> float:
+        """CPU seconds the server's jail has spent so far: the server's own and its reaped keepers'
+        (each holding its execution's), from the host's /proc (0 when no server runs)."""
+        if self.pid is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+    def submit(self, job: bytes, fds: tuple[int, ...]) -> None:
+        with self.lock:
+            if self.owner != os.getpid():  # a forked copy of this process: the server is not its child
+                self.proc, self.control, self.owner = None, None, os.getpid()
+            if self.proc is None or self.proc.poll() is not None or self.control is None:
+                self._stop()
+                self._start()
+            assert self.control is not None
+            try:
+                self.control.sendmsg([job], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+            except OSError as exc:
+                self._stop()
+                raise SandboxError(f"the fork server did not take the job: {exc}") from exc
+
+    def _stop(self) -> None:
+        if self.control is not None:
+            self.control.close()  # the server exits at the end of its socket
+            self.control = None
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=5)
+            self.proc, self.pid = None, None
+
+    def stop(self) -> None:
+        with self.lock:
+            self._stop()
+
+
+def _spawn_held(argv: list[str], *, pass_fds: tuple[int, ...], name: str) -> subprocess.Popen[bytes]:
+    """``argv`` started from a thread of its own that waits for it: bubblewrap's ``--die-with-parent``
+    follows the thread that started it, and a server started from a short-lived thread (a check's
+    program runs on one) would die with that thread, ending the executions it holds."""
+    started = threading.Event()
+    box: dict[str, object] = {}
+
+    def hold() -> None:
+        try:
+            proc = box["proc"] = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=pass_fds,
+                start_new_session=True,
+                close_fds=True,
+                env={"PATH": "/usr/bin:/bin"},
+            )
+        except OSError as exc:
+            box["error"] = exc
+            return
+        finally:
+            started.set()
+        proc.wait()
+
+    threading.Thread(target=hold, name=name, daemon=True).start()
+    started.wait()
+    error = box.get("error")
+    if isinstance(error, OSError):
+        raise error
+    proc = box.get("proc")
+    if not isinstance(proc, subprocess.Popen):
+        raise OSError("the process was not started")
+    return proc
+
+
+class _Forked:
+    """One forked execution as the channel and the result see a process: exited once its keeper has
+    written the status (the exit code, or 128 + the signal that ended it, as bubblewrap reports a
+    jail's; a few digits, checked here) or has gone."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.pidfd: int | None = None
+        self.returncode: int | None = None
+
+    def attach(self, pid: int) -> None:
+        """The execution's pid (host's view), while it waits for the host: alive, so no reuse."""
+        self.pidfd = os.pidfd_open(pid)
+
+    def kill(self) -> None:
+        if self.pidfd is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+    def poll(self) -> int | None:
+        return self.wait(0) if self.returncode is None else self.returncode
+
+    def wait(self, timeout: float) -> int | None:
+        if self.returncode is not None or self.status < 0:
+            return self.returncode
+        poller = select.poll()
+        poller.register(self.status, select.POLLIN)
+        if not poller.poll(int(timeout * 1000)):
+            return None
+        data = b""
+        end = time.perf_counter() + 5
+        while len(data) <= 8 and time.perf_counter() < end:
+            try:
+                chunk = os.read(self.status, 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(self.status)
+        self.status = -1
+        if not re.fullmatch(rb"[0-9]{1,3}", data):
+            raise SandboxError(f"the fork server's keeper reported no exit status ({data[:16]!r})")
+        self.returncode = int(data)
+        return self.returncode
+
+    def close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        if self.status >= 0:
+            os.close(self.status)
+            self.status = -1
+
+
+def _hello(sock: socket.socket, status: int, deadline: float) -> int | None:
+    """The execution's pid, as the kernel stamped it on its first byte (``SCM_CREDENTIALS``); None when
+    its keeper ended first (the status pipe: a failed start) or the deadline came."""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    poller.register(status, select.POLLIN)
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return None
+    ready = {fd for fd, _ in poller.poll(max(1, math.ceil(left * 1000)))}
+    if sock.fileno() not in ready:
+        return None
+    try:
+        data, anc, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(struct.calcsize("iII")))
+    except OSError:
+        return None
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= 12:
+            pid: int = struct.unpack("iII", payload[:12])[0]
+            if data == b"h" and pid > 1:
+                return pid
+    return None
 
 
 def _compile_stub(python: str, source: str) -> bytes:

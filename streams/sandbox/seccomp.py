@@ -107,6 +107,7 @@ X86_64 = Arch(
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "uselib": 134,
         "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
         "pidfd_send_signal": 424, "seccomp": 317, "fcntl": 72, "ioctl": 16, "prlimit64": 302,
+        "prctl": 157, "capset": 126,
     },
     x32=True,
 )  # fmt: skip
@@ -131,6 +132,7 @@ AARCH64 = Arch(
         "sethostname": 161, "setdomainname": 162, "vhangup": 58,
         "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
         "pidfd_send_signal": 424, "seccomp": 277, "fcntl": 25, "ioctl": 29, "prlimit64": 261,
+        "prctl": 167, "capset": 91,
     },
 )  # fmt: skip
 
@@ -154,9 +156,16 @@ def refused_calls(arch: Arch) -> tuple[str, ...]:
     return _REFUSED + extra
 
 
-def program(arch: Arch | None = None) -> bytes:
+#: what the fork server's own filter lets through that the program's refuses: the server makes each
+#: execution's namespaces (``unshare``) and its ``/tmp`` and ``/dev/shm`` (``mount``); every execution
+#: installs the full :func:`program` over it before anything of the program runs
+SERVER_ALLOWED = ("unshare", "mount")
+
+
+def program(arch: Arch | None = None, *, server: bool = False) -> bytes:
     """The filter as bubblewrap reads it: an array of ``struct sock_filter`` (u16 code, u8 jt, u8 jf,
-    u32 k), native byte order."""
+    u32 k), native byte order. ``server``: the fork server's (:data:`SERVER_ALLOWED` let through;
+    the server runs only its own code)."""
     arch = arch or host_arch()
     n = arch.numbers
     # Instructions with symbolic jump targets, resolved by _assemble: ("label", name) marks a position.
@@ -174,7 +183,8 @@ def program(arch: Arch | None = None) -> bytes:
         (JEQ_K, "enosys", 0, n["clone3"]),
         (JEQ_K, "prlimit", 0, n["prlimit64"]),
     ]
-    code += [(JEQ_K, "eperm", 0, n[name]) for name in refused_calls(arch)]
+    refused = [name for name in refused_calls(arch) if not (server and name in SERVER_ALLOWED)]
+    code += [(JEQ_K, "eperm", 0, n[name]) for name in refused]
     code += [
         (RET_K, 0, 0, RET_ALLOW),
         ("label", "sockets"),

@@ -60,6 +60,7 @@ class Sandbox:
                     python=self.config.container_python,
                     require_cgroup=self.config.container_require_cgroup,
                     site=artifact.jail_site(self.cache_dir),
+                    fork_server=self.config.container_fork_server,
                 )
             return self._container
 

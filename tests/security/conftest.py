@@ -8,10 +8,14 @@ from collections.abc import Callable
 
 import pytest
 
+from rlstream.settings import get_settings
 from streams.sandbox import Sandbox, SandboxConfig
 
 
 @pytest.fixture(scope="session")
 def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
+    """Default settings, but the container's mode from the settings object: the whole corpus runs
+    against the fork server with ``RLSTREAM_SANDBOX__CONTAINER_FORK_SERVER=true``."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return ready_sandbox(SandboxConfig())
+    fork_server = get_settings().sandbox.container_fork_server
+    return ready_sandbox(SandboxConfig(container_fork_server=fork_server))
