@@ -60,9 +60,11 @@ library integers wrap at, equal integers at large magnitudes, a negative zero an
 (:func:`_balanced_groups`), and a run of blanks is lengthened past the cases' longest
 (:func:`_generate_blank_runs`). Since p19/c19 it holds bracket strings nesting 100 to 300 deeper than
 any case (:func:`_generate_deep_nesting`) and lists whose cases mix ints and floats grown past the cases'
-own numbers with new ones (:func:`_generate_grown_numbers`). A run of an older seeded version finds its
-plan by its digest
-(:func:`recorded_plan`).
+own numbers with new ones (:func:`_generate_grown_numbers`). Since p20/c20 lists of floats alone and
+lists of words grow past the cases' own elements with new ones of their kind
+(:func:`_generate_grown_elements`), and a few cheap inputs near the cases are asked again after exactly
+one other call, one of them five times (:func:`_asked_again`). A run of an older seeded version finds its
+plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -2860,6 +2862,8 @@ def _generate_grown_elements(
         bases = [k for k, t in enumerate(tuples) if kind == "word" or all(_plain(e) for e in t[i])]  # type: ignore[attr-defined]
         if not pool or not bases:
             continue
+        if kind == "word" and len({c for e in pool if isinstance(e, str) for c in e if not c.isspace()}) < 2:
+            continue  # one letter makes one word per length: a long list of distinct ones is absurdly long
         zero = any(type(e) is float and e == 0 for e in pool)
         shown = sized.longest
         reach = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
