@@ -512,6 +512,8 @@ GROWN_ELEMENT_FAR_INPUTS = 2
 #: how many times in all the one input asked again and again is asked (each time after one other call)
 SPACED_INPUTS = 3
 HOT_ASKS = 5
+#: (p20/c20) how many digits past the cases' decimals a new float of a grown list of floats shows
+FLOAT_EXTRA_DIGITS = 6
 #: the version whose seed draws the grown elements and the spaced repeats (p20/c20 on)
 _SPACED_DRAWN_AS: dict[str, str] = {}
 
@@ -2781,18 +2783,23 @@ def _worded(s: str) -> bool:
 
 
 def _element_drawer(kind: str, elements: Sequence[object], n: int) -> Callable[[random.Random], object]:
-    """(p20/c20) How a new element of ``kind`` is drawn for a list of ``n``: a float with as many
-    decimals as the cases' show (:func:`_decimals`), within the range of the cases' floats (those
-    printed without an exponent), its top moved up only as far as a list this long needs distinct
-    numbers, as p19's :func:`_grown_numbers` (zero and negatives only where the cases reach them: a
-    zero drawn elsewhere is refused by the caller); a word of the cases' letters and digits (one word:
-    no space), as long as the cases' shortest word to twice their longest (past the cases' range, as a
-    far number is), or longer where a list this long needs more distinct words."""
+    """(p20/c20) How a new element of ``kind`` is drawn for a list of ``n``: a float with
+    :data:`FLOAT_EXTRA_DIGITS` decimals more than the cases' show (:func:`_decimals`), within the
+    range of the cases' floats (those printed without an exponent), its top moved up only as far as a
+    list this long needs distinct numbers, as p19's :func:`_grown_numbers` (zero and negatives only
+    where the cases reach them: a zero drawn elsewhere is refused by the caller); a word of the cases'
+    letters and digits (one word: no space), as long as the cases' shortest word to twice their longest
+    (past the cases' range, as a far number is), or longer where a list this long needs more distinct
+    words."""
     if kind == "float":
         floats = [e for e in elements if type(e) is float and _plain(e)]
         lo, hi = min(floats), max(floats)  # type: ignore[type-var]
         top = max(hi, lo + 2 * n)  # type: ignore[operator]
-        decimals = _decimals(floats)  # type: ignore[arg-type]
+        # six digits more than the cases show: with their decimals alone a long list holds many pairs
+        # at one smallest distance, a tie HumanEval/20's correct programs break otherwise than the
+        # reference, beyond what a mirror or a sorted twin shows (measured: 4 of its correct programs
+        # rejected on seeds 0..2)
+        decimals = _decimals(floats) + FLOAT_EXTRA_DIGITS  # type: ignore[arg-type]
         return lambda rng: round(rng.uniform(lo, top), decimals)  # type: ignore[arg-type]
     words = [w for e in elements if isinstance(e, str) for w in e.split()]
     chars = "".join(sorted({c for w in words for c in w}))
@@ -2876,7 +2883,9 @@ def _generate_grown_elements(
                 k = rng.choice(bases)
                 candidate = list(tuples[k])
                 draw = _element_drawer(kind, pool, n)
-                grown = _grown_elements(candidate[i], n, pool, draw, zero, rng)  # type: ignore[arg-type]
+                # a list of floats grows with new ones alone: the cases' floats of several cases side by
+                # side (HumanEval/20's 3.9, 4.0, 4.1 and 5.0, 5.1) make pairs at one distance, a tie
+                grown = _grown_elements(candidate[i], n, pool if kind == "word" else [], draw, zero, rng)  # type: ignore[arg-type]
                 if sized.sorted:
                     grown.sort()  # type: ignore[call-overload]
                 candidate[i] = grown
