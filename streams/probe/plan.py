@@ -2372,6 +2372,29 @@ def _twice(near: Sequence[tuple[str, tuple[int, ...]]], rng: random.Random) -> f
     return frozenset(chosen)
 
 
+def _variety(text: str) -> int:
+    """(p20/c20) How many distinct parts an argument tuple holds: its numbers (and other scalars) by value
+    and kind, its strings and each of their characters, through lists, tuples, sets and dicts, keys
+    included. What an input can tell apart grows with it: a list of one element, or of four equal ones,
+    comes out of every reordering alike, and a word of one letter out of every change of its letters'
+    order."""
+    parts: set[tuple[str, str]] = set()
+    todo: list[object] = [pyast.literal_eval(text)]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(value.keys())
+            todo.extend(value.values())
+        elif isinstance(value, list | tuple | set | frozenset):
+            todo.extend(value)
+        elif isinstance(value, str):
+            parts.add(("str", value))
+            parts.update(("char", ch) for ch in value)
+        else:
+            parts.add((type(value).__name__, repr(value)))
+    return len(parts)
+
+
 def _asked_again(
     near: Sequence[tuple[str, tuple[int, ...]]], twice: frozenset[str], rng: random.Random
 ) -> dict[str, int]:
@@ -2382,9 +2405,16 @@ def _asked_again(
     argument (:func:`_degenerate`), where those run out among the dearer half's, then among the cheaper
     half's degenerate ones; none asked twice in a row already (p18's
     :func:`_twice`), and the inputs asked between (B) none of those either, so no B is followed by its
-    own repeat; the spans so drawn do not overlap. Through p19/c19 no input was asked again with exactly
-    one call between, and none more than three times in a run (near, p18's repeat, p5's late section)."""
+    own repeat; the spans so drawn do not overlap. Within a pool the input asked again and again is one
+    of those with the most distinct parts (:func:`_variety`), and the others are drawn among those with
+    at least the pool's median: an input of few distinct parts is answered alike by many functions (a
+    sort, a reversal and HumanEval/70's strange order of ``[111110]``, ``[7, 111111]`` or ``[5, 5, 2, 5]``;
+    drawn at random among the cheaper half, such an input was the one asked five times on 17 of 100
+    seeds, and a program answering sorted from the fourth asking was accepted there). Through p19/c19 no
+    input was asked again with exactly one call between, and none more than three times in a run (near,
+    p18's repeat, p5's late section)."""
     texts = [text for text, _ in near]
+    variety = [_variety(text) for text in texts]
 
     def free(k: int) -> bool:
         return 0 <= k < len(texts) and texts[k] not in twice
@@ -2399,7 +2429,8 @@ def _asked_again(
     for pool in ([k for k in telling if k < half], telling, cheap):
         hot = [k for k in pool if all(free(k + j) for j in range(1, HOT_ASKS))]
         if hot:
-            k = rng.choice(hot)
+            most = max(variety[k] for k in hot)
+            k = rng.choice([k for k in hot if variety[k] == most])
             chosen[texts[k]] = HOT_ASKS - 1
             used |= set(range(k, k + HOT_ASKS))
             break
@@ -2409,7 +2440,8 @@ def _asked_again(
             rest = [k for k in pool if free(k + 1) and not {k, k + 1} & used]
             if not rest:
                 break
-            k = rng.choice(rest)
+            median = sorted(variety[k] for k in rest)[len(rest) // 2]
+            k = rng.choice([k for k in rest if variety[k] >= median])
             chosen[texts[k]] = 1
             used |= {k, k + 1}
             spaced += 1
