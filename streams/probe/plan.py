@@ -60,9 +60,11 @@ library integers wrap at, equal integers at large magnitudes, a negative zero an
 (:func:`_balanced_groups`), and a run of blanks is lengthened past the cases' longest
 (:func:`_generate_blank_runs`). Since p19/c19 it holds bracket strings nesting 100 to 300 deeper than
 any case (:func:`_generate_deep_nesting`) and lists whose cases mix ints and floats grown past the cases'
-own numbers with new ones (:func:`_generate_grown_numbers`). A run of an older seeded version finds its
-plan by its digest
-(:func:`recorded_plan`).
+own numbers with new ones (:func:`_generate_grown_numbers`). Since p20/c20 lists of floats alone and
+lists of words grow past the cases' own elements with new ones of their kind
+(:func:`_generate_grown_elements`), and a few cheap inputs near the cases are asked again after exactly
+one other call, one of them five times (:func:`_asked_again`). A run of an older seeded version finds its
+plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ import itertools
 import math
 import random
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -91,8 +93,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p19"
-SEEDED_CHECK_PLAN_VERSION = "c19"
+SEEDED_PLAN_VERSION = "p20"
+SEEDED_CHECK_PLAN_VERSION = "c20"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -113,6 +115,7 @@ SEEDED_VERSIONS = (
     ("p16", "c16"),
     ("p17", "c17"),
     ("p18", "c18"),
+    ("p19", "c19"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -162,6 +165,8 @@ _DRAWN_AS = {
     "c18": "c4",
     "p19": "p5",
     "c19": "c4",
+    "p20": "p5",
+    "c20": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -191,6 +196,8 @@ _WIDE_DRAWN_AS = {
     "c18": "c6",
     "p19": "p6",
     "c19": "c6",
+    "p20": "p6",
+    "c20": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -216,6 +223,8 @@ _EXTREME_DRAWN_AS = {
     "c18": "c8",
     "p19": "p8",
     "c19": "c8",
+    "p20": "p8",
+    "c20": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -239,6 +248,8 @@ _ADMITTED_DRAWN_AS = {
     "c18": "c9",
     "p19": "p9",
     "c19": "c9",
+    "p20": "p9",
+    "c20": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -260,6 +271,8 @@ _BANDED_DRAWN_AS = {
     "c18": "c10",
     "p19": "p10",
     "c19": "c10",
+    "p20": "p10",
+    "c20": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -279,6 +292,8 @@ _DIGITS_DRAWN_AS = {
     "c18": "c11",
     "p19": "p11",
     "c19": "c11",
+    "p20": "p11",
+    "c20": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -294,6 +309,8 @@ _BYTES_DRAWN_AS = {
     "c18": "c13",
     "p19": "p13",
     "c19": "c13",
+    "p20": "p13",
+    "c20": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
 _LETTERS_DRAWN_AS = {
@@ -307,6 +324,8 @@ _LETTERS_DRAWN_AS = {
     "c18": "c14",
     "p19": "p14",
     "c19": "c14",
+    "p20": "p14",
+    "c20": "c14",
 }
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
 _EDGES_DRAWN_AS = {
@@ -318,11 +337,16 @@ _EDGES_DRAWN_AS = {
     "c18": "c15",
     "p19": "p15",
     "c19": "c15",
+    "p20": "p15",
+    "c20": "c15",
 }
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
-_BOUNDARIES_DRAWN_AS = {"p17": "p16", "c17": "c16", "p18": "p16", "c18": "c16", "p19": "p16", "c19": "c16"}
+_BOUNDARIES_DRAWN_AS = {
+    **{v: "p16" for v in ("p17", "p18", "p19", "p20")},
+    **{v: "c16" for v in ("c17", "c18", "c19", "c20")},
+}
 #: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
-_WIDTHS_DRAWN_AS = {"p18": "p17", "c18": "c17", "p19": "p17", "c19": "c17"}
+_WIDTHS_DRAWN_AS = {"p18": "p17", "c18": "c17", "p19": "p17", "c19": "c17", "p20": "p17", "c20": "c17"}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -451,7 +475,7 @@ TWICE_INPUTS = 8
 #: row): inputs with one such run of a case lengthened past the cases' longest (:func:`_generate_blank_runs`)
 BLANK_RUN_INPUTS = 3
 #: the version whose seed draws the repeated inputs and the blank runs (p18/c18 on)
-_TWICE_DRAWN_AS = {"p19": "p18", "c19": "c18"}
+_TWICE_DRAWN_AS = {"p19": "p18", "c19": "c18", "p20": "p18", "c20": "c18"}
 #: the first generation (p19/c19) whose plans draw, from generators of their own, bracket strings
 #: nesting far deeper than any case (:func:`_generate_deep_nesting`) and lists of numbers of both kinds
 #: grown past the cases' own numbers (:func:`_generate_grown_numbers`). Through p18/c18 a bracket string
@@ -469,7 +493,29 @@ DEEP_NESTING = (100, 300)
 #: kinds, two within the far inputs' reach and one each in the two long bands (:data:`LONG_BANDED_INPUTS`)
 GROWN_FAR_INPUTS = 2
 #: the version whose seed draws the deep bracket strings and the grown lists (p19/c19 on)
-_DEEP_DRAWN_AS: dict[str, str] = {}
+_DEEP_DRAWN_AS = {"p20": "p19", "c20": "c19"}
+#: the first generation (p20/c20) whose plans draw, from generators of their own, lists of floats alone
+#: and lists of words grown past the cases' own elements (:func:`_generate_grown_elements`), and ask a
+#: few cheap inputs near the cases again after exactly one other call, one of them again and again
+#: (:func:`_asked_again`). Through p19/c19 a list whose elements are not all ints grew with the cases' own
+#: elements alone and repeated none more often than a case does (p19 added new numbers only where the
+#: cases mix ints and floats), so none held more elements than the cases' distinct ones (HumanEval/28's
+#: and /29's lists of strings at most 7, /149's at most 20, every word no longer than the cases'
+#: longest), the long inputs included; and an input was asked again right after itself (p18) or after a
+#: cycle of other inputs (p5, p6), never with exactly one call between, and at most three times in a run
+_SPACED_GENERATION = 18
+#: (p20/c20) per list position whose cases' elements are all floats, or all words (letters and digits):
+#: inputs grown with new elements of that kind, two within the far inputs' reach and one in each long
+#: band (:data:`LONG_BANDED_INPUTS`), as p19's :data:`GROWN_FAR_INPUTS`
+GROWN_ELEMENT_FAR_INPUTS = 2
+#: (p20/c20) how many inputs near the cases are asked again after exactly one other call (A, B, A), and
+#: how many times in all the one input asked again and again is asked (each time after one other call)
+SPACED_INPUTS = 3
+HOT_ASKS = 5
+#: (p20/c20) how many digits past the cases' decimals a new float of a grown list of floats shows
+FLOAT_EXTRA_DIGITS = 6
+#: the version whose seed draws the grown elements and the spaced repeats (p20/c20 on)
+_SPACED_DRAWN_AS: dict[str, str] = {}
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -859,9 +905,32 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         # the deep strings among the long inputs at the end: past the far inputs' size limit
         ends = sorted([*ends, *deep, *long], key=lambda item: (len(item[0]), item[0]))
+    spaced: dict[str, int] = {}
+    if seed is not None and generation >= _SPACED_GENERATION:
+        # (p20) from generators of their own: every input p19 draws stays as p19 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn_as = _SPACED_DRAWN_AS.get(version, version)
+        grown, long = _generate_grown_elements(
+            args, random.Random(_seed(task, f"{drawn_as}|elements", seed)), taken
+        )
+        far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
+        ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
+        spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
-        head, generated, far, args, again, wide, late, lead, ends, bounds, every=every, twice=twice
+        head,
+        generated,
+        far,
+        args,
+        again,
+        wide,
+        late,
+        lead,
+        ends,
+        bounds,
+        every=every,
+        twice=twice,
+        spaced=spaced,
     )
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
@@ -1105,6 +1174,17 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         # the deep strings among the long inputs at the end: past the far inputs' size limit
         ends = sorted([*ends, *deep, *long], key=lambda item: (len(item[0]), item[0]))
+    spaced: dict[str, int] = {}
+    if seed is not None and generation >= _SPACED_GENERATION:
+        # (c20) from generators of their own: every input c19 draws stays as c19 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn_as = _SPACED_DRAWN_AS.get(version, version)
+        grown, long = _generate_grown_elements(
+            args, random.Random(_seed(task, f"{drawn_as}|elements", seed)), taken, domain.hold_beyond_range
+        )
+        far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
+        ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
+        spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -1118,6 +1198,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         placed(bounds),
         every=generation >= _MIRRORED_GENERATION,
         twice=twice,
+        spaced=spaced,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -1315,6 +1396,7 @@ def _with_mirrors(
     *,
     every: bool = False,
     twice: frozenset[str] = frozenset(),
+    spaced: Mapping[str, int] | None = None,
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -1347,7 +1429,11 @@ def _with_mirrors(
     asked again right after itself (``repeats``), before any mirror: a program answering otherwise when
     a call repeats the previous call's arguments answers the second otherwise than the reference. A
     repeat gets no mirror or twin of its own (its input's are laid), and is not among the inputs the
-    ``again`` section asks once more."""
+    ``again`` section asks once more.
+    With ``spaced`` (p20/c20: text -> how many times more, :func:`_asked_again`) each of those inputs is
+    asked again after the next input near the cases, that many times (A, B, A, C, A, ...): a program
+    answering otherwise when a call repeats the call before last, or from the fourth time one input is
+    asked, answers one of those otherwise than the reference. Such repeats are like ``twice``'s."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -1389,12 +1475,23 @@ def _with_mirrors(
                     orders.append((pos, placed(text, pos)))
 
     first: list[tuple[str, tuple[int, ...]]] = [*lead, *head]
+    owed: list[int] = []
     for item in near:
         first.append(item)
         if item[0] in twice:
             # (p18/c18) the same input again, right after itself
             repeats[len(first)] = len(first) - 1
             first.append(item)
+        if owed:
+            # (p20/c20) an input asked again after exactly one other call
+            pos = owed.pop()
+            repeats[len(first)] = pos
+            first.append(first[pos])
+        elif spaced and item[0] in spaced:
+            owed = [len(first) - 1] * spaced[item[0]]
+    for pos in owed:  # no next input (never so as _asked_again draws them)
+        repeats[len(first)] = pos
+        first.append(first[pos])
     lay(first)
     shift = len(lead)
     if again is not None:
@@ -2289,6 +2386,82 @@ def _twice(near: Sequence[tuple[str, tuple[int, ...]]], rng: random.Random) -> f
     return frozenset(chosen)
 
 
+def _variety(text: str) -> int:
+    """(p20/c20) How many distinct parts an argument tuple holds: its numbers (and other scalars) by value
+    and kind, its strings and each of their characters, through lists, tuples, sets and dicts, keys
+    included. What an input can tell apart grows with it: a list of one element, or of four equal ones,
+    comes out of every reordering alike, and a word of one letter out of every change of its letters'
+    order."""
+    parts: set[tuple[str, str]] = set()
+    todo: list[object] = [pyast.literal_eval(text)]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(value.keys())
+            todo.extend(value.values())
+        elif isinstance(value, list | tuple | set | frozenset):
+            todo.extend(value)
+        elif isinstance(value, str):
+            parts.add(("str", value))
+            parts.update(("char", ch) for ch in value)
+        else:
+            parts.add((type(value).__name__, repr(value)))
+    return len(parts)
+
+
+def _asked_again(
+    near: Sequence[tuple[str, tuple[int, ...]]], twice: frozenset[str], rng: random.Random
+) -> dict[str, int]:
+    """(p20/c20) The inputs near the cases to ask again after exactly one other call (see
+    :func:`_with_mirrors`), each with how many times more: one input asked :data:`HOT_ASKS` times in
+    all (H, B1, H, B2, H, ...), and :data:`SPACED_INPUTS` others asked twice (A, B, A). Drawn among the
+    cheaper half of ``near`` (``near`` comes cheapest first: sorted by its text) without a degenerate
+    argument (:func:`_degenerate`), where those run out among the dearer half's, then among the cheaper
+    half's degenerate ones; none asked twice in a row already (p18's
+    :func:`_twice`), and the inputs asked between (B) none of those either, so no B is followed by its
+    own repeat; the spans so drawn do not overlap. Within a pool the input asked again and again is one
+    of those with the most distinct parts (:func:`_variety`), and the others are drawn among those with
+    at least the pool's median: an input of few distinct parts is answered alike by many functions (a
+    sort, a reversal and HumanEval/70's strange order of ``[111110]``, ``[7, 111111]`` or ``[5, 5, 2, 5]``;
+    drawn at random among the cheaper half, such an input was the one asked five times on 17 of 100
+    seeds, and a program answering sorted from the fourth asking was accepted there). Through p19/c19 no
+    input was asked again with exactly one call between, and none more than three times in a run (near,
+    p18's repeat, p5's late section)."""
+    texts = [text for text, _ in near]
+    variety = [_variety(text) for text in texts]
+
+    def free(k: int) -> bool:
+        return 0 <= k < len(texts) and texts[k] not in twice
+
+    half = (len(texts) + 1) // 2
+    cheap = [k for k in range(half) if free(k)]
+    telling = [k for k in range(len(texts)) if free(k) and not _degenerate(texts[k])]
+    chosen: dict[str, int] = {}
+    used: set[int] = set()
+    # the cheaper half's telling inputs first; where those run out (HumanEval/29's cheaper half is
+    # mostly empty lists) the dearer half's, then the degenerate ones
+    for pool in ([k for k in telling if k < half], telling, cheap):
+        hot = [k for k in pool if all(free(k + j) for j in range(1, HOT_ASKS))]
+        if hot:
+            most = max(variety[k] for k in hot)
+            k = rng.choice([k for k in hot if variety[k] == most])
+            chosen[texts[k]] = HOT_ASKS - 1
+            used |= set(range(k, k + HOT_ASKS))
+            break
+    spaced = 0
+    for pool in ([k for k in telling if k < half], telling, cheap):
+        while spaced < SPACED_INPUTS:
+            rest = [k for k in pool if free(k + 1) and not {k, k + 1} & used]
+            if not rest:
+                break
+            median = sorted(variety[k] for k in rest)[len(rest) // 2]
+            k = rng.choice([k for k in rest if variety[k] >= median])
+            chosen[texts[k]] = 1
+            used |= {k, k + 1}
+            spaced += 1
+    return chosen
+
+
 def _blank_runs(s: str) -> list[tuple[int, int]]:
     """(p18/c18) The spans (start, end) of the runs of two or more white space characters in ``s``."""
     out: list[tuple[int, int]] = []
@@ -2609,6 +2782,156 @@ def _generate_grown_numbers(
                 k = rng.choice(bases)
                 candidate = list(tuples[k])
                 grown = _grown_numbers(candidate[i], min(last, max(first, n)), pool, numbers, rng)  # type: ignore[arg-type]
+                if sized.sorted:
+                    grown.sort()  # type: ignore[call-overload]
+                candidate[i] = grown
+                for count, j in sizes.counts.items():
+                    if j == i:
+                        candidate[count] = len(grown)
+                made_text = repr(tuple(candidate))
+                if made_text in seen or len(made_text) > cap or len(grown) <= shown:
+                    continue
+                if not invariants.hold(candidate) or not sizes.keeps(candidate):
+                    continue
+                if domain is not None and not domain(candidate, {k}):
+                    continue
+                if not _is_input_literal(made_text, tuple(candidate)):
+                    continue
+                seen.add(made_text)
+                section.append((made_text, (k,)))
+                break
+    return far, long
+
+
+def _element_kind(column: Sequence[object]) -> Literal["float", "word"] | None:
+    """(p20/c20) The kind of the elements of a column of flat lists where all of them are finite floats
+    ("float") or all words of letters and digits (:func:`_worded`; "word", an empty string among them
+    allowed), None elsewhere: lists mixing ints and floats grow by :func:`_generate_grown_numbers`,
+    lists of ints by :meth:`_Sized._grown_list`, and strings holding other characters (HumanEval/160's
+    operators, a format's separators) are tokens of a closed set, not words of an alphabet."""
+    if not column or not all(isinstance(v, list) for v in column):
+        return None
+    elements = [e for v in column for e in v]  # type: ignore[attr-defined]
+    if not elements:
+        return None
+    if all(type(e) is float and math.isfinite(e) for e in elements):
+        return "float"
+    words = [e for e in elements if isinstance(e, str) and e.strip()]
+    if all(type(e) is str for e in elements) and words and all(_worded(w) for w in words):
+        return "word"
+    return None
+
+
+def _worded(s: str) -> bool:
+    """(p20/c20) Whether ``s`` is made of letters and digits, single spaces between them at most
+    (HumanEval/29's ``'john doe'``)."""
+    return all(w.isalnum() for w in s.split(" "))
+
+
+def _element_drawer(kind: str, elements: Sequence[object], n: int) -> Callable[[random.Random], object]:
+    """(p20/c20) How a new element of ``kind`` is drawn for a list of ``n``: a float with
+    :data:`FLOAT_EXTRA_DIGITS` decimals more than the cases' show (:func:`_decimals`), within the
+    range of the cases' floats (those printed without an exponent), its top moved up only as far as a
+    list this long needs distinct numbers, as p19's :func:`_grown_numbers` (zero and negatives only
+    where the cases reach them: a zero drawn elsewhere is refused by the caller); a word of the cases'
+    letters and digits (one word: no space), as long as the cases' shortest word to twice their longest
+    (past the cases' range, as a far number is), or longer where a list this long needs more distinct
+    words."""
+    if kind == "float":
+        floats = [e for e in elements if type(e) is float and _plain(e)]
+        lo, hi = min(floats), max(floats)  # type: ignore[type-var]
+        top = max(hi, lo + 2 * n)  # type: ignore[operator]
+        # six digits more than the cases show: with their decimals alone a long list holds many pairs
+        # at one smallest distance, a tie HumanEval/20's correct programs break otherwise than the
+        # reference, beyond what a mirror or a sorted twin shows (measured: 4 of its correct programs
+        # rejected on seeds 0..2)
+        decimals = _decimals(floats) + FLOAT_EXTRA_DIGITS  # type: ignore[arg-type]
+        return lambda rng: round(rng.uniform(lo, top), decimals)  # type: ignore[arg-type]
+    words = [w for e in elements if isinstance(e, str) for w in e.split()]
+    chars = "".join(sorted({c for w in words for c in w}))
+    shortest, longest = min(map(len, words)), 2 * max(map(len, words))
+    # and as long as a list this long needs distinct words (HumanEval/28's five letters: two-letter
+    # words give 30, a list of 3000 needs five)
+    while sum(len(chars) ** k for k in range(shortest, longest + 1)) < 2 * n:
+        longest += 1
+    return lambda rng: "".join(rng.choice(chars) for _ in range(rng.randint(shortest, longest)))
+
+
+def _grown_elements(
+    xs: list[object],
+    n: int,
+    pool: list[object],
+    draw: Callable[[random.Random], object],
+    zero: bool,
+    rng: random.Random,
+) -> list[object]:
+    """(p20/c20) ``xs`` with elements inserted up to ``n`` distinct ones: the cases' own (``pool``) and
+    new ones (``draw``) alike while the cases' last, then new ones only (a zero only where ``zero``)."""
+    out = list(xs)
+    present = {repr(e) for e in out}
+    fresh = [e for e in pool if repr(e) not in present]
+    rng.shuffle(fresh)
+    for _ in range(8 * n):
+        if len(out) >= n:
+            break
+        e = fresh.pop() if fresh and rng.random() < 0.5 else draw(rng)
+        if repr(e) in present or (type(e) is float and e == 0 and not zero):
+            continue
+        present.add(repr(e))
+        out.insert(rng.randint(0, len(out)), e)
+    return out
+
+
+def _generate_grown_elements(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p20/c20) Inputs whose list of floats alone or of words (:func:`_element_kind`) grows past the
+    cases' own elements, each with the case it was made from: per such position
+    :data:`GROWN_ELEMENT_FAR_INPUTS` within the far inputs' reach and one in each long band, as p19's
+    :func:`_generate_grown_numbers` draws lists mixing ints and floats, grown by
+    :func:`_grown_elements` with new elements of the cases' kind (:func:`_element_drawer`). Through
+    p19/c19 such a list grew with the cases' own elements alone, repeating none more often than a case
+    does, so none held more elements than the cases' distinct ones (HumanEval/28: 7, /149: 20, the long
+    inputs included) and no word was longer than the cases' longest. Every relation the cases keep is
+    kept (distinct, sorted, no more repeats, an argument equal to the list's length). Returns those
+    within the far reach, then the long ones."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    invariants = _Invariants(tuples, seeded=True)
+    sizes = _Sizes(tuples, related=True)
+    seen = {repr(t) for t in tuples} | set(taken)
+    near_cap = min(_FAR_MAX_CHARS, FAR_REACH * max(len(repr(t)) for t in tuples) + _SIZE_SLACK)
+    far: list[tuple[str, tuple[int, ...]]] = []
+    long: list[tuple[str, tuple[int, ...]]] = []
+    for i in range(min(len(t) for t in tuples)):
+        kind = _element_kind([t[i] for t in tuples])
+        sized = sizes.positions.get(i)
+        if kind is None or sized is None:
+            continue
+        # a float printed with an exponent is a case's edge, not its scale (as p19's lists)
+        pool = [e for e in _unique(sized.elements) if kind == "word" or _plain(e)]
+        bases = [k for k, t in enumerate(tuples) if kind == "word" or all(_plain(e) for e in t[i])]  # type: ignore[attr-defined]
+        if not pool or not bases:
+            continue
+        if kind == "word" and len({c for e in pool if isinstance(e, str) for c in e if not c.isspace()}) < 2:
+            continue  # one letter makes one word per length: a long list of distinct ones is absurdly long
+        zero = any(type(e) is float and e == 0 for e in pool)
+        shown = sized.longest
+        reach = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
+        low = min(MID_BAND_TOP, reach + 1)
+        bands = [(min(reach, max(shown + 1, 2 * shown)), reach, near_cap, far)] * GROWN_ELEMENT_FAR_INPUTS
+        bands += [(low, MID_BAND_TOP, _LONG_MAX_CHARS, long), (*LONG_LENGTHS, _LONG_MAX_CHARS, long)]
+        for first, last, cap, section in bands:
+            for _ in range(_ATTEMPTS_PER_INPUT):
+                n = min(last, max(first, round(math.exp(rng.uniform(math.log(first), math.log(last))))))
+                k = rng.choice(bases)
+                candidate = list(tuples[k])
+                draw = _element_drawer(kind, pool, n)
+                # a list of floats grows with new ones alone: the cases' floats of several cases side by
+                # side (HumanEval/20's 3.9, 4.0, 4.1 and 5.0, 5.1) make pairs at one distance, a tie
+                grown = _grown_elements(candidate[i], n, pool if kind == "word" else [], draw, zero, rng)  # type: ignore[arg-type]
                 if sized.sorted:
                     grown.sort()  # type: ignore[call-overload]
                 candidate[i] = grown

@@ -102,7 +102,7 @@ CORRECT = tuple(
 
 def test_runs_of_p18_and_c18_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P18] == ("p18", "c18") and SEEDED_VERSIONS[P19] == ("p19", "c19")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p19", "c19")
+    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) not in SEEDED_VERSIONS[: P19 + 1]
     assert_pinned_plans_found(P18_DIGESTS, P18_SEEDS, P18)
 
 
