@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 from streams.reward import static
 
@@ -51,6 +54,20 @@ def _from_depth(frames: int, parse: Parse, code: str) -> tuple[ast.Module | None
     return parse(code) if frames == 0 else _from_depth(frames - 1, parse, code)
 
 
+@pytest.fixture
+def default_recursion_limit() -> Iterator[None]:
+    """The interpreter's own recursion limit, which bounds how deep a parse nests: programs other tests
+    run in this process raise it (``sys.setrecursionlimit(10**6)``) and never lower it again, and a worker
+    process runs at the default."""
+    kept = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(kept)
+
+
+@pytest.mark.usefixtures("default_recursion_limit")
 def test_the_deepest_program_that_parses_is_the_one_a_thread_per_program_parsed() -> None:
     for shape in SHAPES.values():
         before = _deepest(_thread_per_program, shape)
