@@ -588,7 +588,7 @@ def memory_hang_held(
     room = record.memory_grown + record.memory_left
     if record.memory_grown < max(MEMORY_HANG_MIN_BYTES, MEMORY_HANG_SHARE * room):
         return False
-    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady, cpu=cpu)
+    return _cheap_end(plan, probe, reference, long_paced=long_paced, steady=steady, cpu=cpu, found=found)
 
 
 def _cheap_end(
@@ -599,12 +599,15 @@ def _cheap_end(
     long_paced: bool = False,
     steady: bool = False,
     cpu: bool = False,
+    found: tuple[int, dict[int, CaseResult], list[dict[int, CaseResult]]] | None = None,
 ) -> bool:
     """The run ended on a generated input past the range, not a long one, that every run of the
     reference answered within ``HANG_NEAR_FACTOR`` times its median input near the cases. Under
     ``long_paced`` (filter v16) a long one too, where the program kept the reference's pace before it
-    (:func:`_grew`). ``cpu`` (filter v26): times read as CPU where the runs carry it (:func:`_cost`)."""
-    found = _ended_far(plan, probe, reference)
+    (:func:`_grew`). ``cpu`` (filter v26): times read as CPU where the runs carry it (:func:`_cost`).
+    ``found``: :func:`_ended_far`'s answer where the caller already has it (its records of every run)."""
+    if found is None:
+        found = _ended_far(plan, probe, reference)
     if found is None:
         return False
     end, records, by_run = found
