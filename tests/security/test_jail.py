@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.sandbox import Limits, Sandbox, seccomp
+from streams.sandbox import ExecutionResult, Limits, Sandbox, seccomp
 from streams.sandbox.cgroups import GROUP, ROOT, cgroup_version
 from streams.sandbox.wasm import MAX_OPEN_FILES
 
@@ -295,6 +295,19 @@ def test_every_process_of_a_jail_started_by_root_is_the_hosts_nobody(sandbox: Sa
         assert st["Groups"] == "", (pid, st["Name"], st["Groups"])
 
 
+def _in_child(sandbox: Sandbox, child: str) -> ExecutionResult:
+    """Run ``child`` in an interpreter the jailed program starts (it inherits the program's jail and
+    limits, and no audit hook stands between it and the system); the program prints what it printed."""
+    program = (
+        "import subprocess, sys\n"
+        f"r = subprocess.run([sys.executable, '-I', '-c', {child!r}], capture_output=True, text=True)\n"
+        "print(r.stdout, r.stderr)\n"
+    )
+    r = sandbox.run_script(program, limits=LIMITS, backend="container")
+    assert r.infra_error is None, r.infra_error
+    return r
+
+
 def test_dev_shm_is_capped_like_tmp(sandbox: Sandbox) -> None:
     code = (
         "import os\n"
@@ -326,13 +339,7 @@ def test_dev_holds_the_readable_devices_and_is_read_only(sandbox: Sandbox) -> No
         "with open('/dev/urandom', 'rb') as f, open('/dev/zero', 'rb') as z:\n"
         "    print('READ', len(f.read(4)), z.read(2))\n"
     )
-    program = (
-        "import subprocess, sys\n"
-        f"r = subprocess.run([sys.executable, '-I', '-c', {child!r}], capture_output=True, text=True)\n"
-        "print(r.stdout, r.stderr)\n"
-    )
-    r = sandbox.run_script(program, limits=LIMITS, backend="container")
-    assert r.infra_error is None, r.infra_error
+    r = _in_child(sandbox, child)
     assert "DEV ['null', 'shm', 'urandom', 'zero']" in r.stdout, (r.stdout, r.stderr)
     assert "REFUSED 30" in r.stdout, (r.stdout, r.stderr)  # EROFS
     assert "READ 4 b'\\x00\\x00'" in r.stdout, (r.stdout, r.stderr)
@@ -346,13 +353,7 @@ def test_the_program_and_its_children_run_under_the_jails_resource_limits(sandbo
         "kinds = (r.RLIMIT_CPU, r.RLIMIT_FSIZE, r.RLIMIT_CORE, r.RLIMIT_NOFILE)\n"
         "print('LIMITS', [r.getrlimit(k) for k in kinds])\n"
     )
-    program = (
-        "import subprocess, sys\n"
-        f"r = subprocess.run([sys.executable, '-I', '-c', {child!r}], capture_output=True, text=True)\n"
-        "print(r.stdout, r.stderr)\n"
-    )
-    r = sandbox.run_script(program, limits=LIMITS, backend="container")
-    assert r.infra_error is None, r.infra_error
+    r = _in_child(sandbox, child)
     want = [(5, 5), (2 << 20, 2 << 20), (0, 0), (256, 256)]
     assert f"LIMITS {want}" in r.stdout, (r.stdout, r.stderr)
 
