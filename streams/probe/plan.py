@@ -2752,6 +2752,43 @@ def _generate_grown_numbers(
     cases keep is kept (distinct, sorted, no more repeats, an argument equal to the list's length); a
     number printed with an exponent (a case's edge: ``1e+16``) is neither added nor grown beside.
     Returns those within the far reach, then the long ones."""
+
+    def column(
+        i: int, tuples: list[tuple[object, ...]], sized: _Sized
+    ) -> tuple[list[int], Callable[[list[object], int, random.Random], list[object]]] | None:
+        numbers = _mixed_numbers([t[i] for t in tuples])
+        if numbers is None:
+            return None
+        # numbers printed with an exponent (redteam/mean's 1e+16 and -1e+16) are the cases' edges, not
+        # their scale: a long list holding them beside many others has a mean that the order of summing
+        # decides (correct programs summing otherwise part from the reference by more than rounding)
+        pool = [e for e in _unique(sized.elements) if _plain(e)]
+        bases = [k for k, t in enumerate(tuples) if all(_plain(e) for e in t[i])]  # type: ignore[attr-defined]
+        if not bases:
+            return None
+        return bases, lambda xs, n, rng: _grown_numbers(xs, n, pool, numbers, rng)  # type: ignore[arg-type]
+
+    return _grow_columns(cases, rng, taken, domain, GROWN_FAR_INPUTS, column)
+
+
+def _grow_columns(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None,
+    far_inputs: int,
+    column: Callable[
+        [int, list[tuple[object, ...]], _Sized],
+        tuple[list[int], Callable[[list[object], int, random.Random], list[object]]] | None,
+    ],
+) -> tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """(p19/c19, p20/c20) Inputs whose list at a position grows past the cases' own, each with the case
+    it was made from: where ``column`` (given the position, the cases and what they keep there) says
+    which cases may be grown and how (the list, a length, the draw), ``far_inputs`` within the far
+    inputs' reach (2 to :data:`FAR_REACH` times the cases' longest list) and one each of a length in the
+    two bands of the long inputs (past that reach up to :data:`MID_BAND_TOP`, and :data:`LONG_LENGTHS`).
+    Every relation the cases keep is kept (distinct, sorted, no more repeats, an argument equal to the
+    list's length). Returns those within the far reach, then the long ones."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     sizes = _Sizes(tuples, related=True)
@@ -2760,28 +2797,24 @@ def _generate_grown_numbers(
     far: list[tuple[str, tuple[int, ...]]] = []
     long: list[tuple[str, tuple[int, ...]]] = []
     for i in range(min(len(t) for t in tuples)):
-        numbers = _mixed_numbers([t[i] for t in tuples])
         sized = sizes.positions.get(i)
-        if numbers is None or sized is None:
+        if sized is None:
             continue
-        # numbers printed with an exponent (redteam/mean's 1e+16 and -1e+16) are the cases' edges, not
-        # their scale: a long list holding them beside many others has a mean that the order of summing
-        # decides (correct programs summing otherwise part from the reference by more than rounding)
-        pool = [e for e in _unique(sized.elements) if _plain(e)]
-        bases = [k for k, t in enumerate(tuples) if all(_plain(e) for e in t[i])]  # type: ignore[attr-defined]
-        if not bases:
+        recipe = column(i, tuples, sized)
+        if recipe is None:
             continue
+        bases, grow = recipe
         shown = sized.longest
         reach = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
         low = min(MID_BAND_TOP, reach + 1)
-        bands = [(min(reach, max(shown + 1, 2 * shown)), reach, near_cap, far)] * GROWN_FAR_INPUTS
+        bands = [(min(reach, max(shown + 1, 2 * shown)), reach, near_cap, far)] * far_inputs
         bands += [(low, MID_BAND_TOP, _LONG_MAX_CHARS, long), (*LONG_LENGTHS, _LONG_MAX_CHARS, long)]
         for first, last, cap, section in bands:
             for _ in range(_ATTEMPTS_PER_INPUT):
-                n = round(math.exp(rng.uniform(math.log(first), math.log(last))))
+                n = min(last, max(first, round(math.exp(rng.uniform(math.log(first), math.log(last))))))
                 k = rng.choice(bases)
                 candidate = list(tuples[k])
-                grown = _grown_numbers(candidate[i], min(last, max(first, n)), pool, numbers, rng)  # type: ignore[arg-type]
+                grown = grow(candidate[i], n, rng)  # type: ignore[arg-type]
                 if sized.sorted:
                     grown.sort()  # type: ignore[call-overload]
                 candidate[i] = grown
@@ -2898,59 +2931,31 @@ def _generate_grown_elements(
     inputs included) and no word was longer than the cases' longest. Every relation the cases keep is
     kept (distinct, sorted, no more repeats, an argument equal to the list's length). Returns those
     within the far reach, then the long ones."""
-    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
-    invariants = _Invariants(tuples, seeded=True)
-    sizes = _Sizes(tuples, related=True)
-    seen = {repr(t) for t in tuples} | set(taken)
-    near_cap = min(_FAR_MAX_CHARS, FAR_REACH * max(len(repr(t)) for t in tuples) + _SIZE_SLACK)
-    far: list[tuple[str, tuple[int, ...]]] = []
-    long: list[tuple[str, tuple[int, ...]]] = []
-    for i in range(min(len(t) for t in tuples)):
+
+    def column(
+        i: int, tuples: list[tuple[object, ...]], sized: _Sized
+    ) -> tuple[list[int], Callable[[list[object], int, random.Random], list[object]]] | None:
         kind = _element_kind([t[i] for t in tuples])
-        sized = sizes.positions.get(i)
-        if kind is None or sized is None:
-            continue
+        if kind is None:
+            return None
         # a float printed with an exponent is a case's edge, not its scale (as p19's lists)
         pool = [e for e in _unique(sized.elements) if kind == "word" or _plain(e)]
         bases = [k for k, t in enumerate(tuples) if kind == "word" or all(_plain(e) for e in t[i])]  # type: ignore[attr-defined]
         if not pool or not bases:
-            continue
+            return None
         if kind == "word" and len({c for e in pool if isinstance(e, str) for c in e if not c.isspace()}) < 2:
-            continue  # one letter makes one word per length: a long list of distinct ones is absurdly long
+            return None  # one letter makes one word per length: a long list of distinct ones is absurdly long
         zero = any(type(e) is float and e == 0 for e in pool)
-        shown = sized.longest
-        reach = min(_FAR_MAX_LENGTH, max(FAR_REACH * shown, _FAR_MIN_LENGTH))
-        low = min(MID_BAND_TOP, reach + 1)
-        bands = [(min(reach, max(shown + 1, 2 * shown)), reach, near_cap, far)] * GROWN_ELEMENT_FAR_INPUTS
-        bands += [(low, MID_BAND_TOP, _LONG_MAX_CHARS, long), (*LONG_LENGTHS, _LONG_MAX_CHARS, long)]
-        for first, last, cap, section in bands:
-            for _ in range(_ATTEMPTS_PER_INPUT):
-                n = min(last, max(first, round(math.exp(rng.uniform(math.log(first), math.log(last))))))
-                k = rng.choice(bases)
-                candidate = list(tuples[k])
-                draw = _element_drawer(kind, pool, n)
-                # a list of floats grows with new ones alone: the cases' floats of several cases side by
-                # side (HumanEval/20's 3.9, 4.0, 4.1 and 5.0, 5.1) make pairs at one distance, a tie
-                grown = _grown_elements(candidate[i], n, pool if kind == "word" else [], draw, zero, rng)  # type: ignore[arg-type]
-                if sized.sorted:
-                    grown.sort()  # type: ignore[call-overload]
-                candidate[i] = grown
-                for count, j in sizes.counts.items():
-                    if j == i:
-                        candidate[count] = len(grown)
-                made_text = repr(tuple(candidate))
-                if made_text in seen or len(made_text) > cap or len(grown) <= shown:
-                    continue
-                if not invariants.hold(candidate) or not sizes.keeps(candidate):
-                    continue
-                if domain is not None and not domain(candidate, {k}):
-                    continue
-                if not _is_input_literal(made_text, tuple(candidate)):
-                    continue
-                seen.add(made_text)
-                section.append((made_text, (k,)))
-                break
-    return far, long
+
+        def grow(xs: list[object], n: int, rng: random.Random) -> list[object]:
+            # a list of floats grows with new ones alone: the cases' floats of several cases side by
+            # side (HumanEval/20's 3.9, 4.0, 4.1 and 5.0, 5.1) make pairs at one distance, a tie
+            draw = _element_drawer(kind, pool, n)
+            return _grown_elements(xs, n, pool if kind == "word" else [], draw, zero, rng)
+
+        return bases, grow
+
+    return _grow_columns(cases, rng, taken, domain, GROWN_ELEMENT_FAR_INPUTS, column)
 
 
 def _generate_extreme(
