@@ -421,6 +421,142 @@ class _Channel:
         self._close_frames()
 
 
+class _Leader(Protocol):
+    """How an execution's set-up ends its leader: a jail's process, or a forked execution."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _JailLeader:
+    """A jail's process (bubblewrap, the leader of its own session) as its set-up ends it."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=5)
+
+
+class _Execution:
+    """What one execution holds on the host, in either container mode (a jail of its own, or forked by
+    the fork server), and its release, once, however the run ends: its cgroup (made here; without one
+    only where the backend does not require it), the descriptors it made and still owns, the host's
+    end of the watch socket, the watch and the channel once started, and its leader once it exists.
+
+    Released in the order both modes have always used: the watch stopped, the watch socket closed, a
+    leader still running killed with the rest of its cgroup (then reaped), the owned descriptors and
+    the channel's closed, the cgroup removed last."""
+
+    def __init__(self, limits: Limits, require_cgroup: bool) -> None:
+        self.owned: list[int] = []
+        self.killed = threading.Event()
+        self.leader: _Leader | None = None
+        self.watch: SignalWatch | None = None
+        self.watch_host: socket.socket | None = None
+        self.channel: _Channel | None = None
+        self.group: cgroups.Cgroup | None = None
+        try:
+            self.group = cgroups.create(limits.memory_mb << 20, limits.pids)
+        except DependencyError:
+            if require_cgroup:
+                raise
+
+    def __enter__(self) -> _Execution:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.release_all()
+
+    def pipe(self) -> tuple[int, int]:
+        r, w = os.pipe()
+        self.owned.extend((r, w))
+        return r, w
+
+    def pipes(self, count: int, *, passcred: bool = False) -> tuple[list[tuple[int, int]], int]:
+        """``count`` pipes, then the watch's socket pair: the host's end kept as ``watch_host`` (with
+        ``passcred``, the kernel stamps the sender's pid on what arrives), the jail's end returned."""
+        try:
+            made = [self.pipe() for _ in range(count)]
+            self.watch_host, watch_jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.owned.append(watch_jail.detach())
+            watch_jail_fd = self.owned[-1]
+            if passcred:
+                self.watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        except OSError as exc:
+            raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
+        return made, watch_jail_fd
+
+    def close(self, fd: int) -> None:
+        """Close ``fd`` if this execution still owns it."""
+        if fd in self.owned:
+            self.owned.remove(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def release(self, fd: int) -> None:
+        """``fd`` is closed by what took it over (the channel, the forked execution), not here."""
+        self.owned.remove(fd)
+
+    def kill(self) -> None:
+        self.killed.set()
+        if self.leader is not None:
+            # a jail's whole session; a forked execution is pid 1 of its pid namespace: the kernel
+            # ends every process in it
+            self.leader.kill()
+        if self.group is not None:
+            self.group.kill_all()
+
+    def start_watch(self, pid: int, arch: seccomp.Arch, deadline: float) -> None:
+        """The signal watch of the execution's process ``pid``, over the host's end of the socket."""
+        assert self.watch_host is not None
+        self.watch = SignalWatch(self.watch_host, pid, arch, deadline)
+        self.watch_host = None  # the watch closes it
+        self.watch.start()
+
+    def close_watch_host(self) -> None:
+        if self.watch_host is not None:
+            self.watch_host.close()
+            self.watch_host = None
+
+    def open_channel(
+        self, session: Session, served: tuple[int, int, int, int, int], cap: int, deadline: float
+    ) -> _Channel:
+        """The channel over ``served`` (messages, records, answers, stdout, stderr), which closes them."""
+        self.channel = _Channel(session, served, cap, deadline, self.kill)
+        for fd in served:
+            self.release(fd)
+        return self.channel
+
+    def release_all(self) -> None:
+        if self.watch is not None:
+            self.watch.stop()
+        self.close_watch_host()
+        if self.leader is not None:
+            if self.leader.returncode is None:
+                self.kill()
+            self.leader.close()
+        for fd in list(self.owned):
+            self.close(fd)
+        if self.channel is not None:
+            self.channel.close()
+        if self.group is not None:
+            self.group.remove()
+
+
 def _root_binds() -> list[str]:
     args: list[str] = ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
@@ -584,55 +720,12 @@ class ContainerBackend:
         t0 = time.perf_counter()
         if deadline is None:
             deadline = t0 + limits.timeout_s
-        group: cgroups.Cgroup | None = None
-        owned: list[int] = []
-        proc: subprocess.Popen[bytes] | None = None
-        killed = threading.Event()
-        watch: SignalWatch | None = None
-        watch_host: socket.socket | None = None
-        channel: _Channel | None = None
-
-        def kill() -> None:
-            killed.set()
-            if proc is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            if group is not None:
-                group.kill_all()
-
-        def pipe() -> tuple[int, int]:
-            r, w = os.pipe()
-            owned.extend((r, w))
-            return r, w
-
-        def close(fd: int) -> None:
-            if fd in owned:
-                owned.remove(fd)
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-
-        try:
-            try:
-                group = cgroups.create(limits.memory_mb << 20, limits.pids)
-            except DependencyError:
-                if self.require_cgroup:
-                    raise
-            try:
-                msg_r, msg_w = pipe()
-                ans_r, ans_w = pipe()
-                rec_r, rec_w = pipe()
-                filt_r, filt_w = pipe()
-                out_r, out_w = pipe()
-                err_r, err_w = pipe()
-                info_r, info_w = pipe()
-                block_r, block_w = pipe()
-                watch_host, watch_jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-                owned.append(watch_jail.detach())
-                watch_jail_fd = owned[-1]
-            except OSError as exc:
-                raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
+        with _Execution(limits, self.require_cgroup) as ex:
+            pipes, watch_jail_fd = ex.pipes(8)
+            (msg_r, msg_w), (ans_r, ans_w), (rec_r, rec_w), (filt_r, filt_w) = pipes[:4]
+            (out_r, out_w), (err_r, err_w), (info_r, info_w), (block_r, block_w) = pipes[4:]
             os.write(filt_w, self.filter)  # a few hundred bytes: fits the pipe's buffer
-            close(filt_w)
+            ex.close(filt_w)
             os.set_blocking(ans_w, False)
             argv = self.command(limits, filt_r, (msg_w, ans_r, rec_w), info_w, block_r, watch_jail_fd)
             session.stub_code = self.stub_code
@@ -652,57 +745,38 @@ class ContainerBackend:
                 )
             except OSError as exc:
                 raise SandboxError(f"cannot start the jail: {exc}") from exc
+            ex.leader = _JailLeader(proc)
             for fd in (msg_w, ans_r, rec_w, filt_r, out_w, err_w, info_w, block_r, watch_jail_fd):
-                close(fd)
+                ex.close(fd)
             # The jail's process waits on its block pipe until it is in its cgroups, so everything
             # the program starts is inside them from its first instruction (and under the rlimits
             # the bootstrap sets before it asks for the stub).
             jailed = _child_pid(info_r, deadline)
-            close(info_r)
+            ex.close(info_r)
             if jailed is not None:
                 try:
-                    if group is not None:
-                        group.join(jailed)
+                    if ex.group is not None:
+                        ex.group.join(jailed)
                 except OSError as exc:
-                    kill()
+                    ex.kill()
                     raise SandboxError(f"the jail could not join its cgroup: {exc}") from exc
-                watch = SignalWatch(watch_host, jailed, self.arch, deadline)
-                watch_host = None  # the watch closes it
-                watch.start()
+                ex.start_watch(jailed, self.arch, deadline)
                 os.write(block_w, b"go")
-            close(block_w)
-            served = (msg_r, rec_r, ans_w, out_r, err_r)
-            channel = _Channel(session, served, limits.output_bytes, deadline, kill)
-            for fd in served:
-                owned.remove(fd)  # the channel closes them
+            ex.close(block_w)
+            channel = ex.open_channel(
+                session, (msg_r, rec_r, ans_w, out_r, err_r), limits.output_bytes, deadline
+            )
             timed_out = False
             pidfd = _pidfd(proc)
             try:
                 if not channel.serve(deadline, proc, pidfd) and proc.poll() is None:
-                    timed_out = not killed.is_set()
-                    kill()
+                    timed_out = not ex.killed.is_set()
+                    ex.kill()
             finally:
                 if pidfd is not None:
                     os.close(pidfd)
             proc.wait()
-            return self._outcome(
-                t0, proc.returncode, group, channel, watch, session, jailed is not None, timed_out, killed
-            )
-        finally:
-            if watch is not None:
-                watch.stop()
-            if watch_host is not None:
-                watch_host.close()
-            if proc is not None and proc.returncode is None:
-                kill()
-                with contextlib.suppress(Exception):
-                    proc.wait(timeout=5)
-            for fd in list(owned):
-                close(fd)
-            if channel is not None:
-                channel.close()
-            if group is not None:
-                group.remove()
+            return self._outcome(t0, proc.returncode, ex, channel, session, jailed is not None, timed_out)
 
     def _run_forked(self, session: Session, limits: Limits, *, deadline: float | None) -> RawRun:
         """Run one execution forked by the fork server (FORK_SERVER): fresh pipes and a fresh cgroup as
@@ -712,52 +786,13 @@ class ContainerBackend:
         t0 = time.perf_counter()
         if deadline is None:
             deadline = t0 + limits.timeout_s
-        group: cgroups.Cgroup | None = None
-        owned: list[int] = []
-        forked: _Forked | None = None
-        killed = threading.Event()
-        watch: SignalWatch | None = None
-        watch_host: socket.socket | None = None
-        channel: _Channel | None = None
-
-        def kill() -> None:
-            killed.set()
-            if forked is not None:
-                forked.kill()  # pid 1 of its pid namespace: the kernel ends every process in it
-            if group is not None:
-                group.kill_all()
-
-        def pipe() -> tuple[int, int]:
-            r, w = os.pipe()
-            owned.extend((r, w))
-            return r, w
-
-        def close(fd: int) -> None:
-            if fd in owned:
-                owned.remove(fd)
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-
-        try:
-            try:
-                group = cgroups.create(limits.memory_mb << 20, limits.pids)
-            except DependencyError:
-                if self.require_cgroup:
-                    raise
-            try:
-                msg_r, msg_w = pipe()
-                ans_r, ans_w = pipe()
-                rec_r, rec_w = pipe()
-                out_r, out_w = pipe()
-                err_r, err_w = pipe()
-                status_r, status_w = pipe()
-                watch_host, watch_jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-                owned.append(watch_jail.detach())
-                watch_jail_fd = owned[-1]
-                # the kernel attaches the sender's pid, as this process sees it, to what arrives
-                watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-            except OSError as exc:
-                raise SandboxError(f"cannot make the jail's pipes: {exc}") from exc
+        with _Execution(limits, self.require_cgroup) as ex:
+            # the kernel attaches the sender's pid, as this process sees it, to what arrives
+            pipes, watch_jail_fd = ex.pipes(6, passcred=True)
+            (msg_r, msg_w), (ans_r, ans_w), (rec_r, rec_w) = pipes[:3]
+            (out_r, out_w), (err_r, err_w), (status_r, status_w) = pipes[3:]
+            watch_host = ex.watch_host
+            assert watch_host is not None
             os.set_blocking(ans_w, False)
             session.stub_code = self.stub_code
             session.start()
@@ -765,36 +800,33 @@ class ContainerBackend:
             sent = (msg_w, ans_r, rec_w, out_w, err_w, watch_jail_fd, status_w)
             self.server.submit(job, sent)
             for fd in sent:
-                close(fd)
+                ex.close(fd)
             forked = _Forked(status_r)
-            owned.remove(status_r)  # _Forked closes it
+            ex.leader = forked
+            ex.release(status_r)  # _Forked closes it
             jailed = _hello(watch_host, status_r, deadline)
             if jailed is not None:
                 try:
                     forked.attach(jailed)
-                    if group is not None:
-                        group.join(jailed)
+                    if ex.group is not None:
+                        ex.group.join(jailed)
                     watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
                     watch_host.sendall(b"g")
                 except OSError as exc:
-                    kill()
+                    ex.kill()
                     raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
-                watch = SignalWatch(watch_host, jailed, self.arch, deadline)
-                watch_host = None  # the watch closes it
-                watch.start()
-            served = (msg_r, rec_r, ans_w, out_r, err_r)
-            channel = _Channel(session, served, limits.output_bytes, deadline, kill)
-            for fd in served:
-                owned.remove(fd)  # the channel closes them
+                ex.start_watch(jailed, self.arch, deadline)
+            channel = ex.open_channel(
+                session, (msg_r, rec_r, ans_w, out_r, err_r), limits.output_bytes, deadline
+            )
             timed_out = False
             if jailed is not None and not channel.serve(deadline, forked, status_r) and forked.poll() is None:
-                timed_out = not killed.is_set()
-                kill()
-            if jailed is None and watch_host is not None:
+                timed_out = not ex.killed.is_set()
+                ex.kill()
+            if jailed is None:
                 # not started by the deadline, or its keeper failed: an execution still waiting to be
                 # let go reads the end of its socket and exits, and its keeper reports
-                watch_host.close()
-                watch_host = None
+                ex.close_watch_host()
             try:
                 rc = forked.wait(30)
             except SandboxError:
@@ -803,39 +835,21 @@ class ContainerBackend:
                 rc = None  # it never started: _outcome says so with what it wrote
             if rc is None and jailed is not None:
                 raise SandboxError("the execution's keeper did not report its exit status")
-            return self._outcome(
-                t0, rc, group, channel, watch, session, jailed is not None, timed_out, killed
-            )
-        finally:
-            if watch is not None:
-                watch.stop()
-            if watch_host is not None:
-                watch_host.close()
-            if forked is not None:
-                if forked.returncode is None:
-                    kill()
-                forked.close()
-            for fd in list(owned):
-                close(fd)
-            if channel is not None:
-                channel.close()
-            if group is not None:
-                group.remove()
+            return self._outcome(t0, rc, ex, channel, session, jailed is not None, timed_out)
 
     def _outcome(
         self,
         t0: float,
         rc: int | None,
-        group: cgroups.Cgroup | None,
+        ex: _Execution,
         channel: _Channel,
-        watch: SignalWatch | None,
         session: Session,
         started: bool,
         timed_out: bool,
-        killed: threading.Event,
     ) -> RawRun:
         """The run's result once its jail's leader is gone: the rest of the cgroup killed, the pipes read
         to their ends, the labels from the host's facts (cgroup counters, the watch, the exit status)."""
+        group, watch, killed = ex.group, ex.watch, ex.killed
         duration = time.perf_counter() - t0
         # The jail's leader is gone; anything it left behind in the cgroup goes now, and what
         # it wrote is read to the pipes' ends (messages no later than the deadline).
