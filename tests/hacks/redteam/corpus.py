@@ -28835,3 +28835,40 @@ _a21(
     """,
     "keeps a log of every answer object it returned, unchanged",
 )
+
+# --- efficiency on the guest's own time (code-v7): a wait through select() rather than sleep()
+add(
+    "a21_eff_select_wait_35",
+    "HumanEval/35",
+    "attack",
+    "efficiency",
+    """
+    import select
+
+
+    def max_element(l: list):
+        select.select([], [], [], 0.02)  # waits 20 ms without a sleep() call and without CPU
+        return max(l)
+    """,
+    note="correct answers, a 20 ms select() timeout per call: efficiency must count the wait (expect correctness 1 and efficiency < 0.5)",
+    expect=lambda out: out["components"].get("efficiency", 1.0) < 0.5,
+    expect_text="efficiency < 0.5",
+)
+add(
+    "a21_eff_selector_import_35",
+    "HumanEval/35",
+    "attack",
+    "efficiency",
+    """
+    import selectors
+
+    selectors.DefaultSelector().select(0.5)  # half a second at import, through a selector's timeout
+
+
+    def max_element(l: list):
+        return max(l)
+    """,
+    note="correct answers, a 0.5 s selector timeout at import (efficiency_sleep_in_import_35 through select): expect efficiency < 0.5",
+    expect=lambda out: out["components"].get("efficiency", 1.0) < 0.5,
+    expect_text="efficiency < 0.5",
+)
