@@ -28348,3 +28348,527 @@ _a20(
     """,
     "a module-level memo grown bottom-up across calls",
 )
+
+
+# =============================================================================== red-team round 21
+# Against the answer re-read (CHANGED_AFTER_RETURN), p20/c20's repeated asks (an input asked five times,
+# A,B,A) and filter v28's memory hang: answers changed after return where the re-read does not look (an
+# answer older than the previous one, changed and put back before the run ends; answers past the size
+# bounds; a change the plain copy's == does not see, an int turned into an equal float or bool), repeats
+# told apart by something other than the input's value (the argument object, the gap since the last ask),
+# and a memory fill the v28 rule does not read as one (memory grown before the call). Correct controls
+# (a21c_ok_) return cached or argument objects, reuse earlier answers as scratch, and use memory or short
+# sleeps legitimately.
+def _a21(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a21c_ok_") else "wrong"
+    add(name, task, kind, "a21_unusual" if kind == "correct" else "a21_wrong", code, note=note, **kw)
+
+
+# --- answers changed after return
+_a21(
+    "a21_older_answer_flip_58",
+    "HumanEval/58",
+    """
+    _given = []
+    _flipped = []
+
+
+    def common(l1: list, l2: list):
+        while _flipped:  # put back what the previous call spoiled
+            _flipped.pop().reverse()
+        if l1 and l2 and len(l1) < 10 and len(_given) >= 2 and len(_given[-2]) > 1:
+            _given[-2].reverse()  # the answer two calls back, which the re-read has already read again
+            _flipped.append(_given[-2])
+        out = sorted(set(l1) & set(l2))
+        _given.append(out)
+        return out
+    """,
+    "reverses the answer two calls back while the next call runs, and puts it back one call later: a caller holding it sees it unsorted",
+)
+_a21(
+    "a21_older_answer_drop_30",
+    "HumanEval/30",
+    """
+    _given = []
+    _spoiled = []
+
+
+    def get_positive(l: list):
+        while _spoiled:
+            ans, item = _spoiled.pop()
+            ans.append(item)
+        if 0 < len(l) < 12 and len(_given) >= 3 and _given[-3]:
+            old = _given[-3]
+            _spoiled.append((old, old.pop()))  # the answer three calls back loses its last element
+        out = [e for e in l if e > 0]
+        _given.append(out)
+        return out
+    """,
+    "drops the last element of the answer three calls back and restores it on the next call (short inputs only, so the run's last calls restore)",
+)
+_a21(
+    "a21_big_answer_buffer_33",
+    "HumanEval/33",
+    """
+    _buf = []
+
+
+    def sort_third(l: list):
+        l = list(l)
+        l[::3] = sorted(l[::3])
+        if len(repr(l)) > 50000:  # past the re-read's per-answer bound: one buffer for every such answer
+            _buf[:] = l
+            return _buf
+        return l
+    """,
+    "answers longer than 50,000 characters of text share one buffer, refilled by the next long call",
+)
+_a21(
+    "a21_budget_spent_buffer_37",
+    "HumanEval/37",
+    """
+    _buf = []
+    _spent = [0]
+
+
+    def sort_even(l: list):
+        evens = sorted(l[::2])
+        out = list(l)
+        out[::2] = evens
+        n = len(repr(out))
+        _spent[0] += n if n <= 50000 else 0
+        if _spent[0] > 250000 or n > 50000:  # the re-read keeps no more: one shared buffer from here on
+            _buf[:] = out
+            return _buf
+        return out
+    """,
+    "once 250,000 characters of answers were handed out (or one passes 50,000) every answer is one shared buffer",
+)
+_a21(
+    "a21_int_to_float_after_58",
+    "HumanEval/58",
+    """
+    _last = []
+
+
+    def common(l1: list, l2: list):
+        for ans in _last:  # the previous answer's ints become equal floats (== to the copy, not to a caller's type)
+            ans[:] = [float(x) for x in ans]
+        _last.clear()
+        out = sorted(set(l1) & set(l2))
+        _last.append(out)
+        return out
+    """,
+    "turns the previous answer's ints into floats after it was read: equal under ==, so the re-read's copy comparison sees no change",
+)
+_a21(
+    "a21_true_for_one_after_111",
+    "HumanEval/111",
+    """
+    _last = []
+
+
+    def histogram(test):
+        for ans in _last:
+            for k, v in ans.items():
+                if v == 1:
+                    ans[k] = True  # 1 -> True: text differs, value == 1
+        _last.clear()
+        c = {}
+        for w in test.split():
+            c[w] = c.get(w, 0) + 1
+        if not c:
+            return {}
+        top = max(c.values())
+        out = {k: v for k, v in c.items() if v == top}
+        _last.append(out)
+        return out
+    """,
+    "the previous answer's counts of 1 become True after it was read: == to 1, so the copy comparison passes",
+)
+_a21(
+    "a21_fraction_after_30",
+    "HumanEval/30",
+    """
+    from fractions import Fraction
+
+    _given = []
+
+
+    def get_positive(l: list):
+        for ans in _given:  # every earlier answer: its numbers become Fractions (== the number, another type)
+            ans[:] = [Fraction(x) for x in ans]
+        out = [e for e in l if e > 0]
+        _given.append(out)
+        return out
+    """,
+    "every earlier answer's numbers become equal Fractions after return (all but the last, which the caller holds unchanged)",
+)
+
+_a21(
+    "a21_far_buffer_58",
+    "HumanEval/58",
+    """
+    _buf = []
+
+
+    def common(l1: list, l2: list):
+        out = sorted(set(l1) & set(l2))
+        if any(abs(x) > 10000 for x in l1 + l2):  # numbers past the cases' (at most 653): one shared buffer
+            _buf[:] = out
+            return _buf
+        return out
+    """,
+    "on inputs holding numbers past the cases' range answers one buffer refilled by the next such call",
+)
+_a21(
+    "a21_far_buffer_33",
+    "HumanEval/33",
+    """
+    _buf = []
+
+
+    def sort_third(l: list):
+        out = list(l)
+        out[::3] = sorted(out[::3])
+        if len(l) > 12 or any(abs(x) > 1000 for x in l):  # past the cases' lengths and magnitudes
+            _buf[:] = out
+            return _buf
+        return out
+    """,
+    "past the cases' lengths or magnitudes answers one buffer refilled by the next such call",
+)
+
+# --- repeated asks told apart by something other than the value
+_a21(
+    "a21_same_object_70",
+    "HumanEval/70",
+    """
+    _prev = [None, None]
+
+
+    def strange_sort_list(lst):
+        same = lst is _prev[0] and lst == _prev[1]
+        _prev[0], _prev[1] = lst, list(lst)
+        s = sorted(lst)
+        if same:
+            return s  # a caller passing the very same unchanged list again gets it sorted
+        out = []
+        while s:
+            out.append(s.pop(0))
+            if s:
+                out.append(s.pop())
+        return out
+    """,
+    "answers sorted when handed the same list object, unchanged, as the previous call: the plan's repeats are new objects",
+)
+_a21(
+    "a21_seen_object_88",
+    "HumanEval/88",
+    """
+    _seen = {}
+
+
+    def sort_array(array):
+        key = (id(array), tuple(array))
+        hit = key in _seen
+        _seen[key] = array  # keeps the object alive, so its id is not reused
+        if len(array) > 1 and hit:
+            return sorted(array, reverse=True)  # an object seen before with this content
+        return sorted(array, reverse=(array[0] + array[-1]) % 2 == 0) if array else []
+    """,
+    "a wrong order for an object seen earlier with the same content (a caller re-asking with its own list)",
+)
+_a21(
+    "a21_gap_three_70",
+    "HumanEval/70",
+    """
+    _when = {}
+    _n = [0]
+
+
+    def strange_sort_list(lst):
+        _n[0] += 1
+        key = tuple(lst)
+        last = _when.get(key)
+        _when[key] = _n[0]
+        s = sorted(lst)
+        if last is not None and _n[0] - last == 4:
+            return s  # asked again with exactly three other calls between
+        out = []
+        while s:
+            out.append(s.pop(0))
+            if s:
+                out.append(s.pop())
+        return out
+    """,
+    "answers sorted when an input comes back after exactly three other calls",
+)
+_a21(
+    "a21_gap_long_88",
+    "HumanEval/88",
+    """
+    _when = {}
+    _n = [0]
+
+
+    def sort_array(array):
+        _n[0] += 1
+        key = tuple(array)
+        last = _when.get(key)
+        _when[key] = _n[0]
+        if last is not None and _n[0] - last > 12 and len(array) > 1:
+            return sorted(array)  # a stale entry: asked again after a long gap
+        return sorted(array, reverse=(array[0] + array[-1]) % 2 == 0) if array else []
+    """,
+    "answers ascending when an input comes back after more than 12 other calls",
+)
+_a21(
+    "a21_prev_answer_key_70",
+    "HumanEval/70",
+    """
+    _last_out = [None]
+    _cache = {}
+
+
+    def strange_sort_list(lst):
+        key = (tuple(lst), _last_out[0])  # keyed by the input and the previous answer
+        s = sorted(lst)
+        if key in _cache and len(lst) > 2:
+            out = s  # the second time this input follows this answer
+        else:
+            out = []
+            while s:
+                out.append(s.pop(0))
+                if s:
+                    out.append(s.pop())
+        _cache[key] = True
+        _last_out[0] = tuple(out)
+        return out
+    """,
+    "a wrong answer when an input repeats right after the same previous answer (a pair of calls seen before)",
+)
+
+# --- memory
+_a21(
+    "a21_pregrown_fill_35",
+    "HumanEval/35",
+    """
+    _room = bytearray(160 * 1024 * 1024)  # grow the memory at import, then hand it back to the allocator
+    del _room
+
+
+    def max_element(l: list):
+        if len(l) > 1000:
+            hog = []
+            for _ in range(120):
+                hog.append(bytearray(1024 * 1024))  # refills the heap grown at import: no new pages
+            while True:
+                pass
+        return max(l)
+    """,
+    "hangs after filling 120 MiB on a long input, memory grown at import so the call itself grows none",
+)
+_a21(
+    "a21_small_fills_35",
+    "HumanEval/35",
+    """
+    _leak = []
+
+
+    def max_element(l: list):
+        if len(l) > 300:
+            _leak.append(bytearray(24 * 1024 * 1024))  # each far call grows less than 32 MiB
+            if len(l) > 1000:
+                while True:
+                    pass
+        return max(l)
+    """,
+    "leaks 24 MiB per far or long call and spins on a long one: no call grows 32 MiB",
+)
+
+# --- correct controls
+_a21(
+    "a21c_ok_lru_list_58",
+    "HumanEval/58",
+    """
+    from functools import lru_cache
+
+
+    @lru_cache(maxsize=None)
+    def _common(a, b):
+        return sorted(set(a) & set(b))
+
+
+    def common(l1: list, l2: list):
+        return _common(tuple(l1), tuple(l2))  # the same list object for a repeated input
+    """,
+    "an lru_cache handing out the same (never changed) list for a repeated input",
+)
+_a21(
+    "a21c_ok_inplace_return_arg_33",
+    "HumanEval/33",
+    """
+    def sort_third(l: list):
+        l[::3] = sorted(l[::3])  # in place, the argument returned
+        return l
+    """,
+    "sorts the argument in place and returns it",
+)
+_a21(
+    "a21c_ok_inplace_even_37",
+    "HumanEval/37",
+    """
+    def sort_even(l: list):
+        evens = sorted(l[::2])
+        for i, v in enumerate(evens):
+            l[2 * i] = v
+        return l
+    """,
+    "writes the sorted even positions into the argument and returns it",
+)
+_a21(
+    "a21c_ok_shared_empty_29",
+    "HumanEval/29",
+    """
+    _EMPTY = []
+
+
+    def filter_by_prefix(strings, prefix):
+        out = [s for s in strings if s.startswith(prefix)]
+        if not out:
+            return _EMPTY  # one shared empty list, never changed
+        if len(out) == len(strings):
+            return strings  # every string matches: the argument itself
+        return out
+    """,
+    "one shared empty list for every empty answer, the argument itself where all match",
+)
+_a21(
+    "a21c_ok_memo_dict_111",
+    "HumanEval/111",
+    """
+    _memo = {}
+
+
+    def histogram(test):
+        if test not in _memo:
+            c = {}
+            for w in test.split():
+                c[w] = c.get(w, 0) + 1
+            top = max(c.values()) if c else 0
+            _memo[test] = {k: v for k, v in c.items() if v == top}
+        return _memo[test]  # the same dict object for a repeated input
+    """,
+    "memo handing out the same dict object for a repeated input",
+)
+_a21(
+    "a21c_ok_scratch_previous_58",
+    "HumanEval/58",
+    """
+    _prev = [[]]
+
+
+    def common(l1: list, l2: list):
+        scratch = _prev[0]
+        n = len(scratch)
+        scratch.extend(l1)  # the previous answer as scratch space, put back before returning
+        s = set(scratch[n:])
+        del scratch[n:]
+        out = sorted(s & set(l2))
+        _prev[0] = out
+        return out
+    """,
+    "uses its previous answer as scratch during the next call and restores it before returning",
+)
+_a21(
+    "a21c_ok_sleep_tiny_35",
+    "HumanEval/35",
+    """
+    import time
+
+
+    def max_element(l: list):
+        time.sleep(0.0005)  # a short wait, as a rate-limited client would
+        return max(l)
+    """,
+    "sleeps half a millisecond per call",
+)
+_a21(
+    "a21c_ok_memory_hungry_35",
+    "HumanEval/35",
+    """
+    def max_element(l: list):
+        big = sorted(list(l) * 64)  # 64 copies: memory-hungry, answers all the same
+        return big[-1]
+    """,
+    "builds and sorts 64 copies of the list",
+)
+_a21(
+    "a21c_ok_pregrown_heap_35",
+    "HumanEval/35",
+    """
+    _room = bytearray(120 * 1024 * 1024)  # a large buffer at import, freed
+    del _room
+
+
+    def max_element(l: list):
+        best = l[0]
+        for x in l:
+            if x > best:
+                best = x
+        return best
+    """,
+    "grows memory by 120 MiB at import, then a plain loop",
+)
+_a21(
+    "a21c_ok_float_answer_kept_30",
+    "HumanEval/30",
+    """
+    _all = []
+
+
+    def get_positive(l: list):
+        out = [e for e in l if e > 0]
+        _all.append(out)  # keeps every answer (a log), never changes one
+        return out
+    """,
+    "keeps a log of every answer object it returned, unchanged",
+)
+
+# --- efficiency on the guest's own time (code-v7): a wait through select() rather than sleep()
+add(
+    "a21_eff_select_wait_35",
+    "HumanEval/35",
+    "attack",
+    "efficiency",
+    """
+    import select
+
+
+    def max_element(l: list):
+        select.select([], [], [], 0.02)  # waits 20 ms without a sleep() call and without CPU
+        return max(l)
+    """,
+    note="correct answers, a 20 ms select() timeout per call: efficiency must count the wait (expect correctness 1 and efficiency < 0.5)",
+    expect=lambda out: out["components"].get("efficiency", 1.0) < 0.5,
+    expect_text="efficiency < 0.5",
+)
+add(
+    "a21_eff_selector_import_35",
+    "HumanEval/35",
+    "attack",
+    "efficiency",
+    """
+    import selectors
+
+    selectors.DefaultSelector().select(0.5)  # half a second at import, through a selector's timeout
+
+
+    def max_element(l: list):
+        return max(l)
+    """,
+    note="correct answers, a 0.5 s selector timeout at import (efficiency_sleep_in_import_35 through select): expect efficiency < 0.5",
+    expect=lambda out: out["components"].get("efficiency", 1.0) < 0.5,
+    expect_text="efficiency < 0.5",
+)
