@@ -204,10 +204,11 @@ class CaseResult(FrozenModel):
     digest: str | None = Field(
         default=None, pattern=r"^[ENX]:[0-9a-f]{64}:[0-9]{1,10}$", exclude_if=lambda v: v is None
     )
-    #: the CPU time the guest's thread spent between the request's hand-out and its result, read by
-    #: the host at the door on that thread (WASM; None where the guest is another process): unlike
-    #: ``duration_s`` it does not grow while the machine's load keeps the guest off a core. Absent from
-    #: the body where None, so every other case keeps its bytes
+    #: the CPU time the guest spent between the request's hand-out and its result, read by the host:
+    #: in WASM its thread's clock at the door on that thread; in the jail the guest process's CPU clock
+    #: (every thread of it; runs before filter v29's change carry none). Unlike ``duration_s`` it does
+    #: not grow while the machine's load keeps the guest off a core. Absent from the body where None, so
+    #: every other case keeps its bytes
     cpu_s: float | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
     #: a call the run's deadline or its own cap ended (``timeout``) in a WASM guest: how many bytes the
     #: guest's linear memory grew while the call was out, and how many more the store's memory limit

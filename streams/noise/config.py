@@ -35,6 +35,7 @@ FilterVersion = Literal[
     "v26",
     "v27",
     "v28",
+    "v29",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -203,7 +204,12 @@ class NoiseConfig(BaseModel):
     #: the memory at a long input was rejected on an idle machine (the limit stopped it) and accepted
     #: beside other load (its filling slowed until the call's cap came first, and a hang on a long input
     #: is forgiven whatever its cause)
-    version: FilterVersion = "v28"
+    #: v29: a hang on an input only the memoised reference answers is held where the program kept the
+    #: memoised pace before it, and that pace is read as CPU where the runs carry it (a jailed run's
+    #: cases too, from now on: ``streams.sandbox.container.process_cpu_clock``), not wall time: a wait
+    #: for a core on the two inputs v22 reads made a program at the memoised pace look as slow as the
+    #: naive recursion, and its hang was forgiven beside other load
+    version: FilterVersion = "v29"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

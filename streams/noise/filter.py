@@ -301,6 +301,7 @@ def _probe(
     v25 = resumes_probes(config)
     v26 = v25 and config.version != "v25"
     v28 = v26 and config.version not in ("v26", "v27")
+    v29 = v28 and config.version != "v28"
     # v28: a hang on an input past the range that grew the guest's memory to the limit's edge is the
     # memory stop it was about to be, held where that stop would be (the machine's load slowed the filling
     # until the call's cap or the deadline came first)
@@ -320,7 +321,9 @@ def _probe(
         if hang is None and v17:
             # v17: so is a hang on an input the memoised reference answers at once, where the program
             # kept the memoised pace on the inputs the plain reference's recursion was slow on
-            memo_timing = probing.memo_hang_timing(plan, probe_run, reference, options)
+            # v29: the program's pace there read as CPU where the runs carry it (a wait for a core is
+            # not in it)
+            memo_timing = probing.memo_hang_timing(plan, probe_run, reference, options, cpu=v29)
             # v22: or on a second input where the two lean apart, so one call the load slowed does
             # not decide alone
             hang = (

@@ -399,7 +399,12 @@ def hang_timing(plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExe
 
 
 def memo_hang_timing(
-    plan: ProbePlan, probe: SandboxExecuted, reference: ReferenceExecuted, options: CompareOptions
+    plan: ProbePlan,
+    probe: SandboxExecuted,
+    reference: ReferenceExecuted,
+    options: CompareOptions,
+    *,
+    cpu: bool = False,
 ) -> Hang | None:
     """(filter v17) Where a probe run timed out on a generated input past the cases' range that every
     memoised run of the reference answered with a value (``ReferenceExecuted.memoised``, whose answers
@@ -416,7 +421,15 @@ def memo_hang_timing(
     the memoised run's pace on the costliest input past the range the two references part on: the naive
     recursion, correct and as slow as the plain reference, hangs exactly there, and is told apart by
     its time on those inputs. Each reference's time on an input is the fastest of its runs; the
-    program's is its one run's, so the machine's load only makes it look slower (forgiven)."""
+    program's is its one run's, so the machine's load only makes it look slower (forgiven).
+
+    ``cpu`` (filter v29): the program's pace and its time over the memoised run's, and where the two
+    references part, read as CPU where every answered call of the program's run and of the
+    reference's runs carries it (:func:`_cost`), wall time otherwise. On wall time the program's calls
+    of microseconds on the inputs before the hang were read against the memoised run's tens of
+    microseconds, and one wait for a core on each of the two inputs v22 reads made a program at the
+    memoised pace look as slow as the naive recursion (red-team ``a15_fib_hang_55`` accepted in the
+    jail in a full test run beside other load, rejected alone); a wait for a core is not in CPU time."""
     found = _ended_far(plan, probe, reference)
     if found is None or long_input(plan, found[0]):
         return None
@@ -433,14 +446,20 @@ def memo_hang_timing(
     ]
     if not took or not near:
         return None
+    # (v29) one clock for every time compared below: CPU where each answered call of the program's run
+    # and of every reference run carries it (every call of a run does, or none does)
+    on_cpu = cpu and all(
+        r.cpu_s is not None for run in (records, *by_run, *by_memo) for r in run.values() if r.status == "ok"
+    )
     ratios = [
-        mine.duration_s / theirs
+        _cost(mine, cpu=on_cpu) / theirs
         for pos in range(end)
         if pos not in plan.far
         and (mine := records.get(pos)) is not None
         and mine.status in ("ok", "error")
         and mine.duration_s > 0
-        and (theirs := _reference_cost(by_memo, pos))
+        and _cost(mine, cpu=on_cpu) > 0
+        and (theirs := _reference_cost(by_memo, pos, cpu=on_cpu))
     ]
     pace = max(1.0, _median(ratios)) if ratios else 1.0
     # the generated inputs past the range before the hang where the plain reference took far longer
@@ -453,22 +472,24 @@ def memo_hang_timing(
     leaning: list[tuple[tuple[bool, float], float]] = []
     for pos in range(end):
         mine = records.get(pos)
-        memo = _reference_cost(by_memo, pos)
         if (
             pos not in plan.far
             or plan.origin[pos] != GENERATED
             or mine is None
             or mine.status != "ok"
             or mine.duration_s <= 0
-            or not memo
         ):
             continue
-        plain = _reference_cost(by_run, pos)
+        took_mine = _cost(mine, cpu=on_cpu)
+        memo = _reference_cost(by_memo, pos, cpu=on_cpu)
+        if took_mine <= 0 or not memo:
+            continue
+        plain = _reference_cost(by_run, pos, cpu=on_cpu)
         cost = (plain is None, memo if plain is None else plain)
         if plain is None or plain > MEMO_PART_FACTOR * memo:
-            parted.append((cost, mine.duration_s / memo))
+            parted.append((cost, took_mine / memo))
         if plain is None or plain > MEMO_LEAN_FACTOR * memo:
-            leaning.append((cost, mine.duration_s / memo))
+            leaning.append((cost, took_mine / memo))
     costliest = max(parted) if parted else None
     others = [w for w in leaning if w != costliest]
     return Hang(

@@ -37,7 +37,9 @@ load from the guest's start to its first request, and ``active_s`` from the star
 Where the guest runs on the thread its messages arrive on (WASM), the same moments are also read on
 that thread's CPU clock (``Session.cpu_clock``): per case its CPU alone (``cpu_s``), for the load and
 the active span its CPU plus the sleeps it asked for (``load_cpu_s``, ``active_cpu_s``: what the
-program costs its caller, less the time the machine's load kept it off a core).
+program costs its caller, less the time the machine's load kept it off a core). A jailed guest is
+another process: its cases alone are read on that process's CPU clock (``Session.case_clock``, set by
+the backend once the process runs), and its load and active spans on the wall clock only.
 Nothing here raises on what a guest sends, and nothing compares results with expected outputs: that
 belongs to the reward.
 """
@@ -258,7 +260,7 @@ class CaseRecord:
     index: int
     handed_at: float
     answered_at: float | None = None
-    #: the guest thread's CPU clock at the same two moments (``Session.cpu_clock``; None without one)
+    #: the guest's CPU clock at the same two moments (``Session.case_clock``; None without one)
     handed_cpu: float | None = None
     answered_cpu: float | None = None
     ok: bool = False
@@ -360,6 +362,11 @@ class Session:
         #: running the guest (WASM: ``time.thread_time``): each case's CPU time is read there
         #: (``CaseResult.cpu_s``), which the machine's load does not stretch as it stretches wall time
         self.cpu_clock = cpu_clock
+        #: the clock each case's CPU time is read on at its hand-out and its result: ``cpu_clock``, or
+        #: one the backend sets once its guest runs (the jail: the guest process's CPU clock, which
+        #: counts every thread of that process; None where it cannot be read, as once the process is
+        #: gone). The load and active spans stay on ``cpu_clock`` alone
+        self.case_clock: Callable[[], float | None] | None = cpu_clock
         #: the sleeps the guest asked for so far, as long as it asked (capped at its deadline), which the
         #: backend serves on the host and reports here (:meth:`slept`): a wait the guest chose costs its
         #: caller time as surely as work does, and uses no CPU
@@ -539,8 +546,8 @@ class Session:
             if status != b"o" and len(text) > MAX_ERROR_CHARS:
                 text = text[:MAX_ERROR_CHARS] + "…"
             case.answered_at, case.ok, case.text = now, status == b"o", text
-            if self.cpu_clock is not None:
-                case.answered_cpu = self.cpu_clock()
+            if self.case_clock is not None:
+                case.answered_cpu = self.case_clock()
             # an error either way: the note only says which resource it may have been
             case.thread_recursion = status == b"t"
             case.deep_recursion = status == b"d"
@@ -585,7 +592,7 @@ class Session:
             CaseRecord(
                 index=len(self.facts.cases),
                 handed_at=self.clock(),
-                handed_cpu=None if self.cpu_clock is None else self.cpu_clock(),
+                handed_cpu=None if self.case_clock is None else self.case_clock(),
             )
         )
         return b"C" + literal.encode("utf-8")

@@ -1,0 +1,133 @@
+"""Noise filter v29: a hang on an input only the memoised reference answers is read on CPU time.
+
+Filter v17 holds a hang on an input past the cases' range that the memoised reference answers at once,
+where the program kept the memoised run's pace on the inputs before it on which the plain reference's
+naive recursion is slow (``probe.memo_hang_timing``, ``Hang.held_memoised``); the naive recursion,
+correct and as slow as the plain reference, is forgiven. That pace was the program's wall time over the
+memoised run's, calls of tens of microseconds, and one wait for a core on each of the two inputs v22
+reads made a program at the memoised pace look as slow as the naive recursion: red-team
+``a15_fib_hang_55`` (it spins past n = 30) was accepted in the jail in a full test run beside other
+load, rejected alone. From v29 those times are CPU time where the runs carry it, and a jailed run's
+cases now do (``streams.sandbox.container.process_cpu_clock``: the guest process's CPU clock, read by
+the host at each hand-out and result).
+
+The runs here are real runs on both backends; the machine's load is written into the wall times of
+the far calls of a copy of the probe run, since a test cannot order the load it needs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pytest
+
+from schemas.rollout import SandboxExecuted
+from streams.noise.config import VERSIONS, NoiseConfig
+from streams.noise.filter import decide
+from streams.probe.plan import plan_for
+from streams.reward.config import RewardConfig
+from streams.reward.evaluate import Evaluation, Evaluator
+from streams.reward.function import get_reward_function
+from streams.reward.literals import CompareOptions
+from streams.sandbox import Sandbox, SandboxConfig
+from tests.hacks.redteam.corpus import PROGRAMS
+from tests.hacks.redteam.tasks import all_tasks
+
+SEED = "5eed" * 8
+TASK = all_tasks()["HumanEval/55"]
+#: spins forever past n = 30, at the memoised pace below it
+SPINS = next(p for p in PROGRAMS if p.name == "a15_fib_hang_55").code
+#: the naive recursion: correct, as slow as the plain reference, hangs where the memoised one answers
+NAIVE = next(p for p in PROGRAMS if p.name == "a15_ok_naive_fib_55").code
+#: what the machine's load added to each far call's wall time in the stretched copy (a scheduler's
+#: slice is a few milliseconds)
+STRETCH_S = 0.005
+BACKENDS: tuple[Literal["wasm", "container"], ...] = ("wasm", "container")
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> Evaluator:
+    return Evaluator(
+        Sandbox(SandboxConfig()),
+        get_reward_function("code-v5", RewardConfig()),
+        NoiseConfig(),
+        probe_seed=SEED,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(evaluator: Evaluator) -> dict[tuple[str, str], Evaluation]:
+    return {
+        (name, backend): evaluator.evaluate(TASK, code, backend=backend)
+        for name, code in (("spins", SPINS), ("naive", NAIVE))
+        for backend in BACKENDS
+    }
+
+
+def _stretched(run: SandboxExecuted, far: frozenset[int]) -> SandboxExecuted:
+    cases = tuple(
+        c.model_copy(update={"duration_s": c.duration_s + STRETCH_S})
+        if c.index in far and c.status == "ok"
+        else c
+        for c in run.cases
+    )
+    return run.model_copy(update={"cases": cases})
+
+
+def _verdicts(evaluation: Evaluation, code: str, probe: SandboxExecuted) -> dict[str, str]:
+    assert evaluation.probe_reference is not None
+    return {
+        version: decide(
+            task=TASK,
+            code=code,
+            executions=(evaluation.execution, *evaluation.reruns, probe),
+            config=NoiseConfig(version=version),
+            options=CompareOptions(),
+            task_quality=evaluation.task_quality,
+            probe_reference=evaluation.probe_reference,
+        ).verdict
+        for version in ("v28", "v29")
+    }
+
+
+def test_the_versions_run_past_v28_to_v29() -> None:
+    assert VERSIONS[VERSIONS.index("v29") - 1 : VERSIONS.index("v29") + 1] == ("v28", "v29")
+    assert VERSIONS[-1] == "v29" and NoiseConfig().version == "v29" and NoiseConfig().label() == "v29"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_answered_probe_call_carries_its_cpu_time(
+    runs: dict[tuple[str, str], Evaluation], backend: str
+) -> None:
+    probe = runs["spins", backend].probe
+    reference = runs["spins", backend].probe_reference
+    assert probe is not None and reference is not None
+    answered = [c for c in probe.cases if c.status == "ok"]
+    assert answered and all(c.cpu_s is not None for c in answered)
+    for run in (reference.execution, *reference.reruns, *reference.memoised):
+        assert all(c.cpu_s is not None for c in run.cases if c.status == "ok")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_spin_stays_held_when_load_stretches_the_calls_before_it(
+    runs: dict[tuple[str, str], Evaluation], backend: str
+) -> None:
+    evaluation = runs["spins", backend]
+    plan = plan_for(TASK, SEED)
+    probe = evaluation.probe
+    assert plan is not None and probe is not None and probe.timed_out
+    # as measured: rejected under both (the run's own calls were not held up)
+    assert evaluation.cli_json()["verdict"] == "reject"
+    # a machine that kept the guest off a core 5 ms on each far call: on wall time the program lost the
+    # memoised pace and its hang is the naive recursion's (v28 accepts); on CPU it kept it (v29 holds)
+    loaded = _stretched(probe, frozenset(plan.far))
+    assert _verdicts(evaluation, SPINS, loaded) == {"v28": "accept", "v29": "reject"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_naive_recursion_stays_forgiven(runs: dict[tuple[str, str], Evaluation], backend: str) -> None:
+    evaluation = runs["naive", backend]
+    probe = evaluation.probe
+    assert probe is not None and probe.timed_out, "the naive recursion hangs past the range"
+    assert _verdicts(evaluation, NAIVE, probe) == {"v28": "accept", "v29": "accept"}
+    assert evaluation.cli_json()["verdict"] == "accept"
