@@ -185,9 +185,10 @@ class NoiseConfig(BaseModel):
     #: v26: where the cost rules read a call's time (a memory or stack stop, or a ``MemoryError``, past
     #: the cases' range held where the input is cheap for the reference and the program kept its pace:
     #: ``streams.noise.probe._grew``, ``cheap_far``), they read the CPU the guest's thread spent on it
-    #: where the runs carry it (``CaseResult.cpu_s``: WASM), not its wall time, which the machine's load
-    #: stretches: a program answering in microseconds whose largest far calls waited for a core read as
-    #: one whose cost grew, and its memory stop or ``MemoryError`` on a long input was forgiven
+    #: where the runs carry it (``CaseResult.cpu_s``: WASM; jailed runs too since v29), not its wall
+    #: time, which the machine's load stretches: a program answering in microseconds whose largest far
+    #: calls waited for a core read as one whose cost grew, and its memory stop or ``MemoryError`` on a
+    #: long input was forgiven
     #: v27: the agreement shares (``probe_agreement`` of all, of the uncommon and of the novel
     #: answers) count only the generated inputs near the cases (not ``ProbePlan.far``: the magnitude
     #: gaps, machine-width integers, long and widened inputs), and need ``probe_min_inputs`` of them:
