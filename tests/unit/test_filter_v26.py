@@ -19,17 +19,16 @@ import pytest
 
 from schemas.rollout import SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.filter import decide
 from streams.noise.probe import cheap_far, long_input
 from streams.probe.plan import plan_for
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluation, Evaluator
 from streams.reward.function import get_reward_function
-from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
 from streams.sandbox.result import Job
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.hacks.redteam.tasks import all_tasks
+from tests.unit import rejudge
 
 SEED = "5eed" * 8
 TASK = all_tasks()["HumanEval/35"]
@@ -119,17 +118,6 @@ def test_the_program_is_rejected_from_v26_on_the_loaded_run(evaluation: Evaluati
     probe = evaluation.probe
     assert plan is not None and probe is not None
     loaded = _stretched(probe, frozenset(plan.far))
-    verdicts = {
-        version: decide(
-            task=TASK,
-            code=REFUSES_LONG,
-            executions=(evaluation.execution, *evaluation.reruns, loaded),
-            config=NoiseConfig(version=version),
-            options=CompareOptions(),
-            task_quality=evaluation.task_quality,
-            probe_reference=evaluation.probe_reference,
-        ).verdict
-        for version in ("v25", "v26")
-    }
+    verdicts = rejudge.verdicts(TASK, REFUSES_LONG, evaluation, ("v25", "v26"), loaded)
     assert verdicts == {"v25": "accept", "v26": "reject"}
     assert evaluation.cli_json()["verdict"] == "reject"

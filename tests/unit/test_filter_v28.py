@@ -24,17 +24,16 @@ import pytest
 
 from schemas.rollout import CaseResult, SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.filter import decide
 from streams.noise.probe import MEMORY_HANG_MIN_BYTES, MEMORY_HANG_SHARE, long_input
 from streams.probe.plan import ProbePlan, plan_for
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluation, Evaluator
 from streams.reward.function import get_reward_function
-from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
 from streams.sandbox.limits import Limits
 from streams.sandbox.result import Job
 from tests.hacks.redteam.tasks import all_tasks
+from tests.unit import rejudge
 from tests.unit.test_filter_v16 import MAX_TASK, _long, _reference_long
 from tests.unit.test_probe_v8 import _decide, _hung, _probe
 from tests.unit.test_probe_wider import SEEDS
@@ -201,19 +200,7 @@ def _evaluate(sandbox: Sandbox, code: str) -> Evaluation:
 
 
 def _verdicts(evaluation: Evaluation, code: str) -> dict[str, str]:
-    assert evaluation.probe is not None and evaluation.probe_reference is not None
-    return {
-        version: decide(
-            task=SMALL,
-            code=code,
-            executions=(evaluation.execution, *evaluation.reruns, evaluation.probe),
-            config=NoiseConfig(version=version),  # type: ignore[arg-type]
-            options=CompareOptions(),
-            task_quality=evaluation.task_quality,
-            probe_reference=evaluation.probe_reference,
-        ).verdict
-        for version in ("v27", "v28")
-    }
+    return rejudge.verdicts(SMALL, code, evaluation, ("v27", "v28"))
 
 
 def _stopped_long(evaluation: Evaluation) -> CaseResult:

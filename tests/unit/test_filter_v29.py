@@ -23,15 +23,14 @@ import pytest
 
 from schemas.rollout import SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.filter import decide
 from streams.probe.plan import plan_for
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluation, Evaluator
 from streams.reward.function import get_reward_function
-from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.hacks.redteam.tasks import all_tasks
+from tests.unit import rejudge
 
 SEED = "5eed" * 8
 TASK = all_tasks()["HumanEval/55"]
@@ -75,19 +74,7 @@ def _stretched(run: SandboxExecuted, far: frozenset[int]) -> SandboxExecuted:
 
 
 def _verdicts(evaluation: Evaluation, code: str, probe: SandboxExecuted) -> dict[str, str]:
-    assert evaluation.probe_reference is not None
-    return {
-        version: decide(
-            task=TASK,
-            code=code,
-            executions=(evaluation.execution, *evaluation.reruns, probe),
-            config=NoiseConfig(version=version),
-            options=CompareOptions(),
-            task_quality=evaluation.task_quality,
-            probe_reference=evaluation.probe_reference,
-        ).verdict
-        for version in ("v28", "v29")
-    }
+    return rejudge.verdicts(TASK, code, evaluation, ("v28", "v29"), probe)
 
 
 def test_the_versions_run_past_v28_to_v29() -> None:

@@ -1,0 +1,38 @@
+"""What the filter-version tests (test_filter_v26 and later) share: one evaluation's runs judged again
+under several filter versions, with its probe run swapped for a copy (the machine's load written into
+its wall times, say), as the audit's re-judge reads recorded events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from schemas.rollout import SandboxExecuted
+from schemas.task import TaskPublished
+from streams.noise.config import FilterVersion, NoiseConfig
+from streams.noise.filter import decide
+from streams.reward.evaluate import Evaluation
+from streams.reward.literals import CompareOptions
+
+
+def verdicts(
+    task: TaskPublished,
+    code: str,
+    evaluation: Evaluation,
+    versions: Iterable[FilterVersion],
+    probe: SandboxExecuted | None = None,
+) -> dict[str, str]:
+    """Each version's verdict on ``evaluation``'s runs, its probe run replaced by ``probe`` where given."""
+    run = probe if probe is not None else evaluation.probe
+    assert run is not None and evaluation.probe_reference is not None
+    return {
+        version: decide(
+            task=task,
+            code=code,
+            executions=(evaluation.execution, *evaluation.reruns, run),
+            config=NoiseConfig(version=version),
+            options=CompareOptions(),
+            task_quality=evaluation.task_quality,
+            probe_reference=evaluation.probe_reference,
+        ).verdict
+        for version in versions
+    }
