@@ -1,7 +1,9 @@
 """A caller keeps the answer it got: an answer object the program changes after its call returned is
-that call's failure (the stub reads every kept answer again after the last call, by references the
-program cannot patch; ``protocol.CHANGED_AFTER_RETURN``), on both backends. Fresh answers, and one
-cached answer object handed out again unchanged, read the same and pass."""
+that call's failure (the stub reads every kept answer again after the next call, at random after
+later ones and after the last call, by references the program cannot patch;
+``protocol.CHANGED_AFTER_RETURN``), on both backends, an equal value of another type included. Fresh
+answers, one cached answer object handed out again unchanged, and one whose dict keys or set items only
+came to another order, read the same and pass."""
 
 from __future__ import annotations
 
