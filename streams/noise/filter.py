@@ -158,7 +158,16 @@ def decide(
     vouched = 0
     if first is not None and first.all_passed and probes:
         probe_judged, probe_ref_id, vouched = _probe(
-            task, first, probes[0], probe_reference, config, options, reject, info, cases_reference=reference
+            task,
+            first,
+            probes[0],
+            probe_reference,
+            config,
+            options,
+            reject,
+            info,
+            cases_reference=reference,
+            starts_process=static.PROCESS in analysis.codes,
         )
     if first is not None and first.all_passed and any(x.infra_error for x in probes):
         # a pass the probe was due to check and could not: the reward cannot be trusted, and the
@@ -244,6 +253,7 @@ def _probe(
     info: list[Reason],
     *,
     cases_reference: SandboxExecutedV2 | None = None,
+    starts_process: bool = False,
 ) -> tuple[bool, str | None, int]:
     """Judge the probe run; returns whether it judged the generated inputs, the reference run used, and
     how many generated inputs it agreed with the reference on where it agreed on every one it was
@@ -322,8 +332,12 @@ def _probe(
             # v17: so is a hang on an input the memoised reference answers at once, where the program
             # kept the memoised pace on the inputs the plain reference's recursion was slow on
             # v29: the program's pace there read as CPU where the runs carry it (a wait for a core is
-            # not in it)
-            memo_timing = probing.memo_hang_timing(plan, probe_run, reference, options, cpu=v29)
+            # not in it), unless the program starts processes: a jailed call's CPU is its process's
+            # alone, and the naive recursion in a worker process (correct) would read as the memoised
+            # pace. A start the source hides reads so too, which only holds its own hang against it
+            memo_timing = probing.memo_hang_timing(
+                plan, probe_run, reference, options, cpu=v29 and not starts_process
+            )
             # v22: or on a second input where the two lean apart, so one call the load slowed does
             # not decide alone
             hang = (

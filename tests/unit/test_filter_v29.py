@@ -41,6 +41,42 @@ NAIVE = next(p for p in PROGRAMS if p.name == "a15_ok_naive_fib_55").code
 #: what the machine's load added to each far call's wall time in the stretched copy (a scheduler's
 #: slice is a few milliseconds)
 STRETCH_S = 0.005
+#: the naive recursion in a worker process started once (jail only: WASM starts no process); correct, as
+#: slow as the plain reference on the wall clock, its CPU in the child the guest process's clock misses
+WORKER = """
+import os
+
+_worker = []
+
+
+def _naive(n):
+    return n if n < 2 else _naive(n - 1) + _naive(n - 2)
+
+
+def _start():
+    r1, w1 = os.pipe()
+    r2, w2 = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w1)
+        os.close(r2)
+        with os.fdopen(r1) as inp, os.fdopen(w2, "w") as out:
+            for line in inp:
+                out.write(str(_naive(int(line))) + "\\n")
+                out.flush()
+        os._exit(0)
+    os.close(r1)
+    os.close(w2)
+    _worker.extend([os.fdopen(w1, "w"), os.fdopen(r2)])
+
+
+def fib(n: int):
+    if not _worker:
+        _start()
+    _worker[0].write(f"{n}\\n")
+    _worker[0].flush()
+    return int(_worker[1].readline())
+"""
 BACKENDS: tuple[Literal["wasm", "container"], ...] = ("wasm", "container")
 
 
@@ -118,3 +154,12 @@ def test_the_naive_recursion_stays_forgiven(runs: dict[tuple[str, str], Evaluati
     assert probe is not None and probe.timed_out, "the naive recursion hangs past the range"
     assert _verdicts(evaluation, NAIVE, probe) == {"v28": "accept", "v29": "accept"}
     assert evaluation.cli_json()["verdict"] == "accept"
+
+
+def test_the_naive_recursion_in_a_worker_process_stays_forgiven(evaluator: Evaluator) -> None:
+    # the guest process's CPU clock does not count its child's work: a program whose source starts a
+    # process is read on wall time, where the worker's naive pace shows
+    evaluation = evaluator.evaluate(TASK, WORKER, backend="container")
+    probe = evaluation.probe
+    assert probe is not None and probe.timed_out
+    assert _verdicts(evaluation, WORKER, probe) == {"v28": "accept", "v29": "accept"}
