@@ -63,8 +63,11 @@ any case (:func:`_generate_deep_nesting`) and lists whose cases mix ints and flo
 own numbers with new ones (:func:`_generate_grown_numbers`). Since p20/c20 lists of floats alone and
 lists of words grow past the cases' own elements with new ones of their kind
 (:func:`_generate_grown_elements`), and a few cheap inputs near the cases are asked again after exactly
-one other call, one of them five times (:func:`_asked_again`). A run of an older seeded version finds its
-plan by its digest (:func:`recorded_plan`).
+one other call, one of them five times (:func:`_asked_again`). Since p21/c21 inputs come back after
+every distance of 2 to 12 other calls, at inputs drawn from the seed (:func:`_gapped`), and a case and an
+input near the cases holding a list are each asked twice in a row in the run's second half, where the
+second call is handed the first's very argument objects, unchanged (:func:`_held`). A run of an older
+seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -727,7 +730,8 @@ class ProbePlan:
     wide: frozenset[int] = frozenset()
     #: (p6/c6) how many calls at the end ask the cheaper cases again (up to :data:`LATE_CALLS` in all):
     #: cheap ones, which do not lengthen the probe run's deadline (an input past the range that hangs
-    #: would otherwise burn three times the time it did)
+    #: would otherwise burn three times the time it did); since p21/c21 it ends with the inputs asked twice
+    #: in a row on one argument object (:func:`_held`)
     late: int = 0
     #: (p8/c8) how many inputs come before the cases (a check's calls): one generated input near them,
     #: so the run's first call is none of the task's own (every other run of a sample starts with them,
