@@ -13,8 +13,9 @@ far inputs, the extremes last, after every near one) with inputs left after it i
 sandbox, on the inputs after it, at most :data:`MAX_RESUMES` times; the runs are merged into one result
 whose cases keep the plan's positions (the hung call ``timeout`` at its place, the later calls as the
 continuation answered them) and whose end (timed out, memory, exit) is the last run's. The later
-repeats of an input the run hung on are passed over (``missing``): on a seed whose late section asks
-``n = 12`` again fifty times, one resume reaches the cases asked again. The reference's
+repeats of an input the run hung on are passed over (``missing``), wherever they lie: on a seed whose
+late section asks ``n = 12`` again fifty times, one resume reaches the cases asked again, and a repeat
+p21 lays a few calls after the hang (:func:`passed_over`) spends no resume of its own. The reference's
 runs are made once per task and plan (cached); a sample's probe run pays only where it hung on a near
 input, which a program as fast as the reference does only where the reference hangs too.
 
@@ -69,25 +70,52 @@ def resume_at(result: ExecutionResult, plan: ProbePlan, *, cases_again: bool = T
     return start if next(near, None) is not None else None
 
 
-def continuation(job: Job, start: int) -> Job:
-    """``job`` on its inputs from position ``start`` on (a call cap shifted with them)."""
+def passed_over(result: ExecutionResult, plan: ProbePlan, start: int) -> frozenset[int]:
+    """The positions from ``start`` on that hold an input ``result`` hung on: a continuation from
+    ``start`` leaves them unasked (``missing``), wherever they lie. A repeat of a hung input that is not
+    next to it (p21 asks an input again after 2 to 12 other calls) would hang again and spend a resume
+    the cases asked again need."""
+    again = {
+        plan.inputs[c.index] for c in result.cases if c.status == "timeout" and c.index < len(plan.inputs)
+    }
+    return frozenset(pos for pos in range(start, len(plan.inputs)) if plan.inputs[pos] in again)
+
+
+def _kept(start: int, skip: frozenset[int], count: int) -> list[int]:
+    """The plan positions of a continuation's ``count`` inputs: from ``start`` on, but ``skip``."""
+    return [pos for pos in range(start, start + count + len(skip)) if pos not in skip][:count]
+
+
+def continuation(job: Job, start: int, skip: frozenset[int] = frozenset()) -> Job:
+    """``job`` on its inputs from position ``start`` on but those in ``skip`` (a call cap shifted with
+    them)."""
+    kept = _kept(start, skip, max(0, len(job.inputs) - start - len(skip)))
     cap = job.call_cap
-    shifted = None if cap is None else (max(0, cap[0] - start), cap[1])
-    hidden = frozenset(i - start for i in job.hidden if i >= start)
-    return replace(job, inputs=job.inputs[start:], call_cap=shifted, hidden=hidden)
+    shifted = None if cap is None else (sum(1 for pos in kept if pos < cap[0]), cap[1])
+    hidden = frozenset(i for i, pos in enumerate(kept) if pos in job.hidden)
+    return replace(job, inputs=tuple(job.inputs[pos] for pos in kept), call_cap=shifted, hidden=hidden)
 
 
-def merged(first: ExecutionResult, rest: ExecutionResult, start: int) -> ExecutionResult:
-    """``first`` (ended by a hang before ``start``) and ``rest`` (its continuation from ``start``) as one
-    result: ``first``'s cases before ``start``, then ``rest``'s at their plan positions; the end of the
-    run (timed out, memory, exit) is ``rest``'s, the time both runs'."""
+def merged(
+    first: ExecutionResult, rest: ExecutionResult, start: int, skip: frozenset[int] = frozenset()
+) -> ExecutionResult:
+    """``first`` (ended by a hang before ``start``) and ``rest`` (its continuation from ``start``, with
+    the positions in ``skip`` left out) as one result: ``first``'s cases before ``start`` and at the
+    positions skipped (unanswered there), then ``rest``'s at their plan positions; the end of the run
+    (timed out, memory, exit) is ``rest``'s, the time both runs'."""
+    kept = _kept(start, skip, len(rest.cases))
 
     def at(index: int) -> int:
-        return index + start
+        return kept[index] if index < len(kept) else index + start + len(skip)
 
-    cases = (
-        *(c for c in first.cases if c.index < start),
-        *(c.model_copy(update={"index": at(c.index)}) for c in rest.cases),
+    cases = tuple(
+        sorted(
+            (
+                *(c for c in first.cases if c.index < start or c.index in skip),
+                *(c.model_copy(update={"index": at(c.index)}) for c in rest.cases),
+            ),
+            key=lambda c: c.index,
+        )
     )
     deep = (
         None
@@ -135,8 +163,9 @@ def resumed(
         start = resume_at(result, plan, cases_again=cases_again)
         if start is None:
             break
-        rest = execute(continuation(job, start))
+        skip = passed_over(result, plan, start)
+        rest = execute(continuation(job, start, skip))
         if rest.infra_error is not None:
             break
-        result = merged(result, rest, start)
+        result = merged(result, rest, start, skip)
     return result

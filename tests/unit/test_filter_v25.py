@@ -22,12 +22,12 @@ from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig, resumes_probes
 from streams.noise.filter import decide
-from streams.probe.plan import ProbePlan, plan_for, probe_due, probe_run_index
+from streams.probe.plan import GENERATED, ProbePlan, plan_for, probe_due, probe_run_index
 from streams.reward.literals import CompareOptions
 from streams.sandbox.jobs import probe_job_for
 from streams.sandbox.limits import Limits
 from streams.sandbox.result import ExecutionResult, Job, to_event
-from streams.sandbox.resume import MAX_RESUMES, continuation, merged, resume_at, resumed
+from streams.sandbox.resume import MAX_RESUMES, continuation, merged, passed_over, resume_at, resumed
 from tests.hacks.fixtures import simulated_run
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.hacks.redteam.tasks import all_tasks
@@ -201,21 +201,27 @@ def test_a_hang_the_reference_answered_still_ends_the_judgement() -> None:
 
 
 def test_resume_at_passes_over_what_hung_and_stops_past_the_range() -> None:
-    plan = _plan("00000001" * 4)  # (12,) first, the cases, (11,), then (12,) asked again
+    plan = _plan("00000001" * 4)  # (12,) first, the cases, (12,) again 12 calls later (p21), then 40 times
     assert TASK.reference is not None
     execute = _execute(TASK.reference, _slow)
     job, _ = probe_job_for(TASK, TASK.reference, Limits(), seed="00000001" * 4) or (None, None)
     assert job is not None
     first = execute(job)
     assert resume_at(first, plan) == 1
-    once = merged(first, execute(continuation(job, 1)), 1)
-    again = resume_at(once, plan)
-    assert again is not None and plan.inputs[again] not in ("(12,)",) and again > 12
-    assert all(plan.inputs[p] == "(12,)" for p in range(13, again))
-    twice = merged(once, execute(continuation(job, again)), again)
+    # every later asking of what hung is passed over, the one a few calls later too, not only those
+    # right after the resume's start: one resume reaches the cases asked again
+    skip = passed_over(first, plan, 1)
+    repeats = {p for p in range(1, len(plan.inputs)) if plan.inputs[p] == "(12,)"}
+    assert skip == repeats and 13 in skip and min(repeats - {13}) > 14
+    once = merged(first, execute(continuation(job, 1, skip)), 1, skip)
+    assert [c.index for c in once.cases] == list(range(len(plan.inputs)))
+    assert all(c.status == "missing" for c in once.cases if c.index in skip)
+    assert any(
+        c.status == "ok" and c.index > max(skip) and plan.origin[c.index] != GENERATED for c in once.cases
+    )
     # the run now ends on an input past the range: never resumed there
-    end = next(c.index for c in twice.cases if c.status == "timeout" and c.index > again)
-    assert end in plan.far and resume_at(twice, plan) is None
+    end = next(c.index for c in once.cases if c.status == "timeout" and c.index > 0)
+    assert end in plan.far and resume_at(once, plan) is None
     assert MAX_RESUMES >= 2
     # a run that ended by a violation, or for memory, is never resumed
     assert resume_at(replace(first, violation="process", violations=("process",)), plan) is None
@@ -251,3 +257,17 @@ def test_merged_keeps_plan_positions() -> None:
     assert both.thread_recursion == (0, 3) and both.output_flood == 3
     job = Job(mode="cases", code="", inputs=("a", "b", "c", "d"), call_cap=(2, 0.25))
     assert continuation(job, 3).inputs == ("d",) and continuation(job, 3).call_cap == (0, 0.25)
+    # a continuation from 2 that passes over position 2 (an input the run hung on): "d" alone, answered
+    # at its own position, position 2 left as the first run left it
+    skipped = continuation(job, 2, frozenset({2}))
+    assert skipped.inputs == ("d",) and skipped.call_cap == (0, 0.25)
+    over = merged(first, rest, 2, frozenset({2}))
+    assert [(c.index, c.status) for c in over.cases] == [(0, "ok"), (1, "timeout"), (2, "missing"), (3, "ok")]
+    assert over.thread_recursion == (0, 3) and over.output_flood == 3
+    hidden = Job(
+        mode="cases", code="", inputs=("a", "b", "c", "d", "e"), hidden=frozenset({4}), call_cap=(4, 0.1)
+    )
+    gapped = continuation(hidden, 1, frozenset({2}))
+    assert (
+        gapped.inputs == ("b", "d", "e") and gapped.hidden == frozenset({2}) and gapped.call_cap == (2, 0.1)
+    )
