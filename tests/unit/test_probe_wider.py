@@ -69,7 +69,9 @@ def test_the_cases_are_asked_again_in_their_own_order_after_many_calls_and_befor
         assert plan is not None and plan.version == SEEDED_PLAN_VERSION
         n = len(case_inputs(ADD_TASK))
         # (p6 asks the cheaper cases again once more at the end, after the far inputs)
-        again = [pos for pos, o in enumerate(plan.origin) if o != GENERATED and pos < min(plan.far)][n:]
+        asked = [pos for pos, o in enumerate(plan.origin) if o != GENERATED and pos < min(plan.far)]
+        # (p21 may ask a case again among the inputs near the cases, 2 to 12 calls after its asking)
+        again = asked[-n:]
         assert [plan.origin[p] for p in again] == list(range(n))
         assert again[0] >= REPEAT_AFTER and max(again) < min(plan.far)
         assert [plan.inputs[p] for p in again] == list(case_inputs(ADD_TASK))
