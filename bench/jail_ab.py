@@ -42,7 +42,8 @@ def main() -> int:
     from bench.sandbox import EMPTY_PROGRAM
     from streams.sandbox import Job, Limits, Sandbox, SandboxConfig
 
-    sandbox = Sandbox(SandboxConfig())
+    # this tree's jail each (the fork server, the default, is the --fork-server side)
+    sandbox = Sandbox(SandboxConfig(container_fork_server=False))
     now = sandbox.container()
     sides: dict[str, Any]
     if args.fork_server:

@@ -106,7 +106,8 @@ def measure(
     out["baseline_per_s"], out["baseline_passed"] = base, ok
     print(f"{'python3 -I subprocess':24s} {base:7.1f} exec/s   ratio 1.00   passed {ok}/{n}")
 
-    config = SandboxConfig(workers=workers)
+    # the container's two modes side by side: a jail each (named "container") and the fork server
+    config = SandboxConfig(workers=workers, container_fork_server=False)
     names = _with_fork_server([b.strip() for b in backends.split(",") if b.strip()])
     forks = SandboxPool(config.model_copy(update={"container_fork_server": True}), workers=workers)
     with SandboxPool(config, workers=workers) as plain, forks:
@@ -193,7 +194,8 @@ def cpu_side_by_side(
     checks, cases = humaneval_jobs(limit, repeat, limits)
     empty = [Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits)] * 100
     names = _with_fork_server([b.strip() for b in backends.split(",") if b.strip()])
-    plain, forks = Sandbox(SandboxConfig()), Sandbox(SandboxConfig(container_fork_server=True))
+    plain = Sandbox(SandboxConfig(container_fork_server=False))
+    forks = Sandbox(SandboxConfig(container_fork_server=True))
     # the fork server's executions are not this process's children: their CPU is read from the
     # server's jail (its own and its reaped keepers', each holding its execution's)
     server = forks.container().server if FORK_SIDE in names else None
@@ -324,7 +326,8 @@ def profile(n: int = 200) -> dict[str, float]:
     from streams.sandbox.protocol import CaseInputs, Session, encode_job
     from streams.sandbox.result import Outcome, interpret, to_event
 
-    sandbox = Sandbox(SandboxConfig())
+    # the container's steps are a jail's of its own (bubblewrap, setpriv, its interpreter's start)
+    sandbox = Sandbox(SandboxConfig(container_fork_server=False))
     wasm = sandbox.wasm()
     limits = Limits(timeout_s=10.0, memory_mb=512)
     policy = wasm.policy()
@@ -541,7 +544,8 @@ def container_breakdown(n: int = 30) -> dict[str, Any]:
 
     from streams.sandbox import Sandbox, cgroups, container
 
-    sandbox = Sandbox(SandboxConfig())
+    # a jail each: the marks are the bootstrap's (a forked execution runs the fork server's code)
+    sandbox = Sandbox(SandboxConfig(container_fork_server=False))
     backend = sandbox.container()
     limits = Limits(timeout_s=10.0, memory_mb=512)
     job = Job(mode="cases", code=EMPTY_PROGRAM, entry_point="f", inputs=("()",), limits=limits)

@@ -33,7 +33,7 @@ from typing import Protocol
 
 from schemas.errors import DependencyError, SandboxError
 from streams.sandbox import cgroups, seccomp
-from streams.sandbox.limits import Limits, Policy, RawRun
+from streams.sandbox.limits import Limits, Policy, RawRun, jail_exit_status
 from streams.sandbox.protocol import FrameReader, Oversized, Session, frame, harness_source
 from streams.sandbox.watch import SignalWatch
 
@@ -716,7 +716,16 @@ class ContainerBackend:
     def run(self, session: Session, limits: Limits, *, deadline: float | None = None) -> RawRun:
         """Run one jail to its end, answering its messages with ``session``."""
         if self.server is not None:
-            return self._run_forked(session, limits, deadline=deadline)
+            if deadline is None:
+                deadline = time.perf_counter() + limits.timeout_s
+            try:
+                return self._run_forked(session, limits, deadline=deadline)
+            except _ServerEnded as exc:
+                if exc.let_go:
+                    raise
+                # nothing of the program ran (the session has only been started): once more, on a
+                # new server, within the same deadline
+                return self._run_forked(session, limits, deadline=deadline)
         t0 = time.perf_counter()
         if deadline is None:
             deadline = t0 + limits.timeout_s
@@ -799,45 +808,56 @@ class ContainerBackend:
             session.start()
             job = " ".join((str(limits.tmpfs_mb << 20), *rlimits(limits))).encode()
             sent = (msg_w, ans_r, rec_w, out_w, err_w, watch_jail_fd, status_w)
-            self.server.submit(job, sent)
+            server = self.server.submit(job, sent)
             for fd in sent:
                 ex.close(fd)
             forked = _Forked(status_r)
             ex.leader = forked
             ex.release(status_r)  # _Forked closes it
-            jailed = _hello(watch_host, status_r, deadline)
-            if jailed is not None:
-                try:
-                    forked.attach(jailed)
-                    if ex.group is not None:
-                        ex.group.join(jailed)
-                    watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
-                    watch_host.sendall(b"g")
-                except OSError as exc:
-                    ex.kill()
-                    raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
-                ex.start_watch(jailed, self.arch, deadline)
-                session.case_clock = process_cpu_clock(jailed)
-            channel = ex.open_channel(
-                session, (msg_r, rec_r, ans_w, out_r, err_r), limits.output_bytes, deadline
-            )
-            timed_out = False
-            if jailed is not None and not channel.serve(deadline, forked, status_r) and forked.poll() is None:
-                timed_out = not ex.killed.is_set()
-                ex.kill()
-            if jailed is None:
-                # not started by the deadline, or its keeper failed: an execution still waiting to be
-                # let go reads the end of its socket and exits, and its keeper reports
-                ex.close_watch_host()
+            jailed: int | None = None
+            let_go = False  # the execution was let go: the program may have run
             try:
-                rc = forked.wait(30)
-            except SandboxError:
+                jailed = _hello(watch_host, status_r, deadline)
                 if jailed is not None:
+                    try:
+                        forked.attach(jailed)
+                        if ex.group is not None:
+                            ex.group.join(jailed)
+                        watch_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
+                        watch_host.sendall(b"g")
+                        let_go = True
+                    except OSError as exc:
+                        ex.kill()
+                        raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
+                    ex.start_watch(jailed, self.arch, deadline)
+                    session.case_clock = process_cpu_clock(jailed)
+                channel = ex.open_channel(
+                    session, (msg_r, rec_r, ans_w, out_r, err_r), limits.output_bytes, deadline
+                )
+                timed_out = False
+                served = jailed is not None and channel.serve(deadline, forked, status_r)
+                if jailed is not None and not served and forked.poll() is None:
+                    timed_out = not ex.killed.is_set()
+                    ex.kill()
+                if jailed is None:
+                    # not started by the deadline, or its keeper failed: an execution still waiting to be
+                    # let go reads the end of its socket and exits, and its keeper reports
+                    ex.close_watch_host()
+                try:
+                    rc = forked.wait(30)
+                except SandboxError:
+                    if jailed is not None:
+                        raise
+                    rc = None  # it never started: _outcome says so with what it wrote
+                if rc is None and jailed is not None:
+                    raise SandboxError("the execution's keeper did not report its exit status")
+                return self._outcome(t0, rc, ex, channel, session, jailed is not None, timed_out)
+            except SandboxError as exc:
+                if not self.server.ended(server):
                     raise
-                rc = None  # it never started: _outcome says so with what it wrote
-            if rc is None and jailed is not None:
-                raise SandboxError("the execution's keeper did not report its exit status")
-            return self._outcome(t0, rc, ex, channel, session, jailed is not None, timed_out)
+                # its keeper and the execution ended with it (the server is pid 1 of their pid
+                # namespace, and the cgroup is emptied as for any run); the next one starts a server
+                raise _ServerEnded(let_go) from exc
 
     def _outcome(
         self,
@@ -853,6 +873,7 @@ class ContainerBackend:
         to their ends, the labels from the host's facts (cgroup counters, the watch, the exit status)."""
         group, watch, killed = ex.group, ex.watch, ex.killed
         duration = time.perf_counter() - t0
+        rc = jail_exit_status(rc)  # one reading of a signal's end in both modes (a kill: 137)
         # The jail's leader is gone; anything it left behind in the cgroup goes now, and what
         # it wrote is read to the pipes' ends (messages no later than the deadline).
         if group is not None:
@@ -873,9 +894,9 @@ class ContainerBackend:
                 labels.append("pids_limit")
         if out.dropped or err.dropped or channel.flooded or session.over_budget:
             labels.append("output_limit")
-        if rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
+        if rc == 128 + signal.SIGXCPU:
             timed_out = True  # the CPU rlimit is the wall-clock limit's backstop
-        if rc in (128 + signal.SIGSEGV, -signal.SIGSEGV) and not refusals and not memory_exceeded:
+        if rc == 128 + signal.SIGSEGV and not refusals and not memory_exceeded:
             # A segmentation fault here is the interpreter's own: a signal the program sends itself
             # is held and refused by the watch (labelled "signal"), and ctypes is refused by the
             # hook, so what faults is the C stack running out (a recursion through C functions,
@@ -909,10 +930,26 @@ class ContainerBackend:
         )
 
 
+class _ServerEnded(SandboxError):
+    """The fork server ended while it held an execution (killed, or its jail failed): the execution
+    ended with it. ``let_go``: whether the host had let it start the program."""
+
+    def __init__(self, let_go: bool) -> None:
+        when = "during the execution" if let_go else "before its execution started"
+        super().__init__(f"the fork server ended {when}")
+        self.let_go = let_go
+
+
 class _ForkServer:
     """The long-lived jail that forks executions (FORK_SERVER), started on first use and again when it
     has ended. Jobs go to it over a datagram socket: the job's few numbers and its seven descriptors;
-    nothing comes back on it (each execution's status has a pipe of its own)."""
+    nothing comes back on it (each execution's status has a pipe of its own).
+
+    Whether it still runs is read from pidfds of its bubblewrap and of its interpreter (readable the
+    moment either ends, before anything reaps it): the thread that holds the bubblewrap process waits in
+    ``Popen.wait``, and ``Popen.poll`` from another thread reads None until that wait returns. The
+    server is pid 1 of its jail's pid namespace, so when it ends the kernel ends every keeper and
+    execution it forked; an execution it held fails as an infra error (SandboxError)."""
 
     def __init__(self, backend: ContainerBackend) -> None:
         self.backend = backend
@@ -920,6 +957,8 @@ class _ForkServer:
         self.proc: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
         self.pid: int | None = None  # the server's process, as the host sees it
+        self.pidfds: list[int] = []  # of the server's bubblewrap and of the server
+        self.started = 0  # servers started so far: which one took a job
         self.owner = os.getpid()
 
     def _start(self) -> None:
@@ -933,11 +972,17 @@ class _ForkServer:
             self.proc = _spawn_held(
                 argv, pass_fds=(filt_r, theirs.fileno(), info_w), name="rlstream-fork-server"
             )
+            self.pidfds.append(os.pidfd_open(self.proc.pid))
             os.close(info_w)
             info_w = -1
             self.pid = _child_pid(info_r, time.perf_counter() + 60)
+            if self.pid is None:
+                raise OSError("its jail ended before its process started")
+            self.pidfds.append(os.pidfd_open(self.pid))
+            self.started += 1
         except OSError as exc:
             control.close()
+            self._stop()
             raise SandboxError(f"cannot start the fork server: {exc}") from exc
         finally:
             for fd in (filt_r, info_r, info_w):
@@ -945,6 +990,16 @@ class _ForkServer:
                     os.close(fd)
             theirs.close()
         self.control = control
+
+    def alive(self, wait: float = 0.0) -> bool:
+        """Whether the server's bubblewrap and interpreter both still run (False when none started),
+        looked at for up to ``wait`` seconds."""
+        if self.control is None or len(self.pidfds) != 2:
+            return False
+        poller = select.poll()
+        for fd in self.pidfds:
+            poller.register(fd, select.POLLIN)
+        return not poller.poll(math.ceil(wait * 1000))
 
     def cpu(self) -> float:
         """CPU seconds the server's jail has spent so far: the server's own and its reaped keepers'
@@ -957,30 +1012,59 @@ class _ForkServer:
             return 0.0
         return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
-    def submit(self, job: bytes, fds: tuple[int, ...]) -> None:
+    def ended(self, which: int) -> bool:
+        """Whether server ``which`` (as :meth:`submit` named it) has ended since it took its job; asked
+        once an execution has failed. A killed server's keepers and executions end before it does (as
+        pid 1 it ends them and waits for them first), so a failure they caused is seen before its
+        pidfd is readable: a server still running is looked at for up to a second more."""
+        with self.lock:
+            return which != self.started or not self.alive(wait=1.0)
+
+    def submit(self, job: bytes, fds: tuple[int, ...]) -> int:
+        """Hand ``job`` to a running server: one found ended is started again first, and a send refused
+        because the server ended meanwhile (its end of the socket gone) is sent once more to a new one
+        (nothing of the job ran). A datagram taken by a server that ends before it reads it closes
+        with its socket, descriptors and all: the execution sees its status pipe end. Which server took
+        it: for :meth:`ended`."""
         with self.lock:
             if self.owner != os.getpid():  # a forked copy of this process: the server is not its child
-                self.proc, self.control, self.owner = None, None, os.getpid()
-            if self.proc is None or self.proc.poll() is not None or self.control is None:
-                self._stop()
-                self._start()
-            assert self.control is not None
-            try:
-                self.control.sendmsg([job], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-            except OSError as exc:
-                self._stop()
-                raise SandboxError(f"the fork server did not take the job: {exc}") from exc
+                for fd in self.pidfds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                self.proc, self.control, self.pid, self.pidfds = None, None, None, []
+                self.owner = os.getpid()
+            refused: OSError | None = None
+            for _ in range(2):
+                if not self.alive():
+                    self._stop()
+                    self._start()
+                assert self.control is not None
+                try:
+                    self.control.sendmsg(
+                        [job], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+                    )
+                    return self.started
+                except OSError as exc:
+                    self._stop()
+                    refused = exc
+            raise SandboxError(f"the fork server did not take the job: {refused}") from refused
 
     def _stop(self) -> None:
         if self.control is not None:
             self.control.close()  # the server exits at the end of its socket
             self.control = None
+        # SIGKILL through the pidfds (a pid the holding thread has reaped may name another process):
+        # bubblewrap, and the server, whose end ends every keeper and execution of its pid namespace
+        for fd in self.pidfds:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
         if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(Exception):
                 self.proc.wait(timeout=5)
-            self.proc, self.pid = None, None
+        for fd in self.pidfds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.proc, self.pid, self.pidfds = None, None, []
 
     def stop(self) -> None:
         with self.lock:

@@ -70,3 +70,14 @@ class RawRun:
     trap: str | None = None
     #: WASM: opens refused because the guest held MAX_OPEN_FILES files
     open_files_refused: int = 0
+
+
+def jail_exit_status(rc: int | None) -> int | None:
+    """A jailed process's end as its run reports it: the exit code, or 128 + the signal that ended it.
+
+    A jail reports its program's signal deaths that way (bubblewrap and the fork server's keeper
+    both do), but the host's own kill of a jail of its own at the deadline, or for a flood, ends
+    bubblewrap itself, which the host's wait reads as ``-signal``; read the same here, the same run
+    reads the same status in either container mode (137 for a SIGKILL, from the host or from the
+    kernel at the memory limit), as a shell would print it."""
+    return 128 - rc if rc is not None and rc < 0 else rc

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from rlstream.settings import get_settings
 from streams.noise.config import NoiseConfig
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluator
@@ -328,7 +329,9 @@ def _runs() -> list[Any]:
 
 @pytest.fixture(scope="module")
 def sandbox() -> Sandbox:
-    return Sandbox(SandboxConfig())
+    # the container's mode from the settings (RLSTREAM_SANDBOX__CONTAINER_FORK_SERVER), as the security
+    # suite's sandbox: the corpus runs against either mode
+    return Sandbox(SandboxConfig(container_fork_server=get_settings().sandbox.container_fork_server))
 
 
 #: probe plans are drawn with a secret seed, and what a plan catches varies with it: the matrix pins one

@@ -7,9 +7,11 @@ Every probe below the audit hook runs in a child interpreter the program starts 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import socket
 import sys
 import threading
@@ -231,7 +233,16 @@ def test_an_execution_ends_with_the_same_status_in_both_modes(jail: Sandbox) -> 
     assert r.infra_error is None and r.exit_code == 7 and not r.violations, (r.exit_code, r.violations)
     limits = Limits(timeout_s=1.0, memory_mb=128, pids=16, tmpfs_mb=4, file_mb=2)
     r = jail.run_script("while True:\n    pass\n", limits=limits, backend="container")
-    assert r.infra_error is None and r.timed_out, r
+    # killed at the deadline: a jail of its own ends with bubblewrap killed (-9 to the host's wait), a
+    # forked execution with its keeper's 128 + the signal; both read as the latter
+    assert r.infra_error is None and r.timed_out and r.exit_code == 137, (r.exit_code, r.timed_out)
+    # killed for flooding its output (no deadline): the same
+    r = jail.run_script("while True:\n    print('x' * 4096)\n", limits=limits, backend="container")
+    assert r.infra_error is None and not r.timed_out and r.exit_code == 137, (r.exit_code, r.violations)
+    assert "output_limit" in r.violations, r.violations
+    # the kernel's kill at the memory limit
+    r = jail.run_script("x = bytearray(1 << 30)\n", limits=limits, backend="container")
+    assert r.memory_exceeded and r.exit_code == 137, (r.exit_code, r.memory_exceeded)
 
 
 def test_concurrent_executions_each_get_their_own_answer_and_tmp(forked: Sandbox) -> None:
@@ -272,3 +283,146 @@ def test_an_executions_mounts_stay_in_its_own_namespace(forked: Sandbox) -> None
     assert r.infra_error is None and r.exit_code == 0, (r.exit_code, r.stderr)
     assert table.read_text() == before
     assert "shared:" not in before  # nothing the server mounts propagates anywhere
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (host's /proc): a server's keepers, executions and their children."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def _running(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still there and not a zombie (the ones this test looks for are nobody's)."""
+    left = set()
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                left.add(pid)
+    return left
+
+
+def _gone(pids: set[int], within: float = 10.0) -> set[int]:
+    end = time.monotonic() + within
+    while _running(pids) and time.monotonic() < end:
+        time.sleep(0.05)
+    return _running(pids)
+
+
+def _server_killed(server: Any) -> tuple[int, set[int]]:
+    """SIGKILL the server's interpreter (not through the backend): its pid and what ran below it."""
+    pid = server.pid
+    assert pid is not None
+    below = _descendants(pid)
+    os.kill(pid, signal.SIGKILL)
+    return pid, below
+
+
+def test_a_server_killed_between_executions_is_noticed_and_replaced(forked: Sandbox) -> None:
+    # the next execution, sent at once (before the thread holding the server's jail has reaped it),
+    # goes to a new server and succeeds; nothing of the old one remains
+    server = forked.container().server
+    assert server is not None
+    forked.run_script("pass\n", limits=LIMITS, backend="container")
+    assert server.proc is not None
+    jail_pid = server.proc.pid
+    old, below = _server_killed(server)
+    r = forked.run_script("print('FINE')\n", limits=LIMITS, backend="container")
+    assert r.infra_error is None and "FINE" in r.stdout, (r.infra_error, r.stdout, r.stderr)
+    assert server.pid not in (None, old)
+    assert _gone({old, jail_pid} | below) == set()
+
+
+def test_a_server_killed_mid_execution_fails_that_execution_clearly_and_leaves_nothing(
+    forked: Sandbox,
+) -> None:
+    server = forked.container().server
+    assert server is not None
+    forked.run_script("pass\n", limits=LIMITS, backend="container")
+    assert server.proc is not None
+    jail_pid = server.proc.pid
+    # the execution starts a child of its own and waits: its keeper, itself and its child below the server
+    program = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "time.sleep(30)\n"
+    )
+    limits = Limits(timeout_s=20.0, memory_mb=256, pids=24, tmpfs_mb=4, file_mb=2)
+    box: dict[str, Any] = {}
+    run = threading.Thread(
+        target=lambda: box.update(r=forked.run_script(program, limits=limits, backend="container"))
+    )
+    t0 = time.monotonic()
+    run.start()
+    assert server.pid is not None
+    while len(_descendants(server.pid)) < 3 and time.monotonic() - t0 < 15:
+        time.sleep(0.05)
+    assert len(_descendants(server.pid)) >= 3, "the execution's child never started"
+    old, below = _server_killed(server)
+    run.join(timeout=15)
+    assert not run.is_alive(), "the execution hung once its server had ended"
+    assert time.monotonic() - t0 < 15  # not held to its 20 s deadline
+    r = box["r"]
+    assert r.infra_error is not None and "the fork server ended during the execution" in r.infra_error, (
+        r.infra_error,
+        r.exit_code,
+    )
+    assert _gone({old, jail_pid} | below) == set()
+    after = forked.run_script("print('FINE')\n", limits=LIMITS, backend="container")
+    assert after.infra_error is None and "FINE" in after.stdout, (after.infra_error, after.stderr)
+
+
+def test_a_server_killed_at_any_moment_never_hangs_or_leaks_an_execution(forked: Sandbox) -> None:
+    # executions from three threads while the server is killed five times at spread moments (some land
+    # while a job is queued, forked, starting or running): each ends, either answered or as an infra
+    # error naming the fork server; no process of a killed server remains
+    server = forked.container().server
+    assert server is not None
+    forked.run_script("pass\n", limits=LIMITS, backend="container")
+    results: list[tuple[int, Any]] = []
+    code = "import time\ndef f(a):\n    time.sleep(0.05)\n    return a + 1\n"
+
+    def worker(k: int) -> None:
+        for i in range(10):
+            n = 100 * k + i
+            results.append((n, forked.run_cases(code, "f", [f"({n},)"], limits=LIMITS, backend="container")))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    killed: set[int] = set()
+    for pause in (0.3, 0.45, 0.2, 0.6, 0.35):
+        time.sleep(pause)
+        with server.lock:  # a server being started has no pid yet
+            if server.pid is None or server.proc is None or not server.alive():
+                continue
+            killed.add(server.proc.pid)
+            old, below = _server_killed(server)
+        killed |= {old} | below
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "an execution hung"
+    assert killed, "no server was killed"
+    wrong = [
+        (n, r.infra_error, r.cases)
+        for n, r in results
+        if not (
+            (r.infra_error is None and [c.result_repr for c in r.cases] == [str(n + 1)])
+            or (r.infra_error is not None and "fork server" in r.infra_error)
+        )
+    ]
+    assert wrong == [], wrong[:3]
+    assert len(results) == 30
+    assert any(r.infra_error is None for _, r in results)
+    assert _gone(killed) == set()

@@ -13,7 +13,7 @@ import pytest
 from schemas.errors import DependencyError
 from streams.sandbox import cgroups
 from streams.sandbox.container import _Execution
-from streams.sandbox.limits import Limits
+from streams.sandbox.limits import Limits, jail_exit_status
 
 
 class _Group:
@@ -85,3 +85,11 @@ def test_a_missing_cgroup_fails_the_run_only_where_one_is_required(monkeypatch: 
         assert ex.group is None
         ex.kill()  # nothing to kill yet: only marked
     assert ex.killed.is_set()
+
+
+def test_a_signals_end_reads_the_same_whichever_process_reported_it() -> None:
+    # the host's wait on a jail's bubblewrap it killed reads -9; a jail's program killed by a signal
+    # reads 128 + the signal (bubblewrap's report, and the fork server keeper's): one reading for both
+    assert jail_exit_status(-9) == jail_exit_status(137) == 137
+    assert jail_exit_status(-24) == 152  # SIGXCPU, the CPU limit's
+    assert [jail_exit_status(rc) for rc in (0, 1, 7, 255, None)] == [0, 1, 7, 255, None]
