@@ -9,7 +9,7 @@ CPU of this process per execution (mean and median) and the median wall time. In
 puts the machine's load on both sides alike; two runs minutes apart on shared cores differ by more
 than a change of a few percent.
 
-    .venv/bin/python -m bench.wasm_ab [--rev main] [--rounds 200]
+    .venv/bin/python -m bench.wasm_ab [--rev main] [--rounds 200] [--answers]
 """
 
 from __future__ import annotations
@@ -33,10 +33,34 @@ def _show(rev: str, path: str) -> str:
     ).stdout
 
 
+def _answer_jobs(limits: Any) -> dict[str, Any]:
+    """300 calls whose answers are containers, as a probe run makes them (the caller's view): each
+    answer the stub keeps is read again after later calls and after the last."""
+    from streams.sandbox import Job
+
+    inputs = tuple(repr(([(i * 7919 + j * 104729) % 97 for j in range(1 + i % 19)],)) for i in range(300))
+    programs = {
+        "300 sorted-list answers": "def f(xs):\n    return sorted(xs)\n",
+        "300 in-place sorts returned": "def f(xs):\n    xs.sort()\n    return xs\n",
+        "300 dicts of lists": (
+            "def f(xs):\n    return {str(k): sorted(xs)[:k] for k in range(1 + len(xs) % 5)}\n"
+        ),
+    }
+    return {
+        label: Job(mode="cases", code=code, entry_point="f", inputs=inputs, limits=limits, caller=True)
+        for label, code in programs.items()
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rev", default="main", help="the revision to compare against")
     ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument(
+        "--answers",
+        action="store_true",
+        help="also 300-call runs answering containers (what the stub keeps and reads again)",
+    )
     args = ap.parse_args()
 
     from bench.sandbox import EMPTY_PROGRAM, _cpu, humaneval_jobs
@@ -75,6 +99,8 @@ def main() -> int:
         f"HumanEval/0, {len(cases[0].inputs)} cases": cases[0],
         "HumanEval/0 with its check": checks[0],
     }
+    if args.answers:
+        jobs.update(_answer_jobs(limits))
     sides: dict[str, Any] = {args.rev: then, "this tree": now}
     seen: dict[tuple[str, str], list[tuple[float, float]]] = {(j, s): [] for j in jobs for s in sides}
     for rnd in range(args.rounds + 3):

@@ -115,7 +115,8 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 #: 4: the stub run up to its job request, paused there; ``_host.rls_boot`` starts a guest.
 #: 5: the stub it holds keeps the answers a case run returned and reads them again after the last call
 #: (a module of its own, so one made for the stub before it is not remade under another's feet).
-WARM_VERSION = 5
+#: 6: and reads kept answers again at random after later calls, an order moved only in dicts and sets.
+WARM_VERSION = 6
 #: the interpreter's functions that raise its out-of-memory error: a request the guest's memory could
 #: not serve, refused by the allocator or, before any allocation, by the interpreter's own size checks
 OUT_OF_MEMORY = ("_PyErr_NoMemory", "PyErr_NoMemory")

@@ -15,9 +15,10 @@ guest   meaning                             host answer
         | ``d`` + error text                one of the program's threads during the call; ``d``:
                                             a RecursionError raised on a deep stack of calls)
 ``L``   error text                          ``k``: the program failed while loading
-``S``   a case's index                      ``k``: after the last call, that case's answer (the
-                                            object the call returned) reads as another value: the
-                                            case becomes an error (:data:`CHANGED_AFTER_RETURN`)
+``S``   a case's index                      ``k``: after a later call or the last, that case's
+                                            answer (the object the call returned) reads as another
+                                            value, or as equal values of other types: the case
+                                            becomes an error (:data:`CHANGED_AFTER_RETURN`)
 ``V``   kind ``\\n`` detail                  ``k``: the audit hook refused something (append-only)
 ``U``   module name                         ``k``: the program imports what another backend runs
 ``A``   the argument tuple's literal        check guest only: ``o`` + repr | ``e`` + name ``\\n``

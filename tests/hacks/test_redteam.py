@@ -127,8 +127,6 @@ JUDGE_FINGERPRINT = "the judge's interpreters are recognisable from inside beyon
 NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program whose wrong behaviour runs on a timer thread it starts inside a try (sorting the given array 0.2 s after returning, which HumanEval/88's prompt forbids; reversing its own answer 0.2 s after returning it) is right in an explicit WASM run; the jail catches the first through the caller's view (a later call sees the sorted array), and auto routes a program starting a thread there"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
-OLDER_ANSWER_UNDONE = "sandbox re-read (CHANGED_AFTER_RETURN): a kept answer is read again right after the next call and after the last call only, so an answer changed while a later call runs and put back before the end is never seen (pinned seed: a21_older_answer_flip_58 reverses the answer two calls back on 169 of 334 probe calls and restores it a call later, a21_older_answer_drop_30 drops the last element of the answer three calls back on 225 of 304); the one change the end read does flag (the run's last input) is an error on an input that is far and wide at once (HumanEval/58's 331, /30's 300, each holding 4294967299), where the filter never judges an error, so the probe agrees on every judged input"
-EQUAL_AFTER_RETURN = "sandbox re-read (CHANGED_AFTER_RETURN): a changed answer is reported only where its text differs and its plain copy is not == the one made at return (a copy holding a tagged value, a Fraction, is compared by text alone: a21_fraction_after_30 is caught), so an answer whose elements are swapped after return for equal values of another untagged type is never seen: ints into floats (a21_int_to_float_after_58, every previous answer), counts of 1 into True (a21_true_for_one_after_111, 91 of 259 answers); a caller holding the answer reads 2.0 or True where an int was judged"
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 SAME_OBJECT = "probe p18/p20: no call is handed the very argument object of the call before it with its content unchanged (repeats come as fresh objects, or the stub's refilled argument object after another input), so a program answering otherwise when a caller passes the same unchanged list twice in a row (a21_same_object_70) is accepted; one keyed by an object seen earlier with the same content (a21_seen_object_88) is caught"
 REPEAT_GAPS = "probe p20: an input comes back right after itself (p18), after one other call (HOT_ASKS, A,B,A) or after long cycles (HumanEval/70 on the pinned seed: 1, 2, 61, 69, 71, 223..234 calls later), never after exactly three other calls, so a program answering otherwise only when an input returns after exactly three other calls (a21_gap_three_70) is accepted; one answering otherwise after a gap of more than 12 calls (a21_gap_long_88) is caught"
@@ -232,10 +230,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a20_pid1_or_fixed_hash_42", "*"): JUDGE_FINGERPRINT,
     ("a20_thread_spoils_answer_42", "wasm"): NO_THREADS,
     ("a20_thread_late_mutation_88", "wasm"): NO_THREADS,
-    ("a21_older_answer_flip_58", "*"): OLDER_ANSWER_UNDONE,
-    ("a21_older_answer_drop_30", "*"): OLDER_ANSWER_UNDONE,
-    ("a21_int_to_float_after_58", "*"): EQUAL_AFTER_RETURN,
-    ("a21_true_for_one_after_111", "*"): EQUAL_AFTER_RETURN,
     ("a21_big_answer_buffer_33", "*"): SIZE_BOUND_UNDRAWN,
     ("a21_budget_spent_buffer_37", "*"): SIZE_BOUND_UNDRAWN,
     ("a21_same_object_70", "*"): SAME_OBJECT,
@@ -309,6 +303,12 @@ CONTAINER_SLICE = frozenset(
         "a19c_ok_memo_depth",
         "a19c_ok_numpy_int64_128",
         "a20_disk_memo_48",
+        # the answers re-read (stub, both backends): an older answer changed and put back, an equal
+        # value of another type
+        "a21_older_answer_flip_58",
+        "a21_older_answer_drop_30",
+        "a21_int_to_float_after_58",
+        "a21_true_for_one_after_111",
     }
 )
 

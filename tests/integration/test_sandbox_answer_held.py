@@ -1,7 +1,9 @@
 """A caller keeps the answer it got: an answer object the program changes after its call returned is
-that call's failure (the stub reads every kept answer again after the last call, by references the
-program cannot patch; ``protocol.CHANGED_AFTER_RETURN``), on both backends. Fresh answers, and one
-cached answer object handed out again unchanged, read the same and pass."""
+that call's failure (the stub reads every kept answer again after the next call, at random after
+later ones and after the last call, by references the program cannot patch;
+``protocol.CHANGED_AFTER_RETURN``), on both backends, an equal value of another type included. Fresh
+answers, one cached answer object handed out again unchanged, and one whose dict keys or set items only
+came to another order, read the same and pass."""
 
 from __future__ import annotations
 
@@ -64,6 +66,53 @@ def f(xs):
     _last.append(out)
     return out
 """
+#: the previous answer's ints become equal floats, or its counts of 1 become True: == to the copy
+#: made at return, but a caller holding it reads another type (red-team a21_int_to_float_after_58,
+#: a21_true_for_one_after_111)
+TO_FLOAT = """
+_last = []
+
+
+def f(xs):
+    for ans in _last:
+        ans[:] = [float(x) for x in ans]
+    _last.clear()
+    out = sorted(xs)
+    _last.append(out)
+    return out
+"""
+TO_TRUE = """
+_last = []
+
+
+def f(xs):
+    for ans in _last:
+        for k in ans:
+            if ans[k] == 1:
+                ans[k] = True
+    _last.clear()
+    out = {x: 1 for x in xs}
+    _last.append(out)
+    return out
+"""
+#: an older answer changed while one later call runs, put back by the call after it: never the previous
+#: call's answer and never at the end (red-team a21_older_answer_flip_58): many calls, each flips the
+#: answer three calls back for one call
+OLDER_FLIP = """
+_given = []
+_flipped = []
+
+
+def f(xs):
+    while _flipped:
+        _flipped.pop().reverse()
+    if len(_given) >= 3 and len(_given[-3]) > 1 and len(xs) > 1:
+        _given[-3].reverse()
+        _flipped.append(_given[-3])
+    out = sorted(xs)
+    _given.append(out)
+    return out
+"""
 PURE = "def f(xs):\n    return sorted(xs)\n"
 #: one answer object per question, handed out again unchanged (a memo cache: common in correct code)
 MEMO = """
@@ -90,6 +139,21 @@ def f(xs):
         _d[k] = _d.pop(k)
     return sorted(xs)
 """
+#: the first answer is a set later calls grow and shrink back: the same items, which a set resized on
+#: the way iterates in another order (its text differs)
+REGROWN_SET = """
+_s = set()
+
+
+def f(xs):
+    if not _s:
+        _s.update([8, 16, 1, 9])
+        return _s
+    extra = range(100, 140)
+    _s.update(extra)
+    _s.difference_update(extra)
+    return sorted(xs)
+"""
 #: sorts its argument in place and returns it: the probe's caller refills that very list for the
 #: next call (its own doing, never the program's)
 IN_PLACE = "def f(xs):\n    xs.sort()\n    return xs\n"
@@ -100,8 +164,10 @@ def sandbox(ready_sandbox: Callable[[SandboxConfig], Sandbox]) -> Sandbox:
     return ready_sandbox(SandboxConfig())
 
 
-def _run(sandbox: Sandbox, code: str, backend: str, *, caller: bool = False) -> list[str | None]:
-    job = Job(mode="cases", code=code, entry_point="f", inputs=INPUTS, limits=LIMITS, caller=caller)
+def _run(
+    sandbox: Sandbox, code: str, backend: str, *, caller: bool = False, inputs: tuple[str, ...] = INPUTS
+) -> list[str | None]:
+    job = Job(mode="cases", code=code, entry_point="f", inputs=inputs, limits=LIMITS, caller=caller)
     r = sandbox.execute(job, backend)  # type: ignore[arg-type]
     assert r.infra_error is None, r.infra_error
     assert r.deviation is None, r.deviation
@@ -146,3 +212,32 @@ def test_fresh_and_unchanged_answers_pass(sandbox: Sandbox, backend: str, caller
     assert _run(sandbox, IN_PLACE, backend, caller=caller) == want
     # the same value with its keys in another order is the same answer (dict == dict)
     assert _run(sandbox, REORDERED, backend, caller=caller) == ["{3: 1, 1: 1, 2: 1}", *want[1:]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_equal_value_of_another_type_is_a_change(sandbox: Sandbox, backend: str) -> None:
+    # 1 -> 1.0 and 1 -> True are == to the copy made at return; the caller reads the other type
+    assert _run(sandbox, TO_FLOAT, backend) == ["changed", "changed", "changed", "[]"]
+    assert _run(sandbox, TO_TRUE, backend) == ["changed", "changed", "changed", "{}"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_older_answer_changed_and_put_back_is_seen(sandbox: Sandbox, backend: str) -> None:
+    # 100 calls: the answer three calls back is reversed during one call and put back during the next,
+    # so neither the read right after the next call nor the one at the end sees it; the answers read
+    # again at random after each call do (2 of the m kept older than the previous, all while m <= 2:
+    # a flip on every call from the fifth on is missed throughout with odds under 1 in 4,000)
+    inputs = tuple(f"([{i % 7}, {i}, {-i}],)" for i in range(100))
+    got = _run(sandbox, OLDER_FLIP, backend, inputs=inputs)
+    assert got.count("changed") >= 1
+    assert all(g == "changed" or g == repr(sorted([i % 7, i, -i])) for i, g in enumerate(got))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_set_iterating_in_another_order_is_the_same_answer(sandbox: Sandbox, backend: str) -> None:
+    # the reason an order may move: a set grown and shrunk back iterates anew, a dict reorders its
+    # keys; the same values of the same types are the same answer
+    got = _run(sandbox, REGROWN_SET, backend)
+    assert got[0] is not None and got[0] != "changed"
+    assert eval(got[0]) == {1, 8, 9, 16}
+    assert got[1:] == ["[4, 5, 9]", "[1, 2, 3]", "[]"]
