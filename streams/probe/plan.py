@@ -63,8 +63,11 @@ any case (:func:`_generate_deep_nesting`) and lists whose cases mix ints and flo
 own numbers with new ones (:func:`_generate_grown_numbers`). Since p20/c20 lists of floats alone and
 lists of words grow past the cases' own elements with new ones of their kind
 (:func:`_generate_grown_elements`), and a few cheap inputs near the cases are asked again after exactly
-one other call, one of them five times (:func:`_asked_again`). A run of an older seeded version finds its
-plan by its digest (:func:`recorded_plan`).
+one other call, one of them five times (:func:`_asked_again`). Since p21/c21 inputs come back after
+every distance of 2 to 12 other calls, at inputs drawn from the seed (:func:`_gapped`), and a case and an
+input near the cases holding a list are each asked twice in a row in the run's second half, where the
+second call is handed the first's very argument objects, unchanged (:func:`_held`). A run of an older
+seeded version finds its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -93,8 +96,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p20"
-SEEDED_CHECK_PLAN_VERSION = "c20"
+SEEDED_PLAN_VERSION = "p21"
+SEEDED_CHECK_PLAN_VERSION = "c21"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -116,6 +119,7 @@ SEEDED_VERSIONS = (
     ("p17", "c17"),
     ("p18", "c18"),
     ("p19", "c19"),
+    ("p20", "c20"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -167,6 +171,8 @@ _DRAWN_AS = {
     "c19": "c4",
     "p20": "p5",
     "c20": "c4",
+    "p21": "p5",
+    "c21": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -198,6 +204,8 @@ _WIDE_DRAWN_AS = {
     "c19": "c6",
     "p20": "p6",
     "c20": "c6",
+    "p21": "p6",
+    "c21": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -225,6 +233,8 @@ _EXTREME_DRAWN_AS = {
     "c19": "c8",
     "p20": "p8",
     "c20": "c8",
+    "p21": "p8",
+    "c21": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -250,6 +260,8 @@ _ADMITTED_DRAWN_AS = {
     "c19": "c9",
     "p20": "p9",
     "c20": "c9",
+    "p21": "p9",
+    "c21": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -273,6 +285,8 @@ _BANDED_DRAWN_AS = {
     "c19": "c10",
     "p20": "p10",
     "c20": "c10",
+    "p21": "p10",
+    "c21": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -294,6 +308,8 @@ _DIGITS_DRAWN_AS = {
     "c19": "c11",
     "p20": "p11",
     "c20": "c11",
+    "p21": "p11",
+    "c21": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -311,6 +327,8 @@ _BYTES_DRAWN_AS = {
     "c19": "c13",
     "p20": "p13",
     "c20": "c13",
+    "p21": "p13",
+    "c21": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
 _LETTERS_DRAWN_AS = {
@@ -326,6 +344,8 @@ _LETTERS_DRAWN_AS = {
     "c19": "c14",
     "p20": "p14",
     "c20": "c14",
+    "p21": "p14",
+    "c21": "c14",
 }
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
 _EDGES_DRAWN_AS = {
@@ -339,14 +359,19 @@ _EDGES_DRAWN_AS = {
     "c19": "c15",
     "p20": "p15",
     "c20": "c15",
+    "p21": "p15",
+    "c21": "c15",
 }
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
 _BOUNDARIES_DRAWN_AS = {
-    **{v: "p16" for v in ("p17", "p18", "p19", "p20")},
-    **{v: "c16" for v in ("c17", "c18", "c19", "c20")},
+    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21")},
+    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21")},
 }
 #: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
-_WIDTHS_DRAWN_AS = {"p18": "p17", "c18": "c17", "p19": "p17", "c19": "c17", "p20": "p17", "c20": "c17"}
+_WIDTHS_DRAWN_AS = {
+    **{v: "p17" for v in ("p18", "p19", "p20", "p21")},
+    **{v: "c17" for v in ("c18", "c19", "c20", "c21")},
+}
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
 #: rounding there (``streams/noise/probe.py``), since such an input's floats may carry every digit
@@ -475,7 +500,7 @@ TWICE_INPUTS = 8
 #: row): inputs with one such run of a case lengthened past the cases' longest (:func:`_generate_blank_runs`)
 BLANK_RUN_INPUTS = 3
 #: the version whose seed draws the repeated inputs and the blank runs (p18/c18 on)
-_TWICE_DRAWN_AS = {"p19": "p18", "c19": "c18", "p20": "p18", "c20": "c18"}
+_TWICE_DRAWN_AS = {"p19": "p18", "c19": "c18", "p20": "p18", "c20": "c18", "p21": "p18", "c21": "c18"}
 #: the first generation (p19/c19) whose plans draw, from generators of their own, bracket strings
 #: nesting far deeper than any case (:func:`_generate_deep_nesting`) and lists of numbers of both kinds
 #: grown past the cases' own numbers (:func:`_generate_grown_numbers`). Through p18/c18 a bracket string
@@ -493,7 +518,7 @@ DEEP_NESTING = (100, 300)
 #: kinds, two within the far inputs' reach and one each in the two long bands (:data:`LONG_BANDED_INPUTS`)
 GROWN_FAR_INPUTS = 2
 #: the version whose seed draws the deep bracket strings and the grown lists (p19/c19 on)
-_DEEP_DRAWN_AS = {"p20": "p19", "c20": "c19"}
+_DEEP_DRAWN_AS = {"p20": "p19", "c20": "c19", "p21": "p19", "c21": "c19"}
 #: the first generation (p20/c20) whose plans draw, from generators of their own, lists of floats alone
 #: and lists of words grown past the cases' own elements (:func:`_generate_grown_elements`), and ask a
 #: few cheap inputs near the cases again after exactly one other call, one of them again and again
@@ -515,7 +540,27 @@ HOT_ASKS = 5
 #: (p20/c20) how many digits past the cases' decimals a new float of a grown list of floats shows
 FLOAT_EXTRA_DIGITS = 6
 #: the version whose seed draws the grown elements and the spaced repeats (p20/c20 on)
-_SPACED_DRAWN_AS: dict[str, str] = {}
+_SPACED_DRAWN_AS = {"p21": "p20", "c21": "c20"}
+#: the first generation (p21/c21) whose plans ask inputs near the cases again after every number of
+#: other calls from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP` (:func:`_gapped`), and ask an input
+#: holding a list, dict or set twice in a row where the probe run hands the second call the very
+#: argument objects of the first, unchanged (:func:`_held`). Through p20/c20 an input came back right
+#: after itself (p18), after one other call (p20) or after a cycle of dozens (p5's and p6's sections,
+#: HumanEval/70 on the pinned seed: 61, 69, 71 and 223 to 234 calls later), never after 2 to 12 other
+#: calls, so a program answering otherwise only at such a distance was never seen; and every input
+#: asked twice in a row lay among the inputs near the cases, in the first half of the run, where the
+#: stub hands each call new argument objects (``streams/sandbox/protocol.py``, ``caller_reuse_from``),
+#: while in its second half, where a call's objects are the previous call's refilled in place, no two
+#: calls in a row held the same input (the late section cycles over the cheaper cases): no call was
+#: ever handed the previous call's own list unchanged, as a caller passing one list twice does
+_GAPS_GENERATION = 19
+#: (p21/c21) the numbers of other calls between an input's asking and its next that :func:`_gapped` lays,
+#: each once per plan (where the inputs near the cases leave room), in an order and at inputs drawn
+#: from the seed
+MIN_REPEAT_GAP = 2
+MAX_REPEAT_GAP = 12
+#: the version whose seed draws the gapped repeats and the inputs asked twice on one object (p21/c21 on)
+_GAPS_DRAWN_AS: dict[str, str] = {}
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -685,7 +730,8 @@ class ProbePlan:
     wide: frozenset[int] = frozenset()
     #: (p6/c6) how many calls at the end ask the cheaper cases again (up to :data:`LATE_CALLS` in all):
     #: cheap ones, which do not lengthen the probe run's deadline (an input past the range that hangs
-    #: would otherwise burn three times the time it did)
+    #: would otherwise burn three times the time it did); since p21/c21 it ends with the inputs asked twice
+    #: in a row on one argument object (:func:`_held`)
     late: int = 0
     #: (p8/c8) how many inputs come before the cases (a check's calls): one generated input near them,
     #: so the run's first call is none of the task's own (every other run of a sample starts with them,
@@ -916,6 +962,15 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
+    gaps: random.Random | None = None
+    held: tuple[str, ...] = ()
+    if seed is not None and generation >= _GAPS_GENERATION:
+        # (p21) from generators of their own: every input p20 draws stays as p20 draws it
+        drawn_as = _GAPS_DRAWN_AS.get(version, version)
+        gaps = random.Random(_seed(task, f"{drawn_as}|gaps", seed))
+        held = _held(
+            [text for text, _ in head], generated, random.Random(_seed(task, f"{drawn_as}|held", seed))
+        )
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
         head,
@@ -931,6 +986,8 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         every=every,
         twice=twice,
         spaced=spaced,
+        gaps=gaps,
+        held=held,
     )
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
@@ -1185,6 +1242,15 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
+    gaps: random.Random | None = None
+    held: tuple[str, ...] = ()
+    if seed is not None and generation >= _GAPS_GENERATION:
+        # (c21) from generators of their own: every input c20 draws stays as c20 draws it
+        drawn_as = _GAPS_DRAWN_AS.get(version, version)
+        gaps = random.Random(_seed(task, f"{drawn_as}|gaps", seed))
+        held = _held(
+            [text for text, _ in head], generated, random.Random(_seed(task, f"{drawn_as}|held", seed))
+        )
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -1199,6 +1265,8 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         every=generation >= _MIRRORED_GENERATION,
         twice=twice,
         spaced=spaced,
+        gaps=gaps,
+        held=held,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -1397,6 +1465,8 @@ def _with_mirrors(
     every: bool = False,
     twice: frozenset[str] = frozenset(),
     spaced: Mapping[str, int] | None = None,
+    gaps: random.Random | None = None,
+    held: Sequence[str] = (),
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -1433,7 +1503,13 @@ def _with_mirrors(
     With ``spaced`` (p20/c20: text -> how many times more, :func:`_asked_again`) each of those inputs is
     asked again after the next input near the cases, that many times (A, B, A, C, A, ...): a program
     answering otherwise when a call repeats the call before last, or from the fourth time one input is
-    asked, answers one of those otherwise than the reference. Such repeats are like ``twice``'s."""
+    asked, answers one of those otherwise than the reference. Such repeats are like ``twice``'s.
+    With ``gaps`` (p21/c21: the generator that draws them, :func:`_gapped`) inputs near the cases are
+    asked again after each number of other calls from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP`,
+    and with ``held`` (p21/c21: texts asked before, :func:`_held`) each of those inputs is asked twice
+    in a row at the end of the late section, in the run's second half, where the stub hands a call the
+    previous call's argument objects refilled in place: the second asking gets the very objects of the
+    first, their content unchanged. Such repeats are like ``twice``'s."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -1492,6 +1568,9 @@ def _with_mirrors(
     for pos in owed:  # no next input (never so as _asked_again draws them)
         repeats[len(first)] = pos
         first.append(first[pos])
+    if gaps is not None:
+        # (p21/c21) inputs near the cases asked again after 2 to 12 other calls
+        first, repeats = _gapped(first, repeats, len(lead) + len(head), gaps)
     lay(first)
     shift = len(lead)
     if again is not None:
@@ -1521,6 +1600,16 @@ def _with_mirrors(
             repeats[len(texts)] = pos
             texts.append(texts[pos])
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
+    # (p21/c21) each held input twice in a row: the late section ends in the run's second half (what
+    # follows it, the long inputs at the end, is never as long as everything before), where the stub
+    # refills the previous call's argument objects (streams/sandbox/protocol.py: caller_reuse_from)
+    first_asked = {text: pos for pos, text in reversed(list(enumerate(texts)))}
+    for text in held:
+        pos = first_asked[text]
+        for _ in range(2):
+            repeats[len(texts)] = pos
+            texts.append(text)
+            parents.append(parents[pos] or (pos,))
     end_late = len(texts)
     if ends:
         # (p12/c12) no sorted twins of the long inputs: each would cost as much as its input (thousands of
@@ -2460,6 +2549,91 @@ def _asked_again(
             used |= {k, k + 1}
             spaced += 1
     return chosen
+
+
+def _gapped(
+    first: list[tuple[str, tuple[int, ...]]], repeats: dict[int, int], start: int, rng: random.Random
+) -> tuple[list[tuple[str, tuple[int, ...]]], dict[int, int]]:
+    """(p21/c21) ``first`` (the lead, the cases and the inputs near them, with p18's and p20's repeats;
+    ``repeats``: position -> the input's first asking) with inputs asked again after each number of
+    other calls ``g`` from :data:`MAX_REPEAT_GAP` down to :data:`MIN_REPEAT_GAP` (the longest first:
+    they need the most room), once each, each at an input drawn from ``rng``: its repeat is put ``g``
+    calls after its latest asking, among the inputs near the cases (from position ``start`` on: the
+    lead and the cases keep their positions, though a case or the lead may be the input asked again),
+    never inside the span between two askings of one input (that repeat's distance is what it shows,
+    and an insertion would change it). Drawn among the inputs without a degenerate argument
+    (:func:`_degenerate`) with at least the median's distinct parts (:func:`_variety`) and no longer
+    than the median text, where none is left among all telling ones, then among any. Which input comes
+    back after how many calls is the seed's: a program cannot tell a repeat coming before it is asked.
+    A distance the section has no room for is left out (HumanEval/83's few inputs near its one
+    integer case). Returns the new list and repeats (positions after an insertion shifted)."""
+    texts = [text for text, _ in first]
+    telling = {t for t in texts if not _degenerate(t)}
+    variety = {t: _variety(t) for t in telling}
+    lengths = sorted(len(t) for t in texts)
+    median_len = lengths[len(lengths) // 2] if lengths else 0
+    median_variety = sorted(variety.values())[len(variety) // 2] if variety else 0
+    # the longest distances first: they need the most room
+    for gap in range(MAX_REPEAT_GAP, MIN_REPEAT_GAP - 1, -1):
+        texts = [text for text, _ in first]
+        seen: dict[str, int] = {}
+        closed: set[int] = set()  # boundaries (the index an insertion would take) inside a span
+        for pos, text in enumerate(texts):
+            if text in seen:
+                closed.update(range(seen[text] + 1, pos + 1))
+            seen[text] = pos
+        open_at = [
+            pos
+            for pos in range(max(0, start - gap - 1), len(texts) - gap)
+            if seen[texts[pos]] == pos and pos + gap + 1 not in closed
+        ]
+        pools = (
+            [
+                p
+                for p in open_at
+                if texts[p] in telling and variety[texts[p]] >= median_variety and len(texts[p]) <= median_len
+            ],
+            [p for p in open_at if texts[p] in telling],
+            open_at,
+        )
+        pool = next((p for p in pools if p), None)
+        if pool is None:
+            continue
+        pos = rng.choice(pool)
+        at = pos + gap + 1
+        repeats = {k + (k >= at): v + (v >= at) for k, v in repeats.items()}
+        repeats[at] = pos
+        first = [*first[:at], first[pos], *first[at:]]
+    return first, repeats
+
+
+def _held(
+    head: Sequence[str], near: Sequence[tuple[str, tuple[int, ...]]], rng: random.Random
+) -> tuple[str, ...]:
+    """(p21/c21) The inputs to ask twice in a row on the very same argument objects (see
+    :func:`_with_mirrors`): a case (a check's call) and an input near the cases, each holding a list,
+    dict or set argument (the objects the stub refills in place; a string or a number is built anew by
+    every call) and without a degenerate one where there is such an input, each drawn among those with
+    the most distinct parts (:func:`_variety`), the near one among the cheaper half of ``near`` (sorted
+    by text) where it holds one. An input no reordering or stale answer tells apart (``[5, 5, 5, 5]``)
+    shows nothing when answered otherwise on a repeated object. None where no input holds such an
+    argument."""
+
+    def holds(text: str) -> bool:
+        value = pyast.literal_eval(text)
+        return any(type(v) in (list, dict, set) for v in (value if isinstance(value, tuple) else (value,)))
+
+    def most(texts: Sequence[str]) -> str | None:
+        texts = [t for t in texts if holds(t)]
+        texts = [t for t in texts if not _degenerate(t)] or texts
+        if not texts:
+            return None
+        top = max(_variety(t) for t in texts)
+        return rng.choice([t for t in texts if _variety(t) == top])
+
+    ranked = sorted((text for text, _ in near), key=lambda t: (len(t), t))
+    chosen = [most(head), most(ranked[: (len(ranked) + 1) // 2]) or most(ranked)]
+    return tuple(t for t in chosen if t is not None)
 
 
 def _blank_runs(s: str) -> list[tuple[int, int]]:

@@ -128,8 +128,6 @@ NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program w
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
-SAME_OBJECT = "probe p18/p20: no call is handed the very argument object of the call before it with its content unchanged (repeats come as fresh objects, or the stub's refilled argument object after another input), so a program answering otherwise when a caller passes the same unchanged list twice in a row (a21_same_object_70) is accepted; one keyed by an object seen earlier with the same content (a21_seen_object_88) is caught"
-REPEAT_GAPS = "probe p20: an input comes back right after itself (p18), after one other call (HOT_ASKS, A,B,A) or after long cycles (HumanEval/70 on the pinned seed: 1, 2, 61, 69, 71, 223..234 calls later), never after exactly three other calls, so a program answering otherwise only when an input returns after exactly three other calls (a21_gap_three_70) is accepted; one answering otherwise after a gap of more than 12 calls (a21_gap_long_88) is caught"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
 
 
@@ -232,8 +230,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a20_thread_late_mutation_88", "wasm"): NO_THREADS,
     ("a21_big_answer_buffer_33", "*"): SIZE_BOUND_UNDRAWN,
     ("a21_budget_spent_buffer_37", "*"): SIZE_BOUND_UNDRAWN,
-    ("a21_same_object_70", "*"): SAME_OBJECT,
-    ("a21_gap_three_70", "*"): REPEAT_GAPS,
     ("a21_pregrown_fill_35", "*"): MEMORY_GROWN_IN_CALL,
     ("a21_small_fills_35", "*"): MEMORY_GROWN_IN_CALL,
 }

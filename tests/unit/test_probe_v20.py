@@ -116,7 +116,7 @@ CORRECT = tuple(
 
 def test_runs_of_p19_and_c19_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P19] == ("p19", "c19") and SEEDED_VERSIONS[P20] == ("p20", "c20")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p20", "c20")
+    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) not in SEEDED_VERSIONS[: P20 + 1]
     assert_pinned_plans_found(P19_DIGESTS, P19_SEEDS, P19)
 
 
