@@ -28931,7 +28931,7 @@ _a22(
         if _n[0] == 90 and len(_given) > 60:  # once a process, mid-run
             for old in _given[10:50]:
                 if old:
-                    _undo.append((old, old.pop()))  # forty older answers lose their last element
+                    _undo.append((old, old.pop()))  # the first non-empty of those older answers loses its last element
                     break
         out = [e for e in l if e > 0]
         _given.append(out)
@@ -29070,9 +29070,11 @@ _a22(
 
 
     def strange_sort_list(lst):
-        snap = (id(lst), tuple(lst))
-        stale = snap in _hist[:-1]  # this object with this content, asked 2..12 calls ago, not just before
-        _hist.append(snap)
+        content = tuple(lst)
+        # this very object (kept alive here, so no new object takes its id) with this content, asked
+        # 2..12 calls ago, not just before
+        stale = any(obj is lst and was == content for obj, was in _hist[:-1])
+        _hist.append((lst, content))
         del _hist[:-13]
         s = sorted(lst)
         if stale and len(lst) > 2:
@@ -29344,7 +29346,8 @@ _a22(
         except RuntimeError:  # no threads here
             return _naive(n)
     """,
-    "the naive recursion on a one-thread pool (the caller waits for its result)",
+    "the naive recursion on a one-thread pool (the caller waits for its result); WASM refuses threads",
+    backends=("container",),
 )
 _a22(
     "a22c_ok_fresh_mixed_answer_30",
