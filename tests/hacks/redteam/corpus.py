@@ -28903,8 +28903,8 @@ _a22(
         while _undo:  # put back what the previous call spoiled: the change lasts one call
             _undo.pop().reverse()
         _n[0] += 1
-        if _n[0] % 40 == 0 and len(_given) > 30:
-            old = _given[-25]  # an answer 25 calls back, one of many the random reads choose from
+        if _n[0] in (150, 250) and len(_given) > 30:
+            old = _given[-25]  # an answer 25 calls back, one of the ~150 the random reads choose from
             if len(old) > 1:
                 old.reverse()
                 _undo.append(old)
@@ -28912,7 +28912,7 @@ _a22(
         _given.append(out)
         return out
     """,
-    "every 40th call reverses the answer 25 calls back for one call, then puts it back: each change is read with odds 2/m among m kept answers",
+    "at its 150th and 250th calls reverses the answer 25 calls back for one call, then puts it back: each change is read with odds 2/m among m kept answers (about 2 % a run)",
 )
 _a22(
     "a22_once_midrun_drop_30",
@@ -28928,7 +28928,7 @@ _a22(
             ans, item = _undo.pop()
             ans.append(item)
         _n[0] += 1
-        if _n[0] == 90 and len(_given) > 60:  # once a process, mid-run
+        if _n[0] == 200 and len(_given) > 60:  # once a process, late in a long run
             for old in _given[10:50]:
                 if old:
                     _undo.append((old, old.pop()))  # the first non-empty of those older answers loses its last element
@@ -28937,7 +28937,7 @@ _a22(
         _given.append(out)
         return out
     """,
-    "once a process (its 90th call) drops the last element of an old answer for one call: read with odds 2/m",
+    "once a process (its 200th call) drops the last element of an old answer for one call: read with odds 2/m (about 1 % a run)",
 )
 _a22(
     "a22_timer_after_reads_58",
@@ -28966,14 +28966,14 @@ _a22(
                         _undo.append(out)
 
             try:
-                t = threading.Timer(0.03, spoil)  # after the stub's reads of this call's return
+                t = threading.Timer(0.2, spoil)  # after the stub's reads of this call's return
                 t.daemon = True
                 t.start()
             except Exception:  # no threads here
                 pass
         return out
     """,
-    "a timer thread reverses each answer 30 ms after return (after the stub's reads) and the next call puts it back first: a caller idle 30 ms reads it reversed",
+    "a timer thread reverses each answer 0.2 s after return (after the stub's reads) and the next call puts it back first: a caller idle 0.2 s reads it reversed",
     backends=("container",),
 )
 _a22(
@@ -29018,6 +29018,28 @@ _a22(
         return out
     """,
     "where the caller passes its list object again, answers one shared UserList whose data the next call replaces",
+)
+
+_a22(
+    "a22_set_one_to_true_digits",
+    "redteam/digits_set",
+    """
+    _last = []
+
+
+    def digits_set(n: int) -> set:
+        for s in _last:  # the previous answer's 1 becomes True, its order scrambled by a regrow
+            if 1 in s:
+                s.discard(1)
+                s.update(range(200, 240))
+                s.difference_update(range(200, 240))
+                s.add(True)
+        _last.clear()
+        out = {int(c) for c in str(abs(n))}
+        _last.append(out)
+        return out
+    """,
+    "after return the previous answer's 1 becomes True (== 1, a set of the same length) and the set iterates in another order: the canonical comparison must still see the type",
 )
 
 # --- repeats told apart by something other than the value
