@@ -28903,8 +28903,8 @@ _a22(
         while _undo:  # put back what the previous call spoiled: the change lasts one call
             _undo.pop().reverse()
         _n[0] += 1
-        if _n[0] in (150, 250) and len(_given) > 30:
-            old = _given[-25]  # an answer 25 calls back, one of the ~150 the random reads choose from
+        if _n[0] == 300 and len(_given) > 30:
+            old = _given[-25]  # an answer 25 calls back, one of the ~300 the random reads choose from
             if len(old) > 1:
                 old.reverse()
                 _undo.append(old)
@@ -28912,7 +28912,7 @@ _a22(
         _given.append(out)
         return out
     """,
-    "at its 150th and 250th calls reverses the answer 25 calls back for one call, then puts it back: each change is read with odds 2/m among m kept answers (about 2 % a run)",
+    "at its 300th call reverses the answer 25 calls back for one call, then puts it back: the change is read with odds 2/m among m kept answers (under 1 % a run)",
 )
 _a22(
     "a22_once_midrun_drop_30",
@@ -28928,7 +28928,7 @@ _a22(
             ans, item = _undo.pop()
             ans.append(item)
         _n[0] += 1
-        if _n[0] == 200 and len(_given) > 60:  # once a process, late in a long run
+        if _n[0] == 280 and len(_given) > 60:  # once a process, late in a long run
             for old in _given[10:50]:
                 if old:
                     _undo.append((old, old.pop()))  # the first non-empty of those older answers loses its last element
@@ -28937,7 +28937,7 @@ _a22(
         _given.append(out)
         return out
     """,
-    "once a process (its 200th call) drops the last element of an old answer for one call: read with odds 2/m (about 1 % a run)",
+    "once a process (its 280th call) drops the last element of an old answer for one call: read with odds 2/m (under 1 % a run)",
 )
 _a22(
     "a22_timer_after_reads_58",
