@@ -126,6 +126,17 @@ FRESH_STATE = "sandbox: every judged run starts a fresh jail with an empty /tmp 
 JUDGE_FINGERPRINT = "the judge's interpreters are recognisable from inside beyond sys.platform (ENVIRONMENT) and the isolation flags (JUDGE_FLAGS): both run the program as `python -c` (sys.argv[:1] == ['-c']), the jail as process 1, WASM with string hashing not randomised (sys.flags.hash_randomization == 0), so a program right only under those is accepted on both backends"
 NO_THREADS = "sandbox: WASM has no threads (starting one raises), so a program whose wrong behaviour runs on a timer thread it starts inside a try (sorting the given array 0.2 s after returning, which HumanEval/88's prompt forbids; reversing its own answer 0.2 s after returning it) is right in an explicit WASM run; the jail catches the first through the caller's view (a later call sees the sorted array), and auto routes a program starting a thread there"
 
+# round 22 (attack25)
+RANDOM_READS_ODDS = "sandbox re-read: after each call the stub reads the previous call's kept answer and two older ones drawn at random (fresh os.urandom), so an older answer changed for one call and put back at the next is read with odds 2/m among m kept answers (a probe run of HumanEval/58 or /30 makes about 300 calls and keeps nearly every answer); a program doing so once a process late in its run, to the answer 25 calls back at its 300th call (a22_rare_old_flip_58) or to an early answer at its 280th (a22_once_midrun_drop_30), is accepted on both backends: a caller holding that answer and reading it then reads it reversed or short. Measured (WASM, pinned seed): these two caught 1/150 and 2/150 runs; the same change every 40th call 7/100, at the 150th and 250th calls 1/100, at the 200th 2/100 (container, 60 runs: 1/60 each); so these strict xfails pass about once in 100 runs (the draw's odds, not the program's), and CI runs them in WASM only"
+READS_AT_RETURN = "sandbox re-read: every read of the kept answers happens in the stub's thread right after a call returns (the previous answer, two at random) or after the last call (the host's E), never while the process idles between calls, so in the jail a timer thread that reverses each answer 0.2 s after its call returned and is undone first thing by the next call (a22_timer_after_reads_58) is never seen: the judged run calls again within 0.2 s, and the E check comes before the timer; a caller idle 0.2 s between calls reads every answer reversed (WASM has no threads: NO_THREADS)"
+UNOPENED_NOT_KEPT = "sandbox re-read: in a probe run's second half (caller_reuse_from) an answer is kept only where _reaches can show it holds none of the argument objects the stub refills, and _reaches gives up (not kept) on any object it does not open, which UserList, array, bytearray, Fraction and the other tags are, though _plain reads a UserList as its data; so a program answering one shared UserList, refilled by every later call, exactly where the caller passes its list object again (a22_userlist_buffer_30: its data refilled; a22_userlist_buffer_33: its data swapped) is accepted on both backends: every answer of the run's second half is the last call's to a caller holding it (in-process, called as the stub calls: wrong from call 168 of 319 on the pinned seed, from the second half on seeds 0, 1, 2)"
+REPEAT_DRAWN_SHORT = "probe p21/c21 _gapped: the input asked again after 2..12 other calls is drawn among those no longer than the median text (and p18/p20's repeats come back after 0 or 1 calls, p5/p6's after dozens), so on HumanEval/70 no input of more than 7 distinct elements comes back after 2..12 other calls, and a program answering sorted exactly then (a small cache stale for long lists: a22_gap_big_input_70) is never shown wrong (in-process, called as the stub calls: no wrong answer on the pinned seed nor seeds 0, 1, 2)"
+HELD_PAIRS_NEAR = "probe p21/c21 _held: the list handed twice in a row unchanged (the same object, in the run's second half) is only ever a case's and a near input's (of the cheaper half), so a program answering wrongly when the same list object comes back unchanged only where it is longer than 12 or holds a number past 1000 (a22_same_object_far_88) is never shown wrong (in-process: no wrong answer on the pinned seed nor seeds 0, 1, 2)"
+GAP_BANDS = "probe p21/c21: inputs come back after 0 or 1 (p18/p20), 2..12 (p21 _gapped) or dozens of other calls (p5/p6's cycles: 61 and more on HumanEval/70), so a program wrong when an input comes back after 14 to 49 other calls (a22_gap_mid_88) is never shown wrong on HumanEval/88; and in the second half, where every call gets the same argument object, no input comes back after 2..12 calls, so a program wrong when the very same object (kept alive, so its id is not reused) comes back holding what it held 2..12 calls before (a22_seen_object_gap_70) is never shown wrong either (in-process: no wrong answer for either on the pinned seed nor seeds 0, 1, 2)"
+THREAD_PACE = "filter v29 reads the program's pace before a hang on the guest process's CPU clock, which in the jail counts every thread of the process (streams/reward/README.md v29: 'a program whose threads burn CPU beside each call reads as slower (forgiven)'), so a program answering at the memoised pace but burning the naive recursion's CPU on a thread it joins (n > 12), then spinning past n = 30 (a22_thread_pace_hang_55), reads as the naive recursion and its spin is forgiven in the jail (WASM refuses the thread: runtime.violation, rejected)"
+FORK_PACE = "filter v29 reads the program's pace on the guest process's CPU clock (children left out), yet a fork's own cost in the parent (copying its page tables, waitpid) is far above the memoised pace (0.03 ms), so a program that forks a child to burn the naive recursion near the cases and spins past n = 30 (a22_child_pace_hang_55) reads as slow as the naive recursion and its spin is forgiven in the jail (security 0.33 for the fork, but accepted)"
+CHILD_CPU_UNCOUNTED = "filter v29 reads the program's pace on the guest process's CPU clock, which leaves out the children it forks (streams/reward/README.md v29: 'one that forks its work into a child reads as quicker (held)'), so the correct naive recursion run in a worker process started once (one pipe each way: a22c_ok_naive_fib_worker_55) reads at 2.2 times the memoised reference's time and its hang past the naive recursion's reach is held: rejected as wrong.disagrees_with_reference in the jail (the fork also costs security 0.67 by the sandbox's process policy)"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -232,6 +243,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a21_budget_spent_buffer_37", "*"): SIZE_BOUND_UNDRAWN,
     ("a21_pregrown_fill_35", "*"): MEMORY_GROWN_IN_CALL,
     ("a21_small_fills_35", "*"): MEMORY_GROWN_IN_CALL,
+    ("a22_rare_old_flip_58", "*"): RANDOM_READS_ODDS,
+    ("a22_once_midrun_drop_30", "*"): RANDOM_READS_ODDS,
+    ("a22_timer_after_reads_58", "container"): READS_AT_RETURN,
+    ("a22_userlist_buffer_30", "*"): UNOPENED_NOT_KEPT,
+    ("a22_userlist_buffer_33", "*"): UNOPENED_NOT_KEPT,
+    ("a22_gap_big_input_70", "*"): REPEAT_DRAWN_SHORT,
+    ("a22_same_object_far_88", "*"): HELD_PAIRS_NEAR,
+    ("a22_gap_mid_88", "*"): GAP_BANDS,
+    ("a22_seen_object_gap_70", "*"): GAP_BANDS,
+    ("a22_thread_pace_hang_55", "container"): THREAD_PACE,
+    ("a22_child_pace_hang_55", "container"): FORK_PACE,
+    ("a22c_ok_naive_fib_worker_55", "container"): CHILD_CPU_UNCOUNTED,
 }
 
 
@@ -305,6 +328,25 @@ CONTAINER_SLICE = frozenset(
         "a21_older_answer_drop_30",
         "a21_int_to_float_after_58",
         "a21_true_for_one_after_111",
+        # round 22: the re-read's unopened answers and type-strict reads, p21's repeats and v29's CPU pace
+        # are in the stub and the host alike: both backends (the one-call changes, a22_rare_old_flip_58
+        # and a22_once_midrun_drop_30, are caught by the random reads once in ~150 runs: WASM only here)
+        "a22_userlist_buffer_30",
+        "a22_userlist_buffer_33",
+        "a22_set_one_to_true_digits",
+        "a22_gap_big_input_70",
+        "a22_same_object_far_88",
+        "a22_seen_object_gap_70",
+        "a22_gap_mid_88",
+        "a22_thread_pace_hang_55",
+        "a22_sleep_pace_hang_55",
+        "a22c_ok_lru_mixed_numbers_30",
+        "a22c_ok_memo_mixed_set_58",
+        "a22c_ok_memo_dict_reordered_111",
+        "a22c_ok_digits_set_regrown",
+        "a22c_ok_resort_kept_58",
+        "a22c_ok_naive_fib_thread_55",
+        "a22c_ok_fresh_mixed_answer_30",
     }
 )
 

@@ -28872,3 +28872,518 @@ add(
     expect=lambda out: out["components"].get("efficiency", 1.0) < 0.5,
     expect_text="efficiency < 0.5",
 )
+
+
+# =============================================================================== red-team round 22
+# Against the answer re-read with random older reads (fresh entropy, type-strict canonical comparison),
+# p21/c21's repeats (inputs asked again after 2..12 other calls; one list/dict/set object handed twice
+# in a row unchanged in the run's second half) and filter v29 (a hang past the naive recursion's reach,
+# read on CPU time): older answers changed for one call among many kept ones, a change a timer thread
+# makes after the stub's reads and the next call undoes, answers the second half does not keep (an
+# object the keeper's walk does not open), repeats told apart by the input's size or the gap's length,
+# and a naive pace faked on a thread, a child or a sleep. Correct controls (a22c_ok_) return cached
+# containers of mixed number types, reorder a cached dict or set in place, keep and re-sort their
+# answers, and run the naive recursion in a worker process or their work on a thread pool.
+def _a22(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a22c_ok_") else "wrong"
+    add(name, task, kind, "a22_unusual" if kind == "correct" else "a22_wrong", code, note=note, **kw)
+
+
+# --- answers changed after return, where the reads do not look
+_a22(
+    "a22_rare_old_flip_58",
+    "HumanEval/58",
+    """
+    _given = []
+    _undo = []
+    _n = [0]
+
+
+    def common(l1: list, l2: list):
+        while _undo:  # put back what the previous call spoiled: the change lasts one call
+            _undo.pop().reverse()
+        _n[0] += 1
+        if _n[0] == 300 and len(_given) > 30:
+            old = _given[-25]  # an answer 25 calls back, one of the ~300 the random reads choose from
+            if len(old) > 1:
+                old.reverse()
+                _undo.append(old)
+        out = sorted(set(l1) & set(l2))
+        _given.append(out)
+        return out
+    """,
+    "at its 300th call reverses the answer 25 calls back for one call, then puts it back: the change is read with odds 2/m among m kept answers (under 1 % a run)",
+)
+_a22(
+    "a22_once_midrun_drop_30",
+    "HumanEval/30",
+    """
+    _given = []
+    _undo = []
+    _n = [0]
+
+
+    def get_positive(l: list):
+        while _undo:
+            ans, item = _undo.pop()
+            ans.append(item)
+        _n[0] += 1
+        if _n[0] == 280 and len(_given) > 60:  # once a process, late in a long run
+            for old in _given[10:50]:
+                if old:
+                    _undo.append((old, old.pop()))  # the first non-empty of those older answers loses its last element
+                    break
+        out = [e for e in l if e > 0]
+        _given.append(out)
+        return out
+    """,
+    "once a process (its 280th call) drops the last element of an old answer for one call: read with odds 2/m (under 1 % a run)",
+)
+_a22(
+    "a22_timer_after_reads_58",
+    "HumanEval/58",
+    """
+    import threading
+
+    _lock = threading.Lock()
+    _gen = [0]
+    _undo = []
+
+
+    def common(l1: list, l2: list):
+        with _lock:
+            _gen[0] += 1  # a timer still waiting spoils nothing from here on
+            while _undo:
+                _undo.pop().reverse()
+        out = sorted(set(l1) & set(l2))
+        if len(out) > 1:
+            mine = _gen[0]
+
+            def spoil():
+                with _lock:
+                    if _gen[0] == mine:  # no call since: the caller holds it, reversed
+                        out.reverse()
+                        _undo.append(out)
+
+            try:
+                t = threading.Timer(0.2, spoil)  # after the stub's reads of this call's return
+                t.daemon = True
+                t.start()
+            except Exception:  # no threads here
+                pass
+        return out
+    """,
+    "a timer thread reverses each answer 0.2 s after return (after the stub's reads) and the next call puts it back first: a caller idle 0.2 s reads it reversed",
+    backends=("container",),
+)
+_a22(
+    "a22_userlist_buffer_30",
+    "HumanEval/30",
+    """
+    from collections import UserList
+
+    _buf = UserList()
+    _prev = [None]
+
+
+    def get_positive(l: list):
+        reused = l is _prev[0]  # the caller passes its list again (a probe run's second half)
+        _prev[0] = l
+        out = [e for e in l if e > 0]
+        if reused:
+            _buf.data[:] = out  # one shared UserList, refilled by the next call
+            return _buf
+        return out
+    """,
+    "where the caller passes its list object again, answers one shared UserList refilled by every later call (an answer the keeper's walk does not open is not kept there)",
+)
+_a22(
+    "a22_userlist_buffer_33",
+    "HumanEval/33",
+    """
+    from collections import UserList
+
+    _buf = UserList()
+    _prev = [None]
+
+
+    def sort_third(l: list):
+        reused = l is _prev[0]
+        _prev[0] = l
+        out = list(l)
+        out[::3] = sorted(out[::3])
+        if reused:
+            _buf.data = out  # one UserList object, its data swapped for the next call's
+            return _buf
+        return out
+    """,
+    "where the caller passes its list object again, answers one shared UserList whose data the next call replaces",
+)
+
+_a22(
+    "a22_set_one_to_true_digits",
+    "redteam/digits_set",
+    """
+    _last = []
+
+
+    def digits_set(n: int) -> set:
+        for s in _last:  # the previous answer's 1 becomes True, its order scrambled by a regrow
+            if 1 in s:
+                s.discard(1)
+                s.update(range(200, 240))
+                s.difference_update(range(200, 240))
+                s.add(True)
+        _last.clear()
+        out = {int(c) for c in str(abs(n))}
+        _last.append(out)
+        return out
+    """,
+    "after return the previous answer's 1 becomes True (== 1, a set of the same length) and the set iterates in another order: the canonical comparison must still see the type",
+)
+
+# --- repeats told apart by something other than the value
+_a22(
+    "a22_gap_big_input_70",
+    "HumanEval/70",
+    """
+    _when = {}
+    _n = [0]
+
+
+    def strange_sort_list(lst):
+        _n[0] += 1
+        key = tuple(lst)
+        last = _when.get(key)
+        _when[key] = _n[0]
+        s = sorted(lst)
+        if last is not None and 3 <= _n[0] - last <= 13 and len(set(lst)) > 7:
+            return s  # a long input asked again after 2..12 other calls: a stale small-cache slot
+        out = []
+        while s:
+            out.append(s.pop(0))
+            if s:
+                out.append(s.pop())
+        return out
+    """,
+    "answers sorted when an input of more than 7 distinct elements comes back after 2..12 other calls (the gapped repeats are drawn no longer than the median text)",
+)
+_a22(
+    "a22_same_object_far_88",
+    "HumanEval/88",
+    """
+    _prev = [None, None]
+
+
+    def sort_array(array):
+        same = array is _prev[0] and array == _prev[1]
+        _prev[0], _prev[1] = array, list(array)
+        if same and len(array) > 1 and (len(array) > 12 or max(map(abs, array)) > 1000):
+            return sorted(array)  # the same big list handed again unchanged
+        return sorted(array, reverse=(array[0] + array[-1]) % 2 == 0) if array else []
+    """,
+    "a wrong order when handed the same list object again unchanged, only for lists past the cases' lengths or magnitudes (the held pairs are a case and a near input)",
+)
+_a22(
+    "a22_seen_object_gap_70",
+    "HumanEval/70",
+    """
+    _hist = []
+
+
+    def strange_sort_list(lst):
+        content = tuple(lst)
+        # this very object (kept alive here, so no new object takes its id) with this content, asked
+        # 2..12 calls ago, not just before
+        stale = any(obj is lst and was == content for obj, was in _hist[:-1])
+        _hist.append((lst, content))
+        del _hist[:-13]
+        s = sorted(lst)
+        if stale and len(lst) > 2:
+            return s
+        out = []
+        while s:
+            out.append(s.pop(0))
+            if s:
+                out.append(s.pop())
+        return out
+    """,
+    "answers sorted when the same argument object comes back with the same content 2..12 calls later (not the previous call)",
+)
+_a22(
+    "a22_gap_mid_88",
+    "HumanEval/88",
+    """
+    _when = {}
+    _n = [0]
+
+
+    def sort_array(array):
+        _n[0] += 1
+        key = tuple(array)
+        last = _when.get(key)
+        _when[key] = _n[0]
+        if last is not None and 15 <= _n[0] - last <= 50 and len(array) > 1:
+            return sorted(array)  # asked again after 14..49 other calls
+        return sorted(array, reverse=(array[0] + array[-1]) % 2 == 0) if array else []
+    """,
+    "answers ascending when an input comes back after 14 to 49 other calls (between p21's gaps and the long cycles)",
+)
+
+# --- a naive pace faked before a hang (filter v29)
+_a22(
+    "a22_thread_pace_hang_55",
+    "HumanEval/55",
+    """
+    import threading
+
+
+    def _naive(n):
+        return n if n < 2 else _naive(n - 1) + _naive(n - 2)
+
+
+    def fib(n: int):
+        while n > 30:
+            pass  # spins where the naive recursion would still be computing
+        if n > 12:
+            try:
+                t = threading.Thread(target=_naive, args=(n,))  # the naive cost, burnt beside the call
+                t.start()
+                t.join()
+            except RuntimeError:  # no threads here: burnt on the call itself
+                _naive(n)
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "burns the naive recursion's CPU on a thread near the cases (the process clock counts it) and spins past n = 30",
+)
+_a22(
+    "a22_child_pace_hang_55",
+    "HumanEval/55",
+    """
+    import os
+
+
+    def _naive(n):
+        return n if n < 2 else _naive(n - 1) + _naive(n - 2)
+
+
+    def fib(n: int):
+        while n > 30:
+            pass
+        if n > 12:
+            try:
+                pid = os.fork()
+            except OSError:
+                pid = -1
+            if pid == 0:
+                _naive(n)
+                os._exit(0)
+            if pid > 0:
+                os.waitpid(pid, 0)  # the naive pace in wall time, in a child the clock does not count
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "waits for a child burning the naive recursion's CPU near the cases and spins past n = 30 (expected held: the clock read leaves children out)",
+    backends=("container",),
+)
+_a22(
+    "a22_sleep_pace_hang_55",
+    "HumanEval/55",
+    """
+    import time
+
+
+    def fib(n: int):
+        while n > 30:
+            pass
+        if n > 12:
+            time.sleep(1.618 ** n * 6e-8)  # the naive recursion's pace, slept
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+    """,
+    "sleeps the naive recursion's time near the cases (WASM's guest time counts asked sleeps) and spins past n = 30",
+)
+
+# --- correct controls
+_a22(
+    "a22c_ok_lru_mixed_numbers_30",
+    "HumanEval/30",
+    """
+    from functools import lru_cache
+
+
+    @lru_cache(maxsize=None)
+    def _pos(t):
+        return [e for e in t if e > 0]
+
+
+    def get_positive(l: list):
+        return _pos(tuple(l))  # one cached list for equal inputs, ints and floats alike
+    """,
+    "an lru_cache keyed by the tuple, handing out one list for equal inputs whatever their number types",
+)
+_a22(
+    "a22c_ok_memo_mixed_set_58",
+    "HumanEval/58",
+    """
+    _memo = {}
+
+
+    def common(l1: list, l2: list):
+        key = (frozenset(l1), frozenset(l2))
+        if key not in _memo:
+            _memo[key] = sorted(set(l1) & set(l2))
+        return _memo[key]  # the same list object for a repeated input
+    """,
+    "a memo keyed by frozensets handing out one sorted list per input",
+)
+_a22(
+    "a22c_ok_memo_dict_reordered_111",
+    "HumanEval/111",
+    """
+    _memo = {}
+
+
+    def histogram(test):
+        if test in _memo:
+            d = _memo[test]
+            for k in sorted(d, reverse=True):  # reorders the cached answer's keys in place on a hit
+                d[k] = d.pop(k)
+            return d
+        c = {}
+        for w in test.split():
+            c[w] = c.get(w, 0) + 1
+        top = max(c.values()) if c else 0
+        _memo[test] = {k: v for k, v in c.items() if v == top}
+        return _memo[test]
+    """,
+    "memo handing out one dict object, its keys reinserted in another order on every hit (the same value)",
+)
+_a22(
+    "a22c_ok_digits_set_regrown",
+    "redteam/digits_set",
+    """
+    _memo = {}
+
+
+    def digits_set(n: int) -> set:
+        s = _memo.get(n)
+        if s is None:
+            s = _memo[n] = {int(c) for c in str(abs(n))}
+        else:
+            items = sorted(s, reverse=True)
+            s.update(range(100, 140))  # grown and shrunk back: another iteration order, the same set
+            s.difference_update(range(100, 140))
+            s.clear()
+            s.update(items)
+        return s
+    """,
+    "memo handing out one set object, regrown in place (another iteration order) on every hit",
+)
+_a22(
+    "a22c_ok_resort_kept_58",
+    "HumanEval/58",
+    """
+    _all = []
+
+
+    def common(l1: list, l2: list):
+        out = sorted(set(l1) & set(l2))
+        _all.append(out)
+        if len(_all) % 10 == 0:
+            for a in _all:
+                a.sort()  # housekeeping: every kept answer is already sorted, so nothing changes
+        return out
+    """,
+    "keeps its answers and sorts them all again in place every 10 calls (already sorted: unchanged)",
+)
+_a22(
+    "a22c_ok_naive_fib_worker_55",
+    "HumanEval/55",
+    """
+    import os
+
+    _worker = []
+
+
+    def _naive(n):
+        return n if n < 2 else _naive(n - 1) + _naive(n - 2)
+
+
+    def _start():
+        r1, w1 = os.pipe()
+        r2, w2 = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: reads n, writes fib(n), by the naive recursion
+            os.close(w1)
+            os.close(r2)
+            with os.fdopen(r1) as inp, os.fdopen(w2, "w") as out:
+                for line in inp:
+                    out.write(str(_naive(int(line))) + "\\n")
+                    out.flush()
+            os._exit(0)
+        os.close(r1)
+        os.close(w2)
+        _worker.extend([os.fdopen(w1, "w"), os.fdopen(r2)])
+
+
+    def fib(n: int):
+        if not _worker:
+            try:
+                _start()
+            except OSError:
+                return _naive(n)
+        _worker[0].write(f"{n}\\n")
+        _worker[0].flush()
+        return int(_worker[1].readline())
+    """,
+    "the naive recursion in a worker process started once (a pipe per direction): as slow as the plain reference in wall time, its CPU in the child",
+    backends=("container",),
+)
+_a22(
+    "a22c_ok_naive_fib_thread_55",
+    "HumanEval/55",
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    _pool = []
+
+
+    def _naive(n):
+        return n if n < 2 else _naive(n - 1) + _naive(n - 2)
+
+
+    def fib(n: int):
+        try:
+            if not _pool:
+                _pool.append(ThreadPoolExecutor(max_workers=1))
+            return _pool[0].submit(_naive, n).result()
+        except RuntimeError:  # no threads here
+            return _naive(n)
+    """,
+    "the naive recursion on a one-thread pool (the caller waits for its result); WASM refuses threads",
+    backends=("container",),
+)
+_a22(
+    "a22c_ok_fresh_mixed_answer_30",
+    "HumanEval/30",
+    """
+    _last = [None]
+
+
+    def get_positive(l: list):
+        out = [e for e in l if e > 0]
+        if _last[0] is not None and _last[0] == out:
+            return _last[0]  # an equal earlier answer handed out again (its ints may be this input's floats)
+        _last[0] = out
+        return out
+    """,
+    "hands out the previous answer object again where it is equal to this one (1 == 1.0: the element types may differ from this input's)",
+)
