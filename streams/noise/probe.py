@@ -452,13 +452,13 @@ def memo_hang_timing(
         r.cpu_s is not None for run in (records, *by_run, *by_memo) for r in run.values() if r.status == "ok"
     )
     ratios = [
-        _cost(mine, cpu=on_cpu) / theirs
+        took_mine / theirs
         for pos in range(end)
         if pos not in plan.far
         and (mine := records.get(pos)) is not None
         and mine.status in ("ok", "error")
         and mine.duration_s > 0
-        and _cost(mine, cpu=on_cpu) > 0
+        and (took_mine := _cost(mine, cpu=on_cpu)) > 0
         and (theirs := _reference_cost(by_memo, pos, cpu=on_cpu))
     ]
     pace = max(1.0, _median(ratios)) if ratios else 1.0

@@ -520,8 +520,10 @@ class _Execution:
         if self.group is not None:
             self.group.kill_all()
 
-    def start_watch(self, pid: int, arch: seccomp.Arch, deadline: float) -> None:
-        """The signal watch of the execution's process ``pid``, over the host's end of the socket."""
+    def start_watch(self, session: Session, pid: int, arch: seccomp.Arch, deadline: float) -> None:
+        """The signal watch of the execution's process ``pid``, over the host's end of the socket, and
+        the session's case clock: that process's CPU clock (:func:`process_cpu_clock`)."""
+        session.case_clock = process_cpu_clock(pid)
         assert self.watch_host is not None
         self.watch = SignalWatch(self.watch_host, pid, arch, deadline)
         self.watch_host = None  # the watch closes it
@@ -769,8 +771,7 @@ class ContainerBackend:
                 except OSError as exc:
                     ex.kill()
                     raise SandboxError(f"the jail could not join its cgroup: {exc}") from exc
-                ex.start_watch(jailed, self.arch, deadline)
-                session.case_clock = process_cpu_clock(jailed)
+                ex.start_watch(session, jailed, self.arch, deadline)
                 os.write(block_w, b"go")
             ex.close(block_w)
             channel = ex.open_channel(
@@ -829,8 +830,7 @@ class ContainerBackend:
                     except OSError as exc:
                         ex.kill()
                         raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
-                    ex.start_watch(jailed, self.arch, deadline)
-                    session.case_clock = process_cpu_clock(jailed)
+                    ex.start_watch(session, jailed, self.arch, deadline)
                 channel = ex.open_channel(
                     session, (msg_r, rec_r, ans_w, out_r, err_r), limits.output_bytes, deadline
                 )

@@ -711,6 +711,12 @@ def _case_result(
 ) -> CaseResult:
     rec = facts.cases[i] if i < len(facts.cases) else None
     if rec is not None and rec.answered_at is not None:
+        duration_s = max(0.0, rec.answered_at - rec.handed_at)
+        cpu_s = (
+            None
+            if rec.handed_cpu is None or rec.answered_cpu is None
+            else max(0.0, rec.answered_cpu - rec.handed_cpu)
+        )
         if rec.changed:
             # what the caller holds is not what was read when the call returned: the call's failure
             return CaseResult(
@@ -718,10 +724,8 @@ def _case_result(
                 hidden=hidden,
                 status="error",
                 error=CHANGED_AFTER_RETURN,
-                duration_s=max(0.0, rec.answered_at - rec.handed_at),
-                cpu_s=None
-                if rec.handed_cpu is None or rec.answered_cpu is None
-                else max(0.0, rec.answered_cpu - rec.handed_cpu),
+                duration_s=duration_s,
+                cpu_s=cpu_s,
             )
         return CaseResult(
             index=i,
@@ -729,11 +733,9 @@ def _case_result(
             status="ok" if rec.ok else "error",
             result_repr=rec.text if rec.ok else None,
             error=None if rec.ok else rec.text,
-            duration_s=max(0.0, rec.answered_at - rec.handed_at),
+            duration_s=duration_s,
             digest=rec.digest,
-            cpu_s=None
-            if rec.handed_cpu is None or rec.answered_cpu is None
-            else max(0.0, rec.answered_cpu - rec.handed_cpu),
+            cpu_s=cpu_s,
         )
     if facts.deviation is not None:
         return CaseResult(

@@ -407,7 +407,7 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
         program.expect_text
         or {
             "wrong": "fails or is rejected",
-            "correct": "full correctness, no security penalty, accepted",
+            "correct": f"full correctness, accepted, {'a security penalty for ' + program.penalised if program.penalised else 'no security penalty'}",
             "attack": "contained and labelled",
         }[program.kind]
     )

@@ -40,6 +40,8 @@ class Program:
     expect: Callable[[dict[str, Any]], bool] | None = field(default=None, compare=False)
     expect_text: str = ""
     note: str = ""
+    #: a correct program's security penalty by the sandbox's own policy (why; empty: it must have none)
+    penalised: str = ""
 
 
 def _d(src: str) -> str:
@@ -29346,6 +29348,7 @@ _a22(
     """,
     "the naive recursion in a worker process started once (a pipe per direction): as slow as the plain reference in wall time, its CPU in the child",
     backends=("container",),
+    penalised="the fork: the sandbox's process policy charges any process a program starts",
 )
 _a22(
     "a22c_ok_naive_fib_thread_55",

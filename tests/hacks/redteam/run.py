@@ -74,7 +74,9 @@ def judge(p: Program, out: dict[str, Any] | None, rc: int, stderr: str) -> tuple
     if p.kind == "attack" and p.expect is not None:
         return bool(p.expect(out)), got
     if p.kind == "correct":
-        ok = out["verdict"] == "accept" and correctness == 1.0 and security == 0.0
+        # (a program the sandbox's policy charges for what it starts must still be accepted in full)
+        fair = security > 0.0 if p.penalised else security == 0.0
+        ok = out["verdict"] == "accept" and correctness == 1.0 and fair
     else:
         ok = out["verdict"] == "reject" or (out["verdict"] == "accept" and correctness < 1.0)
     if p.expect is not None:
