@@ -116,7 +116,9 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 #: 5: the stub it holds keeps the answers a case run returned and reads them again after the last call
 #: (a module of its own, so one made for the stub before it is not remade under another's feet).
 #: 6: and reads kept answers again at random after later calls, an order moved only in dicts and sets.
-WARM_VERSION = 6
+#: 7: and keeps a probe run's answers that hold (or may hold) an argument the caller refills, those
+#: arguments read as marks (an answer of a type the keeper's walk does not open was not kept).
+WARM_VERSION = 7
 #: the interpreter's functions that raise its out-of-memory error: a request the guest's memory could
 #: not serve, refused by the allocator or, before any allocation, by the interpreter's own size checks
 OUT_OF_MEMORY = ("_PyErr_NoMemory", "PyErr_NoMemory")

@@ -241,3 +241,88 @@ def test_a_set_iterating_in_another_order_is_the_same_answer(sandbox: Sandbox, b
     assert got[0] is not None and got[0] != "changed"
     assert eval(got[0]) == {1, 8, 9, 16}
     assert got[1:] == ["[4, 5, 9]", "[1, 2, 3]", "[]"]
+
+
+# -- answers of the other types the stub reads (red-team a22_userlist_buffer_30/_33) -------------------
+#: one shared object of each kind, refilled by every call and handed out as every answer
+SHARED = {
+    "UserList": "from collections import UserList\n_buf = UserList()\n\n\ndef f(xs):\n"
+    "    _buf.data[:] = sorted(xs)\n    return _buf\n",
+    "UserList, its data swapped": "from collections import UserList\n_buf = UserList()\n\n\ndef f(xs):\n"
+    "    _buf.data = sorted(xs)\n    return _buf\n",
+    "bytearray": "_buf = bytearray()\n\n\ndef f(xs):\n    _buf[:] = bytes(sorted(xs))\n    return _buf\n",
+    "array": "from array import array\n_buf = array('q')\n\n\ndef f(xs):\n"
+    "    _buf[:] = array('q', sorted(xs))\n    return _buf\n",
+    "Fraction": "from fractions import Fraction\n_buf = Fraction(0)\n\n\ndef f(xs):\n"
+    "    _buf._numerator = sum(xs)\n    return _buf\n",
+    # the answer holds the caller's argument (its part is the caller's) and a shared list (the program's)
+    "dict holding the argument": "_buf = []\n\n\ndef f(xs):\n    _buf[:] = sorted(xs)\n"
+    "    return {'in': xs, 'out': _buf}\n",
+}
+#: the same kinds, a fresh object per call, or one per question handed out again unchanged
+LEFT_ALONE = {
+    "UserList": "from collections import UserList\n\n\ndef f(xs):\n    return UserList(sorted(xs))\n",
+    "bytearray": "_made = {}\n\n\ndef f(xs):\n"
+    "    return _made.setdefault(tuple(xs), bytearray(sorted(xs)))\n",
+    "array": "from array import array\n\n\ndef f(xs):\n    return array('q', sorted(xs))\n",
+    "Fraction": "from fractions import Fraction\n\n\ndef f(xs):\n    return Fraction(sum(xs))\n",
+    # the caller's argument inside the answer: the caller refills it, the program never changes it
+    "dict holding the argument": "def f(xs):\n    return {'in': xs, 'out': sorted(xs)}\n",
+    "UserList over the argument": "from collections import UserList\n\n\ndef f(xs):\n    xs.sort()\n"
+    "    u = UserList()\n    u.data = xs\n    return u\n",
+}
+
+
+@pytest.mark.parametrize("caller", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", sorted(SHARED))
+def test_a_shared_answer_of_another_type_refilled_later_is_a_change(
+    sandbox: Sandbox, backend: str, caller: bool, kind: str
+) -> None:
+    # a probe run's second half (caller=True, calls 1-3: their argument objects are refilled by the
+    # caller) keeps these answers too: the program's shared object is read again like a list
+    got = _run(sandbox, SHARED[kind], backend, caller=caller)
+    assert got[:3] == ["changed", "changed", "changed"], got
+    assert got[3] != "changed"
+
+
+@pytest.mark.parametrize("caller", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", sorted(LEFT_ALONE))
+def test_an_answer_of_another_type_left_alone_passes(
+    sandbox: Sandbox, backend: str, caller: bool, kind: str
+) -> None:
+    sort = ["[1, 2, 3]", "[4, 5, 9]", "[1, 2, 3]", "[]"]
+    want = {
+        "UserList": sort,
+        "UserList over the argument": sort,
+        "bytearray": ["b'\\x01\\x02\\x03'", "b'\\x04\\x05\\t'", "b'\\x01\\x02\\x03'", "b''"],
+        "array": [f"array('q', {x})" for x in sort],
+        "Fraction": ["Fraction(6, 1)", "Fraction(18, 1)", "Fraction(6, 1)", "Fraction(0, 1)"],
+        "dict holding the argument": [
+            "{'in': [3, 1, 2], 'out': [1, 2, 3]}",
+            "{'in': [5, 9, 4], 'out': [4, 5, 9]}",
+            "{'in': [3, 1, 2], 'out': [1, 2, 3]}",
+            "{'in': [], 'out': []}",
+        ],
+    }
+    assert _run(sandbox, LEFT_ALONE[kind], backend, caller=caller) == want[kind]
+
+
+#: a dict's keys view answers as the set of its keys: a view of the caller's argument (which the
+#: caller refills) is the caller's, a view of one dict of the program's refilled by every call is not
+VIEW_OF_ARGUMENT = "def f(d):\n    return d.keys()\n"
+VIEW_OF_SHARED = "_d = {}\n\n\ndef f(d):\n    _d.clear()\n    _d.update(d)\n    return _d.keys()\n"
+DICT_INPUTS = ("({3: 1, 1: 2},)", "({5: 0},)", "({2: 2, 7: 1},)", "({},)")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_dict_view_is_read_through_its_dict(sandbox: Sandbox, backend: str) -> None:
+    assert _run(sandbox, VIEW_OF_ARGUMENT, backend, caller=True, inputs=DICT_INPUTS) == [
+        "{1, 3}",
+        "{5}",
+        "{2, 7}",
+        "set()",
+    ]
+    got = _run(sandbox, VIEW_OF_SHARED, backend, caller=True, inputs=DICT_INPUTS)
+    assert got == ["changed", "changed", "changed", "set()"]
