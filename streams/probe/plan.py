@@ -2817,7 +2817,7 @@ def _gapped_more(
     :func:`_gapped` lays its own (never inside another repeat's span, from ``start`` on); a distance
     the section has no room for is left out. Which input comes back after how many calls is the seed's."""
     # the longest first: they need the most room
-    plan = [(gap, None) for gap in _band_gaps(rng)]
+    plan: list[tuple[int, bool | None]] = [(gap, None) for gap in _band_gaps(rng)]
     plan += [(gap, True) for gap in range(MAX_REPEAT_GAP, MIN_REPEAT_GAP - 1, -1)]
     for gap, longer in plan:
         texts = [text for text, _ in first]
