@@ -66,8 +66,12 @@ lists of words grow past the cases' own elements with new ones of their kind
 one other call, one of them five times (:func:`_asked_again`). Since p21/c21 inputs come back after
 every distance of 2 to 12 other calls, at inputs drawn from the seed (:func:`_gapped`), and a case and an
 input near the cases holding a list are each asked twice in a row in the run's second half, where the
-second call is handed the first's very argument objects, unchanged (:func:`_held`). A run of an older
-seeded version finds its plan by its digest (:func:`recorded_plan`).
+second call is handed the first's very argument objects, unchanged (:func:`_held`). Since p22/c22 inputs
+also come back after distances drawn in bands up to 64 calls and at inputs longer than the median
+(:func:`_gapped_more`), after every distance of 2 to 12 calls in the run's second half, where the stub
+refills one set of argument objects for every call (:func:`_gapped_late`), and inputs past the cases'
+range are held twice on the same objects (:func:`_held_far`). A run of an older seeded version finds
+its plan by its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ import itertools
 import math
 import random
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -96,8 +100,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p21"
-SEEDED_CHECK_PLAN_VERSION = "c21"
+SEEDED_PLAN_VERSION = "p22"
+SEEDED_CHECK_PLAN_VERSION = "c22"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -120,6 +124,7 @@ SEEDED_VERSIONS = (
     ("p18", "c18"),
     ("p19", "c19"),
     ("p20", "c20"),
+    ("p21", "c21"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -173,6 +178,8 @@ _DRAWN_AS = {
     "c20": "c4",
     "p21": "p5",
     "c21": "c4",
+    "p22": "p5",
+    "c22": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -206,6 +213,8 @@ _WIDE_DRAWN_AS = {
     "c20": "c6",
     "p21": "p6",
     "c21": "c6",
+    "p22": "p6",
+    "c22": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -235,6 +244,8 @@ _EXTREME_DRAWN_AS = {
     "c20": "c8",
     "p21": "p8",
     "c21": "c8",
+    "p22": "p8",
+    "c22": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -262,6 +273,8 @@ _ADMITTED_DRAWN_AS = {
     "c20": "c9",
     "p21": "p9",
     "c21": "c9",
+    "p22": "p9",
+    "c22": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -287,6 +300,8 @@ _BANDED_DRAWN_AS = {
     "c20": "c10",
     "p21": "p10",
     "c21": "c10",
+    "p22": "p10",
+    "c22": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -310,6 +325,8 @@ _DIGITS_DRAWN_AS = {
     "c20": "c11",
     "p21": "p11",
     "c21": "c11",
+    "p22": "p11",
+    "c22": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -329,6 +346,8 @@ _BYTES_DRAWN_AS = {
     "c20": "c13",
     "p21": "p13",
     "c21": "c13",
+    "p22": "p13",
+    "c22": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
 _LETTERS_DRAWN_AS = {
@@ -346,6 +365,8 @@ _LETTERS_DRAWN_AS = {
     "c20": "c14",
     "p21": "p14",
     "c21": "c14",
+    "p22": "p14",
+    "c22": "c14",
 }
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
 _EDGES_DRAWN_AS = {
@@ -361,16 +382,18 @@ _EDGES_DRAWN_AS = {
     "c20": "c15",
     "p21": "p15",
     "c21": "c15",
+    "p22": "p15",
+    "c22": "c15",
 }
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
 _BOUNDARIES_DRAWN_AS = {
-    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21")},
-    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21")},
+    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21", "p22")},
+    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21", "c22")},
 }
 #: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
 _WIDTHS_DRAWN_AS = {
-    **{v: "p17" for v in ("p18", "p19", "p20", "p21")},
-    **{v: "c17" for v in ("c18", "c19", "c20", "c21")},
+    **{v: "p17" for v in ("p18", "p19", "p20", "p21", "p22")},
+    **{v: "c17" for v in ("c18", "c19", "c20", "c21", "c22")},
 }
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
@@ -500,7 +523,10 @@ TWICE_INPUTS = 8
 #: row): inputs with one such run of a case lengthened past the cases' longest (:func:`_generate_blank_runs`)
 BLANK_RUN_INPUTS = 3
 #: the version whose seed draws the repeated inputs and the blank runs (p18/c18 on)
-_TWICE_DRAWN_AS = {"p19": "p18", "c19": "c18", "p20": "p18", "c20": "c18", "p21": "p18", "c21": "c18"}
+_TWICE_DRAWN_AS = {
+    **{v: "p18" for v in ("p19", "p20", "p21", "p22")},
+    **{v: "c18" for v in ("c19", "c20", "c21", "c22")},
+}
 #: the first generation (p19/c19) whose plans draw, from generators of their own, bracket strings
 #: nesting far deeper than any case (:func:`_generate_deep_nesting`) and lists of numbers of both kinds
 #: grown past the cases' own numbers (:func:`_generate_grown_numbers`). Through p18/c18 a bracket string
@@ -518,7 +544,7 @@ DEEP_NESTING = (100, 300)
 #: kinds, two within the far inputs' reach and one each in the two long bands (:data:`LONG_BANDED_INPUTS`)
 GROWN_FAR_INPUTS = 2
 #: the version whose seed draws the deep bracket strings and the grown lists (p19/c19 on)
-_DEEP_DRAWN_AS = {"p20": "p19", "c20": "c19", "p21": "p19", "c21": "c19"}
+_DEEP_DRAWN_AS = {"p20": "p19", "c20": "c19", "p21": "p19", "c21": "c19", "p22": "p19", "c22": "c19"}
 #: the first generation (p20/c20) whose plans draw, from generators of their own, lists of floats alone
 #: and lists of words grown past the cases' own elements (:func:`_generate_grown_elements`), and ask a
 #: few cheap inputs near the cases again after exactly one other call, one of them again and again
@@ -540,7 +566,7 @@ HOT_ASKS = 5
 #: (p20/c20) how many digits past the cases' decimals a new float of a grown list of floats shows
 FLOAT_EXTRA_DIGITS = 6
 #: the version whose seed draws the grown elements and the spaced repeats (p20/c20 on)
-_SPACED_DRAWN_AS = {"p21": "p20", "c21": "c20"}
+_SPACED_DRAWN_AS = {"p21": "p20", "c21": "c20", "p22": "p20", "c22": "c20"}
 #: the first generation (p21/c21) whose plans ask inputs near the cases again after every number of
 #: other calls from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP` (:func:`_gapped`), and ask an input
 #: holding a list, dict or set twice in a row where the probe run hands the second call the very
@@ -560,7 +586,22 @@ _GAPS_GENERATION = 19
 MIN_REPEAT_GAP = 2
 MAX_REPEAT_GAP = 12
 #: the version whose seed draws the gapped repeats and the inputs asked twice on one object (p21/c21 on)
-_GAPS_DRAWN_AS: dict[str, str] = {}
+_GAPS_DRAWN_AS = {"p22": "p21", "c22": "c21"}
+#: the first generation (p22/c22) whose plans ask inputs again at more distances, on longer inputs and in
+#: the run's second half (:func:`_gapped_more`, :func:`_gapped_late`), and hold an input past the cases'
+#: range twice on the same objects (:func:`_held_far`). Through p21/c21 the input asked again after 2 to
+#: 12 other calls was drawn among those no longer than the median text (HumanEval/70: no input of more
+#: than 7 distinct elements came back so), no input came back after 13 to ~60 other calls (p5's and p6's
+#: cycles: 61 and more on HumanEval/70), none after 2 to 12 calls in the run's second half (where the
+#: stub hands every call the previous call's argument objects refilled in place, so a repeat there is
+#: the very object holding again what it held), and the lists held twice in a row on one object were a
+#: case's and a cheap near input's only, never longer or larger than the cases'
+_BANDS_GENERATION = 20
+#: (p22/c22) the distances past :data:`MAX_REPEAT_GAP` an input is asked again at: one drawn in each band
+#: (bands spread on a log scale up to 64 other calls), in each half of the run where it has room
+REPEAT_GAP_BANDS = ((13, 19), (20, 31), (32, 47), (48, 64))
+#: the version whose seed draws p22's repeats and its held input past the range (p22/c22 on)
+_BANDS_DRAWN_AS: dict[str, str] = {}
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -971,6 +1012,12 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         held = _held(
             [text for text, _ in head], generated, random.Random(_seed(task, f"{drawn_as}|held", seed))
         )
+    bands: random.Random | None = None
+    if seed is not None and generation >= _BANDS_GENERATION:
+        # (p22) from generators of their own: every input and repeat p21 draws stays as p21 draws it
+        drawn_as = _BANDS_DRAWN_AS.get(version, version)
+        bands = random.Random(_seed(task, f"{drawn_as}|bands", seed))
+        held = (*held, *_held_far(far, random.Random(_seed(task, f"{drawn_as}|held-far", seed))))
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
         head,
@@ -988,6 +1035,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         spaced=spaced,
         gaps=gaps,
         held=held,
+        bands=bands,
     )
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
@@ -1251,6 +1299,12 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         held = _held(
             [text for text, _ in head], generated, random.Random(_seed(task, f"{drawn_as}|held", seed))
         )
+    bands: random.Random | None = None
+    if seed is not None and generation >= _BANDS_GENERATION:
+        # (c22) from generators of their own: every input and repeat c21 draws stays as c21 draws it
+        drawn_as = _BANDS_DRAWN_AS.get(version, version)
+        bands = random.Random(_seed(task, f"{drawn_as}|bands", seed))
+        held = (*held, *_held_far(far, random.Random(_seed(task, f"{drawn_as}|held-far", seed))))
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -1267,6 +1321,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         spaced=spaced,
         gaps=gaps,
         held=held,
+        bands=bands,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -1467,6 +1522,7 @@ def _with_mirrors(
     spaced: Mapping[str, int] | None = None,
     gaps: random.Random | None = None,
     held: Sequence[str] = (),
+    bands: random.Random | None = None,
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -1509,7 +1565,12 @@ def _with_mirrors(
     and with ``held`` (p21/c21: texts asked before, :func:`_held`) each of those inputs is asked twice
     in a row at the end of the late section, in the run's second half, where the stub hands a call the
     previous call's argument objects refilled in place: the second asking gets the very objects of the
-    first, their content unchanged. Such repeats are like ``twice``'s."""
+    first, their content unchanged. Such repeats are like ``twice``'s.
+    With ``bands`` (p22/c22: the generator that draws them) inputs near the cases are also asked again
+    after each distance from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP` at an input longer than the
+    median and after one distance of each of :data:`REPEAT_GAP_BANDS` (:func:`_gapped_more`), and inputs
+    of the run's second half after each of those distances as far as its inputs past the range leave
+    room (:func:`_gapped_late`); ``held`` then ends with an input past the range (:func:`_held_far`)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -1571,6 +1632,9 @@ def _with_mirrors(
     if gaps is not None:
         # (p21/c21) inputs near the cases asked again after 2 to 12 other calls
         first, repeats = _gapped(first, repeats, len(lead) + len(head), gaps)
+    if bands is not None:
+        # (p22/c22) inputs near the cases asked again at longer inputs and longer distances
+        first, repeats = _gapped_more(first, repeats, len(lead) + len(head), bands)
     lay(first)
     shift = len(lead)
     if again is not None:
@@ -1603,6 +1667,7 @@ def _with_mirrors(
     # (p21/c21) each held input twice in a row: the late section ends in the run's second half (what
     # follows it, the long inputs at the end, is never as long as everything before), where the stub
     # refills the previous call's argument objects (streams/sandbox/protocol.py: caller_reuse_from)
+    end_cycle = len(texts)
     first_asked = {text: pos for pos, text in reversed(list(enumerate(texts)))}
     for text in held:
         pos = first_asked[text]
@@ -1618,6 +1683,54 @@ def _with_mirrors(
     start_bounds = len(texts)
     if bounds:
         lay(list(bounds))
+    wide_at = {*range(start_far, end_wide), *range(start_bounds, len(texts))}
+    if bands is not None:
+        # (p22/c22) inputs of the run's second half asked again there, among the inputs past the range
+        # and the late section (the held pairs and the long inputs after them only move). The late
+        # section's calls past its one round of the cases (those that fill the run up to LATE_CALLS)
+        # give way to them: as many of its last calls are left out as are added, so a short plan keeps
+        # its length
+        spare = end_cycle - start_late - len(late)
+        laid_late = _gapped_late(texts, start_far, start_late, end_cycle, end_cycle, bands)
+        cycle = set(range(start_late, end_cycle))  # the late section's own calls (then: where they moved)
+        spans: list[tuple[int, int]] = []
+        for at, pos in laid_late:
+            texts.insert(at, texts[pos])
+            parents.insert(at, parents[pos] or (pos,))
+
+            def moved(k: int, at: int = at) -> int:
+                return k + (k >= at)
+
+            parents[:] = [tuple(moved(k) for k in made_from) for made_from in parents]
+            repeats = {moved(k): moved(v) for k, v in repeats.items()}
+            repeats[at] = repeats.get(moved(pos), moved(pos))
+            mirrors[:] = [(moved(a), moved(b)) for a, b in mirrors]
+            orders[:] = [(moved(a), moved(b)) for a, b in orders]
+            wide_at = {moved(k) for k in wide_at} | ({at} if pos in wide_at else set())
+            start_late, end_late = moved(start_late), moved(end_late)
+            cycle = {moved(k) for k in cycle}
+            spans = [(moved(a), moved(b)) for a, b in spans] + [(pos, at)]
+        end_cycle += len(laid_late)
+        # the late section's last calls that no repeat laid here spans or asks (leaving one out changes
+        # no drawn distance), as many as were added, where the section filled the run up to LATE_CALLS
+        for gone in [
+            k
+            for k in range(end_cycle - 1, start_late - 1, -1)
+            if k in cycle and not any(a <= k <= b for a, b in spans)
+        ][: min(spare, len(laid_late))]:
+            # a call of the late section's cycle: no mirror, twin or later repeat refers to it
+            del texts[gone], parents[gone]
+
+            def kept(k: int, gone: int = gone) -> int:
+                return k - (k > gone)
+
+            repeats = {kept(k): kept(v) for k, v in repeats.items() if k != gone}
+            mirrors[:] = [(kept(a), kept(b)) for a, b in mirrors]
+            orders[:] = [(kept(a), kept(b)) for a, b in orders]
+            parents[:] = [tuple(kept(k) for k in made_from) for made_from in parents]
+            wide_at = {kept(k) for k in wide_at}
+            spans = [(kept(a), kept(b)) for a, b in spans]
+            end_late -= 1
     return _Laid(
         tuple(texts),
         tuple(parents),
@@ -1625,7 +1738,7 @@ def _with_mirrors(
         tuple(mirrors),
         tuple(orders),
         repeats,
-        frozenset((*range(start_far, end_wide), *range(start_bounds, len(texts)))),
+        frozenset(wide_at),
         end_late - start_late,
         shift,
         len(texts) - end_late,
@@ -2634,6 +2747,222 @@ def _held(
     ranked = sorted((text for text, _ in near), key=lambda t: (len(t), t))
     chosen = [most(head), most(ranked[: (len(ranked) + 1) // 2]) or most(ranked)]
     return tuple(t for t in chosen if t is not None)
+
+
+def _gap_sources(texts: Sequence[str], gap: int, lo: int, hi: int, free: Set[int] = frozenset()) -> list[int]:
+    """(p22/c22) The positions whose input, asked again after ``gap`` other calls, is put at a position
+    from ``lo`` to ``hi`` (an insertion there): none of its askings between (the distance is to the
+    latest), and never inside the span between two askings of one input (that repeat's distance is what
+    it shows, and an insertion would change it), as :func:`_gapped` lays them; but a span that ends at a
+    position of ``free`` (p6's late section, the cases asked round and round: its distances are no draw)
+    may take one, though never right before that asking (which would come twice in a row)."""
+    last: dict[str, int] = {}
+    after: dict[int, int] = {}
+    closed: set[int] = set()
+    for pos, text in enumerate(texts):
+        if text in last:
+            after[last[text]] = pos
+            if pos not in free:
+                closed.update(range(last[text] + 1, pos + 1))
+        last[text] = pos
+    return [
+        pos
+        for pos in range(max(0, lo - gap - 1), min(len(texts) - 1, hi - gap - 1) + 1)
+        if after.get(pos, len(texts) + 1) > pos + gap + 1 and pos + gap + 1 not in closed
+    ]
+
+
+def _band_gaps(rng: random.Random) -> list[int]:
+    """(p22/c22) One distance drawn in each of :data:`REPEAT_GAP_BANDS`, log-uniform within it (the
+    longest first: they need the most room)."""
+    return [
+        min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
+        for lo, hi in reversed(REPEAT_GAP_BANDS)
+    ]
+
+
+def _telling_pools(
+    texts: Sequence[str], candidates: Sequence[int], *, longer: bool | None
+) -> list[list[int]]:
+    """(p22/c22) The pools a repeat's input is drawn from, best first: among ``candidates`` (positions
+    of ``texts``) those without a degenerate argument (:func:`_degenerate`) of at least the median's
+    distinct parts (:func:`_variety`) and, with ``longer``, longer than the median text (False: no
+    longer; None: any length); then all telling ones of that length; then all telling ones; then any."""
+    lengths = sorted(len(texts[p]) for p in candidates)
+    median_len = lengths[len(lengths) // 2] if lengths else 0
+
+    def fits(p: int) -> bool:
+        return longer is None or (len(texts[p]) > median_len) == longer
+
+    telling = [p for p in candidates if not _degenerate(texts[p])]
+    sized = [p for p in telling if fits(p)]
+    varieties = sorted(_variety(texts[p]) for p in sized)
+    median_variety = varieties[len(varieties) // 2] if varieties else 0
+    return [
+        [p for p in sized if _variety(texts[p]) >= median_variety],
+        sized,
+        telling,
+        list(candidates),
+    ]
+
+
+def _gapped_more(
+    first: list[tuple[str, tuple[int, ...]]], repeats: dict[int, int], start: int, rng: random.Random
+) -> tuple[list[tuple[str, tuple[int, ...]]], dict[int, int]]:
+    """(p22/c22) ``first`` (as :func:`_gapped` returns it) with more inputs asked again: after one
+    distance drawn in each of :data:`REPEAT_GAP_BANDS` (longest first) at an input drawn among the
+    telling ones of most distinct parts, then after each distance from :data:`MAX_REPEAT_GAP` down to
+    :data:`MIN_REPEAT_GAP` at an input longer than the median text (p21's are no longer than it: a
+    program answering otherwise only when a long input comes back was never shown). Laid as
+    :func:`_gapped` lays its own (never inside another repeat's span, from ``start`` on); a distance
+    the section has no room for is left out. Which input comes back after how many calls is the seed's."""
+    # the longest first: they need the most room
+    plan: list[tuple[int, bool | None]] = [(gap, None) for gap in _band_gaps(rng)]
+    plan += [(gap, True) for gap in range(MAX_REPEAT_GAP, MIN_REPEAT_GAP - 1, -1)]
+    for gap, longer in plan:
+        texts = [text for text, _ in first]
+        sources = set(_gap_sources(texts, gap, start, len(texts)))
+        # drawn among the inputs near the cases (their first askings), by their length among those
+        near = [p for p in range(start, len(texts)) if p not in repeats]
+        pools = _telling_pools(texts, near, longer=longer)
+        pool = next((q for q in ([p for p in pool if p in sources] for pool in pools) if q), None)
+        if pool is None:
+            continue
+        pos = rng.choice(pool)
+        at = pos + gap + 1
+        repeats = {k + (k >= at): v + (v >= at) for k, v in repeats.items()}
+        repeats[at] = repeats.get(pos, pos)
+        first = [*first[:at], first[pos], *first[at:]]
+    return first, repeats
+
+
+def _gapped_late(
+    texts: Sequence[str], start_far: int, start_late: int, end: int, end_late: int, rng: random.Random
+) -> list[tuple[int, int]]:
+    """(p22/c22) The repeats to lay in the run's second half, among the inputs past the cases' range and
+    the cases asked round and round after them (``texts[start_far:end]``; p6's late section is
+    ``texts[start_late:end_late]``): there the stub hands every call the previous call's argument objects
+    refilled in place (``streams/sandbox/protocol.py``, ``caller_reuse_from``), so an input asked again
+    is the very object holding again what it held ``g`` calls before. One per distance ``g`` from
+    :data:`MAX_REPEAT_GAP` down to :data:`MIN_REPEAT_GAP`, each at an input drawn among the cheaper
+    three quarters of those that part asks by text (a repeat costs what its input costs), the telling
+    ones of most distinct parts first, longer or no longer than their median by a coin of the seed.
+    Where that part has no room (a short plan, whose second half is the late section: the same few
+    cases, each asked again every few calls), an input asked before it and not in it is asked twice
+    there, ``g`` calls apart, at one of the first three places left drawn from the seed. Every asking
+    lies past the range: a hang or an error there is not held against the program, a value is. Returns
+    (insertion position, source position) pairs, each in the positions the insertions before it left
+    (they are applied in order)."""
+    # the longest first: they need the most room
+    gaps = list(range(MAX_REPEAT_GAP, MIN_REPEAT_GAP - 1, -1))
+    # the second half of the run as long as it will be once every repeat is laid: it starts at
+    # (n + 2 * len(gaps)) // 2 at most
+    lo = max(start_far, (len(texts) + 2 * len(gaps) + 1) // 2)
+    current = list(texts)
+    out: list[tuple[int, int]] = []
+    # the late section's askings: their spans are a cycle's (the repeats laid here are not)
+    free = set(range(start_late, end_late))
+
+    def insert(at: int, pos: int) -> None:
+        nonlocal free
+        current.insert(at, current[pos])
+        out.append((at, pos))
+        free = {k + (k >= at) for k in free}
+
+    for gap in gaps:
+        hi = end + len(out)
+        if hi <= lo:
+            break
+        shown = {current[p] for p in range(lo, hi)}
+        by_length = sorted(shown, key=lambda t: (len(t), t))
+        kept = set(by_length[: (3 * len(by_length) + 3) // 4])
+        # the askings after this part (the held pairs) are left out: their spans are drawn apart
+        sources = set(_gap_sources(current[:hi], gap, lo + gap + 1, hi, free))
+        longer = rng.random() < 0.5
+        candidates = [p for p in range(lo, hi) if current[p] in kept]
+        pools = _telling_pools(current, candidates, longer=longer)
+        pool = next((q for q in ([p for p in pool if p in sources] for pool in pools) if q), None)
+        if pool is not None:
+            pos = rng.choice(pool)
+            insert(pos + gap + 1, pos)
+            continue
+        # no room: an input asked before this part (its latest asking), twice in it
+        closed = _closed(current[:hi], free)
+        places = [a for a in range(lo, hi - gap + 1) if a not in closed and a + gap not in closed]
+        latest = {text: p for p, text in enumerate(current[:lo]) if text not in shown}
+        outside = sorted(latest.values(), key=lambda p: (len(current[p]), p))
+        outside = sorted(outside[: (3 * len(outside) + 3) // 4])
+        pool = next((q for q in _telling_pools(current, outside, longer=longer) if q), None)
+        if pool is None or not places:
+            continue
+        # among the first few places left: laid one after another, the pairs leave the most room
+        pos, at = rng.choice(pool), rng.choice(places[:3])
+        insert(at, pos)
+        insert(at + gap + 1, at)
+    return out
+
+
+def _closed(texts: Sequence[str], free: Set[int] = frozenset()) -> set[int]:
+    """(p22/c22) The insertion positions inside the span between two askings of one input (but a span
+    ending at a position of ``free``: :func:`_gap_sources`)."""
+    last: dict[str, int] = {}
+    closed: set[int] = set()
+    for pos, text in enumerate(texts):
+        if text in last and pos not in free:
+            closed.update(range(last[text] + 1, pos + 1))
+        last[text] = pos
+    return closed
+
+
+def _held_far(far: Sequence[tuple[str, tuple[int, ...]]], rng: random.Random) -> tuple[str, ...]:
+    """(p22/c22) The input past the cases' range to ask twice in a row on the very same argument objects
+    (as :func:`_held`'s): one holding a list, dict or set argument, among the cheaper three quarters of
+    the far inputs (by text: cheap enough to ask twice) and without a degenerate argument where there
+    is such one: one drawn among the quarter holding the most elements (lists, dicts and sets longer
+    than the cases'), and one among the quarter holding the numbers of largest magnitude (past the
+    cases' range), each drawn from the seed. A hang or an error there is not held against the
+    program (it lies past the range), but a value is. None where no far input holds such an
+    argument."""
+    ranked = sorted((text for text, _ in far), key=lambda t: (len(t), t))
+    texts = [t for t in ranked[: (3 * len(ranked) + 3) // 4] if _holds_container(t)]
+    texts = [t for t in texts if not _degenerate(t)] or texts
+    if not texts:
+        return ()
+    chosen: list[str] = []
+    for measure in (_elements, _magnitude):
+        reach = {t: measure(pyast.literal_eval(t)) for t in texts}
+        top = sorted(reach.values(), reverse=True)[: (len(reach) + 3) // 4]
+        if top[-1] > 0:
+            text = rng.choice([t for t in texts if reach[t] >= top[-1] and t not in chosen] or texts)
+            if text not in chosen:
+                chosen.append(text)
+    return tuple(chosen) if chosen else (rng.choice(texts),)
+
+
+def _elements(value: object) -> int:
+    """(p22/c22) How many elements the lists, tuples, dicts and sets of ``value`` hold, at every depth."""
+    if isinstance(value, dict):
+        return len(value) + sum(_elements(k) + _elements(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return len(value) + sum(_elements(v) for v in value)
+    return 0
+
+
+def _magnitude(value: object) -> float:
+    """(p22/c22) The largest magnitude of a number in ``value``, at every depth (0: none)."""
+    if isinstance(value, dict):
+        return max((_magnitude(x) for kv in value.items() for x in kv), default=0)
+    if isinstance(value, list | tuple | set | frozenset):
+        return max((_magnitude(v) for v in value), default=0)
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return abs(value)
+    return 0
+
+
+def _holds_container(text: str) -> bool:
+    """Whether an argument tuple holds a list, dict or set (the objects the stub refills in place)."""
+    value = pyast.literal_eval(text)
+    return any(type(v) in (list, dict, set) for v in (value if isinstance(value, tuple) else (value,)))
 
 
 def _blank_runs(s: str) -> list[tuple[int, int]]:

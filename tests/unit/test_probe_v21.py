@@ -148,7 +148,7 @@ def _caller_judged(t: Any, code: str, plan: ProbePlan) -> list[int]:
 
 def test_runs_of_p20_and_c20_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P20] == ("p20", "c20") and SEEDED_VERSIONS[P21] == ("p21", "c21")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p21", "c21")
+    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) not in SEEDED_VERSIONS[: P21 + 1]
     assert_pinned_plans_found(P20_DIGESTS, P20_SEEDS, P20)
 
 

@@ -143,7 +143,9 @@ def test_the_cheaper_cases_are_asked_again_after_a_few_hundred_calls() -> None:
         body = len(plan.inputs) - plan.ends  # type: ignore[union-attr]
         assert plan is not None and body == LATE_CALLS
         tail = [p for p in plan.far if plan.origin[p] != GENERATED]
-        assert min(tail) > max(p for p in plan.far if plan.origin[p] == GENERATED and p < body)
+        # (p22/c22 also asks generated inputs again inside the late section, 2 to 12 calls apart)
+        start_late = body - plan.late  # type: ignore[union-attr]
+        assert min(tail) > max(p for p in plan.far if plan.origin[p] == GENERATED and p < start_late)
         # the cheaper half of the cases, round and round: (1, 2) and (0, 9) answer in one digit
         assert {plan.inputs[p] for p in tail} == {"(1, 2)", "(0, 9)"}
         d = decision_of(ADD_TASK, late, seed)
