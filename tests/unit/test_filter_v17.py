@@ -153,13 +153,18 @@ def _decide(code: str, probe: SandboxExecuted, reference: ReferenceExecuted, ver
 
 
 def _memo_only(plan: ProbePlan, reference: ReferenceExecuted) -> list[int]:
-    """The generated positions past the range only the memoised runs answered."""
+    """The generated positions past the range only the memoised runs answered (an input the plain run
+    answered elsewhere is not among them: p22 asks earlier inputs again after the far ones, where the
+    plain run may have stopped)."""
     plain = {c.index for c in reference.execution.cases if c.status == "ok"}
+    plain_texts = {plan.inputs[pos] for pos in plain}
     memo = [{c.index for c in m.cases if c.status == "ok"} for m in reference.memoised]
     return [
         pos
         for pos in sorted(plan.far)
-        if plan.origin[pos] == GENERATED and pos not in plain and all(pos in m for m in memo)
+        if plan.origin[pos] == GENERATED
+        and plan.inputs[pos] not in plain_texts
+        and all(pos in m for m in memo)
     ]
 
 
