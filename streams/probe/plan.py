@@ -1003,21 +1003,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
-    gaps: random.Random | None = None
-    held: tuple[str, ...] = ()
-    if seed is not None and generation >= _GAPS_GENERATION:
-        # (p21) from generators of their own: every input p20 draws stays as p20 draws it
-        drawn_as = _GAPS_DRAWN_AS.get(version, version)
-        gaps = random.Random(_seed(task, f"{drawn_as}|gaps", seed))
-        held = _held(
-            [text for text, _ in head], generated, random.Random(_seed(task, f"{drawn_as}|held", seed))
-        )
-    bands: random.Random | None = None
-    if seed is not None and generation >= _BANDS_GENERATION:
-        # (p22) from generators of their own: every input and repeat p21 draws stays as p21 draws it
-        drawn_as = _BANDS_DRAWN_AS.get(version, version)
-        bands = random.Random(_seed(task, f"{drawn_as}|bands", seed))
-        held = (*held, *_held_far(far, random.Random(_seed(task, f"{drawn_as}|held-far", seed))))
+    gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
         head,
@@ -1290,21 +1276,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
-    gaps: random.Random | None = None
-    held: tuple[str, ...] = ()
-    if seed is not None and generation >= _GAPS_GENERATION:
-        # (c21) from generators of their own: every input c20 draws stays as c20 draws it
-        drawn_as = _GAPS_DRAWN_AS.get(version, version)
-        gaps = random.Random(_seed(task, f"{drawn_as}|gaps", seed))
-        held = _held(
-            [text for text, _ in head], generated, random.Random(_seed(task, f"{drawn_as}|held", seed))
-        )
-    bands: random.Random | None = None
-    if seed is not None and generation >= _BANDS_GENERATION:
-        # (c22) from generators of their own: every input and repeat c21 draws stays as c21 draws it
-        drawn_as = _BANDS_DRAWN_AS.get(version, version)
-        bands = random.Random(_seed(task, f"{drawn_as}|bands", seed))
-        held = (*held, *_held_far(far, random.Random(_seed(task, f"{drawn_as}|held-far", seed))))
+    gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     laid = _with_mirrors(
         head,
         placed(generated),
@@ -2662,6 +2634,36 @@ def _asked_again(
             used |= {k, k + 1}
             spaced += 1
     return chosen
+
+
+def _repeat_draws(
+    task: TaskPublished,
+    version: str,
+    seed: str | None,
+    generation: int,
+    head: Sequence[tuple[str, tuple[int, ...]]],
+    near: Sequence[tuple[str, tuple[int, ...]]],
+    far: Sequence[tuple[str, tuple[int, ...]]],
+) -> tuple[random.Random | None, tuple[str, ...], random.Random | None]:
+    """What a seeded plan (either kind) draws its repeats from, as :func:`_with_mirrors` takes them:
+    (p21/c21) the generator of the gapped repeats (:func:`_gapped`) and the inputs held twice on one
+    object (:func:`_held`), then (p22/c22) the generator of the banded and second-half repeats and the
+    far inputs held too (:func:`_held_far`). Each from generators of its own, so every input and repeat
+    the generation before draws stays as it drew it. None and () before those generations."""
+    gaps: random.Random | None = None
+    held: tuple[str, ...] = ()
+    bands: random.Random | None = None
+    if seed is None:
+        return gaps, held, bands
+    if generation >= _GAPS_GENERATION:
+        drawn_as = _GAPS_DRAWN_AS.get(version, version)
+        gaps = random.Random(_seed(task, f"{drawn_as}|gaps", seed))
+        held = _held([text for text, _ in head], near, random.Random(_seed(task, f"{drawn_as}|held", seed)))
+    if generation >= _BANDS_GENERATION:
+        drawn_as = _BANDS_DRAWN_AS.get(version, version)
+        bands = random.Random(_seed(task, f"{drawn_as}|bands", seed))
+        held = (*held, *_held_far(far, random.Random(_seed(task, f"{drawn_as}|held-far", seed))))
+    return gaps, held, bands
 
 
 def _gapped(
