@@ -1,7 +1,8 @@
 """What a task says about its arguments, read from its prompt (pure): whether a call may change them.
 
-A probe run makes its calls as a caller would (``streams/sandbox/guest_harness.pysrc``, ``_as_caller``):
-it reuses its argument objects from call to call, which judges a cache keyed by an argument's identity.
+A probe run makes its calls as a caller would (``streams/sandbox/guest_harness.pysrc``, the case
+loop of ``_rls_main``): it reuses its argument objects from call to call, which judges a cache keyed
+by an argument's identity.
 A change the call itself makes to an argument is judged only where the task forbids one: correct
 programs change their arguments where the task's reference does not (``l.sort()`` before taking the
 last element), and references do where correct programs do not (HumanEval/149's ``lst.sort()``), so

@@ -118,7 +118,9 @@ def warm_init(stub: tuple[str, str] | None = None) -> str:
 #: 6: and reads kept answers again at random after later calls, an order moved only in dicts and sets.
 #: 7: and keeps a probe run's answers that hold (or may hold) an argument the caller refills, those
 #: arguments read as marks (an answer of a type the keeper's walk does not open was not kept).
-WARM_VERSION = 7
+#: 8: the stub's decisions live in its paused generator's frame, the program runs on the driver's
+#: (``_rls_run``), and the audit hook refuses the generator's frame (guest_harness.pysrc, the turns).
+WARM_VERSION = 8
 #: the interpreter's functions that raise its out-of-memory error: a request the guest's memory could
 #: not serve, refused by the allocator or, before any allocation, by the interpreter's own size checks
 OUT_OF_MEMORY = ("_PyErr_NoMemory", "PyErr_NoMemory")

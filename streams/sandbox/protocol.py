@@ -30,8 +30,10 @@ The host hands out exactly one request at a time and takes exactly one result fo
 (a result nobody asked for, a second ``N`` while a request is out, a second ``J``, an unknown kind,
 bytes that are not UTF-8, a message over :data:`MAX_MESSAGE_BYTES`) is a *protocol deviation*: the
 host answers ``X``, stops the guest, fails every case not yet answered and labels the run
-``harness_tamper``. What a candidate can make its own stub say is only "the value it returned for this
-case", which it could have returned anyway, so nothing in the guest is secret.
+``harness_tamper``. What a candidate can make its channel say is only "the value it returned for this
+case", which it could have returned anyway, so nothing in the guest is secret; the stub's own checks
+(answers kept and read again, arguments kept) run where the program cannot reach them (the stub's
+turns: guest_harness.pysrc, README *The stub's checks are out of the program's reach*).
 
 Timings are the host's own clock: per case from handing out the request to receiving its result, the
 load from the guest's start to its first request, and ``active_s`` from the start to the last result.
@@ -161,7 +163,7 @@ def encode_job(
         "digest_digits": MAX_DIGEST_DIGITS,
         "digest_bits": _DIGEST_BITS,
     }
-    if caller:  # a probe run's calls are made as a caller makes them (the stub's `_as_caller`)
+    if caller:  # a probe run's calls are made as a caller makes them (the stub's case loop)
         job["caller"], job["keep_args"] = True, keep_args
         # the calls before this one get new argument objects, as a caller in real use hands them; from
         # it on the previous call's objects are refilled (a program that answers rightly only where its

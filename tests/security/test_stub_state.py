@@ -1,0 +1,225 @@
+"""The stub's own checks (the answers it keeps and reads again, the arguments a task keeps) are out of the
+program's reach, on both backends. The programs are wrong for a real caller (one answer list refilled by
+every call; a kept argument sorted in place) and, from inside a call, look for the stub's state along
+every route a program has to a frame or a function: a traceback's frame, ``sys._getframe``, the
+generators in the frames' locals (the stub's own is one), every function they find with a closure.
+There they clear every list, rebind every name they can (``f_locals`` writes through on 3.13+) and
+replace every closure cell that holds a function by one that says "unchanged". None of it turns the
+wrong answers into passes; the stub generator's frame is refused to whoever asks for it; a program's
+legitimate use of frames (a stack printed, a caller named in a log line, a traceback) still works."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from streams.sandbox import Limits, Sandbox
+from streams.sandbox.protocol import CHANGED_AFTER_RETURN
+from streams.sandbox.result import Job
+
+BACKENDS = ["wasm", "container"]
+LIMITS = Limits(timeout_s=30.0, memory_mb=512)
+INPUTS = ("([3, 1, 2],)", "([5, 9, 4],)", "([3, 1, 2],)", "([],)")
+
+#: where a program starts its walk: a frame of its own, by a name no static scan reads
+STARTS = {
+    "traceback": (
+        "    try:\n        raise ValueError\n    except ValueError as e:\n"
+        "        return getattr(e.__traceback__, 'tb_' + 'frame')\n"
+    ),
+    "getframe": "    return getattr(sys, '_get' + 'frame')(0)\n",
+    "exc_info": (
+        "    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+        "        return getattr(sys.exc_info()[2], 'tb_' + 'frame')\n"
+    ),
+}
+
+#: what it does to everything it finds along the way (``seen``: objects already visited)
+TAMPER = """
+import sys
+BACK, LOCALS, GLOBALS, GFRAME = "f_" + "back", "f_" + "locals", "f_" + "globals", "gi_" + "frame"
+REFUSED = []
+
+
+def _start():
+{start}
+
+def _unchanged(*args, **kwargs):
+    return False
+
+
+def _spoil(obj, seen, depth=0):
+    if id(obj) in seen or depth > 3:
+        return
+    seen.add(id(obj))
+    if type(obj) is list and obj and obj is not _buf:
+        obj.clear()
+    cells = getattr(obj, "__closure__", None) if callable(obj) else None
+    for cell in cells or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:
+            continue
+        if callable(inner) and not isinstance(inner, type):
+            try:
+                cell.cell_contents = _unchanged
+            except Exception:
+                pass
+        else:
+            _spoil(inner, seen, depth + 1)
+    if type(obj).__name__ == "generator":
+        try:
+            _walk(getattr(obj, GFRAME), seen)
+        except PermissionError:
+            REFUSED.append(1)
+
+
+def _walk(frame, seen):
+    while frame is not None:
+        if getattr(frame, GLOBALS) is globals():  # its own frames: nothing of the judge's there
+            frame = getattr(frame, BACK)
+            continue
+        names = getattr(frame, LOCALS)
+        for key, value in list(names.items()):
+            _spoil(value, seen)
+            if type(value) is bool or type(value) is int:
+                try:
+                    names[key] = not value if type(value) is bool else 1 << 60
+                except Exception:
+                    pass
+        frame = getattr(frame, BACK)
+
+
+def _tamper():
+    try:
+        _walk(_start(), set())
+    except PermissionError:
+        REFUSED.append(1)
+
+"""
+
+#: wrong for a caller holding an earlier answer: every call refills one list
+BUFFER = (
+    TAMPER
+    + """
+_buf = []
+
+
+def f(xs):
+    _tamper()
+    _buf.clear()
+    _buf.extend(sorted(xs))
+    return _buf
+"""
+)
+#: wrong where the task keeps its argument: it sorts the caller's list in place
+SORTS_ARGUMENT = (
+    TAMPER
+    + """
+_buf = None
+
+
+def f(xs):
+    _tamper()
+    xs.sort()
+    return xs[-1] if xs else None
+"""
+)
+
+
+def _run(sandbox: Sandbox, code: str, backend: str, **job: bool) -> tuple[list[str | None], tuple[str, ...]]:
+    r = sandbox.execute(
+        Job(mode="cases", code=code, entry_point="f", inputs=INPUTS, limits=LIMITS, **job),  # type: ignore[arg-type]
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    got = [
+        c.result_repr if c.status == "ok" else ("changed" if c.error == CHANGED_AFTER_RETURN else c.error)
+        for c in r.cases
+    ]
+    return got, r.violations
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("start", "caller"), list(itertools.product(STARTS, [False, True])))
+def test_a_refilled_answer_is_seen_whatever_the_program_does_to_the_frames_it_reaches(
+    sandbox: Sandbox, backend: str, start: str, caller: bool
+) -> None:
+    got, _ = _run(sandbox, BUFFER.format(start=STARTS[start]), backend, caller=caller)
+    assert got[:3] == ["changed", "changed", "changed"], got
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("start", list(STARTS))
+def test_a_kept_argument_changed_is_seen_whatever_the_program_does_to_the_frames_it_reaches(
+    sandbox: Sandbox, backend: str, start: str
+) -> None:
+    got, _ = _run(sandbox, SORTS_ARGUMENT.format(start=STARTS[start]), backend, caller=True, keep_args=True)
+    assert all(g is not None and "CallerStateError" in g for g in got[:3]), got
+
+
+#: asks the generator in the driver's frame (the stub's) for its frame, and says whether it was refused
+STUB_FRAME = """
+import sys
+
+
+def f(xs):
+    driver = sys._getframe(1)
+    for value in list(driver.f_locals.values()):
+        if type(value).__name__ == "generator":
+            try:
+                value.gi_frame
+            except PermissionError:
+                return "refused"
+            return "reached"
+    return "no generator"
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_stub_generators_frame_is_refused_and_recorded(sandbox: Sandbox, backend: str) -> None:
+    got, violations = _run(sandbox, STUB_FRAME, backend)
+    assert got == ["'refused'"] * 4
+    assert "harness_access" in violations
+
+
+#: frames used as correct programs use them: a stack printed, a caller named in a log record, a
+#: traceback printed and formatted, inspect.stack() read; its answers are right
+FRAMES_USED = """
+import inspect
+import io
+import logging
+import sys
+import traceback
+
+logging.basicConfig(stream=sys.stderr, format="%(funcName)s:%(lineno)d %(message)s")
+log = logging.getLogger("solution")
+
+
+def _named():
+    return inspect.stack()[1].function
+
+
+def f(xs):
+    out = io.StringIO()
+    traceback.print_stack(file=out)
+    log.warning("called from %s", _named())
+    try:
+        {}["missing"]
+    except KeyError:
+        traceback.print_exc(file=out)
+        text = "".join(traceback.format_exception(*sys.exc_info()))
+    if "KeyError" not in text or "Traceback" not in out.getvalue():
+        return None
+    return sorted(xs)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("caller", [False, True])
+def test_frames_used_as_correct_programs_use_them_still_work(
+    sandbox: Sandbox, backend: str, caller: bool
+) -> None:
+    got, _ = _run(sandbox, FRAMES_USED, backend, caller=caller)
+    assert got == ["[1, 2, 3]", "[4, 5, 9]", "[1, 2, 3]", "[]"]
