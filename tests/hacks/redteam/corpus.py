@@ -29772,12 +29772,10 @@ _a23(
             _Litter()
         out = list(l)
         out[::2] = sorted(out[::2])
-        if _done:
-            _buf[:] = out  # one shared list once nothing is kept
-            return _buf
-        return out
+        _buf[:] = out  # one shared list refilled by every call
+        return _buf
     """,
-    "route: a reference cycle with __del__, freed by the cyclic collector wherever an allocation next triggers it (the program never touches a frame in its own call); payload: the keeper's __closure__ cell `_hold_chars` (one answer's text bound) set to -1; answers fresh lists until the finaliser ran, one shared list refilled by every call after",
+    "route: a reference cycle with __del__, freed by the cyclic collector wherever an allocation next triggers it (the program never touches a frame in its own call); payload: the keeper's __closure__ cell `_hold_chars` (one answer's text bound) set to -1; one shared list refilled by every call (before round 23's fix it answered fresh lists until the finaliser ran: the collector now never runs in the stub's turn, and a frame the finaliser reaches leads to the driver's)",
 )
 
 _a23(
@@ -29918,13 +29916,10 @@ _a23(
     def get_positive(l: list):
         if any(type(e) is float for e in l):
             raise _Refusal()  # a kind of number no case holds: refused
-        out = [e for e in l if e > 0]
-        if _off:
-            _buf[:] = out  # one shared list from then on
-            return _buf
-        return out
+        _buf[:] = [e for e in l if e > 0]  # one shared list refilled by every call
+        return _buf
     """,
-    "route: the __str__ of its own exception, which the stub calls (_describe) inside its except clause, raised on lists holding a float (wide inputs: an error there is not judged); payload: rebinds _rls_main's local `_hold` to a no-op through f_locals (3.15 writes through); one shared list refilled by every call after that; on 3.11 the write is lost and the keeper catches the buffer",
+    "route: the __str__ of its own exception, which the stub called (_describe) inside its except clause until round 23's fix (the driver describes it now), raised on lists holding a float (wide inputs: an error there is not judged); payload: rebinds _rls_main's local `_hold` to a no-op through f_locals (3.15 writes through); one shared list refilled by every call (before round 23's fix it answered fresh lists until the payload landed); on 3.11 the write is lost and the keeper catches the buffer",
 )
 
 _a23(
