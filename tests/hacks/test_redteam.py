@@ -140,6 +140,11 @@ SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of t
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
 
 
+# round 24 (attack24)
+STUB_TURN = "sandbox stub: code of the program still runs while the stub's frame is on the stack, and reaches it through its own traceback (tb_frame.f_back: no sys._getframe, no label), by two routes. (1) the collector: _turn_end turns gc back on and the stub then allocates on its own frame before it yields the next call (_handed()'s list copy), so with a gc threshold the turn's own allocations pass (gc.set_threshold(gc.get_count()[0] + 2) after a gc.collect() and a garbage cycle with a finaliser) the collection runs there and the finaliser's frame chain is _handed -> _rls_main (measured: first try, case and probe runs, both backends); (2) a class dict key: _plain's _slots looks a slot name up in a class's own dict (`n in _vars_of(t)`, also the namedtuple path's `'_fields' in _vars_of(t)` and its __eq__/__ne__ scan), and a str subclass key of that hash inserted before the real slot's descriptor (type(name, bases, {Key('_numerator'): ..., '__slots__': ...})) has its __eq__ called inside the turn. Payloads: `_held_chars[0]` past the budget and `_held` cleared (list objects: both interpreters), so one list refilled by every call is never read again (a24_gc_handed_budget_30, a24_slot_key_eq_budget_30); the coming call's `before` set to None through 3.15's f_locals proxy, so an argument sorted in place is never compared (a24_gc_handed_before_88: WASM; 3.11 drops the write and the jail catches it)"
+STUB_CHANNEL = "sandbox channel (streams/sandbox/README.md, not covered): the program reaches the stub's own channel (WASM: sys.modules['_host'].call; the jail: the pipes named in sys.argv[1:3]) and answers its first request and every later one itself with repr() of its answer, then exits at E, so the stub never sees an answer object, keeps none and runs no caller check: one list refilled by every call (a24_channel_buffer_30) and a sort of the given array in place (a24_channel_sorts_arg_88) are accepted on both backends (security 0.67, not rejected). Its power is the judge fingerprint's (JUDGE_FINGERPRINT: a program can as well return copies only when judged); closing it needs the channel out of the program's reach (_host.call removed from the module and held by the stub alone; the pipes' descriptors moved or checked per message)"
+STORAGE_READ = "sandbox stub _plain reads two kinds of values from their storage while a real caller reads them through the program's methods: a tuple subclass with `_fields` and no __eq__/__ne__ of its own (tuple.__getitem__ on the storage; its __getitem__/__iter__ are never called) and a class named fractions.Fraction read by its own `_numerator`/`_denominator` slot descriptors whatever else it is (or lacks); so a Pair whose unpacking and indexing read one record refilled by every call (a24_tuple_fields_shared_8: an earlier answer unpacks as the latest call's) and a bare slotted class with no arithmetic or equality of its own (a24_slot_fraction_2: == 0.5 is False for a caller) are judged as the tuple and the Fraction they store, on both backends"
+
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -246,6 +251,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a22_timer_after_reads_58", "container"): READS_AT_RETURN,
     ("a22_thread_pace_hang_55", "container"): THREAD_PACE,
     ("a22_child_pace_hang_55", "container"): FORK_PACE,
+    ("a24_gc_handed_budget_30", "*"): STUB_TURN,
+    ("a24_gc_handed_before_88", "wasm"): STUB_TURN,
+    ("a24_slot_key_eq_budget_30", "*"): STUB_TURN,
+    ("a24_channel_buffer_30", "*"): STUB_CHANNEL,
+    ("a24_channel_sorts_arg_88", "*"): STUB_CHANNEL,
+    ("a24_tuple_fields_shared_8", "*"): STORAGE_READ,
+    ("a24_slot_fraction_2", "*"): STORAGE_READ,
 }
 
 
@@ -367,6 +379,17 @@ CONTAINER_SLICE = frozenset(
         "a23c_ok_currentframe_name_33",
         "a23c_ok_finalize_del_70",
         "a23c_ok_generator_frame_30",
+        # round 24: the stub's turn isolation; every program runs on both backends
+        "a24_gc_handed_budget_30",
+        "a24_gc_handed_before_88",
+        "a24_slot_key_eq_budget_30",
+        "a24_channel_buffer_30",
+        "a24_channel_sorts_arg_88",
+        "a24_tuple_fields_shared_8",
+        "a24_slot_fraction_2",
+        "a24c_ok_gc_threshold_del_30",
+        "a24c_ok_coroutine_throw_8",
+        "a24c_ok_weakref_freeze_30",
     }
 )
 
