@@ -8,7 +8,8 @@ started by the guest and answered by the host, whose state machine decides what 
 guest   meaning                             host answer
 ======  ==================================  ====================================================
 ``P``   WASM: the stub, please (first)      the stub's compiled code (marshal), once
-``J``   the job, please                     the job as JSON (:func:`encode_job`)
+``J``   the job, please                     the run's key (:data:`KEY_BYTES` random bytes), then
+                                            the job as JSON (:func:`encode_job`)
 ``N``   the first request, please           ``C`` + the argument tuple's literal, or ``E`` (end)
 ``R``   ``o`` + repr | ``e`` + error text   the result of the request out; answered like ``N``
         | ``t`` + error text                (``t``: an error, and a RecursionError was raised on
@@ -26,8 +27,17 @@ guest   meaning                             host answer
 ``D``   ``o`` | ``e`` + error text          check guest only: the check finished
 ======  ==================================  ====================================================
 
+Every message the stub sends after the job (``N R L S A D``) carries the run's key between its kind
+and its payload: a fresh random key per guest, handed out only as the answer to ``J`` (which the stub
+reads before the program loads and keeps in its own frame, out of the program's reach). The channel
+itself is within the program's reach (WASM: the ``_host`` module's import; the jail: the pipes' file
+descriptors), so without the key a program could answer its requests itself, past every check the
+stub makes on an answer; a message without it is a deviation. ``V`` and ``U`` come from the audit hook
+and carry no key: they can only count against the program that sends them.
+
 The host hands out exactly one request at a time and takes exactly one result for it. Anything else
-(a result nobody asked for, a second ``N`` while a request is out, a second ``J``, an unknown kind,
+(a message without the run's key, a result nobody asked for, a second ``N`` while a request is out, a
+second ``J``, an unknown kind,
 bytes that are not UTF-8, a message over :data:`MAX_MESSAGE_BYTES`) is a *protocol deviation*: the
 host answers ``X``, stops the guest, fails every case not yet answered and labels the run
 ``harness_tamper``. What a candidate can make its channel say is only "the value it returned for this
@@ -50,8 +60,10 @@ belongs to the reward.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -97,6 +109,11 @@ GUEST_KINDS = frozenset(
 TAMPER = "harness_tamper"
 
 END = b"E"
+#: the length of the run's key (see the module docstring): 128 bits a guest cannot guess, and a wrong
+#: guess ends its run
+KEY_BYTES = 16
+#: the messages that carry the key: every one the stub itself sends after the job
+KEYED = frozenset((b"N", b"R", b"L", b"S", b"A", b"D"))
 ACK = b"k"
 STOP = b"X"
 
@@ -376,6 +393,8 @@ class Session:
         self.asleep_s = 0.0
         self.max_bytes = max_bytes
         self.facts = SessionFacts(started_at=clock())
+        #: the run's key: the stub's messages carry it, the program cannot (see the module docstring)
+        self.key = secrets.token_bytes(KEY_BYTES)
         self._lock = threading.Lock()
         self.over_budget = False
         #: WASM: the stub's compiled code, handed out once as the answer to ``P`` (the guest's very
@@ -488,9 +507,14 @@ class Session:
             if f.job_sent or payload:
                 return self._deviate("the job was asked for twice")
             f.job_sent = True
-            return self.job
+            return self.key + self.job
         if not f.job_sent:
             return self._deviate(f"{kind!r} before the job")
+        if kind in KEYED:
+            if not hmac.compare_digest(payload[:KEY_BYTES], self.key):
+                why = f"a {kind.decode('ascii')} message without the run's key (not the stub's)"
+                return self._deviate(why)
+            payload = payload[KEY_BYTES:]
         if kind == b"V":
             return self._record(payload)
         if self.role == "check":

@@ -35,6 +35,7 @@ from streams.sandbox.result import Outcome, interpret
 from tests.hacks.fixtures import simulated_run, simulated_verdict
 from tests.unit.test_probe_own_end import FLIP_REF, FLIP_TASK, _first_end
 from tests.unit.test_probe_wider import OPTS, SEEDS
+from tests.unit.test_sandbox_protocol import from_stub
 
 JOB = json.dumps({"role": "candidate", "mode": "cases", "entry_point": "f"}).encode()
 FLOOD = 1000
@@ -42,7 +43,7 @@ FLOOD = 1000
 
 def _session(n: int = 3) -> Session:
     s = Session(JOB, source=CaseInputs(tuple(f"({i},)" for i in range(n))), clock=lambda: 1.0)
-    assert s.handle(b"J")
+    assert from_stub(s, b"J")
     return s
 
 
@@ -52,12 +53,12 @@ def _session(n: int = 3) -> Session:
 def test_each_calls_output_is_counted_against_it_and_a_call_that_floods_alone_is_named() -> None:
     s = _session()
     assert not s.output(400, FLOOD)  # loading: no call out
-    assert s.handle(b"N") == b"C(0,)"
+    assert from_stub(s, b"N") == b"C(0,)"
     assert not s.output(900, FLOOD)
-    assert s.handle(b"Ro0") == b"C(1,)"
+    assert from_stub(s, b"Ro0") == b"C(1,)"
     # the run's output is far past the bound, but this call's own is not: nothing stops
     assert not s.output(900, FLOOD)
-    assert s.handle(b"Ro1") == b"C(2,)"
+    assert from_stub(s, b"Ro1") == b"C(2,)"
     assert [c.output_bytes for c in s.facts.cases] == [900, 900, 0]
     assert s.output(600, FLOOD) is False and s.output(600, FLOOD) is True  # call 2 alone passes it
     assert s.facts.output_stop == (2, 1200)
@@ -73,9 +74,9 @@ def test_output_while_no_call_is_out_is_bounded_as_a_whole() -> None:
 
 def test_a_thread_recursion_note_is_still_an_error() -> None:
     s = _session(2)
-    s.handle(b"N")
-    assert s.handle(b"RtIndexError: list index out of range") == b"C(1,)"
-    assert s.handle(b"ReIndexError: list index out of range") == b"E"
+    from_stub(s, b"N")
+    assert from_stub(s, b"RtIndexError: list index out of range") == b"C(1,)"
+    assert from_stub(s, b"ReIndexError: list index out of range") == b"E"
     first, second = s.facts.cases
     assert not first.ok and first.thread_recursion and first.text.startswith("IndexError")
     assert not second.ok and not second.thread_recursion
@@ -92,8 +93,8 @@ def _interpreted(session: Session, n: int, **raw: Any) -> Any:
 
 def test_the_result_and_its_event_name_the_flooding_call_and_the_recursing_threads() -> None:
     s = _session()
-    s.handle(b"N")
-    s.handle(b"RtIndexError: x")
+    from_stub(s, b"N")
+    from_stub(s, b"RtIndexError: x")
     s.output(FLOOD + 1, FLOOD)
     result = _interpreted(s, 3, limit_labels=["output_limit"])
     assert result.output_flood == 1 and result.thread_recursion == (0,)
@@ -116,9 +117,9 @@ def test_a_run_records_its_deep_recursion_only_where_a_call_raised_recursion_err
         ([b"RdRecursionError: maximum recursion depth exceeded", b"RoNone"], (0,)),  # deep
     ):
         s = _session()
-        s.handle(b"N")
+        from_stub(s, b"N")
         for answer in answers:
-            s.handle(answer)
+            from_stub(s, answer)
         result = _interpreted(s, 2)
         assert result.deep_recursion == want, answers
         event = to_event(result, sample_id="s", group_id="g", task_id="t")

@@ -18,6 +18,8 @@ from streams.sandbox.limits import RawRun
 from streams.sandbox.pool import result_size
 from streams.sandbox.protocol import (
     CHANGED_AFTER_RETURN,
+    KEY_BYTES,
+    KEYED,
     MAX_MESSAGE_BYTES,
     MAX_RECORDS,
     Bridge,
@@ -48,17 +50,26 @@ def session(inputs: tuple[str, ...] = ("(1,)", "(2,)"), clock: Clock | None = No
     return Session(JOB, source=CaseInputs(inputs), clock=clock or Clock())
 
 
+def from_stub(s: Session, msg: bytes) -> bytes | None:
+    """``msg`` as the stub sends it (its kind, the run's key where that kind carries it, its payload);
+    the host's answer, the job's without the key it starts with."""
+    if msg[:1] in KEYED:
+        msg = msg[:1] + s.key + msg[1:]
+    answer = s.handle(msg)
+    return answer[KEY_BYTES:] if msg == b"J" and answer is not None else answer
+
+
 def test_the_host_hands_out_one_request_at_a_time_and_times_it() -> None:
     clock = Clock()
     s = session(clock=clock)
     s.start()
-    assert json.loads(s.handle(b"J") or b"")["entry_point"] == "f"
+    assert json.loads(from_stub(s, b"J") or b"")["entry_point"] == "f"
     clock.now += 0.5  # loading the program
-    assert s.handle(b"N") == b"C(1,)"
+    assert from_stub(s, b"N") == b"C(1,)"
     clock.now += 0.25
-    assert s.handle(b"Ro1") == b"C(2,)"  # a result comes with the question for the next request
+    assert from_stub(s, b"Ro1") == b"C(2,)"  # a result comes with the question for the next request
     clock.now += 0.125
-    assert s.handle(b"ReValueError: no") == b"E"
+    assert from_stub(s, b"ReValueError: no") == b"E"
     f = s.facts
     assert f.deviation is None
     assert f.first_request_at is not None and f.first_request_at - f.started_at == 0.5
@@ -73,13 +84,13 @@ def test_the_host_hands_out_one_request_at_a_time_and_times_it() -> None:
 
 def test_an_answer_changed_after_its_call_is_that_cases_error() -> None:
     s = session(("(1,)", "(2,)", "(3,)"))
-    s.handle(b"J")
-    assert s.handle(b"N") == b"C(1,)"
-    assert s.handle(b"Ro[1]") == b"C(2,)"
-    assert s.handle(b"Ro[2]") == b"C(3,)"
-    assert s.handle(b"Ro[3]") == b"E"
+    from_stub(s, b"J")
+    assert from_stub(s, b"N") == b"C(1,)"
+    assert from_stub(s, b"Ro[1]") == b"C(2,)"
+    assert from_stub(s, b"Ro[2]") == b"C(3,)"
+    assert from_stub(s, b"Ro[3]") == b"E"
     # after the last call the stub read answers 0 and 1 again, and they had changed (a note twice is one)
-    assert s.handle(b"S0") == b"k" and s.handle(b"S1") == b"k" and s.handle(b"S0") == b"k"
+    assert from_stub(s, b"S0") == b"k" and from_stub(s, b"S1") == b"k" and from_stub(s, b"S0") == b"k"
     assert s.facts.deviation is None
     out = case_results(s.facts, 3, timed_out=False)
     assert [(c.status, c.result_repr, c.error) for c in out] == [
@@ -93,13 +104,13 @@ def test_an_answer_changed_after_its_call_is_that_cases_error() -> None:
 def test_the_stubs_code_is_handed_out_once_and_only_first() -> None:
     s = session()
     s.stub_code = b"code"
-    assert s.handle(b"P") == b"code"
-    assert json.loads(s.handle(b"J") or b"")["role"] == "candidate"
-    assert s.handle(b"P") is None and "out of turn" in (s.facts.deviation or "")
+    assert from_stub(s, b"P") == b"code"
+    assert json.loads(from_stub(s, b"J") or b"")["role"] == "candidate"
+    assert from_stub(s, b"P") is None and "out of turn" in (s.facts.deviation or "")
     late = session()
     late.stub_code = b"code"
-    late.handle(b"J")
-    assert late.handle(b"P") is None
+    from_stub(late, b"J")
+    assert from_stub(late, b"P") is None
 
 
 @pytest.mark.parametrize(
@@ -129,10 +140,10 @@ def test_the_stubs_code_is_handed_out_once_and_only_first() -> None:
 )
 def test_every_deviation_stops_the_guest_and_fails_the_rest(messages: list[bytes], why: str) -> None:
     s = session()
-    replies = [s.handle(m) for m in messages]
+    replies = [from_stub(s, m) for m in messages]
     assert replies[-1] is None  # the backend stops the guest on None
     assert s.facts.deviation is not None and why in s.facts.deviation
-    assert s.handle(b"N") is None  # nothing more is answered
+    assert from_stub(s, b"N") is None  # nothing more is answered
     statuses = [c.status for c in case_results(s.facts, 2, timed_out=False)]
     assert all(st != "ok" for st in statuses[len([c for c in s.facts.cases if c.answered_at]) :])
     assert all("protocol deviation" in (c.error or "") for c in case_results(s.facts, 2, timed_out=False)[1:])
@@ -140,18 +151,18 @@ def test_every_deviation_stops_the_guest_and_fails_the_rest(messages: list[bytes
 
 def test_an_oversized_message_is_refused_without_reading_it() -> None:
     s = session()
-    s.handle(b"J")
+    from_stub(s, b"J")
     assert s.oversized(MAX_MESSAGE_BYTES + 1) is None
     assert s.facts.deviation is not None and "bytes" in s.facts.deviation
 
 
 def test_refusal_records_are_append_only_bounded_and_keep_every_kind() -> None:
     s = session()
-    s.handle(b"J")
+    from_stub(s, b"J")
     for i in range(500):
-        assert s.handle(b"Vnetwork\nsocket.connect " + str(i).encode()) == b"k"
-    s.handle(b"Vfilesystem\nopen /etc/passwd")
-    s.handle(b"Vnetwork\nsocket.connect 1")  # a repeat changes nothing
+        assert from_stub(s, b"Vnetwork\nsocket.connect " + str(i).encode()) == b"k"
+    from_stub(s, b"Vfilesystem\nopen /etc/passwd")
+    from_stub(s, b"Vnetwork\nsocket.connect 1")  # a repeat changes nothing
     assert len(s.facts.records) <= MAX_RECORDS + len(s.facts.kinds)
     assert s.facts.kinds == ["network", "filesystem"]
     assert s.facts.records_dropped > 0
@@ -160,10 +171,10 @@ def test_refusal_records_are_append_only_bounded_and_keep_every_kind() -> None:
 def test_a_timed_out_call_reports_how_long_the_host_waited_for_it() -> None:
     clock = Clock()
     s = session(clock=clock)
-    s.handle(b"J")
-    assert s.handle(b"N") == b"C(1,)"
+    from_stub(s, b"J")
+    assert from_stub(s, b"N") == b"C(1,)"
     clock.now += 0.25
-    assert s.handle(b"Ro1") == b"C(2,)"  # the second request handed out, then never answered
+    assert from_stub(s, b"Ro1") == b"C(2,)"  # the second request handed out, then never answered
     assert case_results(s.facts, 2, timed_out=True)[1].duration_s == 0.0  # the run's end not stamped
     clock.now += 1.5
     s.end()  # the backend's run returned: the deadline stopped the guest
@@ -175,12 +186,12 @@ def test_a_timed_out_call_reports_how_long_the_host_waited_for_it() -> None:
 def test_timeouts_missing_and_load_failures_are_never_passes() -> None:
     s = session(("(1,)", "(2,)", "(3,)"))
     for m in (b"J", b"N", b"Ro1"):
-        s.handle(m)
+        from_stub(s, m)
     assert [c.status for c in case_results(s.facts, 3, timed_out=True)] == ["ok", "timeout", "missing"]
     assert [c.status for c in case_results(s.facts, 3, timed_out=False)] == ["ok", "missing", "missing"]
     loaded_badly = session()
-    loaded_badly.handle(b"J")
-    loaded_badly.handle(b"LImportError: nope")
+    from_stub(loaded_badly, b"J")
+    from_stub(loaded_badly, b"LImportError: nope")
     assert [c.error for c in case_results(loaded_badly.facts, 2, timed_out=False)] == [
         "program failed: ImportError: nope"
     ] * 2
@@ -191,7 +202,7 @@ def test_timeouts_missing_and_load_failures_are_never_passes() -> None:
 def test_no_sequence_of_guest_messages_crashes_the_host(messages: list[bytes]) -> None:
     s = session()
     for m in messages:
-        reply = s.handle(m)
+        reply = from_stub(s, m)
         assert reply is None or isinstance(reply, bytes)
     f = s.facts
     assert len(f.cases) <= 2
@@ -216,7 +227,7 @@ def test_a_byte_stream_on_the_jails_pipe_is_framed_bounded_and_never_crashes(chu
         for chunk in chunks:
             for msg in reader.feed(frame(chunk) if len(chunk) % 3 else chunk):
                 assert len(msg) <= 64
-                s.handle(msg)
+                from_stub(s, msg)
     except Oversized as exc:
         oversized.append(exc.length)
         s.oversized(exc.length)
@@ -440,7 +451,7 @@ def test_labels_come_from_the_host_and_the_hook_never_from_printed_text() -> Non
     job = Job(mode="cases", code="x", entry_point="f", inputs=("(1,)", "(2,)"))
     s = session()
     for m in (b"J", b"Vnetwork\nsocket.connect", b"N", b"ReMemoryError", b"Q"):
-        s.handle(m)
+        from_stub(s, m)
     raw = _raw(
         stderr=b"MemoryError\n[Errno 27] File too large\nRuntimeError: can't start new thread\n",
         limit_labels=["output_limit"],
@@ -499,3 +510,30 @@ def test_cli_json_has_exactly_the_contract_fields() -> None:
         "backend",
         "duration_s",
     }
+
+
+@pytest.mark.parametrize("kind", sorted(KEYED))
+def test_a_message_of_the_stubs_without_the_runs_key_stops_the_run(kind: bytes) -> None:
+    """The channel is the program's to reach; the run's key is not: a result, a request, a load
+    failure, a changed-answer note or a check's message sent without it is no message of the stub's."""
+    s = session()
+    from_stub(s, b"J")
+    assert from_stub(s, b"N") == b"C(1,)"
+    other = session().key  # another run's key is no better than none
+    for forged in (kind + b"o[1]", kind + other + b"o[1]", kind + s.key[:-1] + b"o[1]"):
+        t = session()
+        t.handle(b"J")
+        assert t.handle(forged) is None
+        assert "without the run's key" in (t.facts.deviation or "")
+    assert s.handle(b"Ro1") is None  # the first request's result, forged in the run it belongs to
+    assert "without the run's key" in (s.facts.deviation or "")
+    assert case_results(s.facts, 2, timed_out=False)[0].status != "ok"
+
+
+def test_each_run_has_its_own_key_handed_out_before_the_job() -> None:
+    a, b = session(), session()
+    assert a.key != b.key and len(a.key) == KEY_BYTES
+    answer = a.handle(b"J") or b""
+    assert answer[:KEY_BYTES] == a.key
+    assert json.loads(answer[KEY_BYTES:])["entry_point"] == "f"
+    assert a.handle(b"V" + b"thread\nstarted") == b"k"  # the audit hook's records carry none
