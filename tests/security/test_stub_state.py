@@ -159,7 +159,7 @@ def test_a_kept_argument_changed_is_seen_whatever_the_program_does_to_the_frames
     assert all(g is not None and "CallerStateError" in g for g in got[:3]), got
 
 
-#: asks the generator in the driver's frame or code (the stub's) for its frame, and says whether it was refused
+#: asks the generator in the driver's frame or code (the stub's) for its frame: was it refused
 STUB_FRAME = """
 import sys
 
