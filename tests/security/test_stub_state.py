@@ -159,14 +159,14 @@ def test_a_kept_argument_changed_is_seen_whatever_the_program_does_to_the_frames
     assert all(g is not None and "CallerStateError" in g for g in got[:3]), got
 
 
-#: asks the generator in the driver's frame (the stub's) for its frame, and says whether it was refused
+#: asks the generator in the driver's frame or code (the stub's) for its frame: was it refused
 STUB_FRAME = """
 import sys
 
 
 def f(xs):
     driver = sys._getframe(1)
-    for value in list(driver.f_locals.values()):
+    for value in list(driver.f_locals.values()) + list(driver.f_code.co_consts):
         if type(value).__name__ == "generator":
             try:
                 value.gi_frame

@@ -1,0 +1,154 @@
+"""The driver's guards of the stub's turn (the stub generator it resumes, the collector's switches, the
+signal mask) are out of the program's reach, on both backends. On 3.13+ (WASM's 3.15) a frame's
+``f_locals`` writes through, so a program that rebinds the driver's locals from its entry point could
+keep the collector on at the stub generator's resumption (a collection it scheduled would run its
+finaliser on the stub's frame) or swap the stub for a generator of its own. The wrong programs here
+rebind every local of the driver's they find and leave a finaliser behind that tampers with whatever
+frame it runs on; their wrong answers are still seen, and the driver holds none of its guards in a
+local."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.sandbox import Limits, Sandbox
+from streams.sandbox.protocol import CHANGED_AFTER_RETURN
+from streams.sandbox.result import Job
+
+BACKENDS = ["wasm", "container"]
+LIMITS = Limits(timeout_s=30.0, memory_mb=512)
+INPUTS = ("([3, 1, 2],)", "([5, 9, 4],)", "([3, 1, 2],)", "([],)")
+GUARDS = ("main", "_gc_isenabled", "_gc_disable", "_gc_enable", "_mask")
+
+#: rebinds the driver's locals and leaves a cycle with a finaliser for a collection it schedules with
+#: allocations that no periodic check follows before the stub resumes (a list literal in a function)
+REBIND = """
+import gc
+import sys
+
+LOCALS, BACK, FRAME = "f_" + "locals", "f_" + "back", "tb_" + "frame"
+_big = {}
+exec("def _allocate():\\n    return [" + "[], " * 20000 + "]\\n", _big)
+
+
+def _tamper_caller():
+    try:
+        raise ValueError
+    except ValueError as e:
+        frame = getattr(getattr(e.__traceback__, FRAME), BACK)
+    while frame is not None:
+        try:
+            names = getattr(frame, LOCALS)
+            if "before" in names:
+                names["before"] = None
+            for key in ("_held", "_last", "kept"):
+                if type(names.get(key)) is list:
+                    names[key].clear()
+        except Exception:
+            pass
+        frame = getattr(frame, BACK)
+
+
+class _Cycle:
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        _tamper_caller()
+        _Cycle()
+
+
+def _fake():
+    while True:
+        yield None
+
+
+def _rebind():
+    names = getattr(getattr(sys, "_get" + "frame")(2), LOCALS)
+    replacements = {
+        "_gc_disable": _big["_allocate"],
+        "_gc_isenabled": lambda: True,
+        "_gc_enable": gc.enable,
+        "_mask": None,
+        "main": _fake() if SWAP else names.get("main"),
+    }
+    for key, value in replacements.items():
+        if key in names:
+            try:
+                names[key] = value
+            except Exception:
+                pass
+    gc.enable()
+    gc.set_threshold(1)
+    _Cycle()
+"""
+
+#: wrong for a caller holding an earlier answer: every call refills one list
+BUFFER = """
+_buf = []
+
+
+def f(xs):
+    _rebind()
+    _buf.clear()
+    _buf.extend(sorted(xs))
+    return _buf
+"""
+#: wrong where the task keeps its argument: it sorts the caller's list in place
+SORTS_ARGUMENT = """
+def f(xs):
+    _rebind()
+    xs.sort()
+    return xs[-1] if xs else None
+"""
+
+
+def _run(sandbox: Sandbox, code: str, backend: str, **job: bool) -> tuple[list[str | None], str | None]:
+    r = sandbox.execute(
+        Job(mode="cases", code=code, entry_point="f", inputs=INPUTS, limits=LIMITS, **job),  # type: ignore[arg-type]
+        backend,  # type: ignore[arg-type]
+    )
+    got = [
+        c.result_repr if c.status == "ok" else ("changed" if c.error == CHANGED_AFTER_RETURN else c.error)
+        for c in r.cases
+    ]
+    return got, r.infra_error
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_refilled_answer_is_seen_whatever_the_program_rebinds_in_the_driver(
+    sandbox: Sandbox, backend: str, swap: bool
+) -> None:
+    got, infra = _run(sandbox, f"SWAP = {swap}\n" + REBIND + BUFFER, backend, caller=True)
+    assert infra is None, infra
+    assert got[:3] == ["changed", "changed", "changed"], got
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_kept_argument_changed_is_seen_whatever_the_program_rebinds_in_the_driver(
+    sandbox: Sandbox, backend: str, swap: bool
+) -> None:
+    got, infra = _run(
+        sandbox, f"SWAP = {swap}\n" + REBIND + SORTS_ARGUMENT, backend, caller=True, keep_args=True
+    )
+    assert infra is None, infra
+    assert all(g is not None and "CallerStateError" in g for g in got[:3]), got
+
+
+#: names the driver's locals that guard the stub's turn
+GUARD_LOCALS = """
+import sys
+
+
+def f(xs):
+    return sorted(set(getattr(sys, "_get" + "frame")(1).f_locals) & {guards!r})
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_driver_holds_no_guard_of_the_stubs_turn_in_a_local(sandbox: Sandbox, backend: str) -> None:
+    got, infra = _run(sandbox, GUARD_LOCALS.format(guards=set(GUARDS)), backend)
+    assert infra is None, infra
+    assert got == ["[]"] * 4
