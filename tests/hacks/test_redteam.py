@@ -141,7 +141,6 @@ MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory st
 
 
 # round 24 (attack24)
-JUDGE_FRAMES = "the judge is recognisable from inside by the frames above the program's entry point (its caller is the sandbox's driver, _rls_run, whose locals are `main` and `order`: any frame walk from a finaliser, a traceback or sys._getframe reaches it, as it reached the stub's own frame before round 23's fix), so a program that sorts its argument in place only where no such caller is found (a24_gc_handed_before_88: a finaliser, run by the collector, looks for it) is right whenever judged and wrong for a real caller, on both backends (like JUDGE_FINGERPRINT; round 24 made it for the payload it can no longer land: the stub's argument check, in its suspended generator, out of reach)"
 STORAGE_READ = "sandbox stub _plain reads a class named fractions.Fraction by its own `_numerator`/`_denominator` slot descriptors whatever else it is (or lacks), while a real caller reads it through its methods; so a bare slotted class with no arithmetic or equality of its own (a24_slot_fraction_2: == 0.5 is False for a caller) is judged as the Fraction it stores, on both backends (the real class cannot be named before the program loads without importing fractions in every jail, about a module's cost; since round 24 a tuple subclass is read from its storage only where neither it nor its bases define any of tuple's reading methods and every field is the namedtuple C descriptor: a24_tuple_fields_shared_8 is caught)"
 
 KNOWN: dict[tuple[str, str], str] = {
@@ -250,7 +249,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a22_timer_after_reads_58", "container"): READS_AT_RETURN,
     ("a22_thread_pace_hang_55", "container"): THREAD_PACE,
     ("a22_child_pace_hang_55", "container"): FORK_PACE,
-    ("a24_gc_handed_before_88", "*"): JUDGE_FRAMES,
     ("a24_slot_fraction_2", "*"): STORAGE_READ,
 }
 

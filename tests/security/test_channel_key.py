@@ -111,9 +111,12 @@ KEYS = {
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("keys", list(KEYS))
-def test_a_program_answering_its_requests_itself_stops_its_run(sandbox: Sandbox, backend: str, keys: str) -> None:
+def test_a_program_answering_its_requests_itself_stops_its_run(
+    sandbox: Sandbox, backend: str, keys: str
+) -> None:
+    code = CHANNEL.replace("{keys}", KEYS[keys])
     r = sandbox.execute(
-        Job(mode="cases", code=CHANNEL.replace("{keys}", KEYS[keys]), entry_point="f", inputs=INPUTS, limits=LIMITS),
+        Job(mode="cases", code=code, entry_point="f", inputs=INPUTS, limits=LIMITS),
         backend,  # type: ignore[arg-type]
     )
     assert r.infra_error is None, r.infra_error
@@ -123,9 +126,10 @@ def test_a_program_answering_its_requests_itself_stops_its_run(sandbox: Sandbox,
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_program_that_leaves_the_channel_alone_is_answered_as_before(sandbox: Sandbox, backend: str) -> None:
+def test_a_program_leaving_the_channel_alone_is_answered_as_before(sandbox: Sandbox, backend: str) -> None:
+    code = "def f(xs):\n    return sorted(xs)\n"
     r = sandbox.execute(
-        Job(mode="cases", code="def f(xs):\n    return sorted(xs)\n", entry_point="f", inputs=INPUTS, limits=LIMITS),
+        Job(mode="cases", code=code, entry_point="f", inputs=INPUTS, limits=LIMITS),
         backend,  # type: ignore[arg-type]
     )
     assert r.deviation is None and TAMPER not in r.violations

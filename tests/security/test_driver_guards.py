@@ -152,3 +152,74 @@ def test_the_driver_holds_no_guard_of_the_stubs_turn_in_a_local(sandbox: Sandbox
     got, infra = _run(sandbox, GUARD_LOCALS.format(guards=set(GUARDS)), backend)
     assert infra is None, infra
     assert got == ["[]"] * 4
+
+
+#: resumes the stub's generator itself, wherever it finds it near the driver, with a fast timer whose
+#: handler, landing on the stub's frame, stops the stub keeping answers (on db25152 in the jail: every
+#: later call's refilled buffer passed); WASM has no timer, so there it only drives
+DRIVES = """
+import sys
+
+try:
+    import signal
+    _timer = signal.setitimer
+except (ImportError, AttributeError):
+    signal = _timer = None
+
+_buf = []
+_hit = [False]
+
+
+def _handler(signum, frame):
+    while frame is not None and not _hit[0]:
+        names = frame.f_locals
+        if "_held_chars" in names and "_held" in names:
+            names["_held_chars"][0] = 1 << 60
+            names["_held"].clear()
+            _hit[0] = True
+            _timer(signal.ITIMER_REAL, 0, 0)
+        frame = frame.f_back
+
+
+def _generator():
+    driver = sys._getframe(2)
+    places = list(driver.f_locals.values()) + list(driver.f_code.co_consts)
+    for value in list(driver.f_globals.values()):
+        places += list(getattr(getattr(value, "__code__", None), "co_consts", ()))
+    for value in places + [getattr(p, "__self__", None) for p in places]:
+        for item in value if type(value) is list else [value]:
+            if type(item).__name__ == "generator":
+                return item
+    return None
+
+
+def _impl(xs):
+    _buf[:] = sorted(xs)  # one list, refilled by every call
+    return _buf
+
+
+def f(xs):
+    out = _impl(xs)
+    stub = _generator()
+    if stub is None or _hit[0] is None:
+        return out
+    _hit[0] = None if _timer is None else False
+    if _timer is not None:
+        signal.signal(signal.SIGALRM, _handler)
+        _timer(signal.ITIMER_REAL, 0.0003, 0.0003)
+    outcome = (True, out, None)
+    while True:
+        order = stub.send(outcome)
+        outcome = (True, _impl(*order[1]), None)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_program_cannot_resume_the_stub_itself(sandbox: Sandbox, backend: str) -> None:
+    inputs = tuple(f"([{i}, {i + 3}, {i + 1}],)" for i in range(30))
+    r = sandbox.execute(
+        Job(mode="cases", code=DRIVES, entry_point="f", inputs=inputs, limits=LIMITS, caller=True),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.error == CHANGED_AFTER_RETURN for c in r.cases[:-1]] == [True] * 29, r.cases
