@@ -143,7 +143,6 @@ MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory st
 # round 24 (attack24)
 JUDGE_FRAMES = "the judge is recognisable from inside by the frames above the program's entry point (its caller is the sandbox's driver, _rls_run, whose locals are `main` and `order`: any frame walk from a finaliser, a traceback or sys._getframe reaches it, as it reached the stub's own frame before round 23's fix), so a program that sorts its argument in place only where no such caller is found (a24_gc_handed_before_88: a finaliser, run by the collector, looks for it) is right whenever judged and wrong for a real caller, on both backends (like JUDGE_FINGERPRINT; round 24 made it for the payload it can no longer land: the stub's argument check, in its suspended generator, out of reach)"
 STUB_CHANNEL = "sandbox channel (streams/sandbox/README.md, not covered): the program reaches the stub's own channel (WASM: sys.modules['_host'].call; the jail: the pipes named in sys.argv[1:3]) and answers its first request and every later one itself with repr() of its answer, then exits at E, so the stub never sees an answer object, keeps none and runs no caller check: one list refilled by every call (a24_channel_buffer_30) and a sort of the given array in place (a24_channel_sorts_arg_88) are accepted on both backends (security 0.67, not rejected). Its power is the judge fingerprint's (JUDGE_FINGERPRINT: a program can as well return copies only when judged); closing it needs the channel out of the program's reach (_host.call removed from the module and held by the stub alone; the pipes' descriptors moved or checked per message)"
-STORAGE_READ = "sandbox stub _plain reads a class named fractions.Fraction by its own `_numerator`/`_denominator` slot descriptors whatever else it is (or lacks), while a real caller reads it through its methods; so a bare slotted class with no arithmetic or equality of its own (a24_slot_fraction_2: == 0.5 is False for a caller) is judged as the Fraction it stores, on both backends (the real class cannot be named before the program loads without importing fractions in every jail, about a module's cost; since round 24 a tuple subclass is read from its storage only where neither it nor its bases define any of tuple's reading methods and every field is the namedtuple C descriptor: a24_tuple_fields_shared_8 is caught)"
 
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -254,7 +253,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a24_gc_handed_before_88", "*"): JUDGE_FRAMES,
     ("a24_channel_buffer_30", "*"): STUB_CHANNEL,
     ("a24_channel_sorts_arg_88", "*"): STUB_CHANNEL,
-    ("a24_slot_fraction_2", "*"): STORAGE_READ,
 }
 
 
