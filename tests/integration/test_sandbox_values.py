@@ -172,13 +172,18 @@ def f(kind):
 """
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("backend", "fork_server"), [("wasm", True), ("container", True), ("container", False)]
+)
 def test_a_class_posing_as_fraction_or_decimal_is_refused_the_real_one_read(
-    sandbox: Sandbox, backend: str
+    ready_sandbox: Callable[[SandboxConfig], Sandbox], backend: str, fork_server: bool
 ) -> None:
     """A Fraction or a Decimal is read from its slots only where its class is the standard library's
     own (the very class, not one named like it): a bare slotted look-alike is refused as any unknown
-    object, whether or not the program names the module, while a real Fraction still passes."""
+    object, whether or not the program names the module, while a real Fraction still passes (the
+    jail's fork server imported fractions for every execution; a jail of its own imports it for a
+    program that names it)."""
+    sandbox = ready_sandbox(SandboxConfig(container_fork_server=fork_server))
     named = sandbox.run_cases(
         POSING, "f", ["('real',)", "('fraction',)", "('decimal',)"], limits=LIMITS, backend=backend
     )
