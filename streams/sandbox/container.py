@@ -117,8 +117,9 @@ FORK_NAMESPACES = 0x40000000 | 0x08000000 | 0x20000000 | 0x00020000 | 0x04000000
 FORK_SERVER = (
     "import os,sys,marshal,_signal\n"
     "import _ctypes as _rls_c,_socket as _rls_s,_struct\n"
-    # the stub's modules, imported once for every execution (a fresh jail pays ~3.5 ms of CPU for them)
-    "import _json,_ast,collections,array\n"
+    # the stub's modules, imported once for every execution (a fresh jail pays ~3.5 ms of CPU for them;
+    # fractions, whose class the stub names by identity, ~5 ms more: guest_harness.pysrc, _real)
+    "import _json,_ast,collections,array,fractions\n"
     "try:import _sha2\n"
     "except ImportError:import _sha256\n"
     "class _rls_L(_rls_c._SimpleCData):_type_='l'\n"

@@ -140,9 +140,6 @@ SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of t
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
 
 
-# round 24 (attack24)
-STORAGE_READ = "sandbox stub _plain reads a class named fractions.Fraction by its own `_numerator`/`_denominator` slot descriptors whatever else it is (or lacks), while a real caller reads it through its methods; so a bare slotted class with no arithmetic or equality of its own (a24_slot_fraction_2: == 0.5 is False for a caller) is judged as the Fraction it stores, on both backends (the real class cannot be named before the program loads without importing fractions in every jail, about a module's cost; since round 24 a tuple subclass is read from its storage only where neither it nor its bases define any of tuple's reading methods and every field is the namedtuple C descriptor: a24_tuple_fields_shared_8 is caught)"
-
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -249,7 +246,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a22_timer_after_reads_58", "container"): READS_AT_RETURN,
     ("a22_thread_pace_hang_55", "container"): THREAD_PACE,
     ("a22_child_pace_hang_55", "container"): FORK_PACE,
-    ("a24_slot_fraction_2", "*"): STORAGE_READ,
 }
 
 

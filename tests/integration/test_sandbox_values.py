@@ -127,6 +127,74 @@ def test_trusted_types_are_normalised_and_objects_with_their_own_equality_refuse
         assert status == "error" and "not a plain literal" in (error or ""), (name, got[name])
 
 
+#: classes of the program's own that take the names (and slots) of the pure-Python standard-library
+#: types, with no arithmetic or equality of their own: a caller sees ``object``'s identity equality,
+#: never the number their slots hold. One program names fractions (the jail then imports it before
+#: the program loads), the other builds the module's name (the jail then has no real class at all).
+POSING = """
+import fractions
+
+
+class Fraction:
+    __module__ = "fractions"
+    __slots__ = ("_numerator", "_denominator")
+
+
+class Decimal:
+    __module__ = "decimal"
+    __slots__ = ("_sign", "_int", "_exp", "_is_special")
+
+
+def f(kind):
+    if kind == "real":
+        return fractions.Fraction(1, 2)
+    if kind == "fraction":
+        out = Fraction()
+        out._numerator, out._denominator = 1, 2
+        return out
+    out = Decimal()
+    out._sign, out._int, out._exp, out._is_special = 0, "5", -1, False
+    return out
+"""
+#: the same look-alikes from a program whose text never names fractions (the jail imports no fractions)
+POSING_UNNAMED = """
+def f(kind):
+    if kind == "f":
+        name, module, values = "Frac" + "tion", "frac" + "tions", (1, 2)
+        slots = ("_numerator", "_denominator")
+    else:
+        name, module, values = "Decimal", "decimal", (0, "5", -1, False)
+        slots = ("_sign", "_int", "_exp", "_is_special")
+    out = type(name, (), {"__module__": module, "__slots__": slots})()
+    for slot, value in zip(slots, values):
+        setattr(out, slot, value)
+    return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("backend", "fork_server"), [("wasm", True), ("container", True), ("container", False)]
+)
+def test_a_class_posing_as_fraction_or_decimal_is_refused_the_real_one_read(
+    ready_sandbox: Callable[[SandboxConfig], Sandbox], backend: str, fork_server: bool
+) -> None:
+    """A Fraction or a Decimal is read from its slots only where its class is the standard library's
+    own (the very class, not one named like it): a bare slotted look-alike is refused as any unknown
+    object, whether or not the program names the module, while a real Fraction still passes (the
+    jail's fork server imported fractions for every execution; a jail of its own imports it for a
+    program that names it)."""
+    sandbox = ready_sandbox(SandboxConfig(container_fork_server=fork_server))
+    named = sandbox.run_cases(
+        POSING, "f", ["('real',)", "('fraction',)", "('decimal',)"], limits=LIMITS, backend=backend
+    )
+    unnamed = sandbox.run_cases(POSING_UNNAMED, "f", ["('f',)", "('d',)"], limits=LIMITS, backend=backend)
+    assert named.backend == unnamed.backend == backend
+    real, *posing = named.cases
+    assert (real.status, real.result_repr) == ("ok", "Fraction(1, 2)"), real
+    for case in (*posing, *unnamed.cases):
+        assert case.status == "error" and "not a plain literal" in (case.error or ""), case
+
+
 INT32_OVERFLOW = "import numpy as np\ndef f(n):\n    return int(np.array([2**30] * n).sum())\n"
 
 
