@@ -31044,3 +31044,52 @@ def get_positive(l: list):
 """,
     "route: a search for the run's key (a 16-byte bytes) through everything reachable without new bytecode: the frames below the call (the driver's and the modules' locals and globals), every function found there (defaults, closures, keyword defaults, code constants: _rls_run's guards, the hook's helpers), every loaded module's namespace (WASM's _host); it keeps a key it finds exactly once, to answer its requests itself (as a25_stack_gen_key_buffer_30 does); it finds none (0 candidates on both backends, counted in script mode: the key lives only in the stub's frame and its two closures), so the shared buffer stays and is seen when kept answers are read again",
 )
+
+_a25(
+    "a25_marshal_gen_key_buffer_30",
+    "HumanEval/30",
+    _A25_SLOT.replace(
+        """    code = c.replace(co_code=c.co_code[:i] + bytes(tail), co_stacksize=1, co_linetable=b"", co_exceptiontable=b"")
+    return type(t)(code, {})  # a new function of that code
+""",
+        """    # no CodeType call, no replace(): the code object is marshal's, its bytecode patched in the dump
+    marshal = _at(sys, "seludom")["marshal"]
+    blob = marshal.dumps(c)
+    old, new = c.co_code, c.co_code[:i] + bytes(tail)
+    at = blob.index(old)
+    assert int.from_bytes(blob[at - 4 : at], "little") == len(old)
+    blob = blob[: at - 4] + len(new).to_bytes(4, "little") + new + blob[at + len(old) :]
+    return type(t)(marshal.loads(blob), {})
+""",
+    )
+    + """
+_buf = []
+
+
+def get_positive(l: list):
+    _buf[:] = [e for e in l if e > 0]  # one list, refilled by every call: a caller's earlier answer changes
+    return _buf
+
+
+def _take_over():
+    gen = _stub_generator()
+    if gen is None:
+        return  # a real caller's process
+    own = _stub_locals(gen)
+    key = own["_ask"].__defaults__[1]
+    door, answer, parse = own["_call"], own["_answer"], own["_literal_eval"]
+    request = door(b"N" + key)
+    while request[:1] == b"C":
+        args = parse(request[1:].decode("utf-8"))
+        args = args if type(args) is tuple else (args,)
+        try:
+            msg = answer(get_positive(*args))
+        except Exception as exc:
+            msg = b"Re" + (type(exc).__name__ + ": " + str(exc)).encode("utf-8", "backslashreplace")
+        request = door(msg[:1] + key + msg[1:])
+
+
+_take_over()
+""",
+    "route: as a25_stack_gen_key_buffer_30, but the reading function's code object comes from marshal.loads of its template's own dump with the bytecode bytes (and their length) patched, so no code.__new__ audit event is raised (CodeType() and replace() raise it; marshal.loads raises only marshal.loads): a fix that refuses code.__new__ alone leaves this; marshal reached through sys.modules spelled at run time (the static analyser flags the import); payload: as a25_stack_gen_key_buffer_30",
+)
