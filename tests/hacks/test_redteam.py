@@ -140,6 +140,8 @@ SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of t
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
 
 
+# round 25 (attack25)
+STUB_KEY = "sandbox stub: the program makes code objects of its own bytecode (CodeType.replace(co_code=...) and FunctionType, no audit refusal), and LOAD_FAST's index, widened by three EXTENDED_ARGs, is a C int, so 0xFFFFFFxx reads a word below the function's own frame on the thread's data stack; the driver's frame lies there (right below the module's while loading, the entry point's in a call), sized from the frames' code objects and `_rls_run.__code__.co_stacksize`, and the first slot of its value stack is the for loop's iterator, the stub's generator (3.11: 9-word frame header, 3.15 wasm32: 10); gen.throw() ends the stub at its pause and the exception's last traceback entry's tb_frame is the stub's frame (no audit refusal: only gi_frame is refused), whose f_locals hold `_ask` (the run's key its __defaults__[1]), `_call`, `_answer` and `_literal_eval`; the program then answers every request itself with the key, so no answer is kept or read again and no argument compared (a25_stack_gen_key_buffer_30 from its load, a25_stack_gen_in_call_sorts_88 from its first call), full reward on both backends; a25_marshal_gen_key_buffer_30 makes the same code object with marshal.loads of its template's dump with the bytecode patched, which raises no code.__new__ event"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -246,6 +248,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a22_timer_after_reads_58", "container"): READS_AT_RETURN,
     ("a22_thread_pace_hang_55", "container"): THREAD_PACE,
     ("a22_child_pace_hang_55", "container"): FORK_PACE,
+    ("a25_stack_gen_key_buffer_30", "*"): STUB_KEY,
+    ("a25_stack_gen_in_call_sorts_88", "*"): STUB_KEY,
+    ("a25_marshal_gen_key_buffer_30", "*"): STUB_KEY,
 }
 
 
@@ -378,6 +383,15 @@ CONTAINER_SLICE = frozenset(
         "a24c_ok_gc_threshold_del_30",
         "a24c_ok_coroutine_throw_8",
         "a24c_ok_weakref_freeze_30",
+        # round 25: the stub's key and the driver's value stack; every program runs on both backends
+        "a25_stack_gen_key_buffer_30",
+        "a25_stack_gen_in_call_sorts_88",
+        "a25_marshal_gen_key_buffer_30",
+        "a25_take_list_empty_30",
+        "a25_key_search_reachable_30",
+        "a25c_ok_code_replace_30",
+        "a25c_ok_many_locals_30",
+        "a25c_ok_generator_throw_30",
     }
 )
 

@@ -30678,3 +30678,418 @@ _a24(
     """,
     "gc.freeze() at import and a weakref callback per call (it runs as the scratch object is dropped); a fresh list per call",
 )
+
+
+# --- round 25: the stub's channel key and the driver's value stack ------------------------------------
+# The stub's generator is held only on the driver loop's value stack and its key only in its own frame's
+# closures. A code object of the program's own making (CodeType.replace with bytecode of its own) reads
+# a slot below its frame: LOAD_FAST's index, widened by EXTENDED_ARG to 32 bits, is a C int, so
+# 0xFFFFFFxx reads the words before the frame's locals on the thread's data stack, where the frames that
+# called it lie (the driver's first).
+_A25_SLOT = '''
+import dis
+import sys
+
+# the header of an interpreter frame, in words: 72 bytes on a 64-bit 3.11, 40 on wasm32's 3.15
+_HEAD = 9 if sys.maxsize > 2**32 else 10
+
+
+def _at(o, s):
+    return getattr(o, s[::-1])  # attribute names spelled backwards, read at run time
+
+
+def _slot(depth):
+    """A function whose one instruction reads the word `depth` (negative) slots from its own locals."""
+    op = dis.opmap
+
+    def t():
+        return None
+
+    c = _at(t, "__edoc__")
+    i = 2
+    while c.co_code[i] == op["CACHE"]:  # RESUME's cache entries (3.15)
+        i += 2
+    n = depth & 0xFFFFFFFF
+    tail = [op["EXTENDED_ARG"], (n >> 24) & 255, op["EXTENDED_ARG"], (n >> 16) & 255,
+            op["EXTENDED_ARG"], (n >> 8) & 255, op["LOAD_FAST"], n & 255, op["RETURN_VALUE"], 0]
+    code = c.replace(co_code=c.co_code[:i] + bytes(tail), co_stacksize=1, co_linetable=b"", co_exceptiontable=b"")
+    return type(t)(code, {})  # a new function of that code
+
+
+def _words(code):
+    return _HEAD + len(code.co_varnames) + len(code.co_cellvars) + len(code.co_freevars) + code.co_stacksize
+
+
+def _stub_generator():
+    """The driver's loop iterator: the first slot of the driver frame's value stack (None: no judge)."""
+    try:
+        raise LookupError
+    except LookupError as e:
+        fr = _at(_at(e, "__kcabecart__"), "emarf_bt")
+    depth = 0
+    while fr is not None and "_rls_run" not in _at(fr, "slabolg_f"):
+        depth += _words(_at(fr, "edoc_f"))  # our own frames only (the driver's code is read from its function)
+        fr = _at(fr, "kcab_f")
+    if fr is None:
+        return None
+    depth += _HEAD + _at(_at(fr, "slabolg_f")["_rls_run"], "__edoc__").co_stacksize
+    fr = None
+    gen = _slot(-depth)()
+    if type(gen).__name__ == "generator" and gen.__name__ == "_rls_main":
+        return gen
+    return None
+
+
+def _stub_locals(gen):
+    """The stub's frame, from the traceback of an exception thrown into it (it ends there)."""
+    try:
+        gen.throw(LookupError)
+    except LookupError as e:
+        tb = _at(e, "__kcabecart__")
+    while _at(tb, "txen_bt") is not None:
+        tb = _at(tb, "txen_bt")
+    return _at(_at(tb, "emarf_bt"), "slacol_f")
+'''
+
+
+def _a25(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a25c_ok_") else "wrong"
+    add(name, task, kind, "a25_unusual" if kind == "correct" else "a25_wrong", code, note=note, **kw)
+
+
+_a25(
+    "a25_stack_gen_key_buffer_30",
+    "HumanEval/30",
+    _A25_SLOT
+    + """
+_buf = []
+
+
+def get_positive(l: list):
+    _buf[:] = [e for e in l if e > 0]  # one list, refilled by every call: a caller's earlier answer changes
+    return _buf
+
+
+def _take_over():
+    gen = _stub_generator()
+    if gen is None:
+        return  # a real caller's process
+    own = _stub_locals(gen)
+    key = own["_ask"].__defaults__[1]  # the run's key, a default of the stub's closure
+    door, answer, parse = own["_call"], own["_answer"], own["_literal_eval"]
+    request = door(b"N" + key)
+    while request[:1] == b"C":
+        args = parse(request[1:].decode("utf-8"))
+        args = args if type(args) is tuple else (args,)
+        try:
+            msg = answer(get_positive(*args))  # its text read at once: nothing is read again
+        except Exception as exc:
+            msg = b"Re" + (type(exc).__name__ + ": " + str(exc)).encode("utf-8", "backslashreplace")
+        request = door(msg[:1] + key + msg[1:])
+    # at E: the load returns; the driver finds the stub ended and the guest exits 0 as a script would
+
+
+_take_over()
+""",
+    "route: at load (the module's frame right above the driver's on the data stack), a function whose code is CodeType.replace'd to EXTENDED_ARG x3 + LOAD_FAST 0xFFFFFFxx reads the driver frame's first value-stack slot (the for loop's iterator: the stub's generator), sizes from the frames' own code objects and `_rls_run.__code__.co_stacksize`; gen.throw() ends the stub at its pause and the exception's last traceback entry is the stub's frame: its f_locals hold `_ask` (the key its __defaults__[1]), `_call`, `_answer`, `_literal_eval`; payload: the program answers every request itself with the key (N, then R per C) and exits at E, so no answer is kept or read again; one list refilled by every call",
+)
+
+_a25(
+    "a25_stack_gen_in_call_sorts_88",
+    "HumanEval/88",
+    _A25_SLOT
+    + """
+_done = []
+
+
+def _sorted(array):
+    out = list(array)
+    if out:
+        out.sort(reverse=(out[0] + out[-1]) % 2 == 0)
+    return out
+
+
+def sort_array(array):
+    if not _done:
+        _done.append(1)
+        gen = _stub_generator()  # the driver's frame is right below this one
+        if gen is not None:
+            own = _stub_locals(gen)
+            ask = own["_ask"]  # it puts the run's key in every message itself
+            answer, parse = own["_answer"], own["_literal_eval"]
+            request = ask(answer(_sorted(array)))  # this call's own request, answered first
+            while request[:1] == b"C":
+                args = parse(request[1:].decode("utf-8"))
+                args = args if type(args) is tuple else (args,)
+                request = ask(answer(sort_array(*args)))
+            return None  # at E: the driver ends the guest as a script that returned
+    if array:
+        array.sort(reverse=(array[0] + array[-1]) % 2 == 0)  # the given array sorted in place
+    return list(array)
+""",
+    "route: as a25_stack_gen_key_buffer_30, from the entry point's first call (the driver's frame right below it): the stub's generator from the driver's value stack, thrown into, its frame's f_locals from the traceback; payload: the stub's own `_ask` (its key a default) answers this call's request and every later one with what the program returns, so the caller check never compares an argument (HumanEval/88 forbids changing the given array, which this sorts in place); returning None at E ends the guest with status 0",
+)
+
+_a25(
+    "a25_take_list_empty_30",
+    "HumanEval/30",
+    """
+_buf = []
+
+
+def _n(s):
+    return s[::-1]
+
+
+def _driver_consts():
+    try:
+        raise LookupError
+    except LookupError as e:
+        fr = getattr(getattr(e, _n("__kcabecart__")), _n("emarf_bt"))
+    while fr is not None:
+        run = getattr(fr, _n("slabolg_f")).get("_rls_run")
+        if run is not None:
+            return getattr(run, _n("__edoc__")).co_consts
+        fr = getattr(fr, _n("kcab_f"))
+    return ()
+
+
+def _stub():
+    for c in _driver_consts():
+        holder = getattr(c, "__self__", None)
+        if type(holder) is list and getattr(c, "__name__", "") == "pop" and holder:
+            return holder[0]  # the one-item list the driver pops the generator from
+    return None
+
+
+_gen = []
+
+
+def get_positive(l: list):
+    if not _gen:
+        _gen.append(_stub())
+    g = _gen[0]
+    if g is not None:
+        try:
+            g.throw(LookupError)  # would end the stub at its pause: nothing kept is read again
+        except BaseException:
+            pass
+        _gen[0] = None
+    _buf[:] = [e for e in l if e > 0]  # one list, refilled by every call
+    return _buf
+""",
+    "route: the driver's code constants (`_rls_run.__code__.co_consts`, reached through the driver frame's f_globals): the bound `pop` of the list the generator was put in, looked into through its __self__ for the generator; found empty (the driver popped it into its loop before the program loaded), so nothing is thrown and the shared buffer is seen when kept answers are read again",
+)
+
+_a25(
+    "a25c_ok_code_replace_30",
+    "HumanEval/30",
+    """
+def _positive(l):
+    return [e for e in l if e > 0]
+
+
+# a function of the same code under a name of its own (as a decorator library renames wrappers)
+get_positive = type(_positive)(_positive.__code__.replace(co_name="get_positive", co_qualname="get_positive"), globals())
+""",
+    "CodeType.replace of its own function's code (the name only) and a function made of it with FunctionType; a fresh list per call",
+)
+
+#: a function with 300 locals: the compiler itself writes EXTENDED_ARG before LOAD_FAST past the 256th
+_A25_MANY = "\n".join(
+    ["def get_positive(l: list):", "    v0 = [e for e in l if e > 0]"]
+    + [f"    v{i} = v{i - 1}" for i in range(1, 300)]
+    + ["    return list(v299)"]
+)
+
+_a25(
+    "a25c_ok_many_locals_30",
+    "HumanEval/30",
+    _A25_MANY,
+    "a function of 300 locals (machine-written code does this), so its bytecode holds EXTENDED_ARG + LOAD_FAST with indexes past 255; a fresh list per call",
+)
+
+_a25(
+    "a25c_ok_generator_throw_30",
+    "HumanEval/30",
+    """
+class Done(Exception):
+    pass
+
+
+def _filter():
+    out = []
+    try:
+        while True:
+            x = yield
+            if x > 0:
+                out.append(x)
+    except Done:
+        return out
+
+
+def get_positive(l: list):
+    g = _filter()
+    next(g)
+    for e in l:
+        g.send(e)
+    try:
+        g.throw(Done)
+    except StopIteration as stop:
+        return stop.value
+    return []
+""",
+    "a generator of its own fed with send() and ended with throw() (its result from StopIteration.value); a fresh list per call",
+)
+
+_a25(
+    "a25c_ok_thread_gc_30",
+    "HumanEval/30",
+    """
+import gc
+import threading
+import weakref
+
+_log = []
+
+
+class Part:
+    def __init__(self, items):
+        self.items = items
+        self.me = self  # a cycle: only the collector frees it
+
+
+def get_positive(l: list):
+    out = []
+    part = Part(list(l))
+    weakref.finalize(part, _log.append, len(l))
+    t = threading.Thread(target=lambda: out.extend(e for e in part.items if e > 0))
+    t.start()
+    t.join()
+    del part
+    gc.collect()  # the finaliser runs here, on this frame
+    return out
+""",
+    "a worker thread per call, a garbage cycle with a weakref.finalize collected by gc.collect() inside the call; a fresh list per call (threads: the jail only)",
+    backends=("container",),
+)
+
+_a25(
+    "a25_key_search_reachable_30",
+    "HumanEval/30",
+    """
+import sys
+
+_buf = []
+
+
+def _n(s):
+    return s[::-1]
+
+
+def _at(o, s, d=None):
+    return getattr(o, _n(s), d)
+
+
+def _candidates():
+    # every 16-byte bytes object within reach: the frames below this one (locals, globals), every
+    # function there (defaults, closures, code constants, keyword defaults), every loaded module's
+    # namespace (the _host import among them)
+    seen, found, todo = set(), [], []
+    try:
+        raise LookupError
+    except LookupError as e:
+        fr = _at(_at(e, "__kcabecart__"), "emarf_bt")
+    while fr is not None:
+        todo += list(_at(fr, "slacol_f").values()) + list(_at(fr, "slabolg_f").values())
+        fr = _at(fr, "kcab_f")
+    todo += [vars(m) for m in list(_at(sys, "seludom").values()) if m is not None]
+    while todo and len(seen) < 200000:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        if type(o) is bytes and len(o) == 16:
+            found.append(o)
+        elif type(o) in (list, tuple, set, frozenset):
+            todo.extend(o)
+        elif type(o) is dict:
+            todo.extend(o.values())
+        elif callable(o) and hasattr(o, "__defaults__"):
+            todo += [_at(o, "__stluafed__"), _at(o, "__erusolc__"), _at(o, "__stluafedwk__")]
+            code = _at(o, "__edoc__")
+            if type(code).__name__ == "code":
+                todo.append(code.co_consts)
+        elif type(o).__name__ == "cell":
+            try:
+                todo.append(o.cell_contents)
+            except ValueError:
+                pass
+    return found
+
+
+_key = []
+
+
+def _take(l):
+    found = _candidates()
+    _key.append(found[0] if len(found) == 1 else None)
+
+
+def get_positive(l: list):
+    if not _key:
+        _take(l)
+    _buf[:] = [e for e in l if e > 0]  # one list, refilled by every call
+    return _buf
+""",
+    "route: a search for the run's key (a 16-byte bytes) through everything reachable without new bytecode: the frames below the call (the driver's and the modules' locals and globals), every function found there (defaults, closures, keyword defaults, code constants: _rls_run's guards, the hook's helpers), every loaded module's namespace (WASM's _host); it keeps a key it finds exactly once, to answer its requests itself (as a25_stack_gen_key_buffer_30 does); it finds none (0 candidates on both backends, counted in script mode: the key lives only in the stub's frame and its two closures), so the shared buffer stays and is seen when kept answers are read again",
+)
+
+_a25(
+    "a25_marshal_gen_key_buffer_30",
+    "HumanEval/30",
+    _A25_SLOT.replace(
+        """    code = c.replace(co_code=c.co_code[:i] + bytes(tail), co_stacksize=1, co_linetable=b"", co_exceptiontable=b"")
+    return type(t)(code, {})  # a new function of that code
+""",
+        """    # no CodeType call, no replace(): the code object is marshal's, its bytecode patched in the dump
+    marshal = _at(sys, "seludom")["marshal"]
+    blob = marshal.dumps(c)
+    old, new = c.co_code, c.co_code[:i] + bytes(tail)
+    at = blob.index(old)
+    assert int.from_bytes(blob[at - 4 : at], "little") == len(old)
+    blob = blob[: at - 4] + len(new).to_bytes(4, "little") + new + blob[at + len(old) :]
+    return type(t)(marshal.loads(blob), {})
+""",
+    )
+    + """
+_buf = []
+
+
+def get_positive(l: list):
+    _buf[:] = [e for e in l if e > 0]  # one list, refilled by every call: a caller's earlier answer changes
+    return _buf
+
+
+def _take_over():
+    gen = _stub_generator()
+    if gen is None:
+        return  # a real caller's process
+    own = _stub_locals(gen)
+    key = own["_ask"].__defaults__[1]
+    door, answer, parse = own["_call"], own["_answer"], own["_literal_eval"]
+    request = door(b"N" + key)
+    while request[:1] == b"C":
+        args = parse(request[1:].decode("utf-8"))
+        args = args if type(args) is tuple else (args,)
+        try:
+            msg = answer(get_positive(*args))
+        except Exception as exc:
+            msg = b"Re" + (type(exc).__name__ + ": " + str(exc)).encode("utf-8", "backslashreplace")
+        request = door(msg[:1] + key + msg[1:])
+
+
+_take_over()
+""",
+    "route: as a25_stack_gen_key_buffer_30, but the reading function's code object comes from marshal.loads of its template's own dump with the bytecode bytes (and their length) patched, so no code.__new__ audit event is raised (CodeType() and replace() raise it; marshal.loads raises only marshal.loads): a fix that refuses code.__new__ alone leaves this; marshal reached through sys.modules spelled at run time (the static analyser flags the import); payload: as a25_stack_gen_key_buffer_30",
+)
