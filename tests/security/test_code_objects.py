@@ -1,0 +1,81 @@
+"""A program may not run bytecode of its own making. CPython checks none of what a code object's
+bytecode does: an index past a frame's locals reads any word of memory (red-team a25 read the stub's
+generator off the driver's value stack that way, and with it the run's key). A code object made of raw
+fields (``CodeType(...)``, ``code.replace(...)``) is refused and recorded, whatever it changes, on both
+backends; the one the standard library makes (``types.coroutine``, which asyncio uses) still is made
+(asyncio runs in the jail: WASM refuses the socket pair an event loop needs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.sandbox import Limits, Sandbox
+from streams.sandbox.result import Job
+
+BACKENDS = ["wasm", "container"]
+LIMITS = Limits(timeout_s=30.0, memory_mb=512)
+
+MAKES = {
+    "replace": "code.replace(co_name='g')",
+    "replace_bytecode": "code.replace(co_code=code.co_code)",
+    "constructor": (
+        "type(code)(code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_nlocals,"
+        " code.co_stacksize, code.co_flags, code.co_code, code.co_consts, code.co_names, code.co_varnames,"
+        " code.co_filename, 'g', code.co_qualname, code.co_firstlineno, code.co_linetable,"
+        " code.co_exceptiontable)"
+    ),
+}
+
+MAKE = """
+def _template(x):
+    return x + 1
+
+
+def f(x):
+    code = _template.__code__
+    try:
+        made = {make}
+    except PermissionError as exc:
+        return "refused: " + str(exc)
+    return "made " + made.co_name
+"""
+
+COROUTINE = """
+import asyncio
+
+
+async def _twice(x):
+    await asyncio.sleep(0)
+    return 2 * x
+
+
+def f(x):
+    return asyncio.run(_twice(x))
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("make", list(MAKES))
+def test_a_code_object_made_of_raw_fields_is_refused(sandbox: Sandbox, backend: str, make: str) -> None:
+    r = sandbox.execute(
+        Job(
+            mode="cases", code=MAKE.format(make=MAKES[make]), entry_point="f", inputs=("(1,)",), limits=LIMITS
+        ),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == [
+        "'refused: sandbox: introspection is not allowed (code.__new__)'"
+    ]
+    assert "introspection" in r.violations
+
+
+@pytest.mark.parametrize("backend", ["container"])  # WASM has no socket pair for an event loop
+def test_asyncio_still_runs_its_coroutines(sandbox: Sandbox, backend: str) -> None:
+    r = sandbox.execute(
+        Job(mode="cases", code=COROUTINE, entry_point="f", inputs=("(1,)", "(4,)"), limits=LIMITS),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == ["2", "8"], r.cases
+    assert not r.violations
