@@ -141,8 +141,7 @@ MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory st
 
 
 # round 25 (attack25)
-STUB_KEY = "sandbox stub (not covered, streams/sandbox/README.md): a program that runs bytecode of its own reads any word of the guest's memory: LOAD_FAST's index widened by three EXTENDED_ARGs is a C int, so 0xFFFFFFxx reads below the function's own frame, where the driver's frame lies with the stub's generator first on its value stack (3.11: 9-word frame header, 3.15 wasm32: 10); gen.throw() ends the stub at its pause and the traceback's last tb_frame is the stub's frame, whose f_locals hold `_ask` (the run's key in its __defaults__); the program then answers every request itself with the key, so no answer is kept or read again. Code objects made of raw fields (CodeType(), code.replace: the code.__new__ event) are refused since round 25 (a25_stack_gen_key_buffer_30, a25_stack_gen_in_call_sorts_88 caught); a25_marshal_gen_key_buffer_30 makes the same code object with marshal.loads of a patched dump, which the import system also calls for every .pyc it loads, so it cannot be refused without telling the import system's data from the program's (suggested: accept only data byte-equal to a .pyc under the read roots, or a digest set of the runtime's own .pyc made when the runtime is prepared)"
-CODE_OBJECTS = "sandbox hook: a code object made of raw fields (CodeType(), code.replace: the code.__new__ audit event) is refused, save types.coroutine's flag change (asyncio needs it), since its bytecode cannot be told from bytecode crafted to read the guest's memory (a25_stack_gen_*); a correct program that renames a function's code with code.replace(co_name=...) (a25c_ok_code_replace_30) is refused with it (a decision: the same stands for ctypes)"
+CODE_OBJECTS = "sandbox hook: a code object made of raw fields (CodeType(), code.replace: the code.__new__ audit event) is refused, save types.coroutine's flag change (asyncio needs it), since its bytecode cannot be told from bytecode crafted to read the guest's memory (a25_stack_gen_*; marshal.loads likewise makes none the import system did not read from a .pyc: a25_marshal_gen_key_buffer_30); a correct program that renames a function's code with code.replace(co_name=...) (a25c_ok_code_replace_30) is refused with it (a decision: the same stands for ctypes)"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -250,7 +249,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a22_thread_pace_hang_55", "container"): THREAD_PACE,
     ("a22_child_pace_hang_55", "container"): FORK_PACE,
     ("a25c_ok_code_replace_30", "*"): CODE_OBJECTS,
-    ("a25_marshal_gen_key_buffer_30", "*"): STUB_KEY,
 }
 
 

@@ -79,3 +79,67 @@ def test_asyncio_still_runs_its_coroutines(sandbox: Sandbox, backend: str) -> No
     assert r.infra_error is None, r.infra_error
     assert [c.result_repr for c in r.cases] == ["2", "8"], r.cases
     assert not r.violations
+
+
+#: the same code object unmarshalled from a dump whose bytecode is patched (red-team a25_marshal_*),
+#: from one unpatched, and plain data copied through marshal (a fast deep copy)
+MARSHAL = """
+import marshal
+
+
+def _template(x):
+    return x + 1
+
+
+def f(how):
+    data = marshal.dumps(_template.__code__)
+    if how == "patched":
+        data = data.replace(_template.__code__.co_code, bytes(len(_template.__code__.co_code)))
+    if how == "copy":
+        value = {"a": [1, 2.5, ("x", None)], "b": {3, 4}}
+        return marshal.loads(marshal.dumps(value)) == value
+    try:
+        return marshal.loads(data).co_name
+    except PermissionError as exc:
+        return "refused: " + str(exc)
+"""
+
+#: modules imported for the first time in a call (each one's .pyc unmarshalled by the import system)
+IMPORTS = """
+def f(x):
+    import difflib
+    import email.mime.text
+    import statistics
+
+    return [statistics.median([x, 1, 9]), difflib.SequenceMatcher(None, "ab", "abc").ratio() > 0.5,
+            email.mime.text.MIMEText("hi").get_content_type()]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_marshal_makes_no_code_the_import_system_did_not_read(sandbox: Sandbox, backend: str) -> None:
+    r = sandbox.execute(
+        Job(
+            mode="cases",
+            code=MARSHAL,
+            entry_point="f",
+            inputs=("('patched',)", "('same',)", "('copy',)"),
+            limits=LIMITS,
+        ),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    refused = "'refused: sandbox: introspection is not allowed (marshal.loads)'"
+    assert [c.result_repr for c in r.cases] == [refused, refused, "True"]
+    assert "introspection" in r.violations
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_import_system_still_loads_its_compiled_modules(sandbox: Sandbox, backend: str) -> None:
+    r = sandbox.execute(
+        Job(mode="cases", code=IMPORTS, entry_point="f", inputs=("(4,)",), limits=LIMITS),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == ["[4, True, 'text/plain']"], r.cases
+    assert not r.violations
