@@ -31130,6 +31130,17 @@ _A26_SLICE_SLOT = _A25_SLOT.replace(
 """,
 )
 
+_A26_FROZENDICT_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return frozendict(code=x)  # 3.15's immutable mapping: marshal writes and reads it too
+
+"""
+    + _A26_PATCH
+    + """    return type(t)(marshal.loads(blob)["code"], {})
+""",
+)
+
 _A26_RACE_SLOT = _A25_SLOT.replace(
     _A25_REPLACE_TAIL,
     """    def wrap(x):
@@ -31350,4 +31361,12 @@ _a26(
     "HumanEval/30",
     _A26_GC_SLOT + _A26_TAKE_OVER_30,
     "route: as a25_marshal_gen_key_buffer_30, but the patched dump is loaded by a gc.callbacks function of the program's, which the collector runs while the hook is in its own marshal.loads of a plain dump of 200,000 small lists (the program's own load of it, which the hook loads again to walk): the hook's `_busy` flag lets every marshal event through until its check ends, so the crafted code object is made unchecked and unrecorded; no thread, so on both backends; payload: as a25_stack_gen_key_buffer_30",
+)
+
+_a26(
+    "a26_marshal_frozendict_gen_key_buffer_30",
+    "HumanEval/30",
+    _A26_FROZENDICT_SLOT + _A26_TAKE_OVER_30,
+    "route: as a26_marshal_slice_gen_key_buffer_30, with the patched code object a value of a frozendict (3.15's builtin immutable mapping, which marshal writes and reads): the plain-data walk opens dict but not frozendict, so the load passes as data; payload: as a25_stack_gen_key_buffer_30; WASM only (the jail's 3.11 has no frozendict)",
+    backends=("wasm",),
 )
