@@ -31482,3 +31482,40 @@ def get_positive(l: list):
     "asyncio.run of one task per element, each importing decimal/fractions/json lazily (the first task loads them, the others find them half-made or made) and deep-copying a small value with marshal; a fresh list per call (asyncio: the jail)",
     backends=("container",),
 )
+
+_A27_THREAD_SWAP_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return x
+
+"""
+    + _A26_PATCH
+    + """    import threading
+    import time
+
+    plain = marshal.dumps(list(range(100_000)))  # half a megabyte: the hook reads it item by item
+    evil = blob + bytes(len(plain) - len(blob))  # trailing bytes marshal never reads
+    buf = bytearray(plain)
+    armed = threading.Event()
+
+    def swap():
+        armed.wait()
+        time.sleep(0.005)  # the main thread is in the hook's walk of its copy by now
+        buf[:] = evil  # same length: allowed while marshal holds the buffer
+
+    th = threading.Thread(target=swap)
+    th.start()
+    armed.set()
+    got = marshal.loads(buf)  # the hook approves its copy; marshal reads `buf` after the hook returns
+    th.join()
+    return type(t)(got, {})
+""",
+)
+
+_a27(
+    "a27_marshal_buffer_thread_swap_gen_key_buffer_30",
+    "HumanEval/30",
+    _A27_THREAD_SWAP_SLOT + _A26_TAKE_OVER_30,
+    "route: as a27_marshal_buffer_gc_swap_gen_key_buffer_30 without the collector: marshal.loads of a bytearray holding a plain list of 100,000 ints (the hook walks its bytes copy for tens of milliseconds, in Python, so the interpreter switches threads inside it), and a second thread overwrites the bytearray in place 5 ms later with a25's patched dump padded to the same length; the hook approves its copy and marshal reads the changed buffer; payload: as a25_stack_gen_key_buffer_30; threads: the jail only",
+    backends=("container",),
+)
