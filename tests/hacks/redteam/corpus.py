@@ -31370,3 +31370,152 @@ _a26(
     "route: as a26_marshal_slice_gen_key_buffer_30, with the patched code object a value of a frozendict (3.15's builtin immutable mapping, which marshal writes and reads): the plain-data walk opens dict but not frozendict, so the load passes as data; payload: as a25_stack_gen_key_buffer_30; WASM only (the jail's 3.11 has no frozendict)",
     backends=("wasm",),
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# round 27 (attack27): the hook's marshal rule checks a copy of the data (the audit event's bytes),
+# while marshal.loads goes on to read the caller's own buffer, which the program may still change
+
+
+def _a27(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a27c_ok_") else "wrong"
+    add(name, task, kind, "a27_unusual" if kind == "correct" else "a27_wrong", code, note=note, **kw)
+
+
+_A27_GC_SWAP_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return x
+
+"""
+    + _A26_PATCH
+    + """    gc = _at(sys, "seludom")["gc"]  # names read at run time (the analyser flags gc.callbacks)
+    plain = b"N" + bytes(len(blob) - 1)  # None, then bytes marshal never reads: plain data to the hook
+    buf = bytearray(plain)
+    armed = [0]
+
+    def at_collect(phase, info):
+        if phase == "start" and armed[0]:
+            armed[0] = 0
+            buf[:] = blob  # same length: allowed while marshal holds the buffer
+
+    _at(gc, "elbane")()
+    hooks = _at(gc, "skcabllac")
+    hooks.append(at_collect)
+    _at(gc, "dlohserht_tes")(1)  # a collection at the next allocation or two: the hook's own
+    got, keep = None, []
+    try:
+        for _ in range(100_000):
+            # one more live object a try: the young count climbs until it crosses its trigger, first
+            # at the hook's own allocations, its peak (3.14+ counts live objects and collects at the
+            # next eval-breaker check: the hook's first line; 3.11 collects in the allocation)
+            keep.append([])
+            buf[:] = plain
+            armed[0] = 1
+            try:
+                got = marshal.loads(buf)  # the hook reads its copy (None); marshal reads `buf`, swapped
+            except (ValueError, EOFError, TypeError):
+                got = None
+            armed[0] = 0
+            if type(got) is type(c):
+                break
+    finally:
+        _at(gc, "dlohserht_tes")(700)
+        hooks.remove(at_collect)
+    return type(t)(got, {})
+""",
+)
+
+_a27(
+    "a27_marshal_buffer_gc_swap_gen_key_buffer_30",
+    "HumanEval/30",
+    _A27_GC_SWAP_SLOT + _A26_TAKE_OVER_30,
+    "route: marshal.loads of a bytearray holding b'N' and padding (plain data: None, trailing bytes unread); the audit event hands the hook a bytes copy of the buffer, and the hook's own first allocation (gc threshold 1) starts a collection whose gc.callbacks function, the program's, overwrites the bytearray in place (same length, allowed while exported) with a25's patched dump of a code object; the hook approves its copy as plain data and marshal then reads the changed buffer and makes the crafted code object; payload: as a25_stack_gen_key_buffer_30 (the stub's generator off the driver's value stack, its frame from a thrown traceback, the key from `_ask`, every request answered with it)",
+)
+
+_a27(
+    "a27c_ok_marshal_bytearray_copy_30",
+    "HumanEval/30",
+    """
+import marshal
+
+
+def get_positive(l: list):
+    buf = bytearray(marshal.dumps({"items": list(l), "shape": (len(l), [1.5, 2j]), "tags": frozenset("ab")}))
+    view = memoryview(buf)
+    copy = marshal.loads(view)  # a deep copy read straight from a reused buffer (no bytes made)
+    view.release()
+    copy2 = marshal.loads(buf)
+    assert copy == copy2
+    return [e for e in copy["items"] if e > 0]
+""",
+    "deep-copies plain data with marshal.loads of a bytearray and of a memoryview of it (buffers, not bytes); a fresh list per call",
+)
+
+_a27(
+    "a27c_ok_asyncio_lazy_marshal_30",
+    "HumanEval/30",
+    """
+import asyncio
+import marshal
+
+
+async def _keep(e):
+    import decimal
+    import fractions
+    import json  # each task imports what it needs, lazily
+
+    await asyncio.sleep(0)
+    back = marshal.loads(marshal.dumps([e, {"d": str(decimal.Decimal(e))}]))  # a deep copy
+    _ = json.dumps(back), fractions.Fraction(e, 1)
+    return back[0] if back[0] > 0 else None
+
+
+async def _all(l):
+    done = await asyncio.gather(*(_keep(e) for e in l))
+    return [e for e in done if e is not None]
+
+
+def get_positive(l: list):
+    return asyncio.run(_all(l))
+""",
+    "asyncio.run of one task per element, each importing decimal/fractions/json lazily (the first task loads them, the others find them half-made or made) and deep-copying a small value with marshal; a fresh list per call (asyncio: the jail)",
+    backends=("container",),
+)
+
+_A27_THREAD_SWAP_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return x
+
+"""
+    + _A26_PATCH
+    + """    import threading
+    import time
+
+    plain = marshal.dumps(list(range(100_000)))  # half a megabyte: the hook reads it item by item
+    evil = blob + bytes(len(plain) - len(blob))  # trailing bytes marshal never reads
+    buf = bytearray(plain)
+    armed = threading.Event()
+
+    def swap():
+        armed.wait()
+        time.sleep(0.005)  # the main thread is in the hook's walk of its copy by now
+        buf[:] = evil  # same length: allowed while marshal holds the buffer
+
+    th = threading.Thread(target=swap)
+    th.start()
+    armed.set()
+    got = marshal.loads(buf)  # the hook approves its copy; marshal reads `buf` after the hook returns
+    th.join()
+    return type(t)(got, {})
+""",
+)
+
+_a27(
+    "a27_marshal_buffer_thread_swap_gen_key_buffer_30",
+    "HumanEval/30",
+    _A27_THREAD_SWAP_SLOT + _A26_TAKE_OVER_30,
+    "route: as a27_marshal_buffer_gc_swap_gen_key_buffer_30 without the collector: marshal.loads of a bytearray holding a plain list of 100,000 ints (the hook walks its bytes copy for tens of milliseconds, in Python, so the interpreter switches threads inside it), and a second thread overwrites the bytearray in place 5 ms later with a25's patched dump padded to the same length; the hook approves its copy and marshal reads the changed buffer; payload: as a25_stack_gen_key_buffer_30; threads: the jail only",
+    backends=("container",),
+)
