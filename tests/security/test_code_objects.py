@@ -143,3 +143,37 @@ def test_the_import_system_still_loads_its_compiled_modules(sandbox: Sandbox, ba
     assert r.infra_error is None, r.infra_error
     assert [c.result_repr for c in r.cases] == ["[4, True, 'text/plain']"], r.cases
     assert not r.violations
+
+
+#: marshal's own function taken from where it is kept (its replacement's constants) and called
+#: directly, and the replacement handed a buffer the program may change after the check
+REAL_LOADS = """
+import marshal
+
+
+def f(how):
+    value = [1, ("a", 2.5)]
+    if how == "buffer":
+        return marshal.loads(bytearray(marshal.dumps(value))) == value
+    kept = marshal.loads.__code__.co_consts
+    real = [c for c in kept if callable(c) and getattr(c, "__name__", "") == "loads"]
+    try:
+        return real[0](marshal.dumps(value)) == value
+    except PermissionError as exc:
+        return "refused: " + str(exc)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_marshal_reads_only_what_its_check_read(sandbox: Sandbox, backend: str) -> None:
+    r = sandbox.execute(
+        Job(
+            mode="cases", code=REAL_LOADS, entry_point="f", inputs=("('buffer',)", "('real',)"), limits=LIMITS
+        ),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == [
+        "True",
+        "'refused: sandbox: introspection is not allowed (marshal.loads)'",
+    ]
