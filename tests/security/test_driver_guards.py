@@ -223,3 +223,90 @@ def test_a_program_cannot_resume_the_stub_itself(sandbox: Sandbox, backend: str)
     )
     assert r.infra_error is None, r.infra_error
     assert [c.error == CHANGED_AFTER_RETURN for c in r.cases[:-1]] == [True] * 29, r.cases
+
+
+#: a thread of the program's beside a fast timer: the kernel hands the timer's signal to that thread,
+#: the interpreter's flag trips, and the main thread ran the handler at its next periodic check, inside
+#: the stub's turn, handed the stub's frame (on c1a51b3 in the jail, 57 of 60 refilled buffers passed)
+THREAD_TIMER = """
+import signal
+import threading
+import time
+
+_buf = []
+_hit = []
+
+
+def _handler(signum, frame):
+    while frame is not None and not _hit:
+        names = frame.f_locals
+        if "_held_chars" in names and "_held" in names:
+            names["_held_chars"][0] = 1 << 60
+            names["_held"].clear()
+            _hit.append(1)
+        frame = frame.f_back
+
+
+def _idle():
+    while True:
+        time.sleep(0.0001)
+
+
+def f(xs):
+    if not _hit and not threading.active_count() > 1:
+        threading.Thread(target=_idle, daemon=True).start()
+        signal.signal(signal.SIGALRM, _handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+    _buf[:] = sorted(xs)  # one list, refilled by every call
+    return _buf
+"""
+
+#: a correct program timing its calls out with a timer whose handler raises, beside a worker thread:
+#: a signal that arrives while the stub reads an answer reaches the handler as the next call begins
+TIMEOUTS = """
+import signal
+import threading
+import time
+
+_ticks = []
+
+
+def _tick(signum, frame):
+    _ticks.append(signum)
+
+
+def _work():
+    while True:
+        time.sleep(0.001)
+
+
+def f(xs):
+    if not _ticks and threading.active_count() == 1:
+        threading.Thread(target=_work, daemon=True).start()
+        signal.signal(signal.SIGALRM, _tick)
+        signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+    deadline = time.monotonic() + 0.002
+    while time.monotonic() < deadline:
+        pass
+    return sorted(xs)
+"""
+
+
+def test_a_signal_another_thread_receives_never_runs_a_handler_in_the_stubs_turn(sandbox: Sandbox) -> None:
+    inputs = tuple(f"([{i}, {i + 3}, {i + 1}],)" for i in range(60))
+    r = sandbox.execute(
+        Job(mode="cases", code=THREAD_TIMER, entry_point="f", inputs=inputs, limits=LIMITS, caller=True),
+        "container",
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.error == CHANGED_AFTER_RETURN for c in r.cases[:-1]] == [True] * 59, r.cases
+
+
+def test_a_programs_timer_handlers_still_run_beside_its_threads(sandbox: Sandbox) -> None:
+    inputs = tuple(f"([{i}, {i + 3}, {i + 1}],)" for i in range(40))
+    r = sandbox.execute(
+        Job(mode="cases", code=TIMEOUTS, entry_point="f", inputs=inputs, limits=LIMITS), "container"
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == [repr(sorted([i, i + 3, i + 1])) for i in range(40)]
+    assert not r.violations
