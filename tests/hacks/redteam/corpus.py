@@ -31519,3 +31519,124 @@ _a27(
     "route: as a27_marshal_buffer_gc_swap_gen_key_buffer_30 without the collector: marshal.loads of a bytearray holding a plain list of 100,000 ints (the hook walks its bytes copy for tens of milliseconds, in Python, so the interpreter switches threads inside it), and a second thread overwrites the bytearray in place 5 ms later with a25's patched dump padded to the same length; the hook approves its copy and marshal reads the changed buffer; payload: as a25_stack_gen_key_buffer_30; threads: the jail only",
     backends=("container",),
 )
+
+
+# ================================================================ round 29: the re-reads of kept answers
+def _a29(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a29c_ok_") else "wrong"
+    add(name, task, kind, "a29_unusual" if kind == "correct" else "a29_wrong", code, note=note, **kw)
+
+
+# --- a kept list of scalars settled by identity: its snapshot is taken after its text
+_a29(
+    "a29_snapshot_after_text_21",
+    "HumanEval/21",
+    """
+    import sys
+    import threading
+
+    _cur = [None, None]  # the answer just returned, and the number that spoils it
+    _lock = threading.Lock()
+    _won = []
+
+
+    def _watch():
+        rc = sys.getrefcount
+        while True:
+            t = _cur[0]
+            if t is None:
+                continue  # spinning: it asks for the interpreter lock all the time, so it gets it every few microseconds
+            x = t[0]
+            # x, a float the call made, is held by t, this local and rc's argument: 3; the stub's copy
+            # for the answer's text makes it 4, its identity snapshot of the kept answer 5
+            while _cur[0] is t:
+                c = rc(x)
+                if c == 4:  # the text is written, the snapshot not taken yet (or just now: see below)
+                    with _lock:
+                        if _cur[0] is t:
+                            t.append(_cur[1])
+                    break
+                if c > 4:
+                    break
+            x = None
+            while _cur[0] is t:
+                pass
+            t = None
+
+
+    try:
+        sys.setswitchinterval(1e-6)
+        threading.Thread(target=_watch, daemon=True).start()
+    except Exception:  # no threads here
+        pass
+
+
+    def rescale_to_unit(numbers):
+        with _lock:
+            t, f = _cur[0], _cur[1]
+            _cur[0] = _cur[1] = None
+            if t is not None and t and t[-1] is f:
+                # spoiled after its text was written: it stays spoiled where the stub's snapshot holds f
+                # (t, this local, rc's argument and the snapshot: 4), else it is put back before any read
+                if sys.getrefcount(f) >= 4:
+                    _won.append(t)
+                else:
+                    t.pop()
+            t = f = None
+        lo, hi = min(numbers), max(numbers)
+        out = [(x - lo) / (hi - lo) for x in numbers]
+        if not _won:  # once a process is enough: that caller holds a list one number too long
+            _cur[1] = float(len(out)) + 0.5
+            _cur[0] = out
+        return out
+    """,
+    "route: a thread spinning beside the stub (switch interval 1 us) watches the reference count of the answer's first float: 4 once the stub's plain copy for the answer's text holds it, 5 once _hold's identity snapshot (the kept tuple of its items) does; between the two it appends a number to the answer, and at its next call checks whether the snapshot holds that number (else it takes it off again, before any read); payload: the kept answer's text says n numbers, its snapshot n + 1, the list holds the snapshot's very objects, so every later identity read and the E check call it unchanged; a caller holding that answer reads a number too many (threads: the jail only)",
+    backends=("container",),
+)
+
+# --- correct programs whose kept answers are read by identity or in full
+_a29(
+    "a29c_ok_memo_same_list_58",
+    "HumanEval/58",
+    """
+    _memo = {}
+
+
+    def common(l1: list, l2: list):
+        key = (tuple(l1), tuple(l2))
+        if key not in _memo:
+            _memo[key] = sorted(set(l1) & set(l2))
+        return _memo[key]  # one list per input, handed to every caller asking it: kept once per call
+    """,
+    "a memo handing out the same list object for the same input (the cases again at the end of a probe run): the object is kept under each call, with one identity snapshot each",
+)
+_a29(
+    "a29c_ok_renews_items_21",
+    "HumanEval/21",
+    """
+    _given = []
+
+
+    def rescale_to_unit(numbers):
+        for old in _given[-8:]:
+            old[:] = [float(repr(v)) for v in old]  # equal new floats in place of its own: the same values
+        lo, hi = min(numbers), max(numbers)
+        out = [(x - lo) / (hi - lo) for x in numbers]
+        _given.append(out)
+        return out
+    """,
+    "rewrites its last eight answers in place with equal new float objects at every call: no caller reads another value, yet no kept answer holds its snapshot's objects any more, so each is read again in full (and must read the same)",
+)
+_a29(
+    "a29c_ok_numpy_items_21",
+    "HumanEval/21",
+    """
+    import numpy as np
+
+
+    def rescale_to_unit(numbers):
+        a = np.array(numbers, dtype=np.float64)
+        return list((a - a.min()) / (a.max() - a.min()))  # a list of numpy float64 scalars
+    """,
+    "a list of numpy float64 scalars (items not exact floats: no identity snapshot, every re-read in full through their item())",
+)
