@@ -31519,3 +31519,101 @@ _a27(
     "route: as a27_marshal_buffer_gc_swap_gen_key_buffer_30 without the collector: marshal.loads of a bytearray holding a plain list of 100,000 ints (the hook walks its bytes copy for tens of milliseconds, in Python, so the interpreter switches threads inside it), and a second thread overwrites the bytearray in place 5 ms later with a25's patched dump padded to the same length; the hook approves its copy and marshal reads the changed buffer; payload: as a25_stack_gen_key_buffer_30; threads: the jail only",
     backends=("container",),
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# round 28 (attack28): the gates hand the real marshal.loads `bytes(data)`, which is whatever the
+# argument's __bytes__ returns, a bytes subclass included, and since 3.12 a class's __buffer__
+# (PEP 688) decides what memory a buffer reader such as marshal.loads reads
+
+
+def _a28(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a28c_ok_") else "wrong"
+    add(name, task, kind, "a28_unusual" if kind == "correct" else "a28_wrong", code, note=note, **kw)
+
+
+_A28_BUFFER_SUBCLASS_SLOT = (
+    _A27_GC_SWAP_SLOT.replace(
+        """    got, keep = None, []
+""",
+        """    class Blob(bytes):
+        # bytes(x) returns what x.__bytes__ returns, a subclass of bytes too: the gate's "copy" is
+        # this object, and marshal.loads reads the memory its __buffer__ hands out, `buf`'s
+        def __bytes__(self):
+            return self
+
+        def __buffer__(self, flags):
+            view = memoryview(buf)
+            armed[0] = 1  # armed only now: a collection in this call would swap before the event's copy
+            return view
+
+    blob_arg = Blob(plain)
+    got, keep = None, []
+""",
+    )
+    .replace(
+        """                got = marshal.loads(buf)  # the hook reads its copy (None); marshal reads `buf`, swapped
+""",
+        """                got = marshal.loads(blob_arg)  # the gate's bytes() keeps it; the event's copy is `buf`'s
+""",
+    )
+    .replace(
+        """            buf[:] = plain
+            armed[0] = 1
+""",
+        """            buf[:] = plain
+""",
+    )
+)
+
+_a28(
+    "a28_gate_bytes_subclass_buffer_gen_key_buffer_30",
+    "HumanEval/30",
+    _A28_BUFFER_SUBCLASS_SLOT + _A26_TAKE_OVER_30,
+    "route: marshal.loads (the gate) of an instance of a bytes subclass whose __bytes__ returns itself and whose __buffer__ (PEP 688, 3.12+) returns a memoryview of a bytearray: the gate's bytes(data) is that same object (bytes() accepts a subclass from __bytes__), so the real marshal.loads, called from the gate, reads the bytearray; the event's copy holds b'N' and padding (plain data), and the program's gc.callbacks function, run by the collection the hook's own first allocation starts (gc threshold 1), overwrites the bytearray with a25's patched dump after the copy was made, as a27_marshal_buffer_gc_swap_gen_key_buffer_30; payload: as a25_stack_gen_key_buffer_30; the jail's 3.11 has no __buffer__, so there the gate's copy is immutable and the shared buffer is seen",
+)
+
+_a28(
+    "a28c_ok_marshal_load_bytesio_30",
+    "HumanEval/30",
+    """
+import io
+import marshal
+
+
+def get_positive(l: list):
+    stream = io.BytesIO()
+    marshal.dump({"items": list(l), "n": len(l)}, stream)  # a record written as a file would hold it
+    stream.seek(0)
+    record = marshal.load(stream)  # and read back from the stream
+    return [e for e in record["items"] if e > 0]
+""",
+    "marshal.dump of plain data into an io.BytesIO and marshal.load of it back (a record file held in memory); a fresh list per call",
+)
+
+_a28(
+    "a28c_ok_tmp_module_precompiled_30",
+    "HumanEval/30",
+    """
+import os
+import py_compile
+import sys
+import tempfile
+
+_dir = tempfile.mkdtemp()
+_src = os.path.join(_dir, "positive_rule.py")
+with open(_src, "w") as f:
+    f.write("def keep(e):\\n    return e > 0\\n")
+py_compile.compile(_src, doraise=True)  # its .pyc made ahead, in __pycache__ beside it
+sys.path.insert(0, _dir)
+import positive_rule  # the import system loads the cached .pyc
+
+sys.path.remove(_dir)
+
+
+def get_positive(l: list):
+    return [e for e in l if positive_rule.keep(e)]
+""",
+    "writes a small module to a temporary folder, byte-compiles it there with py_compile (as an installer does) and imports it, so the import system loads its cached .pyc; a fresh list per call (a temporary folder: the jail only)",
+    backends=("container",),
+)
