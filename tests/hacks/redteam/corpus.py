@@ -31617,3 +31617,67 @@ def get_positive(l: list):
     "writes a small module to a temporary folder, byte-compiles it there with py_compile (as an installer does) and imports it, so the import system loads its cached .pyc; a fresh list per call (a temporary folder: the jail only)",
     backends=("container",),
 )
+
+_A28_TRAMPOLINE_SLOT = (
+    _A27_GC_SWAP_SLOT.replace(
+        """    armed = [0]
+
+    def at_collect(phase, info):
+        if phase == "start" and armed[0]:
+            armed[0] = 0
+""",
+        """    armed = []  # armed while it holds an item: set by a C call inside the gate, not by a frame
+
+    def at_collect(phase, info):
+        if phase == "start" and armed:
+            armed.clear()
+""",
+    )
+    .replace(
+        """    got, keep = None, []
+""",
+        """    import functools
+    import itertools
+
+    # the real marshal.loads: a constant of its gate's code
+    real = [k for k in _at(marshal.loads, "__edoc__").co_consts if getattr(k, "__name__", "") == "loads"][0]
+
+    class Trampoline:
+        pass
+
+    got, keep = None, []
+""",
+    )
+    .replace(
+        """            buf[:] = plain
+            armed[0] = 1
+            try:
+                got = marshal.loads(buf)  # the hook reads its copy (None); marshal reads `buf`, swapped
+            except (ValueError, EOFError, TypeError):
+                got = None
+            armed[0] = 0
+""",
+        """            buf[:] = plain
+            out = []
+            # the gate's bytes(data) calls data.__bytes__: a staticmethod of C callables only (no frame
+            # of the program's), so the gate's frame is the caller the hook sees when they call the
+            # real marshal.loads on `buf`, after arming; the code object lands in `out`
+            # (the list iterator made here, not by chain inside the gate: 3.11 collects in such an allocation)
+            feed = itertools.chain(filter(None, map(armed.append, [1])), iter([buf]))
+            Trampoline.__bytes__ = staticmethod(functools.partial(out.extend, map(real, feed)))
+            try:
+                marshal.loads(Trampoline())  # TypeError: __bytes__ returned None, after the load
+            except (ValueError, EOFError, TypeError):
+                pass
+            armed.clear()
+            got = out[0] if out else None
+""",
+    )
+)
+
+_a28(
+    "a28_gate_frame_trampoline_gen_key_buffer_30",
+    "HumanEval/30",
+    _A28_TRAMPOLINE_SLOT + _A26_TAKE_OVER_30,
+    "route: the real marshal.loads taken from its gate's code constants and called with a bytearray by C callables alone (functools.partial(list.extend, map(real_loads, chain(...)))) set as a staticmethod __bytes__ of an object handed to the gate: the gate's bytes(data) runs them with the gate's frame on top, so the hook sees the gate as the caller, while the argument is the program's mutable bytearray, not the gate's copy; the arming (list.append inside the chain) is a C call too, and the program's gc.callbacks function, run by the collection the hook's own allocation starts, rewrites the bytearray after the event's copy (b'N' and padding, plain data) as a27_marshal_buffer_gc_swap_gen_key_buffer_30; the code object lands in the list, then bytes() raises TypeError; payload: as a25_stack_gen_key_buffer_30",
+)
