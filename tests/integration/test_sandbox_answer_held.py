@@ -50,6 +50,21 @@ def f(xs):
     _given.append(out)
     return out
 """
+RARE_FLIP = """
+_given = []
+_flipped = []
+
+
+def f(xs):
+    while _flipped:
+        _flipped.pop().reverse()
+    if len(_given) >= 20 and len(_given) % 10 == 0:
+        _given[-3].reverse()
+        _flipped.append(_given[-3])
+    out = sorted(xs)
+    _given.append(out)
+    return out
+"""
 #: changes the previous call's answer during the next call and puts it back during the one after: the
 #: caller holding it between those two calls reads another value
 SPOILS_AND_RESTORES = """
@@ -229,6 +244,20 @@ def test_an_older_answer_changed_and_put_back_is_seen(sandbox: Sandbox, backend:
     # a flip on every call from the fifth on is missed throughout with odds under 1 in 4,000)
     inputs = tuple(f"([{i % 7}, {i}, {-i}],)" for i in range(100))
     got = _run(sandbox, OLDER_FLIP, backend, inputs=inputs)
+    assert got.count("changed") >= 1
+    assert all(g == "changed" or g == repr(sorted([i % 7, i, -i])) for i, g in enumerate(got))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_older_answer_changed_now_and_then_is_seen(sandbox: Sandbox, backend: str) -> None:
+    # 200 calls: on every tenth call from the twentieth on, the answer three calls back is reversed for
+    # one call; a handful of such changes in a long run, each seen only if a random read picks it then.
+    # The reads are bounded by what they cost, not by count: lists of three numbers are read ~40 at a
+    # time (all of them while fewer are kept), so the first changes are seen for sure and each later
+    # one with odds over 1/5; two reads a call (red-team a23_stack_no_random_reads_58 got past them)
+    # missed all 18 with odds ~0.6
+    inputs = tuple(f"([{i % 7}, {i}, {-i}],)" for i in range(200))
+    got = _run(sandbox, RARE_FLIP, backend, inputs=inputs)
     assert got.count("changed") >= 1
     assert all(g == "changed" or g == repr(sorted([i % 7, i, -i])) for i, g in enumerate(got))
 

@@ -34,16 +34,17 @@ from tests.hacks.fixtures import simulated_run
 from tests.unit.test_filter_v11 import _interpreted, _probe, _session, _verdict
 from tests.unit.test_probe_own_end import FLIP_REF, FLIP_TASK
 from tests.unit.test_probe_wider import SEEDS
+from tests.unit.test_sandbox_protocol import from_stub
 
 # ------------------------------------------------------------------------------------------ the host
 
 
 def test_a_deep_recursion_note_is_still_an_error() -> None:
     s = _session(3)
-    s.handle(b"N")
-    assert s.handle(b"RdRecursionError: maximum recursion depth exceeded") == b"C(1,)"
-    assert s.handle(b"ReRecursionError: maximum recursion depth exceeded") == b"C(2,)"
-    assert s.handle(b"Ro2") == b"E"
+    from_stub(s, b"N")
+    assert from_stub(s, b"RdRecursionError: maximum recursion depth exceeded") == b"C(1,)"
+    assert from_stub(s, b"ReRecursionError: maximum recursion depth exceeded") == b"C(2,)"
+    assert from_stub(s, b"Ro2") == b"E"
     deep, shallow, answered = s.facts.cases
     assert not deep.ok and deep.deep_recursion and deep.text.startswith("RecursionError")
     assert not shallow.ok and not shallow.deep_recursion
@@ -53,10 +54,10 @@ def test_a_deep_recursion_note_is_still_an_error() -> None:
 
 def test_the_result_and_its_event_name_the_deep_calls() -> None:
     s = _session()
-    s.handle(b"N")
-    s.handle(b"ReRecursionError: x")
-    s.handle(b"RdRecursionError: y")
-    s.handle(b"Ro2")
+    from_stub(s, b"N")
+    from_stub(s, b"ReRecursionError: x")
+    from_stub(s, b"RdRecursionError: y")
+    from_stub(s, b"Ro2")
     result = _interpreted(s, 3)
     assert result.deep_recursion == (1,)
     event = to_event(result, sample_id="s", group_id="g", task_id="t")
@@ -65,16 +66,16 @@ def test_the_result_and_its_event_name_the_deep_calls() -> None:
 
 def test_a_run_with_an_error_records_none_deep_and_one_without_records_nothing() -> None:
     s = _session(2)
-    s.handle(b"N")
-    s.handle(b"ReRecursionError: x")
-    s.handle(b"Ro1")
+    from_stub(s, b"N")
+    from_stub(s, b"ReRecursionError: x")
+    from_stub(s, b"Ro1")
     event = to_event(_interpreted(s, 2), sample_id="s", group_id="g", task_id="t")
     # recorded: the stub saw this RecursionError shallow (v12 judges it)
     assert event.deep_recursion == () and type(event.as_written()) is SandboxExecuted
     s = _session(2)
-    s.handle(b"N")
-    s.handle(b"Ro0")
-    s.handle(b"Ro1")
+    from_stub(s, b"N")
+    from_stub(s, b"Ro0")
+    from_stub(s, b"Ro1")
     event = to_event(_interpreted(s, 2), sample_id="s", group_id="g", task_id="t")
     # nothing to forgive: written as before, bytes and id unchanged
     assert event.deep_recursion is None and type(event.as_written()) is not SandboxExecuted
