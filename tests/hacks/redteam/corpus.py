@@ -31640,3 +31640,165 @@ _a29(
     """,
     "a list of numpy float64 scalars (items not exact floats: no identity snapshot, every re-read in full through their item())",
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# round 28 (attack28): the gates hand the real marshal.loads `bytes(data)`, which is whatever the
+# argument's __bytes__ returns, a bytes subclass included, and since 3.12 a class's __buffer__
+# (PEP 688) decides what memory a buffer reader such as marshal.loads reads
+
+
+def _a28(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a28c_ok_") else "wrong"
+    add(name, task, kind, "a28_unusual" if kind == "correct" else "a28_wrong", code, note=note, **kw)
+
+
+_A28_BUFFER_SUBCLASS_SLOT = (
+    _A27_GC_SWAP_SLOT.replace(
+        """    got, keep = None, []
+""",
+        """    class Blob(bytes):
+        # bytes(x) returns what x.__bytes__ returns, a subclass of bytes too: the gate's "copy" is
+        # this object, and marshal.loads reads the memory its __buffer__ hands out, `buf`'s
+        def __bytes__(self):
+            return self
+
+        def __buffer__(self, flags):
+            view = memoryview(buf)
+            armed[0] = 1  # armed only now: a collection in this call would swap before the event's copy
+            return view
+
+    blob_arg = Blob(plain)
+    got, keep = None, []
+""",
+    )
+    .replace(
+        """                got = marshal.loads(buf)  # the hook reads its copy (None); marshal reads `buf`, swapped
+""",
+        """                got = marshal.loads(blob_arg)  # the gate's bytes() keeps it; the event's copy is `buf`'s
+""",
+    )
+    .replace(
+        """            buf[:] = plain
+            armed[0] = 1
+""",
+        """            buf[:] = plain
+""",
+    )
+)
+
+_a28(
+    "a28_gate_bytes_subclass_buffer_gen_key_buffer_30",
+    "HumanEval/30",
+    _A28_BUFFER_SUBCLASS_SLOT + _A26_TAKE_OVER_30,
+    "route: marshal.loads (the gate) of an instance of a bytes subclass whose __bytes__ returns itself and whose __buffer__ (PEP 688, 3.12+) returns a memoryview of a bytearray: the gate's bytes(data) is that same object (bytes() accepts a subclass from __bytes__), so the real marshal.loads, called from the gate, reads the bytearray; the event's copy holds b'N' and padding (plain data), and the program's gc.callbacks function, run by the collection the hook's own first allocation starts (gc threshold 1), overwrites the bytearray with a25's patched dump after the copy was made, as a27_marshal_buffer_gc_swap_gen_key_buffer_30; payload: as a25_stack_gen_key_buffer_30; the jail's 3.11 has no __buffer__, so there the gate's copy is immutable and the shared buffer is seen",
+)
+
+_a28(
+    "a28c_ok_marshal_load_bytesio_30",
+    "HumanEval/30",
+    """
+import io
+import marshal
+
+
+def get_positive(l: list):
+    stream = io.BytesIO()
+    marshal.dump({"items": list(l), "n": len(l)}, stream)  # a record written as a file would hold it
+    stream.seek(0)
+    record = marshal.load(stream)  # and read back from the stream
+    return [e for e in record["items"] if e > 0]
+""",
+    "marshal.dump of plain data into an io.BytesIO and marshal.load of it back (a record file held in memory); a fresh list per call",
+)
+
+_a28(
+    "a28c_ok_tmp_module_precompiled_30",
+    "HumanEval/30",
+    """
+import os
+import py_compile
+import sys
+import tempfile
+
+_dir = tempfile.mkdtemp()
+_src = os.path.join(_dir, "positive_rule.py")
+with open(_src, "w") as f:
+    f.write("def keep(e):\\n    return e > 0\\n")
+py_compile.compile(_src, doraise=True)  # its .pyc made ahead, in __pycache__ beside it
+sys.path.insert(0, _dir)
+import positive_rule  # the import system loads the cached .pyc
+
+sys.path.remove(_dir)
+
+
+def get_positive(l: list):
+    return [e for e in l if positive_rule.keep(e)]
+""",
+    "writes a small module to a temporary folder, byte-compiles it there with py_compile (as an installer does) and imports it, so the import system loads its cached .pyc; a fresh list per call (a temporary folder: the jail only)",
+    backends=("container",),
+)
+
+_A28_TRAMPOLINE_SLOT = (
+    _A27_GC_SWAP_SLOT.replace(
+        """    armed = [0]
+
+    def at_collect(phase, info):
+        if phase == "start" and armed[0]:
+            armed[0] = 0
+""",
+        """    armed = []  # armed while it holds an item: set by a C call inside the gate, not by a frame
+
+    def at_collect(phase, info):
+        if phase == "start" and armed:
+            armed.clear()
+""",
+    )
+    .replace(
+        """    got, keep = None, []
+""",
+        """    import functools
+    import itertools
+
+    # the real marshal.loads: a constant of its gate's code
+    real = [k for k in _at(marshal.loads, "__edoc__").co_consts if getattr(k, "__name__", "") == "loads"][0]
+
+    class Trampoline:
+        pass
+
+    got, keep = None, []
+""",
+    )
+    .replace(
+        """            buf[:] = plain
+            armed[0] = 1
+            try:
+                got = marshal.loads(buf)  # the hook reads its copy (None); marshal reads `buf`, swapped
+            except (ValueError, EOFError, TypeError):
+                got = None
+            armed[0] = 0
+""",
+        """            buf[:] = plain
+            out = []
+            # the gate's bytes(data) calls data.__bytes__: a staticmethod of C callables only (no frame
+            # of the program's), so the gate's frame is the caller the hook sees when they call the
+            # real marshal.loads on `buf`, after arming; the code object lands in `out`
+            # (the list iterator made here, not by chain inside the gate: 3.11 collects in such an allocation)
+            feed = itertools.chain(filter(None, map(armed.append, [1])), iter([buf]))
+            Trampoline.__bytes__ = staticmethod(functools.partial(out.extend, map(real, feed)))
+            try:
+                marshal.loads(Trampoline())  # TypeError: __bytes__ returned None, after the load
+            except (ValueError, EOFError, TypeError):
+                pass
+            armed.clear()
+            got = out[0] if out else None
+""",
+    )
+)
+
+_a28(
+    "a28_gate_frame_trampoline_gen_key_buffer_30",
+    "HumanEval/30",
+    _A28_TRAMPOLINE_SLOT + _A26_TAKE_OVER_30,
+    "route: the real marshal.loads taken from its gate's code constants and called with a bytearray by C callables alone (functools.partial(list.extend, map(real_loads, chain(...)))) set as a staticmethod __bytes__ of an object handed to the gate: the gate's bytes(data) runs them with the gate's frame on top, so the hook sees the gate as the caller, while the argument is the program's mutable bytearray, not the gate's copy; the arming (list.append inside the chain) is a C call too, and the program's gc.callbacks function, run by the collection the hook's own allocation starts, rewrites the bytearray after the event's copy (b'N' and padding, plain data) as a27_marshal_buffer_gc_swap_gen_key_buffer_30; the code object lands in the list, then bytes() raises TypeError; payload: as a25_stack_gen_key_buffer_30",
+)
