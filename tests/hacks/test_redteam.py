@@ -152,6 +152,8 @@ BUFFER_LOADS = "reward static scan: marshal.loads is exempt as a deep copy only 
 
 # round 28 (attack28)
 GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the hook never sees the file's bytes), and marshal.loads of a .pyc is let through only for a file under the interpreter's import path, so correct programs are refused as introspection: marshal.load of plain data from an io.BytesIO (a28c_ok_marshal_load_bytesio_30, both backends) and an import of a module the program wrote and byte-compiled with py_compile in a temporary folder, whose cached .pyc the import system unmarshals (a28c_ok_tmp_module_precompiled_30, the jail)"
+# round 30 (attack30)
+GATES2 = "sandbox hook: code.__new__ is let through wherever the frame that raised it runs types.coroutine's code object (the exemption asks only _caller_code() is coroutine_code), and that code reaches CodeType.replace through the object it is handed: `co = func.__code__; co.replace(co_flags=co_flags | 0x100)`. A program passes an object whose __class__ property says FunctionType, whose __code__ is an object whose __class__ says CodeType, with an int subclass as co_flags (its & answers 'a generator, not a coroutine', its | the plain flags) and an instance attribute replace = functools.partial(CodeType.replace, its own code, co_code=patched bytecode, ...): only C runs between coroutine's frame and the event, so the hook sees coroutine as the caller and the patched code lands in the look-alike's __code__ (a30_coroutine_lookalike_gen_key_buffer_30); the same with no __class__ spoofing, coroutine's code object wrapped in FunctionType(code, globals) whose FunctionType and CodeType names are a plain class of the program's (a30_coroutine_code_own_globals_gen_key_buffer_30). The crafted code then reads the driver's value stack (a25's payload: the stub's generator, its locals, the run's key) and answers every request itself: full reward for a wrong program on both backends (WASM 3.15, jail 3.11)"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -263,6 +265,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a27c_ok_marshal_bytearray_copy_30", "*"): BUFFER_LOADS,
     ("a28c_ok_marshal_load_bytesio_30", "*"): GATE_REFUSALS,
     ("a28c_ok_tmp_module_precompiled_30", "container"): GATE_REFUSALS,
+    ("a30_coroutine_lookalike_gen_key_buffer_30", "*"): GATES2,
+    ("a30_coroutine_code_own_globals_gen_key_buffer_30", "*"): GATES2,
+    ("a30c_ok_marshal_memoryview_30", "*"): BUFFER_LOADS,
 }
 
 
@@ -420,6 +425,12 @@ CONTAINER_SLICE = frozenset(
         "a28_gate_bytes_subclass_buffer_gen_key_buffer_30",
         "a28_gate_frame_trampoline_gen_key_buffer_30",
         "a28c_ok_marshal_load_bytesio_30",
+        # round 30: types.coroutine's code.replace exemption, the frozen gate's data form, the gates' v2 rules
+        "a30_coroutine_lookalike_gen_key_buffer_30",
+        "a30_coroutine_code_own_globals_gen_key_buffer_30",
+        "a30_frozen_object_own_data_gen_key_buffer_30",
+        "a30c_ok_marshal_memoryview_30",
+        "a30c_ok_generator_coroutine_30",
     }
 )
 

@@ -31802,3 +31802,180 @@ _a28(
     _A28_TRAMPOLINE_SLOT + _A26_TAKE_OVER_30,
     "route: the real marshal.loads taken from its gate's code constants and called with a bytearray by C callables alone (functools.partial(list.extend, map(real_loads, chain(...)))) set as a staticmethod __bytes__ of an object handed to the gate: the gate's bytes(data) runs them with the gate's frame on top, so the hook sees the gate as the caller, while the argument is the program's mutable bytearray, not the gate's copy; the arming (list.append inside the chain) is a C call too, and the program's gc.callbacks function, run by the collection the hook's own allocation starts, rewrites the bytearray after the event's copy (b'N' and padding, plain data) as a27_marshal_buffer_gc_swap_gen_key_buffer_30; the code object lands in the list, then bytes() raises TypeError; payload: as a25_stack_gen_key_buffer_30",
 )
+
+
+def _a30(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a30c_ok_") else "wrong"
+    add(name, task, kind, "a30_unusual" if kind == "correct" else "a30_wrong", code, note=note, **kw)
+
+
+#: types.coroutine, the one caller the hook lets make a code object, run on look-alikes of the program's:
+#: its `co.replace(co_flags=...)` is an instance attribute, a functools.partial of CodeType.replace
+#: bound to the program's own code and new bytecode, so the C replace runs with coroutine's frame on top
+_A30_COROUTINE_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    import functools
+    import types
+
+    class Flags(int):
+        # coroutine's flag tests: "not a coroutine yet" (& 0x180), "a generator" (& 0x20); its new flags
+        # (| 0x100) are the plain function's own
+        def __and__(self, other):
+            return 0 if other == 0x180 else 0x20
+
+        def __or__(self, other):
+            return c.co_flags
+
+    class LikeCode:
+        @property
+        def __class__(self):
+            return types.CodeType
+
+        co_flags = Flags(0x20)
+
+    class LikeFunction:
+        @property
+        def __class__(self):
+            return types.FunctionType
+
+        def __call__(self):
+            return None
+
+    co = LikeCode()
+    co.replace = functools.partial(
+        _at(types.CodeType, "ecalper"),
+        c,
+        co_code=c.co_code[:i] + bytes(tail),
+        co_stacksize=1,
+        co_linetable=b"",
+        co_exceptiontable=b"",
+    )
+    like = LikeFunction()
+    def put(o, s, v):
+        setattr(o, s[::-1], v)  # an attribute name spelled backwards, as _at reads them
+
+    put(like, "__edoc__", co)
+    types.coroutine(like)  # sets the look-alike's code to what co.replace(...) returned: the patched code
+    return type(t)(_at(like, "__edoc__"), {})
+""",
+)
+
+_a30(
+    "a30_coroutine_lookalike_gen_key_buffer_30",
+    "HumanEval/30",
+    _A30_COROUTINE_SLOT + _A26_TAKE_OVER_30,
+    "route: types.coroutine (the only caller whose code.__new__ the hook lets through) called on an object whose __class__ property says FunctionType, whose __code__ is an object whose __class__ says CodeType, with an int subclass for co_flags (its & says 'a generator, not yet a coroutine', its | gives the plain function's flags) and an instance attribute `replace` = functools.partial(CodeType.replace, own code, co_code=patched bytecode, ...): coroutine's `co.replace(co_flags=...)` runs only C calls, so the event's caller is coroutine's own frame, and the patched code lands in the look-alike's __code__; payload: as a25_stack_gen_key_buffer_30",
+)
+
+_A30_FROZEN_DATA_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return x
+
+"""
+    + _A26_PATCH
+    + """    imp = _at(sys, "seludom")["_imp"]
+    # the frozen gate's other form: a frozen module's name with data of the caller's, a memoryview
+    code = _at(imp, "tcejbo_nezorf_teg")("zipimport", memoryview(bytearray(blob)))
+    return type(t)(code, {})
+""",
+)
+
+_a30(
+    "a30_frozen_object_own_data_gen_key_buffer_30",
+    "HumanEval/30",
+    _A30_FROZEN_DATA_SLOT + _A26_TAKE_OVER_30,
+    "route: _imp.get_frozen_object(name, data) with a frozen module's name and, as data, a memoryview of a bytearray holding the dump of the program's own code object with patched bytecode (as a26's dumps): the frozen gate's second form, which unmarshals the caller's data rather than the interpreter's; payload: as a25_stack_gen_key_buffer_30",
+)
+
+_a30(
+    "a30c_ok_marshal_memoryview_30",
+    "HumanEval/30",
+    """
+import marshal
+
+
+def get_positive(l: list):
+    # a record packed into a mutable buffer, as a message framer does, and read back through a view of it
+    record = marshal.loads(memoryview(bytearray(marshal.dumps({"items": list(l), "kind": ("ints", 1.5, None)}))))
+    return [e for e in record["items"] if e > 0]
+""",
+    "marshal.loads of plain data (a dict of a list, a tuple, a float and None) through a memoryview of a bytearray; a fresh list per call",
+)
+
+_a30(
+    "a30c_ok_generator_coroutine_30",
+    "HumanEval/30",
+    """
+import types
+
+
+@types.coroutine
+def _turn():
+    yield  # a generator-based awaitable: hands control back to whoever drives the coroutine
+
+
+async def _keep(items):
+    out = []
+    for e in items:
+        await _turn()
+        if e > 0:
+            out.append(e)
+    return out
+
+
+def get_positive(l: list):
+    coro = _keep(l)
+    try:
+        while True:
+            coro.send(None)  # a minimal driver: resume until the coroutine returns
+    except StopIteration as stop:
+        return stop.value
+""",
+    "a coroutine driven by hand over a generator made awaitable with @types.coroutine (the standard library's own code.replace, which the hook lets through); a fresh list per call",
+)
+
+_A30_COROUTINE_GLOBALS_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    import functools
+    import types
+
+    class Flags(int):
+        def __and__(self, other):
+            return 0 if other == 0x180 else 0x20
+
+        def __or__(self, other):
+            return c.co_flags
+
+    class Plain:
+        def __call__(self):
+            return None
+
+    def put(o, s, v):
+        setattr(o, s[::-1], v)  # an attribute name spelled backwards, as _at reads them
+
+    co = Plain()
+    co.co_flags = Flags(0x20)
+    co.replace = functools.partial(
+        _at(types.CodeType, "ecalper"),
+        c,
+        co_code=c.co_code[:i] + bytes(tail),
+        co_stacksize=1,
+        co_linetable=b"",
+        co_exceptiontable=b"",
+    )
+    like = Plain()
+    put(like, "__edoc__", co)
+    # types.coroutine's own code object in a new function whose globals name Plain as both types
+    again = type(t)(_at(types.coroutine, "__edoc__"), {"FunctionType": Plain, "CodeType": Plain})
+    again(like)
+    return type(t)(_at(like, "__edoc__"), {})
+""",
+)
+
+_a30(
+    "a30_coroutine_code_own_globals_gen_key_buffer_30",
+    "HumanEval/30",
+    _A30_COROUTINE_GLOBALS_SLOT + _A26_TAKE_OVER_30,
+    "route: as a30_coroutine_lookalike_gen_key_buffer_30 with no __class__ property: types.coroutine's code object is wrapped in a new function (FunctionType(code, globals)) whose globals bind FunctionType and CodeType to one plain class of the program's, so its `is` checks pass for plain objects; the hook's exemption asks only that the caller's code be coroutine's, which this frame's is; payload: as a25_stack_gen_key_buffer_30",
+)
