@@ -31979,3 +31979,46 @@ _a30(
     _A30_COROUTINE_GLOBALS_SLOT + _A26_TAKE_OVER_30,
     "route: as a30_coroutine_lookalike_gen_key_buffer_30 with no __class__ property: types.coroutine's code object is wrapped in a new function (FunctionType(code, globals)) whose globals bind FunctionType and CodeType to one plain class of the program's, so its `is` checks pass for plain objects; the hook's exemption asks only that the caller's code be coroutine's, which this frame's is; payload: as a25_stack_gen_key_buffer_30",
 )
+
+_A30_TOKEN_EQ_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return x
+
+"""
+    + _A26_PATCH
+    + """    modules = _at(sys, "seludom")
+    gc = modules["gc"]
+    try:
+        marshal.loads(0)  # the gate's copier refuses an int: a TypeError raised inside the gate
+    except TypeError as e:
+        tb = _at(e, "__kcabecart__")
+    gate = _at(_at(tb, "txen_bt"), "emarf_bt")  # the gate's own frame, off the traceback
+    consts = _at(_at(gate, "edoc_f"), "stsnoc_oc")  # its code, read off the frame rather than the function
+    tb = gate = None
+    tokens = [k for k in consts if type(k) is dict][0]
+    real = [k for k in consts if getattr(k, "__name__", "") == "loads" and not hasattr(k, "__edoc__"[::-1])][0]
+    buf = bytearray(b"N" + bytes(len(blob) - 1))  # plain data (None, then padding) of the dump's length
+
+    class Token:
+        # the hook compares its token with the event's copy: this runs there, after the copy was made
+        def __eq__(self, other):
+            buf[:] = blob  # same length: no resize while marshal holds the buffer
+            return True
+
+    _at(gc, "elbasid")()  # the hook asks for the collector off
+    tokens[modules["_thread"].get_ident()] = Token()
+    try:
+        code = real(buf)
+    finally:
+        _at(gc, "elbane")()
+    return type(t)(code, {})
+""",
+)
+
+_a30(
+    "a30_gate_frame_token_eq_gen_key_buffer_30",
+    "HumanEval/30",
+    _A30_TOKEN_EQ_SLOT + _A26_TAKE_OVER_30,
+    "route: the loads gate's frame taken off the traceback of the TypeError its copier raises for an int (tb_next.tb_frame, then f_code.co_consts: the hook refuses the gate function's __code__, not its frame's), which holds the token dict and the real marshal.loads; the program turns the collector off, puts an object of its own as this thread's token and calls the real function on a bytearray of b'N' and padding: the hook's `token == first` runs the object's __eq__ after the event's copy was made, which rewrites the bytearray (same length) with a26's patched dump and answers True, the copy passes as plain data, and marshal reads the rewritten buffer; payload: as a25_stack_gen_key_buffer_30",
+)
