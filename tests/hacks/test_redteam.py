@@ -152,9 +152,6 @@ BUFFER_LOADS = "reward static scan: marshal.loads is exempt as a deep copy only 
 
 # round 28 (attack28)
 GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the hook never sees the file's bytes), and marshal.loads of a .pyc is let through only for a file under the interpreter's import path, so correct programs are refused as introspection: marshal.load of plain data from an io.BytesIO (a28c_ok_marshal_load_bytesio_30, both backends) and an import of a module the program wrote and byte-compiled with py_compile in a temporary folder, whose cached .pyc the import system unmarshals (a28c_ok_tmp_module_precompiled_30, the jail)"
-# round 30 (attack30)
-COROUTINE_REPLACE = "sandbox hook: code.__new__ is let through wherever the frame that raised it runs types.coroutine's code object (the exemption asks only _caller_code() is coroutine_code), and that code reaches CodeType.replace through the object it is handed: `co = func.__code__; co.replace(co_flags=co_flags | 0x100)`. A program passes an object whose __class__ property says FunctionType, whose __code__ is an object whose __class__ says CodeType, with an int subclass as co_flags (its & answers 'a generator, not a coroutine', its | the plain flags) and an instance attribute replace = functools.partial(CodeType.replace, its own code, co_code=patched bytecode, ...): only C runs between coroutine's frame and the event, so the hook sees coroutine as the caller and the patched code lands in the look-alike's __code__ (a30_coroutine_lookalike_gen_key_buffer_30); the same with no __class__ spoofing, coroutine's code object wrapped in FunctionType(code, globals) whose FunctionType and CodeType names are a plain class of the program's (a30_coroutine_code_own_globals_gen_key_buffer_30). The crafted code then reads the driver's value stack (a25's payload: the stub's generator, its locals, the run's key) and answers every request itself: full reward for a wrong program on both backends (WASM 3.15, jail 3.11)"
-GATES2 = "sandbox hook: the marshal gates v2 hide their code from the function (__code__, __globals__, __closure__ refused) but not from their frames: the TypeError the loads gate's copier raises for an int carries the gate's frame in its traceback (tb_next.tb_frame, f_code.co_consts), and there lie the per-thread token dict and the real marshal.loads. The program turns the collector off, puts an object of its own as its thread's token and calls the real function on a bytearray of b'N' and padding: the hook's `token == first` calls that object's __eq__ after the event's copy was made, which rewrites the bytearray in place (same length: no resize while marshal holds it) with a26's patched dump and answers True; the copy passes as plain data and marshal reads the rewritten buffer, a code object reading the driver's value stack (a25's payload): full reward for a wrong program on both backends (a30_gate_frame_token_eq_gen_key_buffer_30)"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -266,9 +263,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a27c_ok_marshal_bytearray_copy_30", "*"): BUFFER_LOADS,
     ("a28c_ok_marshal_load_bytesio_30", "*"): GATE_REFUSALS,
     ("a28c_ok_tmp_module_precompiled_30", "container"): GATE_REFUSALS,
-    ("a30_coroutine_lookalike_gen_key_buffer_30", "*"): COROUTINE_REPLACE,
-    ("a30_coroutine_code_own_globals_gen_key_buffer_30", "*"): COROUTINE_REPLACE,
-    ("a30_gate_frame_token_eq_gen_key_buffer_30", "*"): GATES2,
     ("a30c_ok_marshal_memoryview_30", "*"): BUFFER_LOADS,
 }
 

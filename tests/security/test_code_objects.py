@@ -184,3 +184,119 @@ def test_marshal_reads_only_what_its_check_read(sandbox: Sandbox, backend: str) 
         "'refused: sandbox: harness_access is not allowed (object.__getattr__)'",
         "'refused: sandbox: introspection is not allowed (marshal.loads)'",
     ]
+
+
+#: types.coroutine on a generator function (no event loop: WASM has none), driven by hand
+GENERATOR_COROUTINE = """
+import types
+
+
+@types.coroutine
+def _step():
+    got = yield "paused"
+    return got * 2
+
+
+async def _twice():
+    return await _step()
+
+
+def f(x):
+    coro = _twice()
+    first = coro.send(None)
+    try:
+        coro.send(x)
+    except StopIteration as stop:
+        return [first, stop.value]
+"""
+
+#: the types.coroutine of a fresh module object (its own code.replace, not the gate's), and the
+#: gate's code read off it
+COROUTINE_ELSEWHERE = """
+import importlib
+import types
+
+
+def _gen():
+    yield 1
+
+
+def f(how):
+    try:
+        if how == "fresh module":
+            importlib.reload(types).coroutine(_gen)
+        else:
+            types.coroutine.__code__
+    except PermissionError as exc:
+        return "refused: " + str(exc)
+    return "allowed"
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_types_coroutine_marks_a_generator_and_nothing_else_may(sandbox: Sandbox, backend: str) -> None:
+    # red-team a30_coroutine_*: types.coroutine's code run with the program's globals, or handed a
+    # look-alike whose replace was the program's, made crafted bytecode while the hook trusted the caller
+    r = sandbox.execute(
+        Job(mode="cases", code=GENERATOR_COROUTINE, entry_point="f", inputs=("(21,)",), limits=LIMITS),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == ["['paused', 42]"], r.cases
+    assert not r.violations
+    r = sandbox.execute(
+        Job(
+            mode="cases",
+            code=COROUTINE_ELSEWHERE,
+            entry_point="f",
+            inputs=("('its code',)", "('fresh module',)"),  # (reload rebinds types.coroutine)
+            limits=LIMITS,
+        ),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == [
+        "'refused: sandbox: harness_access is not allowed (object.__getattr__)'",
+        "'refused: sandbox: introspection is not allowed (code.__new__)'",
+    ], r.cases
+
+
+#: a marshal gate's frame, off the traceback of an error raised inside it
+GATE_FRAME = """
+import marshal
+
+
+def f(how):
+    try:
+        marshal.loads(0 if how == "copy refused" else b"\\xff\\x00")
+    except Exception as exc:
+        tb = exc.__traceback__
+        while tb.tb_frame.f_globals.get("__name__") != "_rls_gates":
+            tb = tb.tb_next
+        frame = tb.tb_frame
+    held = sorted(name for name, v in frame.f_locals.items() if not isinstance(v, (bytes, int, type(None))))
+    try:
+        frame.f_code
+    except PermissionError as exc:
+        return [held, "refused: " + str(exc)]
+    return [held, "read"]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_gates_frame_gives_nothing_of_the_gate(sandbox: Sandbox, backend: str) -> None:
+    # red-team a30_gate_frame_token_eq_*: the frame's code constants held the token table and the real
+    # marshal.loads, and its locals the table's setter
+    r = sandbox.execute(
+        Job(
+            mode="cases",
+            code=GATE_FRAME,
+            entry_point="f",
+            inputs=("('copy refused',)", "('bad data',)"),
+            limits=LIMITS,
+        ),
+        backend,  # type: ignore[arg-type]
+    )
+    assert r.infra_error is None, r.infra_error
+    refused = "'refused: sandbox: harness_access is not allowed (object.__getattr__)'"
+    assert [c.result_repr for c in r.cases] == [f"[[], {refused}]", f"[[], {refused}]"], r.cases
