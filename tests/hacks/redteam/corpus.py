@@ -32022,3 +32022,147 @@ _a30(
     _A30_TOKEN_EQ_SLOT + _A26_TAKE_OVER_30,
     "route: the loads gate's frame taken off the traceback of the TypeError its copier raises for an int (tb_next.tb_frame, then f_code.co_consts: the hook refuses the gate function's __code__, not its frame's), which holds the token dict and the real marshal.loads; the program turns the collector off, puts an object of its own as this thread's token and calls the real function on a bytearray of b'N' and padding: the hook's `token == first` runs the object's __eq__ after the event's copy was made, which rewrites the bytearray (same length) with a26's patched dump and answers True, the copy passes as plain data, and marshal reads the rewritten buffer; payload: as a25_stack_gen_key_buffer_30",
 )
+
+
+# ================================================================ round 31: the gates' live frames
+def _a31(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a31c_ok_") else "wrong"
+    add(name, task, kind, "a31_unusual" if kind == "correct" else "a31_wrong", code, note=note, **kw)
+
+
+#: an audit hook of the program's own runs after the sandbox's on every event, inside a gate too: on the
+#: real marshal.loads's event the loads gate's frame is its caller (sys._getframe(1)), running, and its
+#: locals still hold the token setter and the real function (they are cleared only in `finally`)
+_A31_HOOK_LOCALS_SLOT = _A25_SLOT.replace(
+    _A25_REPLACE_TAIL,
+    """    def wrap(x):
+        return x
+
+"""
+    + _A26_PATCH
+    + """    modules = _at(sys, "seludom")
+    gc = modules["gc"]
+    got = {}
+    buf = bytearray(b"N" + bytes(len(blob) - 1))  # plain data (None, then padding) of the dump's length
+    state = [0]
+
+    def hook(event, args):
+        if event != "marshal.loads":
+            return
+        if state[0] == 1:
+            state[0] = 0
+            gate = _at(sys, "emarfteg_")(1)  # the loads gate's frame: it called the real function
+            own = _at(gate, "slacol_f")  # its locals, not its code (the hook refuses only f_code)
+            got["put"], got["call"] = own["put"], own["call"]
+            gate = own = None
+        elif state[0] == 2:
+            state[0] = 0
+            buf[:] = blob  # after the sandbox's hook approved the event's copy; same length while exported
+
+    _at(sys, "koohtiduadda")(hook)
+    plain = marshal.dumps([1, 2])
+    state[0] = 1
+    marshal.loads(plain)  # a plain load through the gate: the hook above takes what its frame holds
+    _at(gc, "elbasid")()  # the sandbox's hook asks for the collector off
+    try:
+        got["put"](modules["_thread"].get_ident(), bytes(buf))  # this thread's token: the buffer's bytes now
+        state[0] = 2
+        code = got["call"](buf)  # the real loads on the bytearray the hook above rewrites
+    finally:
+        _at(gc, "elbane")()
+    return type(t)(code, {})
+""",
+)
+
+_a31(
+    "a31_hook_gate_locals_gen_key_buffer_30",
+    "HumanEval/30",
+    _A31_HOOK_LOCALS_SLOT + _A26_TAKE_OVER_30,
+    "route: an audit hook of the program's own (sys.addaudithook, read by a reversed name) runs after the sandbox's on the marshal.loads event of a plain load through the loads gate, where sys._getframe(1) is the gate's frame, running: its f_locals (not refused, only f_code is) hand out `put` (the token dict's __setitem__) and `call` (the real marshal.loads), cleared only in the gate's `finally`; the program turns the collector off, puts the bytes of a bytearray of b'N' and padding as this thread's token and calls the real function on the bytearray: the sandbox's hook approves its copy as plain data, then the program's hook, on the same event, rewrites the bytearray (same length) with a26's patched dump, which marshal reads; payload: as a25_stack_gen_key_buffer_30",
+)
+
+_a31(
+    "a31c_ok_marshal_error_format_exc_30",
+    "HumanEval/30",
+    """
+import marshal
+import traceback
+
+_errors = []
+
+
+def _load(record):
+    try:
+        return marshal.loads(record)
+    except ValueError:
+        _errors.append(traceback.format_exc())  # why the record is unreadable, for the log
+        return None
+
+
+def get_positive(l: list):
+    record = bytearray(marshal.dumps(["kept", "caf\u00e9"]))
+    record[-1] = 0xFF  # a damaged byte in the stored text: marshal raises UnicodeDecodeError
+    assert _load(bytes(record)) is None and "UnicodeDecodeError" in _errors[-1]
+    return [e for e in l if e > 0]
+""",
+    "reads a stored record with one damaged byte inside its text (marshal raises UnicodeDecodeError, a ValueError) and records why with traceback.format_exc(), which reads each traceback frame's code, the loads gate's included; a fresh list per call",
+)
+
+_a31(
+    "a31c_ok_marshal_error_logging_30",
+    "HumanEval/30",
+    """
+import io
+import logging
+import marshal
+
+_log = logging.getLogger("records")
+_log.addHandler(logging.StreamHandler(io.StringIO()))  # a handler that keeps its lines in memory
+_log.propagate = False
+
+
+def get_positive(l: list):
+    record = bytearray(marshal.dumps(["kept", "caf\u00e9"]))
+    record[-1] = 0xFF  # a damaged byte in the stored text
+    try:
+        marshal.loads(bytes(record))
+    except ValueError:
+        _log.exception("unreadable record, skipped")  # the error logged with its traceback
+    return [e for e in l if e > 0]
+""",
+    "logs a marshal error (UnicodeDecodeError from a damaged byte) with logging.exception to an in-memory handler: the logging module formats the traceback with the traceback module, which reads each frame's code, the loads gate's included; a fresh list per call",
+)
+
+_a31(
+    "a31c_ok_marshal_truncated_record_30",
+    "HumanEval/30",
+    """
+import marshal
+
+
+def get_positive(l: list):
+    record = marshal.dumps({"items": list(l), "tag": "positive"})
+    try:
+        marshal.loads(record[:-3])  # a record cut short (a partial write): marshal raises EOFError
+    except (EOFError, ValueError):
+        pass  # unreadable: recomputed below
+    return [e for e in l if e > 0]
+""",
+    "marshal.loads of a record cut short by three bytes (a partial write), whose EOFError it catches before recomputing; a fresh list per call",
+)
+
+_a31(
+    "a31_hook_gate_locals_f_back_gen_key_buffer_30",
+    "HumanEval/30",
+    _A31_HOOK_LOCALS_SLOT.replace(
+        """            gate = _at(sys, "emarfteg_")(1)  # the loads gate's frame: it called the real function""",
+        """            try:
+                raise LookupError
+            except LookupError as e:
+                here = _at(_at(e, "__kcabecart__"), "emarf_bt")  # this hook's own frame, off a traceback
+            gate = _at(here, "kcab_f")  # its caller's: the loads gate's, running (no sys._getframe event)
+            here = None""",
+    )
+    + _A26_TAKE_OVER_30,
+    "route: as a31_hook_gate_locals_gen_key_buffer_30, with the gate's running frame reached as the f_back of the program's hook's own frame (taken off a traceback of an exception it raises and catches), so no sys._getframe event names it; its f_locals hand out the token setter and the real marshal.loads; payload: as a25_stack_gen_key_buffer_30",
+)
