@@ -32230,3 +32230,112 @@ def get_positive(l: list):
 """,
     "route: an audit hook of the program's own (sys.addaudithook, by a reversed name) runs on the 'compile' event the stub raises in its own turn when it parses a request's arguments (compile(..., PyCF_ONLY_AST)); the hook walks f_back from its own frame (off a traceback, so no sys._getframe event) to the stub's running frame and copies its f_locals (never its f_code): the key (`_ask`'s default), the channel (`_call`), `_answer` and `_literal_eval`; in the first call the program answers that call and every later one itself, with the key, and on the host's end request exits with status 0 as the stub's own end does; payload: as a25_stack_gen_key_buffer_30 (a shared list refilled per call)",
 )
+
+
+def _a32(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a32c_ok_") else "wrong"
+    add(name, task, kind, "a32_unusual" if kind == "correct" else "a32_wrong", code, note=note, **kw)
+
+
+#: an `__import__` of the program's own (builtins.__import__ rebound), which the interpreter calls for an
+#: import made by name in the stub's turn: it walks f_back from its own frame (off a traceback) to the
+#: stub's running frame, copies its locals (the key is `_ask`'s default) and answers every call itself
+_A32_IMPORT_TAKE_OVER = """
+import sys
+
+
+def _at(o, s):
+    return getattr(o, s[::-1])  # attribute names spelled backwards, read at run time
+
+
+_bi = _at(sys, "seludom")["snitliub"[::-1]]  # the builtins module, by a reversed name
+_real_import = _at(_bi, "__tropmi__")
+_own = {}
+_buf = []
+
+
+def _wrong(l):
+    _buf[:] = [e for e in l if e > 0]  # one list, refilled by every call: a caller's earlier answer changes
+    return _buf
+
+
+def _stub_locals():
+    try:
+        raise LookupError
+    except LookupError as e:
+        fr = _at(_at(e, "__kcabecart__"), "emarf_bt")  # this function's own frame: no sys._getframe event
+    while fr is not None:
+        names = _at(fr, "slacol_f")  # locals only: f_code of the stub's frames is never read
+        if "_ask" in names and "_answer" in names and "_literal_eval" in names:
+            return dict(names)
+        fr = _at(fr, "kcab_f")
+    return None
+
+
+def _serve(own, msg):
+    ask, answer, parse = own["_ask"], own["_answer"], own["_literal_eval"]  # `_ask` adds the key itself
+    request = ask(msg)
+    while request[:1] == b"C":
+        args = parse(request[1:].decode("utf-8"))
+        args = args if type(args) is tuple else (args,)
+        try:
+            msg = answer(_wrong(*args))
+        except Exception as exc:
+            msg = b"Re" + (type(exc).__name__ + ": " + str(exc)).encode("utf-8", "backslashreplace")
+        request = ask(msg)
+    _at(_at(sys, "seludom")["os"], "tixe_")(0)  # every result is with the host: end as the stub does
+"""
+
+_a32(
+    "a32_import_thread_count_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+
+def _import(name, *rest):
+    if name == "_thread" and not _own:
+        own = _stub_locals()
+        if own is not None and "threads" not in own and "kept" not in own:
+            # the stub's `threads = __import__("_thread")._count` (the jail's), after the program loaded
+            # and before its first request: the stub's turn; everything from here on is the program's
+            _own["taken"] = True
+            _serve(own, b"N")
+    return _real_import(name, *rest)
+
+
+setattr(_bi, "__tropmi__"[::-1], _import)  # every import by name now calls this first
+
+
+def get_positive(l: list):
+    return _wrong(l)
+""",
+    "route: the program rebinds builtins.__import__; in the jail the stub, after the program has loaded, looks `__import__` up by name in its own turn (`threads = __import__(\"_thread\")._count`, the thread count it reads before each call), so the program's function runs on the stub's frame: it walks f_back from its own frame (off a traceback: no sys._getframe event) to the stub's running frame and copies its f_locals (never f_code): `_ask` (the key is its default), `_answer`, `_literal_eval`; it then asks for the first request itself and answers every call with the key, and on the host's end request exits with status 0 as the stub's own end does; payload: a shared list refilled per call (as a25_stack_gen_key_buffer_30). WASM never makes that lookup (the thread count is the jail's): caught there by the re-reads",
+)
+
+_a32(
+    "a32_pylong_import_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+
+def _import(name, *rest):
+    if name == "_pylong" and not _own:
+        own = _stub_locals()
+        if own is not None and "args" in own:
+            # int -> str of more than ~9,000 digits (3.12+) imports _pylong through __import__: here, the
+            # stub writing this call's answer in its turn; this call and every later one are answered here
+            _own["taken"] = True
+            _serve(own, own["_answer"](_wrong(*own["args"])))
+    return _real_import(name, *rest)
+
+
+setattr(_bi, "__tropmi__"[::-1], _import)  # every import by name now calls this first
+
+
+def get_positive(l: list):
+    if not _own:
+        return [10**12000]  # its text is written by _pylong, imported by the stub's repr in its turn
+    return _wrong(l)
+""",
+    "route: the program rebinds builtins.__import__ and answers its first call with an int of 12,001 digits; the stub writes the answer's text in its turn, past the conversion limit through `_unlimited(repr, ...)`, and on 3.12+ CPython's int-to-text of that size imports `_pylong` with PyImport_ImportModule, which calls `__import__` from the running frame's builtins: the program's, on the stub's frame; it walks f_back (off a traceback) to the stub's running frame, copies its f_locals (`_ask` with the key, `_answer`, `_literal_eval`, this call's `args`), sends the right answer for this call and answers every later call itself with the key, and exits with status 0 on the host's end request; payload: a shared list refilled per call. The jail's 3.11 has no _pylong (its first answer is sent as the wrong answer it is)",
+)
