@@ -32339,3 +32339,73 @@ def get_positive(l: list):
 """,
     "route: the program rebinds builtins.__import__ and answers its first call with an int of 12,001 digits; the stub writes the answer's text in its turn, past the conversion limit through `_unlimited(repr, ...)`, and on 3.12+ CPython's int-to-text of that size imports `_pylong` with PyImport_ImportModule, which calls `__import__` from the running frame's builtins: the program's, on the stub's frame; it walks f_back (off a traceback) to the stub's running frame, copies its f_locals (`_ask` with the key, `_answer`, `_literal_eval`, this call's `args`), sends the right answer for this call and answers every later call itself with the key, and exits with status 0 on the host's end request; payload: a shared list refilled per call. The jail's 3.11 has no _pylong (its first answer is sent as the wrong answer it is)",
 )
+
+_a32(
+    "a32_pylong_patched_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+_modules = _at(sys, "seludom")
+_limit = sys.get_int_max_str_digits()
+sys.set_int_max_str_digits(0)
+str(10**12000)  # 3.12+: the text of an int this large is written by _pylong, imported now
+sys.set_int_max_str_digits(_limit)
+_pylong = _modules.get("_pylong")
+_real_text = getattr(_pylong, "int_to_decimal_string", None)
+
+
+def _text(n):
+    if not _own:
+        own = _stub_locals()
+        if own is not None and "args" in own:
+            # CPython calls _pylong's function by its module attribute: here on the stub's frame, the
+            # stub writing this call's answer in its turn; this call and every later one answered here
+            _own["taken"] = True
+            _serve(own, own["_answer"](_wrong(*own["args"])))
+    return _real_text(n)
+
+
+if _real_text is not None:
+    setattr(_pylong, "int_to_decimal_string", _text)  # the module is the program's to patch
+
+
+def get_positive(l: list):
+    if not _own:
+        return [10**12000]  # its text is written by _pylong's function, called by the stub's repr in its turn
+    return _wrong(l)
+""",
+    "route: as a32_pylong_import_key_buffer_30 with builtins untouched: the program imports _pylong (the text of a large int, its conversion limit lifted for that line) and patches the module's int_to_decimal_string, which CPython 3.12+ calls by its module attribute (sys.modules['_pylong'], after PyImport_ImportModule) to write the text of an int of more than ~9,000 digits; its first answer holds one, the stub writes its text in its turn (through _unlimited), and the program's function runs on the stub's frame, walks f_back (off a traceback) to it, copies its f_locals, sends this call's right answer and answers every later call itself with the key; payload: a shared list refilled per call. The jail's 3.11 has no _pylong",
+)
+
+_a32(
+    "a32_modules_thread_count_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+_modules = _at(sys, "seludom")
+_real_thread = _modules["_thread"]
+
+
+class _Thread:
+    # stands in for _thread in sys.modules: the import system hands it to whoever imports _thread by
+    # name, whichever __import__ they call; its attributes are the real module's
+    def __getattr__(self, name):
+        if name == "_count" and not _own:
+            own = _stub_locals()
+            if own is not None and "kept" not in own:
+                # the stub's `threads = __import__("_thread")._count` (the jail's) after the program
+                # loaded, before its first request: the stub's turn
+                _own["taken"] = True
+                _modules["_thread"] = _real_thread
+                _serve(own, b"N")
+        return getattr(_real_thread, name)
+
+
+_modules["_thread"] = _Thread()
+
+
+def get_positive(l: list):
+    return _wrong(l)
+""",
+    "route: as a32_import_thread_count_key_buffer_30 with builtins untouched: the program puts an object of its own in sys.modules['_thread'] (by a reversed name), which the real __import__ returns to the stub's `__import__(\"_thread\")._count` in its turn after the program loaded (the jail's); reading `_count` calls the object's __getattr__ on the stub's frame, which walks f_back (off a traceback) to it, copies its f_locals, asks for the first request itself and answers every call with the key; payload: a shared list refilled per call. WASM never makes that lookup: caught there by the re-reads",
+)
