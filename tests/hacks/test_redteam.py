@@ -152,8 +152,6 @@ BUFFER_LOADS = "reward static scan: marshal.loads is exempt as a deep copy only 
 
 # round 28 (attack28)
 GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the hook never sees the file's bytes), and marshal.loads of a .pyc is let through only for a file under the interpreter's import path, so correct programs are refused as introspection: marshal.load of plain data from an io.BytesIO (a28c_ok_marshal_load_bytesio_30, both backends) and an import of a module the program wrote and byte-compiled with py_compile in a temporary folder, whose cached .pyc the import system unmarshals (a28c_ok_tmp_module_precompiled_30, the jail)"
-# round 32 (attack32)
-TURN = "stub: code of the program's still runs in the stub's turn through the import system, which the program may rebind (builtins.__import__) or feed (sys.modules, a module's attributes): in the jail the stub looks `__import__` up by name after the program loaded and reads `_count` off what it returns (`threads = __import__(\"_thread\")._count`); on 3.12+ (WASM) CPython's int-to-text of more than ~9,000 digits (the stub's repr of an answer, past the conversion limit through _unlimited) imports _pylong with PyImport_ImportModule, which calls the running frame's builtins' `__import__`, and then calls sys.modules['_pylong'].int_to_decimal_string, which the program may have patched; the program's function then walks f_back from its own frame (off a traceback: no sys._getframe event) to the stub's running frame and copies its f_locals (the key is `_ask`'s default), answers every call itself with the key and exits 0 on the end request, so a shared list refilled per call is never read again"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -269,10 +267,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_format_exc_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
-    ("a32_import_thread_count_key_buffer_30", "container"): TURN,
-    ("a32_pylong_import_key_buffer_30", "wasm"): TURN,
-    ("a32_pylong_patched_key_buffer_30", "wasm"): TURN,
-    ("a32_modules_thread_count_key_buffer_30", "container"): TURN,
 }
 
 
