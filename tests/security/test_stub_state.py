@@ -11,6 +11,7 @@ legitimate use of frames (a stack printed, a caller named in a log line, a trace
 from __future__ import annotations
 
 import itertools
+import sys
 
 import pytest
 
@@ -254,3 +255,39 @@ def test_frames_used_as_correct_programs_use_them_still_work(
 ) -> None:
     got, _ = _run(sandbox, FRAMES_USED, backend, caller=caller)
     assert got == ["[1, 2, 3]", "[4, 5, 9]", "[1, 2, 3]", "[]"]
+
+
+#: the standard library's Python-coded int conversions (3.12+), patched to lie and to note where they ran
+PATCHED_CONVERSIONS = """
+import sys
+
+_ran = []
+try:
+    sys.set_int_max_str_digits(0)
+    str(10**10000)  # imports _pylong
+    _pylong = sys.modules["_pylong"]
+    _pylong.int_to_decimal_string = lambda n: (_ran.append(1), "0")[1]
+except (KeyError, ValueError):  # 3.11: no such module
+    pass
+
+
+def f(x):
+    return [len(_ran), 10**9500 + x]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int_written_in_the_stubs_turn_is_written_by_the_stub(sandbox: Sandbox, backend: str) -> None:
+    # red-team a32_pylong_*: 3.12+ writes an int past ~30,000 bits with _pylong's Python code, which it
+    # finds in sys.modules each time: a patch of the program's ran in the stub's turn
+    job = Job(mode="cases", code=PATCHED_CONVERSIONS, entry_point="f", inputs=("(1,)", "(2,)"), limits=LIMITS)
+    r = sandbox.execute(job, backend)  # type: ignore[arg-type]
+    assert r.infra_error is None, r.infra_error
+    assert [c.status for c in r.cases] == ["ok", "ok"], r.cases
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        expected = [f"[0, {10**9500 + 1}]", f"[0, {10**9500 + 2}]"]
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert [c.result_repr for c in r.cases] == expected
