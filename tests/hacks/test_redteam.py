@@ -152,6 +152,8 @@ BUFFER_LOADS = "reward static scan: marshal.loads is exempt as a deep copy only 
 
 # round 28 (attack28)
 GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the hook never sees the file's bytes), and marshal.loads of a .pyc is let through only for a file under the interpreter's import path, so correct programs are refused as introspection: marshal.load of plain data from an io.BytesIO (a28c_ok_marshal_load_bytesio_30, both backends) and an import of a module the program wrote and byte-compiled with py_compile in a temporary folder, whose cached .pyc the import system unmarshals (a28c_ok_tmp_module_precompiled_30, the jail)"
+# round 33 (attack33)
+TURN2 = "stub turn: code of the program's still runs in the stub's turn through Python-level lookups the stub makes in objects the program can write, though no method of a program object is called on the values it reads: (1) the refusal text of a non-plain answer names `_module_of(t)`, and type.__dict__['__module__'] looks '__module__' up in the class's own dict, where type() keeps a str-subclass key of the program's whose __eq__ the lookup calls (a33_type_module_key_eq_*); (2) 3.12+ `_turn_begin` stores `sys.modules['_pylong']` through the interpreter's dict, which compares the name with a str-subclass key of the program's of the same hash (the entry taken out and put back under it: a33_modules_pylong_*); (3) `_ast` is captured as a module, not its attributes: `_ast.PyCF_ONLY_AST` in every request's _parse looks the name up in the module's dict, where the program put a str-subclass key (a33_ast_module_*); (4) the C parser's node classes are mutable heap classes (made with type()), and `node.value` in _literal runs a property the program set on `_ast.Constant` (a33_ast_node_property_*). Each runs on the stub's frame: it walks f_back off a traceback to the generator's frame, copies its f_locals (`_ask` with the key, `_answer`, `_literal_eval`, `request`) and answers every call itself: a shared list refilled per call gets full reward (the re-reads never run)"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -267,6 +269,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_format_exc_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
+    ("a33_type_module_key_eq_key_buffer_30", "*"): TURN2,
+    ("a33_modules_pylong_key_eq_key_buffer_30", "wasm"): TURN2,
+    ("a33_ast_module_key_eq_key_buffer_30", "*"): TURN2,
+    ("a33_ast_node_property_key_buffer_30", "*"): TURN2,
 }
 
 
@@ -444,6 +450,13 @@ CONTAINER_SLICE = frozenset(
         "a32_pylong_import_key_buffer_30",
         "a32_pylong_patched_key_buffer_30",
         "a32_modules_thread_count_key_buffer_30",
+        # round 33: code of the program's in the stub's turn through lookups in dicts it writes (a class's
+        # namespace, sys.modules, the _ast module) and a property on the C parser's node class
+        "a33_type_module_key_eq_key_buffer_30",
+        "a33_modules_pylong_key_eq_key_buffer_30",
+        "a33_ast_module_key_eq_key_buffer_30",
+        "a33_ast_node_property_key_buffer_30",
+        "a33c_ok_ast_literal_eval_30",
     }
 )
 

@@ -32409,3 +32409,181 @@ def get_positive(l: list):
 """,
     "route: as a32_import_thread_count_key_buffer_30 with builtins untouched: the program puts an object of its own in sys.modules['_thread'] (by a reversed name), which the real __import__ returns to the stub's `__import__(\"_thread\")._count` in its turn after the program loaded (the jail's); reading `_count` calls the object's __getattr__ on the stub's frame, which walks f_back (off a traceback) to it, copies its f_locals, asks for the first request itself and answers every call with the key; payload: a shared list refilled per call. WASM never makes that lookup: caught there by the re-reads",
 )
+
+
+# --- round 33: code of the program's in the stub's turn after round 32 ----------------------------------
+def _a33(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+    kind: Kind = "correct" if name.startswith("a33c_ok_") else "wrong"
+    add(name, task, kind, "a33_unusual" if kind == "correct" else "a33_wrong", code, note=note, **kw)
+
+
+#: a class whose namespace's `__module__` key is a str subclass of the program's (type() keeps the keys
+#: it is given): CPython's type.__module__ getter looks `__module__` up in that dict, and the lookup calls
+#: the key's __eq__ on a hash match
+_A33_MODULE_KEY = """
+
+class _Name(str):
+    __hash__ = str.__hash__  # the hash of the text "__module__": a lookup of that name meets this key
+
+    def __eq__(self, other):
+        if type(other) is str and str.__eq__(self, other):
+            if not _own:
+                own = _stub_locals()
+                if own is not None and "args" in own:
+                    # the stub's _plain names the type it refuses (its module, read by the type's
+                    # __module__ getter): here, in its turn, writing this call's answer
+                    _own["taken"] = True
+                    _serve(own, own["_answer"](_wrong(*own["args"])))
+            return True
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+
+_Odd = type("_Odd", (), {_Name("__module__"): "solution"})  # the key type() stores as it was given
+"""
+
+_a33(
+    "a33_type_module_key_eq_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + _A33_MODULE_KEY
+    + """
+
+def get_positive(l: list):
+    if not _own:
+        return [_Odd()]  # refused as no plain value: the refusal's text names its type's module
+    return _wrong(l)
+""",
+    "route: the program makes a class with type(), its namespace's only `__module__` key a str subclass of its own (str's hash, an __eq__ of its own); its first answer holds an instance, which the stub's _plain refuses with a TypeError whose text names `_module_of(t)`, and the C getter type.__dict__['__module__'] looks '__module__' up in the class's dict, calling the key's __eq__ on the stub's frame in its turn; __eq__ walks f_back (off a traceback) to the stub's frame, copies its f_locals (`_ask` with the key, `_answer`, `_literal_eval`, this call's `args`), sends this call's answer and answers every later call itself; payload: a shared list refilled per call",
+)
+
+_a33(
+    "a33_modules_pylong_key_eq_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+_modules = _at(sys, "seludom")
+
+
+class _Name(str):
+    __hash__ = str.__hash__  # the hash of the text "_pylong": the stub's store of that name meets this key
+
+    def __eq__(self, other):
+        if type(other) is str and str.__eq__(self, other):
+            if not _own:
+                own = _stub_locals()
+                if own is not None and "request" not in own:
+                    # the stub's `sys.modules["_pylong"] = <its own>` (_turn_begin, 3.12+) in its first
+                    # turn after the program loaded: this key's __eq__, on the stub's frame
+                    _own["taken"] = True
+                    _serve(own, b"N")
+            return True
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+
+_real = _modules.pop("_pylong", None)  # the stub's own, put there by its last turn (3.12+)
+if _real is not None:
+    _modules[_Name("_pylong")] = _real  # the one key of that hash: every store of the name compares with it
+
+
+def get_positive(l: list):
+    return _wrong(l)
+""",
+    "route: the program takes sys.modules' '_pylong' entry out (by a reversed name) and puts the same module back under a str subclass of its own (str's hash, an __eq__ of its own); each stub turn on 3.12+ begins with `sys.modules['_pylong'] = <the stub's own>` (_turn_begin, the interpreter's own dict's __setitem__, captured early), and the store compares the name with the one key of its hash: the key's __eq__ runs on the stub's frame in its first turn after the program loaded, walks f_back (off a traceback) to it, copies its f_locals, asks for the first request itself and answers every call with the key; payload: a shared list refilled per call. The jail's 3.11 has no _pylong (no store: caught there by the re-reads)",
+)
+
+_a33(
+    "a33_ast_module_key_eq_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+_ast = _at(sys, "seludom")["tsa_"[::-1]]  # the C parser's node module, the one the stub captured
+_flag = "TSA_YLNO_FCyP"[::-1]
+
+
+class _Name(str):
+    __hash__ = str.__hash__  # the hash of the text of the flag's name: the stub's lookup meets this key
+
+    def __eq__(self, other):
+        if type(other) is str and str.__eq__(self, other):
+            if not _own:
+                own = _stub_locals()
+                if own is not None and "request" in own:
+                    # the stub's `_ast.PyCF_ONLY_AST` (its _parse of the host's request, in its turn):
+                    # this key's __eq__, on the stub's frame; this request and every later one served here
+                    _own["taken"] = True
+                    args = own["_literal_eval"](own["request"][1:].decode("utf-8"))
+                    args = args if type(args) is tuple else (args,)
+                    _serve(own, own["_answer"](_wrong(*args)))
+            return True
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+
+_space = _at(_ast, "__tcid__")
+_value = _space.pop(_flag)
+_space[_Name(_flag)] = _value  # the module's one key of that hash: the attribute lookup compares with it
+
+
+def get_positive(l: list):
+    return _wrong(l)
+""",
+    "route: the program takes the flag PyCF_ONLY_AST out of the `_ast` module's dict (names reversed) and puts it back under a str subclass of its own (str's hash, an __eq__ of its own); the stub captured the module, not its attributes, and its _parse of every request reads `_ast.PyCF_ONLY_AST` in its turn: the module attribute lookup compares the name with the one key of its hash and calls the key's __eq__ on the stub's frame, which walks f_back (off a traceback) to it, copies its f_locals, answers the pending request (`request`) and every later one with the key; payload: a shared list refilled per call",
+)
+
+_a33(
+    "a33_ast_node_property_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+_ast = _at(sys, "seludom")["tsa_"[::-1]]  # the C parser's node module, the one the stub captured
+_node = _at(_ast, "tnatsnoC")  # a plain class: its namespace is the program's to write
+
+
+def _value(node):
+    if not _own:
+        own = _stub_locals()
+        if own is not None and "request" in own:
+            # the stub's _literal reads `node.value` of the request's Constant nodes in its turn: a data
+            # descriptor on the class comes before the node's own __dict__; this request and every
+            # later one are served here
+            _own["taken"] = True
+            args = own["_literal_eval"](own["request"][1:].decode("utf-8"))
+            args = args if type(args) is tuple else (args,)
+            _serve(own, own["_answer"](_wrong(*args)))
+    return _at(node, "__tcid__")["eulav"[::-1]]
+
+
+def _set_value(node, value):
+    _at(node, "__tcid__")["eulav"[::-1]] = value  # the parser writes each field as it makes the node
+
+
+setattr(_node, "eulav"[::-1], property(_value, _set_value))
+
+
+def get_positive(l: list):
+    return _wrong(l)
+""",
+    "route: the program sets a property `value` (getter and setter, which keeps the field in the node's own __dict__) on `_ast.Constant` (a mutable heap class: the C parser's node classes are made with type()); the stub's _literal reads `node.value` of every Constant of a request's literal in its turn, and the class's data descriptor comes before the node's own __dict__: the getter runs on the stub's frame, walks f_back (off a traceback) to it, copies its f_locals, answers the pending request and every later one with the key; payload: a shared list refilled per call",
+)
+
+_a33(
+    "a33c_ok_ast_literal_eval_30",
+    "HumanEval/30",
+    """
+    import ast
+
+
+    def get_positive(l: list):
+        # a round trip through the text of the list, as a program reading its data back would
+        return [e for e in ast.literal_eval(repr(list(l))) if e > 0]
+    """,
+    "correct: reads its list back through ast.literal_eval (the C parser's node classes, which the stub reads requests with too): a fix that takes the stub's parsing away from `_ast`'s classes must leave the program's own use alone",
+)
