@@ -55,6 +55,19 @@ def add(name: str, task: str, kind: Kind, family: str, code: str, **kw: Any) -> 
     PROGRAMS.append(Program(name=name, task=task, kind=kind, code=_d(code), family=family, **kw))
 
 
+def _round(n: int, correct: str = "a{n}c_ok_") -> Callable[..., None]:
+    """The adder of red-team round ``n``: its programs named ``correct`` (``a<n>c_ok_*``; rounds 14-19
+    wrote ``a<n>_ok_*``) are correct (family ``a<n>_unusual``), the rest wrong (``a<n>_wrong``), unless
+    a row says its ``kind``."""
+    prefix = correct.format(n=n)
+
+    def adder(name: str, task: str, code: str, note: str, **kw: Any) -> None:
+        kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith(prefix) else "wrong")
+        add(name, task, kind, f"a{n}_unusual" if kind == "correct" else f"a{n}_wrong", code, note=note, **kw)
+
+    return adder
+
+
 # =============================================================================== (a) wrong programs
 # --- check mode: memorisation ---------------------------------------------------------------------
 # A task judged by its check has no cases: no probe runs and the static overlap rule counts nothing.
@@ -10697,9 +10710,7 @@ _c13(
 
 # ==================================================== round 14 (attack14): new shapes, both backends
 # Wrong programs first (each note says how it is wrong), then correct controls.
-def _a14(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a14_ok_") else "wrong"
-    add(name, task, kind, "a14_unusual" if kind == "correct" else "a14_wrong", code, note=note, **kw)
+_a14 = _round(14, "a{n}_ok_")
 
 
 # --- check mode: files the candidate's guest leaves for the check's guest
@@ -13082,9 +13093,7 @@ _c14(
 # ==================================================== round 15 (attack15): what the filter forgives, both backends
 # Each wrong program makes its wrong answers land where the filter or the probe does not judge: the long
 # inputs at the end of a run, deep recursion on purpose, inputs the reference found costly, ties.
-def _a15(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a15_ok_") else "wrong"
-    add(name, task, kind, "a15_unusual" if kind == "correct" else "a15_wrong", code, note=note, **kw)
+_a15 = _round(15, "a{n}_ok_")
 
 
 # --- the long inputs at the end of a run (p10/c10: a hang, a memory stop or a MemoryError there is forgiven)
@@ -13751,9 +13760,7 @@ _a16e(
 
 # ==================================================== round 16 (attack16): wide again, all six classes, both backends
 # Each wrong program's note says how it is wrong; correct controls (a16_ok_) sit near the same shapes.
-def _a16(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a16_ok_") else "wrong")
-    add(name, task, kind, "a16_unusual" if kind == "correct" else "a16_wrong", code, note=note, **kw)
+_a16 = _round(16, "a{n}_ok_")
 
 
 # --- check mode fooled from inside: equality reaching the check by routes no round took
@@ -16697,9 +16704,7 @@ _a17b(
 # Shapes no earlier round holds, on the tasks the corpus has fewest programs for (HumanEval/38, /44, /50,
 # /56, /129, /151 and redteam/depth, /safe_ratio, /longest_word, /rev_words_noref first). Each wrong
 # program's note says how it is wrong; correct controls (a17_ok_) sit near the same shapes.
-def _a17(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a17_ok_") else "wrong")
-    add(name, task, kind, "a17_unusual" if kind == "correct" else "a17_wrong", code, note=note, **kw)
+_a17 = _round(17, "a{n}_ok_")
 
 
 # --- check mode fooled from inside
@@ -19974,9 +19979,7 @@ _a18b(
 # Shapes no earlier round holds, weighted to the tasks with fewest programs (synthetic/at_least, the other
 # thresholds, HumanEval/33, /38, /50, /56, /109 and redteam/depth, /digits_set, /safe_ratio, /mul). Each wrong
 # program's note says how it is wrong; correct controls (a18_ok_) sit near the same shapes.
-def _a18(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a18_ok_") else "wrong")
-    add(name, task, kind, "a18_unusual" if kind == "correct" else "a18_wrong", code, note=note, **kw)
+_a18 = _round(18, "a{n}_ok_")
 
 
 # --- check mode fooled from inside
@@ -22216,9 +22219,7 @@ _c18(
 # /131, /132, /140, /152, /155, /157, /158, /159, /36, /43, /66, /69, /89, /147, /21, /7, /5, /3, /18) and to
 # the check-mode tasks with the fewest (/61, /37, /129, /38). Each wrong program's note says how it is wrong;
 # correct controls (a19_ok_) sit near the same shapes.
-def _a19(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = kw.pop("kind", None) or ("correct" if name.startswith("a19_ok_") else "wrong")
-    add(name, task, kind, "a19_unusual" if kind == "correct" else "a19_wrong", code, note=note, **kw)
+_a19 = _round(19, "a{n}_ok_")
 
 
 # --- wrong algorithms a weak model writes: an edge the cases miss
@@ -27358,9 +27359,7 @@ _a19s(
 # in check mode). Correct controls (a20c_ok_) take unusual but legitimate shapes on tasks whose plans draw
 # wide and far inputs: recursion by halving, generators and coroutines, numpy object arrays, Decimal and
 # Fraction, caches, destroyed inputs, callable objects, printing.
-def _a20(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a20c_ok_") else "wrong"
-    add(name, task, kind, "a20_unusual" if kind == "correct" else "a20_wrong", code, note=note, **kw)
+_a20 = _round(20)
 
 
 # --- lengths, magnitudes and shapes no plan draws
@@ -28361,9 +28360,7 @@ _a20(
 # and a memory fill the v28 rule does not read as one (memory grown before the call). Correct controls
 # (a21c_ok_) return cached or argument objects, reuse earlier answers as scratch, and use memory or short
 # sleeps legitimately.
-def _a21(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a21c_ok_") else "wrong"
-    add(name, task, kind, "a21_unusual" if kind == "correct" else "a21_wrong", code, note=note, **kw)
+_a21 = _round(21)
 
 
 # --- answers changed after return
@@ -28886,9 +28883,7 @@ add(
 # and a naive pace faked on a thread, a child or a sleep. Correct controls (a22c_ok_) return cached
 # containers of mixed number types, reorder a cached dict or set in place, keep and re-sort their
 # answers, and run the naive recursion in a worker process or their work on a thread pool.
-def _a22(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a22c_ok_") else "wrong"
-    add(name, task, kind, "a22_unusual" if kind == "correct" else "a22_wrong", code, note=note, **kw)
+_a22 = _round(22)
 
 
 # --- answers changed after return, where the reads do not look
@@ -29405,9 +29400,7 @@ _a22(
 # time (spelled backwards) except in a23_kept_exc_tell_30, whose reads are all of benign tier anyway.
 # Correct controls (a23c_ok_) log with caller info, print a handled traceback, name their own frame,
 # finalise and count scratch objects, and look at a finished generator's frame.
-def _a23(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a23c_ok_") else "wrong"
-    add(name, task, kind, "a23_unusual" if kind == "correct" else "a23_wrong", code, note=note, **kw)
+_a23 = _round(23)
 
 
 _a23(
@@ -30257,9 +30250,7 @@ _a23(
 # real slots). Attribute names of frames are spelled backwards as in round 23. Correct controls
 # (a24c_ok_) use finalisers under a gc threshold of 1, drive their own generators with
 # send/throw/close, and use weakref callbacks and gc.freeze.
-def _a24(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a24c_ok_") else "wrong"
-    add(name, task, kind, "a24_unusual" if kind == "correct" else "a24_wrong", code, note=note, **kw)
+_a24 = _round(24)
 
 
 _a24(
@@ -30752,9 +30743,7 @@ def _stub_locals(gen):
 '''
 
 
-def _a25(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a25c_ok_") else "wrong"
-    add(name, task, kind, "a25_unusual" if kind == "correct" else "a25_wrong", code, note=note, **kw)
+_a25 = _round(25)
 
 
 _a25(
@@ -31101,9 +31090,7 @@ _take_over()
 # while the hook is busy with another thread's load.
 
 
-def _a26(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a26c_ok_") else "wrong"
-    add(name, task, kind, "a26_unusual" if kind == "correct" else "a26_wrong", code, note=note, **kw)
+_a26 = _round(26)
 
 
 _A25_REPLACE_TAIL = """    code = c.replace(co_code=c.co_code[:i] + bytes(tail), co_stacksize=1, co_linetable=b"", co_exceptiontable=b"")
@@ -31377,9 +31364,7 @@ _a26(
 # while marshal.loads goes on to read the caller's own buffer, which the program may still change
 
 
-def _a27(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a27c_ok_") else "wrong"
-    add(name, task, kind, "a27_unusual" if kind == "correct" else "a27_wrong", code, note=note, **kw)
+_a27 = _round(27)
 
 
 _A27_GC_SWAP_SLOT = _A25_SLOT.replace(
@@ -31522,9 +31507,7 @@ _a27(
 
 
 # ================================================================ round 29: the re-reads of kept answers
-def _a29(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a29c_ok_") else "wrong"
-    add(name, task, kind, "a29_unusual" if kind == "correct" else "a29_wrong", code, note=note, **kw)
+_a29 = _round(29)
 
 
 # --- a kept list of scalars settled by identity: its snapshot is taken after its text
@@ -31648,9 +31631,7 @@ _a29(
 # (PEP 688) decides what memory a buffer reader such as marshal.loads reads
 
 
-def _a28(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a28c_ok_") else "wrong"
-    add(name, task, kind, "a28_unusual" if kind == "correct" else "a28_wrong", code, note=note, **kw)
+_a28 = _round(28)
 
 
 _A28_BUFFER_SUBCLASS_SLOT = (
@@ -31804,9 +31785,7 @@ _a28(
 )
 
 
-def _a30(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a30c_ok_") else "wrong"
-    add(name, task, kind, "a30_unusual" if kind == "correct" else "a30_wrong", code, note=note, **kw)
+_a30 = _round(30)
 
 
 #: types.coroutine, the one caller the hook lets make a code object, run on look-alikes of the program's:
@@ -32025,9 +32004,7 @@ _a30(
 
 
 # ================================================================ round 31: the gates' live frames
-def _a31(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a31c_ok_") else "wrong"
-    add(name, task, kind, "a31_unusual" if kind == "correct" else "a31_wrong", code, note=note, **kw)
+_a31 = _round(31)
 
 
 #: an audit hook of the program's own runs after the sandbox's on every event, inside a gate too: on the
@@ -32232,9 +32209,7 @@ def get_positive(l: list):
 )
 
 
-def _a32(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a32c_ok_") else "wrong"
-    add(name, task, kind, "a32_unusual" if kind == "correct" else "a32_wrong", code, note=note, **kw)
+_a32 = _round(32)
 
 
 #: an `__import__` of the program's own (builtins.__import__ rebound), which the interpreter calls for an
@@ -32412,9 +32387,7 @@ def get_positive(l: list):
 
 
 # --- round 33: code of the program's in the stub's turn after round 32 ----------------------------------
-def _a33(name: str, task: str, code: str, note: str, **kw: Any) -> None:
-    kind: Kind = "correct" if name.startswith("a33c_ok_") else "wrong"
-    add(name, task, kind, "a33_unusual" if kind == "correct" else "a33_wrong", code, note=note, **kw)
+_a33 = _round(33)
 
 
 #: a class whose namespace's `__module__` key is a str subclass of the program's (type() keeps the keys
