@@ -152,8 +152,6 @@ BUFFER_LOADS = "reward static scan: marshal.loads is exempt as a deep copy only 
 
 # round 28 (attack28)
 GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the hook never sees the file's bytes), and marshal.loads of a .pyc is let through only for a file under the interpreter's import path, so correct programs are refused as introspection: marshal.load of plain data from an io.BytesIO (a28c_ok_marshal_load_bytesio_30, both backends) and an import of a module the program wrote and byte-compiled with py_compile in a temporary folder, whose cached .pyc the import system unmarshals (a28c_ok_tmp_module_precompiled_30, the jail)"
-# round 33 (attack33)
-TURN2 = "stub turn: code of the program's still runs in the stub's turn where CPython itself looks a name up in an object the program writes (the other such lookups the stub made are gone since round 33: a heap class's __module__ is read only where its namespace's names are exact strs, _ast's names are captured before load). (1) 3.12+ (WASM): each stub turn stores its own _pylong in sys.modules (_turn_begin), and a program that put the real module back under a key of a str subclass with the hash of '_pylong' has that key's __eq__ called by the store (a33_modules_pylong_key_eq_key_buffer_30; CPython's own look-up of '_pylong' for a huge int in the turn would call it too). (2) The request parser builds _ast nodes in the turn, and _ast's node classes are mutable heap classes: a property the program sets on _ast.Constant runs when the C parser sets a node's field and when the stub reads node.value (a33_ast_node_property_key_buffer_30, both backends). Both take the key off the stub's frame (f_back from a traceback frame) and answer every call. Fix to make: never trigger _pylong in the turn (write and parse huge ints by the stub's own pieces, a request's long digit runs parsed apart) and drop the sys.modules store; parse requests without Python-level nodes (a C-only format from the host: the JSON scanner plus tags) or check the node classes' namespaces by identity each turn"
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -269,8 +267,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_format_exc_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
-    ("a33_modules_pylong_key_eq_key_buffer_30", "wasm"): TURN2,
-    ("a33_ast_node_property_key_buffer_30", "*"): TURN2,
 }
 
 

@@ -291,3 +291,43 @@ def test_an_int_written_in_the_stubs_turn_is_written_by_the_stub(sandbox: Sandbo
     finally:
         sys.set_int_max_str_digits(limit)
     assert [c.result_repr for c in r.cases] == expected
+
+
+#: a property of the program's on the parser's node class, and a huge int in a request
+PARSER_CLASSES = """
+import _ast
+
+_ran = []
+
+
+def _value(node):
+    _ran.append(1)
+    return node.__dict__.get("_v")
+
+
+def _set_value(node, v):
+    node.__dict__["_v"] = v
+
+
+_ast.Constant.value = property(_value, _set_value)
+
+
+def f(x):
+    return [len(_ran), x % 1000]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_request_is_read_without_the_programs_parser_classes(sandbox: Sandbox, backend: str) -> None:
+    # red-team a33_ast_node_property_key_buffer_30: the stub parsed each request into _ast nodes in its
+    # turn, and a property on _ast.Constant ran there; a request past the conversion limit is read too
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        huge = f"({10**12000 + 7},)"
+    finally:
+        sys.set_int_max_str_digits(limit)
+    job = Job(mode="cases", code=PARSER_CLASSES, entry_point="f", inputs=("(1234,)", huge), limits=LIMITS)
+    r = sandbox.execute(job, backend)  # type: ignore[arg-type]
+    assert r.infra_error is None, r.infra_error
+    assert [c.result_repr for c in r.cases] == ["[0, 234]", "[0, 7]"], r.cases
