@@ -76,6 +76,38 @@ def test_a_timeout_marks_the_running_case(sandbox: Sandbox, backend: str) -> Non
     assert [c.status for c in r.cases] == ["ok", "timeout", "missing"]
 
 
+def test_a_call_that_ran_out_of_memory_leaves_the_next_calls_theirs(sandbox: Sandbox) -> None:
+    """WASM (the jail ends a run at its memory limit): a call that fills memory with small objects and
+    raises MemoryError leaves them in its error's traceback; the stub drops that error as python drops
+    a caught one, so the next inputs are read and the next calls run (HumanEval/147's reference failed
+    every case after its one MemoryError, each input then 'bad input literal'). Where the memory limit
+    falls decides how full the failed call left it, so three limits are tried (each one failed the
+    inputs after it before). The interpreter itself may still fault on a later allocation after one
+    that failed (a trap, read as the run ending at its memory limit, as the jail's does)."""
+    code = (
+        "def f(n):\n"
+        "    acc = [[] for _ in range(4096)]\n"
+        "    for i in range(n):\n"
+        "        acc[i & 4095].append((i, i + 1))\n"
+        "    return sum(map(len, acc))\n"
+    )
+    inputs = ["(3,)", "(1000000000,)", "(4,)", "(100000,)", "(1000000000,)", "(5,)"]
+    expected = [("ok", "3"), ("error", None), ("ok", "4"), ("ok", "100000"), ("error", None), ("ok", "5")]
+    answered_all = 0
+    for memory_mb in (160, 224, 448):
+        limits = Limits(timeout_s=30.0, memory_mb=memory_mb)
+        r = sandbox.run_cases(code, "f", inputs, limits=limits, backend="wasm")
+        got = [(c.status, c.result_repr) for c in r.cases]
+        assert r.cases[1].error == "MemoryError", (memory_mb, r.cases[1])
+        assert not any("bad input literal" in (c.error or "") for c in r.cases), (memory_mb, r.cases)
+        # every case answered as it should, up to where the run ended at its memory limit (if it did)
+        ended = next((i for i, (status, _) in enumerate(got) if status == "missing"), len(got))
+        assert got[:ended] == expected[:ended], (memory_mb, [c.error for c in r.cases])
+        assert ended == len(got) or r.memory_exceeded, (memory_mb, r.stderr[-300:])
+        answered_all += ended == len(got)
+    assert answered_all >= 2
+
+
 def test_check_mode(sandbox: Sandbox) -> None:
     check = "def check(candidate):\n    assert candidate(1, 2) == 3\n"
     assert sandbox.run_check(ADD, check, "add", limits=LIMITS, backend="wasm").check_passed is True
