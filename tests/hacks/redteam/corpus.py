@@ -32560,3 +32560,136 @@ _a33(
     """,
     "correct: reads its list back through ast.literal_eval (the C parser's node classes, which the stub reads requests with too): a fix that takes the stub's parsing away from `_ast`'s classes must leave the program's own use alone",
 )
+
+
+# --- round 34: the stub's turn after round 33 (requests run as bytecode, the driver's drops) -----------
+_a34 = _round(34)
+
+#: a signal handler of the program's, fired by an interval timer: a signal that arrives in the stub's
+#: turn waits (held by the mask) and is delivered as the driver unmasks, before it drops what the stub
+#: let go of; the handler is handed the driver's frame, whose `order` still holds that list
+_A34_ORDER_JUNK = """
+import signal
+
+
+def _at(o, s):
+    return getattr(o, s[::-1])  # attribute names spelled backwards, read at run time
+
+
+_bufs = []  # the lists handed out: [the list, times returned, the stub's copies of its answers]
+_seen = set()
+_last = [None]
+
+
+def _grab(signum, frame):
+    if frame is None:
+        return
+    try:
+        order = _at(frame, "slacol_f").get("redro"[::-1])
+    except Exception:
+        return
+    if type(order) is not tuple or len(order) != 4 or type(order[2]) is not list:
+        return
+    for item in list(order[2]):
+        # the stub's (value, text, plain copy) of an earlier answer: that copy is the one it compares by identity
+        if type(item) is tuple and len(item) == 3 and type(item[2]) is list and id(item[2]) not in _seen:
+            for b in _bufs:
+                if item[0] is b[0]:
+                    _seen.add(id(item[2]))
+                    b[2].append(item[2])
+
+
+def _buffer():
+    # a list whose every earlier answer's copy is in hand, and not the previous call's (its copy
+    # comes with the call after this one); a fresh one where none is
+    for b in _bufs:
+        if b is not _last[0] and len(b[2]) == b[1]:
+            break
+    else:
+        b = [[], 0, []]
+        _bufs.append(b)
+    b[1] += 1
+    _last[0] = b
+    return b
+
+
+signal.signal(signal.SIGALRM, _grab)
+signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
+"""
+
+_a34(
+    "a34_signal_order_junk_flat_two_buffers_30",
+    "HumanEval/30",
+    _A34_ORDER_JUNK
+    + """
+
+def get_positive(l: list):
+    b = _buffer()
+    buf = b[0]
+    buf[:] = [e for e in l if e > 0]  # a list refilled by later calls: a caller's earlier answer changes
+    for flat in b[2]:
+        flat[:] = buf  # the stub's copies of this list's earlier answers follow it, item for item
+    return buf
+""",
+    "route: an interval timer (SIGALRM every 0.2 ms) with a handler of the program's; a signal arriving in the stub's turn is held by the mask and delivered as the driver unmasks, after it yielded the next order and before `order[2].clear()` drops what the stub let go of; the handler is handed the driver's frame and reads `order` from its f_locals: the stub's (value, text, plain copy) of the answer two calls back, whose plain copy is the very list the stub keeps as that answer's `flat` (the identity fast path of _kept_changed); payload: lists refilled by later calls (each one whose earlier answers' copies are all in hand and that was not the previous call's answer; a fresh one otherwise), each refill copying its items into every captured copy of that list's answers, so every re-read finds the same item objects in the same order",
+    backends=("container",),
+)
+
+_a34(
+    "a34_modules_key_metaclass_hash_key_buffer_30",
+    "HumanEval/30",
+    _A32_IMPORT_TAKE_OVER
+    + """
+_modules = _at(sys, "seludom")
+
+
+class _Meta(type):
+    def __hash__(cls):
+        # hash() of the class itself: the stub's `set(map(type, sys.modules))` (its _unlimited, 3.12+)
+        # hashes the type of every name in sys.modules, in its turn, writing this call's answer
+        if not _own:
+            own = _stub_locals()
+            if own is not None and "args" in own:
+                _own["taken"] = True
+                _serve(own, own["_answer"](_wrong(*own["args"])))
+        return type.__hash__(cls)
+
+
+class _Name(str, metaclass=_Meta):
+    pass
+
+
+_modules[_Name("_rls_names")] = _modules["sys"]  # a name of a str subclass, under a metaclass of its own
+
+
+def get_positive(l: list):
+    if not _own:
+        return [10**5000]  # past the conversion limit: the stub writes its text through _unlimited
+    return _wrong(l)
+""",
+    "route: the program puts a name of a str subclass of its own into sys.modules, the subclass made by a metaclass of its own with a __hash__; its first answer holds an int of 5,001 digits, whose text the stub writes through `_unlimited`, which on 3.12+ first checks every name in sys.modules with `set(map(type, sys.modules))`: building that set hashes each name's type, calling the metaclass's __hash__ on the stub's frame in its turn; it walks f_back (off a traceback) to the stub's frame, copies its f_locals (`_ask` with the key, `_answer`, this call's `args`), sends this call's right answer and answers every later call itself with the key; payload: a shared list refilled per call. The jail's 3.11 has no _pylong (no check: its first answer is sent as the wrong answer it is)",
+)
+
+_a34(
+    "a34c_ok_itimer_watchdog_30",
+    "HumanEval/30",
+    """
+    import signal
+
+    _ticks = [0]
+
+
+    def _tick(signum, frame):
+        _ticks[0] += 1  # a watchdog's heartbeat: counts, never raises
+
+
+    signal.signal(signal.SIGALRM, _tick)
+    signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
+
+
+    def get_positive(l: list):
+        return [e for e in l if e > 0]
+    """,
+    "correct: a fast interval timer (SIGALRM every 50 us) whose handler only counts, delivered in calls and as the driver unmasks after each stub turn; a fresh list per call: a fix that drops what the stub let go of before the signals come back must leave a program's own handlers running",
+    backends=("container",),
+)
