@@ -152,8 +152,6 @@ BUFFER_LOADS = "reward static scan: marshal.loads is exempt as a deep copy only 
 
 # round 28 (attack28)
 GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the hook never sees the file's bytes), and marshal.loads of a .pyc is let through only for a file under the interpreter's import path, so correct programs are refused as introspection: marshal.load of plain data from an io.BytesIO (a28c_ok_marshal_load_bytesio_30, both backends) and an import of a module the program wrote and byte-compiled with py_compile in a temporary folder, whose cached .pyc the import system unmarshals (a28c_ok_tmp_module_precompiled_30, the jail)"
-# round 34 (attack34)
-TURN3 = "sandbox stub: what the stub lets go of still reaches the program, and its module check runs the program's code: (1) the jail: the driver unmasks the signals and puts the program's handlers back after it took the stub's next order and before `order[2].clear()` drops what the turn let go of, so a signal held over the turn (an interval timer's SIGALRM) is delivered there and its handler is handed the driver's frame, whose f_locals' `order` holds the stub's (value, text, plain copy) of the answer two calls back; that plain copy is the very list _hold keeps as the answer's `flat`, read by identity in _kept_changed, so a program refilling a list and copying the new items into every captured copy of that list's answers is never seen changed (a34_signal_order_junk_flat_two_buffers_30); (2) WASM (3.12+): _unlimited's `set(map(type, sys.modules))` hashes the type of every name there, which calls the __hash__ of a metaclass of the program's on the stub's frame in its turn, so a name of such a str subclass in sys.modules and an answer holding an int past the conversion limit hand the program the stub's locals and key (a34_modules_key_metaclass_hash_key_buffer_30)"
 
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
@@ -270,9 +268,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_format_exc_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
-    # round 34: the stub's copies reached through the driver's order, the program's code in _unlimited
-    ("a34_signal_order_junk_flat_two_buffers_30", "container"): TURN3,
-    ("a34_modules_key_metaclass_hash_key_buffer_30", "wasm"): TURN3,
 }
 
 

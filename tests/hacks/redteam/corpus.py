@@ -32601,13 +32601,18 @@ def _grab(signum, frame):
 
 def _buffer():
     # a list whose every earlier answer's copy is in hand, and not the previous call's (its copy
-    # comes with the call after this one); a fresh one where none is
-    for b in _bufs:
-        if b is not _last[0] and len(b[2]) == b[1]:
+    # comes with the call after this one); where none is, another list all the same once there are
+    # two (the answers are refilled, caught or not), a fresh one before that
+    others = [b for b in _bufs if b is not _last[0]]
+    for b in others:
+        if len(b[2]) == b[1]:
             break
     else:
-        b = [[], 0, []]
-        _bufs.append(b)
+        if len(_bufs) >= 2:
+            b = others[0]
+        else:
+            b = [[], 0, []]
+            _bufs.append(b)
     b[1] += 1
     _last[0] = b
     return b
@@ -32631,7 +32636,7 @@ def get_positive(l: list):
         flat[:] = buf  # the stub's copies of this list's earlier answers follow it, item for item
     return buf
 """,
-    "route: an interval timer (SIGALRM every 0.2 ms) with a handler of the program's; a signal arriving in the stub's turn is held by the mask and delivered as the driver unmasks, after it yielded the next order and before `order[2].clear()` drops what the stub let go of; the handler is handed the driver's frame and reads `order` from its f_locals: the stub's (value, text, plain copy) of the answer two calls back, whose plain copy is the very list the stub keeps as that answer's `flat` (the identity fast path of _kept_changed); payload: lists refilled by later calls (each one whose earlier answers' copies are all in hand and that was not the previous call's answer; a fresh one otherwise), each refill copying its items into every captured copy of that list's answers, so every re-read finds the same item objects in the same order",
+    "route: an interval timer (SIGALRM every 0.2 ms) with a handler of the program's; a signal arriving in the stub's turn is held by the mask and delivered as the driver unmasks, after it yielded the next order and before `order[2].clear()` drops what the stub let go of; the handler is handed the driver's frame and reads `order` from its f_locals: the stub's (value, text, plain copy) of the answer two calls back, whose plain copy is the very list the stub keeps as that answer's `flat` (the identity fast path of _kept_changed); payload: lists refilled by later calls (one whose earlier answers' copies are all in hand and that was not the previous call's answer, else the other of two), each refill copying its items into every captured copy of that list's answers, so every re-read finds the same item objects in the same order",
     backends=("container",),
 )
 
