@@ -135,9 +135,6 @@ FORK_PACE = "filter v29 reads the program's pace on the guest process's CPU cloc
 
 # round 23 (attack23)
 
-# round 35 (attack35)
-TURN4 = "sandbox stub turn: `_unlimited` (3.12+, WASM) stores the stub's own `_pylong` into sys.modules with `sys.modules.__setitem__` before a conversion past the limit, and the entry it replaces is released there, in the stub's turn, not handed to the driver through `_junk`: a program that put an object of its own with a __del__ under '_pylong' (sys.modules its only holder) and answers one call with an int of 5,001 digits has that __del__ run on the stub's frame while the stub writes the answer's text; it walks f_back off a traceback to the stub's frame, copies its f_locals (`_ask` with the key, `_answer`, the call's `args`) and answers this and every later call itself, so a shared list refilled per call is never read again (a35_pylong_entry_del_key_buffer_30; the jail's 3.11 has no _pylong and sends the first answer as the wrong one it is)"
-
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -271,7 +268,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_format_exc_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
-    ("a35_pylong_entry_del_key_buffer_30", "wasm"): TURN4,
 }
 
 
