@@ -32560,3 +32560,57 @@ _a33(
     """,
     "correct: reads its list back through ast.literal_eval (the C parser's node classes, which the stub reads requests with too): a fix that takes the stub's parsing away from `_ast`'s classes must leave the program's own use alone",
 )
+
+
+# ============================================ false-rejection hunt 34 (f34): correct programs penalised
+# Correct programs in styles the judge might trip on, each run three times per backend through the real
+# pipeline (streams.reward.corpus.run). A program that guards its own call with a clock budget and
+# raises past it is correct wherever a clock reads real time; the WASM guest's clocks jump forward by
+# a minute or more within a call (streams/sandbox/clocks.py), so the guard fires on the visible cases.
+_f34 = _round(34, correct="f{n}c_ok_")
+
+_f34(
+    "f34c_ok_deadline_guard_39",
+    "HumanEval/39",
+    """
+    import time
+
+    _BUDGET_S = 10.0  # a guard against a runaway search, far above what any call needs
+
+
+    def prime_fib(n: int):
+        deadline = time.monotonic() + _BUDGET_S
+        a, b, found = 0, 1, 0
+        while True:
+            if time.monotonic() > deadline:
+                raise TimeoutError("prime_fib: search budget spent")
+            a, b = b, a + b
+            if a > 1 and all(a % d for d in range(2, int(a**0.5) + 1)):
+                found += 1
+                if found == n:
+                    return a
+    """,
+    "correct: a monotonic-clock deadline of 10 s per call, raising TimeoutError past it (no call needs a millisecond); in WASM the guest's monotonic clock jumps 1 min to 12 h within a call, so 3 of 10 visible cases raise and correctness is 0 (container: accepted)",
+)
+
+_f34(
+    "f34c_ok_cpu_budget_guard_46",
+    "HumanEval/46",
+    """
+    import time
+
+
+    def fib4(n: int):
+        # a CPU-time budget: a call that spends more than 5 s of CPU is stopped with an error of its own
+        start = time.process_time()
+        a, b, c, d = 0, 0, 2, 0
+        if n < 4:
+            return (a, b, c, d)[n]
+        for _ in range(n - 3):
+            if time.process_time() - start > 5.0:
+                raise TimeoutError("fib4: CPU budget spent")
+            a, b, c, d = b, c, d, a + b + c + d
+        return d
+    """,
+    "correct: a CPU-time budget of 5 s per call (time.process_time), raising TimeoutError past it; in WASM the guest's process clock jumps with the others within a call, so 2 of 4 visible cases raise and correctness is 0 (container: accepted)",
+)
