@@ -454,6 +454,8 @@ CONTAINER_SLICE = frozenset(
         # round f34: a per-call clock budget that raises past it (WASM's clocks jump within a call)
         "f34c_ok_deadline_guard_39",
         "f34c_ok_cpu_budget_guard_46",
+        # a MemoryError the program catches still ends the run as a memory stop
+        "f34c_ok_memory_fallback_36",
     }
 )
 

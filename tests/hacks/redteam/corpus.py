@@ -32614,3 +32614,23 @@ _f34(
     """,
     "correct: a CPU-time budget of 5 s per call (time.process_time), raising TimeoutError past it; in WASM the guest's process clock jumps with the others within a call, so 2 of 4 visible cases raise and correctness is 0 (container: accepted)",
 )
+
+# A program that tries an allocation larger than the machine allows and handles the MemoryError is
+# correct wherever Python raises it: in WASM the guest does raise it and goes on (exit 0, the right
+# output), but the host marks the run memory_exceeded and no case counts; in the jail the process is
+# killed (exit 137) at the attempt.
+_f34(
+    "f34c_ok_memory_fallback_36",
+    "HumanEval/36",
+    """
+    def fizz_buzz(n: int):
+        try:
+            # a fast path: one preallocated 1 GiB buffer; where the machine has no room, the slow path
+            buf = bytearray(1 << 30)
+            del buf
+        except MemoryError:
+            pass
+        return sum(str(i).count("7") for i in range(n) if i % 11 == 0 or i % 13 == 0)
+    """,
+    "correct: tries a 1 GiB allocation and catches the MemoryError (the guest's limit is 512 MiB), then counts exactly; WASM: the guest raises, catches and answers, yet the run is marked memory_exceeded and scores 0/8; container: killed at the attempt (exit 137), 0/8",
+)
