@@ -457,6 +457,11 @@ CONTAINER_SLICE = frozenset(
         # round 35: a finaliser of the program's whose last reference the stub's turn releases (the
         # sys.modules entry _unlimited replaces, 3.12+)
         "a35_pylong_entry_del_key_buffer_30",
+        # round f34: a per-call clock budget that raises past it (WASM's clocks jump within a call)
+        "f34c_ok_deadline_guard_39",
+        "f34c_ok_cpu_budget_guard_46",
+        # a MemoryError the program catches still ends the run as a memory stop
+        "f34c_ok_memory_fallback_36",
     }
 )
 

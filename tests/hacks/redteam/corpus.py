@@ -32795,3 +32795,77 @@ def get_positive(l: list):
     "route (the jail): the program reads the driver's `order` off its caller's frame (a traceback's f_back) and takes its last item, the stub's `_thread_recursion` list (the thread watch: `[an error noted, installed]`), then starts a thread that writes a fresh object with a __del__ into its first slot over and over, with the switch interval at 1 us; the stub, at the top of each request, puts the slot's object into `_junk` and then stores None over it: where the thread wrote between the two, the object's last reference goes in the stub's turn and its __del__ runs on the stub's frame, walks f_back to it, copies its f_locals (`_ask` with the key, `_answer`, the request just read) and answers that and every later call itself; payload: a shared list refilled per call. WASM has no threads. Caught in the jail: no thread ever wrote the slot between the two (0 takeovers in 64 calls, the thread started), as 3.11 runs the `append` there without a check where another thread could take its turn, so the re-reads see the buffer",
     backends=("container",),
 )
+
+
+# ============================================ false-rejection hunt 34 (f34): correct programs penalised
+# Correct programs in styles the judge might trip on, each run three times per backend through the real
+# pipeline (streams.reward.corpus.run). A program that guards its own call with a clock budget and
+# raises past it is correct wherever a clock reads real time; the WASM guest's clocks jump forward by
+# a minute or more within a call (streams/sandbox/clocks.py), so the guard fires on the visible cases.
+_f34 = _round(34, correct="f{n}c_ok_")
+
+_f34(
+    "f34c_ok_deadline_guard_39",
+    "HumanEval/39",
+    """
+    import time
+
+    _BUDGET_S = 10.0  # a guard against a runaway search, far above what any call needs
+
+
+    def prime_fib(n: int):
+        deadline = time.monotonic() + _BUDGET_S
+        a, b, found = 0, 1, 0
+        while True:
+            if time.monotonic() > deadline:
+                raise TimeoutError("prime_fib: search budget spent")
+            a, b = b, a + b
+            if a > 1 and all(a % d for d in range(2, int(a**0.5) + 1)):
+                found += 1
+                if found == n:
+                    return a
+    """,
+    "correct: a monotonic-clock deadline of 10 s per call, raising TimeoutError past it (no call needs a millisecond); in WASM the guest's monotonic clock jumps 1 min to 12 h within a call, so 3 of 10 visible cases raise and correctness is 0 (container: accepted)",
+)
+
+_f34(
+    "f34c_ok_cpu_budget_guard_46",
+    "HumanEval/46",
+    """
+    import time
+
+
+    def fib4(n: int):
+        # a CPU-time budget: a call that spends more than 5 s of CPU is stopped with an error of its own
+        start = time.process_time()
+        a, b, c, d = 0, 0, 2, 0
+        if n < 4:
+            return (a, b, c, d)[n]
+        for _ in range(n - 3):
+            if time.process_time() - start > 5.0:
+                raise TimeoutError("fib4: CPU budget spent")
+            a, b, c, d = b, c, d, a + b + c + d
+        return d
+    """,
+    "correct: a CPU-time budget of 5 s per call (time.process_time), raising TimeoutError past it; in WASM the guest's process clock jumps with the others within a call, so 2 of 4 visible cases raise and correctness is 0 (container: accepted)",
+)
+
+# A program that tries an allocation larger than the machine allows and handles the MemoryError is
+# correct wherever Python raises it: in WASM the guest does raise it and goes on (exit 0, the right
+# output), but the host marks the run memory_exceeded and no case counts; in the jail the process is
+# killed (exit 137) at the attempt.
+_f34(
+    "f34c_ok_memory_fallback_36",
+    "HumanEval/36",
+    """
+    def fizz_buzz(n: int):
+        try:
+            # a fast path: one preallocated 1 GiB buffer; where the machine has no room, the slow path
+            buf = bytearray(1 << 30)
+            del buf
+        except MemoryError:
+            pass
+        return sum(str(i).count("7") for i in range(n) if i % 11 == 0 or i % 13 == 0)
+    """,
+    "correct: tries a 1 GiB allocation and catches the MemoryError (the guest's limit is 512 MiB), then counts exactly; WASM: the guest raises, catches and answers, yet the run is marked memory_exceeded and scores 0/8; container: killed at the attempt (exit 137), 0/8",
+)
