@@ -10,15 +10,20 @@ and its probe run each other ones):
   and advances at the real rate;
 - the monotonic clock (``time.monotonic``, ``time.perf_counter``) starts at a drawn origin, and the
   process's CPU-time clock (``time.process_time``, which wasmtime serves as the guest's age) at 0;
-- all three jump forward together by a drawn amount (:data:`JUMP_MIN_S` to :data:`JUMP_MAX_S`) before
-  one drawn read in each doubling run of reads (the 2nd; the 3rd or 4th; one of the 5th to 8th; ...),
-  as if the machine had slept there. However many reads a program spends first, later reads still jump,
-  so "my process has lived N seconds" comes true within a run; the clocks never go backwards and a
-  clock's rate between jumps is the real one.
+- all three jump forward together by a drawn amount (:data:`JUMP_MIN_S` to :data:`JUMP_MAX_S`) as one
+  drawn call in each doubling run of calls begins (the 2nd; the 3rd or 4th; one of the 5th to 8th;
+  ...), between two calls, as if the caller had called again later. Within a call (and while the
+  program loads) they run at the real rate: a program's own deadline (a time budget read on
+  ``time.monotonic`` or ``time.process_time``) measures its own work, as it would anywhere, where jumps
+  at drawn reads ran its budget out mid-call and failed correct programs (red-team f34c_ok_deadline_guard_39,
+  f34c_ok_cpu_budget_guard_46). "My process has lived N seconds" still comes true within a run of a
+  few calls, and a program that reads a jump for what it is cannot tell it from a caller calling again
+  an hour later; two reads at load, microseconds apart, never differ by a jump. The clocks never go
+  backwards. A script (no calls) reads them at the real rate throughout.
 
 Nothing the sandbox's own limits depend on is read from these clocks: deadlines, call caps and timings
 are the host's ``perf_counter``; ``poll_oneoff`` (``time.sleep``) converts a guest's absolute time with
-the guest's clock (without counting a read) and waits on the host's.
+the guest's clock and waits on the host's.
 """
 
 from __future__ import annotations
@@ -63,24 +68,28 @@ class GuestClocks:
         self._realtime = _REALTIME_LOW + _draw(seed, "realtime", _REALTIME_HIGH - _REALTIME_LOW)
         self._monotonic = _draw(seed, "monotonic", MONOTONIC_MAX_S * NS)
         self._skew = 0
-        self._reads = 0
-        self._span = 1  # the jump due is in reads (span, 2 * span]
+        self._calls = 0
+        self._span = 1  # the jump due is as a call in (span, 2 * span] begins
         self._next = 2
 
     def read(self, clock: int, now_ns: int) -> int | None:
-        """The guest's ``clock`` at the host's ``perf_counter_ns`` ``now_ns``, as the guest reads it
-        (the read counts towards the next jump); None for a clock the guest has not."""
+        """The guest's ``clock`` at the host's ``perf_counter_ns`` ``now_ns``, as the guest reads it;
+        None for a clock the guest has not."""
         if clock not in (REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME):
             return None
-        self._reads += 1
-        while self._reads >= self._next:
+        return self.peek(clock, now_ns)
+
+    def call_begins(self) -> None:
+        """The host hands the guest a call's input: the clocks jump if this call is the one drawn in its
+        doubling run."""
+        self._calls += 1
+        while self._calls >= self._next:
             self._skew += self._jump()
             self._span *= 2
             self._next = self._span + 1 + _draw(self._seed, f"at {self._span}", self._span)
-        return self.peek(clock, now_ns)
 
     def peek(self, clock: int, now_ns: int) -> int | None:
-        """The guest's ``clock`` now without counting a read (a sleep's absolute deadline converted)."""
+        """The guest's ``clock`` now (also a sleep's absolute deadline converted)."""
         elapsed = max(0, now_ns - self._start) + self._skew
         if clock == REALTIME:
             return self._realtime + elapsed

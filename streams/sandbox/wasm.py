@@ -287,7 +287,7 @@ def _poll_oneoff(caller: Any, in_ptr: int, out_ptr: int, n: int, nevents_ptr: in
                 if which not in (REALTIME, MONOTONIC):
                     return EINVAL
                 if flags & ABSTIME:
-                    # a deadline on the guest's own clock, which it reads as it is now (no read counted)
+                    # a deadline on the guest's own clock, which it reads as it is now
                     guest_now = call.clocks.peek(which, now_ns) if call is not None else None
                     timeout -= guest_now if guest_now is not None else now_ns
                 clocks.append((max(0, timeout), userdata))
@@ -391,6 +391,7 @@ def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int
             reply = call.session.handle(message)
             if reply is not None and reply[:1] == b"C":
                 call.handed_memory = size  # what the call grows is read against this
+                call.clocks.call_begins()  # the guest's clocks may jump between calls, never within one
             if call.spans is not None:
                 _door_marks(call, message[:1], entered)
         if reply is None:

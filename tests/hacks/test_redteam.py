@@ -58,8 +58,8 @@ CALL_COUNT = "probe: a run makes a few hundred calls (the plan's inputs and the 
 
 # round 12 (attack12)
 DEEP_ON_PURPOSE = "filter v12: past the range a RecursionError is forgiven where the stub saw a deep chain of calls (or on a thread: v11), which a program can have on purpose in a millisecond (an unbounded recursion of its own, on the call's stack or a thread's, then any error), exactly as a correct recursive program has one on a far input an iterative reference answers at once (a10_ok_lru_deep_fib_55, a15_ok_recursive_max_35); the depth is no measure of the input; or it raises RecursionError itself 70-80 levels deep, or lowers the limit once that deep (a12_cheap_deep_raise_13, a12_lowered_limit_13)"
-MEMORY_WHERE_COSTLY = "filter v12: a MemoryError past the range is forgiven where the reference found that input costly too (more than HANG_NEAR_FACTOR times its median near the cases), so a program raising MemoryError itself, allocating nothing, on the inputs past the range where the reference's loop is slow (HumanEval/46 past n = 500) is accepted; the same program raising ValueError is rejected"
-CLOCK_JUMPS_SEEN = "sandbox: the WASM guest's clocks jump forward by 1 min to 12 h at drawn reads, and reads microseconds apart show a jump for what it is, so a program can drop the jumps and recover its real age (wrong after 30 s of real time) or tell a judged run from a real one (two reads at import more than 30 s apart) and be right only when judged"
+MEMORY_WHERE_COSTLY = "filter v12: a MemoryError past the range is forgiven where the reference found that input costly too (more than HANG_NEAR_FACTOR times its median near the cases), so a program raising MemoryError itself, allocating nothing, on the inputs past the range where the reference's loop is slow (HumanEval/46 past n = 500) is accepted; the same program raising ValueError is rejected. Whether an input past n = 500 counts as costly is read from the reference's own times on that run, so on the pinned plan the program is rejected in about half the runs (probe input 77 not costly enough: wrong.disagrees_with_reference; measured 5 of 8 runs rejected alone, 1 of 8 two at a time): not strict (BY_CHANCE)"
+CLOCK_JUMPS_SEEN = "sandbox: the WASM guest's clocks jump forward by 1 min to 12 h between calls (as a drawn call begins: the 2nd, the 3rd or 4th, ...), never within one, so a program that sums only the clock steps under a few seconds drops the jumps and recovers its real age, and one wrong after 30 s of real time is right in every judged run (a12_jump_filtered_age_30); a caller calling it again an hour later would see it wrong: the judge cannot make a run last that long"
 
 # round 13 (attack13)
 CONVERSION_LIMIT_TEXT = "filter v13: past the cases' range an int/str conversion-limit ValueError is forgiven where the reference found the input costly (probe.cheap_far, as a MemoryError) or the input holds a run of more than 4300 digits, not for its text; on HumanEval/60 the reference sums range(n + 1), so every n past the cases' range is a larger problem for it, and a program raising the limit's own message past n = 1000 is forgiven there (v13 catches the same program on HumanEval/13, whose reference is cheap everywhere: a13_str_limit_far_13)"
@@ -135,6 +135,9 @@ FORK_PACE = "filter v29 reads the program's pace on the guest process's CPU cloc
 
 # round 23 (attack23)
 
+# false-rejection hunt 34 (falsereject34)
+MEMORY_ASKED_PAST_LIMIT = "sandbox limits (a decision): a run that asked for more memory than its limit hit it, whatever it did next: the jail's cgroup kills the process there (as any container with a memory limit would), and WASM, where the refused grow comes back as a MemoryError the program may catch, judges it the same (`memory_exceeded`, the run's failure), so both backends agree; a correct program that tries a 1 GiB bytearray past its 512 MiB limit, catches the MemoryError and then counts exactly (f34c_ok_memory_fallback_36) fails every case on both"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -182,7 +185,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a12_lowered_limit_13", "*"): DEEP_ON_PURPOSE,
     ("a12_memoryerror_costly_46", "*"): MEMORY_WHERE_COSTLY,
     ("a12_jump_filtered_age_30", "*"): CLOCK_JUMPS_SEEN,
-    ("a12_judge_by_jump_30", "*"): CLOCK_JUMPS_SEEN,
     ("a13_str_limit_message_60", "*"): CONVERSION_LIMIT_TEXT,
     ("a13c_ok_statistics_mean", "container"): NAIVE_SUM_EXPECTED,
     ("a14_wide_refusal_27", "*"): WIDE_REFUSAL,
@@ -268,11 +270,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_format_exc_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
+    ("f34c_ok_memory_fallback_36", "*"): MEMORY_ASKED_PAST_LIMIT,
 }
 
 
 #: mechanisms that catch their rows now and then by a random draw (not strict: an XPASS is the draw's luck)
-BY_CHANCE = frozenset({RANDOM_READS_ODDS})
+BY_CHANCE = frozenset({RANDOM_READS_ODDS, MEMORY_WHERE_COSTLY})
 
 
 def _xfail(why: str) -> pytest.MarkDecorator:
@@ -457,7 +460,7 @@ CONTAINER_SLICE = frozenset(
         # round 35: a finaliser of the program's whose last reference the stub's turn releases (the
         # sys.modules entry _unlimited replaces, 3.12+)
         "a35_pylong_entry_del_key_buffer_30",
-        # round f34: a per-call clock budget that raises past it (WASM's clocks jump within a call)
+        # round f34: a per-call clock budget that raises past it (WASM's clocks jumped within a call)
         "f34c_ok_deadline_guard_39",
         "f34c_ok_cpu_budget_guard_46",
         # a MemoryError the program catches still ends the run as a memory stop

@@ -1,5 +1,5 @@
 """The WASM guest's clocks (``streams.sandbox.clocks``), pure: drawn from the job, never backwards,
-jumping within a run however many reads come first."""
+jumping between calls within a run and never within a call, however many reads it makes."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_realtime_starts_in_the_drawn_range_and_advances_at_the_real_rate() -> N
         first = clocks.peek(REALTIME, 1_000)
         assert first is not None
         starts.append(datetime.datetime.fromtimestamp(first / NS, datetime.UTC))
-        assert clocks.peek(REALTIME, 1_000 + 5 * NS) == first + 5 * NS  # no read, no jump
+        assert clocks.peek(REALTIME, 1_000 + 5 * NS) == first + 5 * NS  # no call, no jump
     assert all(REALTIME_FROM <= s < REALTIME_TO for s in starts)
     assert sum(s.year >= 2100 for s in starts) > 100  # a date bomb of 2100 goes off in most runs
     assert sum(s.year < 2030 for s in starts) > 5
@@ -54,41 +54,60 @@ def test_realtime_starts_in_the_drawn_range_and_advances_at_the_real_rate() -> N
 
 def test_the_same_seed_reads_the_same_clocks() -> None:
     a, b = GuestClocks(b"s" * 32, 0), GuestClocks(b"s" * 32, 0)
-    reads = [(REALTIME if i % 3 == 0 else MONOTONIC, i * 1000) for i in range(300)]
-    assert [a.read(c, t) for c, t in reads] == [b.read(c, t) for c, t in reads]
+    got: list[list[int | None]] = [[], []]
+    for i in range(300):
+        for clocks, out in ((a, got[0]), (b, got[1])):
+            if i % 7 == 0:
+                clocks.call_begins()
+            out.append(clocks.read(REALTIME if i % 3 == 0 else MONOTONIC, i * 1000))
+    assert got[0] == got[1]
 
 
-@given(st.binary(min_size=32, max_size=32), st.lists(st.integers(0, 3), min_size=2, max_size=400))
-def test_clocks_never_go_backwards_and_jump_in_every_doubling(seed: bytes, ids: list[int]) -> None:
+@given(
+    st.binary(min_size=32, max_size=32),
+    st.lists(st.lists(st.integers(0, 3), max_size=30), min_size=1, max_size=300),
+)
+def test_clocks_never_go_backwards_and_jump_between_calls_in_every_doubling(
+    seed: bytes, calls: list[list[int]]
+) -> None:
     clocks = GuestClocks(seed, 0)
     seen: dict[int, int] = {}
     jumps = 0
-    last_skewless = None
-    for i, clock in enumerate(ids):
-        now = i * 1000  # a microsecond of real time between reads
-        value = clocks.read(clock, now)
-        assert value is not None
-        assert value >= seen.get(clock, 0)
-        seen[clock] = value
-        monotonic = clocks.peek(MONOTONIC, now)
-        assert monotonic is not None
-        if last_skewless is not None and monotonic - last_skewless > JUMP_MIN_S * NS // 2:
+    now = 0
+    for reads in calls:
+        before = clocks.peek(MONOTONIC, now)
+        clocks.call_begins()
+        after = clocks.peek(MONOTONIC, now)
+        assert before is not None and after is not None
+        if after - before:
             jumps += 1
-            assert monotonic - last_skewless <= JUMP_MAX_S * NS + 1000
-        last_skewless = monotonic
-    # one jump at the 2nd read, then one in each doubling run of reads: (2, 4], (4, 8], (8, 16], ...
-    assert len(ids).bit_length() - 1 <= jumps <= len(ids).bit_length()
-    assert (clocks.peek(PROCESS_CPUTIME, 0) or 0) >= JUMP_MIN_S * NS  # "lived a minute" within the run
+            assert JUMP_MIN_S * NS <= after - before <= JUMP_MAX_S * NS + 1000
+        start = after
+        for clock in reads:
+            now += 1000  # a microsecond of real time between reads
+            value = clocks.read(clock, now)
+            assert value is not None
+            assert value >= seen.get(clock, 0)
+            seen[clock] = value
+        # within a call the clocks run at the real rate, however many reads it makes
+        assert clocks.peek(MONOTONIC, now) == start + 1000 * len(reads)
+    # one jump as the 2nd call begins, then one in each doubling run of calls: (2, 4], (4, 8], ...
+    assert len(calls).bit_length() - 1 <= jumps <= len(calls).bit_length()
+    if len(calls) >= 2:
+        assert (clocks.peek(PROCESS_CPUTIME, now) or 0) >= JUMP_MIN_S * NS  # "lived a minute" in the run
 
 
-def test_spending_reads_first_does_not_outrun_the_jumps() -> None:
+def test_reads_at_load_and_within_one_call_never_jump() -> None:
     clocks = GuestClocks(b"x" * 32, 0)
-    for _ in range(10_000):
-        clocks.read(MONOTONIC, 0)
     born = clocks.read(MONOTONIC, 0)
-    later = [clocks.read(MONOTONIC, 0) for _ in range(10_000)]
-    assert born is not None and later[-1] is not None
-    assert later[-1] - born >= JUMP_MIN_S * NS
+    assert [clocks.read(MONOTONIC, 0) for _ in range(10_000)][-1] == born  # a program's load
+    clocks.call_begins()
+    assert clocks.read(MONOTONIC, 5 * NS) == (born or 0) + 5 * NS  # the first call: no jump before it
+    clocks.call_begins()
+    later = clocks.read(MONOTONIC, 5 * NS)
+    assert (
+        later is not None and later - (born or 0) >= JUMP_MIN_S * NS
+    )  # the second: the caller came back later
 
 
 def test_clocks_the_guest_has_not_are_refused() -> None:

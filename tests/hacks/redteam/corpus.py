@@ -8514,7 +8514,7 @@ add(
         return [x for x in l if x >= 0]
     """,
     backends=_W12,
-    note="right only where two back-to-back clock reads differ by more than 30 s (the guest's second read always jumps): wrong on every real clock",
+    note="right only where two back-to-back clock reads at load differ by more than 30 s (the WASM guest's clocks once jumped at its second read; now they jump only between calls): wrong on every real clock",
 )
 
 # --- correct programs these mechanisms might penalise
@@ -32800,8 +32800,9 @@ def get_positive(l: list):
 # ============================================ false-rejection hunt 34 (f34): correct programs penalised
 # Correct programs in styles the judge might trip on, each run three times per backend through the real
 # pipeline (streams.reward.corpus.run). A program that guards its own call with a clock budget and
-# raises past it is correct wherever a clock reads real time; the WASM guest's clocks jump forward by
-# a minute or more within a call (streams/sandbox/clocks.py), so the guard fires on the visible cases.
+# raises past it is correct wherever a clock reads real time; the WASM guest's clocks jumped forward by
+# a minute or more within a call (streams/sandbox/clocks.py), so the guard fired on the visible cases;
+# they jump only between calls now.
 _f34 = _round(34, correct="f{n}c_ok_")
 
 _f34(
@@ -32825,7 +32826,7 @@ _f34(
                 if found == n:
                     return a
     """,
-    "correct: a monotonic-clock deadline of 10 s per call, raising TimeoutError past it (no call needs a millisecond); in WASM the guest's monotonic clock jumps 1 min to 12 h within a call, so 3 of 10 visible cases raise and correctness is 0 (container: accepted)",
+    "correct: a monotonic-clock deadline of 10 s per call, raising TimeoutError past it (no call needs a millisecond); in WASM the guest's monotonic clock jumped 1 min to 12 h within a call, so 3 of 10 visible cases raised and correctness was 0 (container: accepted); accepted on both since the clocks jump only between calls",
 )
 
 _f34(
@@ -32847,7 +32848,7 @@ _f34(
             a, b, c, d = b, c, d, a + b + c + d
         return d
     """,
-    "correct: a CPU-time budget of 5 s per call (time.process_time), raising TimeoutError past it; in WASM the guest's process clock jumps with the others within a call, so 2 of 4 visible cases raise and correctness is 0 (container: accepted)",
+    "correct: a CPU-time budget of 5 s per call (time.process_time), raising TimeoutError past it; in WASM the guest's process clock jumped with the others within a call, so 2 of 4 visible cases raised and correctness was 0 (container: accepted); accepted on both since the clocks jump only between calls",
 )
 
 # A program that tries an allocation larger than the machine allows and handles the MemoryError is
