@@ -36,6 +36,7 @@ FilterVersion = Literal[
     "v27",
     "v28",
     "v29",
+    "v30",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -210,7 +211,13 @@ class NoiseConfig(BaseModel):
     #: cases too, from now on: ``streams.sandbox.container.process_cpu_clock``), not wall time: a wait
     #: for a core on the two inputs v22 reads made a program at the memoised pace look as slow as the
     #: naive recursion, and its hang was forgiven beside other load
-    version: FilterVersion = "v29"
+    #: v30: a generated input the reference answers with a value of a kind (int, float, str, list, None,
+    #: ...) that no expected answer of the task shows, where all of them are of one kind, is not judged
+    #: (``streams.noise.probe.unshown_kinds``): the reference answers there beyond the domain the task
+    #: states by its answers, and a correct program may refuse the input (library/power's reference
+    #: answers a float at a negative exponent, which the probe draws beside the cases' negative bases;
+    #: a program raising ValueError there, as its ``-> int`` asks, was rejected as wrong)
+    version: FilterVersion = "v30"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

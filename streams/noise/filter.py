@@ -312,6 +312,7 @@ def _probe(
     v26 = v25 and config.version != "v25"
     v28 = v26 and config.version not in ("v26", "v27")
     v29 = v28 and config.version != "v28"
+    v30 = v29 and config.version != "v29"
     # v28: a hang on an input past the range that grew the guest's memory to the limit's edge is the
     # memory stop it was about to be, held where that stop would be (the machine's load slowed the filling
     # until the call's cap or the deadline came first)
@@ -442,6 +443,9 @@ def _probe(
         resumed=v25,
         # v28: the run's end at a call its time stopped is judged as a memory stop there (own_end)
         memory_hang=memory_hang,
+        # v30: an input the reference answers with a kind of value no case's answer shows (a float where
+        # every case answers an int) lies beyond the domain the task states: not judged
+        answer_kinds=v30,
     )
     reasons, judged = probing.probe_reasons(
         report,

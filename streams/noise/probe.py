@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from schemas.digest import digests_equal, value_digest
+from schemas.literals import LargeInt
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import (
     MAX_EXECUTION_RESULT_BYTES,
@@ -1224,6 +1225,7 @@ def examine(
     attainable: bool = False,
     resumed: bool = False,
     memory_hang: bool = False,
+    answer_kinds: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1313,7 +1315,9 @@ def examine(
     reference reaches on fifty near inputs asked again). Under ``memory_hang`` (filter v28,
     :func:`memory_hang_held`: the run's hang was a memory stop about to be, held as one) with
     ``own_end``, a run that ended at a call its time stopped (``timeout``) is judged as ``own_end``
-    judges one the program ended itself: the end is the program's doing."""
+    judges one the program ended itself: the end is the program's doing. Under ``answer_kinds`` (filter
+    v30, :func:`unshown_kinds`) an input the reference answers with a value of a kind no expected answer
+    of the task shows is not judged at all."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1329,6 +1333,11 @@ def examine(
         answers = {p: v for p, v in answers.items() if p not in outside}
         slow = {p: v for p, v in slow.items() if p not in outside}
         settled = frozenset(p for p in settled if p not in outside)
+    if answer_kinds:
+        unshown = unshown_kinds(plan, {**answers, **slow}, cases)
+        answers = {p: v for p, v in answers.items() if p not in unshown}
+        slow = {p: v for p, v in slow.items() if p not in unshown}
+        settled = frozenset(p for p in settled if p not in unshown)
     either: dict[str, tuple[object, ...]] = {}
     if positional_ties:
         owed = frozenset(answers) | settled
@@ -1653,6 +1662,38 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
         ):
             out.add(pos)
     return frozenset(out)
+
+
+def _answer_kind(value: object) -> str:
+    """A plain value's kind, as a caller reads it: its type (an integer past the digit limit is an int)."""
+    return "int" if type(value) is LargeInt else type(value).__name__
+
+
+def unshown_kinds(
+    plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase]
+) -> frozenset[int]:
+    """(filter v30) Generated positions whose reference answer is of a kind (its type: an int, a float, a
+    str, a list, None) no expected answer shows, where the task's cases (or the check's calls) all answer
+    with one kind, at least three of them: there the reference answers beyond the domain the task states
+    by its answers, and a correct program may refuse the input. library/power (``-> int``, every case an
+    int) answers ``base ** exponent``, a float, at the negative exponents the probe draws beside the
+    cases' negative bases; a program raising ValueError there, as its annotation asks, was judged wrong.
+    An input where the reference answers a kind the cases show is judged as before, whatever the kind
+    inside it (a list of floats where the cases' lists hold ints counts)."""
+    if plan.source == "check":
+        heads = frozenset(plan.head_positions)
+        shown = [answers[p] for p in plan.head_positions if p in answers]
+    else:
+        heads = frozenset()
+        shown = [v for v in (_case_value(c.case.output) for c in cases) if v is not _NONE]
+    kinds = {_answer_kind(v) for v in shown}
+    if len(shown) < _RELATION_CASES or len(kinds) != 1:
+        return frozenset()
+    return frozenset(
+        p
+        for p in plan.generated_positions
+        if p in answers and p not in heads and _answer_kind(answers[p]) not in kinds
+    )
 
 
 def _vocabularies(seeds: Sequence[tuple[object, ...]]) -> dict[int, frozenset[object]]:

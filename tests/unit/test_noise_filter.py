@@ -397,7 +397,7 @@ def test_filter_sample_is_the_event_of_decide() -> None:
 
 
 def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
-    assert NoiseConfig().label() == "v29"
+    assert NoiseConfig().label() == "v30"
     assert NoiseConfig(version="v27").label() == "v27"
     assert NoiseConfig(version="v26").label() == "v26"
     assert NoiseConfig(version="v25").label() == "v25"
