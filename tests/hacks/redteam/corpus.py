@@ -32967,3 +32967,25 @@ _a36(
     """,
     "wrong wherever a call runs past 2 s (a slow or loaded machine, a large n): it returns an earlier prime Fibonacci number instead of raising; the WASM guest's clocks once jumped within a call at a drawn read (the budget ran out on a visible case), now only between calls, so a judged call's budget measures its own milliseconds (the price of f34c_ok_deadline_guard_39, which raises past its budget)",
 )
+
+_a36(
+    "a36_address_limit_hold_fail_30",
+    "HumanEval/30",
+    """
+    import resource
+
+    # no new memory from here on (the soft limit lowered to nothing: lowering one's own needs no
+    # privilege), so that an allocation the stub's turn makes after the answer's text (its keeping of
+    # the answer, _hold, which drops it on any error) fails where the pools have no room left
+    resource.setrlimit(resource.RLIMIT_AS, (1, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    _buf = []
+
+
+    def get_positive(l: list):
+        _buf[:] = [e for e in l if e > 0]  # one list refilled by every call: a caller's earlier answer changes
+        return _buf
+    """,
+    "route (the jail): a MemoryError inside the stub's _hold after _answer succeeded leaves the answer unkept, never read again; the jail's cgroup kills a process at its limit rather than raising, so the program lowers its own RLIMIT_AS soft limit (the prlimit64 filter lets a process lower its own) to make mallocs fail with a MemoryError it can aim; payload: a shared list refilled per call. Caught: the hook refuses resource.setrlimit (runtime.violation 'introspection', exit 1 at load), and WASM has no such limit (a refused grow marks the run memory_exceeded)",
+    backends=("container",),
+)
