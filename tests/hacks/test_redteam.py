@@ -138,6 +138,12 @@ FORK_PACE = "filter v29 reads the program's pace on the guest process's CPU cloc
 # false-rejection hunt 34 (falsereject34)
 MEMORY_ASKED_PAST_LIMIT = "sandbox limits (a decision): a run that asked for more memory than its limit hit it, whatever it did next: the jail's cgroup kills the process there (as any container with a memory limit would), and WASM, where the refused grow comes back as a MemoryError the program may catch, judges it the same (`memory_exceeded`, the run's failure), so both backends agree; a correct program that tries a 1 GiB bytearray past its 512 MiB limit, catches the MemoryError and then counts exactly (f34c_ok_memory_fallback_36) fails every case on both"
 
+# round 36 (attack36): the WASM guest's clocks jump only between calls (5deaa4f)
+CLOCK_FIRST_CALL = "sandbox: the WASM guest's clocks jump only as a drawn call's input is handed out, from the 2nd call on (streams/sandbox/clocks.py), never at load nor before the first call, and the jail's clocks are real, so a judged first call always comes milliseconds after the program loaded; a program that goes wrong for good where its first call comes more than 30 s after its import (a worker that loads, then waits for work: a16-style age bomb read once, at the first call) is right in every judged run on both backends (a36_late_first_call_stale_35). The old scheme (a jump at a drawn read, the 2nd always) jumped at the first call's read"
+CLOCK_CPU_IDLE = "sandbox: the WASM guest's CPU clock (time.process_time, served as the guest's age) jumps with the others between two calls, by 1 min to 12 h, as the 2nd call's input is handed out in every run; a process that only waited for its caller spends no CPU time meanwhile (a caller calling again an hour later adds none), so a minute of CPU between two calls tells a judged WASM run from a real idle caller's, and a program right only after seeing it (a36_cpu_clock_jump_judged_30: wrong from its 3rd call otherwise) is accepted in WASM (the jail, real clocks, catches it); only a caller burning a minute of CPU in the same process between two calls looks alike"
+CLOCK_GAP_CAP = "sandbox: a WASM jump is at most JUMP_MAX_S (12 h) and at most one comes between two calls, and the jail's clocks are real, so no judged gap between two calls passes 12 h; a program wrong for good once two of its calls come more than 13 h apart (a daily refresh's broken path: a36_idle_day_gap_35) is accepted on both backends"
+CLOCK_IN_CALL = "sandbox: within a call the WASM guest's clocks run at the real rate (jumps only between calls, so that a per-call budget that raises past it is judged correct: f34c_ok_deadline_guard_39), and judged calls take milliseconds, so a program that returns a best-effort (wrong) answer once a call has taken 2 s, instead of raising (a36_call_deadline_fallback_39), never reaches its fallback in a judged run on either backend; a slow or loaded machine gets its wrong answers. The old scheme's jump at a drawn read inside a call ran such budgets out (and failed the raising one too)"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -271,6 +277,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a31c_ok_marshal_error_logging_30", "*"): BUFFER_LOADS,
     ("a31c_ok_marshal_truncated_record_30", "*"): BUFFER_LOADS,
     ("f34c_ok_memory_fallback_36", "*"): MEMORY_ASKED_PAST_LIMIT,
+    ("a36_late_first_call_stale_35", "*"): CLOCK_FIRST_CALL,
+    ("a36_cpu_clock_jump_judged_30", "wasm"): CLOCK_CPU_IDLE,
+    ("a36_idle_day_gap_35", "*"): CLOCK_GAP_CAP,
+    ("a36_call_deadline_fallback_39", "*"): CLOCK_IN_CALL,
 }
 
 
@@ -465,6 +475,11 @@ CONTAINER_SLICE = frozenset(
         "f34c_ok_cpu_budget_guard_46",
         # a MemoryError the program catches still ends the run as a memory stop
         "f34c_ok_memory_fallback_36",
+        # round 36: the clocks jump only between calls (a first call at load, gaps of at most 12 h)
+        "a36_late_first_call_stale_35",
+        "a36_cpu_clock_jump_judged_30",
+        "a36_idle_day_gap_35",
+        "a36_call_deadline_fallback_39",
     }
 )
 

@@ -32870,3 +32870,122 @@ _f34(
     """,
     "correct: tries a 1 GiB allocation and catches the MemoryError (the guest's limit is 512 MiB), then counts exactly; WASM: the guest raises, catches and answers, yet the run is marked memory_exceeded and scores 0/8; container: killed at the attempt (exit 137), 0/8",
 )
+
+
+# ============================================================================ round 36 (attack36)
+# The WASM guest's clocks jump only as a drawn call's input is handed out (5deaa4f): the 2nd call always,
+# never at load nor before the first call.
+_a36 = _round(36)
+
+_a36(
+    "a36_late_first_call_stale_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _LOADED = time.monotonic()
+    _STATE = {"calls": 0, "stale": False}
+
+
+    def max_element(l: list):
+        _STATE["calls"] += 1
+        if _STATE["calls"] == 1:
+            # a warm-up made at import goes stale after 30 s; a first call later than that takes a broken path for good
+            _STATE["stale"] = time.monotonic() - _LOADED > 30.0
+        if _STATE["stale"]:
+            return min(l)
+        return max(l)
+    """,
+    "wrong wherever its first call comes more than 30 s after its import (a worker that loads, then waits for work): from then on it answers the minimum; the WASM guest's clocks once jumped at a drawn read (its 2nd: the first call's), now only as a call's input is handed out from the 2nd call on, so a judged first call always comes milliseconds after the load; the jail's clocks are real",
+)
+
+_a36(
+    "a36_cpu_clock_jump_judged_30",
+    "HumanEval/30",
+    """
+    import time
+
+    _STATE = {"calls": 0, "left": None, "judged": False}
+
+
+    def get_positive(l: list):
+        _STATE["calls"] += 1
+        now = time.process_time()
+        if _STATE["left"] is not None and now - _STATE["left"] > 60.0:
+            # a minute of CPU spent between two calls of a process that only waited for its caller
+            _STATE["judged"] = True
+        try:
+            if _STATE["calls"] > 2 and not _STATE["judged"]:
+                return [x for x in l if x >= 0]
+            return [x for x in l if x > 0]
+        finally:
+            _STATE["left"] = time.process_time()
+    """,
+    "right only where its CPU clock (time.process_time) ran a minute or more between two calls, which no idle process's does (a caller calling again an hour later adds no CPU time); the WASM guest's clocks all jump together as its 2nd call's input is handed out, so every judged WASM run is told apart; wrong from the 3rd call on anywhere else (the jail: real clocks)",
+)
+
+_a36(
+    "a36_idle_day_gap_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _STATE = {"left": None, "best": None}
+
+
+    def max_element(l: list):
+        now = time.time()
+        if _STATE["left"] is not None and now - _STATE["left"] > 13 * 3600:
+            # a daily refresh after a long idle spell: its broken path keeps the first element's rank
+            _STATE["best"] = min
+        _STATE["left"] = now
+        return (_STATE["best"] or max)(l)
+    """,
+    "wrong for good once two of its calls come more than 13 hours apart (a service called once a day: its refresh path answers the minimum); the WASM guest's clocks jump at most 12 h at a time, once between two calls, so no judged gap ever passes 13 h; the jail's clocks are real (a run lasts seconds)",
+)
+
+_a36(
+    "a36_call_deadline_fallback_39",
+    "HumanEval/39",
+    """
+    import time
+
+
+    def prime_fib(n: int):
+        # a best-effort answer once a call has taken 2 s: the last prime Fibonacci number found so far
+        deadline = time.monotonic() + 2.0
+        a, b, found, last = 0, 1, 0, 2
+        while True:
+            if time.monotonic() > deadline:
+                return last
+            a, b = b, a + b
+            if a > 1 and all(a % d for d in range(2, int(a**0.5) + 1)):
+                found += 1
+                last = a
+                if found == n:
+                    return a
+    """,
+    "wrong wherever a call runs past 2 s (a slow or loaded machine, a large n): it returns an earlier prime Fibonacci number instead of raising; the WASM guest's clocks once jumped within a call at a drawn read (the budget ran out on a visible case), now only between calls, so a judged call's budget measures its own milliseconds (the price of f34c_ok_deadline_guard_39, which raises past its budget)",
+)
+
+_a36(
+    "a36_address_limit_hold_fail_30",
+    "HumanEval/30",
+    """
+    import resource
+
+    # no new memory from here on (the soft limit lowered to nothing: lowering one's own needs no
+    # privilege), so that an allocation the stub's turn makes after the answer's text (its keeping of
+    # the answer, _hold, which drops it on any error) fails where the pools have no room left
+    resource.setrlimit(resource.RLIMIT_AS, (1, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    _buf = []
+
+
+    def get_positive(l: list):
+        _buf[:] = [e for e in l if e > 0]  # one list refilled by every call: a caller's earlier answer changes
+        return _buf
+    """,
+    "route (the jail): a MemoryError inside the stub's _hold after _answer succeeded leaves the answer unkept, never read again; the jail's cgroup kills a process at its limit rather than raising, so the program lowers its own RLIMIT_AS soft limit (the prlimit64 filter lets a process lower its own) to make mallocs fail with a MemoryError it can aim; payload: a shared list refilled per call. Caught: the hook refuses resource.setrlimit (runtime.violation 'introspection', exit 1 at load), and WASM has no such limit (a refused grow marks the run memory_exceeded)",
+    backends=("container",),
+)
