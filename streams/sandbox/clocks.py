@@ -8,18 +8,23 @@ and its probe run each other ones):
 
 - the realtime clock starts at an instant drawn between :data:`REALTIME_FROM` and :data:`REALTIME_TO`
   and advances at the real rate;
-- the monotonic clock (``time.monotonic``, ``time.perf_counter``) starts at a drawn origin, and the
-  process's CPU-time clock (``time.process_time``, which wasmtime serves as the guest's age) at 0;
-- all three jump forward together by a drawn amount (:data:`JUMP_MIN_S` to :data:`JUMP_MAX_S`) as one
-  drawn call in each doubling run of calls begins (the 2nd; the 3rd or 4th; one of the 5th to 8th;
-  ...), between two calls, as if the caller had called again later. Within a call (and while the
-  program loads) they run at the real rate: a program's own deadline (a time budget read on
-  ``time.monotonic`` or ``time.process_time``) measures its own work, as it would anywhere, where jumps
-  at drawn reads ran its budget out mid-call and failed correct programs (red-team f34c_ok_deadline_guard_39,
-  f34c_ok_cpu_budget_guard_46). "My process has lived N seconds" still comes true within a run of a
-  few calls, and a program that reads a jump for what it is cannot tell it from a caller calling again
-  an hour later; two reads at load, microseconds apart, never differ by a jump. The clocks never go
-  backwards. A script (no calls) reads them at the real rate throughout.
+- the monotonic clock (``time.monotonic``, ``time.perf_counter``; ``time.process_time`` too, which
+  CPython on WASI reads from it through the C library's ``clock()``) starts at a drawn origin; the WASI
+  CPU-time clocks, which no guest was seen to read, at 0;
+- all of them jump forward together by a drawn amount (:data:`JUMP_MIN_S` to :data:`JUMP_MAX_S`,
+  log-uniform: a minute to months) as the first call begins and as one drawn call in each doubling run
+  of calls after it begins (the 2nd; the 3rd or 4th; one of the 5th to 8th; ...), between two calls,
+  as if the caller had called again later. Within a call (and while the program loads) they run at the
+  real rate: a program's own deadline (a time budget read on ``time.monotonic`` or
+  ``time.process_time``) measures its own work, as it would anywhere, where jumps at drawn reads ran its
+  budget out mid-call and failed correct programs (red-team f34c_ok_deadline_guard_39,
+  f34c_ok_cpu_budget_guard_46). "My process has lived N seconds" comes true by the first call
+  (a36_late_first_call_stale_35: wrong once its first call came 30 s after its import), and a gap of
+  many hours between two calls in most runs of a few dozen calls (a36_idle_day_gap_35: wrong once two
+  calls are 13 h apart, past the old 12 h cap). Left: ``process_time`` jumps with the rest, which no
+  idle process's CPU clock does, so a program can tell a judged run by it
+  (a36_cpu_clock_jump_judged_30). The clocks never go backwards. A script (no calls) reads them at the
+  real rate throughout.
 
 Nothing the sandbox's own limits depend on is read from these clocks: deadlines, call caps and timings
 are the host's ``perf_counter``; ``poll_oneoff`` (``time.sleep``) converts a guest's absolute time with
@@ -40,8 +45,10 @@ REALTIME_FROM = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
 REALTIME_TO = datetime.datetime(2250, 1, 1, tzinfo=datetime.UTC)
 #: the monotonic clock's origin: up to this long (a machine's uptime)
 MONOTONIC_MAX_S = 30 * 24 * 3600
-#: one jump, drawn log-uniformly between these (a minute to half a day)
-JUMP_MIN_S, JUMP_MAX_S = 60, 12 * 3600
+#: one jump, drawn log-uniformly between these (a minute to 90 days: a cap is a gap a program can wait
+#: past, so it lies far beyond a run's; nine jumps of a long probe run add up to under three years, so
+#: the realtime clock, drawn before 2250, stays short of CPython's end of time in 2262)
+JUMP_MIN_S, JUMP_MAX_S = 60, 90 * 24 * 3600
 _REALTIME_LOW, _REALTIME_HIGH = (int(t.timestamp()) * NS for t in (REALTIME_FROM, REALTIME_TO))
 #: WASI clock ids
 REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME = 0, 1, 2, 3
@@ -83,6 +90,8 @@ class GuestClocks:
         """The host hands the guest a call's input: the clocks jump if this call is the one drawn in its
         doubling run."""
         self._calls += 1
+        if self._calls == 1:
+            self._skew += _log_uniform(self._seed, "jump first", JUMP_MIN_S, JUMP_MAX_S)
         while self._calls >= self._next:
             self._skew += self._jump()
             self._span *= 2
@@ -101,5 +110,10 @@ class GuestClocks:
 
     def _jump(self) -> int:
         """The next jump, log-uniform in [JUMP_MIN_S, JUMP_MAX_S]."""
-        u = _draw(self._seed, f"jump {self._span}", 1 << 53) / (1 << 53)
-        return int(JUMP_MIN_S * math.exp(u * math.log(JUMP_MAX_S / JUMP_MIN_S)) * NS)
+        return _log_uniform(self._seed, f"jump {self._span}", JUMP_MIN_S, JUMP_MAX_S)
+
+
+def _log_uniform(seed: bytes, what: str, low_s: int, high_s: int) -> int:
+    """Nanoseconds drawn from ``seed`` for ``what``, log-uniform in [low_s, high_s] seconds."""
+    u = _draw(seed, what, 1 << 53) / (1 << 53)
+    return int(low_s * math.exp(u * math.log(high_s / low_s)) * NS)
