@@ -216,7 +216,10 @@ class NoiseConfig(BaseModel):
     #: (``streams.noise.probe.unshown_kinds``): the reference answers there beyond the domain the task
     #: states by its answers, and a correct program may refuse the input (library/power's reference
     #: answers a float at a negative exponent, which the probe draws beside the cases' negative bases;
-    #: a program raising ValueError there, as its ``-> int`` asks, was rejected as wrong)
+    #: a program raising ValueError there, as its ``-> int`` asks, was rejected as wrong); and the task's
+    #: statement is read for a dashed range after an argument's name too ("month 1-12", "(hour is
+    #: 0-23)": ``stated_bounds(ranged=True)``), whose breaking inputs v10 leaves unjudged (a correct
+    #: program refusing month 13 was rejected where the reference answers it)
     version: FilterVersion = "v30"
 
     def label(self) -> str:

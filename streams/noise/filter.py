@@ -393,7 +393,10 @@ def _probe(
         # v14: read in three more forms (a docstring after imports, "(a) is less then 100", "a list of
         # two strings")
         # v24: and on a name abbreviating a function's one argument ("1 <= num <= 1000" of ``number``)
-        stated=stated_bounds(task.prompt, task.entry_point, wider=v14, abbreviated=v24) if v10 else (),
+        # v30: and a dashed range after an argument's name ("month 1-12", "(hour is 0-23)")
+        stated=stated_bounds(task.prompt, task.entry_point, wider=v14, abbreviated=v24, ranged=v30)
+        if v10
+        else (),
         # v11: a call that flooded its output is that call's failure; a RecursionError on one of the
         # program's threads is a resource limit as one raised by the call is
         flooded=probe_run.output_flood if v11 else None,

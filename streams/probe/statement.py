@@ -28,6 +28,12 @@ were rejected for answering inputs the statement excludes otherwise than the ref
 From filter v24 (``abbreviated=True``) a comparison's name that abbreviates the one argument of a function
 of one argument (the argument's name starts with it, and it is at least three letters long) names that
 argument (HumanEval/156: ``int_to_mini_roman(number)`` states ``1 <= num <= 1000``).
+
+From filter v30 (``ranged=True``) a range of whole numbers written with a dash right after an argument's
+own name, perhaps after "is", "are", "in" or "from", bounds it on both sides: "month 1-12", "(hour is
+0-23)", "a score 0-100" (library/days_in_month, /time_of_day, /grade: a correct program refusing month 13
+was judged wrong where the reference answers it). The name must be the argument's exactly ("hours 5-11"
+says nothing of ``hour``) and the range must rise.
 """
 
 from __future__ import annotations
@@ -62,6 +68,8 @@ _WORDS_WIDER = re.compile(
     rf"(less|smaller|greater|larger)\s+th[ae]n\s+({_NUMBER})\b",
     re.IGNORECASE,
 )
+#: (v30) "month 1-12", "(hour is 0-23)": a range of whole numbers after a name, a dash between them
+_RANGE = re.compile(r"\b(\w+)\s+(?:(?:is|are|in|from)\s+)?(\d+)\s*[-–]\s*(\d+)\b(?![.\d])")
 _COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 #: (v14) "a list of two strings": the length of a function's one argument
 _LENGTH_WORDS = re.compile(
@@ -189,11 +197,12 @@ def _pair(left: str, op: str, right: str, names: list[str], abbreviated: bool = 
 
 
 def stated_bounds(
-    prompt: str, entry_point: str, wider: bool = False, abbreviated: bool = False
+    prompt: str, entry_point: str, wider: bool = False, abbreviated: bool = False, ranged: bool = False
 ) -> tuple[Bound, ...]:
     """The bounds the entry point's docstring states on its arguments (none where it states none);
     ``wider`` (filter v14): the forms the module docstring lists from v14 too; ``abbreviated`` (filter
-    v24): a comparison on an abbreviation of a function's one argument (``num`` for ``number``)."""
+    v24): a comparison on an abbreviation of a function's one argument (``num`` for ``number``);
+    ``ranged`` (filter v30): a dashed range after an argument's name ("month 1-12")."""
     found = _signature(prompt, entry_point, wider)
     if found is None:
         return ()
@@ -217,6 +226,15 @@ def stated_bounds(
             if name in names and limit is not None:
                 upper = word.lower() in ("less", "smaller")
                 bounds.append(Bound(names.index(name), False, upper, limit, True))
+        if ranged:
+            for m in _RANGE.finditer(text):
+                name, low, high = m.group(1), int(m.group(2)), int(m.group(3))
+                if name in names and low < high:
+                    k = names.index(name)
+                    bounds += [
+                        Bound(k, False, False, float(low), False),
+                        Bound(k, False, True, float(high), False),
+                    ]
         if not wider:
             continue
         for m in _WORDS_WIDER.finditer(text):

@@ -144,6 +144,9 @@ CLOCK_CPU_IDLE = "sandbox: CPython on WASI reads time.process_time from the mono
 CLOCK_GAP_CAP = "sandbox: the jail keeps the host's real clocks, where no judged gap between two calls lasts hours, so a program wrong for good once two of its calls come more than 13 h apart (a daily refresh's broken path: a36_idle_day_gap_35) is accepted in the jail; in WASM a jump of up to 90 days comes between calls in most runs (JUMP_MAX_S, was 12 h) and catches it"
 CLOCK_IN_CALL = "sandbox (a decision): within a call the WASM guest's clocks run at the real rate (jumps only between calls, so that a per-call budget that raises past it is judged correct: f34c_ok_deadline_guard_39), and judged calls take milliseconds, so a program that returns a best-effort (wrong) answer once a call has taken 2 s, instead of raising (a36_call_deadline_fallback_39), never reaches its fallback in a judged run on either backend; a slow or loaded machine gets its wrong answers. Jumps at drawn reads inside a call caught it and failed the correct raising guard as well"
 
+# false-rejection hunt 36 (falsereject36)
+FILE_CACHE = "sandbox and reward static scan (a decision): the WASM guest has no /tmp (its only preopen is the program's read-only folder) and an open the walls refuse is labelled 'filesystem' (hack.sandbox_violation, rejected), and the jail's static scan charges open() of a path as file access (security 0.33): files are a door a secure program keeps shut, so a correct program caching its answers in a /tmp file, every OSError caught (f36c_ok_tmp_file_cache_23), is rejected in WASM and penalised in the jail"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -281,6 +284,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a36_cpu_clock_jump_judged_30", "wasm"): CLOCK_CPU_IDLE,
     ("a36_idle_day_gap_35", "container"): CLOCK_GAP_CAP,
     ("a36_call_deadline_fallback_39", "*"): CLOCK_IN_CALL,
+    ("f36c_ok_tmp_file_cache_23", "*"): FILE_CACHE,
 }
 
 

@@ -19,6 +19,7 @@ from producers.ingest.library import library_tasks
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.probe import unshown_kinds
 from streams.probe.plan import GENERATED, ProbePlan
+from streams.probe.statement import outside_statement, stated_bounds
 from streams.reward.config import RewardConfig
 from streams.reward.correctness import expected_cases
 from streams.reward.evaluate import Evaluation, Evaluator
@@ -98,3 +99,16 @@ def test_only_kinds_no_case_shows_are_left_out_and_only_where_the_cases_agree_on
     half = TASK.tests[0].model_copy(update={"output": "0.5"})
     mixed = TASK.model_copy(update={"hidden_tests": (*TASK.hidden_tests, half)})
     assert unshown_kinds(plan, answers, expected_cases(mixed)) == frozenset()
+
+
+def test_a_dashed_range_after_an_arguments_name_bounds_it_from_v30() -> None:
+    doc = "The season of month 1-12 at an hour of the day (hour is 0-23); hours 5-11 are morning."
+    prompt = f'def f(month: int, hour: int) -> str:\n    """{doc}"""\n'
+    assert stated_bounds(prompt, "f", wider=True, abbreviated=True) == ()
+    bounds = stated_bounds(prompt, "f", wider=True, abbreviated=True, ranged=True)
+    assert not outside_statement(bounds, (1, 0)) and not outside_statement(bounds, (12, 23))
+    assert all(outside_statement(bounds, args) for args in ((13, 4), (0, 4), (5, 24), (5, -1)))
+    # "hours 5-11" names no argument; a falling range, or one after another word, says nothing
+    for text in ("hours 5-11", "month 12-1", "the months 1-12"):
+        other = f'def f(hour: int) -> str:\n    """{text}"""\n'
+        assert stated_bounds(other, "f", wider=True, abbreviated=True, ranged=True) == (), text
