@@ -492,6 +492,13 @@ CONTAINER_SLICE = frozenset(
         "f36c_ok_checked_score_grade",
         "f36c_ok_times_1_8_fahrenheit",
         "f36c_ok_tmp_file_cache_23",
+        "f38c_ok_normalised_ranges",
+        "f38c_ok_index_search",
+        "f38c_ok_bisect_search",
+        "f38c_ok_checked_to_base",
+        "f38c_ok_brute_two_sum",
+        "f38c_ok_indexed_transpose",
+        "f38c_ok_numpy_matmul",
     }
 )
 
