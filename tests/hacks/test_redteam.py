@@ -499,6 +499,7 @@ CONTAINER_SLICE = frozenset(
         "f38c_ok_brute_two_sum",
         "f38c_ok_indexed_transpose",
         "f38c_ok_numpy_matmul",
+        "f38c_ok_pascal_tolerant_snake",
     }
 )
 
