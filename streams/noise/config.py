@@ -219,7 +219,10 @@ class NoiseConfig(BaseModel):
     #: a program raising ValueError there, as its ``-> int`` asks, was rejected as wrong); and the task's
     #: statement is read for a dashed range after an argument's name too ("month 1-12", "(hour is
     #: 0-23)": ``stated_bounds(ranged=True)``), whose breaking inputs v10 leaves unjudged (a correct
-    #: program refusing month 13 was rejected where the reference answers it)
+    #: program refusing month 13 was rejected where the reference answers it), an example written inline
+    #: in a statement's line is cut from it and the rest read (library/to_base's ``2 <= base <= 16``
+    #: before "e.g. (255, 16) -> 'ff'"), and a list argument the statement calls distinct, where no case
+    #: repeats an element, bounds out inputs that repeat one (``probe.stated_distinct``)
     version: FilterVersion = "v30"
 
     def label(self) -> str:

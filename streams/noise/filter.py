@@ -394,7 +394,9 @@ def _probe(
         # two strings")
         # v24: and on a name abbreviating a function's one argument ("1 <= num <= 1000" of ``number``)
         # v30: and a dashed range after an argument's name ("month 1-12", "(hour is 0-23)")
+        # v30: and a list the statement calls distinct holds no element twice (where no case repeats one)
         stated=stated_bounds(task.prompt, task.entry_point, wider=v14, abbreviated=v24, ranged=v30)
+        + (probing.stated_distinct(task) if v30 else ())
         if v10
         else (),
         # v11: a call that flooded its output is that call's failure; a RecursionError on one of the

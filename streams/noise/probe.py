@@ -67,7 +67,7 @@ from streams.probe.plan import (
     ProbePlan,
     case_inputs,
 )
-from streams.probe.statement import Bound, outside_statement
+from streams.probe.statement import Bound, Distinct, outside_statement, says_distinct
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
     Correctness,
@@ -1211,7 +1211,7 @@ def examine(
     positional_ties: bool = False,
     own_end: bool = False,
     size_limits: bool = False,
-    stated: tuple[Bound, ...] = (),
+    stated: tuple[Bound | Distinct, ...] = (),
     flooded: int | None = None,
     thread_limits: frozenset[int] = frozenset(),
     deep_limits: frozenset[int] | None = None,
@@ -1662,6 +1662,26 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
         ):
             out.add(pos)
     return frozenset(out)
+
+
+def stated_distinct(task: TaskPublished) -> tuple[Distinct, ...]:
+    """(filter v30) The list arguments the task's statement calls distinct (:func:`says_distinct`) and
+    none of whose cases (at least three) repeats an element, one of them holding two or more: the probe
+    widens lists with a repeated element (``ProbePlan.wide``), where a reference that assumes
+    distinctness answers by accident (library/compress_ranges' ``'13,13'`` for ``[13, 13]``), and a
+    correct program that drops repeats first was judged wrong there."""
+    if not says_distinct(task.prompt, task.entry_point):
+        return ()
+    seeds = [_arguments(c.case.input) for c in expected_cases(task)]
+    if len(seeds) < _RELATION_CASES or any(not s for s in seeds) or len({len(s) for s in seeds}) != 1:
+        return ()
+    out = []
+    for k in range(len(seeds[0])):
+        lists = [s[k] for s in seeds]
+        shown = all(isinstance(v, list) for v in lists) and any(len(v) > 1 for v in lists)  # type: ignore[arg-type]
+        if shown and all(Distinct(k).admits(s) for s in seeds):
+            out.append(Distinct(k))
+    return tuple(out)
 
 
 def _answer_kind(value: object) -> str:

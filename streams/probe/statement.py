@@ -70,6 +70,12 @@ _WORDS_WIDER = re.compile(
 )
 #: (v30) "month 1-12", "(hour is 0-23)": a range of whole numbers after a name, a dash between them
 _RANGE = re.compile(r"\b(\w+)\s+(?:(?:is|are|in|from)\s+)?(\d+)\s*[-–]\s*(\d+)\b(?![.\d])")
+#: (v30) an example inside a statement's line: a parenthesised one, or "e.g." / "for example" to its end
+_INLINE_EXAMPLE = re.compile(
+    r"\([^()]*(?:->|=>)[^()]*\)|\b(?:e\.g\.|for example)[^;]*(?:->|=>).*$", re.IGNORECASE
+)
+#: (v30) the word by which a statement says a list holds no element twice
+_DISTINCT = re.compile(r"\bdistinct\b", re.IGNORECASE)
 _COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 #: (v14) "a list of two strings": the length of a function's one argument
 _LENGTH_WORDS = re.compile(
@@ -212,6 +218,10 @@ def stated_bounds(
     bounds: list[Bound] = []
     for line in doc.splitlines():
         text = line.strip()
+        if ranged and not text.startswith(">>>"):
+            # (v30) an example written inline ("e.g. (255, 16) -> 'ff'", "(12 -> [2, 2, 3])") is cut
+            # from its line, and the statement before it read (library/to_base's ``2 <= base <= 16``)
+            text = _INLINE_EXAMPLE.sub("", text)
         if text.startswith(">>>") or "==>" in text or "=>" in text or "->" in text:
             continue  # an example, not a statement
         for m in _CHAIN.finditer(text):
@@ -253,7 +263,41 @@ def stated_bounds(
     return tuple(dict.fromkeys(bounds))
 
 
-def outside_statement(bounds: tuple[Bound, ...], args: tuple[object, ...]) -> bool:
+@dataclass(frozen=True)
+class Distinct:
+    """(filter v30) Argument ``arg`` is a list the statement calls distinct: it holds no element twice."""
+
+    arg: int
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        """Whether ``args`` keep it (an argument that is no list, or holds what cannot be hashed, keeps
+        it)."""
+        if self.arg >= len(args) or not isinstance(args[self.arg], list | tuple):
+            return True
+        items = args[self.arg]
+        assert isinstance(items, list | tuple)
+        try:
+            return len(set(items)) == len(items)
+        except TypeError:
+            return True
+
+
+def says_distinct(prompt: str, entry_point: str) -> bool:
+    """(filter v30) Whether the entry point's docstring calls something distinct outside its examples
+    (library/binary_search's "the sorted list items of distinct numbers"). What is distinct is left to
+    the cases: :func:`streams.noise.probe.stated_distinct` bounds only a list argument none of whose
+    cases repeats an element."""
+    found = _signature(prompt, entry_point, wider=True)
+    if found is None:
+        return False
+    return any(
+        _DISTINCT.search(_INLINE_EXAMPLE.sub("", line.strip())) is not None
+        for line in found[1].splitlines()
+        if not line.strip().startswith(">>>")
+    )
+
+
+def outside_statement(bounds: tuple[Bound | Distinct, ...], args: tuple[object, ...]) -> bool:
     """Whether arguments ``args`` break a bound the statement states."""
     return any(not b.admits(args) for b in bounds)
 

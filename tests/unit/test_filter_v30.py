@@ -17,9 +17,9 @@ import pytest
 
 from producers.ingest.library import library_tasks
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.probe import unshown_kinds
+from streams.noise.probe import stated_distinct, unshown_kinds
 from streams.probe.plan import GENERATED, ProbePlan
-from streams.probe.statement import outside_statement, stated_bounds
+from streams.probe.statement import Distinct, outside_statement, stated_bounds
 from streams.reward.config import RewardConfig
 from streams.reward.correctness import expected_cases
 from streams.reward.evaluate import Evaluation, Evaluator
@@ -112,3 +112,17 @@ def test_a_dashed_range_after_an_arguments_name_bounds_it_from_v30() -> None:
     for text in ("hours 5-11", "month 12-1", "the months 1-12"):
         other = f'def f(hour: int) -> str:\n    """{text}"""\n'
         assert stated_bounds(other, "f", wider=True, abbreviated=True, ranged=True) == (), text
+
+
+def test_an_inline_example_is_cut_and_a_distinct_list_bounds_out_repeats_from_v30() -> None:
+    doc = 'Write n in base 2 <= base <= 16, e.g. (255, 16) -> "ff".'
+    prompt = f'def to_base(n: int, base: int) -> str:\n    """{doc}"""\n'
+    assert stated_bounds(prompt, "to_base", wider=True, abbreviated=True) == ()
+    bounds = stated_bounds(prompt, "to_base", wider=True, abbreviated=True, ranged=True)
+    assert outside_statement(bounds, (2, 1850)) and not outside_statement(bounds, (2, 16))
+    search = next(t for t in library_tasks("all") if t.task_id == "library/binary_search")
+    distinct = stated_distinct(search)
+    assert distinct == (Distinct(0),)
+    assert outside_statement(distinct, ([1, 1, 2], 1)) and not outside_statement(distinct, ([1, 2], 1))
+    # a statement calling nothing distinct bounds nothing
+    assert stated_distinct(TASK) == ()
