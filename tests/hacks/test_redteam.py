@@ -147,6 +147,9 @@ CLOCK_IN_CALL = "sandbox (a decision): within a call the WASM guest's clocks run
 # false-rejection hunt 36 (falsereject36)
 FILE_CACHE = "sandbox and reward static scan (a decision): the WASM guest has no /tmp (its only preopen is the program's read-only folder) and an open the walls refuse is labelled 'filesystem' (hack.sandbox_violation, rejected), and the jail's static scan charges open() of a path as file access (security 0.33): files are a door a secure program keeps shut, so a correct program caching its answers in a /tmp file, every OSError caught (f36c_ok_tmp_file_cache_23), is rejected in WASM and penalised in the jail"
 
+# round 37 (attack37)
+NEW37 = "filter v30 (streams/noise/probe.py unshown_kinds): a generated input the reference answers with a kind of value no case's answer shows is dropped from the judgement whatever the program answers there, so a program refusing it (the rule's aim: a ValueError at a negative exponent) and a program answering a wrong value of the cases' own kind alike go unjudged: library/power's reference answers base ** exponent, a float at the negative exponents the probe draws, every case an int, and a37_negative_exponent_int_power (base ** abs(exponent): power(2, -1) answers 2, not 0.5) is accepted on both backends with probe.agreed"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -285,6 +288,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a36_idle_day_gap_35", "container"): CLOCK_GAP_CAP,
     ("a36_call_deadline_fallback_39", "*"): CLOCK_IN_CALL,
     ("f36c_ok_tmp_file_cache_23", "*"): FILE_CACHE,
+    ("a37_negative_exponent_int_power", "*"): NEW37,
 }
 
 
@@ -304,6 +308,8 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "a37_negative_exponent_int_power",
+        "a37c_ok_refuses_negative_exponent",
         "check_table_52",
         "exit_after_first_case_35",
         "output_flood_exit_35",
