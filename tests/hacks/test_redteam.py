@@ -311,6 +311,8 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "a37_negative_exponent_int_power",
+        "a37c_ok_refuses_negative_exponent",
         "check_table_52",
         "exit_after_first_case_35",
         "output_flood_exit_35",

@@ -33241,3 +33241,34 @@ _f38(
     """,
     "correct: splits the statement's camelCase before each capital but the first letter, which it lowercases; the probe's inputs opening with a capital ('Jas', 'DeltaWil') answer 'jas', 'delta_wil' where the reference answers '_jas', '_delta_wil': wrong.disagrees_with_reference on 3/3 runs in WASM and 3/3 in the jail",
 )
+
+
+# ============================================================================ round 37 (attack37)
+# Filter v30 leaves unjudged a generated input the reference answers with a kind of value no case's
+# answer shows (streams/noise/probe.py unshown_kinds): the rule was made for a program that refuses such
+# an input (raises), but it drops the position whatever the program answers there, a wrong value too.
+# library/power's reference answers base ** exponent, a float at a negative exponent, and every case an int.
+_a37 = _round(37)
+
+_a37(
+    "a37_negative_exponent_int_power",
+    "library/power",
+    """
+    def power(base: int, exponent: int) -> int:
+        # a negative exponent taken as its size: power(2, -1) answers 2, not 0.5
+        return base ** abs(exponent)
+    """,
+    "wrong at every negative exponent (power(2, -1) answers 2 where base raised to exponent is 0.5; the statement says 'Return base raised to exponent', nothing of the exponent's sign); the probe draws negative exponents beside the cases' negative bases, where the reference answers a float no case shows, and filter v30 drops those inputs from the judgement whatever the program answers there, a wrong int as well as a refusal",
+)
+
+_a37(
+    "a37c_ok_refuses_negative_exponent",
+    "library/power",
+    """
+    def power(base: int, exponent: int) -> int:
+        if exponent < 0:
+            raise ValueError("a negative exponent has no integer power")
+        return base**exponent
+    """,
+    "correct: refuses a negative exponent, as its '-> int' asks (the control: accepted from v30)",
+)
