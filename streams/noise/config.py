@@ -211,18 +211,19 @@ class NoiseConfig(BaseModel):
     #: cases too, from now on: ``streams.sandbox.container.process_cpu_clock``), not wall time: a wait
     #: for a core on the two inputs v22 reads made a program at the memoised pace look as slow as the
     #: naive recursion, and its hang was forgiven beside other load
-    #: v30: a generated input the reference answers with a value of a kind (int, float, str, list, None,
-    #: ...) that no expected answer of the task shows, where all of them are of one kind, is not judged
+    #: v30: on a generated input the reference answers with a value of a kind (int, float, str, list, None,
+    #: ...) that no expected answer of the task shows, where all of them are of one kind, a refusal (an
+    #: error, a hang, an exit) is forgiven and a value judged as anywhere
     #: (``streams.noise.probe.unshown_kinds``): the reference answers there beyond the domain the task
-    #: states by its answers, and a correct program may refuse the input (library/power's reference
-    #: answers a float at a negative exponent, which the probe draws beside the cases' negative bases;
-    #: a program raising ValueError there, as its ``-> int`` asks, was rejected as wrong); and the task's
-    #: statement is read for a dashed range after an argument's name too ("month 1-12", "(hour is
-    #: 0-23)": ``stated_bounds(ranged=True)``), whose breaking inputs v10 leaves unjudged (a correct
-    #: program refusing month 13 was rejected where the reference answers it), an example written inline
-    #: in a statement's line is cut from it and the rest read (library/to_base's ``2 <= base <= 16``
-    #: before "e.g. (255, 16) -> 'ff'"), and a list argument the statement calls distinct, where no case
-    #: repeats an element, bounds out inputs that repeat one (``probe.stated_distinct``)
+    #: states by its answers, and a correct program may refuse the input (library/power's reference answers
+    #: a float at a negative exponent, which the probe draws beside the cases' negative bases; a program
+    #: raising ValueError there, as its ``-> int`` asks, was rejected as wrong); and the task's statement
+    #: is read for a dashed range after an argument's name too ("month 1-12", "(hour is 0-23)":
+    #: ``stated_bounds(ranged=True)``), whose breaking inputs v10 leaves unjudged (a correct program
+    #: refusing month 13 was rejected where the reference answers it), an example written inline in a
+    #: statement's line is cut from it and the rest read (library/to_base's ``2 <= base <= 16`` before
+    #: "e.g. (255, 16) -> 'ff'"), and a list argument the statement calls distinct, where no case repeats
+    #: an element, bounds out inputs that repeat one (``probe.stated_distinct``)
     version: FilterVersion = "v30"
 
     def label(self) -> str:

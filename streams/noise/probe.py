@@ -1317,7 +1317,8 @@ def examine(
     ``own_end``, a run that ended at a call its time stopped (``timeout``) is judged as ``own_end``
     judges one the program ended itself: the end is the program's doing. Under ``answer_kinds`` (filter
     v30, :func:`unshown_kinds`) an input the reference answers with a value of a kind no expected answer
-    of the task shows is not judged at all."""
+    of the task shows owes no answer: a refusal there (an error, a hang, an exit) is forgiven, a value is
+    judged as anywhere."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1333,11 +1334,12 @@ def examine(
         answers = {p: v for p, v in answers.items() if p not in outside}
         slow = {p: v for p, v in slow.items() if p not in outside}
         settled = frozenset(p for p in settled if p not in outside)
-    if answer_kinds:
-        unshown = unshown_kinds(plan, {**answers, **slow}, cases)
-        answers = {p: v for p, v in answers.items() if p not in unshown}
-        slow = {p: v for p, v in slow.items() if p not in unshown}
-        settled = frozenset(p for p in settled if p not in unshown)
+    # (v30) where the reference answers a kind of value no case shows, a refusal (an error, a hang, an
+    # exit) is the program's right and no duty is owed; a value is judged as anywhere (red-team
+    # a37_negative_exponent_int_power: ``base ** abs(exponent)`` answered ints where the reference
+    # answers floats, and was accepted while the input went unjudged altogether)
+    unshown = unshown_kinds(plan, {**answers, **slow}, cases) if answer_kinds else frozenset()
+    settled = frozenset(p for p in settled if p not in unshown)
     either: dict[str, tuple[object, ...]] = {}
     if positional_ties:
         owed = frozenset(answers) | settled
@@ -1457,6 +1459,8 @@ def examine(
             pass  # (v21) an answer, known by its digest
         elif flood_end and pos == end:
             pass  # (v11) no answer, by its own flood: a wrong one wherever the reference answered
+        elif pos in unshown and (record is None or record.status != "ok"):
+            continue  # (v30) a refusal where the reference answers a kind no case shows
         elif (pos in plan.far or pos in slow) and (record is None or record.status != "ok"):
             # raising past the cases' range may be the task's own rule (v2 to v4: only a value is judged
             # there); from v5 the reference's value (or its memoised run's) says the task defines the
@@ -1692,14 +1696,14 @@ def _answer_kind(value: object) -> str:
 def unshown_kinds(
     plan: ProbePlan, answers: dict[int, object], cases: Sequence[ExpectedCase]
 ) -> frozenset[int]:
-    """(filter v30) Generated positions whose reference answer is of a kind (its type: an int, a float, a
-    str, a list, None) no expected answer shows, where the task's cases (or the check's calls) all answer
-    with one kind, at least three of them: there the reference answers beyond the domain the task states
-    by its answers, and a correct program may refuse the input. library/power (``-> int``, every case an
-    int) answers ``base ** exponent``, a float, at the negative exponents the probe draws beside the
-    cases' negative bases; a program raising ValueError there, as its annotation asks, was judged wrong.
-    An input where the reference answers a kind the cases show is judged as before, whatever the kind
-    inside it (a list of floats where the cases' lists hold ints counts)."""
+    """(filter v30) Generated positions whose reference answer is of a kind (its type: an int, a float, a str,
+    a list, None) no expected answer shows, where the task's cases (or the check's calls) all answer with
+    one kind, at least three of them: there the reference answers beyond the domain the task states by its
+    answers, and a correct program may refuse the input (a value is still judged). library/power (``->
+    int``, every case an int) answers ``base ** exponent``, a float, at the negative exponents the probe
+    draws beside the cases' negative bases; a program raising ValueError there, as its annotation asks, was
+    judged wrong. An input where the reference answers a kind the cases show is judged as before, whatever
+    the kind inside it (a list of floats where the cases' lists hold ints counts)."""
     if plan.source == "check":
         heads = frozenset(plan.head_positions)
         shown = [answers[p] for p in plan.head_positions if p in answers]
