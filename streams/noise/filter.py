@@ -448,8 +448,8 @@ def _probe(
         resumed=v25,
         # v28: the run's end at a call its time stopped is judged as a memory stop there (own_end)
         memory_hang=memory_hang,
-        # v30: an input the reference answers with a kind of value no case's answer shows (a float where
-        # every case answers an int) lies beyond the domain the task states: not judged
+        # v30: where the reference answers a kind of value no case's answer shows (a float where every
+        # case answers an int), a refusal is forgiven and a value judged as anywhere
         answer_kinds=v30,
     )
     reasons, judged = probing.probe_reasons(

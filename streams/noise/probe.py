@@ -1652,7 +1652,7 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
         seeds = [_arguments(plan.inputs[pos]) for pos in plan.head_positions if pos < len(plan.inputs)]
     else:
         seeds = [_arguments(c.case.input) for c in cases]
-    if len(seeds) < _RELATION_CASES or any(not s for s in seeds) or len({len(s) for s in seeds}) != 1:
+    if not _seeds_alike(seeds):
         return frozenset()
     relations = _length_relations(seeds)
     vocabularies = _vocabularies(seeds)
@@ -1668,6 +1668,12 @@ def outside_cases(plan: ProbePlan, cases: Sequence[ExpectedCase]) -> frozenset[i
     return frozenset(out)
 
 
+def _seeds_alike(seeds: Sequence[tuple[object, ...]]) -> bool:
+    """Whether the cases' (or calls') arguments say something of an argument: at least
+    ``_RELATION_CASES`` of them, none empty, all of one arity."""
+    return len(seeds) >= _RELATION_CASES and all(seeds) and len({len(s) for s in seeds}) == 1
+
+
 def stated_distinct(task: TaskPublished) -> tuple[Distinct, ...]:
     """(filter v30) The list arguments the task's statement calls distinct (:func:`says_distinct`) and
     none of whose cases (at least three) repeats an element, one of them holding two or more: the probe
@@ -1677,12 +1683,12 @@ def stated_distinct(task: TaskPublished) -> tuple[Distinct, ...]:
     if not says_distinct(task.prompt, task.entry_point):
         return ()
     seeds = [_arguments(c.case.input) for c in expected_cases(task)]
-    if len(seeds) < _RELATION_CASES or any(not s for s in seeds) or len({len(s) for s in seeds}) != 1:
+    if not _seeds_alike(seeds):
         return ()
     out = []
     for k in range(len(seeds[0])):
-        lists = [s[k] for s in seeds]
-        shown = all(isinstance(v, list) for v in lists) and any(len(v) > 1 for v in lists)  # type: ignore[arg-type]
+        lists = [v for s in seeds if isinstance(v := s[k], list)]
+        shown = len(lists) == len(seeds) and any(len(v) > 1 for v in lists)
         if shown and all(Distinct(k).admits(s) for s in seeds):
             out.append(Distinct(k))
     return tuple(out)

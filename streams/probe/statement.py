@@ -272,10 +272,9 @@ class Distinct:
     def admits(self, args: tuple[object, ...]) -> bool:
         """Whether ``args`` keep it (an argument that is no list, or holds what cannot be hashed, keeps
         it)."""
-        if self.arg >= len(args) or not isinstance(args[self.arg], list | tuple):
+        items = args[self.arg] if self.arg < len(args) else None
+        if not isinstance(items, list | tuple):
             return True
-        items = args[self.arg]
-        assert isinstance(items, list | tuple)
         try:
             return len(set(items)) == len(items)
         except TypeError:
