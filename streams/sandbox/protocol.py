@@ -407,6 +407,13 @@ class Session:
         self.facts.started_at = self.clock()
         self.facts.started_cpu = self.own_time()
 
+    @property
+    def calls_handed(self) -> int:
+        """How many calls the guest was handed so far. The backend reads it around :meth:`handle` to
+        tell that a message handed one, never from the reply's bytes: the answer to ``J`` begins with
+        the run's random key, which begins with ``C`` in one run of 256."""
+        return len(self.facts.cases)
+
     def own_time(self) -> float | None:
         """The guest's own time so far: its thread's CPU clock plus the sleeps it asked for (None
         without a CPU clock). Unlike the wall clock, a wait for a core (the machine's load) is not in

@@ -388,8 +388,9 @@ def _door(caller: Any, ptr: int, length: int, out_ptr_ptr: int, out_len_ptr: int
         else:
             # one copy straight out of linear memory (bounds checked above)
             message = ctypes.string_at(_base(memory, caller) + ptr, length)
+            handed = call.session.calls_handed
             reply = call.session.handle(message)
-            if reply is not None and reply[:1] == b"C":
+            if call.session.calls_handed != handed:
                 call.handed_memory = size  # what the call grows is read against this
                 call.clocks.call_begins()  # the guest's clocks may jump between calls, never within one
             if call.spans is not None:
