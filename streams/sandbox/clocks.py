@@ -26,6 +26,19 @@ and its probe run each other ones):
   (a36_cpu_clock_jump_judged_30). The clocks never go backwards. A script (no calls) reads them at the
   real rate throughout.
 
+A program can still tell such clocks from a machine's: a date centuries away, the standard library's
+file times (real: the day the runtime was unpacked) far from it, a minute passed before the first call
+and again before the second, every time. A program wrong only where the clocks look real (today's
+year: red-team a38_present_era_bomb_30; file times that fit the clock: a38_clock_vs_stdlib_mtime_30;
+calls made in a tight loop: a38_tight_loop_wrong_30) was right on every judged run. So a job's clocks
+are of one of two kinds (``Job.real_clocks``): a case run's (and its re-runs') are drawn as above, which
+a program wrong in another century or after a long gap fails; a probe run's are the host's own
+(:func:`machine_clocks`): the realtime clock reads the host's time and never jumps, the monotonic clock
+starts at a drawn origin and runs at the real rate, as on any machine. The probe run is the run that
+judges inputs no case shows, so a program that behaves otherwise where the clocks look drawn shows
+its real behaviour there; what it does where they look drawn, the cases judge. Left: a program wrong
+only where the clocks look drawn and only on inputs no case shows (it is right today).
+
 Nothing the sandbox's own limits depend on is read from these clocks: deadlines, call caps and timings
 are the host's ``perf_counter``; ``poll_oneoff`` (``time.sleep``) converts a guest's absolute time with
 the guest's clock and waits on the host's.
@@ -36,6 +49,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import math
+import time
 
 NS = 1_000_000_000
 #: the realtime clock's start is drawn in [REALTIME_FROM, REALTIME_TO). Not later: CPython keeps time as
@@ -54,6 +68,12 @@ _REALTIME_LOW, _REALTIME_HIGH = (int(t.timestamp()) * NS for t in (REALTIME_FROM
 REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME = 0, 1, 2, 3
 
 
+def machine_clocks(seed: bytes, start_ns: int) -> GuestClocks:
+    """A guest's clocks as a machine's: the realtime clock at the host's time (its ``time_ns`` now),
+    never a jump (a probe run's, ``Job.real_clocks``)."""
+    return GuestClocks(seed, start_ns, real_ns=time.time_ns())
+
+
 def clock_seed(job_key: str, role: str = "candidate") -> bytes:
     """What a guest's clocks are drawn from: its job's cache key (``Job.cache_key``: the job's content,
     and the run's ``clock_draw`` when it is not 0) and the guest's role (a check guest draws others)."""
@@ -67,12 +87,18 @@ def _draw(seed: bytes, what: str, n: int) -> int:
 
 
 class GuestClocks:
-    """One guest's clocks, from ``seed``, started at the host's ``perf_counter_ns`` ``start_ns``."""
+    """One guest's clocks, from ``seed``, started at the host's ``perf_counter_ns`` ``start_ns``; given
+    ``real_ns`` (the host's ``time_ns`` then), a machine's like any other: see :func:`machine_clocks`."""
 
-    def __init__(self, seed: bytes, start_ns: int) -> None:
+    def __init__(self, seed: bytes, start_ns: int, *, real_ns: int | None = None) -> None:
         self._seed = seed
         self._start = start_ns
-        self._realtime = _REALTIME_LOW + _draw(seed, "realtime", _REALTIME_HIGH - _REALTIME_LOW)
+        self._real = real_ns is not None
+        self._realtime = (
+            real_ns
+            if real_ns is not None
+            else _REALTIME_LOW + _draw(seed, "realtime", _REALTIME_HIGH - _REALTIME_LOW)
+        )
         self._monotonic = _draw(seed, "monotonic", MONOTONIC_MAX_S * NS)
         self._skew = 0
         self._calls = 0
@@ -86,7 +112,9 @@ class GuestClocks:
 
     def call_begins(self) -> None:
         """The host hands the guest a call's input: the clocks jump if this call is the one drawn in its
-        doubling run."""
+        doubling run (never on a machine's real clocks)."""
+        if self._real:
+            return
         self._calls += 1
         if self._calls == 1:
             self._skew += _log_uniform(self._seed, "jump first", JUMP_MIN_S, JUMP_MAX_S)

@@ -81,8 +81,10 @@ def probe_job_for(
         longer = max(1.0, counted / base) if plan.seed is not None else 1.0
         timeout = min(timeout, max(PROBE_MIN_S, PROBE_SPEED_FACTOR * first_run_s * longer))
     scaled = replace(limits, timeout_s=timeout)
+    # a probe run's guests read the host's real time (streams/sandbox/clocks.py): the run that judges
+    # inputs no case shows sees what a program sees on any machine, never a tell of a judged run
     if plan.check is not None:
-        return check_job(task, code, plan.check, scaled), plan
+        return replace(check_job(task, code, plan.check, scaled), real_clocks=True), plan
     # (p8/c8) the extremes at the end: each under a cap of its own, well under what is left of the deadline:
     # as long as the program's whole first run took (at least PROBE_END_CALL_S; a loaded host slows both)
     per_call = max(PROBE_END_CALL_S, first_run_s or 0.0)
@@ -98,5 +100,6 @@ def probe_job_for(
         caller=True,
         keep_args=keeps_arguments(task),
         call_cap=cap,
+        real_clocks=True,
     )
     return job, plan

@@ -55,6 +55,8 @@ class Job:
     #: which of the job's clock draws its WASM guests see (``streams.sandbox.clocks``): a run's index, so
     #: a program's re-run reads other clocks than its first run, and the same run again the same ones
     clock_draw: int = 0
+    #: the WASM guest reads the host's real time, never a jump (a probe run's: ``streams.sandbox.clocks``)
+    real_clocks: bool = False
     #: cases mode: the cases its result marks hidden as it reads them (a probe run's are all hidden), so
     #: the execution event takes them as they are instead of a copy of each to mark it (``to_event``
     #: still marks any case whose mark is not the one it is given). Host-side only, not in the cache key
@@ -77,6 +79,8 @@ class Job:
             fields.append(["caller", self.keep_args])
         if self.clock_draw:  # likewise
             fields.append(["clock_draw", self.clock_draw])
+        if self.real_clocks:  # likewise
+            fields.append(["real_clocks"])
         payload = json.dumps(fields, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

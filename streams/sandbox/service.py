@@ -183,10 +183,12 @@ class Sandbox:
         nothing else; a jailed guest is another process (None: wall time only)."""
         return time.thread_time if impl is not None and impl is self._wasm else None
 
-    def _clocks(self, impl: Any, key: str, role: str) -> dict[str, Any]:
-        """A WASM guest's clocks are drawn from its job's cache key (``streams.sandbox.clocks``); the
-        jail keeps the host's (README: the container jail)."""
-        return {"clock_seed": clock_seed(key, role)} if impl is not None and impl is self._wasm else {}
+    def _clocks(self, impl: Any, job: Job, key: str, role: str) -> dict[str, Any]:
+        """A WASM guest's clocks are drawn from its job's cache key (``streams.sandbox.clocks``), or are
+        the host's time under ``job.real_clocks``; the jail keeps the host's (README: the container jail)."""
+        if impl is None or impl is not self._wasm:
+            return {}
+        return {"clock_seed": clock_seed(key, role), "real_clocks": job.real_clocks}
 
     def _container_has_site(self) -> bool:
         """Whether the jail has its own (64-bit) numpy, pandas and scipy to route their users to."""
@@ -251,7 +253,9 @@ class Sandbox:
                 call_cap=job.call_cap,
                 cpu_clock=self._cpu_clock(impl),
             )
-            raw = impl.run(session, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate"))
+            raw = impl.run(
+                session, job.limits, deadline=deadline, **self._clocks(impl, job, key, "candidate")
+            )
             session.end()
             return Outcome(raw, session.facts)
         # Check mode: the check runs in a second, fresh guest; the bridge carries literals between.
@@ -276,7 +280,7 @@ class Sandbox:
         def run_candidate() -> None:
             try:
                 ran["raw"] = impl.run(
-                    candidate, job.limits, deadline=deadline, **self._clocks(impl, key, "candidate")
+                    candidate, job.limits, deadline=deadline, **self._clocks(impl, job, key, "candidate")
                 )
             except BaseException as exc:  # re-raised on the calling thread
                 ran["error"] = exc
@@ -289,7 +293,7 @@ class Sandbox:
             spans.append(("host", "thread started", time.perf_counter()))
         try:
             check_raw = check_impl.run(
-                checker, job.limits, deadline=deadline, **self._clocks(check_impl, key, "check")
+                checker, job.limits, deadline=deadline, **self._clocks(check_impl, job, key, "check")
             )
         finally:
             bridge.check_done()

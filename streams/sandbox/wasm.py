@@ -30,7 +30,7 @@ from typing import Any
 
 from schemas.errors import SandboxError
 from streams.sandbox.artifact import GUEST_ENV, GUEST_THREAD_STACK, STDLIB_GUEST_DIR, Runtime, new_engine
-from streams.sandbox.clocks import GuestClocks
+from streams.sandbox.clocks import GuestClocks, machine_clocks
 from streams.sandbox.growth import REFUSED_EXPORT
 from streams.sandbox.limits import Limits, Policy, RawRun
 from streams.sandbox.protocol import MAX_MESSAGE_BYTES, STOP, Session, harness_source, stub_digest
@@ -635,11 +635,13 @@ class WasmBackend:
         deadline: float | None = None,
         source: str | None = None,
         clock_seed: bytes | None = None,
+        real_clocks: bool = False,
     ) -> RawRun:
         """Run one guest to its end, answering its messages with ``session``. ``deadline`` (a
         ``perf_counter`` time) defaults to now + the time limit; ``source`` (our own code) replaces
         the bootstrap that runs the stub; ``clock_seed`` draws the guest's clocks (a job's:
-        ``clocks.clock_seed``; without one they are drawn at random)."""
+        ``clocks.clock_seed``; without one they are drawn at random); ``real_clocks``: the realtime
+        clock is the host's and never jumps (``clocks.machine_clocks``)."""
         wt = self._wt
         spans = self.spans
         if spans is not None:
@@ -676,7 +678,7 @@ class WasmBackend:
             deadline = t0 + limits.timeout_s
         ticks = max(1, math.ceil((deadline - t0) / TICK_S)) + 1
         seed = clock_seed if clock_seed is not None else os.urandom(32)
-        clocks = GuestClocks(seed, time.perf_counter_ns())
+        clocks = (machine_clocks if real_clocks else GuestClocks)(seed, time.perf_counter_ns())
         call = _Call(deadline=deadline, session=session, clocks=clocks, run_deadline=deadline, spans=spans)
         store.set_epoch_deadline(ticks)
         outcome: dict[str, Any] = {}

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from schemas.errors import DependencyError
-from streams.sandbox import Limits, Sandbox, SandboxConfig
+from streams.sandbox import Job, Limits, Sandbox, SandboxConfig
 
 LIMITS = Limits(timeout_s=5.0, memory_mb=256)
 #: what the program reads: the realtime clock three ways, then the monotonic clock (a call per case)
@@ -73,6 +73,20 @@ def test_a_run_whose_key_begins_with_C_reads_the_same_instant_at_load(
     draw = secrets.token_bytes
     monkeypatch.setattr(secrets, "token_bytes", lambda n: b"C" + draw(n - 1))
     assert abs(_reads(sandbox)[0][0][0] - plain) < 60
+
+
+def test_a_probe_run_reads_the_hosts_time_and_calls_as_quick_as_they_come(sandbox: Sandbox) -> None:
+    # the run that judges inputs no case shows looks like any machine: today's date, no gap between
+    # calls the caller did not leave
+    job = Job(
+        mode="cases", code=CLOCKS, entry_point="read", inputs=tuple(INPUTS), limits=LIMITS, real_clocks=True
+    )
+    r = sandbox.execute(job, "wasm")
+    assert [c.status for c in r.cases] == ["ok"] * len(INPUTS), r.cases
+    reads = [eval(c.result_repr or "") for c in r.cases]  # our own program's tuples of floats
+    (t, now, _), *_ = reads[0]
+    assert abs(t - time.time()) < 60 and t <= now <= t + 60
+    assert reads[-1][1] < 30, [age for _, age, _ in reads]  # twelve quick calls: seconds, not a jump
 
 
 def test_the_monotonic_clock_never_goes_backwards_and_jumps_between_calls(sandbox: Sandbox) -> None:

@@ -4,6 +4,7 @@ jumping between calls within a run and never within a call, however many reads i
 from __future__ import annotations
 
 import datetime
+import time
 from dataclasses import replace
 
 from hypothesis import given
@@ -20,6 +21,7 @@ from streams.sandbox.clocks import (
     REALTIME_TO,
     GuestClocks,
     clock_seed,
+    machine_clocks,
 )
 from streams.sandbox.result import Job
 
@@ -116,3 +118,23 @@ def test_reads_at_load_and_within_one_call_never_jump() -> None:
 def test_clocks_the_guest_has_not_are_refused() -> None:
     clocks = GuestClocks(b"x" * 32, 0)
     assert clocks.read(4, 0) is None and clocks.read(2**32 - 1, 0) is None
+
+
+def test_a_machines_clocks_read_the_hosts_time_and_never_jump() -> None:
+    # a probe run's: what a program reads anywhere (today, calls as quick as the caller's)
+    before = time.time_ns()
+    clocks = machine_clocks(b"x" * 32, 0)
+    now = clocks.read(REALTIME, 0)
+    assert now is not None and before <= now <= time.time_ns()
+    born = clocks.read(MONOTONIC, 0)
+    for i in range(1, 100):
+        clocks.call_begins()
+        assert clocks.read(MONOTONIC, i * 1000) == (born or 0) + i * 1000
+    assert clocks.read(REALTIME, 99_000) == now + 99_000
+    # the monotonic origin is still the job's draw
+    assert born == GuestClocks(b"x" * 32, 0).read(MONOTONIC, 0)
+
+
+def test_a_probe_runs_job_names_the_machines_clocks_in_its_key() -> None:
+    real = replace(JOB, real_clocks=True)
+    assert real.cache_key("wasm", "h") != JOB.cache_key("wasm", "h")
