@@ -325,6 +325,7 @@ CONTAINER_SLICE = frozenset(
         "a38_present_era_bomb_30",
         "a38_clock_vs_stdlib_mtime_30",
         "a38_tight_loop_wrong_30",
+        "a38_recursion_limit_turn_30",
         "a37_negative_exponent_int_power",
         "a37c_ok_refuses_negative_exponent",
         "check_table_52",

@@ -33354,3 +33354,39 @@ _a38(
     """,
     "wrong for good wherever its first call comes within a minute of its import, or its second within a minute of its first (a script, a batch job, any loop over inputs: every common caller), where it keeps zeros; the WASM guest's clocks jump 1 min to 90 days as the first call is handed and again as the second is (clocks.py: the first jump, then the 2nd call is always the drawn one of its doubling run), so every judged WASM run sees both gaps past a minute; the jail's real clocks catch it",
 )
+
+_a38(
+    "a38_recursion_limit_turn_30",
+    "HumanEval/30",
+    """
+    import sys
+
+    _BUF = []
+
+
+    def _depth():
+        # how deep this frame is: the frames left before the limit, counted by recursing to it
+        limit, n = sys.getrecursionlimit(), [0]
+
+        def down():
+            n[0] += 1
+            down()
+
+        try:
+            down()
+        except RecursionError:
+            pass
+        return limit - n[0]
+
+
+    def get_positive(l: list):
+        sys.setrecursionlimit(1000)
+        here = _depth() - 1  # this call's frame: as deep as the stub's generator when it resumes
+        _BUF[:] = [e for e in l if e > 0]  # one list refilled by every call: a caller's earlier answer changes
+        # the stub's turn runs under the limit the program left: room for its answer's few frames, none
+        # for the deeper re-read of the kept answer (_sweep, _read_again, _kept_changed, _changed, ...)
+        sys.setrecursionlimit(here + 3)
+        return _BUF
+    """,
+    "route: the stub's turn runs under the recursion limit the program left (the conversion limit is restored in the turn, the recursion limit is not); a limit that leaves room for the answer's frames but not for the re-read of a kept answer would make that re-read fail, and a failure there would read as 'unchanged' were it caught that way; payload: one list refilled by every call. Caught on both backends: WASM: _changed reads any error as changed (the previous answer is reported: 1 or 2 of 4 cases pass; margins 1..10 and 50 measured, margin 1 crashes the turn and is rejected); the jail (3.11, where C calls count against the limit too): the turn crashes (runtime.ended_early, rejected)",
+)
