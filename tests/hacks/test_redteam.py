@@ -151,6 +151,12 @@ FILE_CACHE = "sandbox and reward static scan (a decision): the WASM guest has no
 # false-rejection hunt 38 (falsereject38)
 PROSE_PRECONDITIONS = "probe domain: a precondition stated in words the statement reader does not read ('such a pair exists', 'rectangular', 'columns of a equal rows of b', camelCase) leaves the probe's inputs that break it judged against the reference's answer there, so a correct program refusing them (a ValueError where no pair exists: f38c_ok_brute_two_sum; an IndexError on ragged rows: f38c_ok_indexed_transpose; numpy's error on mismatched sizes: f38c_ok_numpy_matmul) or answering them by another valid reading (a leading capital lowercased: f38c_ok_pascal_tolerant_snake) is rejected as wrong.disagrees_with_reference or hack.memorised on both backends; read forms so far: comparisons, 'less than', dashed ranges, 'distinct' lists (streams/probe/statement.py)"
 
+# round 38 (attack38): the WASM guest's clocks against today, its files and its callers
+NEW38_DATE_FAR = "sandbox clocks: the WASM guest's realtime clock starts at an instant drawn in 2000..2250 (clocks.py REALTIME_FROM/TO), so a judged run almost never sees today's date: a program wrong only in the present era (2024..2031: an eight-year window, which one draw in about 31 lands in) is accepted under wasm and under auto (which runs it in WASM) on nearly every seed (a38_present_era_bomb_30); the jail's real date catches it. Fix: draw the realtime start near the host's real date in one of a job's runs (its first run or its probe run: a few days either side, then jumping forward), so a date bomb set off by today is judged as well as one set off by the future"
+NEW38_FILE_TIMES = "sandbox clocks: the files a WASM guest can stat (the read-only stdlib: python315.zip and its folder) keep the host's real mtimes, written by the host's clock when the runtime was prepared, while the guest's realtime clock is drawn in 2000..2250; a clock before its own interpreter's files or years past them is no real machine's, so a program wrong wherever its clock agrees with its files (within five years: every real machine) is accepted under wasm and auto on about 24 draws in 25 (a38_clock_vs_stdlib_mtime_30); the jail's real clock catches it. Fix: serve path_filestat_get/fd_filestat_get times shifted by the guest's clock offset (the guest's realtime minus the host's), so its files were written at its own past"
+NEW38_FIXED_JUMPS = "sandbox clocks: the WASM guest's clocks always jump (1 min to 90 days) as its first call is handed and again as its second is (the first jump, then the 2nd call is the drawn one of its doubling run), so in every judged WASM run the first call comes a minute or more after the import and the second a minute or more after the first, which a script or any loop over inputs never sees; a program wrong for good where either gap is under a minute (a38_tight_loop_wrong_30) is accepted under wasm and auto on every seed; the jail's real clocks catch it. Fix: draw whether each of those first jumps happens (one of a job's runs, e.g. the case run, calls with no jump before its first two calls while the probe run jumps), so that neither 'a minute passed' nor 'none passed' is a constant of judged runs"
+
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -294,11 +300,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f38c_ok_numpy_matmul", "*"): PROSE_PRECONDITIONS,
     ("f38c_ok_pascal_tolerant_snake", "*"): PROSE_PRECONDITIONS,
     ("a10_slow_extreme_35", "wasm"): CLOCK_SPIN_TO_CAP,
+    ("a38_present_era_bomb_30", "wasm"): NEW38_DATE_FAR,
+    ("a38_clock_vs_stdlib_mtime_30", "wasm"): NEW38_FILE_TIMES,
+    ("a38_tight_loop_wrong_30", "wasm"): NEW38_FIXED_JUMPS,
 }
 
 
 #: mechanisms that catch their rows now and then by a random draw (not strict: an XPASS is the draw's luck)
-BY_CHANCE = frozenset({RANDOM_READS_ODDS, MEMORY_WHERE_COSTLY})
+BY_CHANCE = frozenset({RANDOM_READS_ODDS, MEMORY_WHERE_COSTLY, NEW38_DATE_FAR, NEW38_FILE_TIMES})
 
 
 def _xfail(why: str) -> pytest.MarkDecorator:
@@ -313,6 +322,10 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "a38_present_era_bomb_30",
+        "a38_clock_vs_stdlib_mtime_30",
+        "a38_tight_loop_wrong_30",
+        "a38_recursion_limit_turn_30",
         "a37_negative_exponent_int_power",
         "a37c_ok_refuses_negative_exponent",
         "check_table_52",
