@@ -19,12 +19,14 @@ and its probe run each other ones):
   ``time.process_time``) measures its own work, as it would anywhere, where jumps at drawn reads ran its
   budget out mid-call and failed correct programs (red-team f34c_ok_deadline_guard_39,
   f34c_ok_cpu_budget_guard_46). "My process has lived N seconds" comes true by the first call
-  (a36_late_first_call_stale_35: wrong once its first call came 30 s after its import), and a gap of
-  many hours between two calls in most runs of a few dozen calls (a36_idle_day_gap_35: wrong once two
-  calls are 13 h apart, past the old 12 h cap). Left: ``process_time`` jumps with the rest, which no
-  idle process's CPU clock does, so a program can tell a judged run by it
-  (a36_cpu_clock_jump_judged_30). The clocks never go backwards. A script (no calls) reads them at the
-  real rate throughout.
+  (a36_late_first_call_stale_35: wrong once its first call came 30 s after its import). The jump as
+  the second call begins is the longest, :data:`JUMP_MAX_S`, not a draw: a run of two cases then
+  holds a gap past any a program may wait for between two calls (a36_idle_day_gap_35: wrong once two
+  calls are 13 h apart, which a log-uniform draw missed in one run of two) — the case run, whose
+  clocks these are, is all that judges such a program (a probe run's are a machine's, below).
+  ``process_time`` jumps with the rest, which no idle process's CPU clock does, so a program can tell
+  these clocks by it (a36_cpu_clock_jump_judged_30), as by the date. The clocks never go backwards. A
+  script (no calls) reads them at the real rate throughout.
 
 A program can still tell such clocks from a machine's: a date centuries away, the standard library's
 file times (real: the day the runtime was unpacked) far from it, a minute passed before the first call
@@ -60,7 +62,7 @@ REALTIME_TO = datetime.datetime(2250, 1, 1, tzinfo=datetime.UTC)
 #: the monotonic clock's origin: up to this long (a machine's uptime)
 MONOTONIC_MAX_S = 30 * 24 * 3600
 #: one jump, drawn log-uniformly between these (a minute to 90 days: a cap is a gap a program can wait
-#: past, so it lies far beyond a run's; nine jumps of a long probe run add up to under three years, so
+#: past, so it lies far beyond a run's; nine jumps of a long run add up to under three years, so
 #: the realtime clock, drawn before 2250, stays short of CPython's end of time in 2262)
 JUMP_MIN_S, JUMP_MAX_S = 60, 90 * 24 * 3600
 _REALTIME_LOW, _REALTIME_HIGH = (int(t.timestamp()) * NS for t in (REALTIME_FROM, REALTIME_TO))
@@ -135,7 +137,10 @@ class GuestClocks:
         return None
 
     def _jump(self) -> int:
-        """The next jump, log-uniform in [JUMP_MIN_S, JUMP_MAX_S]."""
+        """The next jump: the longest as the second call begins, later ones log-uniform in
+        [JUMP_MIN_S, JUMP_MAX_S]."""
+        if self._span == 1:
+            return JUMP_MAX_S * NS
         return _log_uniform(self._seed, f"jump {self._span}", JUMP_MIN_S, JUMP_MAX_S)
 
 
