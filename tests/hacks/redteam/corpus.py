@@ -33272,3 +33272,106 @@ _a37(
     """,
     "correct: refuses a negative exponent, as its '-> int' asks (the control: accepted from v30)",
 )
+
+
+# ============================================ false-rejection hunt 39 (f39): correct programs penalised
+# Correct programs in styles rounds f34, f36 and f38 did not try, each run three times per backend through
+# the real pipeline (streams.reward.corpus.run); the library tasks they need join
+# harness/redteam_tasks.jsonl as library_tasks("all") makes them. Each is correct by a reading of its
+# statement that the reference does not share on inputs no case shows: the probe draws them (an integral
+# float beside the cases' fractional ones, a GPA above the table's 4.0, a letter outside ASCII, a fill of
+# two characters, a grid with rows of different widths) and judges the program's answer by the reference's.
+_f39 = _round(39, correct="f{n}c_ok_")
+
+# HumanEval/151 is judged in check mode; the probe's generated inputs still judge it against the reference.
+_f39(
+    "f39c_ok_integral_float_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            # an integral float (3.0) is an integer too; a bool is not a number here
+            if isinstance(x, bool) or not (isinstance(x, int) or (isinstance(x, float) and x.is_integer())):
+                continue
+            if x > 0 and int(x) % 2 == 1:
+                total += int(x) ** 2
+        return total
+    """,
+    "correct: reads 'ignore numbers that are negative or not integers' by value, so 1.0 is the odd integer one (the check asserts nothing of an integral float); the probe turns the cases' 0.1, 0.2, 0.3 into 1.0 (([1.0, 3, 5]): reference 34, this 35; ([0.1, 0.2, 1.0]): reference 0, this 1), where the reference's '\".\" not in str(i)' drops every float: wrong.disagrees_with_reference (~20 of ~460 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f39(
+    "f39c_ok_at_least_four_gpa_81",
+    "HumanEval/81",
+    """
+    def numerical_letter_grade(grades):
+        bounds = [(3.7, "A"), (3.3, "A-"), (3.0, "B+"), (2.7, "B"), (2.3, "B-"), (2.0, "C+"),
+                  (1.7, "C"), (1.3, "C-"), (1.0, "D+"), (0.7, "D"), (0.0, "D-")]
+        out = []
+        for g in grades:
+            if g >= 4.0:  # the table's top row: 4.0, the scale's maximum, and anything above it
+                out.append("A+")
+                continue
+            out.append(next((letter for b, letter in bounds if g > b), "E"))
+        return out
+    """,
+    "correct: the table's top row (4.0 -> A+) read as the scale's maximum and above; the probe draws GPAs past 4.0 from the cases' ints and floats (([4.5, 3, 1.7, 2, 3.5]), ([4.0, 5, 1.7, 2, 3.5])), where the reference's 'gpa == 4.0' falls through to '> 3.7' and answers 'A': wrong.disagrees_with_reference (~48 of ~339 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# Unicode: the probe puts letters outside ASCII into the cases' strings.
+_f39(
+    "f39c_ok_ascii_upper_digit_sum_66",
+    "HumanEval/66",
+    """
+    def digitSum(s):
+        # 'the sum of the upper characters only' ASCII codes': the upper case letters that have one
+        return sum(ord(c) for c in s if "A" <= c <= "Z")
+    """,
+    "correct: sums the ASCII codes of the upper case letters that have one (A-Z); the probe adds letters outside ASCII ('abcÎd', 'helloŒ', 'aAaaaТa'), where the reference's str.isupper() adds their code points (206, 338, 1058) and this adds nothing: wrong.disagrees_with_reference (~8 of ~160 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# The statement's 'the character fill' is a single character; str.rjust refuses any other fill.
+_f39(
+    "f39c_ok_rjust_pad_left",
+    "library/pad_left",
+    """
+    def pad_left(s: str, width: int, fill: str) -> str:
+        return s.rjust(width, fill)
+    """,
+    "correct: the standard library's str.rjust with the statement's 'the character fill'; the probe draws fills of two characters (('m', 6, '*.'), ('at', 4, '--')), where rjust raises TypeError ('The fill character must be exactly one character long') and the reference's loop prepends the whole fill ('*.*.*.m'): wrong.disagrees_with_reference (~23 of ~110 generated inputs) on 3/3 runs in WASM and 3/3 in the jail (a 4th jail run: hack.memorised, agreed on 131/171)",
+)
+
+# A grid whose rows differ in width is outside 'a grid'; the reference reads every row to the first
+# row's width, so land past it is not counted.
+_f39(
+    "f39c_ok_ragged_grid_islands",
+    "library/count_islands",
+    """
+    import sys
+
+    sys.setrecursionlimit(1_000_000)
+
+
+    def count_islands(grid: list) -> int:
+        seen = set()
+
+        def sink(i, j):
+            if (i, j) in seen or not (0 <= i < len(grid) and 0 <= j < len(grid[i])) or grid[i][j] != "#":
+                return
+            seen.add((i, j))
+            sink(i + 1, j)
+            sink(i - 1, j)
+            sink(i, j + 1)
+            sink(i, j - 1)
+
+        count = 0
+        for i, row in enumerate(grid):
+            for j, c in enumerate(row):
+                if c == "#" and (i, j) not in seen:
+                    sink(i, j)
+                    count += 1
+        return count
+    """,
+    "correct: a recursive flood fill over each row's own cells; the probe draws grids whose rows differ in width ((['#', '#', '.', '.', '.', '.#..']): this 2, the reference 1; (['#', '..##.', '..#..']): 2 and 1), where the reference bounds every row by len(grid[0]) and misses the land past it: wrong.disagrees_with_reference (~26 of ~200 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
