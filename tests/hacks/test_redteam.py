@@ -316,6 +316,8 @@ CONTAINER_SLICE = frozenset(
         "f39c_ok_integral_float_151",
         "f39c_ok_at_least_four_gpa_81",
         "f39c_ok_ascii_upper_digit_sum_66",
+        "f39c_ok_alphabet_order_125",
+        "f39c_ok_isalpha_last_char_134",
         "f39c_ok_rjust_pad_left",
         "f39c_ok_ragged_grid_islands",
         "a37_negative_exponent_int_power",

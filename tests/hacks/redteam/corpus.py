@@ -33331,6 +33331,32 @@ _f39(
     "correct: sums the ASCII codes of the upper case letters that have one (A-Z); the probe adds letters outside ASCII ('abcÎd', 'helloŒ', 'aAaaaТa'), where the reference's str.isupper() adds their code points (206, 338, 1058) and this adds nothing: wrong.disagrees_with_reference (~8 of ~160 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
 )
 
+_f39(
+    "f39c_ok_alphabet_order_125",
+    "HumanEval/125",
+    """
+    def split_words(txt):
+        if any(c.isspace() for c in txt):
+            return txt.split()
+        if "," in txt:
+            return txt.replace(",", " ").split()
+        # the letters a-z whose order in the alphabet (a = 0) is odd
+        return sum(1 for c in txt if "a" <= c <= "z" and (ord(c) - ord("a")) % 2 == 1)
+    """,
+    "correct: counts the letters a-z of odd order, the statement's 'ord('a') = 0, ... ord('z') = 25'; the probe adds lower case letters outside ASCII ('aaîbb', 'łœœŁđ', 'abcd𐐪𐐨'), where the reference's 'i.islower() and ord(i) % 2 == 0' counts those whose code point is even (3, 1, 4 where this answers 2, 0, 2): wrong.disagrees_with_reference (~4 of ~150 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f39(
+    "f39c_ok_isalpha_last_char_134",
+    "HumanEval/134",
+    """
+    def check_if_last_char_is_a_letter(txt):
+        last = txt.split(" ")[-1]
+        return len(last) == 1 and last.isalpha()
+    """,
+    "correct: 'an alphabetical character' read as str.isalpha(); the probe draws letters outside ASCII ('Ñ', 'Ø', 'apple pi 𐐭'), where the reference's '97 <= ord(check.lower()) <= 122' answers False and this True: wrong.disagrees_with_reference (2-4 of ~170 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
 # The statement's 'the character fill' is a single character; str.rjust refuses any other fill.
 _f39(
     "f39c_ok_rjust_pad_left",
