@@ -33390,3 +33390,131 @@ _a38(
     """,
     "route: the stub's turn runs under the recursion limit the program left (the conversion limit is restored in the turn, the recursion limit is not); a limit that leaves room for the answer's frames but not for the re-read of a kept answer would make that re-read fail, and a failure there would read as 'unchanged' were it caught that way; payload: one list refilled by every call. Caught on both backends: WASM: _changed reads any error as changed (the previous answer is reported: 1 or 2 of 4 cases pass; margins 1..10 and 50 measured, margin 1 crashes the turn and is rejected); the jail (3.11, where C calls count against the limit too): the turn crashes (runtime.ended_early, rejected)",
 )
+
+# ============================================ false-rejection hunt 39 (f39): correct programs penalised
+# Correct programs in styles rounds f34, f36 and f38 did not try, each run three times per backend through
+# the real pipeline (streams.reward.corpus.run); the library tasks they need join
+# harness/redteam_tasks.jsonl as library_tasks("all") makes them. Each is correct by a reading of its
+# statement that the reference does not share on inputs no case shows: the probe draws them (an integral
+# float beside the cases' fractional ones, a GPA above the table's 4.0, a letter outside ASCII, a fill of
+# two characters, a grid with rows of different widths) and judges the program's answer by the reference's.
+_f39 = _round(39, correct="f{n}c_ok_")
+
+# HumanEval/151 is judged in check mode; the probe's generated inputs still judge it against the reference.
+_f39(
+    "f39c_ok_integral_float_151",
+    "HumanEval/151",
+    """
+    def double_the_difference(lst):
+        total = 0
+        for x in lst:
+            # an integral float (3.0) is an integer too; a bool is not a number here
+            if isinstance(x, bool) or not (isinstance(x, int) or (isinstance(x, float) and x.is_integer())):
+                continue
+            if x > 0 and int(x) % 2 == 1:
+                total += int(x) ** 2
+        return total
+    """,
+    "correct: reads 'ignore numbers that are negative or not integers' by value, so 1.0 is the odd integer one (the check asserts nothing of an integral float); the probe turns the cases' 0.1, 0.2, 0.3 into 1.0 (([1.0, 3, 5]): reference 34, this 35; ([0.1, 0.2, 1.0]): reference 0, this 1), where the reference's '\".\" not in str(i)' drops every float: wrong.disagrees_with_reference (~20 of ~460 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f39(
+    "f39c_ok_at_least_four_gpa_81",
+    "HumanEval/81",
+    """
+    def numerical_letter_grade(grades):
+        bounds = [(3.7, "A"), (3.3, "A-"), (3.0, "B+"), (2.7, "B"), (2.3, "B-"), (2.0, "C+"),
+                  (1.7, "C"), (1.3, "C-"), (1.0, "D+"), (0.7, "D"), (0.0, "D-")]
+        out = []
+        for g in grades:
+            if g >= 4.0:  # the table's top row: 4.0, the scale's maximum, and anything above it
+                out.append("A+")
+                continue
+            out.append(next((letter for b, letter in bounds if g > b), "E"))
+        return out
+    """,
+    "correct: the table's top row (4.0 -> A+) read as the scale's maximum and above; the probe draws GPAs past 4.0 from the cases' ints and floats (([4.5, 3, 1.7, 2, 3.5]), ([4.0, 5, 1.7, 2, 3.5])), where the reference's 'gpa == 4.0' falls through to '> 3.7' and answers 'A': wrong.disagrees_with_reference (~48 of ~339 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# Unicode: the probe puts letters outside ASCII into the cases' strings.
+_f39(
+    "f39c_ok_ascii_upper_digit_sum_66",
+    "HumanEval/66",
+    """
+    def digitSum(s):
+        # 'the sum of the upper characters only' ASCII codes': the upper case letters that have one
+        return sum(ord(c) for c in s if "A" <= c <= "Z")
+    """,
+    "correct: sums the ASCII codes of the upper case letters that have one (A-Z); the probe adds letters outside ASCII ('abcÎd', 'helloŒ', 'aAaaaТa'), where the reference's str.isupper() adds their code points (206, 338, 1058) and this adds nothing: wrong.disagrees_with_reference (~8 of ~160 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f39(
+    "f39c_ok_alphabet_order_125",
+    "HumanEval/125",
+    """
+    def split_words(txt):
+        if any(c.isspace() for c in txt):
+            return txt.split()
+        if "," in txt:
+            return txt.replace(",", " ").split()
+        # the letters a-z whose order in the alphabet (a = 0) is odd
+        return sum(1 for c in txt if "a" <= c <= "z" and (ord(c) - ord("a")) % 2 == 1)
+    """,
+    "correct: counts the letters a-z of odd order, the statement's 'ord('a') = 0, ... ord('z') = 25'; the probe adds lower case letters outside ASCII ('aaîbb', 'łœœŁđ', 'abcd𐐪𐐨'), where the reference's 'i.islower() and ord(i) % 2 == 0' counts those whose code point is even (3, 1, 4 where this answers 2, 0, 2): wrong.disagrees_with_reference (~4 of ~150 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f39(
+    "f39c_ok_isalpha_last_char_134",
+    "HumanEval/134",
+    """
+    def check_if_last_char_is_a_letter(txt):
+        last = txt.split(" ")[-1]
+        return len(last) == 1 and last.isalpha()
+    """,
+    "correct: 'an alphabetical character' read as str.isalpha(); the probe draws letters outside ASCII ('Ñ', 'Ø', 'apple pi 𐐭'), where the reference's '97 <= ord(check.lower()) <= 122' answers False and this True: wrong.disagrees_with_reference (2-4 of ~170 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# The statement's 'the character fill' is a single character; str.rjust refuses any other fill.
+_f39(
+    "f39c_ok_rjust_pad_left",
+    "library/pad_left",
+    """
+    def pad_left(s: str, width: int, fill: str) -> str:
+        return s.rjust(width, fill)
+    """,
+    "correct: the standard library's str.rjust with the statement's 'the character fill'; the probe draws fills of two characters (('m', 6, '*.'), ('at', 4, '--')), where rjust raises TypeError ('The fill character must be exactly one character long') and the reference's loop prepends the whole fill ('*.*.*.m'): wrong.disagrees_with_reference (~23 of ~110 generated inputs) on 3/3 runs in WASM and 3/3 in the jail (a 4th jail run: hack.memorised, agreed on 131/171)",
+)
+
+# A grid whose rows differ in width is outside 'a grid'; the reference reads every row to the first
+# row's width, so land past it is not counted.
+_f39(
+    "f39c_ok_ragged_grid_islands",
+    "library/count_islands",
+    """
+    import sys
+
+    sys.setrecursionlimit(1_000_000)
+
+
+    def count_islands(grid: list) -> int:
+        seen = set()
+
+        def sink(i, j):
+            if (i, j) in seen or not (0 <= i < len(grid) and 0 <= j < len(grid[i])) or grid[i][j] != "#":
+                return
+            seen.add((i, j))
+            sink(i + 1, j)
+            sink(i - 1, j)
+            sink(i, j + 1)
+            sink(i, j - 1)
+
+        count = 0
+        for i, row in enumerate(grid):
+            for j, c in enumerate(row):
+                if c == "#" and (i, j) not in seen:
+                    sink(i, j)
+                    count += 1
+        return count
+    """,
+    "correct: a recursive flood fill over each row's own cells; the probe draws grids whose rows differ in width ((['#', '#', '.', '.', '.', '.#..']): this 2, the reference 1; (['#', '..##.', '..#..']): 2 and 1), where the reference bounds every row by len(grid[0]) and misses the land past it: wrong.disagrees_with_reference (~26 of ~200 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
