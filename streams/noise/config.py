@@ -37,6 +37,7 @@ FilterVersion = Literal[
     "v28",
     "v29",
     "v30",
+    "v31",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -224,7 +225,13 @@ class NoiseConfig(BaseModel):
     #: statement's line is cut from it and the rest read (library/to_base's ``2 <= base <= 16`` before
     #: "e.g. (255, 16) -> 'ff'"), and a list argument the statement calls distinct, where no case repeats
     #: an element, bounds out inputs that repeat one (``probe.stated_distinct``)
-    version: FilterVersion = "v30"
+    #: v31: the forms a statement gives its arguments in words bound the probe's inputs where the cases
+    #: keep them (``probe.stated_forms``): text in ASCII where it names ASCII or the alphabet (a correct
+    #: program counting only A-Z as upper case was judged by the reference's ``isupper()`` on 'É'), an
+    #: argument it calls a character one long (``str.rjust`` refused the probe's fill of two characters),
+    #: the rows of a grid or a matrix it speaks of one width (a flood fill over each row's own width was
+    #: judged by the reference's reading of ragged rows)
+    version: FilterVersion = "v31"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

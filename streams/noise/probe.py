@@ -67,7 +67,16 @@ from streams.probe.plan import (
     ProbePlan,
     case_inputs,
 )
-from streams.probe.statement import Bound, Distinct, outside_statement, says_distinct
+from streams.probe.statement import (
+    AsciiText,
+    Distinct,
+    OneCharacter,
+    Rectangular,
+    Stated,
+    outside_statement,
+    says_distinct,
+)
+from streams.probe.statement import stated_forms as statement_forms
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
     Correctness,
@@ -1211,7 +1220,7 @@ def examine(
     positional_ties: bool = False,
     own_end: bool = False,
     size_limits: bool = False,
-    stated: tuple[Bound | Distinct, ...] = (),
+    stated: tuple[Stated, ...] = (),
     flooded: int | None = None,
     thread_limits: frozenset[int] = frozenset(),
     deep_limits: frozenset[int] | None = None,
@@ -1324,7 +1333,9 @@ def examine(
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
     if stated:
         beyond = frozenset(
-            pos for pos in plan.generated_positions if outside_statement(stated, _arguments(plan.inputs[pos]))
+            pos
+            for pos in plan.generated_positions
+            if _beyond_statement(stated, _arguments(plan.inputs[pos]), answers.get(pos, _NO_ANSWER))
         )
         answers = {p: v for p, v in answers.items() if p not in beyond}
         slow = {p: v for p, v in slow.items() if p not in beyond}
@@ -1691,6 +1702,54 @@ def stated_distinct(task: TaskPublished) -> tuple[Distinct, ...]:
         shown = len(lists) == len(seeds) and any(len(v) > 1 for v in lists)
         if shown and all(Distinct(k).admits(s) for s in seeds):
             out.append(Distinct(k))
+    return tuple(out)
+
+
+_NO_ANSWER = object()
+
+
+def _beyond_statement(stated: tuple[Stated, ...], args: tuple[object, ...], answer: object) -> bool:
+    """Whether ``args`` break a bound the statement states (:func:`outside_statement`), where text past
+    ASCII that the reference's ``answer`` carries through as given (:meth:`AsciiText.carried`) breaks
+    none (v31): the reference read it as the statement does."""
+    if not outside_statement(stated, args):
+        return False
+    return any(
+        not b.admits(args)
+        and not (isinstance(b, AsciiText) and answer is not _NO_ANSWER and b.carried(args, answer))
+        for b in stated
+    )
+
+
+def stated_forms(task: TaskPublished) -> tuple[AsciiText | OneCharacter | Rectangular, ...]:
+    """(filter v31) The forms the task's statement gives its arguments in words
+    (:func:`streams.probe.statement.stated_forms`) that its cases keep, as bounds on the probe's
+    inputs: text in ASCII where no case holds a character past it (the probe puts letters outside ASCII
+    into the cases' strings, where HumanEval/66's "ASCII codes" or /134's "an alphabetical character"
+    have two readings, and a correct program reading the other was judged by the reference's); an
+    argument called a character one long where every case passes one character (library/pad_left's
+    "the character fill", where ``str.rjust`` refuses the probe's two-character fills); the rows of a
+    grid or a matrix of one width where every case's are and one case holds two rows or more
+    (library/count_islands' grid, library/transpose's "rectangular matrix", whose probe inputs with
+    rows of other widths the reference answers by its own reading). A check-mode task, which has no
+    cases, keeps its ASCII text alone (the check's calls are its cases' kin, its statement the same)."""
+    forms = statement_forms(task.prompt, task.entry_point)
+    seeds = [_arguments(c.case.input) for c in expected_cases(task)]
+    out: list[AsciiText | OneCharacter | Rectangular] = []
+    if forms.ascii and all(AsciiText().admits(s) for s in seeds):
+        out.append(AsciiText())
+    if not seeds or len({len(s) for s in seeds}) != 1:
+        return tuple(out)
+    for k in forms.characters:
+        if k < len(seeds[0]) and all(OneCharacter(k).admits(s) and isinstance(s[k], str) for s in seeds):
+            out.append(OneCharacter(k))
+    if forms.rectangular:
+        for k in range(len(seeds[0])):
+            grids = [g for s in seeds if isinstance(g := s[k], list | tuple)]
+            shaped = all(isinstance(r, str | list | tuple) for g in grids for r in g)
+            rows = len(grids) == len(seeds) and shaped
+            if rows and any(len(g) > 1 for g in grids) and all(Rectangular(k).admits(s) for s in seeds):
+                out.append(Rectangular(k))
     return tuple(out)
 
 

@@ -296,7 +296,110 @@ def says_distinct(prompt: str, entry_point: str) -> bool:
     )
 
 
-def outside_statement(bounds: tuple[Bound | Distinct, ...], args: tuple[object, ...]) -> bool:
+# ----------------------------------------------------------- (v31) forms of the arguments stated in words
+#: words by which a statement keeps its text to ASCII: it names ASCII codes or the alphabet (HumanEval/66's
+#: "ASCII codes", /125's "order in the alphabet, ord('a') = 0 ... ord('z') = 25", /134's "an alphabetical
+#: character"), where the probe's letters outside ASCII (é, Ñ) have two readings
+_ASCII_WORDS = re.compile(r"\bASCII\b|\balphabet(?:ic|ical|ically)?\b|\bEnglish letters?\b", re.IGNORECASE)
+#: "the character fill", "a single character c": an argument the statement calls one character
+_CHARACTER_OF = re.compile(r"\bchar(?:acter)?\s+`?([A-Za-z_]\w*)`?", re.IGNORECASE)
+#: words by which a statement makes the rows of a list one width (a grid, a matrix, rectangular)
+_RECTANGULAR_WORDS = re.compile(r"\brectangular\b|\bgrids?\b|\bmatri(?:x|ces)\b", re.IGNORECASE)
+
+
+def _strings(value: object, depth: int = 0) -> list[str]:
+    """The strings in a plain value (its containers read to a depth of 8, a dict's keys and values)."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return []
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for x in (k, v) for t in _strings(x, depth + 1)]
+    if isinstance(value, list | tuple | set | frozenset):
+        return [t for v in value for t in _strings(v, depth + 1)]
+    return []
+
+
+@dataclass(frozen=True)
+class AsciiText:
+    """(filter v31) The statement keeps its text to ASCII: no string in the arguments holds a
+    character past it."""
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        return all(text.isascii() for text in _strings(args))
+
+    def carried(self, args: tuple[object, ...], answer: object) -> bool:
+        """Whether ``answer`` (the reference's, to ``args``) holds every character past ASCII of
+        ``args``: the reference left them as text it does not read, which is what the statement's
+        ASCII makes of them, so a program reading it so answers as the reference does and the input
+        is judged (HumanEval/89's rotation leaves 'À' as it is; a program turning it into a letter of
+        the alphabet turns 'A' and ' ' into letters too)."""
+        wide = {c for text in _strings(args) for c in text if not c.isascii()}
+        held = {c for text in _strings(answer) for c in text}
+        return bool(wide) and wide <= held
+
+
+@dataclass(frozen=True)
+class OneCharacter:
+    """(filter v31) Argument ``arg`` is a string the statement calls a character: one long."""
+
+    arg: int
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        value = args[self.arg] if self.arg < len(args) else None
+        return not isinstance(value, str) or len(value) == 1
+
+
+@dataclass(frozen=True)
+class Rectangular:
+    """(filter v31) Argument ``arg`` is a list of rows the statement calls a grid or a matrix: its rows
+    (strings, lists, tuples) are of one length."""
+
+    arg: int
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        rows = args[self.arg] if self.arg < len(args) else None
+        if not isinstance(rows, list | tuple):
+            return True
+        lengths = {len(r) for r in rows if isinstance(r, str | list | tuple)}
+        return len(lengths) <= 1
+
+
+@dataclass(frozen=True)
+class StatedForms:
+    """(filter v31) What a statement says in words of its arguments' forms: its text is ASCII, the
+    arguments (by position) it calls a character, and whether it speaks of a grid or a matrix. Which of
+    them bound the probe's inputs is left to the cases (``streams.noise.probe.stated_forms``)."""
+
+    ascii: bool = False
+    characters: tuple[int, ...] = ()
+    rectangular: bool = False
+
+
+def stated_forms(prompt: str, entry_point: str) -> StatedForms:
+    """(filter v31) The forms the entry point's docstring states outside its examples."""
+    found = _signature(prompt, entry_point, wider=True)
+    if found is None:
+        return StatedForms()
+    names, doc = found
+    prose = "\n".join(
+        _INLINE_EXAMPLE.sub("", line.strip())
+        for line in doc.splitlines()
+        if not line.strip().startswith(">>>")
+    )
+    characters = {m.group(1) for m in _CHARACTER_OF.finditer(prose)}
+    return StatedForms(
+        ascii=_ASCII_WORDS.search(prose) is not None,
+        characters=tuple(i for i, name in enumerate(names) if name in characters),
+        rectangular=_RECTANGULAR_WORDS.search(prose) is not None,
+    )
+
+
+#: what the statement bounds the probe's inputs by
+Stated = Bound | Distinct | AsciiText | OneCharacter | Rectangular
+
+
+def outside_statement(bounds: tuple[Stated, ...], args: tuple[object, ...]) -> bool:
     """Whether arguments ``args`` break a bound the statement states."""
     return any(not b.admits(args) for b in bounds)
 

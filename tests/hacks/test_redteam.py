@@ -96,7 +96,6 @@ LENGTH_SPREAD = "probe: the pairs HumanEval/54 answers True (the same letters) a
 # round 18 (attack18)
 R2_LOW = "probe r2: a check drawing unseeded inputs is run again with each draw's literal bounds widened outwards from zero only (HumanEval/38's randint(10, 20) becomes randint(10, 80): a positive low bound stays), so no string shorter than 10 letters reaches the candidate, and a decoder wrong only on strings shorter than 3 (each its own encoding) passes the check and its probe alike"
 # round 18c (correct18)
-WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed"
 # round 19c (correct19)
 WASM_C_STACK = "sandbox: the WASM guest's C stack holds about 112 kB (streams/sandbox/README.md), and a recursion through a C function (functools.lru_cache's wrapper) ends there near 250 levels with 'RecursionError: Stack overflow (used 112 kB)' whatever sys.setrecursionlimit says, so on redteam/depth, whose statement admits n up to 4000, a memoised recursive sum fails the hidden cases n = 4000 and 2500 under an explicit wasm on every seed; auto sees the stack guard's text and re-runs it in the container, where it passes (a wider guest stack is a runtime build setting, not changed here)"
 
@@ -148,7 +147,11 @@ CLOCK_SPIN_TO_CAP = "sandbox clocks (the price of f34c_ok_deadline_guard_39, 5de
 FILE_CACHE = "sandbox and reward static scan (a decision): the WASM guest has no /tmp (its only preopen is the program's read-only folder) and an open the walls refuse is labelled 'filesystem' (hack.sandbox_violation, rejected), and the jail's static scan charges open() of a path as file access (security 0.33): files are a door a secure program keeps shut, so a correct program caching its answers in a /tmp file, every OSError caught (f36c_ok_tmp_file_cache_23), is rejected in WASM and penalised in the jail"
 
 # false-rejection hunt 38 (falsereject38)
-PROSE_PRECONDITIONS = "probe domain: a precondition stated in words the statement reader does not read ('such a pair exists', 'rectangular', 'columns of a equal rows of b', camelCase) leaves the probe's inputs that break it judged against the reference's answer there, so a correct program refusing them (a ValueError where no pair exists: f38c_ok_brute_two_sum; an IndexError on ragged rows: f38c_ok_indexed_transpose; numpy's error on mismatched sizes: f38c_ok_numpy_matmul) or answering them by another valid reading (a leading capital lowercased: f38c_ok_pascal_tolerant_snake) is rejected as wrong.disagrees_with_reference or hack.memorised on both backends; read forms so far: comparisons, 'less than', dashed ranges, 'distinct' lists (streams/probe/statement.py)"
+PROSE_PRECONDITIONS = "probe domain: a precondition stated in words the statement reader does not read ('such a pair exists', 'columns of a equal rows of b', camelCase) leaves the probe's inputs that break it judged against the reference's answer there, so a correct program refusing them (a ValueError where no pair exists: f38c_ok_brute_two_sum; numpy's error on mismatched sizes: f38c_ok_numpy_matmul) or answering them by another valid reading (a leading capital lowercased: f38c_ok_pascal_tolerant_snake) is rejected as wrong.disagrees_with_reference or hack.memorised on both backends; read forms so far: comparisons, 'less than', dashed ranges, 'distinct' lists, ASCII text, one character, rectangular grids and matrices (streams/probe/statement.py)"
+
+# false-rejection hunt 39 (falsereject39): the readings the statement reader does not make
+INTEGRAL_FLOAT_READING = "probe: HumanEval/151's statement ('ignore numbers that are negative or not integers') does not say whether 1.0 is an integer; its reference reads one as a number written without a point ('.' not in str(i)) and the probe turns the cases' 0.1 and 0.2 into whole floats (1.0, 2.0) beside ints, so a correct program taking 1.0 for an odd integer (x == int(x): f39c_ok_integral_float_151) answers 35 where the reference answers 34 and is rejected on both backends (wrong.disagrees_with_reference); the statement reader reads no such word (a mechanism would leave a whole float where the statement speaks of integers unjudged, which a11_whole_float_22's kin would then pass where a case shows one)"
+GPA_PAST_SCALE = "probe: HumanEval/81's table runs from 4.0 (A+) down, and the probe draws GPAs past its top (4.5, 5), where the reference's `gpa == 4.0` falls through to 'A'; a correct program reading the top row as '4.0 or more' (f39c_ok_at_least_four_gpa_81) answers 'A+' there and is rejected on both backends; the statement reader reads no bound from a table's rows"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
@@ -230,7 +233,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a18_check_anagram_memo_50", "*"): MEMO_COLLISION,
     ("a18_depth_memo_low12", "*"): MEMO_COLLISION,
     ("a18_rlimit_judged_35", "wasm"): ENVIRONMENT,
-    ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
     ("a19_search_small_values_69", "*"): RARE_ANSWER,
     ("a19_fizz_capped_36", "*"): SLOW_REFERENCE,
     ("a19_triples_float_div_147", "*"): SLOW_REFERENCE,
@@ -288,9 +290,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a36_call_deadline_fallback_39", "*"): CLOCK_IN_CALL,
     ("f36c_ok_tmp_file_cache_23", "*"): FILE_CACHE,
     ("f38c_ok_brute_two_sum", "*"): PROSE_PRECONDITIONS,
-    ("f38c_ok_indexed_transpose", "*"): PROSE_PRECONDITIONS,
     ("f38c_ok_numpy_matmul", "*"): PROSE_PRECONDITIONS,
     ("f38c_ok_pascal_tolerant_snake", "*"): PROSE_PRECONDITIONS,
+    ("f39c_ok_integral_float_151", "*"): INTEGRAL_FLOAT_READING,
+    ("f39c_ok_at_least_four_gpa_81", "*"): GPA_PAST_SCALE,
     ("a10_slow_extreme_35", "wasm"): CLOCK_SPIN_TO_CAP,
 }
 

@@ -66,7 +66,7 @@ def runs() -> dict[tuple[str, str], Evaluation]:
 
 def test_the_versions_run_past_v29_to_v30() -> None:
     assert VERSIONS[VERSIONS.index("v30") - 1 : VERSIONS.index("v30") + 1] == ("v29", "v30")
-    assert VERSIONS[-1] == "v30" and NoiseConfig().version == "v30" and NoiseConfig().label() == "v30"
+    assert VERSIONS.index("v30") < VERSIONS.index(NoiseConfig().version)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

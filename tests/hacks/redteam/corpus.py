@@ -22380,15 +22380,6 @@ _a19(
     "rotates every character as if it were a lowercase letter: 'A' or a space come out as lowercase letters (the reference leaves them)",
 )
 _a19(
-    "a19_digitsum_ascii_upper_66",
-    "HumanEval/66",
-    """
-    def digitSum(s):
-        return sum(ord(c) for c in s if 65 <= ord(c) <= 90)
-    """,
-    "upper case as the ASCII range 65..90: an upper-case non-ASCII letter ('É', 'Ω') is left out of the sum",
-)
-_a19(
     "a19_check_reduce_passes_61",
     "HumanEval/61",
     """
@@ -33445,7 +33436,7 @@ _f39(
         # 'the sum of the upper characters only' ASCII codes': the upper case letters that have one
         return sum(ord(c) for c in s if "A" <= c <= "Z")
     """,
-    "correct: sums the ASCII codes of the upper case letters that have one (A-Z); the probe adds letters outside ASCII ('abcÎd', 'helloŒ', 'aAaaaТa'), where the reference's str.isupper() adds their code points (206, 338, 1058) and this adds nothing: wrong.disagrees_with_reference (~8 of ~160 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+    "correct: sums the ASCII codes of the upper case letters that have one (A-Z); the probe adds letters outside ASCII ('abcÎd', 'helloŒ', 'aAaaaТa'), where the reference's str.isupper() adds their code points (206, 338, 1058) and this adds nothing: wrong.disagrees_with_reference (~8 of ~160 generated inputs) on 3/3 runs in WASM and 3/3 in the jail. Round 19 had the same program as wrong (a19_digitsum_ascii_upper_66, removed): a decision, a letter outside ASCII has no ASCII code, so the statement does not decide it (filter v31: AsciiText)",
 )
 
 _f39(
