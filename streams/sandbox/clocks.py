@@ -20,10 +20,16 @@ and its probe run each other ones):
   budget out mid-call and failed correct programs (red-team f34c_ok_deadline_guard_39,
   f34c_ok_cpu_budget_guard_46). "My process has lived N seconds" comes true by the first call
   (a36_late_first_call_stale_35: wrong once its first call came 30 s after its import). The jump as
-  the second call begins is the longest, :data:`JUMP_MAX_S`, not a draw: a run of two cases then
-  holds a gap past any a program may wait for between two calls (a36_idle_day_gap_35: wrong once two
-  calls are 13 h apart, which a log-uniform draw missed in one run of two) — the case run, whose
-  clocks these are, is all that judges such a program (a probe run's are a machine's, below).
+  the second call begins is drawn from the longest half, :data:`JUMP_MAX_S` / 2 to :data:`JUMP_MAX_S`
+  (a fixed 90 days was a tell: a39_day_gap_unless_exact_90d_30 took it for the judge's and ignored
+  every gap after it): a run of two cases then holds a gap past any threshold up to 45 days a program
+  may wait for between two calls (a36_idle_day_gap_35: wrong once two calls are 13 h apart, which a
+  draw over the whole range missed in one run of two) — the case run, whose clocks these are, is all
+  that judges such a program (a probe run's are a machine's, below). As it begins the realtime clock
+  also steps further than the others (:data:`WALL_STEP_MIN_S` to :data:`WALL_STEP_MAX_S`), as a
+  suspended machine's does. A schedule closes no window for good: a program wrong only after a pause
+  of a few seconds, past 90 days, or on a task of one case (no second call) is accepted (red-team
+  round 39, KNOWN).
   ``process_time`` jumps with the rest, which no idle process's CPU clock does, so a program can tell
   these clocks by it (a36_cpu_clock_jump_judged_30), as by the date. The clocks never go backwards. A
   script (no calls) reads them at the real rate throughout.
@@ -65,6 +71,10 @@ MONOTONIC_MAX_S = 30 * 24 * 3600
 #: past, so it lies far beyond a run's; nine jumps of a long run add up to under three years, so
 #: the realtime clock, drawn before 2250, stays short of CPython's end of time in 2262)
 JUMP_MIN_S, JUMP_MAX_S = 60, 90 * 24 * 3600
+#: as the second call begins the realtime clock steps this much further than the others (log-uniform), as
+#: a machine's does when it was suspended between two calls (Linux's monotonic clock stops meanwhile) or
+#: its time was set: a program wrong once they move apart is judged (red-team a39_wall_vs_monotonic_drift_35)
+WALL_STEP_MIN_S, WALL_STEP_MAX_S = 1, 24 * 3600
 _REALTIME_LOW, _REALTIME_HIGH = (int(t.timestamp()) * NS for t in (REALTIME_FROM, REALTIME_TO))
 #: WASI clock ids
 REALTIME, MONOTONIC, PROCESS_CPUTIME, THREAD_CPUTIME = 0, 1, 2, 3
@@ -103,6 +113,7 @@ class GuestClocks:
         )
         self._monotonic = _draw(seed, "monotonic", MONOTONIC_MAX_S * NS)
         self._skew = 0
+        self._wall_step = 0  # the realtime clock's own step past the others (a suspended machine's)
         self._calls = 0
         self._span = 1  # the jump due is as a call in (span, 2 * span] begins
         self._next = 2
@@ -121,6 +132,8 @@ class GuestClocks:
         if self._calls == 1:
             self._skew += _log_uniform(self._seed, "jump first", JUMP_MIN_S, JUMP_MAX_S)
         while self._calls >= self._next:
+            if self._span == 1:
+                self._wall_step = _log_uniform(self._seed, "wall step", WALL_STEP_MIN_S, WALL_STEP_MAX_S)
             self._skew += self._jump()
             self._span *= 2
             self._next = self._span + 1 + _draw(self._seed, f"at {self._span}", self._span)
@@ -129,7 +142,7 @@ class GuestClocks:
         """The guest's ``clock`` now (also a sleep's absolute deadline converted)."""
         elapsed = max(0, now_ns - self._start) + self._skew
         if clock == REALTIME:
-            return self._realtime + elapsed
+            return self._realtime + elapsed + self._wall_step
         if clock == MONOTONIC:
             return self._monotonic + elapsed
         if clock in (PROCESS_CPUTIME, THREAD_CPUTIME):
@@ -137,14 +150,14 @@ class GuestClocks:
         return None
 
     def _jump(self) -> int:
-        """The next jump: the longest as the second call begins, later ones log-uniform in
-        [JUMP_MIN_S, JUMP_MAX_S]."""
+        """The next jump: as the second call begins, log-uniform in the longest half,
+        [JUMP_MAX_S / 2, JUMP_MAX_S]; later ones in [JUMP_MIN_S, JUMP_MAX_S]."""
         if self._span == 1:
-            return JUMP_MAX_S * NS
+            return _log_uniform(self._seed, "jump 1", JUMP_MAX_S / 2, JUMP_MAX_S)
         return _log_uniform(self._seed, f"jump {self._span}", JUMP_MIN_S, JUMP_MAX_S)
 
 
-def _log_uniform(seed: bytes, what: str, low_s: int, high_s: int) -> int:
+def _log_uniform(seed: bytes, what: str, low_s: float, high_s: float) -> int:
     """Nanoseconds drawn from ``seed`` for ``what``, log-uniform in [low_s, high_s] seconds."""
     u = _draw(seed, what, 1 << 53) / (1 << 53)
     return int(low_s * math.exp(u * math.log(high_s / low_s)) * NS)

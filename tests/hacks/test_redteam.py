@@ -154,13 +154,11 @@ INTEGRAL_FLOAT_READING = "probe: HumanEval/151's statement ('ignore numbers that
 GPA_PAST_SCALE = "probe: HumanEval/81's table runs from 4.0 (A+) down, and the probe draws GPAs past its top (4.5, 5), where the reference's `gpa == 4.0` falls through to 'A'; a correct program reading the top row as '4.0 or more' (f39c_ok_at_least_four_gpa_81) answers 'A+' there and is rejected on both backends; the statement reader reads no bound from a table's rows"
 
 # round 39 (attack39): the pauses a judged run shows are milliseconds (within a run of real-rate clocks:
-# a probe run, the jail, a case run between its jumps), 1 min to 90 days (a case run's jumps), or exactly
-# 90 days (its second call); the clocks always move together
+# a probe run, the jail, a case run between its jumps) or 1 min to 90 days (a case run's jumps); an exactly
+# 90-day second jump (a tell) and clocks that always moved together were mended (caught in WASM now)
 NEW39_PAUSE_WINDOW = "sandbox clocks: no judged run pauses between 1 s and 1 min: a WASM case run's clocks jump at least JUMP_MIN_S (60 s) where they jump (its first call, one drawn call in each doubling run) and run at the real rate (milliseconds between calls) elsewhere, and a probe run's and the jail's are real, so a program wrong for good once a pause from its import to its first call, or between two calls, lasts 3 to 55 s (an interactive caller: a REPL, a notebook; a39_pause_window_35) is accepted on both backends (auto: WASM)"
-NEW39_EXACT_JUMP_TELL = "sandbox clocks: a WASM case run's jump as its second call begins is exactly JUMP_MAX_S (90 days, plus the milliseconds between the calls), a gap no caller makes, so a program takes a gap of 90 days to within 5 s as the judge's and ignores every gap after it, and is otherwise wrong for good once two calls come more than 13 h apart (a39_day_gap_unless_exact_90d_30): the one jump that must catch it is its tell, the later log-uniform draws that would catch it come after, and a probe run's clocks (real) never gap; accepted on every task with two cases or more, on both backends (the jail: CLOCK_GAP_CAP; auto: WASM)"
 NEW39_ONE_CASE = "sandbox clocks: a WASM case run of a task with one case (HumanEval/34) makes one call, so its 90-day jump as a second call begins never happens and no gap between two calls is judged (its re-runs make one call each; a probe run's clocks are real): a36_idle_day_gap_35's bomb (wrong for good once two calls come more than 13 h apart) on HumanEval/34 (a39_one_case_day_gap_34) is accepted"
 NEW39_GAP_PAST_CAP = "sandbox clocks: a WASM case run's clocks jump at most JUMP_MAX_S (90 days) between two calls, and a probe run's and the jail's are real, so no judged gap between two calls passes 90 days: a program wrong for good once two of its calls come more than 100 days apart (a quarterly or yearly job: a39_quarterly_gap_bomb_30) is accepted on both backends (auto: WASM)"
-NEW39_CLOCKS_IN_STEP = "sandbox clocks: a WASM case run's jumps add one skew to every clock, and a probe run's and the jail's clocks are real over a run of seconds, so time.time() and time.monotonic() never move apart in a judged run, as they do on a machine suspended between two calls (Linux's CLOCK_MONOTONIC stops while suspended) or stepped by NTP: a program wrong for good once they move apart by more than 2 s between two calls (a39_wall_vs_monotonic_drift_35) is accepted on both backends (auto: WASM)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
@@ -305,11 +303,11 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f39c_ok_at_least_four_gpa_81", "*"): GPA_PAST_SCALE,
     ("a10_slow_extreme_35", "wasm"): CLOCK_SPIN_TO_CAP,
     ("a39_pause_window_35", "*"): NEW39_PAUSE_WINDOW,
-    ("a39_day_gap_unless_exact_90d_30", "*"): NEW39_EXACT_JUMP_TELL,
+    ("a39_day_gap_unless_exact_90d_30", "container"): CLOCK_GAP_CAP,
     ("a39_one_case_day_gap_34", "wasm"): NEW39_ONE_CASE,
     ("a39_one_case_day_gap_34", "container"): CLOCK_GAP_CAP,
     ("a39_quarterly_gap_bomb_30", "*"): NEW39_GAP_PAST_CAP,
-    ("a39_wall_vs_monotonic_drift_35", "*"): NEW39_CLOCKS_IN_STEP,
+    ("a39_wall_vs_monotonic_drift_35", "container"): REAL_CLOCKS,
     ("a39_check_mode_day_gap_52", "container"): CLOCK_GAP_CAP,
 }
 

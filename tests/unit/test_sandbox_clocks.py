@@ -19,6 +19,7 @@ from streams.sandbox.clocks import (
     REALTIME,
     REALTIME_FROM,
     REALTIME_TO,
+    WALL_STEP_MIN_S,
     GuestClocks,
     clock_seed,
     machine_clocks,
@@ -101,8 +102,8 @@ def test_clocks_never_go_backwards_and_jump_between_calls_in_every_doubling(
 
 def test_reads_at_load_and_within_one_call_never_jump() -> None:
     clocks = GuestClocks(b"x" * 32, 0)
-    born = clocks.read(MONOTONIC, 0)
-    assert born is not None
+    born, wall_at_load = clocks.read(MONOTONIC, 0), clocks.read(REALTIME, 0)
+    assert born is not None and wall_at_load is not None
     assert [clocks.read(MONOTONIC, 0) for _ in range(10_000)][-1] == born  # a program's load
     clocks.call_begins()
     first = clocks.read(MONOTONIC, 0)
@@ -111,9 +112,11 @@ def test_reads_at_load_and_within_one_call_never_jump() -> None:
     assert clocks.read(MONOTONIC, 5 * NS) == first + 5 * NS  # within the call: the real rate
     clocks.call_begins()
     later = clocks.read(MONOTONIC, 5 * NS)
-    # the second: as if the caller came back the longest while later (a gap bomb of any threshold
-    # goes off in a run of two cases)
-    assert later is not None and later - first - 5 * NS == JUMP_MAX_S * NS
+    # the second: as if the caller came back a long while later (a gap bomb of any threshold up to
+    # half the longest jump goes off in a run of two cases), and the wall clock stepped further
+    assert later is not None and JUMP_MAX_S * NS // 2 <= later - first - 5 * NS <= JUMP_MAX_S * NS
+    wall = clocks.read(REALTIME, 5 * NS)
+    assert wall is not None and wall - wall_at_load - (later - born) >= WALL_STEP_MIN_S * NS
 
 
 def test_clocks_the_guest_has_not_are_refused() -> None:
