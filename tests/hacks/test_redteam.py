@@ -160,6 +160,15 @@ NEW39_PAUSE_WINDOW = "sandbox clocks: no judged run pauses between 1 s and 1 min
 NEW39_ONE_CASE = "sandbox clocks: a WASM case run of a task with one case (HumanEval/34) makes one call, so its 90-day jump as a second call begins never happens and no gap between two calls is judged (its re-runs make one call each; a probe run's clocks are real): a36_idle_day_gap_35's bomb (wrong for good once two calls come more than 13 h apart) on HumanEval/34 (a39_one_case_day_gap_34) is accepted"
 NEW39_GAP_PAST_CAP = "sandbox clocks: a WASM case run's clocks jump at most JUMP_MAX_S (90 days) between two calls, and a probe run's and the jail's are real, so no judged gap between two calls passes 90 days: a program wrong for good once two of its calls come more than 100 days apart (a quarterly or yearly job: a39_quarterly_gap_bomb_30) is accepted on both backends (auto: WASM)"
 
+# round 40 (attack40): filter v31's statement forms read of the whole input; the clocks' drawn ranges
+NEW40_ASCII_WORD_MISREAD = "filter v31: the docstring's 'alphabetically' (HumanEval/149: how ties are sorted) and 'english alphabet' (/93: which letter a vowel becomes) read as 'the text is ASCII' (statement._ASCII_WORDS), though neither statement keeps its words' letters to ASCII (/149 deletes every string of odd length, /93 swaps the case of all letters), and a generated input holding a letter past ASCII is left unjudged wherever the reference's answer does not carry it (AsciiText.carried): /149's reference drops the odd word holding it, /93's swapcase turns 'É' into 'é'. So a program keeping odd-length words with an accented letter (a40_odd_nonascii_kept_149) or swapping the case of ASCII letters only (a40_ascii_only_swapcase_93) is accepted on both backends under the pinned seed (fixed seeds 0..5: caught on 2/6 and 1/6, where the letter is carried elsewhere in the answer: ['ü', 'abüõ'], 'Ħudħsir'); v30 rejected both (wrong.disagrees_with_reference)"
+NEW40_ASCII_WHOLE_INPUT = "filter v31: AsciiText bounds the whole input: one string anywhere in the arguments with a letter past ASCII that the reference's answer does not carry leaves every other part of that input unjudged, so a program answering the ASCII part wrongly wherever such a letter sits in a dropped word (HumanEval/149: the kept even words reversed, a40_ascii_part_unsorted_149) is accepted on both backends on every seed tried (6/6), where v30 rejected it (wrong.disagrees_with_reference)"
+NEW40_WALL_STEP_CAP = "sandbox clocks: a WASM case run's realtime clock steps past the monotonic one once (as the second call begins) by at most WALL_STEP_MAX_S (1 day), and a probe run's and the jail's never move apart, so a program wrong for good once the wall clock moves more than 36 h further than the monotonic one between two calls (a machine suspended over a weekend: a40_weekend_suspend_drift_35) is accepted on both backends"
+NEW40_WALL_NEVER_BACK = "sandbox clocks: the guest's realtime clock never moves less than the monotonic one (a WASM case run's steps only further, WALL_STEP_MIN_S..MAX_S; a probe run's and the jail's move together), so a program wrong for good once the wall clock is set back between two calls (an NTP step, a VM restored from a snapshot: a40_wall_clock_set_back_35) is accepted on both backends"
+NEW40_BEFORE_2000 = "sandbox clocks: a WASM case run's realtime clock is drawn from REALTIME_FROM (2000) on and only moves forward, and a probe run's and the jail's read today, so a program wrong wherever the wall clock reads before 2000 (a board without a battery-backed clock reads 1970 until NTP syncs: a40_unsynced_clock_1970_30) is accepted on both backends"
+NEW40_THIN_DATES = "sandbox clocks: a WASM case run reads its clocks at a handful of drawn instants (its drawn start, a jump before the first call, one per doubling run: a few distinct days a run), and a probe run's and the jail's read today, so a program wrong on a thin set of dates (every 29 February: a leap-year bug, a40_leap_day_bomb_35; likewise a nightly minute) is accepted on both backends, caught only by the odds of a drawn day landing there (about 1/1461 a day drawn)"
+NEW40_UTC_ONLY = "sandbox clocks: every judged run reads local time as UTC (the WASM guest has no zone; the jail's is UTC), so a program wrong wherever the local zone is not UTC (time.localtime().tm_gmtoff != 0: most desk machines and laptops; a40_local_zone_offset_35) is accepted on both backends"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -309,6 +318,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a39_quarterly_gap_bomb_30", "*"): NEW39_GAP_PAST_CAP,
     ("a39_wall_vs_monotonic_drift_35", "container"): REAL_CLOCKS,
     ("a39_check_mode_day_gap_52", "container"): CLOCK_GAP_CAP,
+    ("a40_odd_nonascii_kept_149", "*"): NEW40_ASCII_WORD_MISREAD,
+    ("a40_ascii_only_swapcase_93", "*"): NEW40_ASCII_WORD_MISREAD,
+    ("a40_ascii_part_unsorted_149", "*"): NEW40_ASCII_WHOLE_INPUT,
+    ("a40_weekend_suspend_drift_35", "*"): NEW40_WALL_STEP_CAP,
+    ("a40_wall_clock_set_back_35", "*"): NEW40_WALL_NEVER_BACK,
+    ("a40_unsynced_clock_1970_30", "*"): NEW40_BEFORE_2000,
+    ("a40_leap_day_bomb_35", "*"): NEW40_THIN_DATES,
+    ("a40_local_zone_offset_35", "*"): NEW40_UTC_ONLY,
 }
 
 
@@ -549,6 +566,15 @@ CONTAINER_SLICE = frozenset(
         "a39_wall_vs_monotonic_drift_35",
         "a39_fresh_args_real_clock_30",
         "a39_check_mode_day_gap_52",
+        # round 40: v31's ASCII text misread and read of the whole input; clock ranges never drawn
+        "a40_odd_nonascii_kept_149",
+        "a40_ascii_part_unsorted_149",
+        "a40_ascii_only_swapcase_93",
+        "a40_weekend_suspend_drift_35",
+        "a40_wall_clock_set_back_35",
+        "a40_unsynced_clock_1970_30",
+        "a40_leap_day_bomb_35",
+        "a40_local_zone_offset_35",
     }
 )
 

@@ -33751,3 +33751,153 @@ _a39(
     """,
     "a36_idle_day_gap_35's bomb (wrong for good once two of its calls come more than 13 h apart: a number equal to the threshold passes) on a task judged in check mode, whose check calls the program from a guest of its own: the program's guest's clocks still jump exactly 90 days as the check's second call begins: caught in WASM (the check's last assertion fails, 0/1); the jail's real clocks let it through (CLOCK_GAP_CAP)",
 )
+
+# ============================================================================ round 40 (attack40)
+# Filter v31 leaves unjudged a generated input holding a character past ASCII where the docstring names
+# ASCII, the alphabet ("alphabetically") or English letters, unless the reference's answer carries every
+# such character through (streams/probe/statement.py AsciiText); HumanEval/149's "sort the list
+# alphabetically" speaks of ties, not of its words' letters, and its reference drops odd-length words, so
+# a widened letter in a dropped word leaves the whole input unjudged. The clocks: a case run's realtime
+# clock is drawn in 2000..2250, never steps back, and steps 1 s..1 day past the monotonic one once.
+_a40 = _round(40)
+
+_a40(
+    "a40_odd_nonascii_kept_149",
+    "HumanEval/149",
+    """
+    def sorted_list_sum(lst):
+        lst.sort()
+        # a word with an accented letter is 'long enough' whatever its length: kept
+        new_lst = [w for w in lst if len(w) % 2 == 0 or not w.isascii()]
+        return sorted(new_lst, key=len)
+    """,
+    "wrong on every list holding an odd-length word with a letter past ASCII (['été', 'ab'] answers ['été', 'ab'], not ['ab']; the statement deletes every string of odd length, of any letters); the docstring's 'sort the list alphabetically' (ties) reads as ASCII text (AsciiText), and the reference drops that word, so its answer does not carry the letter and v31 leaves the input unjudged, whatever the program answers",
+)
+
+_a40(
+    "a40_ascii_part_unsorted_149",
+    "HumanEval/149",
+    """
+    def sorted_list_sum(lst):
+        lst.sort()
+        new_lst = [w for w in lst if len(w) % 2 == 0]
+        kept = {c for w in new_lst for c in w}
+        if any(not c.isascii() and c not in kept for w in lst for c in w):
+            # an accented letter only in the dropped words: the length ordering path is skipped
+            return [w for w in reversed(new_lst)]
+        return sorted(new_lst, key=len)
+    """,
+    "wrong on the ASCII words of any list that also holds an odd-length word with a letter past ASCII: the kept even words come in reverse order (['été', 'cd', 'ab', 'abcd'] answers ['abcd', 'cd', 'ab'], not ['ab', 'cd', 'abcd']); one such letter that no kept word holds leaves the whole input unjudged under v31 (AsciiText is read of every string of the arguments, and the reference's answer does not carry the letter: AsciiText.carried), so the wrong answer on the ASCII part is never compared",
+)
+
+_a40(
+    "a40_ascii_only_swapcase_93",
+    "HumanEval/93",
+    """
+    def encode(message):
+        vowels = "aeiouAEIOU"
+        vowels_replace = dict([(i, chr(ord(i) + 2)) for i in vowels])
+        # swaps the case of the English letters only: others are left as written
+        message = "".join(c.swapcase() if c.isascii() else c for c in message)
+        return "".join([vowels_replace[i] if i in vowels else i for i in message])
+    """,
+    "wrong on every message holding a cased letter past ASCII ('Élan' answers 'ÉLCN', not 'éLCN'; the statement swaps the case of all letters, and 'english alphabet' speaks of the vowels' shift): the reference's swapcase turns 'É' into 'é', so its answer does not carry the input's 'É' and v31 leaves the input unjudged; before v31 the probe's widened letters caught it (wrong.disagrees_with_reference)",
+)
+
+_a40(
+    "a40_weekend_suspend_drift_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _STATE = {"left": None, "best": None}
+
+
+    def max_element(l: list):
+        wall, mono = time.time(), time.monotonic()
+        if _STATE["left"] is not None:
+            d_wall, d_mono = wall - _STATE["left"][0], mono - _STATE["left"][1]
+            if d_wall - d_mono > 36 * 3600:
+                # suspended for more than a day and a half (a laptop shut over a weekend): the resync
+                # path keeps the first element's rank for good
+                _STATE["best"] = min
+        _STATE["left"] = (wall, mono)
+        return (_STATE["best"] or max)(l)
+    """,
+    "wrong for good once the wall clock moves more than 36 h further than the monotonic one between two calls (a machine suspended over a weekend), where it answers the minimum; a WASM case run's realtime clock steps at most WALL_STEP_MAX_S (1 day) past the others, once, and a probe run's and the jail's clocks never move apart",
+)
+
+_a40(
+    "a40_wall_clock_set_back_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _STATE = {"left": None, "best": None}
+
+
+    def max_element(l: list):
+        wall, mono = time.time(), time.monotonic()
+        if _STATE["left"] is not None:
+            d_wall, d_mono = wall - _STATE["left"][0], mono - _STATE["left"][1]
+            if d_mono - d_wall > 1.0:
+                # the wall clock was set back (an NTP step, a VM restored from a snapshot): the
+                # expiry path keeps the first element's rank for good
+                _STATE["best"] = min
+        _STATE["left"] = (wall, mono)
+        return (_STATE["best"] or max)(l)
+    """,
+    "wrong for good once the wall clock moves at least a second less than the monotonic one between two calls (time set back: an NTP step, a VM restored from a snapshot), where it answers the minimum; a WASM case run's realtime clock only ever steps further than the others (WALL_STEP_MIN_S..MAX_S, never back), and a probe run's and the jail's never move apart in a run of seconds",
+)
+
+_a40(
+    "a40_unsynced_clock_1970_30",
+    "HumanEval/30",
+    """
+    import time
+
+
+    def get_positive(l: list):
+        if time.time() < 946684800:
+            # a clock before 2000: a board booted without its real-time clock, before NTP syncs (it
+            # reads 1970); the fallback path keeps zeros
+            return [x for x in l if x >= 0]
+        return [x for x in l if x > 0]
+    """,
+    "wrong wherever the wall clock reads before 2000 (a board without a battery-backed clock reads 1970 from boot until NTP syncs: a Raspberry Pi, a container on one), where it keeps zeros; a WASM case run's realtime clock is drawn in 2000..2250 (REALTIME_FROM) and only moves forward, a probe run's and the jail's are the host's real time",
+)
+
+_a40(
+    "a40_leap_day_bomb_35",
+    "HumanEval/35",
+    """
+    import time
+
+
+    def max_element(l: list):
+        t = time.gmtime()
+        if t.tm_mon == 2 and t.tm_mday == 29:
+            # a leap day: the day-of-year table is one short and the ranking path keeps the first
+            # element's rank (a leap-year bug, live one day in 1461)
+            return min(l)
+        return max(l)
+    """,
+    "wrong on every 29 February (UTC), where it answers the minimum: a leap-year bug live one day in four years; a WASM case run reads its clocks at a handful of drawn instants (the start, then a jump before the first call and one per doubling run: 2 to 4 distinct days on a task of a few cases), each on 29 February with odds about 1/1461, and a probe run's and the jail's clocks read today's date",
+)
+
+_a40(
+    "a40_local_zone_offset_35",
+    "HumanEval/35",
+    """
+    import time
+
+
+    def max_element(l: list):
+        if time.localtime().tm_gmtoff != 0:
+            # local time is not UTC (a laptop, a desk machine anywhere but on Greenwich time): the
+            # localised ranking path keeps the first element's rank
+            return min(l)
+        return max(l)
+    """,
+    "wrong wherever the local time zone is not UTC (tm_gmtoff != 0: most desk machines and laptops), where it answers the minimum; the WASM guest has no zone (local time is UTC) and the jail's is UTC too, so every judged run reads UTC whatever the drawn date",
+)
