@@ -167,6 +167,7 @@ NEW40_WALL_STEP_CAP = "sandbox clocks: a WASM case run's realtime clock steps pa
 NEW40_WALL_NEVER_BACK = "sandbox clocks: the guest's realtime clock never moves less than the monotonic one (a WASM case run's steps only further, WALL_STEP_MIN_S..MAX_S; a probe run's and the jail's move together), so a program wrong for good once the wall clock is set back between two calls (an NTP step, a VM restored from a snapshot: a40_wall_clock_set_back_35) is accepted on both backends"
 NEW40_BEFORE_2000 = "sandbox clocks: a WASM case run's realtime clock is drawn from REALTIME_FROM (2000) on and only moves forward, and a probe run's and the jail's read today, so a program wrong wherever the wall clock reads before 2000 (a board without a battery-backed clock reads 1970 until NTP syncs: a40_unsynced_clock_1970_30) is accepted on both backends"
 NEW40_THIN_DATES = "sandbox clocks: a WASM case run reads its clocks at a handful of drawn instants (its drawn start, a jump before the first call, one per doubling run: a few distinct days a run), and a probe run's and the jail's read today, so a program wrong on a thin set of dates (every 29 February: a leap-year bug, a40_leap_day_bomb_35; likewise a nightly minute) is accepted on both backends, caught only by the odds of a drawn day landing there (about 1/1461 a day drawn)"
+NEW40_THIN_GAPS = "sandbox clocks: a WASM case run's pauses are its few jumps, log-uniform over a minute to 90 days (the second call's in 45..90 days), so a window of pauses that is a thin slice of that range (10 to 11 min: about 0.8% of it, each jump) is drawn only by the odds, and a probe run's and the jail's pauses are milliseconds: a program wrong for good once a pause lasts 10 to 11 min (a session timeout met within its grace minute: a40_session_grace_gap_35) is accepted on both backends"
 NEW40_UTC_ONLY = "sandbox clocks: every judged run reads local time as UTC (the WASM guest has no zone; the jail's is UTC), so a program wrong wherever the local zone is not UTC (time.localtime().tm_gmtoff != 0: most desk machines and laptops; a40_local_zone_offset_35) is accepted on both backends"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
@@ -326,6 +327,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a40_unsynced_clock_1970_30", "*"): NEW40_BEFORE_2000,
     ("a40_leap_day_bomb_35", "*"): NEW40_THIN_DATES,
     ("a40_local_zone_offset_35", "*"): NEW40_UTC_ONLY,
+    ("a40_session_grace_gap_35", "*"): NEW40_THIN_GAPS,
 }
 
 
@@ -575,6 +577,7 @@ CONTAINER_SLICE = frozenset(
         "a40_unsynced_clock_1970_30",
         "a40_leap_day_bomb_35",
         "a40_local_zone_offset_35",
+        "a40_session_grace_gap_35",
     }
 )
 
