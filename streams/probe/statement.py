@@ -297,10 +297,15 @@ def says_distinct(prompt: str, entry_point: str) -> bool:
 
 
 # ----------------------------------------------------------- (v31) forms of the arguments stated in words
-#: words by which a statement keeps its text to ASCII: it names ASCII codes or the alphabet (HumanEval/66's
-#: "ASCII codes", /125's "order in the alphabet, ord('a') = 0 ... ord('z') = 25", /134's "an alphabetical
-#: character"), where the probe's letters outside ASCII (é, Ñ) have two readings
-_ASCII_WORDS = re.compile(r"\bASCII\b|\balphabet(?:ic|ical|ically)?\b|\bEnglish letters?\b", re.IGNORECASE)
+#: words by which a statement keeps the characters of its text to ASCII, where the probe's letters outside
+#: it (é, Ñ) have two readings: it names ASCII (HumanEval/66's "ASCII codes"), English letters (/118's
+#: "contains English letter only") or alphabetical characters (/134's "an alphabetical character"). Not
+#: the alphabet as an order or a place: "sort alphabetically" (/149) orders whatever words it gets, and a
+#: letter "in the english alphabet" (/93) is where a vowel moves, while "swaps case of all letters"
+#: speaks of 'É' too (red-team a40_odd_nonascii_kept_149, a40_ascii_only_swapcase_93: accepted where
+#: those were read); nor letters spelt 'a' to 'z', which may decide a letter outside them (/141's name
+#: "starts with a letter from the latin alphapet ('a'-'z' and 'A'-'Z')": 'ŋame.txt' is 'No')
+_ASCII_WORDS = re.compile(r"\bASCII\b|\bEnglish letters?\b|\balphabetical characters?\b", re.IGNORECASE)
 #: "the character fill", "a single character c": an argument the statement calls one character
 _CHARACTER_OF = re.compile(r"\bchar(?:acter)?\s+`?([A-Za-z_]\w*)`?", re.IGNORECASE)
 #: words by which a statement makes the rows of a list one width (a grid, a matrix, rectangular)

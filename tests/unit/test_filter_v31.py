@@ -61,6 +61,10 @@ def _prompt(doc: str, args: str = "s") -> str:
 def test_the_statement_is_read_for_its_forms_outside_its_examples() -> None:
     assert statement_forms(_prompt("Sum the ASCII codes of the capitals."), "f") == StatedForms(ascii=True)
     assert statement_forms(_prompt("True where the last one is an alphabetical character."), "f").ascii
+    # the alphabet as an order or a place says nothing of the characters (red-team round 40)
+    assert not statement_forms(_prompt("Sort the words of s alphabetically."), "f").ascii
+    assert not statement_forms(_prompt("Move each vowel 2 places ahead in the english alphabet."), "f").ascii
+    assert not statement_forms(_prompt("Valid where it starts with 'a'-'z' or 'A'-'Z'."), "f").ascii
     assert statement_forms(_prompt("Pad s with the character fill.", "s, fill"), "f").characters == (1,)
     # a character that names no argument bounds nothing
     assert statement_forms(_prompt("Count the character of s that repeats.", "s, c"), "f").characters == ()

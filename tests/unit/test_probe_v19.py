@@ -90,9 +90,12 @@ GROWN_TASKS = ("redteam/mean", "HumanEval/81", "HumanEval/133", "HumanEval/151")
 #: the programs p18/c18 accepted on every seed tried, and the task of each
 WRONG = {"a19b_check_int8_depth_61": "HumanEval/61", "a18b_keyboardinterrupt_far_mean": "redteam/mean"}
 #: correct programs of a reading their task's reference does not share, on inputs no case shows (a whole
-#: float taken for an integer on HumanEval/151, a GPA past the table's 4.0 on /81): any plan that draws
+#: float taken for an integer on HumanEval/151, a GPA past the table's 4.0 on /81, a-z alone ordered on
+#: /125): any plan that draws
 #: such an input shows them wrong, and the filter rejects them (red-team KNOWN, false-rejection hunt f39)
-OTHER_READINGS = frozenset({"f39c_ok_integral_float_151", "f39c_ok_at_least_four_gpa_81"})
+OTHER_READINGS = frozenset(
+    {"f39c_ok_integral_float_151", "f39c_ok_at_least_four_gpa_81", "f39c_ok_alphabet_order_125"}
+)
 #: the corpus' correct programs on the tasks whose plans change
 CORRECT = tuple(
     p.name
