@@ -549,6 +549,13 @@ CONTAINER_SLICE = frozenset(
         "a39_wall_vs_monotonic_drift_35",
         "a39_fresh_args_real_clock_30",
         "a39_check_mode_day_gap_52",
+        # false-rejection hunt 40: formats and letters read as written, a calendar's range, a deep memo
+        "f40c_ok_strict_format_valid_date_124",
+        "f40c_ok_date_span_leap_days",
+        "f40c_ok_either_case_vowel_letters",
+        "f40c_ok_either_case_vowel_sorted_words",
+        "f40c_ok_either_case_first_letter",
+        "f40c_ok_deep_memo_count_change",
     }
 )
 
