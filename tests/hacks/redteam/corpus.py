@@ -33866,3 +33866,31 @@ _f40(
     """,
     "correct: the coin-change recursion, memoised, with a recursion limit of 100,000 for large amounts; the probe draws a coin of value 0 ((13, [0, 2]), (18, [0, 2])), where this recurses without end: in WASM a RecursionError that input alone (accepted 3/3); in the jail CPython's C stack overflows under the raised limit, the process dies (exit 139) and every later input is missing: hack.memorised ('the run hung or ended on probe input 127, past the cases' range, ending its own run where the reference settles at once') and runtime.violation stack_overflow on 3/3 runs; without the raised limit (RecursionError) it is accepted on both",
 )
+
+# Accepted, a style no row had: a pace kept with time.sleep between calls, which in WASM waits on the host's
+# clock for a span the guest measured on its own (jumping) monotonic clock.
+_f40(
+    "f40c_ok_paced_calls_39",
+    "HumanEval/39",
+    """
+    import time
+
+    _last = [0.0]
+    _MIN_GAP_S = 0.003  # a polite pace: at most one call each 3 ms
+
+
+    def prime_fib(n: int):
+        wait = _last[0] + _MIN_GAP_S - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        _last[0] = time.monotonic()
+        a, b, found = 0, 1, 0
+        while True:
+            a, b = b, a + b
+            if a > 1 and all(a % d for d in range(2, int(a**0.5) + 1)):
+                found += 1
+                if found == n:
+                    return a
+    """,
+    "correct: sleeps so that two calls are at least 3 ms apart (time.monotonic, time.sleep); accepted on 3/3 runs per backend (a case run's clocks jump forward between calls, so no wait there; a probe run waits up to 3 ms a call)",
+)
