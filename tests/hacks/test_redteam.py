@@ -169,6 +169,12 @@ NEW40_THIN_DATES = "sandbox clocks: a WASM case run reads its clocks at a handfu
 NEW40_THIN_GAPS = "sandbox clocks: a WASM case run's pauses are its few jumps, log-uniform over a minute to 90 days (the second call's in 45..90 days), so a window of pauses that is a thin slice of that range (10 to 11 min: about 0.8% of it, each jump) is drawn only by the odds, and a probe run's and the jail's pauses are milliseconds: a program wrong for good once a pause lasts 10 to 11 min (a session timeout met within its grace minute: a40_session_grace_gap_35) is accepted on both backends"
 NEW40_UTC_ONLY = "sandbox clocks: every judged run reads local time as UTC (the WASM guest has no zone; the jail's is UTC), so a program wrong wherever the local zone is not UTC (time.localtime().tm_gmtoff != 0: most desk machines and laptops; a40_local_zone_offset_35) is accepted on both backends"
 
+# false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
+STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
+RANGE_PAST_LIBRARY = "probe (from filter v5 only running out of a resource is forgiven past the range): the probe scales library/leap_days' years (1834..2317) far past the cases (10120..2096814), where datetime.date refuses a year past 9999 (ValueError) and the reference's arithmetic answers, so a correct program counting the days between two datetime dates (f40c_ok_date_span_leap_days) is rejected as wrong.disagrees_with_reference on every run on both backends"
+CASE_UNSTATED_LETTERS = "probe p6: where a statement names letters without saying their case ('the vowels (a, e, i, o, u)', 'the words starting with the letter') and every case is lower case, the probe draws the cases' words in upper case, where the reference counts only the lower case letters; a correct program taking the letters in either case (f40c_ok_either_case_vowel_letters, f40c_ok_either_case_vowel_sorted_words, f40c_ok_either_case_first_letter) is rejected as wrong.disagrees_with_reference on both backends (the first two on every run, the third on 2 of 3 seeds); leaving the other case unjudged wherever a statement is silent on it would lose the inputs that catch programs mishandling it"
+JAIL_C_STACK = "sandbox (the jail): a correct program that raises the recursion limit to 100,000 for a deep memoised recursion (f40c_ok_deep_memo_count_change) meets the probe's coin of value 0 (13, [0, 2]), which recurses without end: WASM raises RecursionError on that one input (a refusal, forgiven), while the jail's CPython 3.11 overflows its C stack first and the process dies (exit 139), every later input unanswered: hack.memorised and a stack_overflow violation, rejected on every run in the jail"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -311,6 +317,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f39c_ok_integral_float_151", "*"): INTEGRAL_FLOAT_READING,
     ("f39c_ok_alphabet_order_125", "*"): WIDE_LETTER_ORDER,
     ("a18c_ok_alphabet_only_125", "*"): WIDE_LETTER_ORDER,
+    ("f40c_ok_strict_format_valid_date_124", "*"): STATED_FORMAT,
+    ("f40c_ok_date_span_leap_days", "*"): RANGE_PAST_LIBRARY,
+    ("f40c_ok_either_case_vowel_letters", "*"): CASE_UNSTATED_LETTERS,
+    ("f40c_ok_either_case_vowel_sorted_words", "*"): CASE_UNSTATED_LETTERS,
+    ("f40c_ok_either_case_first_letter", "*"): CASE_UNSTATED_LETTERS,
+    ("f40c_ok_deep_memo_count_change", "container"): JAIL_C_STACK,
     ("f39c_ok_at_least_four_gpa_81", "*"): GPA_PAST_SCALE,
     ("a10_slow_extreme_35", "wasm"): CLOCK_SPIN_TO_CAP,
     ("a39_pause_window_35", "*"): NEW39_PAUSE_WINDOW,
@@ -576,6 +588,13 @@ CONTAINER_SLICE = frozenset(
         "a40_leap_day_bomb_35",
         "a40_local_zone_offset_35",
         "a40_session_grace_gap_35",
+        # false-rejection hunt 40: formats and letters read as written, a calendar's range, a deep memo
+        "f40c_ok_strict_format_valid_date_124",
+        "f40c_ok_date_span_leap_days",
+        "f40c_ok_either_case_vowel_letters",
+        "f40c_ok_either_case_vowel_sorted_words",
+        "f40c_ok_either_case_first_letter",
+        "f40c_ok_deep_memo_count_change",
     }
 )
 

@@ -33924,3 +33924,145 @@ _a40(
     """,
     "wrong for good once a pause (from its import to its first call, or between two calls) lasts 10 to 11 min (a session timeout met within its grace minute), where it answers the minimum; a WASM case run's jumps are log-uniform over a minute to 90 days (about 0.8% of that range in this window, each jump; the second call's in 45..90 days, never), and a probe run's and the jail's pauses are milliseconds",
 )
+
+# ============================================ false-rejection hunt 40 (f40): correct programs penalised
+# Correct programs in styles rounds f34..f39 did not try, each run three times per backend through the real
+# pipeline (streams.reward.corpus.run). Clock readers (TTL caches, per-call pacing, timestamps in logs, a
+# daily cache reset, time-seeded quickselect) were accepted on both; what is penalised is a statement's
+# format or letters read as written where the reference reads more loosely, a library's range refused past
+# the cases, and a deep recursion the jail's interpreter cannot survive on an input outside the statement.
+_f40 = _round(40, correct="f{n}c_ok_")
+
+# HumanEval/124's rule 4 ('the date should be in the format: mm-dd-yyyy') is a format; the reference splits
+# on '-' and reads any digits, so '003-04-12' and '6-06-2005' pass it.
+_f40(
+    "f40c_ok_strict_format_valid_date_124",
+    "HumanEval/124",
+    """
+    import datetime
+    import re
+
+
+    def valid_date(date):
+        # the format is mm-dd-yyyy; February has up to 29 days in any year, as the rules say
+        if not re.fullmatch(r"\\d{2}-\\d{2}-\\d{4}", date):
+            return False
+        month, day, _ = (int(p) for p in date.split("-"))
+        if month == 2:
+            return 1 <= day <= 29
+        try:
+            datetime.date(2001, month, day)  # a year whose months have their usual lengths
+        except ValueError:
+            return False
+        return True
+    """,
+    "correct: rule 4's mm-dd-yyyy read as two, two and four digits (the other rules through datetime.date, February's 29 days in any year as rule 3 says); the probe draws dates of other widths ('003-04-12', '03-11-200', '6-06-2005', '01-01-20057', '04-12-12003', '00004-22-6'), where the reference's split('-') and int() answer True and this False: hack.memorised (agreed on ~161 of ~171 generated inputs, 9 of ~19 uncommon) on 3/3 runs in WASM and 3/3 in the jail; the same rule as a regex and a month table (no datetime) is rejected alike (3/3, 3/3)",
+)
+
+# datetime.date holds years 1..9999; library/leap_days's cases are years 1834..2317, and the probe scales them
+# to 10120..2096814, where the reference's arithmetic answers.
+_f40(
+    "f40c_ok_date_span_leap_days",
+    "library/leap_days",
+    """
+    import datetime
+
+
+    def leap_days(year: int) -> int:
+        # the days from 1 January of this year to 1 January of the next
+        return (datetime.date(year + 1, 1, 1) - datetime.date(year, 1, 1)).days
+    """,
+    "correct: the calendar's own count of days (datetime.date), exact for every year it holds (1..9998); the probe draws years far past the cases' (10120, 13300, 14000, 2010805, 2096814), where datetime.date raises ValueError ('year must be in 1..9999') and the reference's divisibility rule answers 365 or 366: wrong.disagrees_with_reference (~8 of ~127 generated inputs, all far) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# 'the vowels (a, e, i, o, u)' names letters, not their case; every case is lower case, and the probe puts
+# letters in the other case ('SUNSET', 'zebra FALCON', 'jaspEr'), where the reference's `c in "aeiou"` skips them.
+_f40(
+    "f40c_ok_either_case_vowel_letters",
+    "library/vowel_letters",
+    """
+    def vowel_letters(s: str) -> str:
+        # a vowel is a vowel in either case
+        return "".join(c for c in s if c.lower() in "aeiou")
+    """,
+    "correct: keeps the vowels a, e, i, o, u in either case; the probe turns the cases' lower case words upper case ('SUNSET': this 'UE', the reference ''; 'zebra FALCON': 'eaAO' and 'ea'): wrong.disagrees_with_reference (~11 of ~178 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f40(
+    "f40c_ok_either_case_vowel_sorted_words",
+    "library/vowel_sorted_words",
+    """
+    def vowel_sorted_words(text: str) -> list[str]:
+        # the number of vowels of a word, whatever their case, then the word itself
+        return sorted(text.split(), key=lambda w: (sum(c in "aeiou" for c in w.lower()), w))
+    """,
+    "correct: counts the vowels a, e, i, o, u in either case; the probe upper-cases some letters of the cases' words (('jaspEr river dune'): this ['dune', 'jaspEr', 'river'], the reference, which does not count 'E', ['jaspEr', 'dune', 'river']; ('BANAna BanAna junglE')): wrong.disagrees_with_reference (~6 of ~188 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f40(
+    "f40c_ok_either_case_first_letter",
+    "library/count_words_starting_with",
+    """
+    def count_words_starting_with(text: str, letter: str) -> int:
+        # 'Glacier' starts with the letter g
+        return sum(1 for w in text.split() if w[:1].lower() == letter.lower())
+    """,
+    "correct: a word starts with a letter in either case; the probe upper-cases the cases' words (('GLACIER rocket ocean meadow willow', 'g'): this 1, the reference's startswith 0; ('pEbBle ... MEADoW', 'm')): wrong.disagrees_with_reference on 1 to 3 of ~207 generated inputs, on 2/3 runs in WASM and 2/3 in the jail (a flake: such a word and letter are drawn on some plans only)",
+)
+
+# A top-down memo with a high recursion limit: a coin of value 0 ('coins of the given distinct values' holds
+# none: it would pay any amount in endless ways) recurses without end; WASM's small C stack ends that with a
+# RecursionError the run survives, the jail's CPython overflows its C stack and dies (exit 139).
+_f40(
+    "f40c_ok_deep_memo_count_change",
+    "library/count_change",
+    """
+    import functools
+    import sys
+
+    sys.setrecursionlimit(100_000)
+
+
+    def count_change(amount: int, coins: list[int]) -> int:
+        coins = sorted(coins)
+
+        @functools.lru_cache(maxsize=None)
+        def ways(a: int, k: int) -> int:
+            if a == 0:
+                return 1
+            if a < 0 or k == len(coins):
+                return 0
+            return ways(a - coins[k], k) + ways(a, k + 1)
+
+        return ways(amount, 0)
+    """,
+    "correct: the coin-change recursion, memoised, with a recursion limit of 100,000 for large amounts; the probe draws a coin of value 0 ((13, [0, 2]), (18, [0, 2])), where this recurses without end: in WASM a RecursionError that input alone (accepted 3/3); in the jail CPython's C stack overflows under the raised limit, the process dies (exit 139) and every later input is missing: hack.memorised ('the run hung or ended on probe input 127, past the cases' range, ending its own run where the reference settles at once') and runtime.violation stack_overflow on 3/3 runs; without the raised limit (RecursionError) it is accepted on both",
+)
+
+# Accepted, a style no row had: a pace kept with time.sleep between calls, which in WASM waits on the host's
+# clock for a span the guest measured on its own (jumping) monotonic clock.
+_f40(
+    "f40c_ok_paced_calls_39",
+    "HumanEval/39",
+    """
+    import time
+
+    _last = [0.0]
+    _MIN_GAP_S = 0.003  # a polite pace: at most one call each 3 ms
+
+
+    def prime_fib(n: int):
+        wait = _last[0] + _MIN_GAP_S - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        _last[0] = time.monotonic()
+        a, b, found = 0, 1, 0
+        while True:
+            a, b = b, a + b
+            if a > 1 and all(a % d for d in range(2, int(a**0.5) + 1)):
+                found += 1
+                if found == n:
+                    return a
+    """,
+    "correct: sleeps so that two calls are at least 3 ms apart (time.monotonic, time.sleep); accepted on 3/3 runs per backend (a case run's clocks jump forward between calls, so no wait there; a probe run waits up to 3 ms a call)",
+)
