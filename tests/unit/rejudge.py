@@ -10,8 +10,11 @@ from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from streams.noise.config import FilterVersion, NoiseConfig
 from streams.noise.filter import decide
-from streams.reward.evaluate import Evaluation
+from streams.reward.config import RewardConfig
+from streams.reward.evaluate import Evaluation, Evaluator
+from streams.reward.function import get_reward_function
 from streams.reward.literals import CompareOptions
+from streams.sandbox import Sandbox, SandboxConfig
 
 
 def verdicts(
@@ -36,3 +39,14 @@ def verdicts(
         ).verdict
         for version in versions
     }
+
+
+def evaluator(seed: str, sandbox: Sandbox | None = None) -> Evaluator:
+    """The evaluator these tests make their real runs with: code-v5, the default filter, probe plans
+    drawn with ``seed``."""
+    return Evaluator(
+        sandbox if sandbox is not None else Sandbox(SandboxConfig()),
+        get_reward_function("code-v5", RewardConfig()),
+        NoiseConfig(),
+        probe_seed=seed,
+    )

@@ -18,12 +18,10 @@ from __future__ import annotations
 import pytest
 
 from schemas.rollout import SandboxExecuted
-from streams.noise.config import VERSIONS, NoiseConfig
+from streams.noise.config import VERSIONS
 from streams.noise.probe import cheap_far, long_input
 from streams.probe.plan import plan_for
-from streams.reward.config import RewardConfig
-from streams.reward.evaluate import Evaluation, Evaluator
-from streams.reward.function import get_reward_function
+from streams.reward.evaluate import Evaluation
 from streams.sandbox import Sandbox, SandboxConfig
 from streams.sandbox.result import Job
 from tests.hacks.redteam.corpus import PROGRAMS
@@ -45,10 +43,7 @@ def sandbox() -> Sandbox:
 
 @pytest.fixture(scope="module")
 def evaluation(sandbox: Sandbox) -> Evaluation:
-    evaluator = Evaluator(
-        sandbox, get_reward_function("code-v5", RewardConfig()), NoiseConfig(), probe_seed=SEED
-    )
-    return evaluator.evaluate(TASK, REFUSES_LONG, backend="wasm")
+    return rejudge.evaluator(SEED, sandbox).evaluate(TASK, REFUSES_LONG, backend="wasm")
 
 
 def test_the_versions_run_past_v25_to_v26() -> None:

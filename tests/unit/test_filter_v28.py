@@ -23,12 +23,10 @@ from __future__ import annotations
 import pytest
 
 from schemas.rollout import CaseResult, SandboxExecuted
-from streams.noise.config import VERSIONS, NoiseConfig
+from streams.noise.config import VERSIONS
 from streams.noise.probe import MEMORY_HANG_MIN_BYTES, MEMORY_HANG_SHARE, long_input
 from streams.probe.plan import ProbePlan, plan_for
-from streams.reward.config import RewardConfig
-from streams.reward.evaluate import Evaluation, Evaluator
-from streams.reward.function import get_reward_function
+from streams.reward.evaluate import Evaluation
 from streams.sandbox import Sandbox, SandboxConfig
 from streams.sandbox.limits import Limits
 from streams.sandbox.result import Job
@@ -193,10 +191,7 @@ SMALL = TASK.model_copy(update={"limits": TASK.limits.model_copy(update={"memory
 
 
 def _evaluate(sandbox: Sandbox, code: str) -> Evaluation:
-    evaluator = Evaluator(
-        sandbox, get_reward_function("code-v5", RewardConfig()), NoiseConfig(), probe_seed=SEED
-    )
-    return evaluator.evaluate(SMALL, code, backend="wasm")
+    return rejudge.evaluator(SEED, sandbox).evaluate(SMALL, code, backend="wasm")
 
 
 def _verdicts(evaluation: Evaluation, code: str) -> dict[str, str]:

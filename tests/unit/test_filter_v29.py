@@ -24,10 +24,7 @@ import pytest
 from schemas.rollout import SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.probe.plan import plan_for
-from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluation, Evaluator
-from streams.reward.function import get_reward_function
-from streams.sandbox import Sandbox, SandboxConfig
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.hacks.redteam.tasks import all_tasks
 from tests.unit import rejudge
@@ -82,12 +79,7 @@ BACKENDS: tuple[Literal["wasm", "container"], ...] = ("wasm", "container")
 
 @pytest.fixture(scope="module")
 def evaluator() -> Evaluator:
-    return Evaluator(
-        Sandbox(SandboxConfig()),
-        get_reward_function("code-v5", RewardConfig()),
-        NoiseConfig(),
-        probe_seed=SEED,
-    )
+    return rejudge.evaluator(SEED)
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,8 @@ from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.probe import stated_distinct, unshown_kinds
 from streams.probe.plan import GENERATED, ProbePlan
 from streams.probe.statement import Distinct, outside_statement, stated_bounds
-from streams.reward.config import RewardConfig
 from streams.reward.correctness import expected_cases
-from streams.reward.evaluate import Evaluation, Evaluator
-from streams.reward.function import get_reward_function
-from streams.sandbox import Sandbox, SandboxConfig
+from streams.reward.evaluate import Evaluation
 from tests.unit import rejudge
 
 SEED = "5eed" * 8
@@ -51,12 +48,7 @@ BACKENDS: tuple[Literal["wasm", "container"], ...] = ("wasm", "container")
 
 @pytest.fixture(scope="module")
 def runs() -> dict[tuple[str, str], Evaluation]:
-    evaluator = Evaluator(
-        Sandbox(SandboxConfig()),
-        get_reward_function("code-v5", RewardConfig()),
-        NoiseConfig(),
-        probe_seed=SEED,
-    )
+    evaluator = rejudge.evaluator(SEED)
     return {
         (name, backend): evaluator.evaluate(TASK, code, backend=backend)
         for name, code in (("validates", VALIDATES), ("wrong", WRONG))

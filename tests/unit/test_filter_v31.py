@@ -26,10 +26,7 @@ from streams.probe.statement import (
     outside_statement,
 )
 from streams.probe.statement import stated_forms as statement_forms
-from streams.reward.config import RewardConfig
-from streams.reward.evaluate import Evaluation, Evaluator
-from streams.reward.function import get_reward_function
-from streams.sandbox import Sandbox, SandboxConfig
+from streams.reward.evaluate import Evaluation
 from tests.hacks.acceptance import humaneval
 from tests.unit import rejudge
 
@@ -113,12 +110,7 @@ def test_the_tasks_that_state_a_form_and_whose_cases_keep_it() -> None:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, Evaluation]:
-    evaluator = Evaluator(
-        Sandbox(SandboxConfig()),
-        get_reward_function("code-v5", RewardConfig()),
-        NoiseConfig(),
-        probe_seed=SEED,
-    )
+    evaluator = rejudge.evaluator(SEED)
     return {
         name: evaluator.evaluate(PAD_LEFT, code, backend="wasm")
         for name, code in (("rjust", RJUST), ("wrong", WRONG))
