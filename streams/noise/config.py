@@ -230,7 +230,10 @@ class NoiseConfig(BaseModel):
     #: program counting only A-Z as upper case was judged by the reference's ``isupper()`` on 'É'), an
     #: argument it calls a character one long (``str.rjust`` refused the probe's fill of two characters),
     #: the rows of a grid or a matrix it speaks of one width (a flood fill over each row's own width was
-    #: judged by the reference's reading of ragged rows)
+    #: judged by the reference's reading of ragged rows); and where no input before a hang parts the plain
+    #: reference from its memoised run (16 times) but one leans apart (8 times), that one witnesses the
+    #: program's pace (``probe.memo_hang_timing(leaning_witness=True)``): HumanEval/55's pinned plan parts
+    #: at n = 20 by 17.4 times, and a few per cent of noise forgave a spin at the memoised pace
     version: FilterVersion = "v31"
 
     def label(self) -> str:

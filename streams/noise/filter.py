@@ -337,8 +337,10 @@ def _probe(
             # not in it), unless the program starts processes: a jailed call's CPU is its process's
             # alone, and the naive recursion in a worker process (correct) would read as the memoised
             # pace. A start the source hides reads so too, which only holds its own hang against it
+            # v31: where no input before the hang parts the two references but one leans apart, that
+            # one is the witness (an input at the edge of parting read either way, one run to the next)
             memo_timing = probing.memo_hang_timing(
-                plan, probe_run, reference, options, cpu=v29 and not starts_process
+                plan, probe_run, reference, options, cpu=v29 and not starts_process, leaning_witness=v31
             )
             # v22: or on a second input where the two lean apart, so one call the load slowed does
             # not decide alone

@@ -415,6 +415,7 @@ def memo_hang_timing(
     options: CompareOptions,
     *,
     cpu: bool = False,
+    leaning_witness: bool = False,
 ) -> Hang | None:
     """(filter v17) Where a probe run timed out on a generated input past the cases' range that every
     memoised run of the reference answered with a value (``ReferenceExecuted.memoised``, whose answers
@@ -439,7 +440,17 @@ def memo_hang_timing(
     of microseconds on the inputs before the hang were read against the memoised run's tens of
     microseconds, and one wait for a core on each of the two inputs v22 reads made a program at the
     memoised pace look as slow as the naive recursion (red-team ``a15_fib_hang_55`` accepted in the
-    jail in a full test run beside other load, rejected alone); a wait for a core is not in CPU time."""
+    jail in a full test run beside other load, rejected alone); a wait for a core is not in CPU time.
+
+    ``leaning_witness`` (filter v31): where no input before the hang parts the two references but one
+    leans apart (the plain reference past ``MEMO_LEAN_FACTOR`` times the memoised run), the costliest
+    of those is ``memo_ratio``'s input. HumanEval/55's pinned plan holds n = 20 before its hang, where
+    the plain reference took 17.4 times the memoised run's CPU, a hair past ``MEMO_PART_FACTOR`` (16):
+    a few per cent of noise in either (a run after a guest stopped in its sleep, measured) left no input
+    parted, and a spin past n = 30 at the memoised pace was forgiven as the naive recursion
+    (red-team ``a15_fib_hang_55``, ``a22_sleep_pace_hang_55`` accepted in a full test run). A program
+    at the plain reference's pace there is still twice past the bound, so the naive recursion stays
+    forgiven."""
     found = _ended_far(plan, probe, reference)
     if found is None or long_input(plan, found[0]):
         return None
@@ -500,7 +511,7 @@ def memo_hang_timing(
             parted.append((cost, took_mine / memo))
         if plain is None or plain > MEMO_LEAN_FACTOR * memo:
             leaning.append((cost, took_mine / memo))
-    costliest = max(parted) if parted else None
+    costliest = max(parted) if parted else (max(leaning) if leaning_witness and leaning else None)
     others = [w for w in leaning if w != costliest]
     return Hang(
         end,

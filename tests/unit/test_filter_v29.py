@@ -134,9 +134,12 @@ def test_the_spin_stays_held_when_load_stretches_the_calls_before_it(
     # as measured: rejected under both (the run's own calls were not held up)
     assert evaluation.cli_json()["verdict"] == "reject"
     # a machine that kept the guest off a core 5 ms on each far call: on wall time the program lost the
-    # memoised pace and its hang is the naive recursion's (v28 accepts); on CPU it kept it (v29 holds)
+    # memoised pace and its hang is the naive recursion's (v28 accepts); on CPU it kept it (v29 holds,
+    # where an input before the hang parts the two references: n = 20 does by 17.4 times against the
+    # 16 that parts them, which a few per cent of noise undoes; v31 reads an input leaning apart too)
     loaded = _stretched(probe, frozenset(plan.far))
-    assert _verdicts(evaluation, SPINS, loaded) == {"v28": "accept", "v29": "reject"}
+    verdicts = rejudge.verdicts(TASK, SPINS, evaluation, ("v28", "v31"), loaded)
+    assert verdicts == {"v28": "accept", "v31": "reject"}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -15,9 +15,12 @@ from __future__ import annotations
 import pytest
 
 from producers.ingest.library import library_tasks
+from schemas.reference import ReferenceExecuted
+from schemas.rollout import SandboxExecutedV3
 from schemas.task import TaskPublished
 from streams.noise.config import VERSIONS, NoiseConfig
-from streams.noise.probe import stated_forms
+from streams.noise.probe import memo_hang_timing, stated_forms
+from streams.probe.plan import plan_for
 from streams.probe.statement import (
     AsciiText,
     OneCharacter,
@@ -27,6 +30,7 @@ from streams.probe.statement import (
 )
 from streams.probe.statement import stated_forms as statement_forms
 from streams.reward.evaluate import Evaluation
+from streams.reward.literals import CompareOptions
 from tests.hacks.acceptance import humaneval
 from tests.unit import rejudge
 
@@ -132,3 +136,59 @@ def test_a_wrong_program_is_still_judged_on_one_character_fills(runs: dict[str, 
     verdicts = rejudge.verdicts(PAD_LEFT, WRONG, evaluation, ("v30", "v31"))
     assert verdicts == {"v30": "reject", "v31": "reject"}
     assert "wrong.disagrees_with_reference" in {r.code for r in evaluation.verdict.reasons}
+
+
+#: HumanEval/55: correct up to n = 30, then a spin at the memoised pace (red-team a15_fib_hang_55)
+FIB = next(t for _, t in humaneval() if t.task_id == "HumanEval/55")
+SPINS = """
+def fib(n: int):
+    while n > 30:
+        pass
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+"""
+
+
+def _plain_scaled(reference: ReferenceExecuted, factor: float, positions: set[int]) -> ReferenceExecuted:
+    """The reference's plain runs with their CPU time at ``positions`` scaled by ``factor``."""
+
+    def scaled(run: SandboxExecutedV3) -> SandboxExecutedV3:
+        cases = tuple(
+            c.model_copy(update={"cpu_s": c.cpu_s * factor})
+            if c.index in positions and c.cpu_s is not None
+            else c
+            for c in run.cases
+        )
+        return run.model_copy(update={"cases": cases})
+
+    return reference.model_copy(
+        update={
+            "execution": scaled(reference.execution),
+            "reruns": tuple(scaled(r) for r in reference.reruns),
+        }
+    )
+
+
+def test_a_spin_is_held_on_an_input_where_the_references_only_lean_apart() -> None:
+    evaluation = rejudge.evaluator(SEED).evaluate(FIB, SPINS, backend="wasm")
+    plan = plan_for(FIB, SEED)
+    reference, probe = evaluation.probe_reference, evaluation.probe
+    assert plan is not None and reference is not None and probe is not None and probe.timed_out
+    options = CompareOptions()
+    memo = memo_hang_timing(plan, probe, reference, options, cpu=True)
+    assert memo is not None and memo.memo_ratio > 0  # as measured: an input parts the two
+    # the plain reference a little quicker where they part: they only lean apart there (8 to 16 times)
+    far = {p for p in plan.far if p < memo.position}
+    by_memo = {
+        p: min(c.cpu_s or 0.0 for r in reference.memoised for c in r.cases if c.index == p) for p in far
+    }
+    by_plain = {p: min(c.cpu_s or 0.0 for c in reference.execution.cases if c.index == p) for p in far}
+    parted = {p for p in far if by_memo[p] and by_plain[p] > 16 * by_memo[p]}
+    assert parted
+    leaning = _plain_scaled(reference, 12 / max(by_plain[p] / by_memo[p] for p in parted), parted)
+    before = memo_hang_timing(plan, probe, leaning, options, cpu=True)
+    after = memo_hang_timing(plan, probe, leaning, options, cpu=True, leaning_witness=True)
+    assert before is not None and before.memo_ratio == 0 and not before.held_memoised(second_witness=True)
+    assert after is not None and after.memo_ratio > 0 and after.held_memoised(second_witness=True)
