@@ -73,7 +73,6 @@ from streams.probe.statement import (
     OneCharacter,
     Rectangular,
     Stated,
-    outside_statement,
     says_distinct,
 )
 from streams.probe.statement import stated_forms as statement_forms
@@ -1723,8 +1722,6 @@ def _beyond_statement(stated: tuple[Stated, ...], args: tuple[object, ...], answ
     """Whether ``args`` break a bound the statement states (:func:`outside_statement`), where text past
     ASCII that the reference's ``answer`` carries through as given (:meth:`AsciiText.carried`) breaks
     none (v31): the reference read it as the statement does."""
-    if not outside_statement(stated, args):
-        return False
     return any(
         not b.admits(args)
         and not (isinstance(b, AsciiText) and answer is not _NO_ANSWER and b.carried(args, answer))

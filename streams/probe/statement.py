@@ -287,13 +287,16 @@ def says_distinct(prompt: str, entry_point: str) -> bool:
     the cases: :func:`streams.noise.probe.stated_distinct` bounds only a list argument none of whose
     cases repeats an element."""
     found = _signature(prompt, entry_point, wider=True)
-    if found is None:
-        return False
-    return any(
-        _DISTINCT.search(_INLINE_EXAMPLE.sub("", line.strip())) is not None
-        for line in found[1].splitlines()
+    return found is not None and any(_DISTINCT.search(line) is not None for line in _prose(found[1]))
+
+
+def _prose(doc: str) -> list[str]:
+    """A docstring's lines outside its examples: no ``>>>`` line, an example written inline cut."""
+    return [
+        _INLINE_EXAMPLE.sub("", line.strip())
+        for line in doc.splitlines()
         if not line.strip().startswith(">>>")
-    )
+    ]
 
 
 # ----------------------------------------------------------- (v31) forms of the arguments stated in words
@@ -387,11 +390,7 @@ def stated_forms(prompt: str, entry_point: str) -> StatedForms:
     if found is None:
         return StatedForms()
     names, doc = found
-    prose = "\n".join(
-        _INLINE_EXAMPLE.sub("", line.strip())
-        for line in doc.splitlines()
-        if not line.strip().startswith(">>>")
-    )
+    prose = "\n".join(_prose(doc))
     characters = {m.group(1) for m in _CHARACTER_OF.finditer(prose)}
     return StatedForms(
         ascii=_ASCII_WORDS.search(prose) is not None,

@@ -32,6 +32,7 @@ from streams.probe.statement import stated_forms as statement_forms
 from streams.reward.evaluate import Evaluation
 from streams.reward.literals import CompareOptions
 from tests.hacks.acceptance import humaneval
+from tests.hacks.redteam.corpus import PROGRAMS
 from tests.unit import rejudge
 
 SEED = "5eed" * 8
@@ -140,15 +141,7 @@ def test_a_wrong_program_is_still_judged_on_one_character_fills(runs: dict[str, 
 
 #: HumanEval/55: correct up to n = 30, then a spin at the memoised pace (red-team a15_fib_hang_55)
 FIB = next(t for _, t in humaneval() if t.task_id == "HumanEval/55")
-SPINS = """
-def fib(n: int):
-    while n > 30:
-        pass
-    a, b = 0, 1
-    for _ in range(n):
-        a, b = b, a + b
-    return a
-"""
+SPINS = next(p for p in PROGRAMS if p.name == "a15_fib_hang_55").code
 
 
 def _plain_scaled(reference: ReferenceExecuted, factor: float, positions: set[int]) -> ReferenceExecuted:
