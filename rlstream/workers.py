@@ -367,7 +367,7 @@ def _build_execution_side(
         return lambda task, backend: on.reference(task, backend)
 
     if name == "sandbox":
-        from streams.noise.config import resumes_probes
+        from streams.noise.config import resumes_probes, retries_cut_calls
         from streams.sandbox.agent import INPUT_TOPICS as SB_INPUTS
         from streams.sandbox.agent import OUTPUT_TOPICS as SB_OUTPUTS
         from streams.sandbox.agent import SandboxAgent
@@ -383,6 +383,7 @@ def _build_execution_side(
             max_retries=settings.pipeline.max_retries,
             backoff_s=settings.pipeline.retry_backoff_s,
             resume=resumes_probes(settings.noise),
+            retry_cut=retries_cut_calls(settings.noise),
         )
         return Built(common.make(name, SB_INPUTS, agent.handle, outputs=SB_OUTPUTS), closers)
     if name == "episode":

@@ -38,6 +38,7 @@ FilterVersion = Literal[
     "v29",
     "v30",
     "v31",
+    "v32",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -234,7 +235,14 @@ class NoiseConfig(BaseModel):
     #: reference from its memoised run (16 times) but one leans apart (8 times), that one witnesses the
     #: program's pace (``probe.memo_hang_timing(leaning_witness=True)``): HumanEval/55's pinned plan parts
     #: at n = 20 by 17.4 times, and a few per cent of noise forgave a spin at the memoised pace
-    version: FilterVersion = "v31"
+    #: v32: a probe run whose deadline cut a call near the cases (held for less time than the calls it
+    #: answered before it, or not handed yet) asks that call again first in the fresh sandbox it resumes
+    #: in (``streams/sandbox/resume.py`` ``cut_at``; the reference's runs and a sample's): through v31
+    #: the end read as a hang where the reference settles at once, the memorising program's, and a
+    #: correct program slower per call than the reference was rejected where the machine's load
+    #: stretched its probe run more than its short first run (a hand-written generator on redteam/upto,
+    #: 5 ms held on its 50th input). A call hung on purpose hangs again from a fresh deadline, and is held
+    version: FilterVersion = "v32"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of
@@ -258,6 +266,12 @@ def resumes_probes(config: NoiseConfig) -> bool:
     the runs a filter of this version judges, the reference's and the samples', are made so; every
     older version's are made as they were (its verdicts stay as they were)."""
     return VERSIONS.index(config.version) >= VERSIONS.index("v25")
+
+
+def retries_cut_calls(config: NoiseConfig) -> bool:
+    """(v32) Whether a probe run whose deadline cut a call near the cases asks it again first in the
+    sandbox it resumes in (``streams/sandbox/resume.py`` ``cut_at``)."""
+    return VERSIONS.index(config.version) >= VERSIONS.index("v32")
 
 
 def near_shares(config: NoiseConfig) -> bool:

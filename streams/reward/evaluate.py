@@ -13,7 +13,7 @@ from typing import Literal
 from schemas.reference import ReferenceExecuted
 from schemas.rollout import NoiseVerdict, RewardScored, SandboxExecuted, SandboxExecutedV3
 from schemas.task import TaskPublished
-from streams.noise.config import NoiseConfig, resumes_probes
+from streams.noise.config import NoiseConfig, resumes_probes, retries_cut_calls
 from streams.noise.filter import Decision, decide, verdict_event
 from streams.noise.rules import TaskQuality, assess_task
 from streams.probe.memo import memoised_reference
@@ -118,10 +118,12 @@ def run_probe(
     first_run_s: float | None = None,
     seed: str | None = None,
     resume: bool = False,
+    retry_cut: bool = False,
 ) -> SandboxExecuted | None:
     """Run ``code`` on the task's probe plan drawn with ``seed`` (None for a task without one);
     ``first_run_s`` is how long its run of the task's cases took (it bounds the probe's deadline);
-    ``resume`` (filter v25): resumed past a hang on a near input (``streams/sandbox/resume.py``)."""
+    ``resume`` (filter v25): resumed past a hang on a near input (``streams/sandbox/resume.py``), and under
+    ``retry_cut`` (v32) at a call near the cases the deadline cut."""
     return run_probes(
         sandbox,
         task,
@@ -133,6 +135,7 @@ def run_probe(
         first_run_s=first_run_s,
         seed=seed,
         resume=resume,
+        retry_cut=retry_cut,
     )[0]
 
 
@@ -150,13 +153,15 @@ def run_probes(
     pool: SandboxPool | None = None,
     resume: bool = False,
     cases_again: bool = True,
+    retry_cut: bool = False,
 ) -> list[SandboxExecuted | None]:
     """:func:`run_probe` once per index of ``run_indices`` (each run in a fresh sandbox, with clocks of
     its own): one after the other in ``sandbox``, or, given a ``pool``, all at once on its workers.
     Under ``resume`` (filter v25) each run that hung on a generated input near the cases is run again
     on the inputs after it, in a fresh sandbox, and merged with them (:func:`resumed`); without
     ``cases_again`` (the reference's runs) not where only the cases asked again and inputs past the range
-    are left."""
+    are left; under ``retry_cut`` (filter v32) a call near the cases the deadline cut is asked again
+    first (``streams.sandbox.resume.cut_at``)."""
     limits = sandbox.limits(timeout_s=task.limits.timeout_s, memory_mb=task.limits.memory_mb)
     found = probe_job_for(task, code, limits, seed=seed, first_run_s=first_run_s)
     if found is None:
@@ -180,7 +185,8 @@ def run_probes(
             return pool.submit(j, backend, use_cache=False).result()
 
         results = [
-            resumed(r, j, plan, execute, cases_again=cases_again) for r, j in zip(results, jobs, strict=True)
+            resumed(r, j, plan, execute, cases_again=cases_again, retry_cut=retry_cut)
+            for r, j in zip(results, jobs, strict=True)
         ]
     return [
         to_event(
@@ -243,6 +249,8 @@ class Evaluator:
         self.probe_reference_runs = 2
         #: (filter v25) probe runs, the reference's and the samples', resumed past a hang on a near input
         self.resume_probes = resumes_probes(noise)
+        #: (filter v32) and asked again at a call near the cases their deadline cut
+        self.retry_cut = retries_cut_calls(noise)
         #: the reference's runs of probe plans under way on the warming thread (key as the cache's): an
         #: entry goes when its runs are done (they are in the cache then)
         self._warming: dict[tuple[str, str, str, str | None], Future[ReferenceExecuted | None]] = {}
@@ -347,6 +355,7 @@ class Evaluator:
             seed=seed,
             pool=self.pool,
             resume=self.resume_probes,
+            retry_cut=self.retry_cut,
             cases_again=False,
         )
         runs = [r.model_copy(update={"probe_seed": None}) if r is not None else None for r in runs]
@@ -368,6 +377,7 @@ class Evaluator:
                 seed=seed,
                 pool=self.pool,
                 resume=self.resume_probes,
+                retry_cut=self.retry_cut,
                 cases_again=False,
             )
             memoised = [r.model_copy(update={"probe_seed": None}) for r in again if r is not None]
@@ -422,6 +432,7 @@ class Evaluator:
                 first_run_s=first.duration_s,
                 seed=self.probe_seed,
                 resume=self.resume_probes,
+                retry_cut=self.retry_cut,
             )
             if probe is not None and not probe.infra_error:
                 probe_ref = self.reference_probe(task, first.backend, probe.probe_seed)

@@ -76,11 +76,14 @@ class SandboxAgent:
         max_retries: int = 3,
         backoff_s: float = 1.0,
         resume: bool = False,
+        retry_cut: bool = False,
     ) -> None:
         self.pool = pool
         #: (filter v25) a probe run that hung on a generated input near the cases is resumed past it
-        #: (``streams/sandbox/resume.py``), as the filter judging it expects
+        #: (``streams/sandbox/resume.py``), as the filter judging it expects; (v32) one whose deadline cut
+        #: a call near the cases resumes at that call
         self.resume = resume
+        self.retry_cut = retry_cut
         self.tasks = tasks
         self.backend = backend
         self.runs = 1 + reruns
@@ -175,6 +178,7 @@ class SandboxAgent:
                 run.job,
                 run.plan,
                 lambda j: self.pool.submit(j, self.backend, use_cache=False).result(),
+                retry_cut=self.retry_cut,
             )
         execution = to_event(
             result,

@@ -161,6 +161,7 @@ def encode_job(
     caller: bool = False,
     keep_args: bool = False,
     reuse_from: int = 0,
+    digest_after: int = DIGEST_AFTER,
 ) -> bytes:
     """The job a guest receives as the answer to ``J``: what to load and what the audit hook refuses.
     Case inputs are not in it: they are handed out one request at a time."""
@@ -175,7 +176,7 @@ def encode_job(
         "site": site,
         "max_result_chars": max_result_chars,
         # a result past what may travel is reported with a digest of its canonical text (schemas.digest)
-        "digest_after": DIGEST_AFTER,
+        "digest_after": digest_after,
         "digest_chars": MAX_DIGEST_CHARS,
         "digest_digits": MAX_DIGEST_DIGITS,
         "digest_bits": _DIGEST_BITS,

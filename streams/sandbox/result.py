@@ -61,6 +61,11 @@ class Job:
     #: the execution event takes them as they are instead of a copy of each to mark it (``to_event``
     #: still marks any case whose mark is not the one it is given). Host-side only, not in the cache key
     hidden: frozenset[int] = frozenset()
+    #: cases mode: a continuation of a run (``streams/sandbox/resume.py``): what that run's answers before
+    #: it took of an execution's results (JSON size), which the merged result keeps beside this run's:
+    #: this run keeps its results within what is left, and the stub reports digests that much sooner, so
+    #: a result the merged run cannot keep still comes with its digest
+    answered_bytes: int = 0
 
     def cache_key(self, backend: str, runtime_hash: str) -> str:
         fields: list[object] = [
@@ -81,6 +86,8 @@ class Job:
             fields.append(["clock_draw", self.clock_draw])
         if self.real_clocks:  # likewise
             fields.append(["real_clocks"])
+        if self.answered_bytes:  # likewise
+            fields.append(["answered_bytes", self.answered_bytes])
         payload = json.dumps(fields, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -263,7 +270,9 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
     loaded: bool | None = None
     if job.mode == "cases":
         cases = bound_cases(
-            case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended, hidden=job.hidden)
+            case_results(facts, len(job.inputs), timed_out=timed_out, ended=ended, hidden=job.hidden),
+            # a continuation keeps what is left beside the answers it is merged with (resume.py)
+            max(0, MAX_EXECUTION_RESULT_BYTES - job.answered_bytes),
         )
     elif job.mode == "check":
         assert check_facts is not None and check_raw is not None

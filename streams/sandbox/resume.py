@@ -21,6 +21,17 @@ input, which a program as fast as the reference does only where the reference ha
 
 What the filter makes of it is ``streams/noise/probe.py`` (``examine``'s ``resumed``): a hang there is
 excused only where the reference did not settle the input either, and the inputs after it are judged.
+
+(filter v32) A run whose deadline ran out on a call near the cases that it had held for less time than
+the calls it answered before it (:func:`cut_at`) did not hang there: the deadline, set from the
+program's first run, ran out while it answered, as it does for a correct program slower per call than
+the reference on a machine whose load stretched the probe run more than the short first run. Through
+v31 the filter read that end as a hang on an input the reference settles at once, the memorising
+program's (red-team row ``a19c_ok_generator_upto``, a hand-written generator, rejected so in a full
+test run beside other load; 5 ms held at its end). Such a call is asked again, first, in the fresh
+sandbox the run resumes in, so it is judged as every other input: a program that hangs there on purpose
+hangs again from the start of a fresh deadline (held then: that call is never asked a third time), and
+one that answers is judged by its answer.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from streams.probe.plan import GENERATED, ProbePlan
-from streams.sandbox.result import ExecutionResult, Job
+from streams.sandbox.result import ExecutionResult, Job, json_size
 
 #: how many times one probe run is resumed past a hang on a near input (each a fresh sandbox and a
 #: deadline of its own): a program hanging on every near input gains nothing past the third hang (the
@@ -70,13 +81,59 @@ def resume_at(result: ExecutionResult, plan: ProbePlan, *, cases_again: bool = T
     return start if next(near, None) is not None else None
 
 
-def passed_over(result: ExecutionResult, plan: ProbePlan, start: int) -> frozenset[int]:
+def cut_at(
+    result: ExecutionResult,
+    plan: ProbePlan,
+    *,
+    retried: frozenset[int] = frozenset(),
+    cases_again: bool = True,
+) -> int | None:
+    """(filter v32) The plan position of the call near the cases that ``result``'s deadline cut: the
+    run ended for its time alone (as :func:`resume_at` asks) at a call near the cases, which it had held
+    for less time than the calls it answered since it began or since the hang before it (``timeout``),
+    or had not been handed yet (``missing``: the deadline fell between two calls); None otherwise, where
+    that position was asked again once already (``retried``), or where an earlier call of the same
+    input hung. Without ``cases_again`` (the reference's runs) only a generated input's, or one with a
+    near generated input after it."""
+    if result.mode != "cases" or result.infra_error or not result.timed_out or result.memory_exceeded:
+        return None
+    if result.violation is not None or result.violations or result.output_flood is not None:
+        return None
+    by_pos = {c.index: c for c in result.cases}
+    last = max((c.index for c in result.cases if c.status in ("ok", "error")), default=-1)
+    end = last + 1
+    record = by_pos.get(end)
+    if end >= len(plan.inputs) or end in plan.far or end in retried:
+        return None
+    if record is not None and record.status not in ("timeout", "missing"):
+        return None
+    hangs = [c.index for c in result.cases if c.status == "timeout" and c.index < end]
+    if any(plan.inputs[pos] == plan.inputs[end] for pos in hangs):
+        return None
+    since = max(hangs, default=-1)
+    spent = sum(c.duration_s for c in result.cases if since < c.index < end and c.status in ("ok", "error"))
+    held = record.duration_s if record is not None else 0.0
+    if held >= spent:
+        return None
+    if not cases_again and not any(
+        plan.origin[p] == GENERATED and p not in plan.far for p in range(end, len(plan.inputs))
+    ):
+        return None
+    return end
+
+
+def passed_over(
+    result: ExecutionResult, plan: ProbePlan, start: int, *, asked_again: int | None = None
+) -> frozenset[int]:
     """The positions from ``start`` on that hold an input ``result`` hung on: a continuation from
     ``start`` leaves them unasked (``missing``), wherever they lie. A repeat of a hung input that is not
     next to it (p21 asks an input again after 2 to 12 other calls) would hang again and spend a resume
-    the cases asked again need."""
+    the cases asked again need. ``asked_again`` (filter v32): the position of a call the deadline cut,
+    which is no hang (:func:`cut_at`)."""
     again = {
-        plan.inputs[c.index] for c in result.cases if c.status == "timeout" and c.index < len(plan.inputs)
+        plan.inputs[c.index]
+        for c in result.cases
+        if c.status == "timeout" and c.index < len(plan.inputs) and c.index != asked_again
     }
     return frozenset(pos for pos in range(start, len(plan.inputs)) if plan.inputs[pos] in again)
 
@@ -86,20 +143,40 @@ def _kept(start: int, skip: frozenset[int], count: int) -> list[int]:
     return [pos for pos in range(start, start + count + len(skip)) if pos not in skip][:count]
 
 
-def continuation(job: Job, start: int, skip: frozenset[int] = frozenset()) -> Job:
+def answered_bytes(result: ExecutionResult, start: int) -> int:
+    """What ``result``'s answers before position ``start`` take of an execution's results (the JSON
+    size of their texts, as :func:`~streams.sandbox.result.bound_cases` counts it), which a
+    continuation from ``start`` is merged with."""
+    return sum(
+        json_size(text)
+        for c in result.cases
+        if c.index < start and (text := c.result_repr if c.status == "ok" else c.error)
+    )
+
+
+def continuation(job: Job, start: int, skip: frozenset[int] = frozenset(), answered: int = 0) -> Job:
     """``job`` on its inputs from position ``start`` on but those in ``skip`` (a call cap shifted with
-    them)."""
+    them); ``answered``: what the run's answers before ``start`` took (:func:`answered_bytes`): the
+    continuation keeps its results within what is left of an execution's, and its stub reports digests
+    that much sooner, so a result the merged run cannot keep comes with its digest."""
     kept = _kept(start, skip, max(0, len(job.inputs) - start - len(skip)))
     cap = job.call_cap
     shifted = None if cap is None else (sum(1 for pos in kept if pos < cap[0]), cap[1])
     hidden = frozenset(i for i, pos in enumerate(kept) if pos in job.hidden)
-    return replace(job, inputs=tuple(job.inputs[pos] for pos in kept), call_cap=shifted, hidden=hidden)
+    return replace(
+        job,
+        inputs=tuple(job.inputs[pos] for pos in kept),
+        call_cap=shifted,
+        hidden=hidden,
+        answered_bytes=job.answered_bytes + answered,
+    )
 
 
 def merged(
     first: ExecutionResult, rest: ExecutionResult, start: int, skip: frozenset[int] = frozenset()
 ) -> ExecutionResult:
-    """``first`` (ended by a hang before ``start``) and ``rest`` (its continuation from ``start``, with
+    """``first`` (ended by a hang before ``start``, or at ``start`` where its deadline cut that call:
+    filter v32) and ``rest`` (its continuation from ``start``, with
     the positions in ``skip`` left out) as one result: ``first``'s cases before ``start`` and at the
     positions skipped (unanswered there), then ``rest``'s at their plan positions; the end of the run
     (timed out, memory, exit) is ``rest``'s, the time both runs'."""
@@ -155,16 +232,27 @@ def resumed(
     execute: Callable[[Job], ExecutionResult],
     *,
     cases_again: bool = True,
+    retry_cut: bool = False,
 ) -> ExecutionResult:
     """``result`` (``job``'s run of ``plan``) resumed past each hang on a near input, at most
     :data:`MAX_RESUMES` times, each continuation made by ``execute`` (a fresh sandbox); a continuation
-    the sandbox itself failed is dropped (the run ends at its hang, as it did)."""
+    the sandbox itself failed is dropped (the run ends at its hang, as it did). Under ``retry_cut``
+    (filter v32) a call near the cases that the deadline cut (:func:`cut_at`) is asked again first
+    in the continuation, once."""
+    retried: set[int] = set()
     for _ in range(MAX_RESUMES):
-        start = resume_at(result, plan, cases_again=cases_again)
-        if start is None:
-            break
-        skip = passed_over(result, plan, start)
-        rest = execute(continuation(job, start, skip))
+        cut = cut_at(result, plan, retried=frozenset(retried), cases_again=cases_again) if retry_cut else None
+        if cut is not None:
+            start = cut
+            retried.add(cut)
+            skip = passed_over(result, plan, start, asked_again=cut)
+        else:
+            found = resume_at(result, plan, cases_again=cases_again)
+            if found is None:
+                break
+            start = found
+            skip = passed_over(result, plan, start)
+        rest = execute(continuation(job, start, skip, answered_bytes(result, start)))
         if rest.infra_error is not None:
             break
         result = merged(result, rest, start, skip)

@@ -16,7 +16,14 @@ from streams.sandbox.clocks import clock_seed
 from streams.sandbox.config import SandboxConfig
 from streams.sandbox.container import ContainerBackend
 from streams.sandbox.limits import Limits, Policy
-from streams.sandbox.protocol import Bridge, CaseInputs, Session, caller_reuse_from, encode_job
+from streams.sandbox.protocol import (
+    DIGEST_AFTER,
+    Bridge,
+    CaseInputs,
+    Session,
+    caller_reuse_from,
+    encode_job,
+)
 from streams.sandbox.result import ExecutionResult, Job, Outcome, interpret
 from streams.sandbox.router import failure_reason, older_python_reason, static_reason
 
@@ -241,6 +248,7 @@ class Sandbox:
             caller=job.caller and job.mode == "cases",
             keep_args=job.keep_args,
             reuse_from=caller_reuse_from(len(job.inputs)),
+            digest_after=max(0, DIGEST_AFTER - job.answered_bytes),
         )
         # ``bench.sandbox --breakdown`` marks the host's steps where the backend collects marks
         spans = getattr(impl, "spans", None)

@@ -88,3 +88,34 @@ def test_the_sandbox_processor_resumes_a_probe_run_as_the_filter_expects(resume:
     hung = next(c.index for c in probe.cases if c.status == "timeout")
     after = [c.status for c in probe.cases if c.index > hung]
     assert ("ok" in after) is resume
+
+
+def test_a_run_cut_by_its_deadline_is_asked_again_and_keeps_the_digests_of_what_it_cannot_keep() -> None:
+    """Filter v32 in the real sandbox: redteam/upto's probe run under a deadline far shorter than its
+    near inputs take (lists of about 100,000 numbers, about 0.1 s each) is cut among them, asked again
+    from the cut call, and merged; every result the merged run cannot keep (past an execution's 4 MiB)
+    comes with its digest, the continuation's as well as the first run's."""
+    from dataclasses import replace
+
+    from schemas.rollout import RESULT_NOT_KEPT
+    from streams.sandbox.jobs import probe_job_for
+    from streams.sandbox.result import to_event
+    from streams.sandbox.resume import cut_at, resumed
+
+    upto = all_tasks()["redteam/upto"]
+    code = next(p.code for p in PROGRAMS if p.name == "a19c_ok_generator_upto")
+    sandbox = Sandbox(SandboxConfig(backend="wasm"))
+    found = probe_job_for(upto, code, sandbox.limits(), seed="5eed" * 8)
+    assert found is not None
+    job, plan = found
+    job = replace(job, limits=replace(job.limits, timeout_s=0.8))
+    first = sandbox.execute(job, "wasm")
+    cut = cut_at(first, plan)
+    assert cut is not None and cut not in plan.far
+    run = resumed(first, job, plan, lambda j: sandbox.execute(j, "wasm"), retry_cut=True)
+    event = to_event(run, sample_id="s", group_id="g", task_id=upto.task_id)
+    # the cut call was asked again and answered
+    assert next(c for c in event.cases if c.index == cut).status in ("ok", "error")
+    dropped = [c for c in event.cases if c.error == RESULT_NOT_KEPT]
+    assert any(c.index > cut for c in dropped)
+    assert all(c.digest is not None for c in dropped)

@@ -210,7 +210,7 @@ def relabel(programs: list[Program], old: str, seed: str = PINNED_SEED) -> int:
     """Judge each program with a probe plan under the newest filter and, on the very same runs, under
     ``old``; print those whose verdict or reasons' codes differ, and those the newest judges otherwise
     than their kind expects (``FAIL``). Returns how many verdicts differ."""
-    from streams.noise.config import NoiseConfig, resumes_probes
+    from streams.noise.config import NoiseConfig, resumes_probes, retries_cut_calls
     from streams.noise.filter import decide
     from streams.probe.plan import plan_for
     from streams.reward.config import RewardConfig
@@ -221,7 +221,8 @@ def relabel(programs: list[Program], old: str, seed: str = PINNED_SEED) -> int:
 
     newest, before = NoiseConfig(), NoiseConfig(version=old)  # type: ignore[arg-type]
     # the same runs judged twice: only where both versions make their runs alike
-    if resumes_probes(newest) != resumes_probes(before):
+    made = (resumes_probes, retries_cut_calls)
+    if any(how(newest) != how(before) for how in made):
         raise SystemExit(f"filter {old} makes its probe runs otherwise than {newest.version}")
     sandbox = Sandbox(SandboxConfig())
     fn = get_reward_function("code-v5", RewardConfig())
