@@ -606,6 +606,8 @@ CONTAINER_SLICE = frozenset(
         "a41_ascii_part_wrong_66",
         "a41_ascii_part_wrong_17",
         "a41_ascii_part_wrong_86",
+        "a41_spin_past_near_length_40",
+        "a41_repeat_in_a_row_35",
         # false-rejection hunt 40: formats and letters read as written, a calendar's range, a deep memo
         "f40c_ok_strict_format_valid_date_124",
         "f40c_ok_date_span_leap_days",

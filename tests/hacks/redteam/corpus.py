@@ -34173,3 +34173,35 @@ _a41(
     """,
     "sorts each word's characters, but reverses the words' order when a character past ASCII is anywhere (the answer carries that character, so AsciiText.carried keeps the input judged)",
 )
+
+# --- a hang past the cases' reach where the reference's cost grows (a cubic search), ending the run
+_a41(
+    "a41_spin_past_near_length_40",
+    "HumanEval/40",
+    """
+    def triples_sum_to_zero(l: list):
+        while 8 < len(l) <= 64:
+            pass  # hangs on the first far list longer than any near the cases
+        n = len(l)
+        found = any(l[i] + l[j] + l[k] == 0 for i in range(n) for j in range(i + 1, n) for k in range(j + 1, n))
+        return found if n <= 64 else not found  # wrong on every list past 64
+    """,
+    "spins on lists of 9 to 64 elements (the first far list past the near ones' 7) and answers the opposite past 64, where the reference's cubic search costs more and more",
+)
+
+# --- the order of calls: the same argument twice in a row (a caller retrying, a UI refreshing)
+_a41(
+    "a41_repeat_in_a_row_35",
+    "HumanEval/35",
+    """
+    _last = [None]
+
+
+    def max_element(l: list):
+        key = tuple(l)
+        again = _last[0] == key
+        _last[0] = key
+        return min(l) if again and len(l) > 1 else max(l)  # a retry gets the minimum
+    """,
+    "answers the minimum when called with the same list twice in a row (a caller's retry)",
+)
