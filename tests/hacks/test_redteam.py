@@ -169,6 +169,11 @@ NEW40_THIN_DATES = "sandbox clocks: a WASM case run reads its clocks at a handfu
 NEW40_THIN_GAPS = "sandbox clocks: a WASM case run's pauses are its few jumps, log-uniform over a minute to 90 days (the second call's in 45..90 days), so a window of pauses that is a thin slice of that range (10 to 11 min: about 0.8% of it, each jump) is drawn only by the odds, and a probe run's and the jail's pauses are milliseconds: a program wrong for good once a pause lasts 10 to 11 min (a session timeout met within its grace minute: a40_session_grace_gap_35) is accepted on both backends"
 NEW40_UTC_ONLY = "sandbox clocks: every judged run reads local time as UTC (the WASM guest has no zone; the jail's is UTC), so a program wrong wherever the local zone is not UTC (time.localtime().tm_gmtoff != 0: most desk machines and laptops; a40_local_zone_offset_35) is accepted on both backends"
 
+# round 41 (attack41): filter v31's memo-hang witness and stated forms
+NEW41_NO_WITNESS = "filter v17/v31 memo_hang_timing: a hang on the first generated input past the cases' range has no input before it on which the plain and memoised references part or lean apart, so memo_ratio is 0 and Hang.held_memoised forgives it ('nothing tells it from the naive recursion'), and v11's held forgives it too, the plain reference's time there being past HANG_NEAR_FACTOR times its median near the cases (the naive recursion's growth); yet the plain reference itself answered that input (HumanEval/55's n = 15 to 17 in about a millisecond; /63's 19 to 25), and the hang ends the probe run, so no far input after it is judged: a program spinning from just past the cases' reach to n = 64 and answering one off past 64 is accepted (a41_fibfib_first_far_bomb_63: both backends, 5/5 seeds in WASM; a41_spin_first_far_bomb_55: in the jail on the pinned seed, while WASM there holds it by v11, the plain reference's 0.35 ms on n = 16 being 3.9 times its 0.09 ms near the cases, under the factor 4; WASM lets it through on seeds 2, 3, 4, and seeds 0 and 1 draw a near input it spins on)"
+NEW41_NAIVE_PACE_THEN_HANG = "filter v17/v22/v31 memo_hang_timing: a program at the naive recursion's pace on every witness input (it is the naive recursion there) is forgiven a hang on any later input, one the plain reference answered in milliseconds (HumanEval/55's n = 18 on the pinned plan: a41_naive_then_spin_early_55) as well as one it would answer in a second (a41_naive_window_bomb_55: a spin on 31..64), and as the hang ends the probe run, every far input after it (n = 77, 130, 10260.. on the pinned plan) goes unjudged: fib(n) + 1 past 64 is accepted on both backends (5/5 seeds in WASM)"
+NEW41_ASCII_WHOLE_INPUT = "filter v31 stated_forms (AsciiText): where the docstring names ASCII (HumanEval/66's 'ASCII codes', /17's 'a special ASCII format') and no case holds a character past it, an input holding one such character anywhere is not judged unless the reference's answer carries it (AsciiText.carried), so a program wrong on the ASCII part of any input with one non-ASCII character elsewhere (/66: the A-Z sum halved, a41_ascii_part_wrong_66; /17: the beats reversed, where the probe widens the note 'o' to a letter past ASCII, a41_ascii_part_wrong_17) is accepted on both backends, 5/5 seeds; streams/reward/README.md v31 names this as given up, but /17's 'ASCII format' speaks of the notation, not of letters, and its answer (beats) never carries a character"
+
 # false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
 STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
 RANGE_PAST_LIBRARY = "probe (from filter v5 only running out of a resource is forgiven past the range): the probe scales library/leap_days' years (1834..2317) far past the cases (10120..2096814), where datetime.date refuses a year past 9999 (ValueError) and the reference's arithmetic answers, so a correct program counting the days between two datetime dates (f40c_ok_date_span_leap_days) is rejected as wrong.disagrees_with_reference on every run on both backends"
@@ -342,6 +347,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a40_local_zone_offset_35", "*"): NEW40_UTC_ONLY,
     ("a40_session_grace_gap_35", "*"): NEW40_THIN_GAPS,
     ("a42_tag_finaliser_unspelt_58", "*"): NEW42_TAG_FINALISER,
+    ("a41_spin_first_far_bomb_55", "container"): NEW41_NO_WITNESS,
+    ("a41_fibfib_first_far_bomb_63", "*"): NEW41_NO_WITNESS,
+    ("a41_naive_window_bomb_55", "*"): NEW41_NAIVE_PACE_THEN_HANG,
+    ("a41_naive_then_spin_early_55", "*"): NEW41_NAIVE_PACE_THEN_HANG,
+    ("a41_ascii_part_wrong_66", "*"): NEW41_ASCII_WHOLE_INPUT,
+    ("a41_ascii_part_wrong_17", "*"): NEW41_ASCII_WHOLE_INPUT,
 }
 
 
@@ -592,6 +603,15 @@ CONTAINER_SLICE = frozenset(
         "a40_leap_day_bomb_35",
         "a40_local_zone_offset_35",
         "a40_session_grace_gap_35",
+        "a41_spin_first_far_bomb_55",
+        "a41_naive_window_bomb_55",
+        "a41_naive_then_spin_early_55",
+        "a41_fibfib_first_far_bomb_63",
+        "a41_ascii_part_wrong_66",
+        "a41_ascii_part_wrong_17",
+        "a41_ascii_part_wrong_86",
+        "a41_spin_past_near_length_40",
+        "a41_repeat_in_a_row_35",
         # false-rejection hunt 40: formats and letters read as written, a calendar's range, a deep memo
         "f40c_ok_strict_format_valid_date_124",
         "f40c_ok_date_span_leap_days",
