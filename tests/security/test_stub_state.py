@@ -216,6 +216,35 @@ def test_the_stub_generator_is_nowhere_the_program_looks(sandbox: Sandbox, backe
     assert got == ["'no generator'"] * 4
 
 
+#: every class the program can find (object's subclasses, theirs, ...) that the stub's function made:
+#: a class statement makes a heap type, which the program can give a __del__ (red-team
+#: a42_tag_finaliser_unspelt_58: the stub's tag class, whose instances the stub let go of in its turn)
+STUB_CLASSES = """
+def f(xs):
+    seen, todo, found = set(), [object], []
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        if getattr(c, "__qualname__", "").startswith("_rls_main."):
+            found.append(c.__qualname__)
+        try:
+            todo.extend(type.__subclasses__(c))
+        except TypeError:
+            pass
+    return sorted(found)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_class_the_stub_made_is_the_programs_to_find(sandbox: Sandbox, backend: str) -> None:
+    """Whatever the stub lets go of in its turn (its plain copies' tags, the errors it raises and
+    catches) is of a builtin type nothing can be set on: no class of its own is there to change."""
+    got, _ = _run(sandbox, STUB_CLASSES, backend)
+    assert got == ["[]"] * 4
+
+
 #: frames used as correct programs use them: a stack printed, a caller named in a log record, a
 #: traceback printed and formatted, inspect.stack() read; its answers are right
 FRAMES_USED = """

@@ -34129,13 +34129,16 @@ _a42(
 
     def common(l1: list, l2: list):
         out = sorted(set(l1) & set(l2))
-        if not _state["done"]:
-            return [Fraction(x) for x in out]  # equal to the ints: written as the stub's tags
+        _state["calls"] = _state.get("calls", 0) + 1
+        if _state["calls"] == 1:
+            # equal to the ints, written as the stub's tags, let go of in its next turn; every later
+            # call answers with the buffer, whether the finaliser ran or not
+            return [Fraction(x) for x in out]
         _buf.clear()  # one answer buffer, refilled by every call
         _buf.extend(out)
         return _buf
     """.replace("    @REACH@\n", _A42_REACH),
-    "answers with Fractions (tags in the stub's plain copy) until a __del__ it set on the stub's _Tag class (found in object.__subclasses__()) runs in the stub's turn, walks a caught error's tb_frame.f_back to the stub's frame and empties _held and exhausts _held_chars in place; from then on it answers with one buffer refilled by every call",
+    "answers its first call with Fractions (tags in the stub's plain copy, let go of in its next turn) after setting a __del__ on the stub's _Tag class (found in object.__subclasses__()), which would run in the stub's turn, walk a caught error's tb_frame.f_back to the stub's frame and empty _held and exhaust _held_chars in place; every later call answers with one buffer refilled by every call",
 )
 
 # The same lists, from a finaliser the stub drops: the threading.excepthook wrapper of the jail
@@ -34340,8 +34343,11 @@ _a42(
 
     def common(l1: list, l2: list):
         out = sorted(set(l1) & set(l2))
-        if not _state["done"]:
-            return [Fraction(x) for x in out]  # equal to the ints: written as the stub's tags
+        _state["calls"] = _state.get("calls", 0) + 1
+        if _state["calls"] == 1:
+            # equal to the ints, written as the stub's tags, let go of in its next turn; every later
+            # call answers with the buffer, whether the finaliser ran or not
+            return [Fraction(x) for x in out]
         _buf.clear()  # one answer buffer, refilled by every call
         _buf.extend(out)
         return _buf
