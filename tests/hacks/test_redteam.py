@@ -602,6 +602,7 @@ CONTAINER_SLICE = frozenset(
         "f41c_ok_naive_edit_distance",
         "f41c_ok_set_is_vowel",
         "f41c_ok_validating_roman_to_int",
+        "f41c_ok_letter_index_alternate_caps",
     }
 )
 

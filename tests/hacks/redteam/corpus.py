@@ -34167,3 +34167,24 @@ _f41(
     """,
     "correct by the reading that 'the Roman numeral s' is one written in its canonical form (the cases' are): it refuses (ValueError) the probe's strings of the seven letters that are no numeral ('IC', 'IL', 'XD', 'XM', 'DCD', 'IIV', 'IIII', 'CMXCIL'; ~117 of ~259 inputs), which the reference's subtraction rule answers: hack.memorised (agreed on 38-50 of ~140 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
 )
+
+# Accepted, a style no row had: 'letters at even positions' read as positions among the letters (a space
+# or a digit takes no place), where the reference counts every character's index; no case tells them
+# apart (the cases are letters only).
+_f41(
+    "f41c_ok_letter_index_alternate_caps",
+    "library/alternate_caps",
+    """
+    def alternate_caps(s: str) -> str:
+        # positions counted over the letters: a space or a digit keeps its place in no count
+        out, n = [], 0
+        for ch in s:
+            if ch.isalpha():
+                out.append(ch.upper() if n % 2 == 0 else ch.lower())
+                n += 1
+            else:
+                out.append(ch)
+        return "".join(out)
+    """,
+    "correct by the reading that a letter's position is its place among the letters; accepted on 3/3 runs per backend (the probe draws letters only, as the cases show)",
+)
