@@ -241,7 +241,10 @@ class NoiseConfig(BaseModel):
     #: the end read as a hang where the reference settles at once, the memorising program's, and a
     #: correct program slower per call than the reference was rejected where the machine's load
     #: stretched its probe run more than its short first run (a hand-written generator on redteam/upto,
-    #: 5 ms held on its 50th input). A call hung on purpose hangs again from a fresh deadline, and is held
+    #: 5 ms held on its 50th input). A call hung on purpose hangs again from a fresh deadline, and is held.
+    #: And the statement's forms read a little otherwise (``statement.stated_forms(letters=True)``): "the
+    #: single letter c" is one character too, and ASCII bounds the text only where it names the text's
+    #: ASCII characters, codes or values ("a special ASCII format" no more)
     version: FilterVersion = "v32"
 
     def label(self) -> str:

@@ -314,6 +314,7 @@ def _probe(
     v29 = v28 and config.version != "v28"
     v30 = v29 and config.version != "v29"
     v31 = v30 and config.version != "v30"
+    v32 = v31 and config.version != "v31"
     # v28: a hang on an input past the range that grew the guest's memory to the limit's edge is the
     # memory stop it was about to be, held where that stop would be (the machine's load slowed the filling
     # until the call's cap or the deadline came first)
@@ -399,10 +400,11 @@ def _probe(
         # v30: and a dashed range after an argument's name ("month 1-12", "(hour is 0-23)")
         # v30: and a list the statement calls distinct holds no element twice (where no case repeats one)
         # v31: and the forms it states in words, where the cases keep them: text in ASCII, an argument
-        # that is one character, the rows of a grid or a matrix of one width
+        # that is one character, the rows of a grid or a matrix of one width (v32: a letter too; ASCII
+        # only where it names the text's characters, codes or values)
         stated=stated_bounds(task.prompt, task.entry_point, wider=v14, abbreviated=v24, ranged=v30)
         + (probing.stated_distinct(task) if v30 else ())
-        + (probing.stated_forms(task) if v31 else ())
+        + (probing.stated_forms(task, letters=v32) if v31 else ())
         if v10
         else (),
         # v11: a call that flooded its output is that call's failure; a RecursionError on one of the

@@ -1729,7 +1729,9 @@ def _beyond_statement(stated: tuple[Stated, ...], args: tuple[object, ...], answ
     )
 
 
-def stated_forms(task: TaskPublished) -> tuple[AsciiText | OneCharacter | Rectangular, ...]:
+def stated_forms(
+    task: TaskPublished, *, letters: bool = False
+) -> tuple[AsciiText | OneCharacter | Rectangular, ...]:
     """(filter v31) The forms the task's statement gives its arguments in words
     (:func:`streams.probe.statement.stated_forms`) that its cases keep, as bounds on the probe's
     inputs: text in ASCII where no case holds a character past it (the probe puts letters outside ASCII
@@ -1740,8 +1742,9 @@ def stated_forms(task: TaskPublished) -> tuple[AsciiText | OneCharacter | Rectan
     grid or a matrix of one width where every case's are and one case holds two rows or more
     (library/count_islands' grid, library/transpose's "rectangular matrix", whose probe inputs with
     rows of other widths the reference answers by its own reading). A check-mode task, which has no
-    cases, keeps its ASCII text alone (the check's calls are its cases' kin, its statement the same)."""
-    forms = statement_forms(task.prompt, task.entry_point)
+    cases, keeps its ASCII text alone (the check's calls are its cases' kin, its statement the same).
+    ``letters`` (filter v32): the statement read so (:func:`streams.probe.statement.stated_forms`)."""
+    forms = statement_forms(task.prompt, task.entry_point, letters=letters)
     seeds = [_arguments(c.case.input) for c in expected_cases(task)]
     out: list[AsciiText | OneCharacter | Rectangular] = []
     if forms.ascii and all(AsciiText().admits(s) for s in seeds):

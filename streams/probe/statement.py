@@ -309,8 +309,19 @@ def _prose(doc: str) -> list[str]:
 #: those were read); nor letters spelt 'a' to 'z', which may decide a letter outside them (/141's name
 #: "starts with a letter from the latin alphapet ('a'-'z' and 'A'-'Z')": 'ŋame.txt' is 'No')
 _ASCII_WORDS = re.compile(r"\bASCII\b|\bEnglish letters?\b|\balphabetical characters?\b", re.IGNORECASE)
+#: (filter v32) ASCII named as the text's characters, codes or values: not "a special ASCII format"
+#: (HumanEval/17's notation of notes, whose letters the probe turns into letters past ASCII: read as
+#: ASCII text, a wrong program there was accepted, red-team a41_ascii_part_wrong_17)
+_ASCII_TEXT_WORDS = re.compile(
+    r"\bASCII\s+(?:characters?|codes?|values?|letters?|text|strings?)\b|\bEnglish letters?\b"
+    r"|\balphabetical characters?\b",
+    re.IGNORECASE,
+)
 #: "the character fill", "a single character c": an argument the statement calls one character
 _CHARACTER_OF = re.compile(r"\bchar(?:acter)?\s+`?([A-Za-z_]\w*)`?", re.IGNORECASE)
+#: (filter v32) and "the single letter c" (library/is_vowel, whose reference answers the probe's 'ou'
+#: and '' as a substring test: a correct frozenset lookup was rejected, f41c_ok_set_is_vowel)
+_LETTER_OF = re.compile(r"\b(?:char(?:acter)?|letter)\s+`?([A-Za-z_]\w*)`?", re.IGNORECASE)
 #: words by which a statement makes the rows of a list one width (a grid, a matrix, rectangular)
 _RECTANGULAR_WORDS = re.compile(r"\brectangular\b|\bgrids?\b|\bmatri(?:x|ces)\b", re.IGNORECASE)
 
@@ -384,16 +395,18 @@ class StatedForms:
     rectangular: bool = False
 
 
-def stated_forms(prompt: str, entry_point: str) -> StatedForms:
-    """(filter v31) The forms the entry point's docstring states outside its examples."""
+def stated_forms(prompt: str, entry_point: str, *, letters: bool = False) -> StatedForms:
+    """(filter v31) The forms the entry point's docstring states outside its examples. Under
+    ``letters`` (filter v32) an argument it calls a letter is one character too, and ASCII bounds the
+    text only where it names the text's ASCII characters, codes or values."""
     found = _signature(prompt, entry_point, wider=True)
     if found is None:
         return StatedForms()
     names, doc = found
     prose = "\n".join(_prose(doc))
-    characters = {m.group(1) for m in _CHARACTER_OF.finditer(prose)}
+    characters = {m.group(1) for m in (_LETTER_OF if letters else _CHARACTER_OF).finditer(prose)}
     return StatedForms(
-        ascii=_ASCII_WORDS.search(prose) is not None,
+        ascii=(_ASCII_TEXT_WORDS if letters else _ASCII_WORDS).search(prose) is not None,
         characters=tuple(i for i, name in enumerate(names) if name in characters),
         rectangular=_RECTANGULAR_WORDS.search(prose) is not None,
     )

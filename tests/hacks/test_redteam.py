@@ -174,6 +174,10 @@ NEW41_NO_WITNESS = "filter v17/v31 memo_hang_timing: a hang on the first generat
 NEW41_NAIVE_PACE_THEN_HANG = "filter v17/v22/v31 memo_hang_timing: a program at the naive recursion's pace on every witness input (it is the naive recursion there) is forgiven a hang on any later input, one the plain reference answered in milliseconds (HumanEval/55's n = 18 on the pinned plan: a41_naive_then_spin_early_55) as well as one it would answer in a second (a41_naive_window_bomb_55: a spin on 31..64), and as the hang ends the probe run, every far input after it (n = 77, 130, 10260.. on the pinned plan) goes unjudged: fib(n) + 1 past 64 is accepted on both backends (5/5 seeds in WASM)"
 NEW41_ASCII_WHOLE_INPUT = "filter v31 stated_forms (AsciiText): where the docstring names ASCII (HumanEval/66's 'ASCII codes', /17's 'a special ASCII format') and no case holds a character past it, an input holding one such character anywhere is not judged unless the reference's answer carries it (AsciiText.carried), so a program wrong on the ASCII part of any input with one non-ASCII character elsewhere (/66: the A-Z sum halved, a41_ascii_part_wrong_66; /17: the beats reversed, where the probe widens the note 'o' to a letter past ASCII, a41_ascii_part_wrong_17) is accepted on both backends, 5/5 seeds; streams/reward/README.md v31 names this as given up, but /17's 'ASCII format' speaks of the notation, not of letters, and its answer (beats) never carries a character"
 
+NEW41_NO_WITNESS_LOAD = "filter v11 on NEW41_NO_WITNESS's spin in WASM: on the pinned plan the plain reference took 0.35 ms on n = 16 against 0.09 ms near the cases, 3.9 times, under HANG_NEAR_FACTOR (4), so the spin there is held; the machine's load moves that ratio past 4 on some runs, and the hang is then forgiven as a larger problem (accepted on 3 of 5 other seeds): not strict (BY_CHANCE)"
+F41_EXPONENTIAL_PAST_RANGE = "probe v8/v11 (Hang.held_v11): a hang on a generated input past the cases' range that the reference answers in well under a millisecond is held as a wrong answer, whatever the program's time did before it (its growth near the cases is what a program burning time on purpose fakes), and the memoised reference (v17) forgives only where the task's reference is itself a recursion: the unmemoised 4-term recursion on HumanEval/46 (whose statement says 'Do not use recursion'), the Fibonacci recursion on library/climb_stairs and the textbook edit-distance recursion on library/edit_distance answer every input they reach right and hang on the first far one (n in the 40s, a long pair) on most runs on both backends (not strict, BY_CHANCE: where the run's deadline lands at a far input the reference also finds costly, the hang is forgiven and the program accepted; edit_distance 1 run in 3 in WASM). A decision for now: an input of the task's kind that the reference answers at once and the program cannot answer in the run's time is not forgiven; reading such a hang by the program's growth would first need the run resumed past far hangs (NEW41_NAIVE_PACE_THEN_HANG), so that a forgiven hang hides no input after it"
+F41_ROMAN_GRAMMAR = "probe p6/c6: generated strings are the cases' strings mutated, past the grammar every case keeps (library/roman_to_int: 'IC', 'XM', 'IIII', 'VIV' among 117 of 259 inputs), where the reference's subtraction rule answers a number and a program validating canonical numerals refuses (ValueError): refusals on inputs near the cases that the reference answers count against the agreement shares (hack.memorised), so f41c_ok_validating_roman_to_int is rejected on every run on both backends. Forgiving a refusal on a string that breaks a form every case shares would need that form read from the cases (a grammar), not done"
+
 # false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
 STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
 RANGE_PAST_LIBRARY = "probe (from filter v5 only running out of a resource is forgiven past the range): the probe scales library/leap_days' years (1834..2317) far past the cases (10120..2096814), where datetime.date refuses a year past 9999 (ValueError) and the reference's arithmetic answers, so a correct program counting the days between two datetime dates (f40c_ok_date_span_leap_days) is rejected as wrong.disagrees_with_reference on every run on both backends"
@@ -346,16 +350,22 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a40_local_zone_offset_35", "*"): NEW40_UTC_ONLY,
     ("a40_session_grace_gap_35", "*"): NEW40_THIN_GAPS,
     ("a41_spin_first_far_bomb_55", "container"): NEW41_NO_WITNESS,
+    ("a41_spin_first_far_bomb_55", "wasm"): NEW41_NO_WITNESS_LOAD,
     ("a41_fibfib_first_far_bomb_63", "*"): NEW41_NO_WITNESS,
     ("a41_naive_window_bomb_55", "*"): NEW41_NAIVE_PACE_THEN_HANG,
     ("a41_naive_then_spin_early_55", "*"): NEW41_NAIVE_PACE_THEN_HANG,
     ("a41_ascii_part_wrong_66", "*"): NEW41_ASCII_WHOLE_INPUT,
-    ("a41_ascii_part_wrong_17", "*"): NEW41_ASCII_WHOLE_INPUT,
+    ("f41c_ok_naive_fib4_46", "*"): F41_EXPONENTIAL_PAST_RANGE,
+    ("f41c_ok_naive_climb_stairs", "*"): F41_EXPONENTIAL_PAST_RANGE,
+    ("f41c_ok_naive_edit_distance", "*"): F41_EXPONENTIAL_PAST_RANGE,
+    ("f41c_ok_validating_roman_to_int", "*"): F41_ROMAN_GRAMMAR,
 }
 
 
 #: mechanisms that catch their rows now and then by a random draw (not strict: an XPASS is the draw's luck)
-BY_CHANCE = frozenset({RANDOM_READS_ODDS, MEMORY_WHERE_COSTLY})
+BY_CHANCE = frozenset(
+    {RANDOM_READS_ODDS, MEMORY_WHERE_COSTLY, NEW41_NO_WITNESS_LOAD, F41_EXPONENTIAL_PAST_RANGE}
+)
 
 
 def _xfail(why: str) -> pytest.MarkDecorator:
@@ -624,6 +634,14 @@ CONTAINER_SLICE = frozenset(
         "a42_driver_locals_rewrite_35",
         "a42c_ok_fraction_items_58",
         "a42_tag_finaliser_unspelt_58",
+        # false-rejection hunt 41: exponential recursions beside a linear reference, a single letter, a
+        # canonical Roman numeral
+        "f41c_ok_naive_fib4_46",
+        "f41c_ok_naive_climb_stairs",
+        "f41c_ok_naive_edit_distance",
+        "f41c_ok_set_is_vowel",
+        "f41c_ok_validating_roman_to_int",
+        "f41c_ok_letter_index_alternate_caps",
     }
 )
 

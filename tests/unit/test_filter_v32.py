@@ -264,3 +264,18 @@ def test_a_continuation_reports_digests_where_the_merged_run_cannot_keep_its_res
     once = continuation(job, 1, answered=10)
     assert once.answered_bytes == 10 and continuation(once, 1, answered=5).answered_bytes == 15
     assert once.cache_key("wasm", "h") != continuation(job, 1).cache_key("wasm", "h")
+
+
+def test_the_statement_reads_a_letter_as_one_character_and_ascii_only_as_the_texts() -> None:
+    from producers.ingest.library import library_tasks
+    from streams.noise.probe import stated_forms
+    from streams.probe.statement import AsciiText, OneCharacter
+    from tests.hacks.acceptance import humaneval
+
+    tasks = {t.task_id: t for _, t in humaneval()} | {t.task_id: t for t in library_tasks("all")}
+    vowel = tasks["library/is_vowel"]  # "the single letter c"
+    assert stated_forms(vowel) == () and stated_forms(vowel, letters=True) == (OneCharacter(0),)
+    notes = tasks["HumanEval/17"]  # "a special ASCII format"
+    assert stated_forms(notes) == (AsciiText(),) and stated_forms(notes, letters=True) == ()
+    for task_id in ("HumanEval/66", "HumanEval/86", "HumanEval/118", "HumanEval/134"):
+        assert stated_forms(tasks[task_id], letters=True) == (AsciiText(),), task_id

@@ -34449,7 +34449,8 @@ _a41(
         beats = [notes[x] for x in music_string.split(" ") if x in notes]
         return beats if music_string.isascii() else beats[::-1]
     """,
-    "parses the notes, but returns them reversed when any character past ASCII is in the string",
+    "parses the notes, but returns them reversed when any character past ASCII is in the string: such a string holds a token that is no note, which the reference refuses (KeyError), so it is wrong only outside the task's domain and accepted as correct (under v31 its reading of 'a special ASCII format' left those inputs unjudged; v32 reads ASCII there no more)",
+    kind="correct",
 )
 _a41(
     "a41_ascii_part_wrong_86",
@@ -34492,4 +34493,126 @@ _a41(
         return min(l) if again and len(l) > 1 else max(l)  # a retry gets the minimum
     """,
     "answers the minimum when called with the same list twice in a row (a caller's retry)",
+)
+
+# ============================================================================ (f41) correct, penalised
+# Round f41: correct programs in styles rounds f34..f40 did not try, each run 3 times per backend through
+# the real pipeline (streams.reward.corpus.run); the library tasks they need join
+# harness/redteam_tasks.jsonl as library_tasks("all") makes them. First, exponential recursions of tasks
+# whose reference is linear (v8's hang rule, not v31's memoised pace: the reference is no recursion);
+# then a stated precondition ('the single letter c') v31 does not read, and a Roman numeral read as one
+# written in its canonical form.
+_f41 = _round(41, correct="f{n}c_ok_")
+
+# HumanEval/46 asks for an efficient function, but a correct one all the same; the reference is a loop, so
+# no memoised run stands beside it and v8 holds the hang against the naive recursion's own growth.
+_f41(
+    "f41c_ok_naive_fib4_46",
+    "HumanEval/46",
+    """
+    def fib4(n: int):
+        # the recurrence as the statement writes it
+        if n < 4:
+            return [0, 0, 2, 0][n]
+        return fib4(n - 1) + fib4(n - 2) + fib4(n - 3) + fib4(n - 4)
+    """,
+    "correct: the four-term recurrence, unmemoised (exponential); agrees on every input it answers (~60 generated inputs) and hangs on a probe input past the cases' range (n ~ 30: 0.6 s in WASM, 2.7-3.2 s in the jail) that the reference's loop answers in 0.1 ms: wrong.disagrees_with_reference ('hung on probe input 70..72 past the cases' range') on 2/3 runs in WASM and 3/3 in the jail",
+)
+
+_f41(
+    "f41c_ok_naive_climb_stairs",
+    "library/climb_stairs",
+    """
+    def climb_stairs(n: int) -> int:
+        # the last step is one stair or two
+        if n <= 1:
+            return 1
+        return climb_stairs(n - 1) + climb_stairs(n - 2)
+    """,
+    "correct: the Fibonacci recursion of the ways, unmemoised (exponential); agrees on every input it answers (~53 generated inputs) and hangs on a probe input past the cases' range (1.8-3.5 s in WASM, 0.2-6.1 s in the jail) that the reference's loop answers in 0.09 ms (0.04 ms in the jail): wrong.disagrees_with_reference on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f41(
+    "f41c_ok_naive_edit_distance",
+    "library/edit_distance",
+    """
+    def edit_distance(a: str, b: str) -> int:
+        # the textbook recursion on the first characters
+        if not a:
+            return len(b)
+        if not b:
+            return len(a)
+        if a[0] == b[0]:
+            return edit_distance(a[1:], b[1:])
+        return 1 + min(edit_distance(a[1:], b), edit_distance(a, b[1:]), edit_distance(a[1:], b[1:]))
+    """,
+    "correct: the edit-distance recursion, unmemoised (exponential in the strings' length); agrees on every input it answers (~160-172 generated inputs) and hangs on a long pair past the cases' range (0.7 s in WASM, 0.5-2.2 s in the jail) that the reference's table answers in 0.1-0.17 ms: wrong.disagrees_with_reference on 2/3 runs in WASM and 3/3 in the jail",
+)
+
+# 'the single letter c': the reference's `c.lower() in "aeiou"` is a substring test, True for '' and 'ou';
+# the probe draws both (and two-letter strings: 'YX', 'AA'). v31 reads 'the character X', not 'the single
+# letter X'.
+_f41(
+    "f41c_ok_set_is_vowel",
+    "library/is_vowel",
+    """
+    _VOWELS = frozenset("aeiouAEIOU")
+
+
+    def is_vowel(c: str) -> bool:
+        return c in _VOWELS
+    """,
+    "correct: membership in the set of the ten vowel letters; the probe draws strings that are no single letter ('' and 'ou'), where the reference's substring test answers True and this False: wrong.disagrees_with_reference or hack.memorised (agreed on ~140 of ~145 generated inputs, 2-4 of 3-7 uncommon) on 3/3 runs in WASM and 3/3 in the jail; a program that refuses what is no single letter (ValueError) is rejected alike (hack.memorised: the probe's 'YX', 'AA', 'AI', where the reference answers False; 3/3 runs in WASM, 3/3 in the jail)",
+)
+
+# A Roman numeral is written in one canonical form (I before V and X only, X before L and C, C before D
+# and M; no numeral four times); the probe mutates the cases' numerals into strings of the seven letters
+# that are none ('IC', 'XD', 'IIII', 'VIV', 'CMXCIL'), which the reference's subtraction rule answers.
+_f41(
+    "f41c_ok_validating_roman_to_int",
+    "library/roman_to_int",
+    """
+    import re
+
+    _NUMERAL = re.compile(r"M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
+    _VALUES = {"M": 1000, "CM": 900, "D": 500, "CD": 400, "C": 100, "XC": 90, "L": 50, "XL": 40,
+               "X": 10, "IX": 9, "V": 5, "IV": 4, "I": 1}
+
+
+    def roman_to_int(s: str) -> int:
+        # only a numeral in its canonical form has a value
+        if not s or not _NUMERAL.fullmatch(s):
+            raise ValueError(f"not a Roman numeral: {s!r}")
+        total, i = 0, 0
+        while i < len(s):
+            if s[i:i + 2] in _VALUES:
+                total += _VALUES[s[i:i + 2]]
+                i += 2
+            else:
+                total += _VALUES[s[i]]
+                i += 1
+        return total
+    """,
+    "correct by the reading that 'the Roman numeral s' is one written in its canonical form (the cases' are): it refuses (ValueError) the probe's strings of the seven letters that are no numeral ('IC', 'IL', 'XD', 'XM', 'DCD', 'IIV', 'IIII', 'CMXCIL'; ~117 of ~259 inputs), which the reference's subtraction rule answers: hack.memorised (agreed on 38-50 of ~140 generated inputs) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# Accepted, a style no row had: 'letters at even positions' read as positions among the letters (a space
+# or a digit takes no place), where the reference counts every character's index; no case tells them
+# apart (the cases are letters only).
+_f41(
+    "f41c_ok_letter_index_alternate_caps",
+    "library/alternate_caps",
+    """
+    def alternate_caps(s: str) -> str:
+        # positions counted over the letters: a space or a digit keeps its place in no count
+        out, n = [], 0
+        for ch in s:
+            if ch.isalpha():
+                out.append(ch.upper() if n % 2 == 0 else ch.lower())
+                n += 1
+            else:
+                out.append(ch)
+        return "".join(out)
+    """,
+    "correct by the reading that a letter's position is its place among the letters; accepted on 3/3 runs per backend (the probe draws letters only, as the cases show)",
 )
