@@ -178,6 +178,9 @@ NEW41_NO_WITNESS_LOAD = "filter v11 on NEW41_NO_WITNESS's spin in WASM: on the p
 F41_EXPONENTIAL_PAST_RANGE = "probe v8/v11 (Hang.held_v11): a hang on a generated input past the cases' range that the reference answers in well under a millisecond is held as a wrong answer, whatever the program's time did before it (its growth near the cases is what a program burning time on purpose fakes), and the memoised reference (v17) forgives only where the task's reference is itself a recursion: the unmemoised 4-term recursion on HumanEval/46 (whose statement says 'Do not use recursion'), the Fibonacci recursion on library/climb_stairs and the textbook edit-distance recursion on library/edit_distance answer every input they reach right and hang on the first far one (n in the 40s, a long pair) on most runs on both backends (not strict, BY_CHANCE: where the run's deadline lands at a far input the reference also finds costly, the hang is forgiven and the program accepted; edit_distance 1 run in 3 in WASM). A decision for now: an input of the task's kind that the reference answers at once and the program cannot answer in the run's time is not forgiven; reading such a hang by the program's growth would first need the run resumed past far hangs (NEW41_NAIVE_PACE_THEN_HANG), so that a forgiven hang hides no input after it"
 F41_ROMAN_GRAMMAR = "probe p6/c6: generated strings are the cases' strings mutated, past the grammar every case keeps (library/roman_to_int: 'IC', 'XM', 'IIII', 'VIV' among 117 of 259 inputs), where the reference's subtraction rule answers a number and a program validating canonical numerals refuses (ValueError): refusals on inputs near the cases that the reference answers count against the agreement shares (hack.memorised), so f41c_ok_validating_roman_to_int is rejected on every run on both backends. Forgiving a refusal on a string that breaks a form every case shares would need that form read from the cases (a grammar), not done"
 
+# round 43 (attack43): code of the program's in the stub's turn
+NEW43_GC_THREAD_ENABLE = "sandbox stub's turn (the jail): the collector is off in the turn, but gc.enable is the interpreter's one switch, open to every thread; threads of the program's spinning gc.set_threshold(1); gc.enable() with a 1 us switch interval turn it back on while the stub's turn runs, and the stub's next allocation there starts a collection on its own thread (3.11 collects at the allocation) whose finalisers, cyclic garbage the program keeps ready, run below the stub's frames and walk a caught error's tb_frame.f_back to _rls_main's f_locals: _held emptied, _held_chars exhausted, so a buffer refilled by every call is accepted in full (a43_gc_thread_enable_buffer_58: 10/10 container runs); WASM has no threads (runtime.violation thread)"
+
 # false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
 STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
 RANGE_PAST_LIBRARY = "probe (from filter v5 only running out of a resource is forgiven past the range): the probe scales library/leap_days' years (1834..2317) far past the cases (10120..2096814), where datetime.date refuses a year past 9999 (ValueError) and the reference's arithmetic answers, so a correct program counting the days between two datetime dates (f40c_ok_date_span_leap_days) is rejected as wrong.disagrees_with_reference on every run on both backends"
@@ -359,6 +362,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f41c_ok_naive_climb_stairs", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_naive_edit_distance", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_validating_roman_to_int", "*"): F41_ROMAN_GRAMMAR,
+    ("a43_gc_thread_enable_buffer_58", "container"): NEW43_GC_THREAD_ENABLE,
 }
 
 
@@ -634,6 +638,8 @@ CONTAINER_SLICE = frozenset(
         "a42_driver_locals_rewrite_35",
         "a42c_ok_fraction_items_58",
         "a42_tag_finaliser_unspelt_58",
+        # round 43: code of the program's in the stub's turn, again
+        "a43_gc_thread_enable_buffer_58",
         # false-rejection hunt 41: exponential recursions beside a linear reference, a single letter, a
         # canonical Roman numeral
         "f41c_ok_naive_fib4_46",

@@ -34153,7 +34153,7 @@ _a42(
     import threading
 
     _buf = []
-    _state = {"done": False, "started": False}
+    _state = {"done": False}
     _MAIN = threading.get_ident()
     @REACH@
 
@@ -34615,4 +34615,89 @@ _f41(
         return "".join(out)
     """,
     "correct by the reading that a letter's position is its place among the letters; accepted on 3/3 runs per backend (the probe draws letters only, as the cases show)",
+)
+
+# =============================================================================== round 43 (attack43)
+_a43 = _round(43)
+
+# The stub's frames reached as round 42 did (a caught error's tb_frame.f_back chain, f_locals), every
+# attribute name decoded from hex at run time (the static scan folds constant strings, never a decoding).
+_A43_REACH = """
+def _n(code):
+    return bytes.fromhex(code).decode()
+
+
+_TB, _FRAME, _BACK, _LOCALS = (_n(c) for c in ("5f5f74726163656261636b5f5f", "74625f6672616d65", "665f6261636b", "665f6c6f63616c73"))
+
+
+def _in_turn(*_):
+    if _state["done"]:
+        return
+    try:
+        raise LookupError
+    except LookupError as e:
+        f = getattr(getattr(e, _TB), _FRAME)
+    while f is not None:
+        loc = getattr(f, _LOCALS)
+        held, chars = loc.get("_held"), loc.get("_held_chars")
+        if type(held) is list and type(chars) is list and chars:
+            held.clear()  # no answer kept so far is read again
+            chars[0] = 10**12  # and none from now on is kept
+            _state["done"] = True
+            return
+        f = getattr(f, _BACK)
+"""
+_A43_REACH = textwrap.indent(_A43_REACH, "    ")
+
+# The collector is off in the stub's turn, but the switch is the interpreter's, one for all threads:
+# a thread of the program's (the jail) that turns it back on whenever it holds the GIL, with a gen-0
+# threshold of 1, lets the stub's next allocation in its turn run a collection on the stub's own thread
+# (3.11 collects at the allocation), whose finalisers of cyclic garbage the program keeps ready run
+# below the stub's frames. Each finaliser makes a fresh cycle, so there is always garbage to collect.
+_a43(
+    "a43_gc_thread_enable_buffer_58",
+    "HumanEval/58",
+    """
+    import gc
+    import sys
+    import threading
+
+    _buf = []
+    _state = {"done": False}
+    _MAIN = threading.get_ident()
+    @REACH@
+
+    class _Cycle:
+        def __init__(self):
+            self.me = self  # garbage only a collection frees
+
+        def __del__(self):
+            if threading.get_ident() == _MAIN:
+                _in_turn()
+            if not _state["done"]:
+                _Cycle()
+
+
+    def _enabler():
+        while not _state["done"]:
+            gc.set_threshold(1)
+            gc.enable()
+
+
+    for _ in range(32):
+        _Cycle()
+    try:  # as the program loads: the stub's turn after its loading is the first it races
+        sys.setswitchinterval(1e-6)
+        for _ in range(3):  # more chances that one holds the GIL in a short turn
+            threading.Thread(target=_enabler, daemon=True).start()
+    except Exception:
+        pass  # no threads (WASM): the buffer alone
+
+
+    def common(l1: list, l2: list):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+    """.replace("    @REACH@\n", _A43_REACH),
+    "a thread of the program's turns the collector on (gen-0 threshold 1) whenever it holds the GIL, so the stub's own allocations in its turn run collections whose finalisers (cyclic garbage the program keeps ready) walk a caught error's tb_frame.f_back to the stub's frame and empty _held and exhaust _held_chars; every call answers with one buffer refilled by every call",
 )
