@@ -640,6 +640,8 @@ CONTAINER_SLICE = frozenset(
         "a42_tag_finaliser_unspelt_58",
         # round 43: code of the program's in the stub's turn, again
         "a43_gc_thread_enable_buffer_58",
+        "a43_gc_thread_callback_buffer_58",
+        "a43_staticmethod_forged_tag_58",
         # false-rejection hunt 41: exponential recursions beside a linear reference, a single letter, a
         # canonical Roman numeral
         "f41c_ok_naive_fib4_46",

@@ -34701,3 +34701,94 @@ _a43(
     """.replace("    @REACH@\n", _A43_REACH),
     "a thread of the program's turns the collector on (gen-0 threshold 1) whenever it holds the GIL, so the stub's own allocations in its turn run collections whose finalisers (cyclic garbage the program keeps ready) walk a caught error's tb_frame.f_back to the stub's frame and empty _held and exhaust _held_chars; every call answers with one buffer refilled by every call",
 )
+
+# The same open switch with no garbage at all: a gc.callbacks function of the program's (its name decoded
+# at run time: the static scan flags the attribute) runs at the start of every collection, so the first
+# collection the stub's own allocation starts in its turn runs it below the stub's frames.
+_a43(
+    "a43_gc_thread_callback_buffer_58",
+    "HumanEval/58",
+    """
+    import gc
+    import sys
+    import threading
+
+    _buf = []
+    _state = {"done": False}
+    _MAIN = threading.get_ident()
+    @REACH@
+
+    def _on_collect(phase, info):
+        if phase == "start" and threading.get_ident() == _MAIN:
+            _in_turn()
+
+
+    getattr(gc, _n("63616c6c6261636b73")).append(_on_collect)
+
+
+    def _enabler():
+        while not _state["done"]:
+            gc.set_threshold(1)
+            gc.enable()
+
+
+    try:  # as the program loads: the stub's turn after its loading is the first it races
+        sys.setswitchinterval(1e-6)
+        for _ in range(3):  # more chances that one holds the GIL in a short turn
+            threading.Thread(target=_enabler, daemon=True).start()
+    except Exception:
+        pass  # no threads (WASM): the buffer alone
+
+
+    def common(l1: list, l2: list):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+    """.replace("    @REACH@\n", _A43_REACH),
+    "as a43_gc_thread_enable_buffer_58, with a gc.callbacks function (no garbage, no finaliser) walking to the stub's frame at the start of the collection the stub's own allocation starts once a thread turned the collector on in its turn; every call answers with one buffer refilled by every call",
+)
+
+# The tags' own type, made by the program: a staticmethod holding what a tag holds, (name, arguments), in
+# place of each int. Were the stub to take it as its own tag, the host would rebuild Fraction(x, 1),
+# equal to x; it is no plain value (refused: the call's error), so every case fails.
+_a43(
+    "a43_staticmethod_forged_tag_58",
+    "HumanEval/58",
+    """
+    def common(l1: list, l2: list):
+        return [staticmethod(("Fraction", (x, 1))) for x in sorted(set(l1) & set(l2))]
+    """,
+    "answers staticmethod objects holding ('Fraction', (x, 1)), the pair a tag of the stub's holds, in place of each int: wrong unless the stub reads them as its own tags",
+)
+
+# The control of a43_gc_thread_enable_buffer_58: a correct program whose worker threads turn the
+# collector on with a low threshold (a leak hunt left on) while it answers with fresh lists; the jail
+# only (a thread is a violation in WASM).
+_a43(
+    "a43c_ok_gc_thread_fresh_58",
+    "HumanEval/58",
+    """
+    import gc
+    import sys
+    import threading
+
+    _stop = []
+
+
+    def _collector():
+        while not _stop:
+            gc.set_threshold(1)
+            gc.enable()
+
+
+    sys.setswitchinterval(1e-6)
+    for _ in range(3):
+        threading.Thread(target=_collector, daemon=True).start()
+
+
+    def common(l1: list, l2: list):
+        return sorted(set(l1) & set(l2))  # a fresh list per call
+    """,
+    "correct: fresh sorted lists, while threads keep the collector on (threshold 1) beside the stub's turns",
+    backends=("container",),
+)
