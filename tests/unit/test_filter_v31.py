@@ -171,16 +171,19 @@ def test_a_spin_is_held_on_an_input_where_the_references_only_lean_apart() -> No
     assert plan is not None and reference is not None and probe is not None and probe.timed_out
     options = CompareOptions()
     memo = memo_hang_timing(plan, probe, reference, options, cpu=True)
-    assert memo is not None and memo.memo_ratio > 0  # as measured: an input parts the two
-    # the plain reference a little quicker where they part: they only lean apart there (8 to 16 times)
+    assert memo is not None
+    # the plain reference made a little quicker, so that where the two lean apart most they do so 12
+    # times: between the 8 that leans and the 16 that parts (as measured, the pinned plan parts them at
+    # n = 20 by about 17 times, and a loaded machine moves that by tens of per cent either way)
     far = {p for p in plan.far if p < memo.position}
     by_memo = {
         p: min(c.cpu_s or 0.0 for r in reference.memoised for c in r.cases if c.index == p) for p in far
     }
-    by_plain = {p: min(c.cpu_s or 0.0 for c in reference.execution.cases if c.index == p) for p in far}
-    parted = {p for p in far if by_memo[p] and by_plain[p] > 16 * by_memo[p]}
-    assert parted
-    leaning = _plain_scaled(reference, 12 / max(by_plain[p] / by_memo[p] for p in parted), parted)
+    plain_runs = (reference.execution, *reference.reruns)
+    by_plain = {p: min(c.cpu_s or 0.0 for r in plain_runs for c in r.cases if c.index == p) for p in far}
+    ratios = {p: by_plain[p] / by_memo[p] for p in far if by_memo[p] and by_plain[p]}
+    assert ratios
+    leaning = _plain_scaled(reference, 12 / max(ratios.values()), set(ratios))
     before = memo_hang_timing(plan, probe, leaning, options, cpu=True)
     after = memo_hang_timing(plan, probe, leaning, options, cpu=True, leaning_witness=True)
     assert before is not None and before.memo_ratio == 0 and not before.held_memoised(second_witness=True)
