@@ -180,6 +180,9 @@ F41_ROMAN_GRAMMAR = "probe p6/c6: generated strings are the cases' strings mutat
 
 # round 43 (attack43): code of the program's in the stub's turn
 NEW43_GC_THREAD_ENABLE = "sandbox stub's turn (the jail): the collector is off in the turn, but gc.enable is the interpreter's one switch, open to every thread; threads of the program's spinning gc.set_threshold(1); gc.enable() with a 1 us switch interval turn it back on while the stub's turn runs, and the stub's next allocation there starts a collection on its own thread (3.11 collects at the allocation) whose finalisers, cyclic garbage the program keeps ready, run below the stub's frames and walk a caught error's tb_frame.f_back to _rls_main's f_locals: _held emptied, _held_chars exhausted, so a buffer refilled by every call is accepted in full (a43_gc_thread_enable_buffer_58: 10/10 container runs); WASM has no threads (runtime.violation thread)"
+# round 44 (attack44): filter v32's deadline cut asked again, far hangs, ASCII named as the text's letters
+NEW44_PACE_CUT_FAR = "filter v32 (streams/sandbox/resume.py cut_at) and v11 (Hang.held_v11): a probe run's deadline is 20 times the program's own case run (times the plan's length factor: 13 on HumanEval/35's 294-call plan), so a program that spins a fixed time a call has the deadline cut wherever its spins add up to it; where that lands among the short far lists (positions 150..263 on the pinned plan), the call was held for less than one spin (0.007 to 0.09 s measured), the program's pace near the cases (its median time against the reference's, ~1000 times) explains all it spent before, so v11 counts no waste, the hang is forgiven (given time under HANG_MIN_HELD_S) and every far input after it goes unjudged; a cut that lands near the cases is asked again in a fresh sandbox with a fresh deadline (v32, twice), which moves the end further on. max(l) - 1 on every list longer than 64 (the plan's last 30 inputs) is accepted where the end lands so: 130 ms on every call past a process's second (50 ms on its first, which sets the case run's time: a44_uniform_pace_far_cut_35; WASM 3/3 seeds and the pinned one 3/3, the jail 1 of 2 runs, caught where its case run's overhead moved the deadline past the plan's end); 150 ms a call on the near lists only (a44_three_cuts_near_35: WASM 2 of 3 runs on the pinned seed, rejected where three near cuts end the run as a hang, hack.memorised; the jail 1 of 3, held 0.007 s at position 176); 150 ms near after the 20th call and 30 ms on every call of a process whose first call is no case (a continuation tells itself so: a44_continuation_burns_35, WASM 2/3 seeds and the pinned one 2/2, the jail 1 of 2). Where the end lands moves with the machine's load (the case run's time sets the deadline), so these flip run to run: not strict (BY_CHANCE)"
+NEW44_ASCII_ALPHABETICAL_134 = "filter v32 stated_forms(letters=True): HumanEval/134's 'an alphabetical character' (what the function tests the last character for, not a bound on the text) still reads as ASCII text (AsciiText), so an input holding one character past ASCII anywhere is not judged unless the reference's answer carries it, and a bool never does: a program answering the opposite whenever such a character is anywhere in the string ('é apple pi e': False where the last character is the ASCII letter 'e') is accepted (a44_ascii_part_wrong_134: WASM 3/3 seeds and the pinned one; NEW41_ASCII_WHOLE_INPUT's mechanism on another task)"
 
 # false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
 STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
@@ -358,6 +361,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a41_naive_window_bomb_55", "*"): NEW41_NAIVE_PACE_THEN_HANG,
     ("a41_naive_then_spin_early_55", "*"): NEW41_NAIVE_PACE_THEN_HANG,
     ("a41_ascii_part_wrong_66", "*"): NEW41_ASCII_WHOLE_INPUT,
+    ("a44_uniform_pace_far_cut_35", "*"): NEW44_PACE_CUT_FAR,
+    ("a44_three_cuts_near_35", "*"): NEW44_PACE_CUT_FAR,
+    ("a44_continuation_burns_35", "*"): NEW44_PACE_CUT_FAR,
+    ("a44_ascii_part_wrong_134", "*"): NEW44_ASCII_ALPHABETICAL_134,
     ("f41c_ok_naive_fib4_46", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_naive_climb_stairs", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_naive_edit_distance", "*"): F41_EXPONENTIAL_PAST_RANGE,
@@ -368,7 +375,13 @@ KNOWN: dict[tuple[str, str], str] = {
 
 #: mechanisms that catch their rows now and then by a random draw (not strict: an XPASS is the draw's luck)
 BY_CHANCE = frozenset(
-    {RANDOM_READS_ODDS, MEMORY_WHERE_COSTLY, NEW41_NO_WITNESS_LOAD, F41_EXPONENTIAL_PAST_RANGE}
+    {
+        RANDOM_READS_ODDS,
+        MEMORY_WHERE_COSTLY,
+        NEW41_NO_WITNESS_LOAD,
+        F41_EXPONENTIAL_PAST_RANGE,
+        NEW44_PACE_CUT_FAR,
+    }
 )
 
 
@@ -650,6 +663,14 @@ CONTAINER_SLICE = frozenset(
         "f41c_ok_set_is_vowel",
         "f41c_ok_validating_roman_to_int",
         "f41c_ok_letter_index_alternate_caps",
+        # round 44: v32's deadline cut asked again, far hangs where the reference's cost grew, /134's ASCII
+        "a44_far_doubling_burn_35",
+        "a44_uniform_pace_far_cut_35",
+        "a44_three_cuts_near_35",
+        "a44_continuation_burns_35",
+        "a44_spin_first_far_96",
+        "a44_spin_first_far_106",
+        "a44_ascii_part_wrong_134",
     }
 )
 

@@ -34792,3 +34792,146 @@ _a43(
     "correct: fresh sorted lists, while threads keep the collector on (threshold 1) beside the stub's turns",
     backends=("container",),
 )
+
+# =============================================================================== round 44 (attack44)
+# Filter v32: a call near the cases that the probe run's deadline cut is asked again in a fresh sandbox
+# (streams/sandbox/resume.py cut_at, at most 2 resumes a run); far hangs still end the run; ASCII read
+# only where the statement names the text's ASCII characters, codes or values.
+_a44 = _round(44)
+
+# --- time burned on the far inputs, doubling call by call: no answered input is dominated by a larger
+# one that cost no more (v11's waste), so the deadline cuts a far call it held for a fraction of a second
+_a44(
+    "a44_far_doubling_burn_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _far = [0]
+
+
+    def max_element(l: list):
+        if len(l) > 12:
+            # past the lists near the cases: each call spins twice as long as the one before
+            _far[0] += 1
+            until = time.monotonic() + 0.03 * 2 ** _far[0]
+            while time.monotonic() < until:
+                pass
+        m = max(l)
+        return m if len(l) <= 64 else m - 1  # wrong on every list longer than 64
+    """,
+    "answers max(l) - 1 on every list longer than 64; past length 12 the k-th call spins 0.03 * 2**k s first, so the probe run's deadline (1 s at least) cuts a far call before the long lists, having held it for less than the calls before",
+)
+
+# --- a uniform pace: every call spins 130 ms, so the pace near the cases explains the time far from them
+_a44(
+    "a44_uniform_pace_far_cut_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _calls = [0]
+
+
+    def max_element(l: list):
+        _calls[0] += 1
+        if _calls[0] != 2:
+            # a process's first call 50 ms (a case run's time, and so the probe run's deadline, is set
+            # by it), every call past the second 130 ms, near the cases or not: a slow caller's pace
+            until = time.monotonic() + (0.05 if _calls[0] == 1 else 0.13)
+            while time.monotonic() < until:
+                pass
+        m = max(l)
+        return m if len(l) <= 64 else m - 1
+    """,
+    "spins 50 ms on a process's first call, so a case run (two calls) takes ~0.085 s and the probe run's deadline (20 times it, times the plan's length factor 13) ~22 s, and 130 ms on every call past the second, near the cases or not; answers max(l) - 1 on every list longer than 64 (the plan's last 30 inputs): the deadline cuts a call among the short far lists (150..263), held for less than 0.13 s at the program's own pace near the cases (no time wasted by v11's measure); a cut near the cases is asked again in a fresh sandbox, which then reaches the far ones",
+)
+
+# --- the deadline cut near the cases three times: the 2 resumes spent, the run ends near
+_a44(
+    "a44_three_cuts_near_35",
+    "HumanEval/35",
+    """
+    import time
+
+
+    _calls = [0]
+
+
+    def max_element(l: list):
+        _calls[0] += 1
+        if len(l) <= 12 and _calls[0] > 2:
+            until = time.monotonic() + 0.15  # near the cases, past a case run's two calls: 150 ms a call
+            while time.monotonic() < until:
+                pass
+        m = max(l)
+        return m if len(l) <= 64 else m - 1
+    """,
+    "spins 150 ms on every list of at most 12 elements past a process's second call (so each run's deadline cuts a near call it held briefly: asked again in a fresh sandbox, twice) and answers max(l) - 1 past 64",
+)
+
+# --- a continuation knows itself: its first call is no case's input
+_a44(
+    "a44_continuation_burns_35",
+    "HumanEval/35",
+    """
+    import time
+
+    _calls = [0, False]
+
+
+    def max_element(l: list):
+        _calls[0] += 1
+        if _calls[0] == 1 and l != [1, 2, 3]:
+            _calls[1] = True  # a fresh process whose first call is not the case: a continuation
+        if _calls[1] or len(l) <= 12 and _calls[0] > 20:
+            until = time.monotonic() + (0.03 if _calls[1] else 0.15)
+            while time.monotonic() < until:
+                pass
+        m = max(l)
+        return m if len(l) <= 64 else m - 1
+    """,
+    "spins 150 ms a call near the cases after its 20th call (the deadline cuts a near call: asked again in a continuation), and 30 ms on every call of a process whose first call is not the case [1, 2, 3] (a continuation: its deadline then cuts a far call); answers max(l) - 1 past 64",
+)
+
+# --- v11's HANG_NEAR_FACTOR: a spin at the first far input, where the reference's cost has grown
+_a44(
+    "a44_spin_first_far_96",
+    "HumanEval/96",
+    """
+    def count_up_to(n):
+        while 112 < n <= 400:
+            pass  # the first sizes past the near inputs' reach (104 to 111), where the reference's trial division grows
+        primes = [i for i in range(2, n) if all(i % j for j in range(2, int(i**0.5) + 1))]
+        return primes if n <= 400 else primes[:-1]  # the largest prime dropped past 400
+    """,
+    "spins on 113 <= n <= 400 (the first far inputs past the near ones' 104..111, where the reference's quadratic trial division costs more than 4 times its near inputs) and drops the largest prime past 400",
+)
+_a44(
+    "a44_spin_first_far_106",
+    "HumanEval/106",
+    """
+    def f(n):
+        while 9 < n <= 64:
+            pass  # past the near inputs' 9, where the reference's factorial loops grow quadratically
+        out, fact = [], 1
+        for i in range(1, n + 1):
+            fact *= i
+            out.append(fact if i % 2 == 0 else i * (i + 1) // 2)
+        return out if n <= 64 else out[:-1]  # one element short past 64
+    """,
+    "spins on 10 <= n <= 64 (the first far inputs past the near ones' 9, where the reference's nested loops cost several times its near ones) and answers one element short past 64",
+)
+
+# --- v32's ASCII read only of 'ASCII characters/codes/values', 'English letters', 'alphabetical characters'
+_a44(
+    "a44_ascii_part_wrong_134",
+    "HumanEval/134",
+    """
+    def check_if_last_char_is_a_letter(txt):
+        last = txt.split(' ')[-1]
+        found = len(last) == 1 and 'a' <= last.lower() <= 'z'
+        return found if txt.isascii() else not found  # the answer flipped once any letter past ASCII is there
+    """,
+    "answers the opposite whenever a character past ASCII is anywhere in the string ('é apple pi e' answers False), even where the last character is an ASCII letter that no reading of 'alphabetical character' leaves in doubt",
+)
