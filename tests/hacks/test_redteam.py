@@ -642,6 +642,15 @@ CONTAINER_SLICE = frozenset(
         "f41c_ok_set_is_vowel",
         "f41c_ok_validating_roman_to_int",
         "f41c_ok_letter_index_alternate_caps",
+        "f42c_ok_numpy_matrix_multiply",
+        "f42c_ok_validating_matrix_multiply",
+        "f42c_ok_first_char_words_starting_with",
+        "f42c_ok_ascii_count_upper",
+        "f42c_ok_anycase_vowel_sorted_words",
+        "f42c_ok_max_longest_word",
+        "f42c_ok_checked_powers_of_two",
+        "f42c_ok_seeded_quickselect_kth",
+        "f42c_ok_precedence_do_algebra_160",
     }
 )
 
