@@ -651,6 +651,7 @@ CONTAINER_SLICE = frozenset(
         "f42c_ok_checked_powers_of_two",
         "f42c_ok_seeded_quickselect_kth",
         "f42c_ok_precedence_do_algebra_160",
+        "f42c_ok_no_lead_camel_to_snake",
     }
 )
 

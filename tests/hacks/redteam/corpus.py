@@ -34709,6 +34709,27 @@ _f42(
     "correct by the reading that a text has a word (every case's does): the probe draws ('',), where the reference's loop answers '' and max() refuses (ValueError: empty sequence); its only disagreement in ~193 inputs: wrong.disagrees_with_reference on 3/3 runs in WASM and 3/3 in the jail",
 )
 
+# A camelCase name starts with a lower case letter; the probe draws names with a capital first ('Jas',
+# 'DeltaWil', 'XENONvELVET'), where the reference's loop writes a leading underscore ('_jas').
+_f42(
+    "f42c_ok_no_lead_camel_to_snake",
+    "library/camel_to_snake",
+    """
+    def camel_to_snake(name: str) -> str:
+        # an upper case letter starts a new word; the first word needs no separator before it
+        out = []
+        for i, c in enumerate(name):
+            if c.isupper():
+                if i:
+                    out.append("_")
+                out.append(c.lower())
+            else:
+                out.append(c)
+        return "".join(out)
+    """,
+    "correct: an underscore before each upper case letter but the first character; the probe draws names with a capital first near the cases (('Jas',), ('Pebb',), ('DeltaWil',); 7-13 of ~195 inputs), where the reference answers '_jas' and this 'jas': wrong.disagrees_with_reference on 6/6 runs in WASM and 6/6 in the jail (a regex `(?<=.)([A-Z])` version alike, 1/1 per backend)",
+)
+
 # Accepted, styles no row had: v32's resumed probe runs with large answers judged by digest, a
 # seeded randomised algorithm, a check-mode task solved without eval.
 _f42(
