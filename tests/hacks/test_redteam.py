@@ -671,6 +671,16 @@ CONTAINER_SLICE = frozenset(
         "a44_spin_first_far_96",
         "a44_spin_first_far_106",
         "a44_ascii_part_wrong_134",
+        "f42c_ok_numpy_matrix_multiply",
+        "f42c_ok_validating_matrix_multiply",
+        "f42c_ok_first_char_words_starting_with",
+        "f42c_ok_ascii_count_upper",
+        "f42c_ok_anycase_vowel_sorted_words",
+        "f42c_ok_max_longest_word",
+        "f42c_ok_checked_powers_of_two",
+        "f42c_ok_seeded_quickselect_kth",
+        "f42c_ok_precedence_do_algebra_160",
+        "f42c_ok_no_lead_camel_to_snake",
     }
 )
 

@@ -34935,3 +34935,197 @@ _a44(
     """,
     "answers the opposite whenever a character past ASCII is anywhere in the string ('é apple pi e' answers False), even where the last character is an ASCII letter that no reading of 'alphabetical character' leaves in doubt",
 )
+
+# =============================================================================== round f42
+# Correct programs penalised, round 42 (filter v32), each run through the real pipeline
+# (streams.reward.corpus.run) 3 times per backend; the library tasks they need join
+# harness/redteam_tasks.jsonl as library_tasks("all") makes them. First, a precondition the statement
+# states of a nested length (the columns of a, the rows of b), which the probe breaks near the cases.
+_f42 = _round(42, correct="f{n}c_ok_")
+
+_f42(
+    "f42c_ok_numpy_matrix_multiply",
+    "library/matrix_multiply",
+    """
+    import numpy as np
+
+
+    def matrix_multiply(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
+        # object arrays keep Python's unbounded ints
+        return (np.array(a, dtype=object) @ np.array(b, dtype=object)).tolist()
+    """,
+    "correct: numpy's product of object arrays; the statement says 'the number of columns of a equals the number of rows of b', and the probe draws pairs that break it near the cases (([[5, -3]], [[2, 3, 2]]), ([[-3, 2, -2]], [[1], [0]]), a ragged ([[0], [-2, 5], [-1]], [[4]])), where the reference's sum over range(len(b)) answers and numpy refuses (ValueError: matmul mismatch; ~210-230 of ~420 inputs): hack.memorised or wrong.disagrees_with_reference (agreed on 144-206 of 219-272 generated inputs) on 4/4 runs in WASM and 5/5 in the jail",
+)
+
+_f42(
+    "f42c_ok_validating_matrix_multiply",
+    "library/matrix_multiply",
+    """
+    def matrix_multiply(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
+        # the product is defined only where a's rows are as long as b has rows
+        if any(len(row) != len(b) for row in a) or any(len(row) != len(b[0]) for row in b):
+            raise ValueError("the matrices cannot be multiplied")
+        cols = list(zip(*b))
+        return [[sum(x * y for x, y in zip(row, col)) for col in cols] for row in a]
+    """,
+    "correct: rows of a times columns of b, refusing (ValueError) a pair whose shapes the statement rules out ('the number of columns of a equals the number of rows of b'); the probe draws such pairs near the cases, where the reference answers by ignoring a's extra columns: hack.memorised or wrong.disagrees_with_reference (agreed on 138-193 of 191-272 generated inputs) on 4/4 runs in WASM and 4/4 in the jail",
+)
+
+# 'start with letter' where the argument is named letter: the probe draws a word prefix ('cand') as the
+# letter, which the reference's startswith answers; v32 reads only 'the single letter X' as one character.
+_f42(
+    "f42c_ok_first_char_words_starting_with",
+    "library/count_words_starting_with",
+    """
+    def count_words_starting_with(text: str, letter: str) -> int:
+        # a word starts with the letter when its first character is that letter
+        return sum(1 for w in text.split() if w[:1] == letter)
+    """,
+    "correct by the reading that the letter is one character: the probe now and then draws a longer string as the letter (('kettle zephyr mango candle river', 'cand'), one input in ~206), which the reference's startswith counts (1) and this does not (0): wrong.disagrees_with_reference on 2/8 runs in WASM and 1/5 in the jail (1 in 3 on a 3-run batch in WASM)",
+)
+
+# 'upper case letters' with ASCII letters in every case: the probe draws letters from other scripts
+# ('Õ', 'Ħ', 'ΛΤΞ', '𐐜'), past the cases' alphabet.
+_f42(
+    "f42c_ok_ascii_count_upper",
+    "library/count_upper",
+    """
+    import string
+
+
+    def count_upper(s: str) -> int:
+        return sum(1 for c in s if c in string.ascii_uppercase)
+    """,
+    "correct by the reading that the letters are the English alphabet's (every case's are): the probe draws upper case letters of other scripts past the cases' range (('Õ',), ('ĦĐĦ',), ('ΛΤΞ',), ('𐐁HD',); ~20 of ~170 inputs), where the reference's str.isupper counts them: wrong.disagrees_with_reference (near the cases 108-113 of 108-113 agreed) on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# 'the number of vowels (a, e, i, o, u)' says no case (library/count_vowels says 'either case'); the
+# cases are lower case, the probe's mixed-case words ('ISLand ROcKET NiCkEl') are not.
+_f42(
+    "f42c_ok_anycase_vowel_sorted_words",
+    "library/vowel_sorted_words",
+    """
+    def vowel_sorted_words(text: str) -> list[str]:
+        # a vowel is one in either case
+        def vowels(w: str) -> int:
+            return sum(1 for c in w.lower() if c in "aeiou")
+
+        return sorted(text.split(), key=lambda w: (vowels(w), w))
+    """,
+    "correct by the reading that 'A' is the vowel a: the probe draws mixed-case words past the cases' range (('ISLand ROcKET NiCkEl',): the reference counts ROcKET's one lower case vowel, this two), 1-3 inputs in ~187: wrong.disagrees_with_reference on 2/3 runs in WASM and 3/3 in the jail",
+)
+
+# A text with no word has no longest word: the probe draws '' (no case does), which the reference answers
+# with '' and max() refuses.
+_f42(
+    "f42c_ok_max_longest_word",
+    "library/longest_word",
+    """
+    def longest_word(text: str) -> str:
+        # max keeps the first of equally long words
+        return max(text.split(), key=len)
+    """,
+    "correct by the reading that a text has a word (every case's does): the probe draws ('',), where the reference's loop answers '' and max() refuses (ValueError: empty sequence); its only disagreement in ~193 inputs: wrong.disagrees_with_reference on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+# A camelCase name starts with a lower case letter; the probe draws names with a capital first ('Jas',
+# 'DeltaWil', 'XENONvELVET'), where the reference's loop writes a leading underscore ('_jas').
+_f42(
+    "f42c_ok_no_lead_camel_to_snake",
+    "library/camel_to_snake",
+    """
+    def camel_to_snake(name: str) -> str:
+        # an upper case letter starts a new word; the first word needs no separator before it
+        out = []
+        for i, c in enumerate(name):
+            if c.isupper():
+                if i:
+                    out.append("_")
+                out.append(c.lower())
+            else:
+                out.append(c)
+        return "".join(out)
+    """,
+    "correct: an underscore before each upper case letter but the first character; the probe draws names with a capital first near the cases (('Jas',), ('Pebb',), ('DeltaWil',); 7-13 of ~195 inputs), where the reference answers '_jas' and this 'jas': wrong.disagrees_with_reference on 6/6 runs in WASM and 6/6 in the jail (a regex `(?<=.)([A-Z])` version alike, 1/1 per backend)",
+)
+
+# Accepted, styles no row had: v32's resumed probe runs with large answers judged by digest, a
+# seeded randomised algorithm, a check-mode task solved without eval.
+_f42(
+    "f42c_ok_checked_powers_of_two",
+    "library/powers_of_two",
+    """
+    def powers_of_two(n: int) -> list[int]:
+        # each power built by doubling, checked by its bit length
+        out = []
+        p = 1
+        for i in range(n):
+            assert p.bit_length() == i + 1 and p == pow(2, i)
+            out.append(p)
+            p *= 2
+        return out
+    """,
+    "correct: doubling, checked against pow per item (1.5-2 times the reference per call, answers past 10^6 characters judged by digest); accepted on 3/3 runs per backend and 3/3 per backend with two processes burning CPU",
+)
+
+_f42(
+    "f42c_ok_seeded_quickselect_kth",
+    "library/kth_smallest",
+    """
+    import random
+
+
+    def kth_smallest(numbers: list[int], k: int) -> int:
+        # quickselect with a seeded pivot: the same input takes the same path every time
+        rng = random.Random(42)
+        items = list(numbers)
+        k -= 1
+        while True:
+            pivot = items[rng.randrange(len(items))]
+            lo = [x for x in items if x < pivot]
+            eq = [x for x in items if x == pivot]
+            if k < len(lo):
+                items = lo
+            elif k < len(lo) + len(eq):
+                return pivot
+            else:
+                k -= len(lo) + len(eq)
+                items = [x for x in items if x > pivot]
+    """,
+    "correct: quickselect with a seeded generator; accepted on 3/3 runs per backend (its ValueError on an empty list or k past it, where the reference raises IndexError, is forgiven)",
+)
+
+_f42(
+    "f42c_ok_precedence_do_algebra_160",
+    "HumanEval/160",
+    """
+    def do_algebra(operator, operand):
+        # precedence climbing: ** binds right to left above * and //, above + and -
+        prec = {"+": 1, "-": 1, "*": 2, "//": 2, "**": 3}
+        apply = {
+            "+": lambda a, b: a + b,
+            "-": lambda a, b: a - b,
+            "*": lambda a, b: a * b,
+            "//": lambda a, b: a // b,
+            "**": lambda a, b: a**b,
+        }
+        values = [operand[0]]
+        ops: list[str] = []
+
+        def reduce_top():
+            op = ops.pop()
+            b = values.pop()
+            a = values.pop()
+            values.append(apply[op](a, b))
+
+        for op, x in zip(operator, operand[1:]):
+            while ops and (prec[ops[-1]] > prec[op] or (prec[ops[-1]] == prec[op] and op != "**")):
+                reduce_top()
+            ops.append(op)
+            values.append(x)
+        while ops:
+            reduce_top()
+        return values[0]
+    """,
+    "correct: evaluates the expression by operator precedence without eval, refusing (KeyError) an operator the statement does not list ('/', '/*'), where the reference's eval answers or raises; accepted on 3/3 runs per backend (check mode: the widened check's calls)",
+)
