@@ -319,6 +319,8 @@ _ASCII_TEXT_WORDS = re.compile(
 )
 #: "the character fill", "a single character c": an argument the statement calls one character
 _CHARACTER_OF = re.compile(r"\bchar(?:acter)?\s+`?([A-Za-z_]\w*)`?", re.IGNORECASE)
+#: (filter v32) argument names that say one character
+_CHARACTER_NAMES = frozenset({"letter", "char", "character", "ch"})
 #: (filter v32) and "the single letter c" (library/is_vowel, whose reference answers the probe's 'ou'
 #: and '' as a substring test: a correct frozenset lookup was rejected, f41c_ok_set_is_vowel)
 _LETTER_OF = re.compile(r"\b(?:char(?:acter)?|letter)\s+`?([A-Za-z_]\w*)`?", re.IGNORECASE)
@@ -397,14 +399,20 @@ class StatedForms:
 
 def stated_forms(prompt: str, entry_point: str, *, letters: bool = False) -> StatedForms:
     """(filter v31) The forms the entry point's docstring states outside its examples. Under
-    ``letters`` (filter v32) an argument it calls a letter is one character too, and ASCII bounds the
-    text only where it names the text's ASCII characters, codes or values."""
+    ``letters`` (filter v32) an argument it calls a letter, or one named a letter or a character
+    (``letter``, ``char``, ``ch``), is one character too, and ASCII bounds the text only where it names
+    the text's ASCII characters, codes or values."""
     found = _signature(prompt, entry_point, wider=True)
     if found is None:
         return StatedForms()
     names, doc = found
     prose = "\n".join(_prose(doc))
     characters = {m.group(1) for m in (_LETTER_OF if letters else _CHARACTER_OF).finditer(prose)}
+    if letters:
+        # an argument named a letter or a character (library/count_words_starting_with's ``letter``,
+        # whose reference's startswith answers the probe's 'cand' where a correct first-character test
+        # does not: f42c_ok_first_char_words_starting_with)
+        characters |= {name for name in names if name in _CHARACTER_NAMES}
     return StatedForms(
         ascii=(_ASCII_TEXT_WORDS if letters else _ASCII_WORDS).search(prose) is not None,
         characters=tuple(i for i, name in enumerate(names) if name in characters),

@@ -275,6 +275,9 @@ def test_the_statement_reads_a_letter_as_one_character_and_ascii_only_as_the_tex
     tasks = {t.task_id: t for _, t in humaneval()} | {t.task_id: t for t in library_tasks("all")}
     vowel = tasks["library/is_vowel"]  # "the single letter c"
     assert stated_forms(vowel) == () and stated_forms(vowel, letters=True) == (OneCharacter(0),)
+    starting = tasks["library/count_words_starting_with"]  # an argument named ``letter``
+    assert stated_forms(starting, letters=True) == (OneCharacter(1),)
+    assert stated_forms(tasks["HumanEval/112"], letters=True) == ()  # ``c``: the characters to delete
     notes = tasks["HumanEval/17"]  # "a special ASCII format"
     assert stated_forms(notes) == (AsciiText(),) and stated_forms(notes, letters=True) == ()
     for task_id in ("HumanEval/66", "HumanEval/86", "HumanEval/118", "HumanEval/134"):
