@@ -10,11 +10,13 @@ from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
 from streams.noise.config import FilterVersion, NoiseConfig
 from streams.noise.filter import decide
+from streams.probe.plan import ProbePlan, probe_run_index
 from streams.reward.config import RewardConfig
 from streams.reward.evaluate import Evaluation, Evaluator
 from streams.reward.function import get_reward_function
 from streams.reward.literals import CompareOptions
 from streams.sandbox import Sandbox, SandboxConfig
+from streams.sandbox.result import ExecutionResult, to_event
 
 
 def verdicts(
@@ -50,3 +52,15 @@ def evaluator(seed: str, sandbox: Sandbox | None = None) -> Evaluator:
         NoiseConfig(),
         probe_seed=seed,
     )
+
+
+def probe_event(result: ExecutionResult, plan: ProbePlan, task_id: str, sample_id: str) -> SandboxExecuted:
+    """``result`` (a run of ``plan``'s inputs) as the sandbox processor publishes a sample's probe run."""
+    return to_event(
+        result,
+        sample_id=sample_id,
+        group_id="g-1",
+        task_id=task_id,
+        run_index=probe_run_index(0),
+        hidden=frozenset(range(len(plan.inputs))),
+    ).model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})

@@ -22,15 +22,16 @@ from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig, resumes_probes
 from streams.noise.filter import decide
-from streams.probe.plan import GENERATED, ProbePlan, plan_for, probe_due, probe_run_index
+from streams.probe.plan import GENERATED, ProbePlan, plan_for, probe_due
 from streams.reward.literals import CompareOptions
 from streams.sandbox.jobs import probe_job_for
 from streams.sandbox.limits import Limits
-from streams.sandbox.result import ExecutionResult, Job, to_event
+from streams.sandbox.result import ExecutionResult, Job
 from streams.sandbox.resume import MAX_RESUMES, continuation, merged, passed_over, resume_at, resumed
 from tests.hacks.fixtures import simulated_run
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.hacks.redteam.tasks import all_tasks
+from tests.unit import rejudge
 
 OPTS = CompareOptions()
 TASK = all_tasks()["HumanEval/39"]
@@ -81,14 +82,7 @@ def _probe_run(
     result = execute(job)
     if resume:
         result = resumed(result, job, plan, execute, cases_again=sample_id != REFERENCE_ID)
-    return to_event(
-        result,
-        sample_id=sample_id,
-        group_id="g-1",
-        task_id=TASK.task_id,
-        run_index=probe_run_index(0),
-        hidden=frozenset(range(len(plan.inputs))),
-    ).model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
+    return rejudge.probe_event(result, plan, TASK.task_id, sample_id)
 
 
 def _reference(seed: str, *, resume: bool) -> ReferenceExecuted:

@@ -21,14 +21,15 @@ from schemas.reference import ReferenceExecuted
 from schemas.rollout import CaseResult, SandboxExecuted
 from streams.noise.config import VERSIONS, NoiseConfig, resumes_probes, retries_cut_calls
 from streams.noise.filter import decide
-from streams.probe.plan import ProbePlan, probe_run_index
+from streams.probe.plan import ProbePlan
 from streams.reward.literals import CompareOptions
 from streams.sandbox.jobs import probe_job_for
 from streams.sandbox.limits import Limits
-from streams.sandbox.result import ExecutionResult, Job, json_size, to_event
+from streams.sandbox.result import ExecutionResult, Job, json_size
 from streams.sandbox.resume import answered_bytes, continuation, cut_at, resumed
 from tests.hacks.fixtures import simulated_run
 from tests.hacks.redteam.tasks import all_tasks
+from tests.unit import rejudge
 
 OPTS = CompareOptions()
 TASK = all_tasks()["redteam/mean"]
@@ -109,14 +110,7 @@ def _probe_run(code: str, cost: Cost, config: NoiseConfig, sample_id: str = "s-1
             cases_again=not sample_id.endswith("#reference"),
             retry_cut=retries_cut_calls(config),
         )
-    return to_event(
-        result,
-        sample_id=sample_id,
-        group_id="g-1",
-        task_id=TASK.task_id,
-        run_index=probe_run_index(0),
-        hidden=frozenset(range(len(plan.inputs))),
-    ).model_copy(update={"probe": plan.digest, "probe_seed": plan.seed})
+    return rejudge.probe_event(result, plan, TASK.task_id, sample_id)
 
 
 def _verdict(code: str, cost: Cost, version: str) -> tuple[str, set[str], SandboxExecuted]:
