@@ -49,15 +49,27 @@ from streams.sandbox.result import ExecutionResult, Job, json_size
 MAX_RESUMES = 2
 
 
+def _ended_for_time(result: ExecutionResult) -> bool:
+    """Whether a cases run ended at its deadline (or a call's cap) alone: no violation, memory stop,
+    output flood or failure of the sandbox."""
+    return (
+        result.mode == "cases"
+        and not result.infra_error
+        and result.timed_out
+        and not result.memory_exceeded
+        and result.violation is None
+        and not result.violations
+        and result.output_flood is None
+    )
+
+
 def resume_at(result: ExecutionResult, plan: ProbePlan, *, cases_again: bool = True) -> int | None:
     """The plan position to resume ``result`` (a run of ``plan``'s inputs, positions as the plan's) at:
     the first after the input whose call hung that holds no input the run hung on, where that is a
     generated input near the cases and the run ended at it for its time alone (no violation, memory
     stop, output flood or failure of the sandbox); None otherwise (or nothing left to run; without
     ``cases_again``, nothing left but the cases asked again and inputs past the range)."""
-    if result.mode != "cases" or result.infra_error or not result.timed_out or result.memory_exceeded:
-        return None
-    if result.violation is not None or result.violations or result.output_flood is not None:
+    if not _ended_for_time(result):
         return None
     # the hang the run ended at: past every answered call (a run resumed before answered past its hang)
     last = max((c.index for c in result.cases if c.status in ("ok", "error")), default=-1)
@@ -95,9 +107,7 @@ def cut_at(
     that position was asked again once already (``retried``), or where an earlier call of the same
     input hung. Without ``cases_again`` (the reference's runs) only a generated input's, or one with a
     near generated input after it."""
-    if result.mode != "cases" or result.infra_error or not result.timed_out or result.memory_exceeded:
-        return None
-    if result.violation is not None or result.violations or result.output_flood is not None:
+    if not _ended_for_time(result):
         return None
     by_pos = {c.index: c for c in result.cases}
     last = max((c.index for c in result.cases if c.status in ("ok", "error")), default=-1)
