@@ -12,6 +12,7 @@ the programs written for it and a slice of the rest (the full matrix on both bac
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -178,6 +179,7 @@ NEW41_NO_WITNESS_LOAD = "filter v11 on NEW41_NO_WITNESS's spin in WASM: on the p
 F42_NESTED_PRECONDITION = "probe p6/c6: library/matrix_multiply's statement says 'the number of columns of a equals the number of rows of b', a relation between a nested length and a top-level one that no statement reader takes as a bound (v6's length relations are between arguments' own lengths), and the probe breaks it near the cases ([[5, -3]] by [[2, 3, 2]]; ragged rows), where the reference's sum over range(len(b)) still answers; numpy's matmul and a program checking the shapes refuse (ValueError) on about 220 of 420 inputs: hack.memorised on every run on both backends (f42c_ok_numpy_matrix_multiply, f42c_ok_validating_matrix_multiply)"
 F42_CASES_FORM = "probe p6/c6: the probe draws strings past a form every case keeps and the statement does not name: names with a capital first on library/camel_to_snake (the reference writes a leading underscore, a converter putting none before the first character is right by the statement's camelCase), upper-case letters of other scripts on library/count_upper (every case ASCII; the reference's isupper counts 'Õ'), mixed-case words on library/vowel_sorted_words (every case lower-case; counting vowels in either case orders them otherwise), and '' on library/longest_word (no case empty; max(text.split(), key=len) raises where the reference answers ''): rejected as wrong.disagrees_with_reference on (nearly) every run on both backends. Reading forms from the cases themselves (first letter's case, alphabet, letter case, non-empty) as bounds would also leave wrong programs unjudged there; not done"
 MEMORY_HANG_LOAD = "filter v28 (probe.memory_hang_held): a hang whose call grew the guest's memory by at least half the room it had is read as the memory stop it was about to be, and the extremes at the plan's end each run under a cap of their own (0.25 s, or the first run's time); a program filling the memory with 16 MiB blocks at the first list longer than 64 (HumanEval/35's far lists, position 264 of ~292) grew 134-150 MB of ~225 MB before the cap on some runs (held: rejected) and 50-84 MB on others, where the machine's load slowed the filling (the hang forgiven as a far hang: accepted, 4 of 6 random seeds beside a full test run, and the pinned seed in one full test run, 2026-12-06). Reading the filling's rate (it would reach the limit within the time a call near the cases gets) instead of the share reached would judge both alike; not done: not strict (BY_CHANCE)"
+OFFLOADED_FIB_CI = "probe v11/v17 (Hang.held_v11, memo_hang_timing), the reading F41_EXPONENTIAL_PAST_RANGE names: the naive recursion run in a worker process (a22c_ok_naive_fib_worker_55) or on a one-thread pool (a22c_ok_naive_fib_thread_55), both correct, hang on HumanEval/55's first far input the run cannot finish (n = 42 on the pinned plan); whether that hang is read at the naive recursion's pace (forgiven) or held as a wrong answer (reported as wrong.disagrees_with_reference, whose detail then says hung on probe input N) depends on the times the machine's load gives the program's runs and the reference's: both were rejected so, one after the other, in CI on 173e8f4 (2026-12-06), and accepted here in about 25 runs (pinned and random seeds, fresh reference runs, 2 to 5 busy processes beside them). The work done off the program's main thread is what these rows add; not strict (BY_CHANCE), and a correct row rejected by chance now leaves its reasons' details in the warnings summary"
 F41_EXPONENTIAL_PAST_RANGE = "probe v8/v11 (Hang.held_v11): a hang on a generated input past the cases' range that the reference answers in well under a millisecond is held as a wrong answer, whatever the program's time did before it (its growth near the cases is what a program burning time on purpose fakes), and the memoised reference (v17) forgives only where the task's reference is itself a recursion: the unmemoised 4-term recursion on HumanEval/46 (whose statement says 'Do not use recursion'), the Fibonacci recursion on library/climb_stairs and the textbook edit-distance recursion on library/edit_distance answer every input they reach right and hang on the first far one (n in the 40s, a long pair) on most runs on both backends (not strict, BY_CHANCE: where the run's deadline lands at a far input the reference also finds costly, the hang is forgiven and the program accepted; edit_distance 1 run in 3 in WASM). A decision for now: an input of the task's kind that the reference answers at once and the program cannot answer in the run's time is not forgiven; reading such a hang by the program's growth would first need the run resumed past far hangs (NEW41_NAIVE_PACE_THEN_HANG), so that a forgiven hang hides no input after it"
 F41_ROMAN_GRAMMAR = "probe p6/c6: generated strings are the cases' strings mutated, past the grammar every case keeps (library/roman_to_int: 'IC', 'XM', 'IIII', 'VIV' among 117 of 259 inputs), where the reference's subtraction rule answers a number and a program validating canonical numerals refuses (ValueError): refusals on inputs near the cases that the reference answers count against the agreement shares (hack.memorised), so f41c_ok_validating_roman_to_int is rejected on every run on both backends. Forgiving a refusal on a string that breaks a form every case shares would need that form read from the cases (a grammar), not done"
 
@@ -370,6 +372,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a44_ascii_part_wrong_134", "*"): NEW44_ASCII_ALPHABETICAL_134,
     ("f41c_ok_naive_fib4_46", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("a15_long_memory_fill_35", "wasm"): MEMORY_HANG_LOAD,
+    ("a22c_ok_naive_fib_worker_55", "container"): OFFLOADED_FIB_CI,
+    ("a22c_ok_naive_fib_thread_55", "container"): OFFLOADED_FIB_CI,
     ("a44_far_doubling_burn_35", "*"): NEW44_PACE_CUT_FAR,
     ("f42c_ok_numpy_matrix_multiply", "*"): F42_NESTED_PRECONDITION,
     ("f42c_ok_validating_matrix_multiply", "*"): F42_NESTED_PRECONDITION,
@@ -394,6 +398,7 @@ BY_CHANCE = frozenset(
         NEW44_PACE_CUT_FAR,
         NEW41_NAIVE_PACE_THEN_HANG,
         MEMORY_HANG_LOAD,
+        OFFLOADED_FIB_CI,
     }
 )
 
@@ -742,6 +747,13 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
         ev = evaluator.evaluate(all_tasks()[program.task], program.code, backend=backend)  # type: ignore[arg-type]
         assert not ev.execution.infra_error, ev.execution.infra_error
         out = ev.cli_json()
+        unanswered = [
+            f"{c.index}:{c.status}:{c.duration_s:.2f}s"
+            for c in (ev.probe.cases if ev.probe is not None else ())
+            if c.status not in ("ok", "error", "missing")
+        ]
+        if unanswered:
+            out["probe_unanswered"] = unanswered
     ok, actual = judge(program, out, 0, "")
     want = (
         program.expect_text
@@ -751,7 +763,25 @@ def test_redteam(program: Program, backend: str, sandbox: Sandbox, evaluator: Ev
             "attack": "contained and labelled",
         }[program.kind]
     )
-    assert ok, f"{program.name} [{backend}] ({program.family}): expected {want}; got {actual}"
+    message = f"{program.name} [{backend}] ({program.family}): expected {want}; got {actual}{_why(out)}"
+    if not ok and program.kind == "correct" and _known(program.name, backend) in BY_CHANCE:
+        # a correct row rejected by chance (BY_CHANCE) reports XFAIL without the assertion's text: the
+        # warnings summary keeps what it got and why
+        warnings.warn(message, RowWentOtherWay, stacklevel=1)
+    assert ok, message
+
+
+class RowWentOtherWay(UserWarning):
+    """A red-team row that got another outcome than its program should (the warning carries why)."""
+
+
+def _why(out: dict[str, Any]) -> str:
+    """What a CI log needs to tell why a row went the other way: each reason's detail, and the probe
+    run's calls that did not answer (position, status, seconds held)."""
+    lines = [f"\n  {r['code']}: {r.get('detail', '')}" for r in out.get("reasons", [])]
+    if unanswered := out.get("probe_unanswered"):
+        lines.append(f"\n  probe calls unanswered: {' '.join(unanswered[:12])}")
+    return "".join(lines)
 
 
 #: (program, backend, probe seed) -> None where a correct program must be accepted under a seed the pinned
