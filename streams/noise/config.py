@@ -39,6 +39,7 @@ FilterVersion = Literal[
     "v30",
     "v31",
     "v32",
+    "v33",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -245,7 +246,13 @@ class NoiseConfig(BaseModel):
     #: And the statement's forms read a little otherwise (``statement.stated_forms(letters=True)``): "the
     #: single letter c" is one character too, and ASCII bounds the text only where it names the text's
     #: ASCII characters, codes or values ("a special ASCII format" no more)
-    version: FilterVersion = "v32"
+    #: v33: an input holding text past ASCII, on a task whose statement keeps its text to ASCII, is
+    #: judged where the reference answers its two ASCII twins (each such character an ASCII letter of its
+    #: case, and each one ``#``: plans p23/c23, ``ProbePlan.ascii_twins``) exactly as it answers the input
+    #: (``probe.ascii_twins_agree``): no reading of those characters changes the answer there. Through v32
+    #: every such input went unjudged wherever the character stood, and a program answering otherwise
+    #: wherever one appears in its text was accepted (HumanEval/134's last character, /66's upper-case codes)
+    version: FilterVersion = "v33"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

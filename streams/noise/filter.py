@@ -315,6 +315,7 @@ def _probe(
     v30 = v29 and config.version != "v29"
     v31 = v30 and config.version != "v30"
     v32 = v31 and config.version != "v31"
+    v33 = v32 and config.version != "v32"
     # v28: a hang on an input past the range that grew the guest's memory to the limit's edge is the
     # memory stop it was about to be, held where that stop would be (the machine's load slowed the filling
     # until the call's cap or the deadline came first)
@@ -459,6 +460,8 @@ def _probe(
         # v30: where the reference answers a kind of value no case's answer shows (a float where every
         # case answers an int), a refusal is forgiven and a value judged as anywhere
         answer_kinds=v30,
+        # v33: an input past ASCII whose ASCII twins the reference answers alike is judged (p23/c23)
+        ascii_twins=v33,
     )
     reasons, judged = probing.probe_reasons(
         report,

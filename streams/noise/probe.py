@@ -41,7 +41,7 @@ import sys
 import threading
 from array import array
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -1245,6 +1245,7 @@ def examine(
     resumed: bool = False,
     memory_hang: bool = False,
     answer_kinds: bool = False,
+    ascii_twins: bool = False,
 ) -> ProbeReport:
     """Compare the probe run with the first run (on the task's cases) and with the reference's
     ``answers`` (on generated inputs). The run ending (a hang, an exit) on an input it should have
@@ -1337,15 +1338,20 @@ def examine(
     judges one the program ended itself: the end is the program's doing. Under ``answer_kinds`` (filter
     v30, :func:`unshown_kinds`) an input the reference answers with a value of a kind no expected answer
     of the task shows owes no answer: a refusal there (an error, a hang, an exit) is forgiven, a value is
-    judged as anywhere."""
+    judged as anywhere. Under ``ascii_twins`` (filter v33, :func:`ascii_twins_agree`) an input holding
+    text past ASCII that the statement keeps to ASCII is judged where the reference answers its ASCII
+    twins as it answers it."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
     if stated:
+        alike = ascii_twins_agree(plan, answers) if ascii_twins else frozenset()
         beyond = frozenset(
             pos
             for pos in plan.generated_positions
-            if _beyond_statement(stated, _arguments(plan.inputs[pos]), answers.get(pos, _NO_ANSWER))
+            if _beyond_statement(
+                stated, _arguments(plan.inputs[pos]), answers.get(pos, _NO_ANSWER), read_alike=pos in alike
+            )
         )
         answers = {p: v for p, v in answers.items() if p not in beyond}
         slow = {p: v for p, v in slow.items() if p not in beyond}
@@ -1718,15 +1724,42 @@ def stated_distinct(task: TaskPublished) -> tuple[Distinct, ...]:
 _NO_ANSWER = object()
 
 
-def _beyond_statement(stated: tuple[Stated, ...], args: tuple[object, ...], answer: object) -> bool:
+def _beyond_statement(
+    stated: tuple[Stated, ...], args: tuple[object, ...], answer: object, *, read_alike: bool = False
+) -> bool:
     """Whether ``args`` break a bound the statement states (:func:`outside_statement`), where text past
     ASCII that the reference's ``answer`` carries through as given (:meth:`AsciiText.carried`) breaks
-    none (v31): the reference read it as the statement does."""
+    none (v31): the reference read it as the statement does; nor (v33) does text past ASCII whose every
+    reading the reference answers alike (``read_alike``: :func:`ascii_twins_agree`)."""
     return any(
         not b.admits(args)
-        and not (isinstance(b, AsciiText) and answer is not _NO_ANSWER and b.carried(args, answer))
+        and not (
+            isinstance(b, AsciiText)
+            and (read_alike or (answer is not _NO_ANSWER and b.carried(args, answer)))
+        )
         for b in stated
     )
+
+
+def ascii_twins_agree(plan: ProbePlan, answers: Mapping[int, object]) -> frozenset[int]:
+    """(filter v33) The positions of the inputs holding characters past ASCII whose two ASCII twins
+    (``ProbePlan.ascii_twins``, plans p23/c23: each such character an ASCII letter of its case, and each
+    one ``#``) the reference answers exactly as it answers the input itself (same type, same text): no
+    reading of those characters, as letters or not, changes the answer there, so the statement's ASCII
+    (:class:`~streams.probe.statement.AsciiText`) leaves the input judged. Through v32 every input holding
+    such a character went unjudged, wherever it stood: a program answering otherwise wherever one appears
+    in its text was accepted (HumanEval/134, whose answer reads the last character only: red-team
+    a44_ascii_part_wrong_134; /66's sum of upper-case codes, where a lower-case one adds nothing either
+    way). An input or a twin the reference did not answer (an error, a hang) agrees with nothing."""
+    out: set[int] = set()
+    for pos, letter, other in plan.ascii_twins:
+        if pos not in answers or letter not in answers or other not in answers:
+            continue
+        own = answers[pos]
+        text = repr(own)
+        if all(type(answers[t]) is type(own) and repr(answers[t]) == text for t in (letter, other)):
+            out.add(pos)
+    return frozenset(out)
 
 
 def stated_forms(

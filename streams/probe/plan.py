@@ -70,8 +70,10 @@ second call is handed the first's very argument objects, unchanged (:func:`_held
 also come back after distances drawn in bands up to 64 calls and at inputs longer than the median
 (:func:`_gapped_more`), after every distance of 2 to 12 calls in the run's second half, where the stub
 refills one set of argument objects for every call (:func:`_gapped_late`), and inputs past the cases'
-range are held twice on the same objects (:func:`_held_far`). A run of an older seeded version finds
-its plan by its digest (:func:`recorded_plan`).
+range are held twice on the same objects (:func:`_held_far`). Since p23/c23, where the task's statement
+keeps its text to ASCII, each input holding a character past ASCII has its two ASCII twins beside it
+(:func:`_with_ascii_twins`, ``ProbePlan.ascii_twins``). A run of an older seeded version finds its plan by
+its digest (:func:`recorded_plan`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ import itertools
 import math
 import random
 import secrets
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -91,7 +94,7 @@ from typing import Literal
 from schemas import pyast
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
-from streams.probe.statement import Admits, Signs, stated_admits, stated_signs
+from streams.probe.statement import Admits, Signs, stated_admits, stated_forms, stated_signs
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p2"
@@ -100,8 +103,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p22"
-SEEDED_CHECK_PLAN_VERSION = "c22"
+SEEDED_PLAN_VERSION = "p23"
+SEEDED_CHECK_PLAN_VERSION = "c23"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -125,6 +128,7 @@ SEEDED_VERSIONS = (
     ("p19", "c19"),
     ("p20", "c20"),
     ("p21", "c21"),
+    ("p22", "c22"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -179,7 +183,9 @@ _DRAWN_AS = {
     "p21": "p5",
     "c21": "c4",
     "p22": "p5",
+    "p23": "p5",
     "c22": "c4",
+    "c23": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -214,7 +220,9 @@ _WIDE_DRAWN_AS = {
     "p21": "p6",
     "c21": "c6",
     "p22": "p6",
+    "p23": "p6",
     "c22": "c6",
+    "c23": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -245,7 +253,9 @@ _EXTREME_DRAWN_AS = {
     "p21": "p8",
     "c21": "c8",
     "p22": "p8",
+    "p23": "p8",
     "c22": "c8",
+    "c23": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -274,7 +284,9 @@ _ADMITTED_DRAWN_AS = {
     "p21": "p9",
     "c21": "c9",
     "p22": "p9",
+    "p23": "p9",
     "c22": "c9",
+    "c23": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -301,7 +313,9 @@ _BANDED_DRAWN_AS = {
     "p21": "p10",
     "c21": "c10",
     "p22": "p10",
+    "p23": "p10",
     "c22": "c10",
+    "c23": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -326,7 +340,9 @@ _DIGITS_DRAWN_AS = {
     "p21": "p11",
     "c21": "c11",
     "p22": "p11",
+    "p23": "p11",
     "c22": "c11",
+    "c23": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -347,7 +363,9 @@ _BYTES_DRAWN_AS = {
     "p21": "p13",
     "c21": "c13",
     "p22": "p13",
+    "p23": "p13",
     "c22": "c13",
+    "c23": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
 _LETTERS_DRAWN_AS = {
@@ -366,7 +384,9 @@ _LETTERS_DRAWN_AS = {
     "p21": "p14",
     "c21": "c14",
     "p22": "p14",
+    "p23": "p14",
     "c22": "c14",
+    "c23": "c14",
 }
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
 _EDGES_DRAWN_AS = {
@@ -383,17 +403,19 @@ _EDGES_DRAWN_AS = {
     "p21": "p15",
     "c21": "c15",
     "p22": "p15",
+    "p23": "p15",
     "c22": "c15",
+    "c23": "c15",
 }
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
 _BOUNDARIES_DRAWN_AS = {
-    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21", "p22")},
-    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21", "c22")},
+    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21", "p22", "p23")},
+    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21", "c22", "c23")},
 }
 #: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
 _WIDTHS_DRAWN_AS = {
-    **{v: "p17" for v in ("p18", "p19", "p20", "p21", "p22")},
-    **{v: "c17" for v in ("c18", "c19", "c20", "c21", "c22")},
+    **{v: "p17" for v in ("p18", "p19", "p20", "p21", "p22", "p23")},
+    **{v: "c17" for v in ("c18", "c19", "c20", "c21", "c22", "c23")},
 }
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
@@ -524,8 +546,8 @@ TWICE_INPUTS = 8
 BLANK_RUN_INPUTS = 3
 #: the version whose seed draws the repeated inputs and the blank runs (p18/c18 on)
 _TWICE_DRAWN_AS = {
-    **{v: "p18" for v in ("p19", "p20", "p21", "p22")},
-    **{v: "c18" for v in ("c19", "c20", "c21", "c22")},
+    **{v: "p18" for v in ("p19", "p20", "p21", "p22", "p23")},
+    **{v: "c18" for v in ("c19", "c20", "c21", "c22", "c23")},
 }
 #: the first generation (p19/c19) whose plans draw, from generators of their own, bracket strings
 #: nesting far deeper than any case (:func:`_generate_deep_nesting`) and lists of numbers of both kinds
@@ -544,7 +566,10 @@ DEEP_NESTING = (100, 300)
 #: kinds, two within the far inputs' reach and one each in the two long bands (:data:`LONG_BANDED_INPUTS`)
 GROWN_FAR_INPUTS = 2
 #: the version whose seed draws the deep bracket strings and the grown lists (p19/c19 on)
-_DEEP_DRAWN_AS = {"p20": "p19", "c20": "c19", "p21": "p19", "c21": "c19", "p22": "p19", "c22": "c19"}
+_DEEP_DRAWN_AS = {
+    **{v: "p19" for v in ("p20", "p21", "p22", "p23")},
+    **{v: "c19" for v in ("c20", "c21", "c22", "c23")},
+}
 #: the first generation (p20/c20) whose plans draw, from generators of their own, lists of floats alone
 #: and lists of words grown past the cases' own elements (:func:`_generate_grown_elements`), and ask a
 #: few cheap inputs near the cases again after exactly one other call, one of them again and again
@@ -566,7 +591,7 @@ HOT_ASKS = 5
 #: (p20/c20) how many digits past the cases' decimals a new float of a grown list of floats shows
 FLOAT_EXTRA_DIGITS = 6
 #: the version whose seed draws the grown elements and the spaced repeats (p20/c20 on)
-_SPACED_DRAWN_AS = {"p21": "p20", "c21": "c20", "p22": "p20", "c22": "c20"}
+_SPACED_DRAWN_AS = {"p21": "p20", "c21": "c20", "p22": "p20", "c22": "c20", "p23": "p20", "c23": "c20"}
 #: the first generation (p21/c21) whose plans ask inputs near the cases again after every number of
 #: other calls from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP` (:func:`_gapped`), and ask an input
 #: holding a list, dict or set twice in a row where the probe run hands the second call the very
@@ -586,7 +611,7 @@ _GAPS_GENERATION = 19
 MIN_REPEAT_GAP = 2
 MAX_REPEAT_GAP = 12
 #: the version whose seed draws the gapped repeats and the inputs asked twice on one object (p21/c21 on)
-_GAPS_DRAWN_AS = {"p22": "p21", "c22": "c21"}
+_GAPS_DRAWN_AS = {"p22": "p21", "c22": "c21", "p23": "p21", "c23": "c21"}
 #: the first generation (p22/c22) whose plans ask inputs again at more distances, on longer inputs and in
 #: the run's second half (:func:`_gapped_more`, :func:`_gapped_late`), and hold an input past the cases'
 #: range twice on the same objects (:func:`_held_far`). Through p21/c21 the input asked again after 2 to
@@ -601,7 +626,19 @@ _BANDS_GENERATION = 20
 #: (bands spread on a log scale up to 64 other calls), in each half of the run where it has room
 REPEAT_GAP_BANDS = ((13, 19), (20, 31), (32, 47), (48, 64))
 #: the version whose seed draws p22's repeats and its held input past the range (p22/c22 on)
-_BANDS_DRAWN_AS: dict[str, str] = {}
+_BANDS_DRAWN_AS = {"p23": "p22", "c23": "c22"}
+#: the first generation (p23/c23) whose plans, where the task's statement keeps its text to ASCII (it
+#: names ASCII characters, codes or values, English letters or alphabetical characters:
+#: ``statement.stated_forms``), hold the ASCII twins of every input holding a character past ASCII
+#: (``ProbePlan.ascii_twins``). Through p22/c22 such an input went unjudged whatever the character's place
+#: (the filter's ``AsciiText`` bound, v31), so a program wrong wherever a character past ASCII appears
+#: anywhere in its text was accepted: HumanEval/134's last character, /66's upper-case codes (red-team
+#: a44_ascii_part_wrong_134, a41's ASCII rows on /66); the twins show where the character's reading
+#: cannot matter
+_ASCII_TWINS_GENERATION = 21
+#: (p23/c23) what stands for a character past ASCII in an input's other twin: no reading takes it for a
+#: letter, a digit or white space
+ASCII_OTHER = "#"
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -781,6 +818,12 @@ class ProbePlan:
     #: (p8/c8) how many inputs at the end of the run are at extremes no case approaches (among ``far``):
     #: integers around the machine widths, arguments thousands of elements long (:func:`_generate_extreme`)
     ends: int = 0
+    #: (p23/c23) where the task's statement keeps its text to ASCII (``statement.stated_forms``): per
+    #: input holding characters past it, (its position, its letter twin's, its other twin's): the input
+    #: with each such character an ASCII letter of its case, and with each one ``#`` (:func:`_ascii_twins`).
+    #: Where the reference answers all three alike, no reading of those characters changes the answer,
+    #: so the input is judged like any other (``streams.noise.probe.ascii_twins_agree``)
+    ascii_twins: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def head_positions(self) -> range:
@@ -1003,6 +1046,11 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
+    twin_texts: list[tuple[str, str, str]] = []
+    if seed is not None and generation >= _ASCII_TWINS_GENERATION and _keeps_ascii(task):
+        # (p23) added to the inputs every earlier generation draws: they draw nothing
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
@@ -1043,6 +1091,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         late=laid.late,
         lead=laid.lead,
         ends=laid.ends,
+        ascii_twins=_twin_positions(laid.inputs, twin_texts),
     )
 
 
@@ -1276,6 +1325,11 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
+    twin_texts: list[tuple[str, str, str]] = []
+    if seed is not None and generation >= _ASCII_TWINS_GENERATION and _keeps_ascii(task):
+        # (c23) added to the inputs every earlier generation draws: they draw nothing
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     laid = _with_mirrors(
         head,
@@ -1312,6 +1366,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         late=laid.late,
         lead=laid.lead,
         ends=laid.ends,
+        ascii_twins=_twin_positions(laid.inputs, twin_texts),
     )
 
 
@@ -4431,6 +4486,102 @@ def _generate_wider_letters(
             if changed and inputs.take(candidate, b, invariants):
                 made += 1
     return inputs.out
+
+
+def _keeps_ascii(task: TaskPublished) -> bool:
+    """(p23/c23) Whether the task's statement keeps its text to ASCII (v32's reading)."""
+    return stated_forms(task.prompt, task.entry_point, letters=True).ascii
+
+
+def _ascii_stand_in(char: str, letter: bool) -> str:
+    """(p23/c23) What stands for ``char`` (past ASCII) in a twin: under ``letter`` the ASCII letter its
+    decomposition starts with ('é' -> 'e', 'Ё' -> 'E'), else 'a' or 'A' by its case; otherwise
+    :data:`ASCII_OTHER`."""
+    if not letter:
+        return ASCII_OTHER
+    base = unicodedata.normalize("NFKD", char)[:1]
+    if base.isascii() and base.isalpha():
+        return base
+    return "A" if char.isupper() else "a"
+
+
+def _ascii_replaced(value: object, letter: bool) -> object:
+    """(p23/c23) ``value`` with every character past ASCII in its strings (a dict's keys, a set's items
+    too) stood in for (:func:`_ascii_stand_in`). Raises ValueError where two keys or items become one
+    (the twin would hold fewer: no reading of the characters makes that input)."""
+    if isinstance(value, str):
+        return "".join(c if c.isascii() else _ascii_stand_in(c, letter) for c in value)
+    if isinstance(value, list):
+        return [_ascii_replaced(v, letter) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_ascii_replaced(v, letter) for v in value)
+    out: dict[object, object] | set[object] | frozenset[object]
+    if isinstance(value, dict):
+        out = {_ascii_replaced(k, letter): _ascii_replaced(v, letter) for k, v in value.items()}
+    elif isinstance(value, set | frozenset):
+        out = type(value)(_ascii_replaced(v, letter) for v in value)
+    else:
+        return value
+    if len(out) != len(value):
+        raise ValueError("two keys or items stand for one")
+    return out
+
+
+def _past_ascii(value: object, depth: int = 0) -> bool:
+    """(p23/c23) Whether a string in ``value`` (at any depth up to 8) holds a character past ASCII."""
+    if isinstance(value, str):
+        return not value.isascii()
+    if depth > 8:
+        return False
+    if isinstance(value, dict):
+        return any(_past_ascii(k, depth + 1) or _past_ascii(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_past_ascii(v, depth + 1) for v in value)
+    return False
+
+
+def _with_ascii_twins(
+    sections: Sequence[list[tuple[str, tuple[int, ...]]]], taken: set[str]
+) -> tuple[list[list[tuple[str, tuple[int, ...]]]], list[tuple[str, str, str]]]:
+    """(p23/c23) ``sections`` (the inputs near the cases, past their range, widening their domain) with
+    the ASCII twins of each input holding a character past ASCII put in its own section (smallest first,
+    each with the case it was made from), and the (input, letter twin, other twin) texts: the twins of
+    :data:`_ASCII_TWINS_GENERATION`. A twin already in the plan is paired, not asked twice."""
+    seen = set(taken)
+    triples: list[tuple[str, str, str]] = []
+    out: list[list[tuple[str, tuple[int, ...]]]] = []
+    for section in sections:
+        added: list[tuple[str, tuple[int, ...]]] = []
+        for text, made_from in section:
+            value = pyast.literal_eval(text)
+            if not isinstance(value, tuple) or not _past_ascii(value):
+                continue
+            try:
+                twins = [_ascii_replaced(value, letter) for letter in (True, False)]
+            except (ValueError, TypeError):  # keys that collide, or turn unhashable: no twin
+                continue
+            texts = [repr(t) for t in twins]
+            if not all(_is_input_literal(t, w) for t, w in zip(texts, twins, strict=True)):
+                continue
+            triples.append((text, texts[0], texts[1]))
+            for twin in texts:
+                if twin not in seen:
+                    seen.add(twin)
+                    added.append((twin, made_from))
+        out.append(sorted([*section, *added], key=lambda item: (len(item[0]), item[0])))
+    return out, triples
+
+
+def _twin_positions(
+    inputs: Sequence[str], triples: Sequence[tuple[str, str, str]]
+) -> tuple[tuple[int, int, int], ...]:
+    """(p23/c23) The plan positions of each (input, letter twin, other twin) laid: each text's first."""
+    first: dict[str, int] = {}
+    for pos, text in enumerate(inputs):
+        first.setdefault(text, pos)
+    return tuple(
+        (first[a], first[b], first[c]) for a, b, c in triples if a in first and b in first and c in first
+    )
 
 
 @dataclass(frozen=True)

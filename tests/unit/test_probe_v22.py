@@ -128,7 +128,7 @@ def _second_half(plan: ProbePlan) -> tuple[int, int]:
 
 def test_runs_of_p21_and_c21_find_their_plans_byte_for_byte() -> None:
     assert SEEDED_VERSIONS[P21] == ("p21", "c21") and SEEDED_VERSIONS[P22] == ("p22", "c22")
-    assert (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION) == ("p22", "c22")
+    assert SEEDED_VERSIONS.index((SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION)) >= P22
     assert_pinned_plans_found(P21_DIGESTS, P21_SEEDS, P21)
 
 
