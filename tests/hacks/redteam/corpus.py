@@ -35352,3 +35352,19 @@ _a45(
     """,
     "answers 'A' for a GPA of exactly 3.7 (the table's '> 3.7' gives 'A-'): numerical_letter_grade([3.7]) is ['A'], not ['A-']; the cases hold 1.7, 3.3 and 0.7 but no 3.7",
 )
+
+_a45(
+    "a45_decimal_for_int_list_sum",
+    "library/list_sum",
+    """
+    from decimal import Decimal
+
+
+    def list_sum(numbers: list[int]) -> int:
+        total = Decimal(0)
+        for x in numbers:
+            total += x
+        return total
+    """,
+    "returns a Decimal for an int answer: list_sum([1, 2]) is Decimal('3'), and list_sum([1, 2]) + 0.5 raises TypeError where the int answers 3.5",
+)
