@@ -193,6 +193,12 @@ RANGE_PAST_LIBRARY = "probe (from filter v5 only running out of a resource is fo
 CASE_UNSTATED_LETTERS = "probe p6: where a statement names letters without saying their case ('the vowels (a, e, i, o, u)', 'the words starting with the letter') and every case is lower case, the probe draws the cases' words in upper case, where the reference counts only the lower case letters; a correct program taking the letters in either case (f40c_ok_either_case_vowel_letters, f40c_ok_either_case_vowel_sorted_words, f40c_ok_either_case_first_letter) is rejected as wrong.disagrees_with_reference on both backends (the first two on every run, the third on 2 of 3 seeds); leaving the other case unjudged wherever a statement is silent on it would lose the inputs that catch programs mishandling it"
 JAIL_C_STACK = "sandbox (the jail): a correct program that raises the recursion limit to 100,000 for a deep memoised recursion (f40c_ok_deep_memo_count_change) meets the probe's coin of value 0 (13, [0, 2]), which recurses without end: WASM raises RecursionError on that one input (a refusal, forgiven), while the jail's CPython 3.11 overflows its C stack first and the process dies (exit 139), every later input unanswered: hack.memorised and a stack_overflow violation, rejected on every run in the jail"
 
+# round 45 (attack45): zero the statement's words keep undrawn, float thresholds, what the comparer does not read
+NEW45_ZERO_UNDRAWN = "probe p16/c16 (statement.stated_signs, Signs.zero): a zero is drawn where no case holds one only if the statement admits it in words, and none is where the prose holds a positive word ('greater than zero') or a convention word ('divisible', 'remainder': _CONVENTION_WORDS), though there the words are what the function computes, not a bound on its input: library/all_positive ('Return True if every number is greater than zero'; x >= 0 answers True for [5, 0]: a45_zero_greater_than_all_positive, accepted on the pinned seed on both backends, 4 of 5 other seeds in WASM, where seed 00000004.. puts a 0 into a case's list by a near mutation), library/fizzbuzz_word (0 is divisible by 3 and 5: 'FizzBuzz', a program answering '0': a45_zero_divisible_fizzbuzz) and library/remainder_by_seven (7 for 0: a45_zero_remainder_by_seven), both 5/5 seeds and both backends; no case of the three holds a 0"
+NEW45_FLOAT_THRESHOLD = "probe: floats are drawn near the cases' values with their decimals kept, and no threshold the statement names is met: library/bmi_category's 'below 18.5' and 'below 25' are never reached exactly (the cases' BMIs run 16.1 to 48.4; (100.0, 2.0) is 25.0 and (74.0, 2.0) 18.5), so a program using <= at both thresholds (a45_bmi_threshold_equal: 'normal' for a BMI of exactly 25, 'under' for 18.5) is accepted on both backends, 5/5 seeds in WASM; HumanEval/81's GPA table ('> 3.7': 'A', '> 3.3': 'A-'), whose cases hold 1.7, 3.3 and 0.7 but no 3.7, likewise takes '>= 3.7' (a45_gpa_threshold_81: ['A'] for [3.7], not ['A-']) on the pinned seed on both backends, where 2 of 5 other seeds draw a 3.7 and catch it; the task's integer thresholds are met by its cases themselves (library/temperature_label, /water_state, /age_group), and an integer boundary no case holds is drawn near the cases (a45_boundary_can_vote's 18: caught)"
+NEW45_DEFAULT_FACTORY = "comparer and stub: a returned defaultdict is read by its items alone (dict equality), and the factory, the program's own code, answers every key a caller later reads that is not there: word_counts('blue')['gold'] is 1 and 'gold' then a key of the answer (a45_default_factory_word_counts, defaultdict(lambda: 1), accepted on both backends, 5/5 seeds), where the reference's dict raises KeyError; a subclass of list, int or str the program defines is refused (scores 0: a45_index_view_reverse_list), and a MappingProxyType too (STDLIB_EQUAL), but a mapping with a default factory is taken as the dict it holds"
+NEW45_INT_FLOAT_KIND = "comparer (streams/reward/literals.py _numbers_match: ints and floats compare by exact value, as Python's ==; bool and int are told apart): a float equal to the expected int is accepted, so library/list_sum summed in floats (a45_float_for_int_list_sum: 3.0 for [1, 2], printed '3.0'; a rounded total past 2**53, which the probe never reaches: BEYOND_53_BITS) is accepted on both backends, 5/5 seeds, and a Decimal or a Fraction (literals._is_exact_number) as well (a45_decimal_for_int_list_sum: Decimal('3'), which raises TypeError when a caller adds 0.5, accepted on both backends); the same holds the other way (an int for a float answer: library/mean_of_evens' 0 for 0.0, library/discounted_price's 297 for 297.0, measured with a scratch run)"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -381,6 +387,15 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f41c_ok_naive_edit_distance", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_validating_roman_to_int", "*"): F41_ROMAN_GRAMMAR,
     ("a43_gc_thread_enable_buffer_58", "container"): NEW43_GC_THREAD_ENABLE,
+    ("a45_zero_greater_than_all_positive", "*"): NEW45_ZERO_UNDRAWN,
+    ("a45_zero_divisible_fizzbuzz", "*"): NEW45_ZERO_UNDRAWN,
+    ("a45_zero_remainder_by_seven", "*"): NEW45_ZERO_UNDRAWN,
+    ("a45_bmi_threshold_equal", "*"): NEW45_FLOAT_THRESHOLD,
+    ("a45_gpa_threshold_81", "*"): NEW45_FLOAT_THRESHOLD,
+    ("a45_default_factory_word_counts", "*"): NEW45_DEFAULT_FACTORY,
+    ("a45_float_for_int_list_sum", "*"): NEW45_INT_FLOAT_KIND,
+    ("a45_decimal_for_int_list_sum", "*"): NEW45_INT_FLOAT_KIND,
+    ("a45_float_formula_sum_of_squares", "*"): BEYOND_53_BITS,
 }
 
 
@@ -411,6 +426,21 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "a45_zero_greater_than_all_positive",
+        "a45_zero_divisible_fizzbuzz",
+        "a45_zero_remainder_by_seven",
+        "a45_bmi_threshold_equal",
+        "a45_gpa_threshold_81",
+        "a45_default_factory_word_counts",
+        "a45c_ok_counter_word_counts",
+        "a45_float_for_int_list_sum",
+        "a45_decimal_for_int_list_sum",
+        "a45_float_formula_sum_of_squares",
+        "a45_boundary_can_vote",
+        "a45_length_equal_truncate",
+        "a45_third_repeat_reverse_list",
+        "a45_index_view_reverse_list",
+        "a45_binet_fibonacci",
         "a38_present_era_bomb_30",
         "a38_clock_vs_stdlib_mtime_30",
         "a38_tight_loop_wrong_30",

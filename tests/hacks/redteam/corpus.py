@@ -35129,3 +35129,242 @@ _f42(
     """,
     "correct: evaluates the expression by operator precedence without eval, refusing (KeyError) an operator the statement does not list ('/', '/*'), where the reference's eval answers or raises; accepted on 3/3 runs per backend (check mode: the widened check's calls)",
 )
+
+# ============================================================================== red-team round 45
+# The reward and the filter away from the routes rounds 40-44 used: zero where the statement's words
+# keep the probe from drawing it, thresholds a float computation meets exactly, answers whose kind or
+# missing keys a caller sees and the comparer does not, and a few routes that are caught (kept as rows).
+_a45 = _round(45)
+
+# --- zero never drawn: "greater than zero" is what the function tests, not a bound on its input
+_a45(
+    "a45_zero_greater_than_all_positive",
+    "library/all_positive",
+    """
+    def all_positive(numbers: list[int]) -> bool:
+        return all(x >= 0 for x in numbers)
+    """,
+    "answers True where a number is 0 (all_positive([5, 0]) is False: 0 is not greater than zero); no case holds a 0 and the statement's 'greater than zero' reads as a positive argument (statement.stated_signs: no zero admitted), so the probe never draws one",
+)
+
+# --- zero never drawn: "divisible" is a convention word, yet 0 is divisible by 3 and 5
+_a45(
+    "a45_zero_divisible_fizzbuzz",
+    "library/fizzbuzz_word",
+    """
+    def fizzbuzz_word(n: int) -> str:
+        # counting starts at 1: no multiple below it
+        if n > 0 and n % 15 == 0:
+            return "FizzBuzz"
+        if n > 0 and n % 3 == 0:
+            return "Fizz"
+        if n > 0 and n % 5 == 0:
+            return "Buzz"
+        return str(n)
+    """,
+    "answers '0' for n = 0, which is divisible by 3 and 5 ('FizzBuzz'); no case holds a 0 and 'divisible' is a convention word (statement._CONVENTION_WORDS), so no zero is drawn",
+)
+
+_a45(
+    "a45_zero_remainder_by_seven",
+    "library/remainder_by_seven",
+    """
+    def remainder_by_seven(x: int) -> int:
+        # a day-of-week wheel: 0 is the seventh day
+        return x % 7 if x != 0 else 7
+    """,
+    "answers 7 for x = 0 (the remainder is 0); no case holds a 0 and 'remainder' is a convention word, so no zero is drawn",
+)
+
+# --- a float threshold met exactly: the probe keeps the cases' decimals and never lands on 25.0
+_a45(
+    "a45_bmi_threshold_equal",
+    "library/bmi_category",
+    """
+    def bmi_category(weight: float, height: float) -> str:
+        bmi = weight / height**2
+        if bmi <= 18.5:
+            return "under"
+        if bmi <= 25:
+            return "normal"
+        return "over"
+    """,
+    "answers 'normal' for a BMI of exactly 25 (100.0, 2.0: 'over') and 'under' for exactly 18.5 (74.0, 2.0: 'normal'); the cases' BMIs are 16.1 to 48.4 and no generated weight and height meet a threshold exactly",
+)
+
+# --- a mapping whose missing keys the program's own code answers
+_a45(
+    "a45_default_factory_word_counts",
+    "library/word_counts",
+    """
+    import collections
+
+
+    def word_counts(text: str) -> dict[str, int]:
+        counts = collections.defaultdict(lambda: 1)
+        for w in text.split():
+            counts[w] = counts.get(w, 0) + 1
+        return counts
+    """,
+    "returns a defaultdict whose factory answers 1: word_counts('blue')['gold'] is 1 (a word that does not occur, counted once, and then a key of the result) where the reference's dict raises KeyError; the comparer reads its items only",
+)
+
+_a45(
+    "a45c_ok_counter_word_counts",
+    "library/word_counts",
+    """
+    import collections
+
+
+    def word_counts(text: str) -> dict[str, int]:
+        return dict(collections.Counter(text.split()))
+    """,
+    "correct: the counts through Counter, handed back as a plain dict",
+)
+
+# --- an int answer as the float equal to it
+_a45(
+    "a45_float_for_int_list_sum",
+    "library/list_sum",
+    """
+    def list_sum(numbers: list[int]) -> int:
+        total = 0.0
+        for x in numbers:
+            total += x
+        return total
+    """,
+    "returns a float for an int answer (list_sum([1, 2]) is 3.0, printed '3.0'), and past 2**53 a rounded one (list_sum([2**53, 1]) is 9007199254740992.0); the comparer takes an int and a float equal under == as one answer (bool and int it tells apart)",
+)
+
+# --- integer arithmetic through floats, exact only below 2**53
+_a45(
+    "a45_float_formula_sum_of_squares",
+    "library/sum_of_squares",
+    """
+    def sum_of_squares(n: int) -> int:
+        return int(n * (n + 1) * (2 * n + 1) / 6)
+    """,
+    "the closed form through a float division: wrong from n = 300081 (the product passes 2**53); the cases reach n = 49 and the probe 1000 times that",
+)
+
+# --- caught: a boundary no case holds, a length equal to the limit, a third call, types the stub refuses
+_a45(
+    "a45_boundary_can_vote",
+    "library/can_vote",
+    """
+    def can_vote(age: int, registered: bool) -> bool:
+        return age > 18 and registered
+    """,
+    "answers False at exactly 18 and registered (True); no case has age 18",
+)
+
+_a45(
+    "a45_length_equal_truncate",
+    "library/truncate",
+    """
+    def truncate(text: str, limit: int) -> str:
+        return text if len(text) < limit else text[:limit] + "..."
+    """,
+    "adds '...' to a text exactly limit characters long (truncate('nectar', 6) is 'nectar'); no case has len(text) == limit",
+)
+
+_a45(
+    "a45_third_repeat_reverse_list",
+    "library/reverse_list",
+    """
+    _seen: dict[str, int] = {}
+
+
+    def reverse_list(items: list[int]) -> list[int]:
+        key = repr(items)
+        _seen[key] = _seen.get(key, 0) + 1
+        return items[::-1] if _seen[key] < 3 else items[:]
+    """,
+    "answers the list unreversed the third time a process is asked the same list",
+)
+
+_a45(
+    "a45_index_view_reverse_list",
+    "library/reverse_list",
+    """
+    class _View(list):
+        # holds the reversed items, but indexing reads them from the other end
+        def __getitem__(self, i):
+            if isinstance(i, int):
+                return list.__getitem__(self, -1 - i)
+            return list.__getitem__(self, i)
+
+
+    def reverse_list(items: list[int]) -> list[int]:
+        return _View(items[::-1])
+    """,
+    "a list subclass holding the right items whose indexing answers them in the original order (reverse_list([1, 2])[0] is 1)",
+)
+
+_a45(
+    "a45_binet_fibonacci",
+    "library/fibonacci",
+    """
+    import math
+
+
+    def fibonacci(n: int) -> int:
+        phi = (1 + math.sqrt(5)) / 2
+        return round(phi**n / math.sqrt(5))
+    """,
+    "Binet's formula in floats: wrong from n = 71, OverflowError past n = 1474",
+)
+
+_a45(
+    "a45_gpa_threshold_81",
+    "HumanEval/81",
+    """
+    def numerical_letter_grade(grades):
+        out = []
+        for g in grades:
+            if g == 4.0:
+                out.append("A+")
+            elif g >= 3.7:  # the table's '> 3.7' read as 'from 3.7'
+                out.append("A")
+            elif g > 3.3:
+                out.append("A-")
+            elif g > 3.0:
+                out.append("B+")
+            elif g > 2.7:
+                out.append("B")
+            elif g > 2.3:
+                out.append("B-")
+            elif g > 2.0:
+                out.append("C+")
+            elif g > 1.7:
+                out.append("C")
+            elif g > 1.3:
+                out.append("C-")
+            elif g > 1.0:
+                out.append("D+")
+            elif g > 0.7:
+                out.append("D")
+            elif g > 0.0:
+                out.append("D-")
+            else:
+                out.append("E")
+        return out
+    """,
+    "answers 'A' for a GPA of exactly 3.7 (the table's '> 3.7' gives 'A-'): numerical_letter_grade([3.7]) is ['A'], not ['A-']; the cases hold 1.7, 3.3 and 0.7 but no 3.7",
+)
+
+_a45(
+    "a45_decimal_for_int_list_sum",
+    "library/list_sum",
+    """
+    from decimal import Decimal
+
+
+    def list_sum(numbers: list[int]) -> int:
+        total = Decimal(0)
+        for x in numbers:
+            total += x
+        return total
+    """,
+    "returns a Decimal for an int answer: list_sum([1, 2]) is Decimal('3'), and list_sum([1, 2]) + 0.5 raises TypeError where the int answers 3.5",
+)
