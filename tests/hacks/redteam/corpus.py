@@ -35352,3 +35352,143 @@ _a46(
     """,
     "answers the common elements nested in 100,000 lists where there is an odd number of them, else followed by 3 million zeros (text past a result's size: the digest path); wrong either way, and the judge must turn each into a failed case",
 )
+
+# The jail's 3.11 ships _xxsubinterpreters: a subinterpreter has no audit hook (sys.addaudithook's hooks
+# are per interpreter), and shares the process's memory. Its code imports ctypes unlabelled, reads the
+# run's key off the stub's suspended generator (as a46_numpy_raw_read_key_buffer_58), and hands it over a
+# pipe; the entry point then answers every request itself.
+_a46(
+    "a46_subinterpreter_ctypes_key_buffer_58",
+    "HumanEval/58",
+    '''
+    import os
+    import sys
+
+    _buf = []
+
+    _FINDER = """
+    import ctypes, os, types
+    r, w = os.pipe()
+
+    def mapped(a, n=8):
+        if not 0 < a < 1 << 47:
+            return False
+        try:
+            done = os.writev(w, [(ctypes.c_char * n).from_address(a)])
+        except OSError:
+            return False
+        os.readv(r, [bytearray(done)])
+        return done == n
+
+    def word(a):
+        return int.from_bytes(ctypes.string_at(a, 8), "little") if mapped(a) else 0
+
+    def i32(a):
+        return int.from_bytes(ctypes.string_at(a, 4), "little", signed=True) if mapped(a, 4) else -1
+
+    def find():
+        gen_t, fn_t, cell_t = id(types.GeneratorType), id(types.FunctionType), id(types.CellType)
+        anchor = bytes(3000)
+        lo = hi = id(anchor) & ~4095
+        while lo - 4096 > 0 and hi - lo < 1 << 30 and mapped(lo - 4096, 4096):
+            lo -= 4096
+        while hi - lo < 1 << 30 and mapped(hi, 4096):
+            hi += 4096
+        blob, pat, at = ctypes.string_at(lo, hi - lo), gen_t.to_bytes(8, "little"), 0
+        while (at := blob.find(pat, at + 1)) >= 0:
+            if at % 8:
+                continue
+            g = lo + at - 8
+            for j in range(max(0, min(i32(g + 144), 4096))):
+                p = word(g + 152 + 8 * j)
+                t = word(p + 8) if p else 0
+                if t == cell_t:
+                    p = word(p + 16)
+                    t = word(p + 8) if p else 0
+                if t != fn_t:
+                    continue
+                d = word(p + 56)
+                if not d or word(d + 8) != id(tuple) or word(d + 16) != 2:
+                    continue
+                k = word(d + 32)
+                if k and word(k + 8) == id(bytes) and word(k + 16) == 16:
+                    return ctypes.string_at(k + 32, 16)
+        return b""
+
+    os.writev(OUT, [find().ljust(16, b"-")])
+    """
+
+
+    def _solve(l1, l2):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+
+
+    def _key():
+        import _xxsubinterpreters as si
+
+        r, w = os.pipe()
+        si.run_string(si.create(), _FINDER.replace("OUT", str(w)))
+        got = bytearray(16)
+        os.readv(r, [got])
+        return bytes(got) if not bytes(got).endswith(b"-") else None
+
+
+    def _own_channel(key, answer):
+        import ast
+
+        out_fd, in_fd = int(sys.argv[1]), int(sys.argv[2])
+        stop = getattr(os, chr(95) + "exit")  # os._exit, as the stub ends
+
+        def readn(n):
+            buf = b""
+            while len(buf) < n:
+                chunk = bytearray(n - len(buf))
+                got = os.readv(in_fd, [chunk])
+                if not got:
+                    stop(0)
+                buf += bytes(chunk[:got])
+            return buf
+
+        while True:
+            msg = b"R" + key + b"o" + repr(answer).encode()
+            data = len(msg).to_bytes(4, "big") + msg
+            while data:
+                data = data[os.writev(out_fd, [data]) :]
+            reply = readn(int.from_bytes(readn(4), "big"))
+            if reply[:1] != b"C":
+                stop(0)
+            args = ast.literal_eval(reply[1:].decode())
+            answer = _solve(*(args if type(args) is tuple else (args,)))
+
+
+    def common(l1: list, l2: list):
+        answer = _solve(l1, l2)
+        try:
+            key = _key()
+        except Exception:
+            key = None  # no subinterpreters (WASM): the buffer alone
+        if key is not None:
+            _own_channel(key, answer)
+        return answer
+    ''',
+    "every call answers with one buffer refilled by every call; on its first call a subinterpreter (no audit hook there) imports ctypes, reads the run's key off the stub's suspended generator in the shared heap and writes it to a pipe, and the entry point answers every request itself with it; without _xxsubinterpreters (WASM) the buffer alone",
+)
+
+# The same door as a script: what the audit hook labels in the main interpreter (a listing of '/', an
+# import of ctypes and a raw read) goes unlabelled in a subinterpreter; the jail's walls still bound it.
+_exec(
+    "a46_subinterpreter_unlabelled",
+    """
+    import _xxsubinterpreters as si
+
+    si.run_string(
+        si.create(),
+        "import os, ctypes; print(sorted(os.listdir('/')), ctypes.string_at(id(b'abc') + 32, 3), flush=True)",
+    )
+    """,
+    lambda out: out.get("violation") in ("filesystem", "ctypes") or "b'abc'" not in out.get("stdout", ""),
+    "a listing of '/' and ctypes' raw read in a subinterpreter are labelled (filesystem, ctypes) or do not happen",
+    backends=("container",),
+)
