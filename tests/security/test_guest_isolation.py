@@ -261,3 +261,36 @@ def test_every_refusal_reaches_the_noise_filter(sandbox: Sandbox, backend: str) 
     )
     seen = {r.detail for r in decision.reasons if r.code in ("hack.sandbox_violation", "runtime.violation")}
     assert {"network", "filesystem", "introspection"} <= seen, decision.reasons
+
+
+def test_no_interpreter_without_the_hook_and_no_raw_memory_module_in_the_jail(sandbox: Sandbox) -> None:
+    """The jail's CPython ships _xxsubinterpreters and the C-API test modules. A subinterpreter runs
+    without the stub's audit hook (hooks are per interpreter) in the same process: ctypes, a listing of
+    '/' and the run's key off the shared heap there, unlabelled (red-team a46_subinterpreter_*). Such a
+    module imports as an absent one does, by its name or by its file (and the hook refuses and labels an
+    interpreter made all the same: ``cpython.PyInterpreterState_New``)."""
+    code = (
+        "import importlib, importlib.machinery, importlib.util, sys\n"
+        "seen = []\n"
+        "for name in ('_xxsubinterpreters', '_testcapi', '_testinternalcapi'):\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "        seen.append(name)\n"
+        "    except BaseException as exc:\n"
+        "        seen.append(type(exc).__name__)\n"
+        "print(seen)\n"
+        "folder = [p for p in sys.path if p.endswith('lib-dynload')][0]\n"
+        "path = folder + '/_xxsubinterpreters' + importlib.machinery.EXTENSION_SUFFIXES[0]\n"
+        "loader = importlib.machinery.ExtensionFileLoader('_xxsubinterpreters', path)\n"
+        "spec = importlib.util.spec_from_file_location('_xxsubinterpreters', path, loader=loader)\n"
+        "try:\n"
+        "    importlib.util.module_from_spec(spec).create()\n"
+        "    print('made')\n"
+        "except BaseException as exc:\n"
+        "    print('refused', type(exc).__name__)\n"
+    )
+    r = sandbox.run_script(code, limits=LIMITS, backend="container")
+    assert r.infra_error is None
+    assert "['ModuleNotFoundError', 'ModuleNotFoundError', 'ModuleNotFoundError']" in r.stdout, r.stdout
+    # loaded by its file, the extension imports as an absent module too
+    assert "refused ModuleNotFoundError" in r.stdout, r.stdout
