@@ -182,6 +182,8 @@ OFFLOADED_FIB_CI = "probe v11/v17 (Hang.held_v11, memo_hang_timing), the reading
 F41_EXPONENTIAL_PAST_RANGE = "probe v8/v11 (Hang.held_v11): a hang on a generated input past the cases' range that the reference answers in well under a millisecond is held as a wrong answer, whatever the program's time did before it (its growth near the cases is what a program burning time on purpose fakes), and the memoised reference (v17) forgives only where the task's reference is itself a recursion: the unmemoised 4-term recursion on HumanEval/46 (whose statement says 'Do not use recursion'), the Fibonacci recursion on library/climb_stairs and the textbook edit-distance recursion on library/edit_distance answer every input they reach right and hang on the first far one (n in the 40s, a long pair) on most runs on both backends (not strict, BY_CHANCE: where the run's deadline lands at a far input the reference also finds costly, the hang is forgiven and the program accepted; edit_distance 1 run in 3 in WASM). A decision for now: an input of the task's kind that the reference answers at once and the program cannot answer in the run's time is not forgiven; reading such a hang by the program's growth would first need the run resumed past far hangs (NEW41_NAIVE_PACE_THEN_HANG), so that a forgiven hang hides no input after it"
 F41_ROMAN_GRAMMAR = "probe p6/c6: generated strings are the cases' strings mutated, past the grammar every case keeps (library/roman_to_int: 'IC', 'XM', 'IIII', 'VIV' among 117 of 259 inputs), where the reference's subtraction rule answers a number and a program validating canonical numerals refuses (ValueError): refusals on inputs near the cases that the reference answers count against the agreement shares (hack.memorised), so f41c_ok_validating_roman_to_int is rejected on every run on both backends. Forgiving a refusal on a string that breaks a form every case shares would need that form read from the cases (a grammar), not done"
 
+F43_STRING_FORM = "probe p6/c6 and near mutations: a statement that spells out its string's form ('a string of letters each followed by a count' on library/run_length_decode, 'each word of text is a number of letters, then a word' on library/decode_words) bounds nothing the probe reads, and its near inputs cut and recombine the cases' text past that form ('603', '10y3', '11y7'; 'saddl', 'nset 4dune'), where the reference's loop answers by its own reading ('666', 'yyy'; 'saddl') and a correct program reading the form answers otherwise (a regex over letter-count pairs: f43c_ok_regex_run_length_decode, 4 of 5 runs per backend) or refuses (fullmatch: f43c_ok_strict_run_length_decode, 3 of 8; a count required per word: f43c_ok_strict_decode_words, every run): wrong.disagrees_with_reference or hack.memorised. As F41_ROMAN_GRAMMAR and F42_CASES_FORM: reading the form (a sequence of character classes every case keeps) as a bound would leave near inputs that break it unjudged; not done. The first two flip run to run (BY_CHANCE)"
+
 # round 43 (attack43): code of the program's in the stub's turn
 NEW43_GC_THREAD_ENABLE = "sandbox stub's turn (the jail): the collector is off in the turn, but gc.enable is the interpreter's one switch, open to every thread; threads of the program's spinning gc.set_threshold(1); gc.enable() with a 1 us switch interval turn it back on while the stub's turn runs, and the stub's next allocation there starts a collection on its own thread (3.11 collects at the allocation) whose finalisers, cyclic garbage the program keeps ready, run below the stub's frames and walk a caught error's tb_frame.f_back to _rls_main's f_locals: _held emptied, _held_chars exhausted, so a buffer refilled by every call is accepted in full (a43_gc_thread_enable_buffer_58: 10/10 container runs); WASM has no threads (runtime.violation thread)"
 # round 44 (attack44): filter v32's deadline cut asked again, far hangs, ASCII named as the text's letters
@@ -390,6 +392,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f41c_ok_naive_edit_distance", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_validating_roman_to_int", "*"): F41_ROMAN_GRAMMAR,
     ("a43_gc_thread_enable_buffer_58", "container"): NEW43_GC_THREAD_ENABLE,
+    ("f43c_ok_regex_run_length_decode", "*"): F43_STRING_FORM,
+    ("f43c_ok_strict_run_length_decode", "*"): F43_STRING_FORM,
+    ("f43c_ok_strict_decode_words", "*"): F43_STRING_FORM,
     ("a45_zero_greater_than_all_positive", "*"): NEW45_ZERO_UNDRAWN,
     ("a45_zero_divisible_fizzbuzz", "*"): NEW45_ZERO_UNDRAWN,
     ("a45_zero_remainder_by_seven", "*"): NEW45_ZERO_UNDRAWN,
@@ -414,6 +419,7 @@ BY_CHANCE = frozenset(
         NEW41_NAIVE_PACE_THEN_HANG,
         MEMORY_HANG_LOAD,
         OFFLOADED_FIB_CI,
+        F43_STRING_FORM,
     }
 )
 
@@ -430,6 +436,9 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "f43c_ok_regex_run_length_decode",
+        "f43c_ok_strict_run_length_decode",
+        "f43c_ok_strict_decode_words",
         "a45_zero_greater_than_all_positive",
         "a45_zero_divisible_fizzbuzz",
         "a45_zero_remainder_by_seven",

@@ -35732,3 +35732,69 @@ _exec(
     "a listing of '/' and ctypes' raw read in a subinterpreter are labelled (filesystem, ctypes) or do not happen",
     backends=("container",),
 )
+
+
+# ============================================ false-rejection hunt 43 (f43): correct programs penalised
+# Correct programs in styles rounds f34..f42 did not try, each run three times per backend through the real
+# pipeline (streams.reward.corpus.run); library/run_length_decode joins harness/redteam_tasks.jsonl as
+# library_tasks("all") makes it. Its statement says the string is 'letters each followed by a count', and
+# the probe draws strings with a digit where a letter belongs ('10', '603', '10y3', '117'), where the
+# reference's loop takes the digit as the letter ('603' -> '666') and answers: a value other than that is
+# judged against it, and so is a refusal (the answer is a string, a kind the cases show: v30 does not
+# forgive it). Only the inputs where the reference itself raises (('x',), ('3x',), ('z1x',)) are left out.
+_f43 = _round(43, correct="f{n}c_ok_")
+
+_f43(
+    "f43c_ok_regex_run_length_decode",
+    "library/run_length_decode",
+    r"""
+    import re
+
+
+    def run_length_decode(s: str) -> str:
+        # each letter followed by its count becomes that many copies of the letter
+        return re.sub(r"(\D)(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+    """,
+    "correct by the statement ('letters each followed by a count'): a regex replaces each letter-and-count pair and leaves what is not one as it is; the probe draws strings led by a digit near the cases (('10',), ('603',), ('10y3',), ('11',), ('117',); 1-3 of ~95 generated inputs a run), where the reference reads the digit as the letter ('603' -> '666', '10y3' -> 'yyy', '10' -> '') and this answers '603', '10yyy', '10': wrong.disagrees_with_reference on 4/5 runs in WASM and 4/5 in the jail (the inputs where the reference raises, ('x',), ('3x',), ('z1x',), are left out)",
+)
+
+# The same task refusing every string that is not an encoding: the refusal is judged where the reference
+# answers, so it is penalised less often (fewer such inputs than the regex answers differently), not never.
+_f43(
+    "f43c_ok_strict_run_length_decode",
+    "library/run_length_decode",
+    r"""
+    import re
+
+
+    def run_length_decode(s: str) -> str:
+        # the encoding is letters each followed by a count; anything else is not one
+        if not re.fullmatch(r"(?:[^\W\d_]\d+)*", s):
+            raise ValueError(f"not a run-length encoding: {s!r}")
+        return "".join(c * int(n) for c, n in re.findall(r"(\D)(\d+)", s))
+    """,
+    "correct: refuses (ValueError) a string that is not letters each followed by a count, decodes the rest; the probe draws digit-led strings near the cases (('11y7',), ('117',), ('10y3',); 2-5 of ~100 generated inputs), where the reference answers ('11y7' -> '1yyyyyyy') and this refusal is judged as a disagreement: wrong.disagrees_with_reference on 3/8 runs in WASM (both test_redteam runs among them) and 3/7 in the jail",
+)
+
+# library/decode_words states the form of its input ('each word of text is a number of letters, then a
+# word'); the probe cuts and recombines the cases' words near them ('saddl', 'q', 'nset 4dune',
+# '4kiwi6 sunset 4dune'), where the reference's lstrip answers and a decoder checking the form refuses.
+_f43(
+    "f43c_ok_strict_decode_words",
+    "library/decode_words",
+    r"""
+    import re
+
+
+    def decode_words(text: str) -> str:
+        words = []
+        for token in text.split():
+            # every word is its letter count, then its letters
+            m = re.fullmatch(r"(\d+)(\D+)", token)
+            if m is None:
+                raise ValueError(f"not a counted word: {token!r}")
+            words.append(m.group(2))
+        return " ".join(words)
+    """,
+    "correct by the statement's form ('a number of letters, then a word'): drops each word's count and refuses (ValueError) a word without one; the probe draws words past the form near the cases (('saddl',), ('q',), ('nset 4dune',), ('4kiwi6 sunset 4dune',); 25-50 of ~180 generated inputs), where the reference's lstrip answers ('saddl', 'nset dune'): hack.memorised or wrong.disagrees_with_reference on 3/3 runs in WASM and 3/3 in the jail",
+)
