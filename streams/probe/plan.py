@@ -94,7 +94,7 @@ from typing import Literal
 from schemas import pyast
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
-from streams.probe.statement import Admits, Signs, stated_admits, stated_forms, stated_signs
+from streams.probe.statement import Admits, Signs, stated_admits, stated_forms, stated_numbers, stated_signs
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p2"
@@ -639,6 +639,20 @@ _ASCII_TWINS_GENERATION = 21
 #: (p23/c23) what stands for a character past ASCII in an input's other twin: no reading takes it for a
 #: letter, a digit or white space
 ASCII_OTHER = "#"
+#: the first generation (p23/c23) whose plans draw, from a generator of their own, the zero and negative
+#: inputs a statement admits read with its tested signs (:func:`_generate_tested_signs`). Through p22/c22
+#: a positive word anywhere in the statement kept zero out, even one the function tests ("Return True if
+#: every number is greater than zero"), and so did a convention on negatives alone ("divisible by 3",
+#: "the remainder of x divided by 7"): programs wrong only at zero were accepted (red-team
+#: a45_zero_greater_than_all_positive, a45_zero_divisible_fizzbuzz, a45_zero_remainder_by_seven)
+_TESTED_SIGNS_GENERATION = 21
+#: the version whose seed draws p23's tested signs (p23/c23 on)
+_SIGNS_DRAWN_AS: dict[str, str] = {}
+#: (p23/c23) per numeric argument holding floats (or flat lists with floats), at most this many inputs
+#: with one number set to a decimal the statement writes (:func:`_generate_stated_numbers`). Through p22 a
+#: float was the cases' digits mutated and never landed on a bound the statement names: HumanEval/81's
+#: "> 3.7  A" read as "from 3.7" was accepted on the pinned seed (red-team a45_gpa_threshold_81)
+STATED_NUMBER_INPUTS = 16
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -1046,11 +1060,23 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
+    added: set[str] = set()
+    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
+        # (p23) from a generator of its own: every input p22 draws stays as p22 draws it
+        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|signs", seed))
+        signed = _generate_tested_signs(args, task.prompt, task.entry_point, drawn, taken)
+        taken |= {t for t, _ in signed}
+        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|numbers", seed))
+        stated = _generate_stated_numbers(args, stated_numbers(task.prompt, task.entry_point), drawn, taken)
+        wide = sorted([*wide, *signed, *stated], key=lambda item: (len(item[0]), item[0]))
+        added |= {t for t, _ in (*signed, *stated)}
     twin_texts: list[tuple[str, str, str]] = []
     if seed is not None and generation >= _ASCII_TWINS_GENERATION and _keeps_ascii(task):
         # (p23) added to the inputs every earlier generation draws: they draw nothing
         taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
         (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
+        added |= {t for _, *twins in twin_texts for t in twins} - taken
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
@@ -1070,6 +1096,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         gaps=gaps,
         held=held,
         bands=bands,
+        added=added,
     )
     origin = tuple(
         order[laid.source(pos) - laid.lead] if 0 <= laid.source(pos) - laid.lead < len(order) else GENERATED
@@ -1325,11 +1352,27 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         far = sorted([*far, *grown], key=lambda item: (len(item[0]), item[0]))
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
+    added: set[str] = set()
+    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
+        # (c23) from a generator of its own: every input c22 draws stays as c22 draws it
+        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
+        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|signs", seed))
+        signed = _generate_tested_signs(
+            args, task.prompt, task.entry_point, drawn, taken, domain.hold_beyond_range, domain.hold_admitted
+        )
+        taken |= {t for t, _ in signed}
+        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|numbers", seed))
+        stated = _generate_stated_numbers(
+            args, stated_numbers(task.prompt, task.entry_point), drawn, taken, domain.hold_beyond_range
+        )
+        wide = sorted([*wide, *signed, *stated], key=lambda item: (len(item[0]), item[0]))
+        added |= {t for t, _ in (*signed, *stated)}
     twin_texts: list[tuple[str, str, str]] = []
     if seed is not None and generation >= _ASCII_TWINS_GENERATION and _keeps_ascii(task):
         # (c23) added to the inputs every earlier generation draws: they draw nothing
         taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
         (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
+        added |= {t for _, *twins in twin_texts for t in twins} - taken
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     laid = _with_mirrors(
         head,
@@ -1348,6 +1391,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         gaps=gaps,
         held=held,
         bands=bands,
+        added=added,
     )
     digest = hashlib.sha256("\n".join((version, *laid.inputs)).encode()).hexdigest()
     return ProbePlan(
@@ -1550,6 +1594,7 @@ def _with_mirrors(
     gaps: random.Random | None = None,
     held: Sequence[str] = (),
     bands: random.Random | None = None,
+    added: Set[str] = frozenset(),
 ) -> _Laid:
     """A seeded plan's inputs laid out: the cases (or the check's calls), the inputs near them, the
     mirrors of both (their list arguments reversed, see ``ProbePlan.mirrors``), then the inputs beyond
@@ -1597,7 +1642,12 @@ def _with_mirrors(
     after each distance from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP` at an input longer than the
     median and after one distance of each of :data:`REPEAT_GAP_BANDS` (:func:`_gapped_more`), and inputs
     of the run's second half after each of those distances as far as its inputs past the range leave
-    room (:func:`_gapped_late`); ``held`` then ends with an input past the range (:func:`_held_far`)."""
+    room (:func:`_gapped_late`); ``held`` then ends with an input past the range (:func:`_held_far`).
+    ``added`` (p23/c23: the texts of the inputs that generation adds, its ASCII twins, tested signs and
+    stated numbers) lengthen the run rather than take the late section's place: it fills the run up to
+    :data:`LATE_CALLS` plus what they and their mirrors and twins take (through a first p23 they took it:
+    HumanEval/134's late section fell from 72 askings to 28, and a program wrong from an input's 11th
+    asking was accepted, red-team a47_eleventh_ask_wrong_134)."""
     tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
     invariants = _Invariants(tuples, seeded=True)
     ordered = {
@@ -1611,6 +1661,7 @@ def _with_mirrors(
     mirrors: list[tuple[int, int]] = []
     orders: list[tuple[int, int]] = []
     repeats: dict[int, int] = {}
+    extra = [0]  # (p23/c23) the calls ``added`` inputs take, with their mirrors and twins
 
     def lay(
         section: list[tuple[str, tuple[int, ...]]], check: _Invariants = invariants, *, twins: bool = True
@@ -1630,6 +1681,7 @@ def _with_mirrors(
         for pos in range(start, start + len(section)):
             if pos in repeats:
                 continue  # (p18/c18) asked twice in a row: the first asking's mirror and twins serve
+            before = len(texts)
             text = _mirror(texts[pos], ordered, check, every=every)
             if text is not None and where.get(text) != pos:
                 mirrors.append((pos, placed(text, pos)))
@@ -1637,6 +1689,8 @@ def _with_mirrors(
             for text in _sorted_twins(texts[pos], ordered) if every and twins else ():
                 if where.get(text) != pos:
                     orders.append((pos, placed(text, pos)))
+            if texts[pos] in added:
+                extra[0] += 1 + len(texts) - before
 
     first: list[tuple[str, tuple[int, ...]]] = [*lead, *head]
     owed: list[int] = []
@@ -1687,7 +1741,8 @@ def _with_mirrors(
     start_late = len(texts)
     if late:
         head_late = [shift + k for k in late]
-        for pos in itertools.islice(itertools.cycle(head_late), max(len(late), LATE_CALLS - len(texts))):
+        cycle_calls = max(len(late), LATE_CALLS + extra[0] - len(texts))
+        for pos in itertools.islice(itertools.cycle(head_late), cycle_calls):
             repeats[len(texts)] = pos
             texts.append(texts[pos])
             parents.append(parents[pos] or (pos,))  # a check's call: made from that call
@@ -3973,7 +4028,21 @@ def _generate_boundaries(
 
     # zero and negatives the statement admits
     signed = _Made(tuples, taken | made.seen, admitted if admitted is not None else domain)
-    for i in range(min(arity, len(signs))):
+    _signed_inputs(tuples, columns, signs, rng, invariants, signed)
+    return [*made.out, *signed.out]
+
+
+def _signed_inputs(
+    tuples: Sequence[tuple[object, ...]],
+    columns: Sequence[Sequence[object]],
+    signs: Sequence[Signs],
+    rng: random.Random,
+    invariants: _Invariants,
+    signed: _Made,
+) -> None:
+    """(p16/c16) The zero and negative inputs ``signs`` admit (:func:`_generate_boundaries`' last part),
+    taken into ``signed``."""
+    for i in range(min(len(columns), len(signs))):
         numbers = _number_column(columns[i])
         if numbers is None:
             continue
@@ -4001,7 +4070,86 @@ def _generate_boundaries(
                 candidate[i] = value
                 if signed.take(candidate, b, invariants):
                     count += 1
-    return [*made.out, *signed.out]
+
+
+def _generate_stated_numbers(
+    cases: Sequence[object],
+    numbers: Sequence[float],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p23/c23) Per argument position whose cases hold floats (a float, or a flat list with one), up to
+    :data:`STATED_NUMBER_INPUTS` cases with that number (one element of the list, drawn) set to a decimal
+    the statement writes (:func:`~streams.probe.statement.stated_numbers`) of a sign its cases hold there
+    (or zero), at most twice their largest magnitude, in a drawn order. Laid among the inputs widening the
+    cases' domain (a refusal is no error, a value is judged): the statement's own numbers, where a
+    program reading a bound the other way ('>' as '>=') answers otherwise and nowhere else."""
+    if not numbers:
+        return []
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    made = _Made(tuples, taken, domain)
+    for i in range(arity):
+        column = _number_column([t[i] for t in tuples])
+        if column is None or not any(type(v) is float for v in column):
+            continue
+        top = 2 * max(abs(v) for v in column)
+        negative, positive = any(v < 0 for v in column), any(v > 0 for v in column)
+        wanted = [x for x in numbers if x <= top and (x == 0 or (positive if x > 0 else negative))]
+        rng.shuffle(wanted)
+        count = 0
+        for x in wanted:
+            if count >= STATED_NUMBER_INPUTS:
+                break
+            for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
+                candidate = list(tuples[b])
+                value = candidate[i]
+                if isinstance(value, list):
+                    if not value:
+                        continue
+                    value = list(value)
+                    value[rng.randrange(len(value))] = x
+                elif isinstance(value, int | float) and not isinstance(value, bool):
+                    value = x
+                else:
+                    continue
+                candidate[i] = value
+                if made.take(candidate, b, invariants):
+                    count += 1
+                    break
+    return made.out
+
+
+def _generate_tested_signs(
+    cases: Sequence[object],
+    prompt: str,
+    entry_point: str,
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+    admitted: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p23/c23) The zero and negative inputs the statement admits read with its tested signs
+    (:func:`~streams.probe.statement.stated_signs` ``tested``) that p16's reading did not: a zero where a
+    positive word is a condition the function tests ("Return True if every number is greater than zero")
+    or where the only convention is one on negatives (a remainder, divisibility), negatives where the
+    statement tests its numbers' sign. Laid as p16's are, among the inputs widening the cases' domain."""
+    before = stated_signs(prompt, entry_point)
+    after = stated_signs(prompt, entry_point, tested=True)
+    extra = [
+        Signs(zero=a.zero and not b.zero, negative=a.negative and not b.negative)
+        for a, b in zip(after, before, strict=False)
+    ]
+    if not any(e.zero or e.negative for e in extra):
+        return []
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    columns = [[t[i] for t in tuples] for i in range(arity)]
+    signed = _Made(tuples, taken, admitted if admitted is not None else domain)
+    _signed_inputs(tuples, columns, extra, rng, _Invariants(tuples, seeded=True), signed)
+    return signed.out
 
 
 #: a generator's inputs, each with the cases (plan positions) it was made from

@@ -543,6 +543,20 @@ def _entry_prose(prompt: str, entry_point: str) -> tuple[ast.FunctionDef | ast.A
     return node, "\n".join(line for line in doc.splitlines() if not line.strip().startswith(">>>"))
 
 
+#: (p23/c23) a decimal number written in a statement's prose: a threshold, a table's bounds
+_PROSE_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+def stated_numbers(prompt: str, entry_point: str) -> tuple[float, ...]:
+    """(p23/c23) The decimal numbers the entry point's statement writes in its prose (its examples' lines
+    aside), once each, in order: HumanEval/81's table of GPAs ("> 3.7  A"), where a program reading a
+    bound as "from" answers otherwise only at the bound itself."""
+    found = _entry_prose(prompt, entry_point)
+    if found is None:
+        return ()
+    return tuple(dict.fromkeys(float(m.group()) for m in _PROSE_DECIMAL.finditer(found[1])))
+
+
 def stated_admits(prompt: str, entry_point: str) -> tuple[Admits, ...]:
     """Per positional argument of the entry point, what its statement admits beyond its cases (none
     where the prompt does not define the entry point)."""
@@ -619,14 +633,38 @@ class Signs:
     negative: bool = False
 
 
-def stated_signs(prompt: str, entry_point: str) -> tuple[Signs, ...]:
+#: (p23/c23) a sign the statement tests rather than states: "Return True if every number is greater than
+#: zero" decides on zero and below, it does not say its numbers are positive (library/all_positive's
+#: ``x >= 0`` was never shown a zero: red-team a45_zero_greater_than_all_positive)
+_TESTED_POSITIVE = re.compile(
+    r"\b(?:if|whether|unless)\b[^.;]*?\b(?:is|are)\s+(?:all\s+|each\s+)?"
+    r"(?:positive|greater than (?:0|zero)|non-?zero|at least 1\b)",
+    re.IGNORECASE,
+)
+#: (p23/c23) the words of :data:`_CONVENTION_WORDS` that put a convention on zero itself: a divisor, a
+#: factor, a prime, a logarithm, a Fibonacci number or a factorial of 0 (HumanEval/24's "the largest
+#: number that divides n") is read otherwise by programs,
+#: but 0 is divisible by every number and leaves remainder 0 under every convention (library/fizzbuzz_word's
+#: "divisible by 3 and 5" and library/remainder_by_seven's "remainder of x divided by 7" were never shown
+#: a zero: red-team a45_zero_divisible_fizzbuzz, a45_zero_remainder_by_seven)
+_ZERO_CONVENTION_WORDS = re.compile(
+    r"divisors?\b|\bdivides\b|factor|prime|\blog|fibonacci|factorial", re.IGNORECASE
+)
+
+
+def stated_signs(prompt: str, entry_point: str, *, tested: bool = False) -> tuple[Signs, ...]:
     """(p16/c16) Per positional argument of the entry point, the signs its statement admits beyond its
-    cases (none where the prompt does not define the entry point)."""
+    cases (none where the prompt does not define the entry point). Under ``tested`` (p23/c23) a
+    positive word in a condition the statement tests (:data:`_TESTED_POSITIVE`) states nothing, and
+    only a convention at zero itself (:data:`_ZERO_CONVENTION_WORDS`) keeps zero out: a convention on
+    negative numbers alone (a remainder, divisibility) keeps out negatives only."""
     found = _entry_prose(prompt, entry_point)
     if found is None:
         return ()
-    node, prose = found
+    node, full = found
+    prose = _TESTED_POSITIVE.sub(" ", full) if tested else full
     convention = bool(_CONVENTION_WORDS.search(prose))
+    at_zero = bool(_ZERO_CONVENTION_WORDS.search(prose)) if tested else convention
     positive = bool(_POSITIVE_WORDS.search(prose)) or bool(_NON_NEGATIVE_WORDS.search(prose))
     integers = bool(_ZERO_WORDS.search(prose))
     negative_said = bool(_NEGATIVE_WORD.search(prose.replace("non-negative", "").replace("nonnegative", "")))
@@ -644,15 +682,22 @@ def stated_signs(prompt: str, entry_point: str) -> tuple[Signs, ...]:
     out: list[Signs] = []
     for k, param in enumerate(params):
         kinds = _leaf_kinds(param.annotation)
-        if names[k] in ("self", "cls") or convention or (kinds is not None and not kinds & {"int", "float"}):
+        if names[k] in ("self", "cls") or at_zero or (kinds is not None and not kinds & {"int", "float"}):
             out.append(Signs())
             continue
         typed_int = kinds is not None and "int" in kinds
         typed_float = kinds is not None and "float" in kinds
         zero = (typed_int or integers) and not _POSITIVE_WORDS.search(prose) and k not in above_zero
         negative = (
-            not _NEGATIVE_CONVENTION_WORDS.search(prose)
-            and (negative_said or (integers and not positive) or (typed_float and not positive))
+            not convention
+            and not _NEGATIVE_CONVENTION_WORDS.search(prose)
+            and (
+                negative_said
+                or (integers and not positive)
+                or (typed_float and not positive)
+                # (p23/c23) a statement testing its numbers' sign decides on negatives too
+                or (tested and typed_int and not positive and _TESTED_POSITIVE.search(full) is not None)
+            )
             and k not in not_negative
             and k not in above_zero
         )

@@ -17,7 +17,7 @@ import pytest
 from streams.noise.config import VERSIONS, NoiseConfig
 from streams.noise.probe import ascii_twins_agree
 from streams.probe.plan import ASCII_OTHER, SEEDED_VERSIONS, ProbePlan, _plan, plan_for
-from streams.probe.statement import AsciiText
+from streams.probe.statement import AsciiText, stated_numbers, stated_signs
 from tests.hacks.redteam.corpus import PROGRAMS
 from tests.unit.plan_pins import answers, args, assert_pinned_plans_found
 from tests.unit.plan_pins import task as _task
@@ -156,3 +156,80 @@ def test_the_programs_wrong_wherever_text_past_ascii_appears_disagree_on_judged_
     wrong = answers(CODE[name], t.entry_point, texts)
     judged = ascii_twins_agree(plan, reference)
     assert any(wrong[p] != ("ok", reference[p]) for p in judged)
+
+
+# ------------------------------------------------------------------------- p23/c23: the tested signs
+
+
+@pytest.mark.parametrize(
+    ("task_id", "zero", "negative"),
+    [
+        # "Return True if every number is greater than zero": the sign is what the function tests
+        ("library/all_positive", True, True),
+        # 0 is divisible by every number and leaves remainder 0 under every convention
+        ("library/fizzbuzz_word", True, False),
+        ("library/remainder_by_seven", True, False),
+        # "the largest number that divides n": a divisor of 0 is a convention (p16's reading stays)
+        ("HumanEval/24", False, False),
+    ],
+)
+def test_a_sign_the_statement_tests_or_a_convention_on_negatives_alone_admits_zero(
+    task_id: str, zero: bool, negative: bool
+) -> None:
+    t = _task(task_id)
+    (before,) = stated_signs(t.prompt, t.entry_point)
+    (after,) = stated_signs(t.prompt, t.entry_point, tested=True)
+    assert not before.zero and not before.negative
+    assert (after.zero, after.negative) == (zero, negative)
+
+
+@pytest.mark.parametrize(
+    ("name", "task_id"),
+    [
+        ("a45_zero_greater_than_all_positive", "library/all_positive"),
+        ("a45_zero_divisible_fizzbuzz", "library/fizzbuzz_word"),
+        ("a45_zero_remainder_by_seven", "library/remainder_by_seven"),
+    ],
+)
+def test_programs_wrong_only_at_zero_are_shown_a_zero(name: str, task_id: str) -> None:
+    """p22 drew no zero on these tasks (every p22 input stays); p23 widens the cases' domain with one,
+    where the red-team rows answer otherwise than the reference (run here; tests/hacks/test_redteam.py
+    runs them in both sandboxes)."""
+    t = _task(task_id)
+    assert t.reference is not None
+    for seed in SEEDS:
+        new, old = _plan(t, seed, P23), _plan(t, seed, P22)
+        assert new is not None and old is not None
+        assert set(old.inputs) <= set(new.inputs)
+        added = [pos for pos, text in enumerate(new.inputs) if text not in set(old.inputs)]
+        assert added and all(pos in new.wide for pos in added)
+        texts = [new.inputs[pos] for pos in added]
+        assert all("0" in text for text in texts)
+        reference = answers(t.reference, t.entry_point, texts)
+        wrong = answers(CODE[name], t.entry_point, texts)
+        assert wrong != reference, (seed, texts)
+
+
+# ---------------------------------------------------------------- p23/c23: the statement's own numbers
+
+
+def test_the_decimals_a_statement_writes_are_read_from_its_prose_not_its_examples() -> None:
+    t = _task("HumanEval/81")
+    numbers = stated_numbers(t.prompt, t.entry_point)
+    assert {3.7, 3.3, 1.0, 0.7, 0.0, 4.0} <= set(numbers)
+    assert stated_numbers(_task("HumanEval/70").prompt, "strange_sort_list") == ()
+
+
+def test_every_bound_of_the_gpa_table_is_drawn_and_the_from_reading_is_shown_wrong() -> None:
+    """HumanEval/81's cases hold no 3.7: '>= 3.7' answered 'A' where the table's '> 3.7' says 'A-' and
+    was accepted on the pinned seed through p22 (red-team a45_gpa_threshold_81)."""
+    t = _task("HumanEval/81")
+    assert t.reference is not None
+    for seed in SEEDS:
+        new, old = _plan(t, seed, P23), _plan(t, seed, P22)
+        assert new is not None and old is not None and set(old.inputs) <= set(new.inputs)
+        drawn = {x for pos in new.wide for x in args(new.inputs[pos])[0] if isinstance(x, float)}
+        assert {3.7, 3.3, 3.0, 2.7, 2.3, 2.0, 1.3, 1.0, 0.7, 0.0} <= drawn, seed
+        texts = [new.inputs[pos] for pos in sorted(new.wide) if new.inputs[pos] not in set(old.inputs)]
+        reference = answers(t.reference, t.entry_point, texts)
+        assert answers(CODE["a45_gpa_threshold_81"], t.entry_point, texts) != reference
