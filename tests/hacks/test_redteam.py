@@ -753,6 +753,8 @@ CONTAINER_SLICE = frozenset(
         "a47_eleventh_ask_wrong_134",
         "a47_eighth_ask_wrong_118",
         "a47_child_relay_key_buffer_58",
+        "a47_hash_text_wrong_134",
+        "a47_hash_text_wrong_66",
         "f42c_ok_no_lead_camel_to_snake",
     }
 )
