@@ -7,8 +7,9 @@ character stood, and a program answering otherwise wherever one appears anywhere
 accepted (red-team a44_ascii_part_wrong_134, a41_ascii_part_wrong_66). p23/c23 plans hold, beside each
 such input, its letter twin (each such character an ASCII letter of its case) and its other twin (each
 one ``#``); where the reference answers all three alike, no reading of the characters changes the answer
-and v33 judges the input. p23/c23 draw every input p22/c22 draw; on tasks without such a statement they
-hold the same inputs, and runs of p22/c22 find their plans byte for byte."""
+and v33 judges the input. p23/c23 also draw zero and negatives where a statement tests a sign, and the
+decimals a statement writes. They draw every input p22/c22 draw, lengthen the run by what they add, on
+other tasks hold the same inputs, and runs of p22/c22 find their plans byte for byte."""
 
 from __future__ import annotations
 
@@ -233,3 +234,18 @@ def test_every_bound_of_the_gpa_table_is_drawn_and_the_from_reading_is_shown_wro
         texts = [new.inputs[pos] for pos in sorted(new.wide) if new.inputs[pos] not in set(old.inputs)]
         reference = answers(t.reference, t.entry_point, texts)
         assert answers(CODE["a45_gpa_threshold_81"], t.entry_point, texts) != reference
+
+
+@pytest.mark.parametrize("task_id", [*ASCII_TASKS, "HumanEval/81", "library/all_positive"])
+def test_what_p23_adds_lengthens_the_run_and_takes_no_late_repeat_away(task_id: str) -> None:
+    """A first p23 laid its twins in the late section's place: HumanEval/134's late askings fell from 72
+    to 28, its most asked text from 17 to 10 askings, and a program wrong from an input's 11th asking
+    was accepted (red-team a47_eleventh_ask_wrong_134). The late section now fills the run up to its
+    calls plus what p23 adds."""
+    for seed in SEEDS:
+        new, old = _plan(_task(task_id), seed, P23), _plan(_task(task_id), seed, P22)
+        assert new is not None and old is not None
+        assert len(new.inputs) > len(old.inputs)
+        assert new.late >= 0.9 * old.late, (seed, new.late, old.late)
+        most = max(new.inputs.count(text) for text in set(new.inputs))
+        assert most >= max(old.inputs.count(text) for text in set(old.inputs)), seed
