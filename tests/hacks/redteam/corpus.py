@@ -36091,3 +36091,170 @@ _a47(
     """,
     "wrong wherever the string holds a '#' (digitSum('#A') -> 66, not 65): one too many",
 )
+
+
+# --- round f44: correct programs penalised (v33's ASCII twins, strict readings of a stated format) -----
+# Correct programs judged through the real pipeline (streams.reward.corpus.run) on both backends; the
+# library tasks they need join harness/redteam_tasks.jsonl as library_tasks("all") makes them. First,
+# filter v33's ASCII twins of HumanEval/118 ('You may assume that the given string contains English
+# letter only'): beside each input holding a letter past ASCII ('yogurţ'), the plan asks its twin with
+# that letter '#' ('yogur#'), which is ASCII, so it is judged as any input past the range is; the cases
+# hold English letters only, and the reference's `not in vowels` takes '#' for a consonant, so a correct
+# program taking a consonant for a letter that is not a vowel answers '' where the reference answers the
+# vowel beside the '#' ('#ost' -> 'o', 'Abo#e' -> 'o', 'y#gu#t' -> 'u').
+_f44 = _round(44, correct="f{n}c_ok_")
+
+_f44(
+    "f44c_ok_isalpha_consonant_118",
+    "HumanEval/118",
+    r"""
+    def get_closest_vowel(word):
+        vowels = "aeiouAEIOU"
+
+        def is_consonant(c):
+            # a consonant is a letter that is not a vowel
+            return c.isalpha() and c not in vowels
+
+        for i in range(len(word) - 2, 0, -1):
+            if word[i] in vowels and is_consonant(word[i - 1]) and is_consonant(word[i + 1]):
+                return word[i]
+        return ""
+    """,
+    "correct (the word holds English letters only; a consonant is a letter that is not a vowel): the p23 plan's '#' twins of inputs holding a letter past ASCII ('#ost', '#Asy', 'Abo#e', 'y#gu#t': 3-7 of ~215 generated inputs, all past the range) are ASCII and judged, and the reference's `not in vowels` takes '#' for a consonant ('#ost' -> 'o') where this answers '': wrong.disagrees_with_reference on 3/3 runs in WASM (and 3/3 more) and 3/3 in the jail",
+)
+
+_f44(
+    "f44c_ok_isalpha_consonant_lib118",
+    "library/humaneval-118",
+    r"""
+    def get_closest_vowel(word):
+        vowels = "aeiouAEIOU"
+
+        def is_consonant(c):
+            # a consonant is a letter that is not a vowel
+            return c.isalpha() and c not in vowels
+
+        for i in range(len(word) - 2, 0, -1):
+            if word[i] in vowels and is_consonant(word[i - 1]) and is_consonant(word[i + 1]):
+                return word[i]
+        return ""
+    """,
+    "the same program on the library's copy of HumanEval/118 (its cases the docstring's four): the '#' twins past the range ('#a#' -> 'a' by the reference) judged as above: wrong.disagrees_with_reference on 3/3 runs in WASM and 3/3 in the jail",
+)
+
+_f44(
+    "f44c_ok_english_consonant_118",
+    "HumanEval/118",
+    r"""
+    import re
+
+
+    def get_closest_vowel(word):
+        def vowel(c):
+            return c.casefold() in "aeiou"
+
+        def consonant(c):
+            # an English letter that is not a vowel
+            return re.fullmatch("[A-Za-z]", c) is not None and not vowel(c)
+
+        for i in range(len(word) - 2, 0, -1):
+            if vowel(word[i]) and consonant(word[i - 1]) and consonant(word[i + 1]):
+                return word[i]
+        return ""
+    """,
+    "correct (casefolded vowels, a consonant an English letter [A-Za-z] that is not one): penalised on the same '#' twins past the range ('#a#', '#Asy', 'Abo#e'; 4-8 of ~215 generated inputs): wrong.disagrees_with_reference on 6/6 runs in WASM and 3/3 in the jail",
+)
+
+# Accepted (a style no row covered): the sum of ASCII codes read as the text's ASCII bytes refuses
+# (UnicodeEncodeError) any text holding a character past ASCII, which the statement's ASCII codes rule
+# out; its twins and inputs past ASCII never count against it.
+_f44(
+    "f44c_ok_ascii_bytes_66",
+    "HumanEval/66",
+    r"""
+    def digitSum(s):
+        # the statement sums ASCII codes: read the text as ASCII bytes
+        return sum(b for b in s.encode("ascii") if 65 <= b <= 90)
+    """,
+    "correct, refusing text past ASCII (s.encode('ascii')): accepted on 3/3 runs per backend (and library/humaneval-66's copy too)",
+)
+
+# HumanEval/67 states its string's form ('a string that represents a number of apples and oranges':
+# "5 apples and 6 oranges"), and the probe's word and letter changes near the cases break it
+# ('5 apples and 6 and', '2 and and 3 oranges', '0 agples and 1 oranges', '2 apples and 3 oraeges'),
+# where the reference sums whatever words are digits and answers; a program parsing that form refuses.
+_f44(
+    "f44c_ok_strict_format_fruit_67",
+    "HumanEval/67",
+    r"""
+    import re
+
+
+    def fruit_distribution(s, n):
+        # the string is "<a> apples and <o> oranges"
+        m = re.fullmatch(r"\s*(\d+) apples and (\d+) oranges\s*", s)
+        if m is None:
+            raise ValueError(f"expected '<n> apples and <m> oranges': {s!r}")
+        return n - int(m.group(1)) - int(m.group(2))
+    """,
+    "correct by the statement's form ('5 apples and 6 oranges'): refuses a string that is not a count of apples and a count of oranges; the probe's near inputs change words and letters ('5 apples and 6 and', '2 and and 3 oranges', '0 agples and 1 oranges', '2 apples and 3 oraeges'; 11-24 of ~145 generated inputs, near the cases), where the reference answers: wrong.disagrees_with_reference on 3/3 runs in WASM (and 1/1 more) and 3/3 in the jail",
+)
+
+# library/parse_settings states its form ('Parse "key=value" pairs separated by ";"'); the probe cuts
+# the cases' text near them into an empty pair ('willow=27;;zebra=43') or a pair without a key ('=3'),
+# where the reference skips the empty part and keeps the empty key.
+_f44(
+    "f44c_ok_strict_parse_settings",
+    "library/parse_settings",
+    r"""
+    import re
+
+
+    def parse_settings(text: str) -> dict[str, int]:
+        # the text is "key=value" pairs separated by ";" (or nothing at all)
+        if text == "":
+            return {}
+        out = {}
+        for part in text.split(";"):
+            m = re.fullmatch(r"([^=;]+)=([+-]?\d+)", part)
+            if m is None:
+                raise ValueError(f"not a key=value pair: {part!r}")
+            out[m.group(1)] = int(m.group(2))
+        return out
+    """,
+    "correct by the statement's form: refuses a part that is not a key, '=' and an integer; the probe draws ('=3',) and ('willow=27;;zebra=43',) near the cases (1-4 of ~130 generated inputs), where the reference answers {'': 3} and skips the empty part: wrong.disagrees_with_reference on 2/3 runs in WASM and 4/4 in the jail",
+)
+
+_f44(
+    "f44c_ok_dict_comp_parse_settings",
+    "library/parse_settings",
+    r"""
+    def parse_settings(text: str) -> dict[str, int]:
+        if not text:
+            return {}
+        return {k: int(v) for k, v in (pair.split("=") for pair in text.split(";"))}
+    """,
+    "correct on every text of the stated form; a part with no '=' (the probe's ('willow=27;;zebra=43',) near the cases, where the reference skips the empty part) fails to unpack: wrong.disagrees_with_reference on 3/7 runs in WASM and 0/3 in the jail (a draw)",
+)
+
+# HumanEval/144 states its fractions' form ('<numerator>/<denominator> where both numerator and
+# denominator are positive whole numbers'); the probe's digit changes near the cases draw a zero
+# numerator ('0/12', '0/105'), where the reference's product is 0 and divides: True.
+_f44(
+    "f44c_ok_positive_fraction_simplify_144",
+    "HumanEval/144",
+    r"""
+    from fractions import Fraction
+
+
+    def simplify(x, n):
+        def parse(text):
+            num, den = (int(p) for p in text.split("/"))
+            if num <= 0 or den <= 0:
+                raise ValueError(f"numerator and denominator are positive whole numbers: {text!r}")
+            return Fraction(num, den)
+
+        return (parse(x) * parse(n)).denominator == 1
+    """,
+    "correct by the statement ('both numerator and denominator are positive whole numbers'): refuses a zero numerator; the probe draws ('7/50', '0/12') and ('2/10', '0/105') near the cases (1-2 of ~145 generated inputs), where the reference answers True: wrong.disagrees_with_reference on 3/3 runs in WASM (and 1/1 more) and 3/3 in the jail",
+)
