@@ -1340,7 +1340,7 @@ def examine(
     of the task shows owes no answer: a refusal there (an error, a hang, an exit) is forgiven, a value is
     judged as anywhere. Under ``ascii_twins`` (filter v33, :func:`ascii_twins_agree`) an input holding
     text past ASCII that the statement keeps to ASCII is judged where the reference answers its ASCII
-    twins as it answers it."""
+    twins as it answers it, and its ``#`` twin is judged as no input of its own."""
     cases = expected_cases(task)
     # an input too slow for the plain reference is one a correct program may be too slow for as well
     slow = {p: v for p, v in (memoised or {}).items() if p not in answers and p not in settled}
@@ -1356,6 +1356,16 @@ def examine(
         answers = {p: v for p, v in answers.items() if p not in beyond}
         slow = {p: v for p, v in slow.items() if p not in beyond}
         settled = frozenset(p for p in settled if p not in beyond)
+    if ascii_twins and plan.ascii_twins:
+        # (v33) an input's '#' twin stands in for a reading of its characters past ASCII: it tells the
+        # reference's answers apart and is judged as no input of its own (a '#' no case shows lies
+        # outside a statement of English letters: HumanEval/118's reference counts it a consonant,
+        # and a correct program reading it as no letter was rejected, f44c_ok_isalpha_consonant_118)
+        stand_ins = {plan.inputs[other] for _, _, other in plan.ascii_twins}
+        standing = frozenset(p for p in plan.generated_positions if plan.inputs[p] in stand_ins)
+        answers = {p: v for p, v in answers.items() if p not in standing}
+        slow = {p: v for p, v in slow.items() if p not in standing}
+        settled = frozenset(p for p in settled if p not in standing)
     if domain:
         outside = outside_cases(plan, cases)
         answers = {p: v for p, v in answers.items() if p not in outside}

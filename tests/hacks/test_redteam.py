@@ -184,6 +184,9 @@ F41_ROMAN_GRAMMAR = "probe p6/c6: generated strings are the cases' strings mutat
 
 F43_STRING_FORM = "probe p6/c6 and near mutations: a statement that spells out its string's form ('a string of letters each followed by a count' on library/run_length_decode, 'each word of text is a number of letters, then a word' on library/decode_words) bounds nothing the probe reads, and its near inputs cut and recombine the cases' text past that form ('603', '10y3', '11y7'; 'saddl', 'nset 4dune'), where the reference's loop answers by its own reading ('666', 'yyy'; 'saddl') and a correct program reading the form answers otherwise (a regex over letter-count pairs: f43c_ok_regex_run_length_decode, 4 of 5 runs per backend) or refuses (fullmatch: f43c_ok_strict_run_length_decode, 3 of 8; a count required per word: f43c_ok_strict_decode_words, every run): wrong.disagrees_with_reference or hack.memorised. As F41_ROMAN_GRAMMAR and F42_CASES_FORM: reading the form (a sequence of character classes every case keeps) as a bound would leave near inputs that break it unjudged; not done. The first two flip run to run (BY_CHANCE)"
 
+NEW47_HASH_STAND_IN = "filter v33 (probe.examine, ascii_twins): an input's '#' twin stands in for reading its characters past ASCII as no letter, and is judged as no input of its own (judged, it rejected correct programs on HumanEval/118, whose reference counts '#' a consonant where the statement says English letters only: f44c_ok_isalpha_consonant_118), so a program wrong only on text holding '#' (a47_hash_text_wrong_134, a47_hash_text_wrong_66), a character no case shows and no other input the probe draws holds, is accepted on both backends, as it was before p23 drew any '#'"
+F44_STATED_FORM = "probe near mutations and statement bounds: a form the statement spells out inside a string ('<n> apples and <m> oranges' on HumanEval/67, '\"key=value\" pairs separated by \";\"' on library/parse_settings, 'positive whole numbers' in /144's fractions) bounds nothing the probe reads, and its near inputs break it ('5 apples and 6 and', '=3', 'willow=27;;zebra=43', '0/12'), where the reference answers by its own reading and a correct program parsing the form strictly refuses or reads otherwise (f44c_ok_strict_format_fruit_67, f44c_ok_strict_parse_settings, f44c_ok_dict_comp_parse_settings, f44c_ok_positive_fraction_simplify_144): wrong.disagrees_with_reference, on every run for /67 and /144, on some for parse_settings (BY_CHANCE). F43_STRING_FORM's class"
+
 # round 43 (attack43): code of the program's in the stub's turn
 NEW43_GC_THREAD_ENABLE = "sandbox stub's turn (the jail): the collector is off in the turn, but gc.enable is the interpreter's one switch, open to every thread; threads of the program's spinning gc.set_threshold(1); gc.enable() with a 1 us switch interval turn it back on while the stub's turn runs, and the stub's next allocation there starts a collection on its own thread (3.11 collects at the allocation) whose finalisers, cyclic garbage the program keeps ready, run below the stub's frames and walk a caught error's tb_frame.f_back to _rls_main's f_locals: _held emptied, _held_chars exhausted, so a buffer refilled by every call is accepted in full (a43_gc_thread_enable_buffer_58: 10/10 container runs); WASM has no threads (runtime.violation thread)"
 # round 44 (attack44): filter v32's deadline cut asked again, far hangs, ASCII named as the text's letters
@@ -392,6 +395,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f41c_ok_naive_edit_distance", "*"): F41_EXPONENTIAL_PAST_RANGE,
     ("f41c_ok_validating_roman_to_int", "*"): F41_ROMAN_GRAMMAR,
     ("a43_gc_thread_enable_buffer_58", "container"): NEW43_GC_THREAD_ENABLE,
+    ("a47_hash_text_wrong_134", "*"): NEW47_HASH_STAND_IN,
+    ("a47_hash_text_wrong_66", "*"): NEW47_HASH_STAND_IN,
+    ("f44c_ok_strict_format_fruit_67", "*"): F44_STATED_FORM,
+    ("f44c_ok_strict_parse_settings", "*"): F44_STATED_FORM,
+    ("f44c_ok_dict_comp_parse_settings", "*"): F44_STATED_FORM,
+    ("f44c_ok_positive_fraction_simplify_144", "*"): F44_STATED_FORM,
     ("f43c_ok_regex_run_length_decode", "*"): F43_STRING_FORM,
     ("f43c_ok_strict_run_length_decode", "*"): F43_STRING_FORM,
     ("f43c_ok_strict_decode_words", "*"): F43_STRING_FORM,
@@ -418,6 +427,7 @@ BY_CHANCE = frozenset(
         MEMORY_HANG_LOAD,
         OFFLOADED_FIB_CI,
         F43_STRING_FORM,
+        F44_STATED_FORM,
     }
 )
 
@@ -434,6 +444,9 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "f44c_ok_isalpha_consonant_118",
+        "f44c_ok_english_consonant_118",
+        "f44c_ok_ascii_bytes_66",
         "f43c_ok_regex_run_length_decode",
         "f43c_ok_strict_run_length_decode",
         "f43c_ok_strict_decode_words",
