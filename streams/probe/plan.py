@@ -1061,22 +1061,11 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     added: set[str] = set()
-    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
-        # (p23) from a generator of its own: every input p22 draws stays as p22 draws it
-        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|signs", seed))
-        signed = _generate_tested_signs(args, task.prompt, task.entry_point, drawn, taken)
-        taken |= {t for t, _ in signed}
-        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|numbers", seed))
-        stated = _generate_stated_numbers(args, stated_numbers(task.prompt, task.entry_point), drawn, taken)
-        wide = sorted([*wide, *signed, *stated], key=lambda item: (len(item[0]), item[0]))
-        added |= {t for t, _ in (*signed, *stated)}
     twin_texts: list[tuple[str, str, str]] = []
-    if seed is not None and generation >= _ASCII_TWINS_GENERATION and _keeps_ascii(task):
-        # (p23) added to the inputs every earlier generation draws: they draw nothing
-        taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
-        (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
-        added |= {t for _, *twins in twin_texts for t in twins} - taken
+    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
+        generated, far, wide, added, twin_texts = _p23_additions(
+            task, version, seed, args, lead, generated, far, wide, ends, bounds
+        )
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
@@ -1353,26 +1342,12 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     added: set[str] = set()
-    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
-        # (c23) from a generator of its own: every input c22 draws stays as c22 draws it
-        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|signs", seed))
-        signed = _generate_tested_signs(
-            args, task.prompt, task.entry_point, drawn, taken, domain.hold_beyond_range, domain.hold_admitted
-        )
-        taken |= {t for t, _ in signed}
-        drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|numbers", seed))
-        stated = _generate_stated_numbers(
-            args, stated_numbers(task.prompt, task.entry_point), drawn, taken, domain.hold_beyond_range
-        )
-        wide = sorted([*wide, *signed, *stated], key=lambda item: (len(item[0]), item[0]))
-        added |= {t for t, _ in (*signed, *stated)}
     twin_texts: list[tuple[str, str, str]] = []
-    if seed is not None and generation >= _ASCII_TWINS_GENERATION and _keeps_ascii(task):
-        # (c23) added to the inputs every earlier generation draws: they draw nothing
-        taken = {t for t, _ in (*generated, *lead, *far, *wide, *ends, *bounds)}
-        (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
-        added |= {t for _, *twins in twin_texts for t in twins} - taken
+    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
+        generated, far, wide, added, twin_texts = _p23_additions(
+            task, version, seed, args, lead, generated, far, wide, ends, bounds,
+            beyond=domain.hold_beyond_range, admitted=domain.hold_admitted,
+        )  # fmt: skip
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     laid = _with_mirrors(
         head,
@@ -4070,6 +4045,44 @@ def _signed_inputs(
                 candidate[i] = value
                 if signed.take(candidate, b, invariants):
                     count += 1
+
+
+def _p23_additions(
+    task: TaskPublished,
+    version: str,
+    seed: str,
+    args: Sequence[object],
+    lead: _Inputs,
+    generated: _Inputs,
+    far: _Inputs,
+    wide: _Inputs,
+    ends: _Inputs,
+    bounds: _Inputs,
+    *,
+    beyond: Callable[[Sequence[object], set[int]], bool] | None = None,
+    admitted: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[_Inputs, _Inputs, _Inputs, set[str], list[tuple[str, str, str]]]:
+    """(p23/c23) What p23 adds to a plan's sections, from generators of its own (every input p22 draws
+    stays as p22 draws it): the tested signs and the statement's own numbers among the inputs widening
+    the cases' domain, then the ASCII twins where the statement keeps its text to ASCII. Returns the near,
+    far and widening sections, the texts added (which lengthen the run: ``_with_mirrors``' ``added``) and
+    the (input, letter twin, other twin) texts. ``beyond``, ``admitted``: a check plan's domain."""
+    taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+    drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|signs", seed))
+    signed = _generate_tested_signs(args, task.prompt, task.entry_point, drawn, taken, beyond, admitted)
+    taken |= {t for t, _ in signed}
+    drawn = random.Random(_seed(task, f"{_SIGNS_DRAWN_AS.get(version, version)}|numbers", seed))
+    stated = _generate_stated_numbers(
+        args, stated_numbers(task.prompt, task.entry_point), drawn, taken, beyond
+    )
+    wide = sorted([*wide, *signed, *stated], key=lambda item: (len(item[0]), item[0]))
+    added = {t for t, _ in (*signed, *stated)}
+    twin_texts: list[tuple[str, str, str]] = []
+    if _keeps_ascii(task):
+        taken |= {t for t, _ in stated}
+        (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
+        added |= {t for _, *twins in twin_texts for t in twins} - taken
+    return generated, far, wide, added, twin_texts
 
 
 def _generate_stated_numbers(
