@@ -94,7 +94,15 @@ from typing import Literal
 from schemas import pyast
 from schemas.rollout import SandboxExecuted
 from schemas.task import TaskPublished
-from streams.probe.statement import Admits, Signs, stated_admits, stated_forms, stated_numbers, stated_signs
+from streams.probe.statement import (
+    Admits,
+    AsciiText,
+    Signs,
+    stated_admits,
+    stated_forms,
+    stated_numbers,
+    stated_signs,
+)
 
 #: the generator's version; a change to how inputs are generated is a new version (new digests)
 PLAN_VERSION = "p2"
@@ -627,25 +635,24 @@ _BANDS_GENERATION = 20
 REPEAT_GAP_BANDS = ((13, 19), (20, 31), (32, 47), (48, 64))
 #: the version whose seed draws p22's repeats and its held input past the range (p22/c22 on)
 _BANDS_DRAWN_AS = {"p23": "p22", "c23": "c22"}
-#: the first generation (p23/c23) whose plans, where the task's statement keeps its text to ASCII (it
-#: names ASCII characters, codes or values, English letters or alphabetical characters:
-#: ``statement.stated_forms``), hold the ASCII twins of every input holding a character past ASCII
-#: (``ProbePlan.ascii_twins``). Through p22/c22 such an input went unjudged whatever the character's place
-#: (the filter's ``AsciiText`` bound, v31), so a program wrong wherever a character past ASCII appears
-#: anywhere in its text was accepted: HumanEval/134's last character, /66's upper-case codes (red-team
-#: a44_ascii_part_wrong_134, a41's ASCII rows on /66); the twins show where the character's reading
-#: cannot matter
-_ASCII_TWINS_GENERATION = 21
 #: (p23/c23) what stands for a character past ASCII in an input's other twin: no reading takes it for a
 #: letter, a digit or white space
 ASCII_OTHER = "#"
-#: the first generation (p23/c23) whose plans draw, from a generator of their own, the zero and negative
-#: inputs a statement admits read with its tested signs (:func:`_generate_tested_signs`). Through p22/c22
-#: a positive word anywhere in the statement kept zero out, even one the function tests ("Return True if
-#: every number is greater than zero"), and so did a convention on negatives alone ("divisible by 3",
-#: "the remainder of x divided by 7"): programs wrong only at zero were accepted (red-team
-#: a45_zero_greater_than_all_positive, a45_zero_divisible_fizzbuzz, a45_zero_remainder_by_seven)
-_TESTED_SIGNS_GENERATION = 21
+#: the first generation (p23/c23) whose plans add (:func:`_p23_additions`), from generators of their own:
+#: - where the task's statement keeps its text to ASCII (it names ASCII characters, codes or values,
+#:   English letters or alphabetical characters: ``statement.stated_forms``), the ASCII twins of every
+#:   input holding a character past ASCII (``ProbePlan.ascii_twins``). Through p22/c22 such an input went
+#:   unjudged whatever the character's place (the filter's ``AsciiText`` bound, v31), so a program wrong
+#:   wherever a character past ASCII appears anywhere in its text was accepted: HumanEval/134's last
+#:   character, /66's upper-case codes (red-team a44_ascii_part_wrong_134, a41's ASCII rows on /66);
+#: - the zero and negative inputs a statement admits read with its tested signs
+#:   (:func:`_generate_tested_signs`). Through p22/c22 a positive word anywhere in the statement kept zero
+#:   out, even one the function tests ("Return True if every number is greater than zero"), and so did a
+#:   convention on negatives alone ("divisible by 3", "the remainder of x divided by 7"): programs wrong
+#:   only at zero were accepted (red-team a45_zero_greater_than_all_positive, a45_zero_divisible_fizzbuzz,
+#:   a45_zero_remainder_by_seven);
+#: - the decimals the statement writes (:func:`_generate_stated_numbers`)
+_P23_GENERATION = 21
 #: the version whose seed draws p23's tested signs (p23/c23 on)
 _SIGNS_DRAWN_AS: dict[str, str] = {}
 #: (p23/c23) per numeric argument holding floats (or flat lists with floats), at most this many inputs
@@ -834,8 +841,9 @@ class ProbePlan:
     ends: int = 0
     #: (p23/c23) where the task's statement keeps its text to ASCII (``statement.stated_forms``): per
     #: input holding characters past it, (its position, its letter twin's, its other twin's): the input
-    #: with each such character an ASCII letter of its case, and with each one ``#`` (:func:`_ascii_twins`).
-    #: Where the reference answers all three alike, no reading of those characters changes the answer,
+    #: with each such character an ASCII letter of its case, and with each one ``#``
+    #: (:func:`_with_ascii_twins`). Where the reference answers all three alike, no reading of those
+    #: characters changes the answer,
     #: so the input is judged like any other (``streams.noise.probe.ascii_twins_agree``)
     ascii_twins: tuple[tuple[int, int, int], ...] = ()
 
@@ -1062,7 +1070,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     added: set[str] = set()
     twin_texts: list[tuple[str, str, str]] = []
-    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
+    if seed is not None and generation >= _P23_GENERATION:
         generated, far, wide, added, twin_texts = _p23_additions(
             task, version, seed, args, lead, generated, far, wide, ends, bounds
         )
@@ -1343,7 +1351,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     added: set[str] = set()
     twin_texts: list[tuple[str, str, str]] = []
-    if seed is not None and generation >= _TESTED_SIGNS_GENERATION:
+    if seed is not None and generation >= _P23_GENERATION:
         generated, far, wide, added, twin_texts = _p23_additions(
             task, version, seed, args, lead, generated, far, wide, ends, bounds,
             beyond=domain.hold_beyond_range, admitted=domain.hold_admitted,
@@ -4688,26 +4696,13 @@ def _ascii_replaced(value: object, letter: bool) -> object:
     return out
 
 
-def _past_ascii(value: object, depth: int = 0) -> bool:
-    """(p23/c23) Whether a string in ``value`` (at any depth up to 8) holds a character past ASCII."""
-    if isinstance(value, str):
-        return not value.isascii()
-    if depth > 8:
-        return False
-    if isinstance(value, dict):
-        return any(_past_ascii(k, depth + 1) or _past_ascii(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list | tuple | set | frozenset):
-        return any(_past_ascii(v, depth + 1) for v in value)
-    return False
-
-
 def _with_ascii_twins(
     sections: Sequence[list[tuple[str, tuple[int, ...]]]], taken: set[str]
 ) -> tuple[list[list[tuple[str, tuple[int, ...]]]], list[tuple[str, str, str]]]:
     """(p23/c23) ``sections`` (the inputs near the cases, past their range, widening their domain) with
     the ASCII twins of each input holding a character past ASCII put in its own section (smallest first,
     each with the case it was made from), and the (input, letter twin, other twin) texts: the twins of
-    :data:`_ASCII_TWINS_GENERATION`. A twin already in the plan is paired, not asked twice."""
+    :data:`_P23_GENERATION`. A twin already in the plan is paired, not asked twice."""
     seen = set(taken)
     triples: list[tuple[str, str, str]] = []
     out: list[list[tuple[str, tuple[int, ...]]]] = []
@@ -4715,7 +4710,7 @@ def _with_ascii_twins(
         added: list[tuple[str, tuple[int, ...]]] = []
         for text, made_from in section:
             value = pyast.literal_eval(text)
-            if not isinstance(value, tuple) or not _past_ascii(value):
+            if not isinstance(value, tuple) or AsciiText().admits(value):
                 continue
             try:
                 twins = [_ascii_replaced(value, letter) for letter in (True, False)]
