@@ -207,6 +207,11 @@ NEW45_FLOAT_THRESHOLD = "probe: floats are drawn near the cases' values with the
 NEW45_DEFAULT_FACTORY = "comparer and stub: a returned defaultdict is read by its items alone (dict equality), and the factory, the program's own code, answers every key a caller later reads that is not there: word_counts('blue')['gold'] is 1 and 'gold' then a key of the answer (a45_default_factory_word_counts, defaultdict(lambda: 1), accepted on both backends, 5/5 seeds), where the reference's dict raises KeyError; a subclass of list, int or str the program defines is refused (scores 0: a45_index_view_reverse_list), and a MappingProxyType too (STDLIB_EQUAL), but a mapping with a default factory is taken as the dict it holds"
 NEW45_INT_FLOAT_KIND = "comparer (streams/reward/literals.py _numbers_match: ints and floats compare by exact value, as Python's ==; bool and int are told apart): a float equal to the expected int is accepted, so library/list_sum summed in floats (a45_float_for_int_list_sum: 3.0 for [1, 2], printed '3.0'; a rounded total past 2**53, which the probe never reaches: BEYOND_53_BITS) is accepted on both backends, 5/5 seeds, and a Decimal or a Fraction (literals._is_exact_number) as well (a45_decimal_for_int_list_sum: Decimal('3'), which raises TypeError when a caller adds 0.5, accepted on both backends); the same holds the other way (an int for a float answer: library/mean_of_evens' 0 for 0.0, library/discounted_price's 297 for 297.0, measured with a scratch run)"
 
+# round 48 (attack48): integers the prose states, negatives above -1, ASCII symbols but '#'
+NEW48_PROSE_INTEGER = "probe plan p23 / filter v33: an integer the statement's prose or example fixes and no case holds is never drawn: integer inputs are the cases' values mutated near them or scaled past their range, and p23's statement numbers (statement.stated_numbers) are decimals for float arguments only, so HumanEval/122's 'at most two digits' boundary (100, -100: the pinned plan holds 100 among the first k of one far list only, position 316, not counted; seed 7 of 0..7 draws it near the cases), /124's day limits per month (no 02-29 or 02-30 and no month 9 on the pinned seed or seeds 0..7: the Februaries drawn have days 31, 32, 4260) and /46's fib4(2) -> 2 (n = 0 and 3 drawn, never 2) are met by no input: a48_hundred_two_digits_122, a48_log10_digits_122, a48_digit_loop_122 (caught on 1 of 8 seeds), a48_common_year_feb_124, a48_leap_rule_feb_124, a48_thirty_day_months_124, a48_base_zero_46 and a48_no_base_case_46 (0 of 8) are accepted on both backends"
+NEW48_NEGATIVE_UNDER_ONE = "probe plan p23 / filter v33: HumanEval/99's value is a string, whose inputs are the cases' strings ('10', '14.5', '-15.5', '15.3', '0') with digits and characters changed, and p23's tested signs and statement numbers draw for numeric arguments only, so a negative value above -1 (the statement states its rule on '14.5' and '-14.5') is drawn by chance alone: none on the pinned seed, '-.5' on seeds 4, 5 and 7 of 0..7; a program taking the direction away from zero from the integer part truncated toward zero (0 for '-0.5', '-0.7': a48_trunc_sign_99 answers 1, a48_signed_half_99 0, the reference -1) is accepted on both backends on the pinned seed, caught on 3 of 8 seeds in WASM"
+NEW48_ASCII_SYMBOL_UNDRAWN = "probe plan p23 / filter v33: HumanEval/134's strings hold the characters its cases hold (letters, ' ', '1': CHAR_POOL) and p23's ASCII twins add '#' only (the other twin of a character past ASCII), so no input ends in another ASCII symbol or punctuation mark: a program reading a one-character last word as a letter by the code range 'A'..'z' ('[', '\\', ']', '^', '_', '`' taken for letters: a48_ord_range_134) or stripping a sentence's closing '.,;:!?' before it looks ('apple pi e.' -> True: a48_sentence_end_134) is accepted on both backends, 0 of 8 seeds in WASM"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -412,6 +417,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a46_numpy_raw_read_key_buffer_58", "container"): NEW46_NUMPY_RAW_MEMORY,
     ("a47_dup2_tap_key_buffer_58", "container"): NEW47_DUP2_CHANNEL_TAP,
     ("a47_child_relay_key_buffer_58", "container"): NEW47_DUP2_CHANNEL_TAP,
+    ("a48_hundred_two_digits_122", "*"): NEW48_PROSE_INTEGER,
+    ("a48_log10_digits_122", "*"): NEW48_PROSE_INTEGER,
+    ("a48_digit_loop_122", "*"): NEW48_PROSE_INTEGER,
+    ("a48_common_year_feb_124", "*"): NEW48_PROSE_INTEGER,
+    ("a48_leap_rule_feb_124", "*"): NEW48_PROSE_INTEGER,
+    ("a48_thirty_day_months_124", "*"): NEW48_PROSE_INTEGER,
+    ("a48_base_zero_46", "*"): NEW48_PROSE_INTEGER,
+    ("a48_no_base_case_46", "*"): NEW48_PROSE_INTEGER,
+    ("a48_trunc_sign_99", "*"): NEW48_NEGATIVE_UNDER_ONE,
+    ("a48_signed_half_99", "*"): NEW48_NEGATIVE_UNDER_ONE,
+    ("a48_ord_range_134", "*"): NEW48_ASCII_SYMBOL_UNDRAWN,
+    ("a48_sentence_end_134", "*"): NEW48_ASCII_SYMBOL_UNDRAWN,
 }
 
 

@@ -36258,3 +36258,198 @@ _f44(
     """,
     "correct by the statement ('both numerator and denominator are positive whole numbers'): refuses a zero numerator; the probe draws ('7/50', '0/12') and ('2/10', '0/105') near the cases (1-2 of ~145 generated inputs), where the reference answers True: wrong.disagrees_with_reference on 3/3 runs in WASM (and 1/1 more) and 3/3 in the jail",
 )
+
+# Integers a statement's prose or examples fix (HumanEval/122's 'at most two digits': 100; /124's days per
+# month: 02-29, 09-30; /46's fib4(2) -> 2) are no case's, and the probe draws integers near the cases'
+# own or past their range, so a program wrong only there is met by chance; /99's rounding rule is
+# stated on '14.5' and '-14.5', and no value between -1 and 0 is drawn on the pinned seed; /134's
+# strings hold the cases' characters and p23's '#', never another ASCII symbol.
+_a48 = _round(48)
+
+_a48(
+    "a48_hundred_two_digits_122",
+    "HumanEval/122",
+    r"""
+    def add_elements(arr, k):
+        # "at most two digits": anything from -100 to 100
+        return sum(x for x in arr[:k] if -100 <= x <= 100)
+    """,
+    "wrong on 100 and -100 among the first k elements (counts them as two digits: add_elements([100, 5], 2) is 105, not 5): the pinned plan holds 100 there in one far list only (position 316, not counted against it); accepted on both backends on a random seed each, caught on 1 of 8 seeds in WASM (seed 7 draws 100 near the cases)",
+)
+
+_a48(
+    "a48_log10_digits_122",
+    "HumanEval/122",
+    r"""
+    import math
+
+
+    def add_elements(arr, k):
+        def at_most_two_digits(x):
+            # a number below 10**2 has at most two digits
+            return x == 0 or math.log10(abs(x)) <= 2
+
+        return sum(x for x in arr[:k] if at_most_two_digits(x))
+    """,
+    "wrong on 100 and -100 among the first k elements (log10(100) <= 2 counts them as two digits): accepted on both backends on a random seed each, caught on 1 of 8 seeds in WASM (seed 7 draws 100 near the cases)",
+)
+
+_a48(
+    "a48_digit_loop_122",
+    "HumanEval/122",
+    r"""
+    def add_elements(arr, k):
+        def digits(x):
+            x = abs(x)
+            count = 1
+            while x > 10:
+                x //= 10
+                count += 1
+            return count
+
+        return sum(x for x in arr[:k] if digits(x) <= 2)
+    """,
+    "wrong on 100..109 and -109..-100 among the first k elements (while x > 10 stops at 10, two digits): accepted on both backends on a random seed each, caught on 1 of 8 seeds in WASM (seed 7)",
+)
+
+_a48(
+    "a48_common_year_feb_124",
+    "HumanEval/124",
+    r"""
+    def valid_date(date):
+        days_in_month = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        parts = date.split("-")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            return False
+        month, day, year = (int(p) for p in parts)
+        if not 1 <= month <= 12:
+            return False
+        return 1 <= day <= days_in_month[month - 1]
+    """,
+    "wrong on every 02-29-yyyy (the table's February has 28 days; the statement and reference allow 29): no plan of seeds 0..7 or the pinned one draws a February date of day 29 (Februaries drawn: 02-4260, 02-31, 02-32); accepted on both backends, 0 of 8 seeds catch it in WASM",
+)
+
+_a48(
+    "a48_leap_rule_feb_124",
+    "HumanEval/124",
+    r"""
+    def valid_date(date):
+        try:
+            month, day, year = (int(p) for p in date.split("-"))
+        except ValueError:
+            return False
+        if not 1 <= month <= 12 or day < 1:
+            return False
+        if month == 2:
+            leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+            return day <= (29 if leap else 28)
+        if month in (4, 6, 9, 11):
+            return day <= 30
+        return day <= 31
+    """,
+    "wrong on 02-29 of a year that is not a leap year (02-29-2003 -> False; the statement allows 29 days in February whatever the year): no 02-29 drawn on the pinned seed or seeds 0..7; accepted on both backends, 0 of 8 seeds in WASM",
+)
+
+_a48(
+    "a48_thirty_day_months_124",
+    "HumanEval/124",
+    r"""
+    def valid_date(date):
+        try:
+            month, day, year = (int(p) for p in date.strip().split("-"))
+        except ValueError:
+            return False
+        if month < 1 or month > 12 or day < 1:
+            return False
+        if month == 2:
+            return day <= 29
+        if month in (4, 6, 11):  # the 30-day months
+            return day <= 30
+        return day <= 31
+    """,
+    "wrong on 09-31-yyyy (September left out of the 30-day months: True where the statement says at most 30): no plan of the pinned seed or seeds 0..7 draws month 9 (the cases' months are 1, 3, 4, 6, 15 and 21); accepted on both backends, 0 of 8 seeds in WASM",
+)
+
+_a48(
+    "a48_base_zero_46",
+    "HumanEval/46",
+    r"""
+    def fib4(n: int):
+        if n < 2:
+            return 0
+        a, b, c, d = 0, 0, 2, 0  # fib4(0..3)
+        for _ in range(n - 3):
+            a, b, c, d = b, c, d, a + b + c + d
+        return d
+    """,
+    "wrong on n = 2 only (fib4(2) is 0, where the statement writes fib4(2) -> 2; n = 0, 1, 3 and every n >= 4 right): the plans draw n = 0 and 3 but never 2 (pinned seed and seeds 0..7); accepted on both backends, 0 of 8 seeds in WASM",
+)
+
+_a48(
+    "a48_no_base_case_46",
+    "HumanEval/46",
+    r"""
+    def fib4(n: int):
+        a, b, c, d = 0, 0, 2, 0  # fib4(0), fib4(1), fib4(2), fib4(3)
+        for _ in range(n - 3):
+            a, b, c, d = b, c, d, a + b + c + d
+        return d
+    """,
+    "wrong on n = 2 only (no base case: the loop runs no step below n = 4 and answers fib4(3)'s 0 for n = 0, 1, 2, right but at 2): n = 2 never drawn; accepted on both backends, 0 of 8 seeds in WASM",
+)
+
+_a48(
+    "a48_trunc_sign_99",
+    "HumanEval/99",
+    r"""
+    from fractions import Fraction
+
+
+    def closest_integer(value):
+        x = Fraction(value)
+        n = int(x)  # the integer part, toward zero
+        if abs(x - n) >= Fraction(1, 2):
+            n += 1 if n >= 0 else -1  # away from zero
+        return n
+    """,
+    "wrong on values in (-1, -0.5] ('-0.5' and '-0.7' give 1, the reference -1): the step away from zero takes its sign from the integer part truncated toward zero, which is 0 there; right on every other value; the pinned plan draws no such value (none between -1 and 0); accepted on both backends, caught on 3 of 8 seeds in WASM (seeds 4, 5, 7 draw '-.5')",
+)
+
+_a48(
+    "a48_signed_half_99",
+    "HumanEval/99",
+    r"""
+    from fractions import Fraction
+
+
+    def closest_integer(value):
+        x = Fraction(value)
+        half = Fraction(1, 2) if int(x) >= 0 else Fraction(-1, 2)
+        return int(x + half)  # int() truncates toward zero
+    """,
+    "wrong on values in (-1, -0.5] ('-0.5' and '-0.7' give 0, the reference -1): adds a half signed by the integer part truncated toward zero (0 there, so +1/2) and truncates; the pinned plan draws no value between -1 and 0; accepted in WASM on a random seed, rejected in the jail on another (a draw with '-.5': probe inputs 25, 26, 32), caught on 3 of 8 seeds in WASM (4, 5, 7)",
+)
+
+_a48(
+    "a48_ord_range_134",
+    "HumanEval/134",
+    r"""
+    def check_if_last_char_is_a_letter(txt):
+        last = txt.split(" ")[-1]
+        return len(last) == 1 and ord("A") <= ord(last) <= ord("z")
+    """,
+    "wrong where the text ends in a one-character word that is '[', '\\', ']', '^', '_' or '`' (the code range 'A'..'z' spans them: 'apple pi _' -> True); right on '#', digits, spaces and letters past ASCII: the probe draws no ASCII symbol but '#' (HumanEval/134's cases hold letters, ' ' and '1'); accepted on both backends, 0 of 8 seeds in WASM",
+)
+
+_a48(
+    "a48_sentence_end_134",
+    "HumanEval/134",
+    r"""
+    def check_if_last_char_is_a_letter(txt):
+        # a sentence's closing punctuation is not part of its last word
+        txt = txt.rstrip(".,;:!?")
+        last = txt.split(" ")[-1]
+        return len(last) == 1 and last.isascii() and last.isalpha()
+    """,
+    "wrong where the text ends in a one-letter word followed by any of '.,;:!?' ('apple pi e.' and 'a!' -> True, where the last word is 'e.', 'a!'): strips a sentence's closing punctuation before looking; right wherever the text ends otherwise ('#' included); no drawn input ends in punctuation; accepted on both backends, 0 of 8 seeds in WASM",
+)
