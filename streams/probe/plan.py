@@ -99,7 +99,10 @@ from streams.probe.statement import (
     AsciiText,
     Signs,
     stated_admits,
+    stated_calls,
     stated_forms,
+    stated_integers,
+    stated_letters_only,
     stated_numbers,
     stated_signs,
 )
@@ -111,8 +114,8 @@ PLAN_VERSION = "p2"
 CHECK_PLAN_VERSION = "c1"
 #: the versions of plans drawn with a probe seed (inputs near the cases, then inputs beyond their range:
 #: numbers past the cases' range, and since p4/c3 strings, lists and dicts longer than the cases')
-SEEDED_PLAN_VERSION = "p23"
-SEEDED_CHECK_PLAN_VERSION = "c23"
+SEEDED_PLAN_VERSION = "p24"
+SEEDED_CHECK_PLAN_VERSION = "c24"
 #: every generation of seeded plans, oldest first, as (case plan, check plan) versions: a run records
 #: its plan's digest, and an old run's plan is derived again by the generator of its own version
 SEEDED_VERSIONS = (
@@ -137,6 +140,7 @@ SEEDED_VERSIONS = (
     ("p20", "c20"),
     ("p21", "c21"),
     ("p22", "c22"),
+    ("p23", "c23"),
     (SEEDED_PLAN_VERSION, SEEDED_CHECK_PLAN_VERSION),
 )
 #: a version that only refuses more inputs than the one it refines draws as that one does: where it
@@ -192,8 +196,10 @@ _DRAWN_AS = {
     "c21": "c4",
     "p22": "p5",
     "p23": "p5",
+    "p24": "p5",
     "c22": "c4",
     "c23": "c4",
+    "c24": "c4",
 }
 #: the version whose seed draws the inputs that widen the cases' domain (:func:`_generate_wide`)
 _WIDE_DRAWN_AS = {
@@ -229,8 +235,10 @@ _WIDE_DRAWN_AS = {
     "c21": "c6",
     "p22": "p6",
     "p23": "p6",
+    "p24": "p6",
     "c22": "c6",
     "c23": "c6",
+    "c24": "c6",
 }
 #: the version whose seed draws the lead, the extremes and the lengths the cases leave out (p8/c8 on)
 _EXTREME_DRAWN_AS = {
@@ -262,8 +270,10 @@ _EXTREME_DRAWN_AS = {
     "c21": "c8",
     "p22": "p8",
     "p23": "p8",
+    "p24": "p8",
     "c22": "c8",
     "c23": "c8",
+    "c24": "c8",
 }
 #: the version whose seed draws the inputs the task's statement admits (p9/c9 on)
 _ADMITTED_DRAWN_AS = {
@@ -293,8 +303,10 @@ _ADMITTED_DRAWN_AS = {
     "c21": "c9",
     "p22": "p9",
     "p23": "p9",
+    "p24": "p9",
     "c22": "c9",
     "c23": "c9",
+    "c24": "c9",
 }
 #: the version whose seed draws the long inputs in bands (p10/c10 on)
 _BANDED_DRAWN_AS = {
@@ -322,8 +334,10 @@ _BANDED_DRAWN_AS = {
     "c21": "c10",
     "p22": "p10",
     "p23": "p10",
+    "p24": "p10",
     "c22": "c10",
     "c23": "c10",
+    "c24": "c10",
 }
 #: the version whose seed draws the factors that keep a far input's significant digits (p11/c11 on)
 _DIGITS_DRAWN_AS = {
@@ -349,8 +363,10 @@ _DIGITS_DRAWN_AS = {
     "c21": "c11",
     "p22": "p11",
     "p23": "p11",
+    "p24": "p11",
     "c22": "c11",
     "c23": "c11",
+    "c24": "c11",
 }
 #: the version whose seed draws the varied top-level bytes arguments (p13/c13 on)
 _BYTES_DRAWN_AS = {
@@ -372,8 +388,10 @@ _BYTES_DRAWN_AS = {
     "c21": "c13",
     "p22": "p13",
     "p23": "p13",
+    "p24": "p13",
     "c22": "c13",
     "c23": "c13",
+    "c24": "c13",
 }
 #: the version whose seed draws the letters beyond Latin-1 and the bytes inside lists (p14/c14 on)
 _LETTERS_DRAWN_AS = {
@@ -393,8 +411,10 @@ _LETTERS_DRAWN_AS = {
     "c21": "c14",
     "p22": "p14",
     "p23": "p14",
+    "p24": "p14",
     "c22": "c14",
     "c23": "c14",
+    "c24": "c14",
 }
 #: the version whose seed draws the empty strings, the bounds inside lists and the digit counts (p15/c15 on)
 _EDGES_DRAWN_AS = {
@@ -412,18 +432,20 @@ _EDGES_DRAWN_AS = {
     "c21": "c15",
     "p22": "p15",
     "p23": "p15",
+    "p24": "p15",
     "c22": "c15",
     "c23": "c15",
+    "c24": "c15",
 }
 #: the version whose seed draws the powers of ten and two, the first letters and the signs (p16/c16 on)
 _BOUNDARIES_DRAWN_AS = {
-    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21", "p22", "p23")},
-    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21", "c22", "c23")},
+    **{v: "p16" for v in ("p17", "p18", "p19", "p20", "p21", "p22", "p23", "p24")},
+    **{v: "c16" for v in ("c17", "c18", "c19", "c20", "c21", "c22", "c23", "c24")},
 }
 #: the version whose seed draws the integer widths, signed zeros and subnormals (p17/c17 on)
 _WIDTHS_DRAWN_AS = {
-    **{v: "p17" for v in ("p18", "p19", "p20", "p21", "p22", "p23")},
-    **{v: "c17" for v in ("c18", "c19", "c20", "c21", "c22", "c23")},
+    **{v: "p17" for v in ("p18", "p19", "p20", "p21", "p22", "p23", "p24")},
+    **{v: "c17" for v in ("c18", "c19", "c20", "c21", "c22", "c23", "c24")},
 }
 #: the versions whose plans repeat the cases after the inputs near them and reach further past their
 #: range (p5/c5 on): a float-only difference from the reference on an input past the range is judged as
@@ -554,8 +576,8 @@ TWICE_INPUTS = 8
 BLANK_RUN_INPUTS = 3
 #: the version whose seed draws the repeated inputs and the blank runs (p18/c18 on)
 _TWICE_DRAWN_AS = {
-    **{v: "p18" for v in ("p19", "p20", "p21", "p22", "p23")},
-    **{v: "c18" for v in ("c19", "c20", "c21", "c22", "c23")},
+    **{v: "p18" for v in ("p19", "p20", "p21", "p22", "p23", "p24")},
+    **{v: "c18" for v in ("c19", "c20", "c21", "c22", "c23", "c24")},
 }
 #: the first generation (p19/c19) whose plans draw, from generators of their own, bracket strings
 #: nesting far deeper than any case (:func:`_generate_deep_nesting`) and lists of numbers of both kinds
@@ -575,8 +597,8 @@ DEEP_NESTING = (100, 300)
 GROWN_FAR_INPUTS = 2
 #: the version whose seed draws the deep bracket strings and the grown lists (p19/c19 on)
 _DEEP_DRAWN_AS = {
-    **{v: "p19" for v in ("p20", "p21", "p22", "p23")},
-    **{v: "c19" for v in ("c20", "c21", "c22", "c23")},
+    **{v: "p19" for v in ("p20", "p21", "p22", "p23", "p24")},
+    **{v: "c19" for v in ("c20", "c21", "c22", "c23", "c24")},
 }
 #: the first generation (p20/c20) whose plans draw, from generators of their own, lists of floats alone
 #: and lists of words grown past the cases' own elements (:func:`_generate_grown_elements`), and ask a
@@ -599,7 +621,10 @@ HOT_ASKS = 5
 #: (p20/c20) how many digits past the cases' decimals a new float of a grown list of floats shows
 FLOAT_EXTRA_DIGITS = 6
 #: the version whose seed draws the grown elements and the spaced repeats (p20/c20 on)
-_SPACED_DRAWN_AS = {"p21": "p20", "c21": "c20", "p22": "p20", "c22": "c20", "p23": "p20", "c23": "c20"}
+_SPACED_DRAWN_AS = {
+    **{v: "p20" for v in ("p21", "p22", "p23", "p24")},
+    **{v: "c20" for v in ("c21", "c22", "c23", "c24")},
+}
 #: the first generation (p21/c21) whose plans ask inputs near the cases again after every number of
 #: other calls from :data:`MIN_REPEAT_GAP` to :data:`MAX_REPEAT_GAP` (:func:`_gapped`), and ask an input
 #: holding a list, dict or set twice in a row where the probe run hands the second call the very
@@ -619,7 +644,7 @@ _GAPS_GENERATION = 19
 MIN_REPEAT_GAP = 2
 MAX_REPEAT_GAP = 12
 #: the version whose seed draws the gapped repeats and the inputs asked twice on one object (p21/c21 on)
-_GAPS_DRAWN_AS = {"p22": "p21", "c22": "c21", "p23": "p21", "c23": "c21"}
+_GAPS_DRAWN_AS = {"p22": "p21", "c22": "c21", "p23": "p21", "c23": "c21", "p24": "p21", "c24": "c21"}
 #: the first generation (p22/c22) whose plans ask inputs again at more distances, on longer inputs and in
 #: the run's second half (:func:`_gapped_more`, :func:`_gapped_late`), and hold an input past the cases'
 #: range twice on the same objects (:func:`_held_far`). Through p21/c21 the input asked again after 2 to
@@ -634,7 +659,7 @@ _BANDS_GENERATION = 20
 #: (bands spread on a log scale up to 64 other calls), in each half of the run where it has room
 REPEAT_GAP_BANDS = ((13, 19), (20, 31), (32, 47), (48, 64))
 #: the version whose seed draws p22's repeats and its held input past the range (p22/c22 on)
-_BANDS_DRAWN_AS = {"p23": "p22", "c23": "c22"}
+_BANDS_DRAWN_AS = {"p23": "p22", "c23": "c22", "p24": "p22", "c24": "c22"}
 #: (p23/c23) what stands for a character past ASCII in an input's other twin: no reading takes it for a
 #: letter, a digit or white space
 ASCII_OTHER = "#"
@@ -654,12 +679,34 @@ ASCII_OTHER = "#"
 #: - the decimals the statement writes (:func:`_generate_stated_numbers`)
 _P23_GENERATION = 21
 #: the version whose seed draws p23's tested signs (p23/c23 on)
-_SIGNS_DRAWN_AS: dict[str, str] = {}
+_SIGNS_DRAWN_AS = {"p24": "p23", "c24": "c23"}
 #: (p23/c23) per numeric argument holding floats (or flat lists with floats), at most this many inputs
 #: with one number set to a decimal the statement writes (:func:`_generate_stated_numbers`). Through p22 a
 #: float was the cases' digits mutated and never landed on a bound the statement names: HumanEval/81's
 #: "> 3.7  A" read as "from 3.7" was accepted on the pinned seed (red-team a45_gpa_threshold_81)
 STATED_NUMBER_INPUTS = 16
+#: the first generation (p24/c24) whose plans add (:func:`_p24_additions`), from generators of their own:
+#: - the calls of the entry point its statement writes with literal arguments (``statement.stated_calls``:
+#:   "fib4(2) -> 2", an example's ``>>> f(...)``), among the inputs near the cases. Through p23/c23 an
+#:   input the statement itself gives was drawn only by chance: HumanEval/46's fib4(2), which no case and
+#:   no near draw reached (its cases start at 5), so a program wrong only at 2 was accepted (red-team
+#:   round 48);
+#: - the integers the statement compares with or bounds a range by, with their neighbours, and the bounds
+#:   its counts of digits set (``statement.stated_integers``), among the inputs widening the cases'
+#:   domain (:func:`_generate_stated_integers`). Through p23/c23 only the statement's decimals were
+#:   drawn: HumanEval/122's "at most two digits" never met 100, so `<= 100` for `< 100` was accepted;
+#: - where the statement keeps its text to ASCII and not to letters, inputs with one character set to an
+#:   ASCII symbol, among the inputs widening the cases' domain (:func:`_generate_ascii_symbols`)
+_P24_GENERATION = 22
+#: (p24/c24) per integer argument (or flat list of integers), at most this many inputs with one integer
+#: set to one the statement states (:func:`_generate_stated_integers`)
+STATED_INTEGER_INPUTS = 16
+#: (p24/c24) per string argument of a task whose statement keeps its text to ASCII and not to letters,
+#: beside each symbol in place of the text's last character and after it, this many inputs with a drawn
+#: symbol at a drawn place (:func:`_generate_ascii_symbols`)
+ASCII_SYMBOL_INPUTS = 8
+#: (p24/c24) the symbols those inputs draw from: ASCII's punctuation but the '#' twins' stand-in
+ASCII_SYMBOLS = "!$%&'()*+,-./:;<=>?@[]^_`{|}~\""
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
@@ -1074,6 +1121,11 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         generated, far, wide, added, twin_texts = _p23_additions(
             task, version, seed, args, lead, generated, far, wide, ends, bounds
         )
+    if seed is not None and generation >= _P24_GENERATION:
+        generated, wide, more = _p24_additions(
+            task, version, seed, args, lead, generated, far, wide, ends, bounds
+        )
+        added |= more
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
@@ -1356,6 +1408,21 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
             task, version, seed, args, lead, generated, far, wide, ends, bounds,
             beyond=domain.hold_beyond_range, admitted=domain.hold_admitted,
         )  # fmt: skip
+    if seed is not None and generation >= _P24_GENERATION:
+        generated, wide, more = _p24_additions(
+            task,
+            version,
+            seed,
+            args,
+            lead,
+            generated,
+            far,
+            wide,
+            ends,
+            bounds,
+            beyond=domain.hold_beyond_range,
+        )
+        added |= more
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     laid = _with_mirrors(
         head,
@@ -4091,6 +4158,170 @@ def _p23_additions(
         (generated, far, wide), twin_texts = _with_ascii_twins((generated, far, wide), taken)
         added |= {t for _, *twins in twin_texts for t in twins} - taken
     return generated, far, wide, added, twin_texts
+
+
+def _p24_additions(
+    task: TaskPublished,
+    version: str,
+    seed: str,
+    args: Sequence[object],
+    lead: _Inputs,
+    generated: _Inputs,
+    far: _Inputs,
+    wide: _Inputs,
+    ends: _Inputs,
+    bounds: _Inputs,
+    *,
+    beyond: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> tuple[_Inputs, _Inputs, set[str]]:
+    """(p24/c24) What p24 adds to a plan's sections, from a generator of its own (every input p23 draws
+    stays as p23 draws it): the statement's own calls among the near inputs, its integers among the
+    inputs widening the cases' domain. Returns the near and widening sections and the texts added (which
+    lengthen the run: ``_with_mirrors``' ``added``). ``beyond``: a check plan's domain."""
+    taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
+    calls = _generate_stated_calls(args, stated_calls(task.prompt, task.entry_point), taken, beyond)
+    taken |= {t for t, _ in calls}
+    drawn = random.Random(_seed(task, f"{version}|integers", seed))
+    integers = _generate_stated_integers(
+        args, stated_integers(task.prompt, task.entry_point), drawn, taken, beyond
+    )
+    taken |= {t for t, _ in integers}
+    symbols: _Inputs = []
+    if _keeps_ascii(task) and not stated_letters_only(task.prompt, task.entry_point):
+        drawn = random.Random(_seed(task, f"{version}|symbols", seed))
+        symbols = _generate_ascii_symbols(args, drawn, taken, beyond)
+    generated = sorted([*generated, *calls], key=lambda item: (len(item[0]), item[0]))
+    wide = sorted([*wide, *integers, *symbols], key=lambda item: (len(item[0]), item[0]))
+    return generated, wide, {t for t, _ in (*calls, *integers, *symbols)}
+
+
+def _generate_ascii_symbols(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p24/c24) Per string argument position, for each ASCII symbol no case holds (:data:`ASCII_SYMBOLS`)
+    two cases (drawn from those with text there) with the symbol in place of their text's last character
+    and after it, and :data:`ASCII_SYMBOL_INPUTS` more with a drawn symbol at a drawn place. Drawn where the
+    statement keeps its text to ASCII and not to letters: there a symbol is the text's, and the
+    statement's classes of characters (alphabetical, upper) say how it reads, where through p23 the one
+    symbol drawn was the '#' twin's stand-in, judged as no input (red-team round 48: HumanEval/134's
+    last one-character word '^' read as a letter by a code range 'A'..'z', 'e.' read as 'e')."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    made = _Made(tuples, taken, domain)
+    for i in range(arity):
+        if not all(isinstance(t[i], str) for t in tuples):
+            continue
+        bases = [b for b, t in enumerate(tuples) if t[i]]
+        held = set("".join(str(t[i]) for t in tuples))
+        symbols = [c for c in ASCII_SYMBOLS if c not in held]
+        if not bases or not symbols:
+            continue
+        places = [(c, at) for c in symbols for at in ("last", "after")]
+        places += [(rng.choice(symbols), "drawn") for _ in range(ASCII_SYMBOL_INPUTS)]
+        for symbol, at in places:
+            for b in rng.sample(bases, min(len(bases), 4)):
+                candidate = list(tuples[b])
+                text = str(candidate[i])
+                cut = {"last": len(text) - 1, "after": len(text)}.get(at, rng.randrange(len(text)))
+                candidate[i] = text[:cut] + symbol + text[cut + 1 :]
+                if made.take(candidate, b, invariants):
+                    break
+    return made.out
+
+
+def _same_kind(value: object, like: object) -> bool:
+    """Whether ``value`` is of the kind ``like`` is (bool apart from int; a list's, tuple's, dict's
+    items are not looked into)."""
+    return type(value) is type(like)
+
+
+def _generate_stated_calls(
+    cases: Sequence[object],
+    calls: Sequence[tuple[object, ...]],
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p24/c24) The statement's own calls (:func:`~streams.probe.statement.stated_calls`) as inputs,
+    where one has the cases' number of arguments, each of the kind some case passes there, and is not
+    already planned; each made from the first case of its kinds. Not held to the relations the cases keep
+    (the statement's own input is the task's by its word), only to a check plan's domain."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    out: list[tuple[str, tuple[int, ...]]] = []
+    seen = {repr(t) for t in tuples} | taken
+    for call in calls:
+        matching = [
+            b
+            for b, t in enumerate(tuples)
+            if len(t) == len(call) and all(_same_kind(v, c) for v, c in zip(call, t, strict=True))
+        ]
+        text = repr(tuple(call))
+        if not matching or text in seen or not _is_input_literal(text, tuple(call)):
+            continue
+        if domain is not None and not domain(list(call), {matching[0]}):
+            continue
+        seen.add(text)
+        out.append((text, (matching[0],)))
+    return out
+
+
+def _generate_stated_integers(
+    cases: Sequence[object],
+    numbers: Sequence[int],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p24/c24) Per argument position whose cases hold ints alone (an int, or a flat list of them), up
+    to :data:`STATED_INTEGER_INPUTS` cases with that integer (one element of the list, drawn) set to one
+    the statement states (:func:`~streams.probe.statement.stated_integers`) of a sign the cases hold
+    there (zero where one holds zero or less), at most twice their largest magnitude, in a drawn order.
+    Laid among the inputs widening the cases' domain: where a program reading a bound the other way
+    answers otherwise and nowhere else. A stated integer's negative is not drawn: what the statement
+    says of 100 it may not say of -100, and a reference may read a negative's sign as a digit
+    (HumanEval/122's ``len(str(x)) <= 2`` leaves -10 out of "at most two digits": correct programs
+    counting its two digits were rejected)."""
+    if not numbers:
+        return []
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    made = _Made(tuples, taken, domain)
+    for i in range(arity):
+        column = _number_column([t[i] for t in tuples])
+        if column is None or any(type(v) is not int for v in column):
+            continue
+        top = 2 * max(abs(v) for v in column)
+        negative, positive = any(v < 0 for v in column), any(v > 0 for v in column)
+        zero = any(v <= 0 for v in column)
+        wanted = [
+            x for x in numbers if abs(x) <= top and (zero if x == 0 else positive if x > 0 else negative)
+        ]
+        rng.shuffle(wanted)
+        count = 0
+        for x in wanted:
+            if count >= STATED_INTEGER_INPUTS:
+                break
+            for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
+                candidate = list(tuples[b])
+                value = candidate[i]
+                if isinstance(value, list):
+                    if not value:
+                        continue
+                    value = list(value)
+                    value[rng.randrange(len(value))] = x
+                elif type(value) is int:
+                    value = x
+                else:
+                    continue
+                candidate[i] = value
+                if made.take(candidate, b, invariants):
+                    count += 1
+                    break
+    return made.out
 
 
 def _generate_stated_numbers(

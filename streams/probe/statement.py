@@ -703,3 +703,128 @@ def stated_signs(prompt: str, entry_point: str, *, tested: bool = False) -> tupl
         )
         out.append(Signs(zero=zero, negative=negative))
     return tuple(out)
+
+
+# ------------------------------------------------------------- (p24/c24) the statement's own inputs
+def stated_calls(prompt: str, entry_point: str) -> tuple[tuple[object, ...], ...]:
+    """(p24/c24) The arguments of every call of the entry point the statement writes with literal
+    arguments only, in its prose or its examples ("fib4(2) -> 2", ">>> closest_integer('-14.5')"), once
+    each, in order. The statement's own inputs are the task's: HumanEval/46 writes fib4(0) to fib4(3),
+    and a program wrong only at n = 2 answered every drawn input (no case and no near draw is below 5)."""
+    found = _entry_prose(prompt, entry_point)
+    if found is None:
+        return ()
+    doc = ast.get_docstring(found[0]) or ""
+    out: dict[str, tuple[object, ...]] = {}
+    for m in re.finditer(rf"(?<![\w.]){re.escape(entry_point)}\s*\(", doc):
+        text = _balanced(doc, m.end() - 1)
+        if text is None:
+            continue
+        try:
+            with pyast.LOCK:
+                node = ast.parse(f"f{text}", mode="eval").body
+            if not isinstance(node, ast.Call) or node.keywords:
+                continue
+            args = tuple(ast.literal_eval(a) for a in node.args)
+        except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+            continue
+        out.setdefault(repr(args), args)
+    return tuple(out.values())
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The parenthesised text opening at ``text[start]`` (its quotes respected), or None where it does
+    not close within the line's reach (400 characters)."""
+    depth, quote, i = 0, "", start
+    end = min(len(text), start + 400)
+    while i < end:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+        i += 1
+    return None
+
+
+#: (p24/c24) number words a statement bounds its integers with ("at most two digits")
+_COUNT_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100, "thousand": 1000,
+}  # fmt: skip
+_COUNT = r"(?:\d+|" + "|".join(_COUNT_WORDS) + r")"
+#: (p24/c24) an integer the prose compares with, or bounds a range by: "at most 5", "less than 100",
+#: "not higher than 29", "between 1 and 1000", "up to 12", "x >= 3", "1 <= n <= 50"
+_COMPARED_INTEGER = re.compile(
+    r"(?:\b(?:at\s+(?:most|least)|(?:less|fewer|smaller|lower|greater|more|larger|bigger|higher)\s+th[ae]n|"
+    r"up\s+to|exceeds?|exceeding|under|over|below|above|equal\s+to|(?:between|from)(?=\s+-?\w+\s+(?:and|to)\s))\s+|"
+    r"(?:<=?|(?<![-=])>=?|≤|≥)\s*)"
+    rf"(-?{_COUNT})\b(?![.,]\d|-\w)"
+    rf"|(?<![\w.])(-?\d+)\s*(?:<=?|≤)",
+    re.IGNORECASE,
+)
+#: (p24/c24) the upper end of a range "between 1 and 1000", "from 0 to 9"
+_RANGE_END = re.compile(
+    rf"\b(?:between|from)\s+-?{_COUNT}\s+(?:and|to)\s+(-?{_COUNT})\b(?![.,]\d)", re.IGNORECASE
+)
+#: (p24/c24) a count of digits: "at most two digits", "a 3-digit number", "two-digit"
+_DIGIT_COUNT = re.compile(rf"\b({_COUNT})[\s-]+digits?\b", re.IGNORECASE)
+
+
+def _count(text: str) -> int | None:
+    word = text.lower().lstrip("-")
+    value = _COUNT_WORDS.get(word, int(word) if word.isdigit() else None)
+    if value is None:
+        return None
+    return -value if text.startswith("-") else value
+
+
+def stated_integers(prompt: str, entry_point: str) -> tuple[int, ...]:
+    """(p24/c24) The integers the entry point's statement compares its values with or bounds them by in
+    its prose (its examples' lines aside), each with its neighbours (N - 1, N, N + 1), and the bounds a
+    count of digits sets (k digits: 10**(k-1) - 1, 10**(k-1), 10**k - 1, 10**k): where a program reading
+    the bound the other way ('<' as '<=', three digits for two) answers otherwise, and nowhere else.
+    HumanEval/122's "at most two digits" (100 was never drawn), library tasks' "at most 5". Once each, in
+    order."""
+    found = _entry_prose(prompt, entry_point)
+    if found is None:
+        return ()
+    prose = "\n".join(_INLINE_EXAMPLE.sub("", line) for line in found[1].splitlines())
+    out: dict[int, None] = {}
+    for m in _DIGIT_COUNT.finditer(prose):
+        k = _count(m.group(1))
+        if k is not None and 1 <= k <= 18:
+            for n in (10 ** (k - 1) - 1, 10 ** (k - 1), 10**k - 1, 10**k):
+                out.setdefault(n)
+    found_integers = [next(g for g in m.groups() if g is not None) for m in _COMPARED_INTEGER.finditer(prose)]
+    for text in (*found_integers, *(m.group(1) for m in _RANGE_END.finditer(prose))):
+        n = _count(text)
+        if n is not None and abs(n) <= 10**18:
+            for x in (n - 1, n, n + 1):
+                out.setdefault(x)
+    return tuple(out)
+
+
+#: (p24/c24) words by which a statement keeps its text to letters: "contains English letter only",
+#: "consists of lowercase letters", "only letters"
+_LETTERS_ONLY = re.compile(
+    r"\bletters?\s+only\b|\bonly\s+(?:\w+\s+)?letters?\b|\bconsists?\s+(?:only\s+)?of\s+(?:\w+\s+)?letters?\b",
+    re.IGNORECASE,
+)
+
+
+def stated_letters_only(prompt: str, entry_point: str) -> bool:
+    """(p24/c24) Whether the entry point's statement keeps its text to letters in its prose (HumanEval/118's
+    "You may assume that the given string contains English letter only"): a symbol there is outside the
+    task, and a correct program may read it as it likes."""
+    found = _entry_prose(prompt, entry_point)
+    return found is not None and _LETTERS_ONLY.search(found[1]) is not None
