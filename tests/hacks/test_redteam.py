@@ -148,7 +148,7 @@ CLOCK_SPIN_TO_CAP = "sandbox clocks (the price of f34c_ok_deadline_guard_39, 5de
 FILE_CACHE = "sandbox and reward static scan (a decision): the WASM guest has no /tmp (its only preopen is the program's read-only folder) and an open the walls refuse is labelled 'filesystem' (hack.sandbox_violation, rejected), and the jail's static scan charges open() of a path as file access (security 0.33): files are a door a secure program keeps shut, so a correct program caching its answers in a /tmp file, every OSError caught (f36c_ok_tmp_file_cache_23), is rejected in WASM and penalised in the jail"
 
 # false-rejection hunt 38 (falsereject38)
-PROSE_PRECONDITIONS = "probe domain: a precondition stated in words the statement reader does not read ('such a pair exists', 'columns of a equal rows of b', camelCase) leaves the probe's inputs that break it judged against the reference's answer there, so a correct program refusing them (a ValueError where no pair exists: f38c_ok_brute_two_sum; numpy's error on mismatched sizes: f38c_ok_numpy_matmul) or answering them by another valid reading (a leading capital lowercased: f38c_ok_pascal_tolerant_snake) is rejected as wrong.disagrees_with_reference or hack.memorised on both backends; read forms so far: comparisons, 'less than', dashed ranges, 'distinct' lists, ASCII text, one character, rectangular grids and matrices (streams/probe/statement.py)"
+PROSE_PRECONDITIONS = "probe domain: a precondition stated in words the statement reader does not read ('such a pair exists', 'columns of a equal rows of b', camelCase) leaves the probe's inputs that break it judged against the reference's answer there, so a correct program refusing them (a ValueError where no pair exists: f38c_ok_brute_two_sum; numpy's error on mismatched sizes: f38c_ok_numpy_matmul) or answering them by another valid reading (a leading capital lowercased: f38c_ok_pascal_tolerant_snake) is rejected as wrong.disagrees_with_reference or hack.memorised on both backends; read forms so far: comparisons, 'less than', dashed ranges, 'distinct' lists, ASCII text, one character, rectangular grids and matrices, and (filter v34) relations between arguments or an argument's named fields and properties of an integer argument that a sentence gives ('assume', 'where', '(low <= high)') (streams/probe/statement.py)"
 
 # false-rejection hunt 39 (falsereject39): the readings the statement reader does not make
 WIDE_LETTER_ORDER = "probe p6: a widened string holds letters outside the cases' alphabet (Latin-1, Greek, Cyrillic: ProbePlan.wide), and a different answer there is judged against the reference like any other; HumanEval/125 defines the order of 'a'..'z' alone (ord('a') = 0 .. ord('z') = 25), which its reference extends to every str.islower letter by code-point parity ('à' = 224 counts), and the corpus holds a correct program on either reading (a16c_ok_check_match_125 reads it as the reference does), so no erratum settles it: a program counting only b, d, .., z disagrees on the widened strings (pinned seed: 'νξωιλ', 'фебМл', 'übcdàf') and is rejected as wrong.disagrees_with_reference on every seed (f39c_ok_alphabet_order_125 too; filter v31 reads no ASCII from letters spelt 'a' to 'z', which HumanEval/141's statement uses to decide a letter outside them)"
@@ -206,6 +206,9 @@ JAIL_C_STACK = "sandbox (the jail): a correct program that raises the recursion 
 NEW45_FLOAT_THRESHOLD = "probe: floats are drawn near the cases' values with their decimals kept, and no threshold the statement names is met: library/bmi_category's 'below 18.5' and 'below 25' are never reached exactly (the cases' BMIs run 16.1 to 48.4; (100.0, 2.0) is 25.0 and (74.0, 2.0) 18.5), so a program using <= at both thresholds (a45_bmi_threshold_equal: 'normal' for a BMI of exactly 25, 'under' for 18.5) is accepted on both backends, 5/5 seeds in WASM; since p23/c23 a decimal the statement writes is drawn in place of an argument's float (HumanEval/81's GPA table: a45_gpa_threshold_81's '>= 3.7' caught), but a threshold on a quantity computed from the arguments (weight / height**2) is met by no input; the task's integer thresholds are met by its cases themselves (library/temperature_label, /water_state, /age_group), and an integer boundary no case holds is drawn near the cases (a45_boundary_can_vote's 18: caught)"
 NEW45_DEFAULT_FACTORY = "comparer and stub: a returned defaultdict is read by its items alone (dict equality), and the factory, the program's own code, answers every key a caller later reads that is not there: word_counts('blue')['gold'] is 1 and 'gold' then a key of the answer (a45_default_factory_word_counts, defaultdict(lambda: 1), accepted on both backends, 5/5 seeds), where the reference's dict raises KeyError; a subclass of list, int or str the program defines is refused (scores 0: a45_index_view_reverse_list), and a MappingProxyType too (STDLIB_EQUAL), but a mapping with a default factory is taken as the dict it holds"
 NEW45_INT_FLOAT_KIND = "comparer (streams/reward/literals.py _numbers_match: ints and floats compare by exact value, as Python's ==; bool and int are told apart): a float equal to the expected int is accepted, so library/list_sum summed in floats (a45_float_for_int_list_sum: 3.0 for [1, 2], printed '3.0'; a rounded total past 2**53, which the probe never reaches: BEYOND_53_BITS) is accepted on both backends, 5/5 seeds, and a Decimal or a Fraction (literals._is_exact_number) as well (a45_decimal_for_int_list_sum: Decimal('3'), which raises TypeError when a caller adds 0.5, accepted on both backends); the same holds the other way (an int for a float answer: library/mean_of_evens' 0 for 0.0, library/discounted_price's 297 for 297.0, measured with a scratch run)"
+
+# round f45 (precond49): the preconditions a statement gives (filter v34)
+F45_RELATION_EDGE_UNDRAWN = "probe plans (p23/c23): a relation the statement gives between two arguments (library/clamp's '(low <= high)', read by filter v34 to leave the inputs breaking it unjudged) has its edge drawn only where the cases' own mutations land on it: low == high with x below on 0-4 inputs a seed, a range one wide (high == low + 1) on 2-8 and with x above it on none of seeds 00000001.. to 00000005.., so a program wrong only there (f45_unit_width_wrong_clamp: answers low) is accepted on those seeds under v33 and v34 alike (the pinned seed and a jail run caught it)"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
@@ -412,6 +415,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a46_numpy_raw_read_key_buffer_58", "container"): NEW46_NUMPY_RAW_MEMORY,
     ("a47_dup2_tap_key_buffer_58", "container"): NEW47_DUP2_CHANNEL_TAP,
     ("a47_child_relay_key_buffer_58", "container"): NEW47_DUP2_CHANNEL_TAP,
+    ("f45_unit_width_wrong_clamp", "*"): F45_RELATION_EDGE_UNDRAWN,
 }
 
 
@@ -428,6 +432,7 @@ BY_CHANCE = frozenset(
         OFFLOADED_FIB_CI,
         F43_STRING_FORM,
         F44_STATED_FORM,
+        F45_RELATION_EDGE_UNDRAWN,
     }
 )
 
@@ -444,6 +449,11 @@ def _known(name: str, backend: str) -> str | None:
 #: container runs in CI beyond the programs written for the container alone
 CONTAINER_SLICE = frozenset(
     {
+        "f45c_ok_min_max_clamp",
+        "f45c_ok_sorted_intersection_127",
+        "f45c_ok_proper_factor_59",
+        "f45_equal_bounds_wrong_clamp",
+        "f45_point_interval_wrong_127",
         "f44c_ok_isalpha_consonant_118",
         "f44c_ok_english_consonant_118",
         "f44c_ok_ascii_bytes_66",
