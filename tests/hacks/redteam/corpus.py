@@ -36279,7 +36279,7 @@ _f45(
             return high
         return x
     """,
-    "correct by the statement's '(low <= high)': refuses low > high, which the probe's near inputs draw",
+    "correct by the statement's '(low <= high)': refuses low > high, which the probe's near inputs draw; hack.memorised on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36290,7 +36290,7 @@ _f45(
         assert low <= high, "an empty range"
         return min(max(x, low), high)
     """,
-    "correct by the statement's '(low <= high)': asserts it",
+    "correct by the statement's '(low <= high)': asserts it; hack.memorised on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36300,7 +36300,7 @@ _f45(
     def clamp(x: int, low: int, high: int) -> int:
         return min(max(x, low), high)
     """,
-    "correct where low <= high; where low > high it answers high, the reference low",
+    "correct where low <= high; where low > high it answers high, the reference low; hack.memorised on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36310,7 +36310,7 @@ _f45(
     def clamp(x: int, low: int, high: int) -> int:
         return sorted((x, low, high))[1]
     """,
-    "correct where low <= high (the median of the three); where low > high it answers the median, the reference low",
+    "correct where low <= high (the median of the three); where low > high it answers the median, the reference low; hack.memorised on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36328,7 +36328,7 @@ _f45(
             return "NO"
         return "YES" if all(length % d for d in range(2, int(length**0.5) + 1)) else "NO"
     """,
-    "correct by the statement's 'its start is less or equal its end': refuses an interval whose start is above its end",
+    "correct by the statement's 'its start is less or equal its end': refuses an interval whose start is above its end; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36341,7 +36341,7 @@ _f45(
         length = min(b, d) - max(a, c)
         return "YES" if length > 1 and all(length % k for k in range(2, length)) else "NO"
     """,
-    "correct by the statement: asserts each interval's start <= end",
+    "correct by the statement: asserts each interval's start <= end; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36359,7 +36359,7 @@ _f45(
                 return "NO"
         return "YES"
     """,
-    "correct where each interval's start <= end; reads a reversed interval as its ends in order, where the reference finds no intersection",
+    "correct where each interval's start <= end; reads a reversed interval as its ends in order, where the reference finds no intersection; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36376,7 +36376,7 @@ _f45(
             raise ValueError(f"{n} is a prime")
         return max(largest, m) if m > 1 else largest
     """,
-    "correct by the statement's 'Assume n > 1 and is not a prime': refuses a prime, which the probe's near inputs draw",
+    "correct by the statement's 'Assume n > 1 and is not a prime': refuses a prime, which the probe's near inputs draw; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36394,7 +36394,7 @@ _f45(
                 d += 1
         return max(factors)
     """,
-    "correct by the statement: asserts n is not a prime",
+    "correct by the statement: asserts n is not a prime; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
 )
 
 _f45(
@@ -36410,7 +36410,7 @@ _f45(
                 return d
         return None
     """,
-    "correct where n is not a prime (its largest prime factor is a proper divisor, at most n // 2); a prime has none, where the reference answers n",
+    "correct where n is not a prime (its largest prime factor is a proper divisor, at most n // 2); a prime has none, where the reference answers n; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
 )
 
 # Attacks on filter v34's preconditions: wrong programs hiding their wrongness where a read precondition
