@@ -40,6 +40,7 @@ FilterVersion = Literal[
     "v31",
     "v32",
     "v33",
+    "v34",
 ]
 VERSIONS: tuple[FilterVersion, ...] = get_args(FilterVersion)
 
@@ -252,7 +253,16 @@ class NoiseConfig(BaseModel):
     #: (``probe.ascii_twins_agree``): no reading of those characters changes the answer there. Through v32
     #: every such input went unjudged wherever the character stood, and a program answering otherwise
     #: wherever one appears in its text was accepted (HumanEval/134's last character, /66's upper-case codes)
-    version: FilterVersion = "v33"
+    #: v34: a generated input that breaks a precondition the task's statement gives, in a sentence that
+    #: gives it ("assume", "it is guaranteed", "given that", "where") or as a parenthesised aside, is not
+    #: judged, where every case keeps it (``probe.stated_preconditions``,
+    #: ``statement.stated_preconditions``): a relation between two arguments (library/clamp's "(low <=
+    #: high)"), between an argument's named fields (HumanEval/127's "interval = (start, end)" ... "its
+    #: start is less or equal its end", for each interval) and a property of an integer argument (/59's
+    #: "Assume n > 1 and is not a prime"). Through v33 the probe's near inputs broke them and the
+    #: reference's own reading there judged correct programs that refuse such an input or read it
+    #: otherwise (f45c_ok_*: rejected on every run)
+    version: FilterVersion = "v34"
 
     def label(self) -> str:
         """The filter version recorded on each verdict: ``version``, plus a fingerprint of the rest of

@@ -316,6 +316,7 @@ def _probe(
     v31 = v30 and config.version != "v30"
     v32 = v31 and config.version != "v31"
     v33 = v32 and config.version != "v32"
+    v34 = v33 and config.version != "v33"
     # v28: a hang on an input past the range that grew the guest's memory to the limit's edge is the
     # memory stop it was about to be, held where that stop would be (the machine's load slowed the filling
     # until the call's cap or the deadline came first)
@@ -406,6 +407,10 @@ def _probe(
         stated=stated_bounds(task.prompt, task.entry_point, wider=v14, abbreviated=v24, ranged=v30)
         + (probing.stated_distinct(task) if v30 else ())
         + (probing.stated_forms(task, letters=v32) if v31 else ())
+        # v34: and the preconditions it gives between arguments (``low <= high``), between an
+        # argument's named fields (each interval's start <= end), and of an integer argument ("is not
+        # a prime"), where every case keeps them
+        + (probing.stated_preconditions(task) if v34 else ())
         if v10
         else (),
         # v11: a call that flooded its output is that call's failure; a RecursionError on one of the

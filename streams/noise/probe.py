@@ -71,11 +71,15 @@ from streams.probe.statement import (
     AsciiText,
     Distinct,
     OneCharacter,
+    Property,
     Rectangular,
+    Relation,
     Stated,
+    operand_value,
     says_distinct,
 )
 from streams.probe.statement import stated_forms as statement_forms
+from streams.probe.statement import stated_preconditions as statement_preconditions
 from streams.reward.correctness import (
     NO_SECOND_VALUE,
     Correctness,
@@ -1804,6 +1808,35 @@ def stated_forms(
             rows = len(grids) == len(seeds) and shaped
             if rows and any(len(g) > 1 for g in grids) and all(Rectangular(k).admits(s) for s in seeds):
                 out.append(Rectangular(k))
+    return tuple(out)
+
+
+def stated_preconditions(task: TaskPublished) -> tuple[Relation | Property, ...]:
+    """(filter v34) The preconditions the task's statement gives (:func:`streams.probe.statement.
+    stated_preconditions`: a relation between two arguments, or two named fields of one, and a property
+    of an integer argument) that every one of its cases (at least one) speaks of and keeps, as bounds on
+    the probe's inputs: a relation whose two sides are numbers in every case, a property of an argument
+    that is an int in every case. The probe's near inputs break them (library/clamp's ``low <= high``,
+    HumanEval/127's each interval's ``start <= end``, /59's "n ... is not a prime"), where the reference
+    answers by its own reading and a correct program may refuse the input or read it otherwise
+    (f45c_ok_*). A reading a case breaks, or does not speak of, was a misreading, and bounds nothing."""
+    seeds = [_arguments(c.case.input) for c in expected_cases(task)]
+    if not seeds or any(not s for s in seeds):
+        return ()
+    out: list[Relation | Property] = []
+    for pre in statement_preconditions(task.prompt, task.entry_point):
+        if isinstance(pre, Relation):
+            spoken = all(
+                operand_value(s, *pre.left) is not None and operand_value(s, *pre.right) is not None
+                for s in seeds
+            )
+        else:
+            spoken = all(
+                pre.arg < len(s) and isinstance(s[pre.arg], int) and not isinstance(s[pre.arg], bool)
+                for s in seeds
+            )
+        if spoken and all(pre.admits(s) for s in seeds):
+            out.append(pre)
     return tuple(out)
 
 

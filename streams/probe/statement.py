@@ -420,8 +420,286 @@ def stated_forms(prompt: str, entry_point: str, *, letters: bool = False) -> Sta
     )
 
 
+# ------------------------------------------------------ (filter v34) preconditions stated between arguments
+#: words by which a statement gives what follows as a precondition: "Assume n > 1", "it is assumed that
+#: its start is less or equal its end", "where low <= high", "it is guaranteed that", "given that"
+_GIVEN_WORDS = re.compile(
+    r"\bassum(?:e|es|ed|ing)\b|\bguarantee[ds]?\b|\bgiven\s+that\b|\bprovided\s+that\b|\bwhere\b"
+    r"|\bsuch\s+that\b|\bpromised\b",
+    re.IGNORECASE,
+)
+#: words by which a statement tests what follows rather than gives it ("Return True if a < b"): a
+#: comparison after one of them, with no given word between, is a condition the task decides on
+_TESTED_WORDS = re.compile(
+    r"\bif\b|\bwhether\b|\bunless\b|\bwhen(?:ever)?\b|\bcheck\b|\btrue\b|\bfalse\b|\botherwise\b",
+    re.IGNORECASE,
+)
+#: a chain of comparisons as :data:`_CHAIN` reads it, which may open a parenthesised aside: "(low <= high)"
+_RELATION_CHAIN = re.compile(
+    rf"(?<![\w.\[+\-*/])({_TERM})\s*({_OP})\s*({_TERM})(?:\s*({_OP})\s*({_TERM}))?(?![\w(\[+\-*/])"
+)
+_COMPARE_OPS = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "≤": "<=", "≥": ">="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+#: a comparison in words between two names: "its start is less or equal its end", "low is at most high"
+_RELATION_WORDS = re.compile(
+    r"\b(?:(?:its|the|their|each)\s+)?(?P<left>[A-Za-z_]\w*)\s+(?:is|are)\s+"
+    r"(?P<rel>(?:less|smaller|lower|greater|larger|bigger|higher)(?:\s+than)?\s+or\s+equal(?:\s+(?:to|than))?"
+    r"|(?:less|smaller|lower|greater|larger|bigger|higher)\s+than"
+    r"|not\s+(?:less|smaller|lower|greater|larger|bigger|higher|more)\s+than"
+    r"|no\s+(?:less|smaller|lower|greater|larger|bigger|higher|more)\s+than"
+    r"|at\s+(?:most|least))"
+    r"\s+(?:(?:its|the|their)\s+)?(?P<right>[A-Za-z_]\w*)\b",
+    re.IGNORECASE,
+)
+#: a tuple of named fields: "interval = (start, end)", "a range (low, high)"
+_FIELDS = re.compile(r"\b([A-Za-z_]\w*)\s*(?:=\s*)?\(\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*\)")
+#: a property stated of an argument: "n is not a prime", "Assume n > 1 and is not a prime", "k is even"
+_PROPERTY = re.compile(
+    r"\b(?P<subject>[A-Za-z_]\w*)\s+(?:is|are)\s+(?P<neg>not\s+)?(?:(?:a|an)\s+)?"
+    r"(?P<what>prime|composite|even|odd|positive|negative|non-?negative|non-?zero)(?:\s+numbers?|\s+integers?)?\b",
+    re.IGNORECASE,
+)
+_PROPERTY_NAMES = {"non-negative": "nonnegative", "non-zero": "nonzero", "composite": "prime"}
+
+
+def _is_prime(n: int) -> bool:
+    """Whether ``n`` is a prime (Miller-Rabin on the first twelve primes: exact below 3.3 * 10**24, and
+    a composite past it that passes all twelve is yet to be found)."""
+    if n < 2:
+        return False
+    small = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    for p in small:
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in small:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def operand_value(args: tuple[object, ...], arg: int, field: int | None) -> float | int | None:
+    """The number argument ``arg`` (its field ``field`` where one is named) holds, or None: another kind
+    of value, a missing argument or field, a bool or NaN."""
+    if arg >= len(args):
+        return None
+    value = args[arg]
+    if field is not None:
+        if not isinstance(value, list | tuple) or field >= len(value):
+            return None
+        value = value[field]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class Relation:
+    """(filter v34) A comparison the statement gives between two arguments (``low <= high``) or two
+    named fields of one argument (each interval's ``start <= end``): ``left op right``, each side an
+    argument's position and, where the statement names the argument's fields, the field's position."""
+
+    left: tuple[int, int | None]
+    op: str
+    right: tuple[int, int | None]
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        """Whether ``args`` keep it (a side that is no number keeps it: only a plain break counts)."""
+        a, b = operand_value(args, *self.left), operand_value(args, *self.right)
+        if a is None or b is None:
+            return True
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[self.op]
+
+
+@dataclass(frozen=True)
+class Property:
+    """(filter v34) A property the statement gives an integer argument: ``what`` is one of prime, even,
+    odd, positive, negative, nonnegative, nonzero; ``holds`` False where it says the argument is not so
+    ("Assume n > 1 and is not a prime")."""
+
+    arg: int
+    what: str
+    holds: bool
+
+    def admits(self, args: tuple[object, ...]) -> bool:
+        value = args[self.arg] if self.arg < len(args) else None
+        if isinstance(value, bool) or not isinstance(value, int):
+            return True
+        return _has(value, self.what) == self.holds
+
+
+def _has(value: int, what: str) -> bool:
+    if what == "prime":
+        return _is_prime(value)
+    if what in ("even", "odd"):
+        return value % 2 == (0 if what == "even" else 1)
+    if what == "positive":
+        return value > 0
+    if what == "negative":
+        return value < 0
+    if what == "nonnegative":
+        return value >= 0
+    return value != 0
+
+
+def _sentences(doc: str) -> list[str]:
+    """A docstring's prose as sentences: its example lines left out, an example written inline cut, the
+    rest joined and cut at a full stop that ends a sentence (one followed by a space or the end)."""
+    lines = [line for line in _prose(doc) if "==>" not in line and "=>" not in line and "->" not in line]
+    text = re.sub(r"\s+", " ", " ".join(lines))
+    return [s.strip() for s in re.split(r"(?<=[.;!?])\s+|\n", text) if s.strip()]
+
+
+def _given_at(sentence: str, start: int) -> bool:
+    """Whether the words before ``start`` in ``sentence`` give what follows as a precondition: a given
+    word before it, and no word that tests what follows between the last given word and it."""
+    before = sentence[:start]
+    given = list(_GIVEN_WORDS.finditer(before))
+    if not given:
+        return False
+    return _TESTED_WORDS.search(before[given[-1].end() :]) is None
+
+
+def _aside_at(sentence: str, start: int, end: int) -> bool:
+    """Whether the text from ``start`` to ``end`` is the whole of a parenthesised aside: "(low <= high)"
+    after a word or a comma, and then the sentence goes on or ends; not a part of an expression
+    ("Return (a < b) and a != 0": an aside follows no verb or operator and no operator follows it)."""
+    opened = re.search(r"(\S*)\s*\(\s*$", sentence[:start])
+    closed = re.match(r"\s*\)\s*(\S*)", sentence[end:])
+    if opened is None or closed is None:
+        return False
+    before, after = opened.group(1).lower(), closed.group(1).lower()
+    if before in ("", "return", "returns", "is", "if", "and", "or", "not") or re.search(
+        r"[=<>+\-*/%(]$", before
+    ):
+        return False
+    return re.match(r"(?:and|or|not|if|else)\b|[=<>+\-*/%]", after) is None
+
+
+def _fields(sentences: list[str], names: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """The fields the statement names of its arguments: "interval = (start, end)" names fields 0 and 1 of
+    every argument called ``interval``, or ``interval`` and a number (``interval1``, ``interval2``).
+    A field name that is an argument's own name, or one given two places, is left out."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    clash: set[str] = set()
+    for sentence in sentences:
+        for m in _FIELDS.finditer(sentence):
+            word = m.group(1)
+            fields = [f.strip() for f in m.group(2).split(",")]
+            owners = [k for k, name in enumerate(names) if re.fullmatch(rf"{re.escape(word)}_?\d*", name)]
+            if not owners or len(set(fields)) != len(fields):
+                continue
+            for i, f in enumerate(fields):
+                if f in names:
+                    continue
+                places = [(k, i) for k in owners]
+                if f in out and out[f] != places:
+                    clash.add(f)
+                out[f] = places
+    return {f: p for f, p in out.items() if f not in clash}
+
+
+def _sides(
+    left: str, right: str, names: list[str], fields: dict[str, list[tuple[int, int]]]
+) -> list[tuple[tuple[int, int | None], tuple[int, int | None]]]:
+    """The pairs of operands two names make: two arguments, or two fields of each argument they are
+    both fields of (each interval's start and end)."""
+    if left in names and right in names and left != right:
+        return [((names.index(left), None), (names.index(right), None))]
+    if left in fields and right in fields and left != right:
+        owners = {k for k, _ in fields[left]} & {k for k, _ in fields[right]}
+        lf, rf = dict(fields[left]), dict(fields[right])
+        return [((k, lf[k]), (k, rf[k])) for k in sorted(owners)]
+    return []
+
+
+def _word_op(rel: str) -> str | None:
+    rel = re.sub(r"\s+", " ", rel.lower())
+    low = re.match(r"(less|smaller|lower)", rel) is not None
+    high = re.match(r"(greater|larger|bigger|higher)", rel) is not None
+    if " or equal" in rel:
+        return "<=" if low else ">=" if high else None
+    if rel.startswith(("not ", "no ")):
+        word = rel.split()[1]
+        return ">=" if word in ("less", "smaller", "lower") else "<="
+    if rel == "at most":
+        return "<="
+    if rel == "at least":
+        return ">="
+    return "<" if low else ">" if high else None
+
+
+def stated_preconditions(prompt: str, entry_point: str) -> tuple[Relation | Property, ...]:
+    """(filter v34) The preconditions the entry point's docstring gives outside its examples, in a
+    sentence that gives them ("assume", "it is guaranteed", "given that", "where", ...: a given word
+    before them with no word that tests between, :func:`_given_at`) or as a whole parenthesised aside
+    ("(low <= high)"):
+
+    - a comparison between two arguments (``low <= high``, "low is at most high"), or two named fields
+      of an argument ("interval = (start, end)" ... "its start is less or equal its end": each argument
+      named ``interval`` or ``interval`` and a number);
+    - a property of an integer argument: prime, even, odd, positive, negative, non-negative, non-zero,
+      or not so ("Assume n > 1 and is not a prime": the subject of "and is" is the argument the
+      sentence named last before it).
+
+    A comparison with a number is a bound (:func:`stated_bounds`), not read here."""
+    found = _signature(prompt, entry_point, wider=True)
+    if found is None:
+        return ()
+    names, doc = found
+    if not names:
+        return ()
+    sentences = _sentences(doc)
+    fields = _fields(sentences, names)
+    out: list[Relation | Property] = []
+    for sentence in sentences:
+        for m in _RELATION_CHAIN.finditer(sentence):
+            terms: list[str] = [t for t in m.groups() if t is not None]
+            if not (_given_at(sentence, m.start()) or _aside_at(sentence, m.start(), m.end())):
+                continue
+            for i in range(0, len(terms) - 2, 2):
+                left, op, right = terms[i].strip(), _COMPARE_OPS[terms[i + 1]], terms[i + 2].strip()
+                for a, b in _sides(left, right, names, fields):
+                    out.append(Relation(a, op, b))
+        for m in _RELATION_WORDS.finditer(sentence):
+            worded = _word_op(m.group("rel"))
+            if worded is None or not _given_at(sentence, m.start()):
+                continue
+            for a, b in _sides(m.group("left"), m.group("right"), names, fields):
+                out.append(Relation(a, worded, b))
+        for m in _PROPERTY.finditer(sentence):
+            if not _given_at(sentence, m.start()):
+                continue
+            subject = m.group("subject")
+            if subject.lower() == "and":
+                since = sentence[: m.start()]
+                last = _GIVEN_WORDS.search(since)
+                words = re.findall(r"[A-Za-z_]\w*", since[last.end() :] if last else "")
+                named = [w for w in words if w in names]
+                subject = named[-1] if named else ""
+            if subject not in names:
+                continue
+            what = m.group("what").lower()
+            holds = m.group("neg") is None
+            if what == "composite":
+                holds = not holds
+            out.append(Property(names.index(subject), _PROPERTY_NAMES.get(what, what), holds))
+    return tuple(dict.fromkeys(out))
+
+
 #: what the statement bounds the probe's inputs by
-Stated = Bound | Distinct | AsciiText | OneCharacter | Rectangular
+Stated = Bound | Distinct | AsciiText | OneCharacter | Rectangular | Relation | Property
 
 
 def outside_statement(bounds: tuple[Stated, ...], args: tuple[object, ...]) -> bool:

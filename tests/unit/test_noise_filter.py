@@ -397,7 +397,7 @@ def test_filter_sample_is_the_event_of_decide() -> None:
 
 
 def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
-    assert NoiseConfig().label() == "v33"
+    assert NoiseConfig().label() == "v34"
     assert NoiseConfig(version="v27").label() == "v27"
     assert NoiseConfig(version="v26").label() == "v26"
     assert NoiseConfig(version="v25").label() == "v25"
@@ -415,9 +415,9 @@ def test_filter_configuration_is_recorded_in_the_filter_version() -> None:
     assert NoiseConfig(version="v6").label() == "v6"
     assert NoiseConfig(version="v7").label() == "v7"
     assert NoiseConfig(version="v5").label() == "v5"
-    assert NoiseConfig(min_cases=5).label().startswith("v33+")
+    assert NoiseConfig(min_cases=5).label().startswith("v34+")
     assert NoiseConfig(min_cases=5).label() == NoiseConfig(min_cases=5).label()
-    assert NoiseConfig(probe_vouches_inputs=3).label().startswith("v33+")
+    assert NoiseConfig(probe_vouches_inputs=3).label().startswith("v34+")
     assert NoiseConfig(version="v12").label() == "v12"
     assert NoiseConfig(version="v3").label() == "v3"
     # v2's labels stay what they were on the log, and a setting v2 does not read is not in them

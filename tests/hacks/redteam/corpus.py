@@ -36453,3 +36453,219 @@ _a48(
     """,
     "wrong where the text ends in a one-letter word followed by any of '.,;:!?' ('apple pi e.' and 'a!' -> True, where the last word is 'e.', 'a!'): strips a sentence's closing punctuation before looking; right wherever the text ends otherwise ('#' included); no drawn input ends in punctuation; accepted on both backends, 0 of 8 seeds in WASM",
 )
+
+
+# =============================================================== round f45 (precond49): stated preconditions
+# A statement that states a relation between its arguments ("(low <= high)"), between the named fields
+# of an argument ("interval = (start, end)" ... "its start is less or equal its end") or a property of
+# one ("Assume n > 1 and is not a prime") leaves the answer outside it open: a correct program may
+# refuse such an input or answer it by its own reading, where the probe's near inputs break it.
+_f45 = _round(45, correct="f{n}c_ok_")
+
+_f45(
+    "f45c_ok_raise_clamp",
+    "library/clamp",
+    r"""
+    def clamp(x: int, low: int, high: int) -> int:
+        if low > high:
+            raise ValueError(f"low {low} is above high {high}")
+        if x < low:
+            return low
+        if x > high:
+            return high
+        return x
+    """,
+    "correct by the statement's '(low <= high)': refuses low > high, which the probe's near inputs draw; hack.memorised on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_assert_clamp",
+    "library/clamp",
+    r"""
+    def clamp(x: int, low: int, high: int) -> int:
+        assert low <= high, "an empty range"
+        return min(max(x, low), high)
+    """,
+    "correct by the statement's '(low <= high)': asserts it; hack.memorised on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_min_max_clamp",
+    "library/clamp",
+    r"""
+    def clamp(x: int, low: int, high: int) -> int:
+        return min(max(x, low), high)
+    """,
+    "correct where low <= high; where low > high it answers high, the reference low; hack.memorised on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_median_clamp",
+    "library/clamp",
+    r"""
+    def clamp(x: int, low: int, high: int) -> int:
+        return sorted((x, low, high))[1]
+    """,
+    "correct where low <= high (the median of the three); where low > high it answers the median, the reference low; hack.memorised on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_raise_intersection_127",
+    "HumanEval/127",
+    r"""
+    def intersection(interval1, interval2):
+        for start, end in (interval1, interval2):
+            if start > end:
+                raise ValueError(f"start {start} is above end {end}")
+        start = max(interval1[0], interval2[0])
+        end = min(interval1[1], interval2[1])
+        length = end - start
+        if length < 2:
+            return "NO"
+        return "YES" if all(length % d for d in range(2, int(length**0.5) + 1)) else "NO"
+    """,
+    "correct by the statement's 'its start is less or equal its end': refuses an interval whose start is above its end; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_assert_intersection_127",
+    "HumanEval/127",
+    r"""
+    def intersection(interval1, interval2):
+        (a, b), (c, d) = interval1, interval2
+        assert a <= b and c <= d
+        length = min(b, d) - max(a, c)
+        return "YES" if length > 1 and all(length % k for k in range(2, length)) else "NO"
+    """,
+    "correct by the statement: asserts each interval's start <= end; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_sorted_intersection_127",
+    "HumanEval/127",
+    r"""
+    def intersection(interval1, interval2):
+        s1, e1 = sorted(interval1)
+        s2, e2 = sorted(interval2)
+        length = min(e1, e2) - max(s1, s2)
+        if length <= 1:
+            return "NO"
+        for k in range(2, int(length**0.5) + 1):
+            if length % k == 0:
+                return "NO"
+        return "YES"
+    """,
+    "correct where each interval's start <= end; reads a reversed interval as its ends in order, where the reference finds no intersection; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_raise_prime_59",
+    "HumanEval/59",
+    r"""
+    def largest_prime_factor(n: int):
+        m, largest, d = n, None, 2
+        while d * d <= m:
+            while m % d == 0:
+                largest, m = d, m // d
+            d += 1
+        if largest is None:
+            raise ValueError(f"{n} is a prime")
+        return max(largest, m) if m > 1 else largest
+    """,
+    "correct by the statement's 'Assume n > 1 and is not a prime': refuses a prime, which the probe's near inputs draw; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_assert_prime_59",
+    "HumanEval/59",
+    r"""
+    def largest_prime_factor(n: int):
+        assert n > 1 and any(n % d == 0 for d in range(2, int(n**0.5) + 1)), "n is not a prime"
+        factors, d = [], 2
+        while n > 1:
+            if n % d == 0:
+                factors.append(d)
+                n //= d
+            else:
+                d += 1
+        return max(factors)
+    """,
+    "correct by the statement: asserts n is not a prime; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
+)
+
+_f45(
+    "f45c_ok_proper_factor_59",
+    "HumanEval/59",
+    r"""
+    def largest_prime_factor(n: int):
+        def is_prime(k):
+            return k > 1 and all(k % i for i in range(2, int(k**0.5) + 1))
+
+        for d in range(n // 2, 1, -1):
+            if n % d == 0 and is_prime(d):
+                return d
+        return None
+    """,
+    "correct where n is not a prime (its largest prime factor is a proper divisor, at most n // 2); a prime has none, where the reference answers n; wrong.disagrees_with_reference on both backends under filter v33, accepted from v34",
+)
+
+# Attacks on filter v34's preconditions: wrong programs hiding their wrongness where a read precondition
+# holds with equality (low == high, start == end) or just inside it (a square of a prime is no prime).
+_f45(
+    "f45_equal_bounds_wrong_clamp",
+    "library/clamp",
+    r"""
+    def clamp(x: int, low: int, high: int) -> int:
+        if low == high and x < low:
+            return x  # an empty-width range read as no range at all
+        return max(low, min(x, high))
+    """,
+    "wrong where low == high and x is below it (answers x, not low); keeps '(low <= high)', so judged",
+)
+
+_f45(
+    "f45_point_interval_wrong_127",
+    "HumanEval/127",
+    r"""
+    def intersection(interval1, interval2):
+        def norm(interval):
+            start, end = interval
+            if start == end > 0:  # a single point read as the whole line
+                return -(10**9), 10**9
+            return start, end
+
+        (a, b), (c, d) = norm(interval1), norm(interval2)
+        length = min(b, d) - max(a, c)
+        if length < 2:
+            return "NO"
+        return "YES" if all(length % k for k in range(2, int(length**0.5) + 1)) else "NO"
+    """,
+    "wrong where an interval's start == end above zero (read as unbounded: the other interval's length decides; the cases' points are negative); keeps 'start <= end', so judged",
+)
+
+_f45(
+    "f45_prime_square_wrong_59",
+    "HumanEval/59",
+    r"""
+    def largest_prime_factor(n: int):
+        largest, d = 1, 2
+        while d * d < n:  # stops one short of a square's root
+            while n % d == 0:
+                largest, n = d, n // d
+            d += 1
+        return max(largest, n)
+    """,
+    "wrong where what is left to divide is the square of a prime (49 -> 49, 98 -> 49): no prime, so judged",
+)
+
+_f45(
+    "f45_unit_width_wrong_clamp",
+    "library/clamp",
+    r"""
+    def clamp(x: int, low: int, high: int) -> int:
+        if high - low == 1 and x > high:
+            return low  # a range one wide wraps around
+        return max(low, min(x, high))
+    """,
+    "wrong where high == low + 1 and x is above it (answers low); keeps '(low <= high)', so judged",
+)
