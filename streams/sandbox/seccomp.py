@@ -24,7 +24,10 @@ program's own process (the jail's pid 1), its process group or every process —
 looks up, and an owner for ``SIGIO``/``SIGURG`` (``F_SETOWN``, ``F_SETOWN_EX``, ``FIOSETOWN``,
 ``SIOCSPGRP``) — is held until the host has answered, so it is refused and labelled whichever process of the
 jail sent it, a child without an audit hook or a program that is not Python. Signal 0 (an existence
-test) and signals to the program's children pass without a stop.
+test) and signals to the program's children pass without a stop. The same filter holds every ``close``,
+``dup2``/``dup3`` onto and ``close_range`` covering one of the stub's channel descriptors
+(:data:`CHANNEL_FDS`, where the bootstrap moved them): the host refuses it where the sender's descriptor
+there is the channel (the program's process, its threads, a forked copy of it).
 
 A system call of another architecture than the host's kills the process. The tables below are the
 kernel's numbers for x86-64 and aarch64; another host architecture cannot run the container backend

@@ -13,6 +13,16 @@ otherwise (a ``tkill`` or a pidfd aimed at one of the program's children). An ow
 come: naming the program's process (by any of its thread ids, which the kernel takes as the process)
 or its group is refused the same way (the host reads the owner from the sender's memory).
 
+The channel's descriptors (``seccomp.CHANNEL_FDS``) are held the same way: a ``close``, a ``dup2``/
+``dup3`` onto one or a ``close_range`` covering one is refused with ``EPERM`` wherever that number in
+the sender's table is one of the channel's pipes (read from ``/proc/<sender>/fd``): the stub's messages
+never go anywhere but to the host, from the program's process or from a forked copy of it (which holds
+the stub and the key as well). It is recorded as a ``harness_tamper`` refusal when the sender is the
+program's process, or when the call is a ``dup2``/``dup3`` onto a live channel; a ``vfork`` child (the
+program's memory, a table of its own: ``subprocess``, ``os.posix_spawn``; told by ``kcmp`` on the host)
+passes, as does any process where the number is not the channel (a child after its exec: the channel is
+close-on-exec).
+
 The answer is decided from integers the kernel copied (pids, thread ids) and, for a pidfd, from the
 host's ``/proc/<sender>/fdinfo``: a multi-threaded sender that swaps the descriptor between that read
 and the kernel's own use could still signal its parent unlabelled — which pid 1 (the jail's init)
