@@ -40,6 +40,7 @@ from streams.sandbox.watch import SignalWatch
 NOBODY = 65534
 #: descriptors the jail's process may hold (RLIMIT_NOFILE)
 MAX_JAIL_FILES = 256
+assert seccomp.CHANNEL_FDS[-1] < MAX_JAIL_FILES, "the channel's descriptors lie below the jail's limit"
 #: where the jail sees the extra modules (numpy, pandas, scipy) when the set-up installed them
 JAIL_SITE = "/opt/rlstream/site"
 #: what a program may read besides its own /tmp (the hook labels anything else "filesystem"); the
@@ -70,6 +71,14 @@ BOOTSTRAP = (
     # uid). Through the prlimit64 system call (argv[7]) for this process, as the watch's filter below
     # goes through seccomp: the resource module is an extension to load (~0.25 ms of CPU per jail)
     "_rls_sc=_rls_F(_rls_c.dlsym(_rls_h,'syscall'))\n"
+    # the channel's three descriptors (argv[1:4]) to seccomp.CHANNEL_FDS, close-on-exec, before the
+    # watch is installed (it holds every close or replacement of those numbers); each, and the watch's
+    # socket (argv[4]), first to the lowest free number, so that no move lands on another
+    "_rls_t=[os.dup(int(_rls_a)) for _rls_a in sys.argv[1:5]]\n"
+    "for _rls_a in sys.argv[1:5]:os.close(int(_rls_a))\n"
+    f"for _rls_a,_rls_d in zip(_rls_t,{seccomp.CHANNEL_FDS!r}):\n"
+    " os.dup2(_rls_a,_rls_d,False);os.close(_rls_a)\n"
+    f"sys.argv[1:5]=[*{tuple(map(str, seccomp.CHANNEL_FDS))!r},str(_rls_t[3])]\n"
     "for _rls_a in sys.argv[8:]:\n"
     " _rls_k,_rls_v=map(int,_rls_a.split(':'))\n"
     " _rls_v=_rls_Z(_struct.pack('=QQ',_rls_v,_rls_v))\n"
@@ -90,6 +99,7 @@ BOOTSTRAP = (
     "_rls_k.close()\n"
     "os.close(_rls_n)\n"
     "del _rls_c,_rls_s,_rls_L,_rls_Z,_rls_F,_rls_f,_rls_p,_rls_n,_rls_k,_rls_h,_rls_sc,_rls_a,_rls_v\n"
+    "del _rls_t,_rls_d\n"
     "for _rls_m in ('_ctypes','_socket','_struct'):sys.modules.pop(_rls_m,None)\n"
     "_rls_o,_rls_i=int(sys.argv[1]),int(sys.argv[2])\n"
     "os.write(_rls_o,b'\\x00\\x00\\x00\\x01P')\n"
@@ -182,6 +192,12 @@ FORK_SERVER = (
     "_rls_x(4,1,9)\n"  # dies with its keeper
     "os.setsid()\n"
     "os.dup2(_rls_f[3],1);os.close(_rls_f[3]);os.close(_rls_f[4])\n"
+    # the channel to seccomp.CHANNEL_FDS, close-on-exec, as in a fresh jail (BOOTSTRAP)
+    "_rls_t=[os.dup(_rls_f[_rls_a]) for _rls_a in (0,1,2,5)]\n"
+    "for _rls_a in (0,1,2,5):os.close(_rls_f[_rls_a])\n"
+    f"for _rls_a,_rls_d in zip(_rls_t,{seccomp.CHANNEL_FDS!r}):\n"
+    " os.dup2(_rls_a,_rls_d,False);os.close(_rls_a)\n"
+    f"_rls_f=[*{seccomp.CHANNEL_FDS!r},-1,-1,_rls_t[3]]\n"
     # the host moves this process into its cgroup (its pid from the kernel's credentials of this
     # message), then lets it go on: everything of the program starts inside the cgroup
     "_rls_k=_rls_s.socket(fileno=_rls_f[5])\n"
@@ -222,7 +238,7 @@ FORK_SERVER = (
     "os.close(_rls_n)\n"
     "sys.argv[1:]=[str(_rls_f[0]),str(_rls_f[1]),str(_rls_f[2])]\n"
     "del _rls_c,_rls_s,_rls_L,_rls_Z,_rls_F,_rls_sc,_rls_N,_rls_WF,_rls_PF,_rls_x,_rls_die,_rls_serve\n"
-    "del _rls_f,_rls_j,_rls_k,_rls_k2,_rls_v,_rls_a,_rls_n\n"
+    "del _rls_f,_rls_j,_rls_k,_rls_k2,_rls_v,_rls_a,_rls_n,_rls_t,_rls_d\n"
     "for _rls_m in ('_ctypes','_socket','_struct'):sys.modules.pop(_rls_m,None)\n"
     "_rls_o,_rls_i=int(sys.argv[1]),int(sys.argv[2])\n"
     "os.write(_rls_o,b'\\x00\\x00\\x00\\x01P')\n"
@@ -521,12 +537,16 @@ class _Execution:
         if self.group is not None:
             self.group.kill_all()
 
-    def start_watch(self, session: Session, pid: int, arch: seccomp.Arch, deadline: float) -> None:
+    def start_watch(
+        self, session: Session, pid: int, arch: seccomp.Arch, deadline: float, channel: tuple[int, ...]
+    ) -> None:
         """The signal watch of the execution's process ``pid``, over the host's end of the socket, and
-        the session's case clock: that process's CPU clock (:func:`process_cpu_clock`)."""
+        the session's case clock: that process's CPU clock (:func:`process_cpu_clock`). ``channel``:
+        the host's ends of the channel's three pipes (the watch knows the jail's ends by them)."""
         session.case_clock = process_cpu_clock(pid)
         assert self.watch_host is not None
-        self.watch = SignalWatch(self.watch_host, pid, arch, deadline)
+        pipes = frozenset(f"pipe:[{os.fstat(fd).st_ino}]" for fd in channel)
+        self.watch = SignalWatch(self.watch_host, pid, arch, deadline, pipes)
         self.watch_host = None  # the watch closes it
         self.watch.start()
 
@@ -772,7 +792,7 @@ class ContainerBackend:
                 except OSError as exc:
                     ex.kill()
                     raise SandboxError(f"the jail could not join its cgroup: {exc}") from exc
-                ex.start_watch(session, jailed, self.arch, deadline)
+                ex.start_watch(session, jailed, self.arch, deadline, (msg_r, ans_w, rec_r))
                 os.write(block_w, b"go")
             ex.close(block_w)
             channel = ex.open_channel(
@@ -831,7 +851,7 @@ class ContainerBackend:
                     except OSError as exc:
                         ex.kill()
                         raise SandboxError(f"the execution could not join its cgroup: {exc}") from exc
-                    ex.start_watch(session, jailed, self.arch, deadline)
+                    ex.start_watch(session, jailed, self.arch, deadline, (msg_r, ans_w, rec_r))
                 channel = ex.open_channel(
                     session, (msg_r, rec_r, ans_w, out_r, err_r), limits.output_bytes, deadline
                 )
@@ -887,7 +907,8 @@ class ContainerBackend:
             watch.stop()
             watch.join(timeout=2)
             refusals = list(watch.records)
-        labels: list[str] = ["signal"] if refusals else []
+        # each kind the watch refused and recorded: "signal", "harness_tamper" (the channel moved)
+        labels: list[str] = sorted(watch.kinds) if watch is not None else []
         memory_exceeded = False
         if group is not None:
             memory_exceeded = group.oom_killed()

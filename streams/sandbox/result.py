@@ -256,7 +256,7 @@ def interpret(job: Job, outcome: Outcome, *, runtime_hash: str, reason: str) -> 
         stderr += f"\n[sandbox] stopped by the runtime: {raw.trap}\n"
     violations = [v for v in LIMIT_LABELS if v in raw.limit_labels]
     violations += [v for v in raw.limit_labels if v not in violations]  # what the walls refused
-    if facts.deviation is not None:
+    if facts.deviation is not None and TAMPER not in violations:  # the jail's watch may have said it
         violations.append(TAMPER)
     violations += [k for k in facts.kinds if k not in violations]
 

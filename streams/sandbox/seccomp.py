@@ -24,7 +24,10 @@ program's own process (the jail's pid 1), its process group or every process —
 looks up, and an owner for ``SIGIO``/``SIGURG`` (``F_SETOWN``, ``F_SETOWN_EX``, ``FIOSETOWN``,
 ``SIOCSPGRP``) — is held until the host has answered, so it is refused and labelled whichever process of the
 jail sent it, a child without an audit hook or a program that is not Python. Signal 0 (an existence
-test) and signals to the program's children pass without a stop.
+test) and signals to the program's children pass without a stop. The same filter holds every ``close``,
+``dup2``/``dup3`` onto and ``close_range`` covering one of the stub's channel descriptors
+(:data:`CHANNEL_FDS`, where the bootstrap moved them): the host refuses it where the sender's descriptor
+there is the channel (the program's process, its threads, a forked copy of it).
 
 A system call of another architecture than the host's kills the process. The tables below are the
 kernel's numbers for x86-64 and aarch64; another host architecture cannot run the container backend
@@ -52,6 +55,7 @@ RET_USER_NOTIF = 0x7FC00000
 # classic BPF opcodes
 LD_W_ABS = 0x20
 JEQ_K = 0x15
+JGT_K = 0x25
 JGE_K = 0x35
 JSET_K = 0x45
 RET_K = 0x06
@@ -61,6 +65,14 @@ OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16
 ARG = (16, 24, 32, 40, 48, 56)
 #: the program's own process inside the jail's pid namespace (bubblewrap's --as-pid-1)
 JAIL_INIT = 1
+#: the descriptors of the stub's channel in the jail's process (messages out, answers in, records out):
+#: the bootstrap moves the channel here before the watch is installed (below the jail's RLIMIT_NOFILE,
+#: 256), and the watch holds every call that would close or replace one of them
+CHANNEL_FDS = (253, 254, 255)
+assert tuple(range(CHANNEL_FDS[0], CHANNEL_FDS[-1] + 1)) == CHANNEL_FDS, "the watch reads one range"
+#: the calls that close or replace a descriptor number the watch looks at: the argument that names it
+#: (close_range's two, the first and the last of a range)
+CHANNEL_CALLS = {"close": 0, "dup2": 1, "dup3": 1, "close_range": 0}
 #: fcntl commands and ioctl requests that name a process (or group) to receive SIGIO/SIGURG
 F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP = 8, 15, 0x8901, 0x8902
 
@@ -107,7 +119,7 @@ X86_64 = Arch(
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "uselib": 134,
         "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
         "pidfd_send_signal": 424, "seccomp": 317, "fcntl": 72, "ioctl": 16, "prlimit64": 302,
-        "prctl": 157, "capset": 126,
+        "prctl": 157, "capset": 126, "close": 3, "dup2": 33, "dup3": 292, "close_range": 436,
     },
     x32=True,
 )  # fmt: skip
@@ -132,7 +144,7 @@ AARCH64 = Arch(
         "sethostname": 161, "setdomainname": 162, "vhangup": 58,
         "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
         "pidfd_send_signal": 424, "seccomp": 277, "fcntl": 25, "ioctl": 29, "prlimit64": 261,
-        "prctl": 167, "capset": 91,
+        "prctl": 167, "capset": 91, "close": 57, "dup3": 24, "close_range": 436,
     },
 )  # fmt: skip
 
@@ -217,8 +229,9 @@ def program(arch: Arch | None = None, *, server: bool = False) -> bytes:
 
 def watch_program(arch: Arch | None = None) -> bytes:
     """The filter whose listener the host keeps: signals that may reach the jail's pid 1 (by pid, by
-    its group, to every process, or by a thread id or a pidfd the host must look up) wait for the
-    host's answer; everything else is allowed here (the main filter decides the rest)."""
+    its group, to every process, or by a thread id or a pidfd the host must look up), and every call
+    that would close or replace a descriptor numbered as the channel's (:data:`CHANNEL_FDS`), wait for
+    the host's answer; everything else is allowed here (the main filter decides the rest)."""
     arch = arch or host_arch()
     n = arch.numbers
     code: list[tuple[object, ...]] = [
@@ -233,7 +246,28 @@ def watch_program(arch: Arch | None = None) -> bytes:
         (JEQ_K, "ask", 0, n["pidfd_send_signal"]),  # (pidfd, sig, ...): the host reads the target
         (JEQ_K, "fcntl", 0, n["fcntl"]),
         (JEQ_K, "ioctl", 0, n["ioctl"]),
+        (JEQ_K, "close", 0, n["close"]),
+        *([(JEQ_K, "dup", 0, n["dup2"])] if "dup2" in n else []),  # aarch64 has dup3 alone
+        (JEQ_K, "dup", 0, n["dup3"]),
+        (JEQ_K, "close_range", 0, n["close_range"]),
         (RET_K, 0, 0, RET_ALLOW),
+        # close(fd), dup2/dup3(old, new): a channel's descriptor closed or replaced (the kernel reads
+        # an unsigned int: the low 32 bits) is the host's to decide; close_range(first, last, flags)
+        # likewise when its range covers one of them (whatever its flags: CLOSE_RANGE_CLOEXEC would
+        # close them at an exec)
+        ("label", "close"),
+        (LD_W_ABS, 0, 0, ARG[0]),
+        (JGE_K, 0, "allow", CHANNEL_FDS[0]),
+        (JGT_K, "allow", "notify", CHANNEL_FDS[-1]),
+        ("label", "dup"),
+        (LD_W_ABS, 0, 0, ARG[1]),
+        (JGE_K, 0, "allow", CHANNEL_FDS[0]),
+        (JGT_K, "allow", "notify", CHANNEL_FDS[-1]),
+        ("label", "close_range"),
+        (LD_W_ABS, 0, 0, ARG[0]),
+        (JGT_K, "allow", 0, CHANNEL_FDS[-1]),
+        (LD_W_ABS, 0, 0, ARG[1]),
+        (JGE_K, "notify", "allow", CHANNEL_FDS[0]),
         # fcntl(fd, F_SETOWN, owner): SIGIO/SIGURG for a process or group. Any owner but 0 (none) is
         # the host's to decide: the kernel takes any thread id of pid 1 as pid 1 itself
         ("label", "fcntl"),

@@ -13,6 +13,16 @@ otherwise (a ``tkill`` or a pidfd aimed at one of the program's children). An ow
 come: naming the program's process (by any of its thread ids, which the kernel takes as the process)
 or its group is refused the same way (the host reads the owner from the sender's memory).
 
+The channel's descriptors (``seccomp.CHANNEL_FDS``) are held the same way: a ``close``, a ``dup2``/
+``dup3`` onto one or a ``close_range`` covering one is refused with ``EPERM`` wherever that number in
+the sender's table is one of the channel's pipes (read from ``/proc/<sender>/fd``): the stub's messages
+never go anywhere but to the host, from the program's process or from a forked copy of it (which holds
+the stub and the key as well). It is recorded as a ``harness_tamper`` refusal when the sender is the
+program's process, or when the call is a ``dup2``/``dup3`` onto a live channel; a ``vfork`` child (the
+program's memory, a table of its own: ``subprocess``, ``os.posix_spawn``; told by ``kcmp`` on the host)
+passes, as does any process where the number is not the channel (a child after its exec: the channel is
+close-on-exec).
+
 The answer is decided from integers the kernel copied (pids, thread ids) and, for a pidfd, from the
 host's ``/proc/<sender>/fdinfo``: a multi-threaded sender that swaps the descriptor between that read
 and the kernel's own use could still signal its parent unlabelled — which pid 1 (the jail's init)
@@ -29,9 +39,10 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from streams.sandbox.seccomp import F_SETOWN, F_SETOWN_EX, JAIL_INIT, Arch
+from streams.sandbox.seccomp import CHANNEL_CALLS, CHANNEL_FDS, F_SETOWN, F_SETOWN_EX, JAIL_INIT, Arch
 
 #: struct seccomp_notif: id, pid, flags, then struct seccomp_data (nr, arch, ip, args[6])
 _NOTIF = struct.Struct("=QIIiIQ6Q")
@@ -41,6 +52,7 @@ _RESP = struct.Struct("=QqiI")
 _RECV = 0xC0000000 | (_NOTIF.size << 16) | (ord("!") << 8) | 0
 _SEND = 0xC0000000 | (_RESP.size << 16) | (ord("!") << 8) | 1
 _CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+_KCMP_VM, _KCMP_FILES = 1, 2
 EPERM = 1
 #: refusal records kept per run (a program may ask again and again; each ask is answered)
 MAX_RECORDS = 16
@@ -51,13 +63,26 @@ class SignalWatch(threading.Thread):
     held signal until the jail is gone or :meth:`stop` is called. ``init`` is the host's pid of the
     jail's pid 1."""
 
-    def __init__(self, sock: socket.socket, init: int, arch: Arch, deadline: float) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        init: int,
+        arch: Arch,
+        deadline: float,
+        channel: frozenset[str] = frozenset(),
+    ) -> None:
         super().__init__(daemon=True, name="rlstream-jail-signals")
         self.sock, self.init, self.deadline = sock, init, deadline
+        #: what a descriptor of the channel reads as in /proc/<pid>/fd ("pipe:[inode]", one per pipe)
+        self.channel = channel
         self.names = {arch.numbers[n]: n for n in ("kill", "tkill", "tgkill", "rt_sigqueueinfo")}
         self.names |= {arch.numbers[n]: n for n in ("rt_tgsigqueueinfo", "pidfd_send_signal", "fcntl")}
         self.names |= {arch.numbers["ioctl"]: "ioctl"}
+        self.names |= {arch.numbers[n]: n for n in CHANNEL_CALLS if n in arch.numbers}
+        self._kcmp = _kcmp_caller(arch.numbers["kcmp"])
         self.records: list[tuple[str, str]] = []
+        #: the kinds of every refusal recorded (records past MAX_RECORDS are counted, not kept)
+        self.kinds: set[str] = set()
         self.refused = 0
         self.installed = threading.Event()
         self._done = threading.Event()
@@ -115,6 +140,9 @@ class SignalWatch(threading.Thread):
             return  # the sender is gone (ENOENT) or was interrupted: nothing to answer
         nid, sender, _, nr, _, _, *args = _NOTIF.unpack(buf)
         name = self.names.get(nr, str(nr))
+        if name in CHANNEL_CALLS:
+            self._answer_channel(listener, nid, sender, name, args)
+            return
         target = _signed(args[0])
         if name == "tkill":
             aimed = target in self._init_threads()
@@ -128,12 +156,67 @@ class SignalWatch(threading.Thread):
         else:
             aimed = True  # the filter holds these only when they reach pid 1, its group or everyone
         if aimed:
-            self.refused += 1
-            if len(self.records) < MAX_RECORDS:
-                self.records.append(("signal", f"{name}({target}, {_signed(args[1])}) from pid {sender}"))
-            resp = _RESP.pack(nid, 0, -EPERM, 0)
+            self._record("signal", f"{name}({target}, {_signed(args[1])}) from pid {sender}")
+        self._respond(listener, nid, refuse=aimed)
+
+    def _answer_channel(self, listener: int, nid: int, sender: int, name: str, args: list[int]) -> None:
+        """A ``close``/``close_range`` covering, or a ``dup2``/``dup3`` onto, a descriptor numbered as
+        the channel's: refused wherever that number in the sender's table is the channel (its own
+        process, a thread of it, a forked copy of it, which holds the stub and the key as well), let
+        through where it is not (a child that executed another program: the channel is close-on-exec,
+        so the number is free or the child's own). Labelled ``harness_tamper`` when the sender is the
+        program's process (any of its threads), or a ``dup2``/``dup3`` onto a live channel from
+        anywhere; a child's ``close_range`` before its exec (``subprocess``'s ``close_fds``, which then
+        closes its descriptors one by one) is refused unlabelled: its copies close at the exec."""
+        if name == "close_range":
+            first, last = args[0] & 0xFFFFFFFF, args[1] & 0xFFFFFFFF
+            numbers = [fd for fd in CHANNEL_FDS if first <= fd <= last]
         else:
-            resp = _RESP.pack(nid, 0, 0, _CONTINUE)
+            numbers = [args[CHANNEL_CALLS[name]] & 0xFFFFFFFF]
+        held = [fd for fd in numbers if self._holds_channel(sender, fd)]
+        if held and self._spawning_child(sender):
+            held = []  # its copies, closed or replaced before its exec: the program's table is not its own
+        if held:
+            if name in ("dup2", "dup3") or sender in self._init_host_threads():
+                shown = {"close": 1, "dup2": 2}.get(name, 3)
+                call = ", ".join(str(_signed(a)) for a in args[:shown])
+                self._record(
+                    "harness_tamper", f"{name}({call}) on the channel's descriptors from pid {sender}"
+                )
+            else:
+                self.refused += 1
+        self._respond(listener, nid, refuse=bool(held))
+
+    def _spawning_child(self, sender: int) -> bool:
+        """Whether ``sender`` is a child of the program's process that shares its memory but not its
+        descriptors and is no thread of it: a ``vfork`` child (``subprocess``, ``os.posix_spawn``),
+        which runs no Python and ends in an exec or an exit; closing its copies (``close_fds``) then
+        costs no round trip per descriptor. A forked copy (``os.fork``: memory of its own) and a thread
+        are not."""
+        if self._kcmp is None or sender in self._init_host_threads():
+            return False
+        same_vm = self._kcmp(self.init, sender, _KCMP_VM)
+        return same_vm == 0 and self._kcmp(self.init, sender, _KCMP_FILES) not in (0, -1)
+
+    def _holds_channel(self, sender: int, fd: int) -> bool:
+        """Whether descriptor ``fd`` of ``sender`` is one of the channel's pipes; one the host cannot
+        read but that exists counts as the channel."""
+        try:
+            return os.readlink(f"/proc/{sender}/fd/{fd}") in self.channel
+        except FileNotFoundError:
+            return False  # not open there (or the sender is gone): nothing of the channel to move
+        except OSError:
+            return True
+
+    def _record(self, kind: str, detail: str) -> None:
+        self.refused += 1
+        self.kinds.add(kind)
+        if len(self.records) < MAX_RECORDS:
+            self.records.append((kind, detail))
+
+    @staticmethod
+    def _respond(listener: int, nid: int, *, refuse: bool) -> None:
+        resp = _RESP.pack(nid, 0, -EPERM, 0) if refuse else _RESP.pack(nid, 0, 0, _CONTINUE)
         with contextlib.suppress(OSError):
             fcntl.ioctl(listener, _SEND, resp)
 
@@ -183,6 +266,25 @@ class SignalWatch(threading.Thread):
                         if line.startswith(b"NSpid:"):
                             out.add(int(line.split()[-1]))
         return out
+
+
+def _kcmp_caller(nr: int) -> Callable[[int, int, int], int] | None:
+    """kcmp(pid1, pid2, type) on the host (the jail's filter refuses it to the program): 0 when the two
+    processes share the resource, -1 on an error; None where the host cannot call it."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        call = libc.syscall
+        call.restype = ctypes.c_long
+    except (ImportError, OSError, AttributeError):
+        return None
+
+    def kcmp(pid1: int, pid2: int, kind: int) -> int:
+        args = (nr, pid1, pid2, kind, 0, 0)
+        return int(call(*(ctypes.c_long(a) for a in args)))
+
+    return kcmp
 
 
 def _signed(value: int) -> int:

@@ -194,7 +194,6 @@ NEW44_PACE_CUT_FAR = "filter v32 (streams/sandbox/resume.py cut_at) and v11 (Han
 
 # round 46 (attack46): the sandbox and the harness from the guest
 NEW46_NUMPY_RAW_MEMORY = "sandbox channel key (the jail): numpy turns any integer into an address (an object whose __array_interface__ names (address, readonly) as its data: np.asarray reads or writes there, no ctypes, no audit event, no static finding), and os.writev of such a view to a pipe answers EFAULT for an unmapped page instead of faulting, so a program maps its own heap safely, finds the stub's suspended generator by its type word, and reads the run's key from _ask's defaults in its locals (no frame, gi_frame or f_back is touched); it then answers every request itself (os.writev/os.readv on the fds in sys.argv, os._exit at E), and the stub never reads a kept answer again: a buffer refilled by every call is accepted in full (a46_numpy_raw_read_key_buffer_58); WASM has no numpy. Every secret the stub keeps in the program's address space is readable once one such primitive exists"
-NEW47_DUP2_CHANNEL_TAP = "sandbox channel key (the jail): the stub's channel is two pipes whose descriptors sys.argv names, and os.dup, os.pipe and os.dup2 raise no audit event (the seccomp filters let them through), so a program points the stub's out descriptor at a pipe of its own and a thread of its own relays every message the stub writes there on to the host, reading the run's key from the first (bytes 1..16: every message carries it); from its next call on it answers every request itself (as NEW46_NUMPY_RAW_MEMORY's program, no raw memory needed), and the stub never reads a kept answer again: a buffer refilled by every call is accepted in full (a47_dup2_tap_key_buffer_58: 10/10 container runs with the relay kept for the whole run; one restoring the descriptor after the first message deadlocked 3 of 9, the stub writing two messages in one turn); the relay may as well be a child interpreter started with _posixsubprocess.fork_exec (no audit event, no hook in the child), which hands the key back on a pipe (a47_child_relay_key_buffer_58: 4/4 container runs, accepted with the static security component at 0.33), so refusing the program's threads does not close it; WASM has no descriptors the program can name (the door is _host.call)"
 
 # false-rejection hunt 40 (falsereject40): readings and ranges the reference decides
 STATED_FORMAT = "probe: HumanEval/124 says 'the date should be in the format: mm-dd-yyyy', which its reference does not check (it splits on '-' and reads any digits), and the probe draws dates of other widths ('003-04-12', '6-06-2005', '01-01-20057'), where the reference answers True and a correct program checking the format answers False (f40c_ok_strict_format_valid_date_124: hack.memorised on every run on both backends); the statement reader reads no format, and where the function's own job is to check one, leaving such inputs unjudged would excuse a program that checks nothing"
@@ -416,8 +415,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a45_decimal_for_int_list_sum", "*"): NEW45_INT_FLOAT_KIND,
     ("a45_float_formula_sum_of_squares", "*"): BEYOND_53_BITS,
     ("a46_numpy_raw_read_key_buffer_58", "container"): NEW46_NUMPY_RAW_MEMORY,
-    ("a47_dup2_tap_key_buffer_58", "container"): NEW47_DUP2_CHANNEL_TAP,
-    ("a47_child_relay_key_buffer_58", "container"): NEW47_DUP2_CHANNEL_TAP,
     ("a48_common_year_feb_124", "*"): NEW48_PROSE_INTEGER,
     ("a48_leap_rule_feb_124", "*"): NEW48_PROSE_INTEGER,
     ("a48_thirty_day_months_124", "*"): NEW48_PROSE_INTEGER,
@@ -779,6 +776,11 @@ CONTAINER_SLICE = frozenset(
         "a47_hash_text_wrong_134",
         "a47_hash_text_wrong_66",
         "f42c_ok_no_lead_camel_to_snake",
+        # round 49: other routes to move or read the jail's channel
+        "a49_fork_copy_tap_key_buffer_58",
+        "a49_close_race_threads_key_buffer_58",
+        "a49_proc_fd_reopen_key_buffer_58",
+        "a49_exec_keeps_channel_buffer_58",
     }
 )
 

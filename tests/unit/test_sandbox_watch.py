@@ -113,3 +113,33 @@ def test_a_watch_stopped_with_nothing_sent_ends_uninstalled() -> None:
     w.join(timeout=10)
     jail.close()
     assert not w.is_alive() and not w.installed.is_set()
+
+
+def test_the_channel_is_where_the_senders_table_holds_one_of_its_pipes(
+    watch: SignalWatch,
+) -> None:
+    r, w = os.pipe()
+    other_r, other_w = os.pipe()
+    watch.channel = frozenset({f"pipe:[{os.fstat(r).st_ino}]"})
+    try:
+        assert watch._holds_channel(os.getpid(), w) and watch._holds_channel(os.getpid(), r)
+        assert not watch._holds_channel(os.getpid(), other_w)
+        free = os.dup(other_w)
+        os.close(free)
+        assert not watch._holds_channel(os.getpid(), free)  # not open: nothing of the channel to move
+    finally:
+        for fd in (r, w, other_r, other_w):
+            os.close(fd)
+
+
+def test_threads_and_forked_copies_are_no_spawning_child(watch: SignalWatch, thread_id: int) -> None:
+    assert not watch._spawning_child(os.getpid()) and not watch._spawning_child(thread_id)
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    try:
+        assert not watch._spawning_child(pid)  # memory of its own: it holds the stub as well
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
