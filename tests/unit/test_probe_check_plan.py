@@ -183,7 +183,7 @@ def check(candidate):
     task = check_task("path", "def path(grid, k):\n    return [1] * k\n", grids)
     seed = "5e" * 16
     plan = plan_for(task, seed)
-    assert plan is not None and plan.version == SEEDED_CHECK_PLAN_VERSION == "c23"
+    assert plan is not None and plan.version == SEEDED_CHECK_PLAN_VERSION == "c24"
     edge = "([[1, 3], [3, 2]], 10)"
     outside = [text for text in plan.inputs if _flat(text) != list(range(1, len(_flat(text)) + 1))]
     # the edge call stays (judged as it is, and asked again after many calls), and so does its mirror;
