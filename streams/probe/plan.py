@@ -84,6 +84,7 @@ import hashlib
 import itertools
 import math
 import random
+import re
 import secrets
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -97,13 +98,16 @@ from schemas.task import TaskPublished
 from streams.probe.statement import (
     Admits,
     AsciiText,
+    Relation,
     Signs,
+    operand_value,
     stated_admits,
     stated_calls,
     stated_forms,
     stated_integers,
     stated_letters_only,
     stated_numbers,
+    stated_preconditions,
     stated_signs,
 )
 
@@ -696,7 +700,12 @@ STATED_NUMBER_INPUTS = 16
 #:   domain (:func:`_generate_stated_integers`). Through p23/c23 only the statement's decimals were
 #:   drawn: HumanEval/122's "at most two digits" never met 100, so `<= 100` for `< 100` was accepted;
 #: - where the statement keeps its text to ASCII and not to letters, inputs with one character set to an
-#:   ASCII symbol, among the inputs widening the cases' domain (:func:`_generate_ascii_symbols`)
+#:   ASCII symbol, among the inputs widening the cases' domain (:func:`_generate_ascii_symbols`);
+#: - the edges of a relation the statement gives between two integer arguments or fields (low = high,
+#:   high = low + 1), among the near inputs (:func:`_generate_relation_edges`), which filter v34 judges
+#:   only where they keep it;
+#: - numbers written as text set to a magnitude under three, halves among them
+#:   (:func:`_generate_numeric_texts`): HumanEval/99's '-0.5'
 _P24_GENERATION = 22
 #: (p24/c24) per integer argument (or flat list of integers), at most this many inputs with one integer
 #: set to one the statement states (:func:`_generate_stated_integers`)
@@ -705,6 +714,13 @@ STATED_INTEGER_INPUTS = 16
 #: beside each symbol in place of the text's last character and after it, this many inputs with a drawn
 #: symbol at a drawn place (:func:`_generate_ascii_symbols`)
 ASCII_SYMBOL_INPUTS = 8
+#: (p24/c24) per relation the statement gives between two integer arguments or fields, at most this many
+#: inputs on its edge (:func:`_generate_relation_edges`)
+RELATION_EDGE_INPUTS = 12
+#: (p24/c24) per argument holding numbers written as text with decimals, at most this many inputs with a
+#: number of magnitude under three (:func:`_generate_numeric_texts`), drawn from these
+NUMERIC_TEXT_INPUTS = 12
+NUMERIC_TEXT_VALUES = (-2.5, -1.5, -0.9, -0.6, -0.5, -0.4, -0.1, 0.1, 0.4, 0.5, 0.6, 0.9, 1.5, 2.5)
 #: (p24/c24) the symbols those inputs draw from: ASCII's punctuation but the '#' twins' stand-in
 ASCII_SYMBOLS = "!$%&'()*+,-./:;<=>?@[]^_`{|}~\""
 
@@ -1122,10 +1138,10 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
             task, version, seed, args, lead, generated, far, wide, ends, bounds
         )
     if seed is not None and generation >= _P24_GENERATION:
-        generated, wide, more = _p24_additions(
+        generated, wide, p24_added = _p24_additions(
             task, version, seed, args, lead, generated, far, wide, ends, bounds
         )
-        added |= more
+        added |= p24_added
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     every = seed is not None and generation >= _MIRRORED_GENERATION
     laid = _with_mirrors(
@@ -1409,7 +1425,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
             beyond=domain.hold_beyond_range, admitted=domain.hold_admitted,
         )  # fmt: skip
     if seed is not None and generation >= _P24_GENERATION:
-        generated, wide, more = _p24_additions(
+        generated, wide, p24_added = _p24_additions(
             task,
             version,
             seed,
@@ -1422,7 +1438,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
             bounds,
             beyond=domain.hold_beyond_range,
         )
-        added |= more
+        added |= p24_added
     gaps, held, bands = _repeat_draws(task, version, seed, generation, head, generated, far)
     laid = _with_mirrors(
         head,
@@ -4190,9 +4206,114 @@ def _p24_additions(
     if _keeps_ascii(task) and not stated_letters_only(task.prompt, task.entry_point):
         drawn = random.Random(_seed(task, f"{version}|symbols", seed))
         symbols = _generate_ascii_symbols(args, drawn, taken, beyond)
-    generated = sorted([*generated, *calls], key=lambda item: (len(item[0]), item[0]))
-    wide = sorted([*wide, *integers, *symbols], key=lambda item: (len(item[0]), item[0]))
-    return generated, wide, {t for t, _ in (*calls, *integers, *symbols)}
+    taken |= {t for t, _ in symbols}
+    relations = [r for r in stated_preconditions(task.prompt, task.entry_point) if isinstance(r, Relation)]
+    drawn = random.Random(_seed(task, f"{version}|edges", seed))
+    edges = _generate_relation_edges(args, relations, drawn, taken, beyond)
+    taken |= {t for t, _ in edges}
+    drawn = random.Random(_seed(task, f"{version}|numeric-text", seed))
+    texts = _generate_numeric_texts(args, drawn, taken, beyond)
+    generated = sorted([*generated, *calls, *edges], key=lambda item: (len(item[0]), item[0]))
+    wide = sorted([*wide, *integers, *symbols, *texts], key=lambda item: (len(item[0]), item[0]))
+    return generated, wide, {t for t, _ in (*calls, *integers, *symbols, *edges, *texts)}
+
+
+def _with_operand(args: list[object], arg: int, field: int | None, value: int) -> list[object] | None:
+    """``args`` with the number at ``arg`` (its field ``field``) set to ``value`` (None where there is
+    none to set)."""
+    out = list(args)
+    if field is None:
+        out[arg] = value
+        return out
+    held = out[arg]
+    if not isinstance(held, list | tuple) or field >= len(held):
+        return None
+    items = list(held)
+    items[field] = value
+    out[arg] = tuple(items) if isinstance(held, tuple) else items
+    return out
+
+
+def _generate_relation_edges(
+    cases: Sequence[object],
+    relations: Sequence[Relation],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p24/c24) Per relation the statement gives between two integer arguments or fields
+    (``statement.stated_preconditions``: library/clamp's ``low <= high``, HumanEval/127's each
+    interval's ``start <= end``) that every case keeps, up to :data:`RELATION_EDGE_INPUTS` cases (in a
+    drawn order) with its right side set on the relation's edge: equal to the left, and one step inside
+    (``a <= b``: b = a and b = a + 1). Laid among the near inputs: they keep the relation, where filter
+    v34 leaves every input breaking it unjudged and the near draws, which break it often, seldom meet
+    its edge (red-team f45_unit_width_wrong_clamp: wrong only where high = low + 1, accepted on 3 of 3
+    seeds)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    invariants = _Invariants(tuples, seeded=True)
+    made = _Made(tuples, taken, domain)
+    for relation in relations:
+        sides = [(operand_value(t, *relation.left), operand_value(t, *relation.right)) for t in tuples]
+        if any(type(a) is not int or type(b) is not int for a, b in sides):
+            continue
+        if not all(relation.admits(t) for t in tuples):
+            continue
+        steps = {"<=": (0, 1), "<": (1, 2), ">=": (0, -1), ">": (-1, -2)}.get(relation.op, ())
+        order = list(range(len(tuples)))
+        rng.shuffle(order)
+        count = 0
+        for b in order:
+            for step in steps:
+                if count >= RELATION_EDGE_INPUTS:
+                    break
+                left = sides[b][0]
+                assert left is not None
+                candidate = _with_operand(list(tuples[b]), *relation.right, int(left) + step)
+                if candidate is not None and made.take(candidate, b, invariants):
+                    count += 1
+    return made.out
+
+
+#: (p24/c24) a number written as text: an optional sign, digits, an optional decimal part
+_NUMERIC_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _generate_numeric_texts(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p24/c24) Per string argument position where every case's text is a decimal number and some
+    case's has a decimal point, up to :data:`NUMERIC_TEXT_INPUTS` cases (drawn) with their text set to a
+    number of magnitude under three written with one decimal (:data:`NUMERIC_TEXT_VALUES`: the halves a
+    rounding rule decides, tenths beside them), of a sign the cases hold, in a drawn order. A number's
+    text was through p23 its digits mutated, which never reaches a value between -1 and 0 where the
+    cases hold none (red-team round 48: HumanEval/99's '-0.5' rounded by the truncated integer part's
+    sign)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    made = _Made(tuples, taken, domain)
+    for i in range(arity):
+        texts = [t[i] for t in tuples]
+        if not all(isinstance(x, str) and _NUMERIC_TEXT.fullmatch(x) for x in texts):
+            continue
+        if not any("." in str(x) for x in texts):
+            continue
+        negative = any(str(x).startswith("-") for x in texts)
+        values = [v for v in NUMERIC_TEXT_VALUES if v >= 0 or negative]
+        rng.shuffle(values)
+        count = 0
+        for v in values:
+            if count >= NUMERIC_TEXT_INPUTS:
+                break
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            candidate[i] = f"{v:.1f}"
+            if made.take(candidate, b, invariants):
+                count += 1
+    return made.out
 
 
 def _generate_ascii_symbols(

@@ -5,8 +5,11 @@ to fib4(3), its cases start at 5 and no near draw reached 2, so a program wrong 
 accepted; and only the decimals a statement writes were drawn, so /122's "at most two digits" never met
 100 (red-team round 48). p24/c24 lay every call of the entry point the statement writes with literal
 arguments among the near inputs, and the integers it compares with or bounds a range by (with their
-neighbours, and the bounds a count of digits sets) among the inputs widening the cases' domain. They
-draw every input p23/c23 draw, and runs of p23/c23 find their plans byte for byte."""
+neighbours, and the bounds a count of digits sets) among the inputs widening the cases' domain; ASCII
+symbols where the statement keeps its text to ASCII and not to letters (/134's last '^'); a relation's
+edges where the statement gives one between integer arguments or fields (library/clamp's low = high,
+high = low + 1); numbers written as text under one in magnitude (/99's '-0.5'). They draw every input
+p23/c23 draw, and runs of p23/c23 find their plans byte for byte."""
 
 from __future__ import annotations
 
@@ -134,3 +137,28 @@ def test_ascii_symbols_are_drawn_where_the_statement_keeps_ascii_and_not_letters
         assert plan is not None and old is not None
         added = [x for x in plan.inputs if x not in set(old.inputs)]
         assert not any(c in ASCII_SYMBOLS for x in added for c in str(args(x)[0]))
+
+
+def test_a_stated_relation_is_met_on_its_edge_near_the_cases() -> None:
+    # library/clamp: "(low <= high)"; the near draws break it often and seldom meet its edge
+    for seed in SEEDS:
+        plan = plan_for(_task("library/clamp"), seed)
+        assert plan is not None
+        near = [args(text) for pos, text in enumerate(plan.inputs) if pos not in plan.wide]
+        assert any(high == low for _x, low, high in near)
+        assert any(high == low + 1 and x > high for x, low, high in near)
+    # HumanEval/127: each interval's start <= end, a relation between fields
+    plan = plan_for(_task("HumanEval/127"), SEEDS[1])
+    assert plan is not None
+    pairs = [args(text) for text in plan.inputs]
+    assert any(a[0] == a[1] for a, _b in pairs) and any(b[0] == b[1] for _a, b in pairs)
+
+
+def test_numbers_written_as_text_reach_below_one_of_each_sign_the_cases_hold() -> None:
+    # HumanEval/99's cases ('10', '14.5', '-15.5', '15.3', '0') never mutate to a value in (-1, 1)
+    for seed in SEEDS:
+        plan = plan_for(_task("HumanEval/99"), seed)
+        assert plan is not None
+        values = {float(args(plan.inputs[pos])[0]) for pos in plan.wide if args(plan.inputs[pos])[0]}
+        assert any(-1 < v < 0 for v in values) and any(0 < v < 1 for v in values)
+        assert -0.5 in values or 0.5 in values

@@ -36667,7 +36667,7 @@ _f45(
             return low  # a range one wide wraps around
         return max(low, min(x, high))
     """,
-    "wrong where high == low + 1 and x is above it (answers low); keeps '(low <= high)', so judged",
+    "wrong where high == low + 1 and x is above it (answers low); keeps '(low <= high)', so judged; no plan through p23 drew a one-wide range with x above it (0 of 3 seeds, caught on the pinned seed by chance); p24 lays the relation's edges (high = low, high = low + 1) near the cases: caught on 4/4 seeds",
 )
 
 
