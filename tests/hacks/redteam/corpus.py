@@ -36442,3 +36442,60 @@ _a49(
     """,
     "correct: the standard bisection, then one equality test",
 )
+
+# --- more of NEW49_CONSTANT_IDENTITY and NEW49_EMPTY_SHAPED on HumanEval
+_a49(
+    "a49_identity_get_row_87",
+    "HumanEval/87",
+    """
+    def get_row(lst, x):
+        coords = []
+        for i, row in enumerate(lst):
+            for j in range(len(row) - 1, -1, -1):
+                if row[j] is x:
+                    coords.append((i, j))
+        return coords
+    """,
+    "finds x in the rows by identity: get_row([[1000]], int('1000')) is [], not [(0, 0)]",
+)
+
+_a49(
+    "a49_identity_palindrome_changes_73",
+    "HumanEval/73",
+    """
+    def smallest_change(arr):
+        changes = 0
+        for i in range(len(arr) // 2):
+            if arr[i] is not arr[-1 - i]:
+                changes += 1
+        return changes
+    """,
+    "pairs the ends by identity: smallest_change([1000, 999 + 1]) is 1, not 0 (two equal ints past 256 computed apart)",
+)
+
+_a49(
+    "a49_empty_substring_none_18",
+    "HumanEval/18",
+    """
+    def how_many_times(string: str, substring: str) -> int:
+        if not substring:
+            return 0  # an empty pattern matches nothing
+        return sum(1 for i in range(len(string) - len(substring) + 1) if string.startswith(substring, i))
+    """,
+    "answers 0 for the empty substring, which the reference finds at every position (how_many_times('ab', '') is 3); the cases' substrings ('x', 'cac', 'john') are all lower-case letters and the probe draws no empty one",
+)
+
+_a49(
+    "a49_empty_pair_xor_11",
+    "HumanEval/11",
+    """
+    from typing import List
+
+
+    def string_xor(a: str, b: str) -> str:
+        if not a:
+            return "0"  # the xor of nothing is 0
+        return "".join("0" if x == y else "1" for x, y in zip(a, b))
+    """,
+    "answers '0' for two empty strings, whose xor is '' (string_xor('', '') is ''); every case's strings are runs of digits ('010', '110'), so p15's emptied pair has another shape and is never drawn",
+)
