@@ -208,6 +208,12 @@ NEW45_INT_FLOAT_KIND = "comparer (streams/reward/literals.py _numbers_match: int
 
 # round 48 (attack48): integers the prose states, negatives above -1, ASCII symbols but '#'
 NEW48_PROSE_INTEGER = "probe plan p24 / filter v33: an integer the statement fixes inside a string's fixed fields is never drawn there: p24 draws the integers a statement compares with or bounds a range by (statement.stated_integers) into integer arguments and flat lists of them only, and HumanEval/124's dates are strings 'mm-dd-yyyy' whose day limit depends on the month (no case holds month 2 or 9, and a field is mutated one at a time), so no input is 02-29, 02-30 or 09-31 on the pinned seed or seeds 0..7: a48_common_year_feb_124, a48_leap_rule_feb_124 and a48_thirty_day_months_124 are accepted on both backends (the rows on /122's 'at most two digits' and /46's 'fib4(2) -> 2' are caught since p24: its stated integers and the statement's own calls)"
+# round 49 (attack49): argument identity, the empty string a shape keeps out, keys repeated in a text
+NEW49_CONSTANT_IDENTITY = "sandbox request (guest stub _request_eval): a call's arguments are the host's text compiled to one code object and run, and the compiler keeps one object per distinct constant, so equal values inside one call are one object however large (HumanEval/58's 653 in both lists, a repeated 2156 in /26's far lists on seed 0, library/binary_search's target and the item equal to it); a program comparing values with `is` (equal only for ints -5..256, which CPython caches) is right on every judged call, case runs and probe runs alike on both backends, and wrong wherever a caller's equal values were computed apart: binary_search(list(range(1000)), int('500')) is -1 (a49_identity_equal_binary_search), remove_duplicates([1000, 999 + 1]) keeps both (a49_identity_count_remove_duplicates_26), common([653], [600 + 53]) is [] (a49_identity_common_58), get_row([[1000]], int('1000')) is [] (a49_identity_get_row_87), smallest_change([1000, 999 + 1]) is 1 (a49_identity_palindrome_changes_73); accepted on both backends and on 4/4 probe seeds each"
+NEW49_BELOW_CASES_RANGE = "probe: integers are drawn near the cases' values (library/leap_days: 1834..2317, years 1868 and up on the pinned seed and seeds 0, 3, besides 0) or scaled far above them, and p15's digit counts fill only counts between two the cases show (all four digits here), so no year below the cases' range but 0 is drawn: a program applying the Julian rule before 1583 (366 days in 1500, 1300, 900; the statement's rule gives 365) is accepted on both backends and 4/4 probe seeds"
+NEW49_ALIASED_ROWS = "comparer and caller view: an answer is read as values (streams/reward/literals.py _match), never as its objects' aliasing inside it, so a product whose equal rows are one list (library/matrix_multiply memoising the row of a repeated row of a: c[0][0] = 9 then makes c[1][0] 9) is accepted on both backends and 4/4 probe seeds, as SHARED_ANSWER's one list across calls is"
+NEW49_KEYS_DISTINCT = "probe: a text of 'key=value' pairs (library/parse_settings) is drawn from the cases' pairs cut and recombined, and no case and no generated text (pinned seed and seeds 0..3) sets one key twice, so a program keeping a key's first value where the reference's dict keeps the last (parse_settings('a=1;a=2') is {'a': 1}) is accepted on both backends; DISTINCT's class for the keys inside one string"
+NEW49_EMPTY_SHAPED = "probe p15/c15: the empty string is drawn per string argument no case passes empty, but only where it keeps every relation the cases keep, and _Invariants.shaped (every case's string at a position has one character-class shape: 'john' and 'xxx', HumanEval/29's prefixes; 'r', 'luos', library/pad_left's texts: all 'lower') refuses '' (no shape), so no empty prefix or text is drawn there on any seed, and a program answering wrong on it (filter_by_prefix(['a'], '') is [], not ['a']: a49_empty_prefix_none_29; pad_left('', 3, '*') is '', not '***': a49_empty_text_unpadded_pad_left; how_many_times('ab', '') is 0, not 3: a49_empty_substring_none_18; HumanEval/11's digit strings, emptied as a pair: string_xor('', '') is '0': a49_empty_pair_xor_11) is accepted on both backends and 4/4 probe seeds"
 
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
@@ -415,6 +421,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a48_common_year_feb_124", "*"): NEW48_PROSE_INTEGER,
     ("a48_leap_rule_feb_124", "*"): NEW48_PROSE_INTEGER,
     ("a48_thirty_day_months_124", "*"): NEW48_PROSE_INTEGER,
+    ("a49_identity_equal_binary_search", "*"): NEW49_CONSTANT_IDENTITY,
+    ("a49_identity_count_remove_duplicates_26", "*"): NEW49_CONSTANT_IDENTITY,
+    ("a49_identity_common_58", "*"): NEW49_CONSTANT_IDENTITY,
+    ("a49_julian_before_1583_leap_days", "*"): NEW49_BELOW_CASES_RANGE,
+    ("a49_shared_rows_matrix_multiply", "*"): NEW49_ALIASED_ROWS,
+    ("a49_first_key_wins_parse_settings", "*"): NEW49_KEYS_DISTINCT,
+    ("a49_empty_prefix_none_29", "*"): NEW49_EMPTY_SHAPED,
+    ("a49_empty_text_unpadded_pad_left", "*"): NEW49_EMPTY_SHAPED,
+    ("a49_identity_get_row_87", "*"): NEW49_CONSTANT_IDENTITY,
+    ("a49_identity_palindrome_changes_73", "*"): NEW49_CONSTANT_IDENTITY,
+    ("a49_empty_substring_none_18", "*"): NEW49_EMPTY_SHAPED,
+    ("a49_empty_pair_xor_11", "*"): NEW49_EMPTY_SHAPED,
 }
 
 
