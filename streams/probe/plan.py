@@ -705,7 +705,9 @@ STATED_NUMBER_INPUTS = 16
 #:   high = low + 1), among the near inputs (:func:`_generate_relation_edges`), which filter v34 judges
 #:   only where they keep it;
 #: - numbers written as text set to a magnitude under three, halves among them
-#:   (:func:`_generate_numeric_texts`): HumanEval/99's '-0.5'
+#:   (:func:`_generate_numeric_texts`): HumanEval/99's '-0.5';
+#: - p15's empty string where every case's string has one shape, which kept it out
+#:   (:func:`_generate_empty_shaped`)
 _P24_GENERATION = 22
 #: (p24/c24) per integer argument (or flat list of integers), at most this many inputs with one integer
 #: set to one the statement states (:func:`_generate_stated_integers`)
@@ -4213,9 +4215,55 @@ def _p24_additions(
     taken |= {t for t, _ in edges}
     drawn = random.Random(_seed(task, f"{version}|numeric-text", seed))
     texts = _generate_numeric_texts(args, drawn, taken, beyond)
+    taken |= {t for t, _ in texts}
+    drawn = random.Random(_seed(task, f"{version}|empty", seed))
+    empty = _generate_empty_shaped(args, drawn, taken, beyond)
     generated = sorted([*generated, *calls, *edges], key=lambda item: (len(item[0]), item[0]))
-    wide = sorted([*wide, *integers, *symbols, *texts], key=lambda item: (len(item[0]), item[0]))
-    return generated, wide, {t for t, _ in (*calls, *integers, *symbols, *edges, *texts)}
+    wide = sorted([*wide, *integers, *symbols, *texts, *empty], key=lambda item: (len(item[0]), item[0]))
+    return generated, wide, {t for t, _ in (*calls, *integers, *symbols, *edges, *texts, *empty)}
+
+
+def _generate_empty_shaped(
+    cases: Sequence[object],
+    rng: random.Random,
+    taken: set[str],
+    domain: Callable[[Sequence[object], set[int]], bool] | None = None,
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(p24/c24) p15's empty string where every case's string at a position has one shape (letters of
+    one case alone, digits alone: ``_Invariants.shaped``), which the empty string has not, so p15 drew
+    none there: :data:`EMPTY_STRING_INPUTS` cases with it emptied (and the arguments whose lengths equal
+    its in every case emptied alike, an integer equal to its length set to 0), every other relation the
+    cases keep kept; where the shape is one class of characters (a word, a number's digits: the cases'
+    strings are tokens), not a form of several (HumanEval/144's 'digit/digit', /67's sentence: the empty
+    string is outside such a form, and a correct program refusing it was rejected, since an emptied
+    argument's refusal is judged from v18). A shape says what a non-empty string holds, not that a
+    string holds something: HumanEval/29's empty prefix, /18's empty substring, library/pad_left's
+    empty text were never drawn, and programs answering None or '0' there were accepted (red-team
+    a49_empty_*)."""
+    tuples = [c if isinstance(c, tuple) else (c,) for c in cases]
+    arity = min(len(t) for t in tuples)
+    sizes = _Sizes(tuples)
+    invariants = _Invariants(tuples, seeded=True)
+    shaped = dict(invariants.shaped)
+    wide = _Made(tuples, taken, domain)
+    for i in range(arity):
+        if i not in shaped or "|" in shaped[i] or not all(isinstance(t[i], str) and t[i] for t in tuples):
+            continue  # a shape of several classes is a form ('digit/digit'), which the empty string is not
+        group = next((g for g in sizes.groups if i in g), [i])
+        invariants.shaped = {k: v for k, v in shaped.items() if k not in group}
+        made = 0
+        for b in rng.sample(range(len(tuples)), len(tuples)):
+            if made >= EMPTY_STRING_INPUTS:
+                break
+            candidate = list(tuples[b])
+            for j in group:
+                value = candidate[j]
+                candidate[j] = value[:0] if isinstance(value, str | bytes | list | tuple) else type(value)()  # type: ignore[index, operator]
+            for k, j in sizes.counts.items():
+                candidate[k] = len(candidate[j])  # type: ignore[arg-type]
+            made += wide.take(candidate, b, invariants)
+    invariants.shaped = shaped
+    return wide.out
 
 
 def _with_operand(args: list[object], arg: int, field: int | None, value: int) -> list[object] | None:

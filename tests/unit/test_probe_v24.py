@@ -162,3 +162,17 @@ def test_numbers_written_as_text_reach_below_one_of_each_sign_the_cases_hold() -
         values = {float(args(plan.inputs[pos])[0]) for pos in plan.wide if args(plan.inputs[pos])[0]}
         assert any(-1 < v < 0 for v in values) and any(0 < v < 1 for v in values)
         assert -0.5 in values or 0.5 in values
+
+
+def test_the_empty_string_a_one_class_shape_kept_out_is_drawn_and_a_form_still_is_not() -> None:
+    # HumanEval/29's prefixes are letters alone ('x'): p15's '' broke that shape, so none was drawn
+    for seed in SEEDS:
+        plan, old = plan_for(_task("HumanEval/29"), seed), _plan(_task("HumanEval/29"), seed, P23)
+        assert plan is not None and old is not None
+        assert not any(args(x)[1] == "" for x in old.inputs)
+        assert any(args(plan.inputs[pos])[1] == "" for pos in plan.wide)
+    # /144's fractions are a form ('digit/digit'), which the empty string is not: still none
+    for seed in SEEDS:
+        plan = plan_for(_task("HumanEval/144"), seed)
+        assert plan is not None
+        assert not any("" in args(x) for x in plan.inputs)
