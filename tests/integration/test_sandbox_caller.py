@@ -6,6 +6,7 @@ caller (a memo cache) is left alone."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -118,3 +119,34 @@ def test_a_program_wrong_on_new_argument_objects_shows(sandbox: Sandbox, backend
     # every call after the first handed the first call's list refilled, it would answer rightly throughout
     # (red-team a18b_caller_fresh_second_longest)
     assert _answers(sandbox, FRESH_WRONG, backend, caller=True) == ["3", "None", "3", "None"]
+
+
+#: right only where equal values are one object: a caller computing 65300 and 65000 + 300 apart holds two
+IDENTITY_EQUAL = """
+def f(xs, x):
+    return [i for i, v in enumerate(xs) if v is x]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_equal_values_of_one_call_are_objects_of_their_own_in_a_probe_run(
+    sandbox: Sandbox, backend: str
+) -> None:
+    inputs = (
+        "([65300, 7, 65300], 65300)",
+        "(['ab', 'c', 'ab'], 'ab')",
+        "([2.5, 1.0], 2.5)",
+        "([(100000, 'xy')], (100000, 'xy'))",
+    )
+    job = Job(mode="cases", code=IDENTITY_EQUAL, entry_point="f", inputs=inputs, limits=LIMITS)
+    # one call's text is compiled once, and its equal constants are one object: a plain run's answers
+    plain = sandbox.execute(job, backend)  # type: ignore[arg-type]
+    assert [c.result_repr for c in plain.cases] == ["[0, 2]", "[0, 2]", "[0]", "[0]"]
+    # a probe run hands each number past the shared small ones, and each text, as an object of its own
+    probe = sandbox.execute(replace(job, caller=True), backend)  # type: ignore[arg-type]
+    assert probe.infra_error is None, probe.infra_error
+    assert [c.result_repr for c in probe.cases] == ["[]", "[]", "[]", "[]"]
+    # small ints are one object wherever they are computed (-5..256; 3.15, WASM's, shares up to 1024):
+    # left as they are
+    small = replace(job, caller=True, inputs=("([5, 7, 5], 5)",))
+    assert [c.result_repr for c in sandbox.execute(small, backend).cases] == ["[0, 2]"]  # type: ignore[arg-type]
