@@ -4470,27 +4470,45 @@ def _generate_stated_integers(
             x for x in numbers if abs(x) <= top and (zero if x == 0 else positive if x > 0 else negative)
         ]
         rng.shuffle(wanted)
-        count = 0
-        for x in wanted:
-            if count >= STATED_INTEGER_INPUTS:
-                break
-            for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
-                candidate = list(tuples[b])
-                value = candidate[i]
-                if isinstance(value, list):
-                    if not value:
-                        continue
-                    value = list(value)
-                    value[rng.randrange(len(value))] = x
-                elif type(value) is int:
-                    value = x
-                else:
-                    continue
-                candidate[i] = value
-                if made.take(candidate, b, invariants):
-                    count += 1
-                    break
+        _place_numbers(tuples, i, wanted, STATED_INTEGER_INPUTS, rng, made, invariants, scalar=(int,))
     return made.out
+
+
+def _place_numbers(
+    tuples: Sequence[tuple[object, ...]],
+    i: int,
+    wanted: Sequence[int | float],
+    most: int,
+    rng: random.Random,
+    made: _Made,
+    invariants: _Invariants,
+    *,
+    scalar: tuple[type, ...],
+) -> None:
+    """(p23/c23 on) Up to ``most`` of the numbers ``wanted``, in their order, each put into one of four
+    drawn cases at argument position ``i`` (one drawn element of a list there, or the argument itself
+    where it is of an exact type of ``scalar``), the first case that makes a new input keeping the
+    cases' relations taking it (``made``)."""
+    count = 0
+    for x in wanted:
+        if count >= most:
+            break
+        for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
+            candidate = list(tuples[b])
+            value = candidate[i]
+            if isinstance(value, list):
+                if not value:
+                    continue
+                value = list(value)
+                value[rng.randrange(len(value))] = x
+            elif type(value) in scalar:
+                value = x
+            else:
+                continue
+            candidate[i] = value
+            if made.take(candidate, b, invariants):
+                count += 1
+                break
 
 
 def _generate_stated_numbers(
@@ -4520,26 +4538,7 @@ def _generate_stated_numbers(
         negative, positive = any(v < 0 for v in column), any(v > 0 for v in column)
         wanted = [x for x in numbers if x <= top and (x == 0 or (positive if x > 0 else negative))]
         rng.shuffle(wanted)
-        count = 0
-        for x in wanted:
-            if count >= STATED_NUMBER_INPUTS:
-                break
-            for b in rng.sample(range(len(tuples)), min(len(tuples), 4)):
-                candidate = list(tuples[b])
-                value = candidate[i]
-                if isinstance(value, list):
-                    if not value:
-                        continue
-                    value = list(value)
-                    value[rng.randrange(len(value))] = x
-                elif isinstance(value, int | float) and not isinstance(value, bool):
-                    value = x
-                else:
-                    continue
-                candidate[i] = value
-                if made.take(candidate, b, invariants):
-                    count += 1
-                    break
+        _place_numbers(tuples, i, wanted, STATED_NUMBER_INPUTS, rng, made, invariants, scalar=(int, float))
     return made.out
 
 
