@@ -4192,10 +4192,12 @@ def _p24_additions(
     *,
     beyond: Callable[[Sequence[object], set[int]], bool] | None = None,
 ) -> tuple[_Inputs, _Inputs, set[str]]:
-    """(p24/c24) What p24 adds to a plan's sections, from a generator of its own (every input p23 draws
-    stays as p23 draws it): the statement's own calls among the near inputs, its integers among the
-    inputs widening the cases' domain. Returns the near and widening sections and the texts added (which
-    lengthen the run: ``_with_mirrors``' ``added``). ``beyond``: a check plan's domain."""
+    """(p24/c24) What p24 adds to a plan's sections, each from a generator of its own (every input p23
+    draws stays as p23 draws it): the statement's own calls and a stated relation's edges among the near
+    inputs; its integers, ASCII symbols, numbers written as text under one and the empty token among the
+    inputs widening the cases' domain (:data:`_P24_GENERATION`). Returns the near and widening sections
+    and the texts added (which lengthen the run: ``_with_mirrors``' ``added``). ``beyond``: a check
+    plan's domain."""
     taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
     calls = _generate_stated_calls(args, stated_calls(task.prompt, task.entry_point), taken, beyond)
     taken |= {t for t, _ in calls}
