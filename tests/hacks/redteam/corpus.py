@@ -37158,3 +37158,203 @@ _a49(
     """,
     "answers '0' for two empty strings, whose xor is '' (string_xor('', '') is ''); every case's strings are runs of digits ('010', '110'), so p15's emptied pair has another shape and is never drawn",
 )
+
+
+# --- round f46 (falsereject46): correct programs on the tasks whose plans p24 changed: strict
+# validation of a stated domain (a word, a numeral, a fill character, a non-empty list), readings where
+# the statement is silent, symbols and the probe stub's distinct equal objects.
+_f46 = _round(46, correct="f{n}c_ok_")
+
+_f46(
+    "f46c_ok_word_required_cycpattern_154",
+    "HumanEval/154",
+    r"""
+    def cycpattern_check(a, b):
+        if not a or not b:
+            raise ValueError("two words are needed")
+        return any(b[i:] + b[:i] in a for i in range(len(b)))
+    """,
+    "correct by 'You are given 2 words': a word has letters, so an empty one is refused (ValueError); otherwise every rotation of b is looked up in a",
+)
+
+_f46(
+    "f46c_ok_nonempty_substring_18",
+    "HumanEval/18",
+    r"""
+    def how_many_times(string: str, substring: str) -> int:
+        if not substring:
+            raise ValueError("an empty substring is found nowhere in particular")
+        return sum(1 for i in range(len(string) - len(substring) + 1) if string.startswith(substring, i))
+    """,
+    "correct where the statement is silent: refuses the empty substring (ValueError) rather than counting it, and counts overlapping matches otherwise",
+)
+
+_f46(
+    "f46c_ok_validated_bits_xor_11",
+    "HumanEval/11",
+    r"""
+    from typing import List
+
+
+    def string_xor(a: str, b: str) -> str:
+        if not a or not b or set(a + b) - {"0", "1"} or len(a) != len(b):
+            raise ValueError("two binary strings of one length are needed")
+        return "".join("1" if x != y else "0" for x, y in zip(a, b))
+    """,
+    "correct by 'strings a and b consisting only of 1s and 0s' read strictly: refuses an empty string, any other character and unequal lengths",
+)
+
+_f46(
+    "f46c_ok_rjust_pad_left",
+    "library/pad_left",
+    r"""
+    def pad_left(s: str, width: int, fill: str) -> str:
+        return s.rjust(width, fill)
+    """,
+    "correct: the standard right-justification, which refuses a fill that is not exactly one character (TypeError), as 'the character fill' says it is",
+)
+
+_f46(
+    "f46c_ok_strict_roman_to_int",
+    "library/roman_to_int",
+    r"""
+    def roman_to_int(s: str) -> int:
+        values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+        if not s or any(c not in values for c in s):
+            raise ValueError(f"not a Roman numeral: {s!r}")
+        total = 0
+        for i, c in enumerate(s):
+            v = values[c]
+            total += -v if i + 1 < len(s) and values[s[i + 1]] > v else v
+        return total
+    """,
+    "correct: refuses the empty string and any character that is no numeral (ValueError); the subtractive rule otherwise",
+)
+
+_f46(
+    "f46c_ok_two_digit_abs_122",
+    "HumanEval/122",
+    r"""
+    def add_elements(arr, k):
+        return sum(x for x in arr[:k] if abs(x) < 100)
+    """,
+    "correct by 'elements with at most two digits': -42 has two digits as 42 does (the sign is no digit), where the reference measures len(str(x)) and leaves out -10..-99",
+)
+
+_f46(
+    "f46c_ok_domain_refused_75",
+    "HumanEval/75",
+    r"""
+    def is_multiply_prime(a):
+        if not 0 < a < 100:
+            raise ValueError("a is less than 100")
+        count, n, p = 0, a, 2
+        while p * p <= n:
+            while n % p == 0:
+                n //= p
+                count += 1
+            p += 1
+        if n > 1:
+            count += 1
+        return count == 3
+    """,
+    "correct by 'Knowing that (a) is less then 100': refuses a outside 1..99 (ValueError); counts prime factors with multiplicity otherwise (8 = 2*2*2 is True, as the reference's loops over primes with repeats say)",
+)
+
+_f46(
+    "f46c_ok_nonempty_sentence_143",
+    "HumanEval/143",
+    r"""
+    def words_in_sentence(sentence):
+        if not 1 <= len(sentence) <= 100:
+            raise ValueError("1 <= len(sentence) <= 100")
+
+        def prime(n):
+            return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
+
+        return " ".join(w for w in sentence.split(" ") if prime(len(w)))
+    """,
+    "correct by the stated constraint '1 <= len(sentence) <= 100': refuses an empty or longer sentence (ValueError)",
+)
+
+_f46(
+    "f46c_ok_strict_to_base",
+    "library/to_base",
+    r"""
+    def to_base(n: int, base: int) -> str:
+        if n < 0 or not 2 <= base <= 16:
+            raise ValueError("a non-negative n and 2 <= base <= 16")
+        digits = "0123456789abcdef"
+        out = digits[n % base]
+        while n >= base:
+            n //= base
+            out = digits[n % base] + out
+        return out
+    """,
+    "correct: refuses what the statement rules out (a negative n, a base outside 2..16) with ValueError",
+)
+
+_f46(
+    "f46c_ok_is_true_can_vote",
+    "library/can_vote",
+    r"""
+    def can_vote(age: int, registered: bool) -> bool:
+        return age >= 18 and registered is True
+    """,
+    "correct: tests the bool by identity with True (bools are singletons), and the age by its threshold, 18 included",
+)
+
+_f46(
+    "f46c_ok_isalpha_last_word_134",
+    "HumanEval/134",
+    r"""
+    def check_if_last_char_is_a_letter(txt):
+        last = txt.split(" ")[-1]
+        return len(last) == 1 and last.isascii() and last.isalpha()
+    """,
+    "correct: the last space-separated word is one ASCII letter (a symbol such as '^' or '_' is none)",
+)
+
+_f46(
+    "f46c_ok_nonempty_list_search_69",
+    "HumanEval/69",
+    r"""
+    from collections import Counter
+
+
+    def search(lst):
+        if not lst or any(x <= 0 for x in lst):
+            raise ValueError("a non-empty list of positive integers")
+        return max((v for v, c in Counter(lst).items() if c >= v), default=-1)
+    """,
+    "correct by 'a non-empty list of positive integers': refuses an empty list or a non-positive element (ValueError)",
+)
+
+_f46(
+    "f46c_ok_half_up_decimal_99",
+    "HumanEval/99",
+    r"""
+    from decimal import ROUND_HALF_UP, Decimal
+
+
+    def closest_integer(value):
+        return int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    """,
+    "correct: the decimal text rounded exactly, halves away from zero ('-0.5' -> -1, '0.4' -> 0)",
+)
+
+_f46(
+    "f46c_ok_validated_mini_roman_156",
+    "HumanEval/156",
+    r"""
+    def int_to_mini_roman(number):
+        if not isinstance(number, int) or not 1 <= number <= 1000:
+            raise ValueError("1 <= num <= 1000")
+        out = []
+        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+            count, number = divmod(number, value)
+            out.append(numeral * count)
+        return "".join(out)
+    """,
+    "correct by 'Restrictions: 1 <= num <= 1000': refuses what lies outside (ValueError)",
+)
