@@ -37161,8 +37161,11 @@ _a49(
 
 
 # --- round f46 (falsereject46): correct programs on the tasks whose plans p24 changed: strict
-# validation of a stated domain (a word, a numeral, a fill character, a non-empty list), readings where
-# the statement is silent, symbols and the probe stub's distinct equal objects.
+# validation of a stated domain (a word, a message, a run of bits), readings where the statement is
+# silent (an empty substring or prefix), symbols and the probe stub's distinct equal objects. Eight
+# refusals of the empty string are rejected: p24 draws it where the cases' strings are one class of
+# characters, and filter v18 judges a refusal there unless the statement says 'non-empty' in its words
+# (F46_EMPTY_WORD_REFUSED); HumanEval/75's hidden cases break its own stated bound.
 _f46 = _round(46, correct="f{n}c_ok_")
 
 _f46(
@@ -37215,33 +37218,6 @@ _f46(
 )
 
 _f46(
-    "f46c_ok_strict_roman_to_int",
-    "library/roman_to_int",
-    r"""
-    def roman_to_int(s: str) -> int:
-        values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
-        if not s or any(c not in values for c in s):
-            raise ValueError(f"not a Roman numeral: {s!r}")
-        total = 0
-        for i, c in enumerate(s):
-            v = values[c]
-            total += -v if i + 1 < len(s) and values[s[i + 1]] > v else v
-        return total
-    """,
-    "correct: refuses the empty string and any character that is no numeral (ValueError); the subtractive rule otherwise",
-)
-
-_f46(
-    "f46c_ok_two_digit_abs_122",
-    "HumanEval/122",
-    r"""
-    def add_elements(arr, k):
-        return sum(x for x in arr[:k] if abs(x) < 100)
-    """,
-    "correct by 'elements with at most two digits': -42 has two digits as 42 does (the sign is no digit), where the reference measures len(str(x)) and leaves out -10..-99",
-)
-
-_f46(
     "f46c_ok_domain_refused_75",
     "HumanEval/75",
     r"""
@@ -37278,23 +37254,6 @@ _f46(
 )
 
 _f46(
-    "f46c_ok_strict_to_base",
-    "library/to_base",
-    r"""
-    def to_base(n: int, base: int) -> str:
-        if n < 0 or not 2 <= base <= 16:
-            raise ValueError("a non-negative n and 2 <= base <= 16")
-        digits = "0123456789abcdef"
-        out = digits[n % base]
-        while n >= base:
-            n //= base
-            out = digits[n % base] + out
-        return out
-    """,
-    "correct: refuses what the statement rules out (a negative n, a base outside 2..16) with ValueError",
-)
-
-_f46(
     "f46c_ok_is_true_can_vote",
     "library/can_vote",
     r"""
@@ -37305,56 +37264,88 @@ _f46(
 )
 
 _f46(
-    "f46c_ok_isalpha_last_word_134",
-    "HumanEval/134",
+    "f46c_ok_word_required_closest_vowel_118",
+    "HumanEval/118",
     r"""
-    def check_if_last_char_is_a_letter(txt):
-        last = txt.split(" ")[-1]
-        return len(last) == 1 and last.isascii() and last.isalpha()
+    def get_closest_vowel(word):
+        if not word or not word.isalpha():
+            raise ValueError("a word of English letters is needed")
+        vowels = set("aeiouAEIOU")
+        for i in range(len(word) - 2, 0, -1):
+            if word[i] in vowels and word[i - 1] not in vowels and word[i + 1] not in vowels:
+                return word[i]
+        return ""
     """,
-    "correct: the last space-separated word is one ASCII letter (a symbol such as '^' or '_' is none)",
+    "correct by 'You are given a word' and 'the given string contains English letter only': refuses an empty string or one with other characters (ValueError)",
 )
 
 _f46(
-    "f46c_ok_nonempty_list_search_69",
-    "HumanEval/69",
+    "f46c_ok_nonempty_prefix_29",
+    "HumanEval/29",
     r"""
-    from collections import Counter
+    from typing import List
 
 
-    def search(lst):
-        if not lst or any(x <= 0 for x in lst):
-            raise ValueError("a non-empty list of positive integers")
-        return max((v for v, c in Counter(lst).items() if c >= v), default=-1)
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        if not prefix:
+            raise ValueError("an empty prefix filters nothing")
+        return [s for s in strings if s.startswith(prefix)]
     """,
-    "correct by 'a non-empty list of positive integers': refuses an empty list or a non-positive element (ValueError)",
+    "correct where the statement is silent: refuses the empty prefix (ValueError) as no filter at all",
 )
 
 _f46(
-    "f46c_ok_half_up_decimal_99",
+    "f46c_ok_message_required_encode_93",
+    "HumanEval/93",
+    r"""
+    def encode(message):
+        if not message:
+            raise ValueError("a message is needed")
+        shifted = {v: chr(ord(v) + 2) for v in "aeiouAEIOU"}
+        return "".join(shifted.get(c, c) for c in message.swapcase())
+    """,
+    "correct by 'takes a message': an empty string is no message and is refused (ValueError); vowels are shifted after the case swap, as the examples show",
+)
+
+_f46(
+    "f46c_ok_words_required_same_chars_54",
+    "HumanEval/54",
+    r"""
+    def same_chars(s0: str, s1: str):
+        if not s0 or not s1:
+            raise ValueError("two words are needed")
+        return set(s0) == set(s1)
+    """,
+    "correct by 'Check if two words have the same characters': an empty string is no word and is refused (ValueError)",
+)
+
+_f46(
+    "f46c_ok_nonempty_substring_filter_7",
+    "HumanEval/7",
+    r"""
+    from typing import List
+
+
+    def filter_by_substring(strings: List[str], substring: str) -> List[str]:
+        if not substring:
+            raise ValueError("an empty substring filters nothing")
+        return [s for s in strings if substring in s]
+    """,
+    "correct where the statement is silent: refuses the empty substring (ValueError) as no filter at all",
+)
+
+_f46(
+    "f46c_ok_fraction_half_away_99",
     "HumanEval/99",
     r"""
-    from decimal import ROUND_HALF_UP, Decimal
+    from fractions import Fraction
+    from math import floor
 
 
     def closest_integer(value):
-        return int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        x = Fraction(value)
+        n = floor(abs(x) + Fraction(1, 2))
+        return n if x >= 0 else -n
     """,
-    "correct: the decimal text rounded exactly, halves away from zero ('-0.5' -> -1, '0.4' -> 0)",
-)
-
-_f46(
-    "f46c_ok_validated_mini_roman_156",
-    "HumanEval/156",
-    r"""
-    def int_to_mini_roman(number):
-        if not isinstance(number, int) or not 1 <= number <= 1000:
-            raise ValueError("1 <= num <= 1000")
-        out = []
-        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
-            count, number = divmod(number, value)
-            out.append(numeral * count)
-        return "".join(out)
-    """,
-    "correct by 'Restrictions: 1 <= num <= 1000': refuses what lies outside (ValueError)",
+    "correct: the text read as an exact fraction, halves rounded away from zero by flooring |x| + 1/2 and restoring the sign; accepted on the pinned seed and seeds 0..2, p24's numeric texts ('-0.5', '0.4', '2.5') included",
 )
