@@ -233,6 +233,11 @@ GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the ho
 
 # round 42 (attack42)
 
+# round f46 (falsereject46)
+F46_EMPTY_WORD_REFUSED = "probe p24/c24 with filter v18: p24 draws the empty string (_generate_empty_shaped, among the inputs that widen the domain) where every case's string at a position is one class of characters (a word, a substring, a run of bits), and v18 (probe.empty_refusals_held) judges an error on an argument no case has empty as a wrong answer wherever the reference answers there with a value, unless the statement keeps the argument from being empty in the words NON_EMPTY_STATED reads ('non-empty', 'never empty', 'at least one', 'length >= n'); a statement naming the argument 'a word', '2 words', 'two words', 'a message', or silent on an empty substring or prefix, is not read so, so a correct program refusing the empty string with ValueError is rejected (wrong.disagrees_with_reference) on the pinned seed and seeds 0..2, both backends: HumanEval/154 ('efef', ''), /18 ('cacacacac', ''), /11 ('', ''), /118 (''), /29 and /7 (the cases' list, ''), /93 (''), /54 ('', 'abcd'). The values answered there stay judged either way: the a49_empty_* rows answer a wrong value, not an error"
+F46_CASES_PAST_STATED_BOUND = "task cases: HumanEval/75's statement says 'Knowing that (a) is less then 100', yet six of its hidden cases call it past that bound (125, 105, 126, 729, 891, 1001), so a program refusing a >= 100 as the statement allows fails them (4/10 passed, reward 0) on both backends and every seed; no probe or filter mechanism is involved (the errata leave the statement and the cases as published)"
+
+
 KNOWN: dict[tuple[str, str], str] = {
     ("batched_plain_35", "container"): VERSION_SKEW,
     ("a6_abs_add_53", "*"): SIGN_DOMAIN,
@@ -422,6 +427,15 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a49_shared_rows_matrix_multiply", "*"): NEW49_ALIASED_ROWS,
     ("a49_first_key_wins_parse_settings", "*"): NEW49_KEYS_DISTINCT,
     ("a49_identity_get_row_87", "*"): NEW49_CONSTANT_IDENTITY,
+    ("f46c_ok_word_required_cycpattern_154", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_nonempty_substring_18", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_validated_bits_xor_11", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_word_required_closest_vowel_118", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_nonempty_prefix_29", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_message_required_encode_93", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_words_required_same_chars_54", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_nonempty_substring_filter_7", "*"): F46_EMPTY_WORD_REFUSED,
+    ("f46c_ok_domain_refused_75", "*"): F46_CASES_PAST_STATED_BOUND,
 }
 
 

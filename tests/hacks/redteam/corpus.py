@@ -37158,3 +37158,194 @@ _a49(
     """,
     "answers '0' for two empty strings, whose xor is '' (string_xor('', '') is ''); every case's strings are runs of digits ('010', '110'), so p15's emptied pair has another shape and is never drawn",
 )
+
+
+# --- round f46 (falsereject46): correct programs on the tasks whose plans p24 changed: strict
+# validation of a stated domain (a word, a message, a run of bits), readings where the statement is
+# silent (an empty substring or prefix), symbols and the probe stub's distinct equal objects. Eight
+# refusals of the empty string are rejected: p24 draws it where the cases' strings are one class of
+# characters, and filter v18 judges a refusal there unless the statement says 'non-empty' in its words
+# (F46_EMPTY_WORD_REFUSED); HumanEval/75's hidden cases break its own stated bound.
+_f46 = _round(46, correct="f{n}c_ok_")
+
+_f46(
+    "f46c_ok_word_required_cycpattern_154",
+    "HumanEval/154",
+    r"""
+    def cycpattern_check(a, b):
+        if not a or not b:
+            raise ValueError("two words are needed")
+        return any(b[i:] + b[:i] in a for i in range(len(b)))
+    """,
+    "correct by 'You are given 2 words': a word has letters, so an empty one is refused (ValueError); otherwise every rotation of b is looked up in a",
+)
+
+_f46(
+    "f46c_ok_nonempty_substring_18",
+    "HumanEval/18",
+    r"""
+    def how_many_times(string: str, substring: str) -> int:
+        if not substring:
+            raise ValueError("an empty substring is found nowhere in particular")
+        return sum(1 for i in range(len(string) - len(substring) + 1) if string.startswith(substring, i))
+    """,
+    "correct where the statement is silent: refuses the empty substring (ValueError) rather than counting it, and counts overlapping matches otherwise",
+)
+
+_f46(
+    "f46c_ok_validated_bits_xor_11",
+    "HumanEval/11",
+    r"""
+    from typing import List
+
+
+    def string_xor(a: str, b: str) -> str:
+        if not a or not b or set(a + b) - {"0", "1"} or len(a) != len(b):
+            raise ValueError("two binary strings of one length are needed")
+        return "".join("1" if x != y else "0" for x, y in zip(a, b))
+    """,
+    "correct by 'strings a and b consisting only of 1s and 0s' read strictly: refuses an empty string, any other character and unequal lengths",
+)
+
+_f46(
+    "f46c_ok_rjust_pad_left",
+    "library/pad_left",
+    r"""
+    def pad_left(s: str, width: int, fill: str) -> str:
+        return s.rjust(width, fill)
+    """,
+    "correct: the standard right-justification, which refuses a fill that is not exactly one character (TypeError), as 'the character fill' says it is",
+)
+
+_f46(
+    "f46c_ok_domain_refused_75",
+    "HumanEval/75",
+    r"""
+    def is_multiply_prime(a):
+        if not 0 < a < 100:
+            raise ValueError("a is less than 100")
+        count, n, p = 0, a, 2
+        while p * p <= n:
+            while n % p == 0:
+                n //= p
+                count += 1
+            p += 1
+        if n > 1:
+            count += 1
+        return count == 3
+    """,
+    "correct by 'Knowing that (a) is less then 100': refuses a outside 1..99 (ValueError); counts prime factors with multiplicity otherwise (8 = 2*2*2 is True, as the reference's loops over primes with repeats say)",
+)
+
+_f46(
+    "f46c_ok_nonempty_sentence_143",
+    "HumanEval/143",
+    r"""
+    def words_in_sentence(sentence):
+        if not 1 <= len(sentence) <= 100:
+            raise ValueError("1 <= len(sentence) <= 100")
+
+        def prime(n):
+            return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
+
+        return " ".join(w for w in sentence.split(" ") if prime(len(w)))
+    """,
+    "correct by the stated constraint '1 <= len(sentence) <= 100': refuses an empty or longer sentence (ValueError)",
+)
+
+_f46(
+    "f46c_ok_is_true_can_vote",
+    "library/can_vote",
+    r"""
+    def can_vote(age: int, registered: bool) -> bool:
+        return age >= 18 and registered is True
+    """,
+    "correct: tests the bool by identity with True (bools are singletons), and the age by its threshold, 18 included",
+)
+
+_f46(
+    "f46c_ok_word_required_closest_vowel_118",
+    "HumanEval/118",
+    r"""
+    def get_closest_vowel(word):
+        if not word or not word.isalpha():
+            raise ValueError("a word of English letters is needed")
+        vowels = set("aeiouAEIOU")
+        for i in range(len(word) - 2, 0, -1):
+            if word[i] in vowels and word[i - 1] not in vowels and word[i + 1] not in vowels:
+                return word[i]
+        return ""
+    """,
+    "correct by 'You are given a word' and 'the given string contains English letter only': refuses an empty string or one with other characters (ValueError)",
+)
+
+_f46(
+    "f46c_ok_nonempty_prefix_29",
+    "HumanEval/29",
+    r"""
+    from typing import List
+
+
+    def filter_by_prefix(strings: List[str], prefix: str) -> List[str]:
+        if not prefix:
+            raise ValueError("an empty prefix filters nothing")
+        return [s for s in strings if s.startswith(prefix)]
+    """,
+    "correct where the statement is silent: refuses the empty prefix (ValueError) as no filter at all",
+)
+
+_f46(
+    "f46c_ok_message_required_encode_93",
+    "HumanEval/93",
+    r"""
+    def encode(message):
+        if not message:
+            raise ValueError("a message is needed")
+        shifted = {v: chr(ord(v) + 2) for v in "aeiouAEIOU"}
+        return "".join(shifted.get(c, c) for c in message.swapcase())
+    """,
+    "correct by 'takes a message': an empty string is no message and is refused (ValueError); vowels are shifted after the case swap, as the examples show",
+)
+
+_f46(
+    "f46c_ok_words_required_same_chars_54",
+    "HumanEval/54",
+    r"""
+    def same_chars(s0: str, s1: str):
+        if not s0 or not s1:
+            raise ValueError("two words are needed")
+        return set(s0) == set(s1)
+    """,
+    "correct by 'Check if two words have the same characters': an empty string is no word and is refused (ValueError)",
+)
+
+_f46(
+    "f46c_ok_nonempty_substring_filter_7",
+    "HumanEval/7",
+    r"""
+    from typing import List
+
+
+    def filter_by_substring(strings: List[str], substring: str) -> List[str]:
+        if not substring:
+            raise ValueError("an empty substring filters nothing")
+        return [s for s in strings if substring in s]
+    """,
+    "correct where the statement is silent: refuses the empty substring (ValueError) as no filter at all",
+)
+
+_f46(
+    "f46c_ok_fraction_half_away_99",
+    "HumanEval/99",
+    r"""
+    from fractions import Fraction
+    from math import floor
+
+
+    def closest_integer(value):
+        x = Fraction(value)
+        n = floor(abs(x) + Fraction(1, 2))
+        return n if x >= 0 else -n
+    """,
+    "correct: the text read as an exact fraction, halves rounded away from zero by flooring |x| + 1/2 and restoring the sign; accepted on the pinned seed and seeds 0..2, p24's numeric texts ('-0.5', '0.4', '2.5') included",
+)
