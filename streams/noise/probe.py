@@ -1130,7 +1130,10 @@ def empty_refusals_held(task: TaskPublished, plan: ProbePlan) -> frozenset[int]:
     a wrong answer where the reference answers with a value, unless it is a resource limit or the
     reference refuses the input's twin with its empty arguments filled (:func:`refused_alike`).
     What it gives up: a correct program that refuses an empty argument the statement excludes in words
-    this does not read, where the reference answers it."""
+    this does not read, where the reference answers it. Not held: p24's empty tokens
+    (``ProbePlan.tokens_emptied``: a string emptied where every case's is one class of characters, an
+    empty word or message "a word", "two words" may rule out: f46c_ok_* refusing them were rejected),
+    where only a value is judged."""
     if plan.source == "reseeded" or NON_EMPTY_STATED.search(task.prompt):
         return frozenset()
     if plan.source == "check":
@@ -1145,7 +1148,7 @@ def empty_refusals_held(task: TaskPublished, plan: ProbePlan) -> frozenset[int]:
         return isinstance(value, _FILLED) and len(value) == 0  # type: ignore[arg-type]
 
     held = set()
-    for pos in plan.wide:
+    for pos in plan.wide - plan.tokens_emptied:
         args = _arguments(plan.inputs[pos])
         if any(
             empty(value) and not any(i < len(case) and empty(case[i]) for case in shown)

@@ -911,6 +911,12 @@ class ProbePlan:
     #: characters changes the answer,
     #: so the input is judged like any other (``streams.noise.probe.ascii_twins_agree``)
     ascii_twins: tuple[tuple[int, int, int], ...] = ()
+    #: (p24/c24) the positions of the inputs whose string was emptied where every case's string there is
+    #: one class of characters (:func:`_generate_empty_shaped`): an empty word, prefix or message the
+    #: statement may well rule out in words no reader takes (a word, two words), so a refusal there is
+    #: the program's right, as at any input widening the domain, and only a value is judged
+    #: (``streams.noise.probe.empty_refusals_held`` leaves them out)
+    tokens_emptied: frozenset[int] = frozenset()
 
     @property
     def head_positions(self) -> range:
@@ -1134,13 +1140,14 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     added: set[str] = set()
+    emptied: set[str] = set()
     twin_texts: list[tuple[str, str, str]] = []
     if seed is not None and generation >= _P23_GENERATION:
         generated, far, wide, added, twin_texts = _p23_additions(
             task, version, seed, args, lead, generated, far, wide, ends, bounds
         )
     if seed is not None and generation >= _P24_GENERATION:
-        generated, wide, p24_added = _p24_additions(
+        generated, wide, p24_added, emptied = _p24_additions(
             task, version, seed, args, lead, generated, far, wide, ends, bounds
         )
         added |= p24_added
@@ -1186,6 +1193,7 @@ def _plan(task: TaskPublished, seed: str | None, generation: int) -> ProbePlan |
         lead=laid.lead,
         ends=laid.ends,
         ascii_twins=_twin_positions(laid.inputs, twin_texts),
+        tokens_emptied=_emptied_positions(laid, emptied),
     )
 
 
@@ -1420,6 +1428,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         ends = sorted([*ends, *long], key=lambda item: (len(item[0]), item[0]))
         spaced = _asked_again(generated, twice, random.Random(_seed(task, f"{drawn_as}|spaced", seed)))
     added: set[str] = set()
+    emptied: set[str] = set()
     twin_texts: list[tuple[str, str, str]] = []
     if seed is not None and generation >= _P23_GENERATION:
         generated, far, wide, added, twin_texts = _p23_additions(
@@ -1427,7 +1436,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
             beyond=domain.hold_beyond_range, admitted=domain.hold_admitted,
         )  # fmt: skip
     if seed is not None and generation >= _P24_GENERATION:
-        generated, wide, p24_added = _p24_additions(
+        generated, wide, p24_added, emptied = _p24_additions(
             task,
             version,
             seed,
@@ -1479,6 +1488,7 @@ def _check_plan(task: TaskPublished, seed: str | None, generation: int) -> Probe
         lead=laid.lead,
         ends=laid.ends,
         ascii_twins=_twin_positions(laid.inputs, twin_texts),
+        tokens_emptied=_emptied_positions(laid, emptied),
     )
 
 
@@ -1642,6 +1652,14 @@ class _Laid:
     def source(self, pos: int) -> int:
         """The first position holding the input at ``pos``."""
         return self.repeats.get(pos, pos)
+
+
+def _emptied_positions(laid: _Laid, emptied: set[str]) -> frozenset[int]:
+    """(p24/c24) The positions of the empty tokens' inputs (``emptied``: their texts), their repeats and
+    the mirrors and reorderings laid of them (``ProbePlan.tokens_emptied``)."""
+    out = {pos for pos, text in enumerate(laid.inputs) if text in emptied}
+    out |= {b for a, b in (*laid.mirrors, *laid.orders) if a in out}
+    return frozenset(pos for pos in range(len(laid.inputs)) if pos in out or laid.source(pos) in out)
 
 
 def _with_mirrors(
@@ -4191,13 +4209,13 @@ def _p24_additions(
     bounds: _Inputs,
     *,
     beyond: Callable[[Sequence[object], set[int]], bool] | None = None,
-) -> tuple[_Inputs, _Inputs, set[str]]:
+) -> tuple[_Inputs, _Inputs, set[str], set[str]]:
     """(p24/c24) What p24 adds to a plan's sections, each from a generator of its own (every input p23
     draws stays as p23 draws it): the statement's own calls and a stated relation's edges among the near
     inputs; its integers, ASCII symbols, numbers written as text under one and the empty token among the
-    inputs widening the cases' domain (:data:`_P24_GENERATION`). Returns the near and widening sections
-    and the texts added (which lengthen the run: ``_with_mirrors``' ``added``). ``beyond``: a check
-    plan's domain."""
+    inputs widening the cases' domain (:data:`_P24_GENERATION`). Returns the near and widening sections,
+    the texts added (which lengthen the run: ``_with_mirrors``' ``added``) and the empty tokens' texts
+    (``ProbePlan.tokens_emptied``). ``beyond``: a check plan's domain."""
     taken = {t for t, _ in (*lead, *generated, *far, *wide, *ends, *bounds)}
     calls = _generate_stated_calls(args, stated_calls(task.prompt, task.entry_point), taken, beyond)
     taken |= {t for t, _ in calls}
@@ -4222,7 +4240,8 @@ def _p24_additions(
     empty = _generate_empty_shaped(args, drawn, taken, beyond)
     generated = sorted([*generated, *calls, *edges], key=lambda item: (len(item[0]), item[0]))
     wide = sorted([*wide, *integers, *symbols, *texts, *empty], key=lambda item: (len(item[0]), item[0]))
-    return generated, wide, {t for t, _ in (*calls, *integers, *symbols, *edges, *texts, *empty)}
+    added = {t for t, _ in (*calls, *integers, *symbols, *edges, *texts, *empty)}
+    return generated, wide, added, {t for t, _ in empty}
 
 
 def _generate_empty_shaped(

@@ -234,7 +234,7 @@ GATE_REFUSALS = "sandbox hook: marshal.load is refused whatever it reads (the ho
 # round 42 (attack42)
 
 # round f46 (falsereject46)
-F46_EMPTY_WORD_REFUSED = "probe p24/c24 with filter v18: p24 draws the empty string (_generate_empty_shaped, among the inputs that widen the domain) where every case's string at a position is one class of characters (a word, a substring, a run of bits), and v18 (probe.empty_refusals_held) judges an error on an argument no case has empty as a wrong answer wherever the reference answers there with a value, unless the statement keeps the argument from being empty in the words NON_EMPTY_STATED reads ('non-empty', 'never empty', 'at least one', 'length >= n'); a statement naming the argument 'a word', '2 words', 'two words', 'a message', or silent on an empty substring or prefix, is not read so, so a correct program refusing the empty string with ValueError is rejected (wrong.disagrees_with_reference) on the pinned seed and seeds 0..2, both backends: HumanEval/154 ('efef', ''), /18 ('cacacacac', ''), /11 ('', ''), /118 (''), /29 and /7 (the cases' list, ''), /93 (''), /54 ('', 'abcd'). The values answered there stay judged either way: the a49_empty_* rows answer a wrong value, not an error"
+F46_EMPTY_WORD_REFUSED = "probe p15/c15 with filter v18: p15 draws the empty string (among the inputs that widen the domain) where the cases' strings at a position have more than one shape (HumanEval/118's 'yogurt' and 'FULL', /93's messages with spaces), and v18 (probe.empty_refusals_held) judges an error on an argument no case has empty as a wrong answer wherever the reference answers there with a value, unless the statement keeps the argument from being empty in the words NON_EMPTY_STATED reads ('non-empty', 'never empty', 'at least one', 'length >= n'); 'a word' (/118) or 'a message' (/93) is not read so, so a correct program refusing the empty string with ValueError is rejected on the pinned seed and seeds 0..2, both backends: f46c_ok_word_required_closest_vowel_118, f46c_ok_message_required_encode_93. The same refusal of p24's empty tokens (a string emptied where every case's is one class of characters: /154, /18, /11, /29, /7, /54) is not held since ProbePlan.tokens_emptied (only a value is judged there: the a49_empty_* rows, which answer a wrong value, stay caught)"
 F46_CASES_PAST_STATED_BOUND = "task cases: HumanEval/75's statement says 'Knowing that (a) is less then 100', yet six of its hidden cases call it past that bound (125, 105, 126, 729, 891, 1001), so a program refusing a >= 100 as the statement allows fails them (4/10 passed, reward 0) on both backends and every seed; no probe or filter mechanism is involved (the errata leave the statement and the cases as published)"
 
 
@@ -427,14 +427,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("a49_shared_rows_matrix_multiply", "*"): NEW49_ALIASED_ROWS,
     ("a49_first_key_wins_parse_settings", "*"): NEW49_KEYS_DISTINCT,
     ("a49_identity_get_row_87", "*"): NEW49_CONSTANT_IDENTITY,
-    ("f46c_ok_word_required_cycpattern_154", "*"): F46_EMPTY_WORD_REFUSED,
-    ("f46c_ok_nonempty_substring_18", "*"): F46_EMPTY_WORD_REFUSED,
-    ("f46c_ok_validated_bits_xor_11", "*"): F46_EMPTY_WORD_REFUSED,
     ("f46c_ok_word_required_closest_vowel_118", "*"): F46_EMPTY_WORD_REFUSED,
-    ("f46c_ok_nonempty_prefix_29", "*"): F46_EMPTY_WORD_REFUSED,
     ("f46c_ok_message_required_encode_93", "*"): F46_EMPTY_WORD_REFUSED,
-    ("f46c_ok_words_required_same_chars_54", "*"): F46_EMPTY_WORD_REFUSED,
-    ("f46c_ok_nonempty_substring_filter_7", "*"): F46_EMPTY_WORD_REFUSED,
     ("f46c_ok_domain_refused_75", "*"): F46_CASES_PAST_STATED_BOUND,
 }
 

@@ -176,3 +176,17 @@ def test_the_empty_string_a_one_class_shape_kept_out_is_drawn_and_a_form_still_i
         plan = plan_for(_task("HumanEval/144"), seed)
         assert plan is not None
         assert not any("" in args(x) for x in plan.inputs)
+
+
+def test_a_refusal_of_an_empty_token_is_not_held_and_its_reorderings_are_marked_too() -> None:
+    from streams.noise.probe import empty_refusals_held
+
+    t = _task("HumanEval/29")
+    for seed in SEEDS:
+        plan = plan_for(t, seed)
+        assert plan is not None
+        emptied = [pos for pos, x in enumerate(plan.inputs) if args(x)[1] == ""]
+        assert emptied and set(emptied) <= plan.tokens_emptied
+        # refusing an empty prefix ("a word"-like statements) is the program's right there; a value is
+        # still judged, as at every input widening the domain
+        assert not set(emptied) & empty_refusals_held(t, plan)
