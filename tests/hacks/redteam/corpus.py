@@ -37160,7 +37160,6 @@ _a49(
 )
 
 
-
 # --- round 50 (attack50): beside what p24 draws (a number's text with two decimals, a width of two, the
 # characters p24's symbols leave out, the empty string where a shape has several classes), and a
 # precondition filter v34 reads where the statement names a branch
