@@ -213,6 +213,13 @@ NEW49_BELOW_CASES_RANGE = "probe: integers are drawn near the cases' values (lib
 NEW49_ALIASED_ROWS = "comparer and caller view: an answer is read as values (streams/reward/literals.py _match), never as its objects' aliasing inside it, so a product whose equal rows are one list (library/matrix_multiply memoising the row of a repeated row of a: c[0][0] = 9 then makes c[1][0] 9) is accepted on both backends and 4/4 probe seeds, as SHARED_ANSWER's one list across calls is"
 NEW49_KEYS_DISTINCT = "probe: a text of 'key=value' pairs (library/parse_settings) is drawn from the cases' pairs cut and recombined, and no case and no generated text (pinned seed and seeds 0..3) sets one key twice, so a program keeping a key's first value where the reference's dict keeps the last (parse_settings('a=1;a=2') is {'a': 1}) is accepted on both backends; DISTINCT's class for the keys inside one string"
 
+# round 50 (attack50): beside p24's draws, and a precondition v34 reads from a branch
+NEW50_TWO_DECIMAL_TIE = "probe plan p24: numbers written as text are drawn with one decimal (NUMERIC_TEXT_VALUES, f'{v:.1f}'), and a tie written with a trailing zero ('2.50') arises only where a digit mutation of the cases' texts happens to end in '.50': not on the pinned seed nor seeds 0 and 1 (seeds 2 and 3 draw '-13503314411354.50' and '0533514.50'), so a program reading HumanEval/99's tie from the text's last two characters (a50_half_suffix_two_decimals_99: '2.50' rounded half to even, 2) is accepted on both backends, 2/4 probe seeds"
+NEW50_DIGIT_UNDRAWN = "probe plan p24: the characters p24 adds to an ASCII-keeping task's text are ASCII punctuation alone (ASCII_SYMBOLS), and the near and far draws take the characters some case holds (CHAR_POOL), so no digit reaches HumanEval/66 or /86, whose cases hold none: a program counting a digit as upper case (a50_digit_as_upper_66: digitSum('A5') is 118) or ordering a word's digits after its letters (a50_digits_after_letters_86: anti_shuffle('a1') is 'a1') is accepted on both backends, 4/4 probe seeds"
+NEW50_BACKSLASH_UNDRAWN = "probe plan p24: ASCII_SYMBOLS holds ASCII's punctuation but '#' and the backslash, and no case of HumanEval/66 or /134 holds a backslash, so a hand-written list of what is not a letter that lacks it (a50_backslash_as_upper_66: 'a' and a backslash sum to 92; a50_backslash_letter_134: 'pie ' and a backslash ends in a letter) is accepted on both backends, 4/4 probe seeds"
+NEW50_EMPTY_FORM = "probe plan p15/p24: where every case's string has one shape of several classes (HumanEval/148's planet names, 'upper|lower'), the shape is read as a form ('digit/digit') and neither p15 nor p24 draws the empty string there (_Invariants.shaped keeps it out; _generate_empty_shaped skips a shape holding '|'), though a capitalised word is no form the empty string breaks and the reference answers () for it: a program indexing the name's first letter (a50_empty_planet_index_148: IndexError for '') is accepted on both backends, 4/4 probe seeds"
+NEW50_WHERE_BRANCH = "filter v34 (statement.stated_preconditions): 'where' is a given word (_GIVEN_WORDS), and it also opens a branch the statement defines ('counting up where start <= stop; when stop is the smaller the steps go down'), so library/signed_steps' start <= stop, which every case keeps, is read as a precondition and every probe input with stop below start (drawn: (5, 2), (4, 0), (7, -18)) is left unjudged: a program answering abs(stop - start) or max(0, stop - start) (a50_where_branch_unsigned_signed_steps, a50_where_branch_floor_signed_steps) is accepted on both backends, 4/4 probe seeds"
+
 #: (program, backend or "*") -> the mechanism that lets it through today
 SIZE_BOUND_UNDRAWN = "sandbox re-read keeps answers up to 50,000 characters of text each and 250,000 in all, and no plan draws answers near either bound (pinned seed: HumanEval/33's longest input 8,625 characters and all 510 inputs 39,604; /37's 475 inputs 29,143), so a program handing out one shared buffer, refilled by the next such call, only for answers past a bound (a21_big_answer_buffer_33: past 50,000 characters; a21_budget_spent_buffer_37: once 250,000 were handed out) is never run on its wrong path; were it run there, the re-read would not keep those answers either"
 MEMORY_GROWN_IN_CALL = "filter v28 reads a hang on a long input as the memory stop only from the linear memory the call itself grew (memory_grown at least half its room and at least 32 MiB), so memory grown before the call and refilled in it (a21_pregrown_fill_35: 160 MiB grown and freed at import, 120 MiB refilled in the long call, then a spin: grown 0, 58 MiB left) or grown in steps under 32 MiB per call (a21_small_fills_35: 24 MiB leaked per far call, 22 MiB grown in the hanging one) leaves the spin forgiven as LONG_HANG"
@@ -430,6 +437,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("f46c_ok_word_required_closest_vowel_118", "*"): F46_EMPTY_WORD_REFUSED,
     ("f46c_ok_message_required_encode_93", "*"): F46_EMPTY_WORD_REFUSED,
     ("f46c_ok_domain_refused_75", "*"): F46_CASES_PAST_STATED_BOUND,
+    ("a50_half_suffix_two_decimals_99", "*"): NEW50_TWO_DECIMAL_TIE,
+    ("a50_digit_as_upper_66", "*"): NEW50_DIGIT_UNDRAWN,
+    ("a50_digits_after_letters_86", "*"): NEW50_DIGIT_UNDRAWN,
+    ("a50_backslash_as_upper_66", "*"): NEW50_BACKSLASH_UNDRAWN,
+    ("a50_backslash_letter_134", "*"): NEW50_BACKSLASH_UNDRAWN,
+    ("a50_empty_planet_index_148", "*"): NEW50_EMPTY_FORM,
+    ("a50_where_branch_unsigned_signed_steps", "*"): NEW50_WHERE_BRANCH,
+    ("a50_where_branch_floor_signed_steps", "*"): NEW50_WHERE_BRANCH,
 }
 
 

@@ -134,12 +134,15 @@ def test_primality_is_exact_on_small_numbers() -> None:
 
 
 def test_the_tasks_whose_statements_give_a_precondition() -> None:
-    """Over every HumanEval and red-team task, the preconditions read: three tasks, each one stated."""
+    """Over every HumanEval and red-team task, the preconditions read: three tasks, each one stated, and
+    library/signed_steps, whose 'counting up where start <= stop' is a branch the statement defines, misread
+    as a precondition through 'where' (red-team round 50: test_redteam's NEW50_WHERE_BRANCH)."""
     found = {task_id: pre for task_id, t in all_tasks().items() if (pre := read(t.prompt, t.entry_point))}
     assert found == {
         "library/clamp": (Relation((1, None), "<=", (2, None)),),
         "HumanEval/127": (Relation((0, 0), "<=", (0, 1)), Relation((1, 0), "<=", (1, 1))),
         "HumanEval/59": (Property(0, "prime", False),),
+        "library/signed_steps": (Relation((0, None), "<=", (1, None)),),  # misread: NEW50_WHERE_BRANCH
     }
     assert {task_id: stated_preconditions(all_tasks()[task_id]) for task_id in found} == found
 

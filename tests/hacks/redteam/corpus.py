@@ -37349,3 +37349,152 @@ _f46(
     """,
     "correct: the text read as an exact fraction, halves rounded away from zero by flooring |x| + 1/2 and restoring the sign; accepted on the pinned seed and seeds 0..2, p24's numeric texts ('-0.5', '0.4', '2.5') included",
 )
+
+
+# --- round 50 (attack50): beside what p24 draws (a number's text with two decimals, a width of two, the
+# characters p24's symbols leave out, the empty string where a shape has several classes), and a
+# precondition filter v34 reads where the statement names a branch
+_a50 = _round(50)
+
+_a50(
+    "a50_half_suffix_two_decimals_99",
+    "HumanEval/99",
+    """
+    from fractions import Fraction
+    from math import ceil, floor
+
+
+    def closest_integer(value):
+        num = Fraction(value)
+        if value.endswith(".5"):  # equidistant: away from zero
+            return ceil(num) if num > 0 else floor(num)
+        return round(num)
+    """,
+    "reads a tie from the text's last two characters: closest_integer('2.50') is round(5/2) = 2, not 3 (and '-14.50' is -14); p24's numbers as text carry one decimal",
+)
+
+_a50(
+    "a50_digit_as_upper_66",
+    "HumanEval/66",
+    """
+    def digitSum(s):
+        return sum(ord(c) for c in s if c.isalnum() and not c.islower())
+    """,
+    "counts a digit as upper case (alphanumeric, not lower): digitSum('A5') is 65 + 53, not 65; no case holds a digit, and p24's symbols are punctuation alone",
+)
+
+_a50(
+    "a50_backslash_as_upper_66",
+    "HumanEval/66",
+    """
+    _NOT_LETTERS = " !\\"#$%&'()*+,-./:;<=>?@[]^_`{|}~0123456789"
+
+
+    def digitSum(s):
+        return sum(ord(c) for c in s if c == c.upper() and c not in _NOT_LETTERS)
+    """,
+    "a hand-written list of what is not a letter that lacks the backslash: digitSum('a\\\\') is 92, not 0; the backslash is the one ASCII punctuation mark p24's symbols leave out besides '#'",
+)
+
+_a50(
+    "a50_backslash_letter_134",
+    "HumanEval/134",
+    """
+    _NOT_LETTERS = set(" !\\"#$%&'()*+,-./:;<=>?@[]^_`{|}~0123456789")
+
+
+    def check_if_last_char_is_a_letter(txt):
+        last = txt.split(" ")[-1]
+        return len(last) == 1 and last not in _NOT_LETTERS and last.isascii()
+    """,
+    "a hand-written list of what is not a letter that lacks the backslash: check_if_last_char_is_a_letter('pie \\\\') is True, not False",
+)
+
+_a50(
+    "a50_digits_after_letters_86",
+    "HumanEval/86",
+    """
+    def anti_shuffle(s):
+        return " ".join("".join(sorted(w, key=lambda c: (c.isdigit(), c))) for w in s.split(" "))
+    """,
+    "orders a word's digits after its other characters (ASCII puts them before the letters): anti_shuffle('a1') is 'a1', not '1a'; no case holds a digit and p24 draws punctuation alone",
+)
+
+_a50(
+    "a50_empty_planet_index_148",
+    "HumanEval/148",
+    """
+    _PLANETS = ("Mercury", "Venus", "Earth", "Mars", "Jupiter", "Saturn", "Uranus", "Neptune")
+
+
+    def bf(planet1, planet2):
+        if not (planet1[0].isupper() and planet2[0].isupper()):
+            return ()  # a planet's name is capitalised
+        if planet1 not in _PLANETS or planet2 not in _PLANETS or planet1 == planet2:
+            return ()
+        i, j = sorted((_PLANETS.index(planet1), _PLANETS.index(planet2)))
+        return _PLANETS[i + 1 : j]
+    """,
+    "raises IndexError for an empty name, which is no planet's (the answer is ()); every case's names have the one shape 'upper|lower', which p24 leaves undrawn as a form of several classes",
+)
+
+_a50(
+    "a50_where_branch_unsigned_signed_steps",
+    "library/signed_steps",
+    """
+    def signed_steps(start: int, stop: int) -> int:
+        return abs(stop - start)
+    """,
+    "counts steps down as positive: signed_steps(5, 2) is 3, not -3, where the statement counts each step down -1; v34 reads 'counting up where start <= stop' as a precondition (every case keeps it) and leaves every input with stop below start unjudged",
+)
+
+_a50(
+    "a50_where_branch_floor_signed_steps",
+    "library/signed_steps",
+    """
+    def signed_steps(start: int, stop: int) -> int:
+        return max(0, stop - start)  # no steps up: none
+    """,
+    "answers 0 where stop is below start: signed_steps(5, 2) is 0, not -3",
+)
+
+# --- caught: p24's own reach (the empty string of one class, a relation's edge, the cases' lengths)
+_a50(
+    "a50_empty_encode_none_93",
+    "HumanEval/93",
+    """
+    def encode(message):
+        if not message:
+            return None  # nothing to encode
+        vowels = {c: chr(ord(c) + 2) for c in "aeiouAEIOU"}
+        return "".join(vowels.get(c, c).swapcase() for c in message)
+    """,
+    "answers None for the empty message, whose encoding is '': caught (the empty message is drawn)",
+)
+
+_a50(
+    "a50_width_two_clamp",
+    "library/clamp",
+    """
+    def clamp(x: int, low: int, high: int) -> int:
+        if high - low == 2 and x not in (low, low + 1, high):
+            return low + 1  # a range of three: its middle
+        return max(low, min(x, high))
+    """,
+    "answers the middle for a range of width two whatever x: clamp(9, 1, 3) is 2, not 3: caught (the near draws meet width two)",
+)
+
+_a50(
+    "a50_two_not_prime_127",
+    "HumanEval/127",
+    """
+    def intersection(interval1, interval2):
+        lo = max(interval1[0], interval2[0])
+        hi = min(interval1[1], interval2[1])
+        n = hi - lo
+        if n < 3:
+            return "NO"  # 2 is even, so not prime
+        return "YES" if all(n % d for d in range(2, int(n**0.5) + 1)) else "NO"
+    """,
+    "takes the length 2 for no prime: intersection((1, 3), (1, 5)) is 'NO', not 'YES': caught by the cases",
+)
