@@ -724,7 +724,7 @@ RELATION_EDGE_INPUTS = 12
 NUMERIC_TEXT_INPUTS = 12
 NUMERIC_TEXT_VALUES = (-2.5, -1.5, -0.9, -0.6, -0.5, -0.4, -0.1, 0.1, 0.4, 0.5, 0.6, 0.9, 1.5, 2.5)
 #: (p24/c24) the symbols those inputs draw from: ASCII's punctuation but the '#' twins' stand-in
-ASCII_SYMBOLS = "!$%&'()*+,-./:;<=>?@[]^_`{|}~\""
+ASCII_SYMBOLS = "!$%&'()*+,-./:;<=>?@[]^_`{|}~\"\\"
 
 
 def _code_points(*spans: tuple[int, int]) -> str:
