@@ -722,6 +722,8 @@ RELATION_EDGE_INPUTS = 12
 #: (p24/c24) per argument holding numbers written as text with decimals, at most this many inputs with a
 #: number of magnitude under three (:func:`_generate_numeric_texts`), drawn from these
 NUMERIC_TEXT_INPUTS = 12
+#: (p24/c24) and this many of its halves written with two decimals ('2.50')
+NUMERIC_TEXT_HALVES = 4
 NUMERIC_TEXT_VALUES = (-2.5, -1.5, -0.9, -0.6, -0.5, -0.4, -0.1, 0.1, 0.4, 0.5, 0.6, 0.9, 1.5, 2.5)
 #: (p24/c24) the symbols those inputs draw from: ASCII's punctuation but the '#' twins' stand-in
 ASCII_SYMBOLS = "!$%&'()*+,-./:;<=>?@[]^_`{|}~\"\\"
@@ -4356,7 +4358,8 @@ def _generate_numeric_texts(
     """(p24/c24) Per string argument position where every case's text is a decimal number and some
     case's has a decimal point, up to :data:`NUMERIC_TEXT_INPUTS` cases (drawn) with their text set to a
     number of magnitude under three written with one decimal (:data:`NUMERIC_TEXT_VALUES`: the halves a
-    rounding rule decides, tenths beside them), of a sign the cases hold, in a drawn order. A number's
+    rounding rule decides, tenths beside them), of a sign the cases hold, in a drawn order, and
+    :data:`NUMERIC_TEXT_HALVES` of its halves written with two decimals. A number's
     text was through p23 its digits mutated, which never reaches a value between -1 and 0 where the
     cases hold none (red-team round 48: HumanEval/99's '-0.5' rounded by the truncated integer part's
     sign)."""
@@ -4382,6 +4385,14 @@ def _generate_numeric_texts(
             candidate[i] = f"{v:.1f}"
             if made.take(candidate, b, invariants):
                 count += 1
+        # a half written with a trailing zero: read by its last digit, '2.50' is no tie (red-team
+        # a50_half_suffix_two_decimals_99: accepted on the pinned seed, two of four others)
+        halves = [v for v in values if (2 * v).is_integer()]
+        for v in halves[:NUMERIC_TEXT_HALVES]:
+            b = rng.randrange(len(tuples))
+            candidate = list(tuples[b])
+            candidate[i] = f"{v:.2f}"
+            made.take(candidate, b, invariants)
     return made.out
 
 
