@@ -725,6 +725,8 @@ NUMERIC_TEXT_INPUTS = 12
 #: (p24/c24) and this many of its halves written with two decimals ('2.50')
 NUMERIC_TEXT_HALVES = 4
 NUMERIC_TEXT_VALUES = (-2.5, -1.5, -0.9, -0.6, -0.5, -0.4, -0.1, 0.1, 0.4, 0.5, 0.6, 0.9, 1.5, 2.5)
+#: (p24/c24) and the digits, where no case holds one
+ASCII_DIGITS = "0123456789"
 #: (p24/c24) the symbols those inputs draw from: ASCII's punctuation but the '#' twins' stand-in
 ASCII_SYMBOLS = "!$%&'()*+,-./:;<=>?@[]^_`{|}~\"\\"
 
@@ -4418,7 +4420,9 @@ def _generate_ascii_symbols(
             continue
         bases = [b for b, t in enumerate(tuples) if t[i]]
         held = set("".join(str(t[i]) for t in tuples))
-        symbols = [c for c in ASCII_SYMBOLS if c not in held]
+        # the digits too where no case holds one (HumanEval/66, /86: a digit read as an upper-case letter,
+        # or kept after the letters, was accepted on every seed: red-team a50_digit_*)
+        symbols = [c for c in ASCII_SYMBOLS + ASCII_DIGITS if c not in held]
         if not bases or not symbols:
             continue
         places = [(c, at) for c in symbols for at in ("last", "after")]
