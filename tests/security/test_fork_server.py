@@ -30,14 +30,6 @@ ARCH = seccomp.host_arch()
 CAPGET = {0xC000003E: 125, 0xC00000B7: 90}[ARCH.audit]
 
 
-@pytest.fixture(scope="module", params=["a jail each", "fork server"])
-def jail(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxConfig(container_fork_server=request.param == "fork server"))
-    box.ensure("container")
-    yield box
-    box.container().close()
-
-
 @pytest.fixture(scope="module")
 def forked() -> Iterator[Sandbox]:
     box = Sandbox(SandboxConfig(container_fork_server=True))

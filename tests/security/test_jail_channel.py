@@ -13,22 +13,11 @@ and the fork server's executions, which move the channel each in its own bootstr
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
-import pytest
-
-from streams.sandbox import Limits, Sandbox, SandboxConfig, seccomp
+from streams.sandbox import Limits, Sandbox, seccomp
 
 LIMITS = Limits(timeout_s=8.0, memory_mb=256, output_bytes=64 * 1024, pids=24, tmpfs_mb=4, file_mb=2)
 EPERM = 1
-
-
-@pytest.fixture(scope="module", params=["a jail each", "fork server"])
-def jail(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxConfig(container_fork_server=request.param == "fork server"))
-    box.ensure("container")
-    yield box
-    box.container().close()
 
 
 #: every way the program's process, a thread of it and a forked copy of it may close or replace one
